@@ -1,0 +1,173 @@
+//! Benchmarks of the hot paths of `tpl-core`: L(α) cold (setup included) and warm, the
+//! setups of the two precomputing evaluators, BPL series and the supremum.
+//!
+//! Ids carry the parameters (`loss/cold-direct/n=200`, `series/bpl/T=1000/n=200`) so that
+//! criterion's output reads as a table. Inputs come from `tpl_benches` with fixed seeds.
+//!
+//! Run: `cargo bench -p tpl-benches --bench core -- --noplot [FILTER]`.
+//!
+//! Every n = 1000 case costs 4–10 s per iteration and criterion needs at least 11 of them
+//! (one warm-up, ten samples), so by default n = 1000 runs only the two cold paths and the
+//! piecewise setup of the smoothed identity: about four of the suite's five minutes. With
+//! `TPL_BENCH_LARGE=1` the other n = 1000 cases run too (the remaining setups and the warm
+//! evaluations): about four more minutes, and the pair-table setup of the smoothed identity
+//! holds about 2.7 GB. Peak memory is measured by the `memory` binary of this package.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
+use tpl_benches::{ALPHA, EPSILON, Family, SIZES};
+use tpl_core::{LeakageSeries, Loss, LossEvaluator, PairTableLoss, PiecewiseLoss};
+
+/// Sizes at which one setup takes long enough for the cheap settings of [`pace`].
+const LARGE_N: usize = 1000;
+
+/// Whether the optional n = 1000 cases run (`TPL_BENCH_LARGE=1`).
+fn large() -> bool {
+    std::env::var("TPL_BENCH_LARGE").is_ok_and(|v| v == "1")
+}
+
+/// How long one iteration of a benchmark takes, roughly: picks the sampling settings.
+#[derive(Clone, Copy)]
+enum Cost {
+    /// Nanoseconds to a tenth of a millisecond: criterion's defaults, shorter.
+    Small,
+    /// Milliseconds to a few hundred of them.
+    Medium,
+    /// Seconds: the minimum criterion allows (ten samples of one iteration each).
+    Large,
+}
+
+fn cost_of_setup(n: usize) -> Cost {
+    match n {
+        n if n >= LARGE_N => Cost::Large,
+        n if n >= 50 => Cost::Medium,
+        _ => Cost::Small,
+    }
+}
+
+/// Applies the settings for `cost` to the benchmarks added to `group` next.
+fn pace(group: &mut BenchmarkGroup<'_, WallTime>, cost: Cost) {
+    match cost {
+        Cost::Small => {
+            group
+                .sampling_mode(SamplingMode::Auto)
+                .sample_size(50)
+                .warm_up_time(Duration::from_millis(500))
+                .measurement_time(Duration::from_secs(1));
+        }
+        Cost::Medium => {
+            group
+                .sampling_mode(SamplingMode::Flat)
+                .sample_size(20)
+                .warm_up_time(Duration::from_millis(500))
+                .measurement_time(Duration::from_secs(2));
+        }
+        Cost::Large => {
+            // Too short on purpose: criterion warns and runs one iteration per sample.
+            group
+                .sampling_mode(SamplingMode::Flat)
+                .sample_size(10)
+                .warm_up_time(Duration::from_millis(1))
+                .measurement_time(Duration::from_millis(1));
+        }
+    }
+}
+
+/// Cold L(α) on the dense family: all setup inside the measured closure.
+fn loss_cold(c: &mut Criterion) {
+    let mut group = c.benchmark_group("loss");
+    for n in SIZES {
+        let m = Family::Dense.matrix(n);
+        pace(&mut group, cost_of_setup(n));
+        // What a caller who wants one value gets: Loss::new picks Algorithm 1.
+        group.bench_with_input(BenchmarkId::new("cold-direct", format!("n={n}")), &m, |b, m| {
+            b.iter(|| Loss::new(black_box(m), 1).loss(black_box(ALPHA)))
+        });
+        group.bench_with_input(BenchmarkId::new("cold-piecewise", format!("n={n}")), &m, |b, m| {
+            b.iter(|| PiecewiseLoss::new(black_box(m)).loss(black_box(ALPHA)))
+        });
+    }
+    group.finish();
+}
+
+/// Warm L(α): one evaluation of an evaluator built beforehand.
+fn loss_warm(c: &mut Criterion) {
+    let mut group = c.benchmark_group("loss");
+    pace(&mut group, Cost::Small);
+    for n in SIZES {
+        if n >= LARGE_N && !large() {
+            continue;
+        }
+        let m = Family::Dense.matrix(n);
+        let piecewise = PiecewiseLoss::new(&m);
+        group.bench_function(BenchmarkId::new("warm-piecewise", format!("n={n}")), |b| {
+            b.iter(|| piecewise.loss(black_box(ALPHA)))
+        });
+        let table = PairTableLoss::new(&m);
+        group.bench_function(BenchmarkId::new("warm-pairtable", format!("n={n}")), |b| {
+            b.iter(|| table.loss(black_box(ALPHA)))
+        });
+    }
+    group.finish();
+}
+
+/// The setups alone, for both matrix families (their pruning behaves differently).
+fn setup(c: &mut Criterion) {
+    let mut group = c.benchmark_group("setup");
+    for family in Family::ALL {
+        for n in SIZES {
+            // loss/cold-piecewise/n=1000 already measures the dense piecewise setup.
+            let default_large = family == Family::SmoothedIdentity;
+            if n >= LARGE_N && !large() && !default_large {
+                continue;
+            }
+            let m = family.matrix(n);
+            let param = format!("{}/n={n}", family.name());
+            pace(&mut group, cost_of_setup(n));
+            group.bench_with_input(BenchmarkId::new("piecewise", &param), &m, |b, m| {
+                b.iter(|| PiecewiseLoss::new(black_box(m)))
+            });
+            if n >= LARGE_N && !large() {
+                continue;
+            }
+            group.bench_with_input(BenchmarkId::new("pairtable", &param), &m, |b, m| {
+                b.iter(|| PairTableLoss::new(black_box(m)))
+            });
+        }
+    }
+    group.finish();
+}
+
+/// BPL over a horizon at constant ε, setup (the piecewise function) included.
+fn series(c: &mut Criterion) {
+    let mut group = c.benchmark_group("series");
+    let cases = [(1000, 10), (1000, 50), (1000, 200), (1_000_000, 200)];
+    for (horizon, n) in cases {
+        let m = Family::Dense.matrix(n);
+        let budgets = vec![EPSILON; horizon];
+        pace(&mut group, if horizon > 1000 { Cost::Medium } else { cost_of_setup(n) });
+        group.bench_with_input(BenchmarkId::new("bpl", format!("T={horizon}/n={n}")), &m, |b, m| {
+            b.iter(|| LeakageSeries::from_matrices(Some(black_box(m)), None, black_box(&budgets)))
+        });
+    }
+    group.finish();
+}
+
+/// Theorem 11 supremum at constant ε, setup included.
+fn supremum(c: &mut Criterion) {
+    let mut group = c.benchmark_group("supremum");
+    for n in [10, 50, 200] {
+        let m = Family::Dense.matrix(n);
+        pace(&mut group, cost_of_setup(n));
+        group.bench_with_input(BenchmarkId::new(format!("eps={EPSILON}"), format!("n={n}")), &m, |b, m| {
+            b.iter(|| PiecewiseLoss::new(black_box(m)).supremum(black_box(EPSILON)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, loss_warm, series, supremum, setup, loss_cold);
+criterion_main!(benches);

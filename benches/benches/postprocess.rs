@@ -1,0 +1,120 @@
+//! Benchmarks of `tpl-postprocess`: one step of each estimator (spec `map-postprocessing.md`
+//! §3, §4, §6) and whole streams through the filter (§5).
+//!
+//! Inputs are realistic releases: a random prior p (entries in (0, 1), normalised), true
+//! counts ≈ N p and r = rint(max(c + Lap(Δ/ε), 0)) with Δ = 2, ε = 1 (a = 0.5), from the
+//! fixed-seed splitmix64 of `tpl_benches`. N = 100·n.
+//!
+//! Targets (issue): `postprocess/map-step/n=3` < 5 µs, `postprocess/map-step/n=1000` < 100 µs,
+//! and T = 10⁴ steps at n = 1000 < 1 s: `postprocess/map-steps/n=1000/T=1e4` (the solver
+//! over a recorded stream, prior fixed) and `postprocess/filter-map/n=1000/T=1e4` (the whole
+//! driver, whose O(n²) prior propagation through a dense 1000×1000 P dominates).
+//!
+//! Run: `cargo bench -p tpl-benches --bench postprocess -- --noplot [FILTER]` (about two
+//! minutes; the filter at n = 1000 takes a few seconds per iteration).
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
+use tpl_benches::{Family, SplitMix64};
+use tpl_postprocess::{Estimator, PriorPolicy, PriorUpdate, filter, map_integer_step, map_step, mle_step};
+
+/// Weight a = ε/Δ of the releases (ε = 1, Δ = 2).
+const A: f64 = 0.5;
+/// Users per cell.
+const USERS_PER_CELL: usize = 100;
+/// Seed of the inputs.
+const SEED: u64 = 0x6d61_705f_6265_6e63; // "map_benc"
+
+/// Laplace(0, b) by inverse CDF.
+fn laplace(rng: &mut SplitMix64, b: f64) -> f64 {
+    let u = rng.next_open01();
+    if u < 0.5 { b * (2.0 * u).ln() } else { -b * (2.0 * (1.0 - u)).ln() }
+}
+
+/// A prior over n cells and `steps` releases around N p.
+fn inputs(n: usize, steps: usize) -> (Vec<f64>, Vec<Vec<f64>>, u64) {
+    let mut rng = SplitMix64::new(SEED ^ n as u64);
+    let w: Vec<f64> = (0..n).map(|_| rng.next_open01()).collect();
+    let s: f64 = w.iter().sum();
+    let p: Vec<f64> = w.iter().map(|v| v / s).collect();
+    let total = (USERS_PER_CELL * n) as u64;
+    let releases = (0..steps)
+        .map(|_| {
+            p.iter().map(|&q| (total as f64 * q + laplace(&mut rng, 1.0 / A)).max(0.0).round()).collect()
+        })
+        .collect();
+    (p, releases, total)
+}
+
+fn steps(c: &mut Criterion) {
+    let mut group = c.benchmark_group("postprocess");
+    group
+        .sampling_mode(SamplingMode::Auto)
+        .sample_size(50)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    for n in [3, 10, 100, 1000] {
+        let (p, releases, total) = inputs(n, 1);
+        let r = &releases[0];
+        let param = format!("n={n}");
+        group.bench_function(BenchmarkId::new("map-step", &param), |b| {
+            b.iter(|| map_step(black_box(r), black_box(&p), total as f64, A).expect("valid input"))
+        });
+        group.bench_function(BenchmarkId::new("map-integer-step", &param), |b| {
+            b.iter(|| map_integer_step(black_box(r), black_box(&p), total, A).expect("valid input"))
+        });
+        group.bench_function(BenchmarkId::new("mle-step", &param), |b| {
+            b.iter(|| mle_step(black_box(r), total as f64).expect("valid input"))
+        });
+    }
+    // The integer estimator's large-N path (threshold bisection instead of the heap).
+    let (p, releases, _) = inputs(10, 1);
+    let scaled: Vec<f64> = releases[0].iter().map(|v| v * 1e5).collect();
+    group.bench_function(BenchmarkId::new("map-integer-step", "n=10/N=1e8"), |b| {
+        b.iter(|| map_integer_step(black_box(&scaled), black_box(&p), 100_000_000, A).expect("valid input"))
+    });
+    group.finish();
+}
+
+fn streams(c: &mut Criterion) {
+    let mut group = c.benchmark_group("postprocess");
+    group
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(1))
+        .measurement_time(Duration::from_millis(1));
+    let horizon = 10_000;
+    let n = 1000;
+    let (p, releases, total) = inputs(n, horizon);
+    let param = format!("n={n}/T=1e4");
+    group.bench_function(BenchmarkId::new("map-steps", &param), |b| {
+        b.iter(|| {
+            for r in &releases {
+                black_box(map_step(black_box(r), &p, total as f64, A).expect("valid input"));
+            }
+        })
+    });
+    let forward = Family::SmoothedIdentity.matrix(n);
+    let budgets = vec![2.0 * A; horizon];
+    group.bench_function(BenchmarkId::new("filter-map", &param), |b| {
+        b.iter(|| {
+            filter(
+                black_box(&releases),
+                &budgets,
+                2.0,
+                total,
+                &PriorPolicy::Frequency,
+                Some(&forward),
+                Estimator::Map,
+                PriorUpdate::ClosedLoop,
+            )
+            .expect("valid input")
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, steps, streams);
+criterion_main!(benches);

@@ -1,0 +1,75 @@
+//! The error type of `tpl-alloc`.
+
+use thiserror::Error;
+use tpl_core::CoreError;
+
+/// Which side of the correlation a message is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// P_B, behind BPL.
+    Backward,
+    /// P_F, behind FPL.
+    Forward,
+}
+
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Backward => "backward",
+            Self::Forward => "forward",
+        })
+    }
+}
+
+/// Why an allocation cannot be made.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum AllocError {
+    /// Invalid input to `tpl-core` (budgets, window, …).
+    #[error(transparent)]
+    Core(#[from] CoreError),
+    /// A target leakage α that is not finite and positive.
+    #[error("alpha {0} must be finite and greater than 0")]
+    BadAlpha(f64),
+    /// A horizon of 0 steps.
+    #[error("the horizon is 0: at least one step is needed")]
+    EmptyHorizon,
+    /// The matrix makes the leakage grow without bound for every ε > 0.
+    #[error(
+        "the {side} matrix has two rows with disjoint supports, so L(α) = α (Theorem 7): the {side} \
+         leakage of every constant budget ε > 0 grows without bound and no allocation for an unbounded \
+         stream exists; smooth the matrix (e.g. Laplacian smoothing) or use the window strategy for a \
+         finite horizon"
+    )]
+    Unbounded {
+        /// The side at fault.
+        side: Side,
+    },
+    /// Algorithm 8's middle budget a_B + a_F − α is not positive.
+    #[error(
+        "the quantified allocation has no positive middle budget: a_B = {a_b}, a_F = {a_f} give \
+         ε_mid = a_B + a_F − α = {mid} ≤ 0 for α = {alpha}: the budget left for the middle steps \
+         rounds to nothing; use the upper-bound strategy (it needs only the steady-state equation) or \
+         the window strategy"
+    )]
+    NoMiddleBudget {
+        /// The solved a_B.
+        a_b: f64,
+        /// The solved a_F.
+        a_f: f64,
+        /// a_B + a_F − α.
+        mid: f64,
+        /// The target.
+        alpha: f64,
+    },
+    /// A window of 0 steps or longer than the horizon.
+    #[error("window {window} must be between 1 and the horizon {horizon}")]
+    BadWindow {
+        /// Requested window.
+        window: usize,
+        /// Horizon T.
+        horizon: usize,
+    },
+}
+
+/// Results of this crate.
+pub type Result<T> = std::result::Result<T, AllocError>;

@@ -1,0 +1,42 @@
+//! # tpl-alloc
+//!
+//! Privacy budget allocation that keeps temporal privacy leakage under a target α, against
+//! an adversary who knows the backward and forward correlations (TKDE paper §5):
+//!
+//! - [`UpperBound`] — Algorithm 7: one constant ε whose limit TPL is α (any horizon);
+//! - [`Quantified`] — Algorithm 8: larger ε at the first and last steps, TPL_t = α exactly;
+//! - [`WindowAllocator`] — the largest constant ε whose Theorem 3 leakage of every window of
+//!   w steps within a finite horizon is ≤ α; exists even when the suprema do not.
+//!
+//! Every allocator states its [`Guarantee`] and audits its own budgets through `tpl-core`
+//! ([`Allocation`] carries both); [`audit`] does the same for any budget sequence.
+//!
+//! ```
+//! use tpl_alloc::{Allocator, Correlation, Quantified, UpperBound};
+//! use tpl_core::TransitionMatrix;
+//! let p = TransitionMatrix::smoothed_identity(4, 0.1)?;
+//! let corr = Correlation::new(Some(&p), Some(&p));
+//! let ub = UpperBound::new(&corr, 1.0).allocate(50)?;
+//! let q = Quantified::new(&corr, 1.0).allocate(50)?;
+//! assert!(ub.max_tpl <= 1.0);
+//! assert!((q.max_tpl - 1.0).abs() < 1e-9);
+//! assert!(q.budgets[0] > ub.budgets[0]); // quantified spends more at the ends
+//! # Ok::<(), tpl_alloc::AllocError>(())
+//! ```
+
+#![warn(missing_docs)]
+
+mod allocation;
+mod correlation;
+mod error;
+mod quantified;
+mod search;
+mod upper_bound;
+mod window;
+
+pub use allocation::{Allocation, Allocator, Guarantee, Quantity, audit};
+pub use correlation::Correlation;
+pub use error::{AllocError, Result, Side};
+pub use quantified::{Quantified, QuantifiedBudgets};
+pub use upper_bound::UpperBound;
+pub use window::WindowAllocator;

@@ -1,0 +1,9 @@
+//! One module per subcommand: each parses nothing itself (clap did), reads its files through
+//! the shared parsers, calls the libraries and returns a [`crate::render::Report`].
+
+pub mod allocate;
+pub mod demo;
+pub mod leakage;
+pub mod loss;
+pub mod release;
+pub mod supremum;

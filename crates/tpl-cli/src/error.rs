@@ -1,0 +1,96 @@
+//! The error type of the `tpl` binary: every failure becomes one line on stderr and an exit
+//! code (2 for bad input, 1 for anything else), following the ripgrep/cargo convention.
+
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+use tpl_alloc::AllocError;
+use tpl_core::CoreError;
+use tpl_mechanisms::MechError;
+
+/// What can go wrong in a `tpl` command.
+#[derive(Debug, Error)]
+pub enum CliError {
+    /// A file that cannot be opened or read.
+    #[error("{}: cannot read: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's reason.
+        source: std::io::Error,
+    },
+    /// A file whose content is malformed; `line` is 1-based, 0 when not known.
+    #[error("{}{}: {message}", path.display(), if *line > 0 { format!(":{line}") } else { String::new() })]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line, 0 when the whole file is at fault.
+        line: usize,
+        /// What is wrong, naming the column and value.
+        message: String,
+    },
+    /// A value rejected by `tpl-core`, with the file (if any) it came from.
+    #[error("{context}{source}")]
+    Core {
+        /// "FILE:LINE: " or the flag name, or empty.
+        context: String,
+        /// The library's reason.
+        source: CoreError,
+    },
+    /// An allocation that cannot be made, with the file or flag at fault.
+    #[error("{context}{source}")]
+    Alloc {
+        /// "FILE: " or the flag name, or empty.
+        context: String,
+        /// The allocator's reason.
+        source: AllocError,
+    },
+    /// A mechanism or stream-scheme error, with the file or flag at fault.
+    #[error("{context}{source}")]
+    Mech {
+        /// "FILE: " or the flag name.
+        context: String,
+        /// The mechanism's reason.
+        source: MechError,
+    },
+    /// A bad command-line value.
+    #[error("{0}")]
+    Usage(String),
+    /// Output that could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// Where.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl CliError {
+    /// The process exit code: 2 for bad input (files, values, usage), 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Self::Write { .. } => 1,
+            _ => 2,
+        }
+    }
+
+    /// A parse error at `line` of `path`.
+    pub fn parse(path: &Path, line: usize, message: impl Into<String>) -> Self {
+        Self::Parse { path: path.to_path_buf(), line, message: message.into() }
+    }
+
+    /// A core error about a command-line flag.
+    pub fn flag(flag: &str, source: CoreError) -> Self {
+        Self::Core { context: format!("{flag}: "), source }
+    }
+}
+
+impl From<CoreError> for CliError {
+    fn from(source: CoreError) -> Self {
+        Self::Core { context: String::new(), source }
+    }
+}
+
+/// Results of the CLI.
+pub type Result<T> = std::result::Result<T, CliError>;

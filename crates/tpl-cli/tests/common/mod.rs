@@ -1,0 +1,207 @@
+//! The harness shared by the CLI integration tests: runs the built `tpl` binary, owns
+//! scratch folders, and parses its outputs.
+#![allow(dead_code)] // each test file uses a different subset
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+// ---------------------------------------------------------------------------------------------
+// Harness
+// ---------------------------------------------------------------------------------------------
+
+/// A per-test scratch folder (process id + test name), removed on drop.
+pub struct Scratch {
+    pub dir: PathBuf,
+}
+
+impl Scratch {
+    pub fn new(test: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("tpl-cli-test-{}-{test}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create scratch folder");
+        Self { dir }
+    }
+
+    /// Writes `content` to `name` in the folder and returns the path as a string.
+    pub fn file(&self, name: &str, content: &str) -> String {
+        let path = self.dir.join(name);
+        std::fs::write(&path, content).expect("write scratch file");
+        path_str(&path)
+    }
+
+    /// A path in the folder that is not created.
+    pub fn path(&self, name: &str) -> String {
+        path_str(&self.dir.join(name))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn path_str(p: &Path) -> String {
+    p.to_str().expect("temporary paths are UTF-8").to_string()
+}
+
+/// What one run of the binary produced.
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub args: Vec<String>,
+}
+
+impl Run {
+    pub fn describe(&self) -> String {
+        format!(
+            "tpl {}\n  exit: {:?}\n  stdout: {:?}\n  stderr: {:?}",
+            self.args.join(" "),
+            self.code,
+            truncate(&self.stdout),
+            truncate(&self.stderr)
+        )
+    }
+}
+
+pub fn truncate(s: &str) -> String {
+    if s.chars().count() > 1500 {
+        format!("{}…", s.chars().take(1500).collect::<String>())
+    } else {
+        s.into()
+    }
+}
+
+/// Runs `tpl ARGS`. Whatever the arguments, the binary must end by itself (not by a signal)
+/// and must never panic.
+pub fn tpl(args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_tpl"))
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::null())
+        .output()
+        .expect("spawn tpl");
+    let run = Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        args: args.iter().map(|s| s.to_string()).collect(),
+    };
+    assert!(run.code.is_some(), "tpl was killed by a signal (abort?)\n{}", run.describe());
+    assert!(!run.stderr.contains("panicked"), "tpl panicked\n{}", run.describe());
+    run
+}
+
+/// Runs `tpl ARGS --format json`, expects success and returns the parsed object.
+pub fn json(args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.extend(["--format", "json"]);
+    let run = tpl(&all);
+    assert_eq!(run.code, Some(0), "expected success\n{}", run.describe());
+    let value: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON value ({e})\n{}", run.describe()));
+    assert!(value.is_object(), "JSON output must be an object\n{}", run.describe());
+    value
+}
+
+/// Runs `tpl ARGS --format csv`, expects success, returns (header, rows of fields).
+pub fn csv(args: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut all = args.to_vec();
+    all.extend(["--format", "csv"]);
+    let run = tpl(&all);
+    assert_eq!(run.code, Some(0), "expected success\n{}", run.describe());
+    let mut lines = run.stdout.lines();
+    let header: Vec<String> = lines
+        .next()
+        .unwrap_or_else(|| panic!("empty CSV\n{}", run.describe()))
+        .split(',')
+        .map(String::from)
+        .collect();
+    let rows: Vec<Vec<String>> = lines.map(|l| l.split(',').map(String::from).collect()).collect();
+    for r in &rows {
+        assert_eq!(r.len(), header.len(), "CSV row width differs from header\n{}", run.describe());
+    }
+    (header, rows)
+}
+
+/// Runs `tpl ARGS --format table`, expects success and human text.
+pub fn table(args: &[&str]) -> String {
+    let mut all = args.to_vec();
+    all.extend(["--format", "table"]);
+    let run = tpl(&all);
+    assert_eq!(run.code, Some(0), "expected success\n{}", run.describe());
+    assert!(!run.stdout.trim().is_empty(), "empty table\n{}", run.describe());
+    assert!(
+        serde_json::from_str::<Value>(&run.stdout).is_err(),
+        "table must not be JSON\n{}",
+        run.describe()
+    );
+    let has_word = run.stdout.split(|c: char| !c.is_alphabetic()).any(|w| w.chars().count() >= 3);
+    assert!(has_word, "table should contain words for people\n{}", run.describe());
+    run.stdout
+}
+
+/// Bad input: exit 2, nothing on stdout, exactly one line on stderr that contains every
+/// `needle` (file, file:line, flag) and every `value` as a whole token.
+pub fn bad_input(args: &[&str], needles: &[&str], values: &[&str]) -> Run {
+    let run = tpl(args);
+    assert_eq!(run.code, Some(2), "bad input must exit with 2\n{}", run.describe());
+    assert!(run.stdout.is_empty(), "nothing may go to stdout on error\n{}", run.describe());
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one line on stderr\n{}", run.describe());
+    for n in needles {
+        assert!(run.stderr.contains(n), "stderr should name {n:?}\n{}", run.describe());
+    }
+    for v in values {
+        assert!(has_token(&run.stderr, v), "stderr should name the value {v:?}\n{}", run.describe());
+    }
+    run
+}
+
+/// A clap usage error: exit 2 and nothing on stdout (clap's message may span lines).
+pub fn usage_error(args: &[&str]) -> Run {
+    let run = tpl(args);
+    assert_eq!(run.code, Some(2), "usage errors exit with 2\n{}", run.describe());
+    assert!(run.stdout.is_empty(), "nothing may go to stdout on error\n{}", run.describe());
+    assert!(!run.stderr.trim().is_empty(), "a usage error must say something\n{}", run.describe());
+    run
+}
+
+/// True when `value` appears in `text` delimited by characters that cannot be part of a
+/// number or word (so "0" is not found inside "0.5").
+pub fn has_token(text: &str, value: &str) -> bool {
+    text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | '-' | '+')))
+        .any(|t| t == value || t.trim_end_matches('.') == value)
+}
+
+pub fn nums(v: &Value, key: &str) -> Vec<f64> {
+    let arr = v[key].as_array().unwrap_or_else(|| panic!("{key:?} must be an array in {v}"));
+    arr.iter()
+        .map(|x| x.as_f64().unwrap_or_else(|| panic!("{key:?} must hold only numbers (no null) in {v}")))
+        .collect()
+}
+
+pub fn num(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or_else(|| panic!("{key:?} must be a number in {v}"))
+}
+
+pub fn close(actual: f64, expected: f64, rel: f64) -> bool {
+    approx::relative_eq!(actual, expected, epsilon = 1e-15, max_relative = rel)
+}
+
+#[track_caller]
+pub fn assert_close(actual: f64, expected: f64, rel: f64, what: &str) {
+    assert!(close(actual, expected, rel), "{what}: got {actual:?}, expected {expected:?} (rel {rel:e})");
+}
+
+pub fn s(x: f64) -> String {
+    x.to_string()
+}
+
+pub const EXAMPLE4: &str = "0.1,0.2,0.7\n0.3,0.3,0.4\n0.5,0.3,0.2\n";
+pub const FIG3: &str = "[[0.8,0.2],[0,1]]";
+pub const FIG8_FORWARD: &str = "0.8 0.2\n0.1 0.9\n";
+pub const IDENTITY3: &str = "1 0 0\n0 1 0\n0 0 1\n";

@@ -1,0 +1,233 @@
+//! `tpl release` through the built binary (`specs/w-event.md` §8): the JSON contract with its
+//! exact key order, (W) for every scheme, the CSV that is itself a counts file, seeded
+//! reproducibility, the secure sampler's integer noise, and every bad input (exit 2).
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+const SCHEMES: [&str; 6] = ["laplace", "uniform", "sample", "bd", "ba", "pba"];
+
+/// A small integer stream: 40 steps × 3 cells with a drift, header like the shared data.
+fn stream() -> String {
+    let mut s = String::from("timestamp_bucket,c0,c1,c2\n");
+    for t in 0..40 {
+        s.push_str(&format!("{t},{},{},{}\n", 100 + t, 50 + (t % 7) * 3, 20 + t / 4));
+    }
+    s
+}
+
+fn release(d: &Scratch, scheme: &str, extra: &[&str]) -> Value {
+    let counts = d.file("counts.csv", &stream());
+    let pb = d.file("pb.csv", FIG8_FORWARD);
+    let mut args =
+        vec!["release", "--counts", &counts, "--scheme", scheme, "--epsilon", "1", "--window", "5"];
+    args.extend_from_slice(&["--seed", "7", "--backward", &pb]);
+    args.extend_from_slice(extra);
+    json(&args)
+}
+
+#[test]
+fn json_contract_for_every_scheme() {
+    let d = Scratch::new("release_contract");
+    for scheme in SCHEMES {
+        let out = release(&d, scheme, &[]);
+        let keys: Vec<&str> = out.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            ["scheme", "epsilon", "window", "t", "published", "budget", "releases", "max_window_budget"],
+            "keys in the order of the spec"
+        );
+        assert_eq!(out["scheme"], Value::String(scheme.into()));
+        let t = nums(&out, "t");
+        assert_eq!(t, (1..=40).map(f64::from).collect::<Vec<_>>());
+        let published: Vec<bool> =
+            out["published"].as_array().unwrap().iter().map(|v| v.as_bool().unwrap()).collect();
+        assert!(published[0], "{scheme} publishes at t = 1");
+        let releases = out["releases"].as_array().unwrap();
+        assert_eq!(releases.len(), 40);
+        for (k, r) in releases.iter().enumerate() {
+            let r: Vec<f64> = r.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+            assert_eq!(r.len(), 3);
+            assert!(r.iter().all(|v| v.fract() == 0.0), "secure sampler: integer releases");
+            if k > 0 && !published[k] {
+                assert_eq!(releases[k], releases[k - 1], "{scheme}: a skip repeats the last release");
+            }
+        }
+        let budget = nums(&out, "budget");
+        let windows = (0..40usize).map(|t| budget[t.saturating_sub(4)..=t].iter().sum::<f64>());
+        let max = windows.fold(0.0, f64::max);
+        assert_close(num(&out, "max_window_budget"), max, 1e-12, "max_window_budget");
+        if scheme == "laplace" {
+            assert_close(max, 5.0, 1e-12, "laplace spends w·ε per window");
+        } else {
+            assert!(max <= 1.0 + 1e-12, "{scheme}: (W) holds, max {max}");
+        }
+    }
+}
+
+#[test]
+fn seeded_runs_are_reproducible_and_flagged() {
+    let d = Scratch::new("release_seed");
+    let counts = d.file("counts.csv", &stream());
+    let args = [
+        "release",
+        "--counts",
+        &counts,
+        "--scheme",
+        "bd",
+        "--epsilon",
+        "1",
+        "--window",
+        "5",
+        "--seed",
+        "3",
+        "--format",
+        "json",
+    ];
+    let (a, b) = (tpl(&args), tpl(&args));
+    assert_eq!(a.code, Some(0));
+    assert_eq!(a.stdout, b.stdout, "same seed, same bytes");
+    assert!(a.stderr.contains("NOT private"), "a seeded release says it is not private: {}", a.describe());
+    let other = tpl(&[
+        "release",
+        "--counts",
+        &counts,
+        "--scheme",
+        "bd",
+        "--epsilon",
+        "1",
+        "--window",
+        "5",
+        "--seed",
+        "4",
+        "--format",
+        "json",
+    ]);
+    assert_ne!(a.stdout, other.stdout, "different seeds, different releases");
+}
+
+#[test]
+fn csv_is_a_counts_file_and_float_sampler_works() {
+    let d = Scratch::new("release_csv");
+    let counts = d.file("counts.csv", &stream());
+    let (header, rows) = csv(&[
+        "release",
+        "--counts",
+        &counts,
+        "--scheme",
+        "ba",
+        "--epsilon",
+        "1",
+        "--window",
+        "5",
+        "--seed",
+        "1",
+    ]);
+    assert_eq!(header, ["timestamp_bucket", "published", "budget", "publication_budget", "c0", "c1", "c2"]);
+    assert_eq!(rows.len(), 40);
+    for r in &rows {
+        if r[1] == "0" {
+            assert_eq!(r[3], "0", "no publication budget at a repeat");
+        }
+    }
+    // Feed the release back as a counts file (noisy counts may be negative: use float input).
+    let (_, csv_text) = (header, rows);
+    let text: String =
+        std::iter::once("timestamp_bucket,published,budget,publication_budget,c0,c1,c2".to_string())
+            .chain(csv_text.iter().map(|r| r.join(",")))
+            .map(|l| l + "\n")
+            .collect();
+    let noisy = d.file("noisy.csv", &text.replace(",-", ",").replace("\n-", "\n"));
+    let out = json(&[
+        "release",
+        "--counts",
+        &noisy,
+        "--scheme",
+        "uniform",
+        "--epsilon",
+        "1",
+        "--window",
+        "5",
+        "--seed",
+        "2",
+        "--sampler",
+        "float",
+    ]);
+    assert_eq!(nums(&out, "t").len(), 40);
+}
+
+#[test]
+fn non_integer_counts_need_the_float_sampler() {
+    let d = Scratch::new("release_float");
+    let counts = d.file("frac.csv", "1.5,2\n3,4\n");
+    bad_input(
+        &["release", "--counts", &counts, "--scheme", "uniform", "--epsilon", "1", "--window", "2"],
+        &["frac.csv:1", "--sampler float"],
+        &["1.5"],
+    );
+    let out = json(&[
+        "release",
+        "--counts",
+        &counts,
+        "--scheme",
+        "uniform",
+        "--epsilon",
+        "1",
+        "--window",
+        "2",
+        "--sampler",
+        "float",
+    ]);
+    assert_eq!(nums(&out, "t"), vec![1.0, 2.0]);
+}
+
+#[test]
+fn bad_inputs_exit_2_with_one_line() {
+    let d = Scratch::new("release_bad");
+    let good = d.file("good.csv", &stream());
+    let ragged = d.file("ragged.csv", "1,2\n3\n");
+    let negative = d.file("neg.csv", "1,2\n3,-4\n");
+    let word = d.file("word.csv", "1,2\n3,x\n");
+    let empty = d.file("empty.csv", "# nothing\n");
+    let run = |counts: &str, eps: &str, w: &str, delta: &str| -> Vec<String> {
+        [
+            "release",
+            "--counts",
+            counts,
+            "--scheme",
+            "bd",
+            "--epsilon",
+            eps,
+            "--window",
+            w,
+            "--sensitivity",
+            delta,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let cases: Vec<(Vec<String>, Vec<&str>)> = vec![
+        (run(&ragged, "1", "3", "2"), vec!["ragged.csv:2"]),
+        (run(&negative, "1", "3", "2"), vec!["neg.csv:2", "column 2", "-4"]),
+        (run(&word, "1", "3", "2"), vec!["word.csv:2", "column 2", "\"x\""]),
+        (run(&empty, "1", "3", "2"), vec!["empty.csv"]),
+        (run("missing.csv", "1", "3", "2"), vec!["missing.csv"]),
+        (run(&good, "0", "3", "2"), vec!["--epsilon", "0"]),
+        (run(&good, "1", "0", "2"), vec!["--window", "0"]),
+        (run(&good, "1", "3", "0"), vec!["--sensitivity", "0"]),
+    ];
+    for (args, needles) in cases {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        bad_input(&refs, &needles, &[]);
+    }
+    bad_input(
+        &["release", "--counts", &good, "--scheme", "pba", "--epsilon", "1", "--window", "3"],
+        &["pba", "--backward"],
+        &[],
+    );
+    usage_error(&["release", "--counts", &good, "--scheme", "magic", "--epsilon", "1", "--window", "3"]);
+    usage_error(&["release", "--counts", &good, "--scheme", "bd", "--epsilon", "1"]);
+}

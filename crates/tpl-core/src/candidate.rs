@@ -1,0 +1,165 @@
+//! One candidate of the loss function: the pair of sums (q_S, d_S) of two rows q, d over a
+//! subset S of states, and the function it contributes to L(α).
+//!
+//! For rows q ≠ d and a subset S, the linear-fractional program (19)–(21) of the TKDE paper
+//! has the value (1 + x·q_S)/(1 + x·d_S) with x = e^α − 1 (Theorem 5), so
+//! L(α) = max over candidates of log((1 + x·q_S)/(1 + x·d_S)) (eq. 24). We store a candidate
+//! as (d, δ) = (d_S, q_S − d_S): the gap δ is summed from the positive differences q_i − d_i,
+//! which keeps it exact to a few ulps even when q_S and d_S nearly cancel.
+//!
+//! Geometrically, (1 + x q)/(1 + x d) = 1 + δ/(d + 1/x) is one plus the slope from the point
+//! (−1/x, 0) to (d, δ): the loss at α is the steepest such slope over all candidates. The
+//! envelope code in [`crate::envelope`] rests on this picture.
+
+/// Above this α, e^α − 1 is no longer formed explicitly (e^709.8 overflows a double).
+const ALPHA_DIRECT_MAX: f64 = 700.0;
+
+/// A candidate (d_S, q_S − d_S) with q_S − d_S > 0.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Candidate {
+    /// d_S: the sum of the denominator row over S.
+    pub d: f64,
+    /// δ = q_S − d_S > 0.
+    pub delta: f64,
+}
+
+impl Candidate {
+    /// q_S = d_S + δ.
+    pub fn q(&self) -> f64 {
+        self.d + self.delta
+    }
+
+    /// log((1 + x q_S)/(1 + x d_S)) with x = e^α − 1, for α ≥ 0 (eq. 24 for one candidate).
+    ///
+    /// Stable for all α: below α = 700 it is log1p(x δ/(1 + x d)), which keeps full relative
+    /// precision for small α and for q_S ≈ d_S. Above, with 1/x = e^{−α}/(1 − e^{−α}), it is
+    /// log1p(δ/(d + 1/x)) when d > 0, and log x + log(δ + 1/x) with
+    /// log x = α + log(1 − e^{−α}) when d = 0, so α = 10⁴ or more neither overflows nor
+    /// cancels.
+    pub fn log_ratio(&self, alpha: f64) -> f64 {
+        if alpha <= ALPHA_DIRECT_MAX {
+            let x = alpha.exp_m1();
+            return (x * self.delta / (1.0 + x * self.d)).ln_1p();
+        }
+        let inv_x = (-alpha).exp() / -(-alpha).exp_m1();
+        if self.d > 0.0 {
+            let r = (self.delta / (self.d + inv_x)).ln_1p();
+            if r.is_finite() {
+                return r;
+            }
+        }
+        // d = 0 (or d so small that δ/d overflows): 1 + x q = x (q + 1/x).
+        let ln_x = alpha + (-(-alpha).exp()).ln_1p();
+        ln_x + log_add_exp(self.q().ln(), -ln_x) - log_add_exp(self.d.ln() + ln_x, 0.0)
+    }
+
+    /// The fixed point a = log((1 + x q)/(1 + x d)) + ε, x = e^a − 1, of this candidate alone
+    /// (Theorem 11 of the TKDE paper), or `None` when the recursion diverges
+    /// (d = 0 and q e^ε ≥ 1; the paper lists q e^ε = 1 on the bounded side, but there the
+    /// fixed point is at infinity).
+    ///
+    /// With y = e^a the fixed point solves d y² + (1 − d − q e^ε) y − e^ε(1 − q) = 0; its
+    /// positive root is taken in the cancellation-free form.
+    pub fn fixed_point(&self, eps: f64) -> Option<f64> {
+        let (d, q) = (self.d, self.q());
+        let one_minus_q = (1.0 - q).max(0.0);
+        if d == 0.0 {
+            // (1 − q e^ε) y = e^ε (1 − q); 1 − q e^ε = −expm1(ε + ln q) without cancellation.
+            let t = eps + q.ln();
+            if t >= 0.0 {
+                return None;
+            }
+            return Some(eps + (-q).ln_1p() - (-t.exp_m1()).ln());
+        }
+        let e = eps.exp();
+        if !e.is_finite() {
+            // ε > 709: the fixed point is ε + log(q/d) up to terms below one ulp.
+            return Some(eps + q.ln() - d.ln());
+        }
+        let b = d + q * e - 1.0;
+        let c = 4.0 * d * e * one_minus_q;
+        let root = (b * b + c).sqrt();
+        let y = if b >= 0.0 { (b + root) / (2.0 * d) } else { 2.0 * e * one_minus_q / (root - b) };
+        Some(y.ln().max(eps))
+    }
+}
+
+/// log(e^a + e^b) without overflow; −∞ arguments are allowed.
+pub(crate) fn log_add_exp(a: f64, b: f64) -> f64 {
+    let (hi, lo) = if a >= b { (a, b) } else { (b, a) };
+    if hi == f64::NEG_INFINITY {
+        return hi;
+    }
+    hi + (lo - hi).exp().ln_1p()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use approx::assert_relative_eq;
+
+    /// The textbook formula, fine where e^α is small.
+    fn naive(c: &Candidate, alpha: f64) -> f64 {
+        let x = alpha.exp() - 1.0;
+        ((1.0 + x * c.q()) / (1.0 + x * c.d)).ln()
+    }
+
+    #[test]
+    fn matches_naive_formula_for_moderate_alpha() {
+        let c = Candidate { d: 0.2, delta: 0.5 };
+        for alpha in [0.01, 0.5, 1.0, 5.0, 20.0] {
+            // 1e-13: the naive formula itself loses a few digits to cancellation.
+            assert_relative_eq!(c.log_ratio(alpha), naive(&c, alpha), max_relative = 1e-13);
+        }
+        assert_eq!(c.log_ratio(0.0), 0.0);
+    }
+
+    #[test]
+    fn large_alpha_limits() {
+        // d = 0: log(1 + x q) → α + log q.
+        let c = Candidate { d: 0.0, delta: 0.4 };
+        for alpha in [40.0, 699.0, 701.0, 1e4] {
+            assert_relative_eq!(c.log_ratio(alpha), alpha + 0.4f64.ln(), max_relative = 1e-15);
+        }
+        // d > 0: → log(q/d).
+        let c = Candidate { d: 0.1, delta: 0.6 };
+        for alpha in [60.0, 699.0, 701.0, 1e4] {
+            assert_relative_eq!(c.log_ratio(alpha), 7.0f64.ln(), max_relative = 1e-14);
+        }
+        // Continuity across the switch of formulas at α = 700.
+        let c = Candidate { d: 1e-300, delta: 0.3 };
+        assert_relative_eq!(c.log_ratio(700.0), c.log_ratio(700.0 + 1e-9), max_relative = 1e-12);
+    }
+
+    #[test]
+    fn nearly_equal_sums_do_not_cancel_at_large_alpha() {
+        // Regression: above α = 700 the value was log(q + 1/x) − log(d + 1/x), which cancels
+        // when q ≈ d; log1p(δ/(d + 1/x)) is exact.
+        let c = Candidate { d: 0.5, delta: 1e-12 };
+        for alpha in [701.0, 800.0, 5000.0] {
+            assert_relative_eq!(c.log_ratio(alpha), 2e-12f64.ln_1p(), max_relative = 1e-14);
+        }
+    }
+
+    #[test]
+    fn fixed_point_solves_its_equation() {
+        for c in [
+            Candidate { d: 0.2, delta: 0.5 },
+            Candidate { d: 0.0, delta: 0.3 },
+            Candidate { d: 0.5, delta: 0.5 },
+        ] {
+            for eps in [0.01, 0.1, 1.0] {
+                let a = c.fixed_point(eps).unwrap();
+                assert_relative_eq!(a, c.log_ratio(a) + eps, max_relative = 1e-13);
+            }
+        }
+    }
+
+    #[test]
+    fn fixed_point_boundary_is_unbounded() {
+        let c = Candidate { d: 0.0, delta: 0.5 };
+        assert_eq!(c.fixed_point(2f64.ln()), None);
+        assert!(c.fixed_point(2f64.ln() * (1.0 - 1e-12)).is_some());
+        assert_eq!(Candidate { d: 0.0, delta: 1.0 }.fixed_point(1e-9), None);
+    }
+}

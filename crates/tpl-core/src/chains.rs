@@ -1,0 +1,287 @@
+//! Candidate generation from a matrix: for every ordered pair of rows (q, d), the chain of
+//! prefix sums over the states sorted by q_i/d_i (TKDE Theorem 8 and Algorithm 2), with the
+//! pruning that keeps time and memory small.
+//!
+//! For a fixed pair the optimal S at any α is a prefix of the states with q_i > d_i sorted
+//! by q_i/d_i descending (Corollary 2, Theorem 8). In the (d, δ) plane those prefixes form a
+//! concave chain from the origin whose edge slopes s_i = q_i/d_i − 1 decrease, ending at the
+//! total-variation point (Σ d_i, Σ (q_i − d_i)).
+//!
+//! **Pruning without sorting.** One O(n) pass puts each state into a half-octave bin of its
+//! slope, read off the slope's exponent and top mantissa bit (no logarithm). Cumulative bin
+//! sums are exact chain points (the prefix of all states steeper than a bin boundary), and
+//! between two consecutive ones the chain stays inside the thin triangle spanned by the
+//! bin's two slope limits. If every such triangle lies under the hull of candidates seen so
+//! far, no point of the pair's chain can ever be the maximum, and the pair is never sorted.
+//! The hull grows block by block from the bin points of every pair and the full chains of
+//! the pairs that survive; pruning against part of the final hull is valid because the hull
+//! only grows. The authors' Algorithm 2 stores all n(n−1) chains (≈190 MB at n = 200).
+
+use crate::candidate::Candidate;
+use crate::envelope::Envelope;
+use crate::matrix::TransitionMatrix;
+
+/// Slopes at or above 2^16 (and infinite ones, d_i = 0) share the first bin.
+const SLOPE_TOP: f64 = 65536.0;
+/// Slopes below 2^−16 share the last bin.
+const SLOPE_BOTTOM: f64 = 1.0 / 65536.0;
+/// `key(s)` orders positive slopes; it steps at 2^e and 1.5·2^e.
+const fn key(s: f64) -> u64 {
+    s.to_bits() >> 51
+}
+const KEY_TOP: u64 = key(SLOPE_TOP);
+const KEY_BOTTOM: u64 = key(SLOPE_BOTTOM);
+/// Number of bins: the top one, one per key in [KEY_BOTTOM, KEY_TOP), the bottom one.
+const BINS: usize = (KEY_TOP - KEY_BOTTOM) as usize + 2;
+/// Pairs scanned between two rebuilds of the hull used for pruning.
+const BLOCK: usize = 512;
+
+/// What the candidate generation found for a matrix.
+#[derive(Debug, Clone)]
+pub(crate) enum Candidates {
+    /// Two rows with disjoint supports: q_S = 1 and d_S = 0 for some S, so L(α) = α
+    /// (Theorem 7, generalised from one column to a set of columns).
+    Identity,
+    /// The relevant hull of all candidates, and (when asked for) the full chains of the
+    /// pairs that were not pruned or own a hull vertex.
+    Found { envelope: Envelope, chains: Vec<Vec<Candidate>> },
+}
+
+fn bin_of(slope: f64) -> usize {
+    if slope >= SLOPE_TOP {
+        0
+    } else if slope < SLOPE_BOTTOM {
+        BINS - 1
+    } else {
+        (KEY_TOP - key(slope)) as usize
+    }
+}
+
+/// The smallest slope of bin `b` (the largest is the smallest of bin `b − 1`, ∞ for b = 0).
+fn bin_floor(b: usize) -> f64 {
+    match b {
+        0 => SLOPE_TOP,
+        b if b == BINS - 1 => 0.0,
+        b => f64::from_bits((KEY_TOP - b as u64) << 51),
+    }
+}
+
+/// Per-pair scratch: sums of d_i and q_i − d_i per slope bin.
+struct Bins {
+    d: Vec<f64>,
+    delta: Vec<f64>,
+}
+
+/// The outcome of binning one ordered pair.
+enum Binned {
+    /// q_i ≤ d_i everywhere: the rows are equal (both sum to 1).
+    Empty,
+    /// Disjoint supports (Theorem 7).
+    Disjoint,
+    /// Bins filled.
+    Chain,
+}
+
+impl Bins {
+    fn new() -> Self {
+        Self { d: vec![0.0; BINS], delta: vec![0.0; BINS] }
+    }
+
+    fn fill(&mut self, q: &[f64], d: &[f64]) -> Binned {
+        self.d.iter_mut().for_each(|v| *v = 0.0);
+        self.delta.iter_mut().for_each(|v| *v = 0.0);
+        let (mut any, mut d_total, mut q_outside) = (false, 0.0, false);
+        for (&qi, &di) in q.iter().zip(d) {
+            if qi > di {
+                let gap = qi - di;
+                let b = if di == 0.0 { 0 } else { bin_of(gap / di) };
+                self.d[b] += di;
+                self.delta[b] += gap;
+                d_total += di;
+                any = true;
+            } else if qi > 0.0 {
+                q_outside = true;
+            }
+        }
+        match (any, d_total == 0.0 && !q_outside) {
+            (false, _) => Binned::Empty,
+            (true, true) => Binned::Disjoint,
+            (true, false) => Binned::Chain,
+        }
+    }
+
+    /// Calls `visit(corner, is_chain_point)` with every cumulative bin point (an exact chain
+    /// point, `true`) and with the third corner of every bin's triangle (`false`).
+    fn corners(&self, mut visit: impl FnMut(Candidate, bool)) {
+        let mut prev = Candidate { d: 0.0, delta: 0.0 };
+        for b in 0..BINS {
+            if self.delta[b] == 0.0 {
+                continue;
+            }
+            let cur = Candidate { d: prev.d + self.d[b], delta: prev.delta + self.delta[b] };
+            let low = bin_floor(b);
+            let corner = if b == 0 {
+                // Between the vertical through the origin and the line of slope 2^16 through cur.
+                Candidate { d: 0.0, delta: cur.delta - low * cur.d }
+            } else {
+                // Line through prev with the bin's largest slope meets the line through cur
+                // with its smallest one, at t along d from prev.
+                let high = bin_floor(b - 1);
+                let t = (cur.delta - prev.delta - low * (cur.d - prev.d)) / (high - low);
+                Candidate { d: prev.d + t, delta: prev.delta + high * t }
+            };
+            visit(cur, true);
+            visit(corner, false);
+            prev = cur;
+        }
+    }
+}
+
+/// The full prefix chain of one ordered pair, in order of decreasing q_i/d_i.
+fn pair_chain(q: &[f64], d: &[f64], buf: &mut Vec<(f64, Candidate)>) -> Vec<Candidate> {
+    buf.clear();
+    let mut zero_d = 0.0;
+    for (&qi, &di) in q.iter().zip(d) {
+        if qi > di {
+            if di == 0.0 {
+                zero_d += qi;
+            } else {
+                buf.push((qi / di, Candidate { d: di, delta: qi - di }));
+            }
+        }
+    }
+    buf.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+    let mut chain = Vec::with_capacity(buf.len() + 1);
+    let mut acc = Candidate { d: 0.0, delta: zero_d };
+    if zero_d > 0.0 {
+        chain.push(acc);
+    }
+    for (_, c) in buf.iter() {
+        acc = Candidate { d: acc.d + c.d, delta: acc.delta + c.delta };
+        chain.push(acc);
+    }
+    chain
+}
+
+/// Generates the candidates of `matrix` (see the module documentation). With `keep_chains`,
+/// also returns the full chains needed by the pair-table evaluator. O(n³) for the binning
+/// plus O(n log n) for each pair that survives pruning.
+pub(crate) fn candidates(matrix: &TransitionMatrix, keep_chains: bool) -> Candidates {
+    let n = matrix.n();
+    let mut envelope = Envelope::default();
+    let mut pending: Vec<(Candidate, u32)> = Vec::new();
+    let mut kept: Vec<(u32, Vec<Candidate>)> = Vec::new();
+    let mut bins = Bins::new();
+    let mut sort_buf = Vec::with_capacity(n);
+    let mut scanned = 0usize;
+    for a in 0..n {
+        for b in 0..n {
+            if a == b {
+                continue;
+            }
+            let (q, d) = (matrix.row(a), matrix.row(b));
+            match bins.fill(q, d) {
+                Binned::Empty => continue,
+                Binned::Disjoint => return Candidates::Identity,
+                Binned::Chain => {}
+            }
+            let tag = (a * n + b) as u32;
+            let mut matters = false;
+            bins.corners(|c, is_chain_point| {
+                if envelope.may_matter(c) {
+                    matters = true;
+                    if is_chain_point {
+                        pending.push((c, tag));
+                    }
+                }
+            });
+            if matters {
+                let chain = pair_chain(q, d, &mut sort_buf);
+                pending.extend(chain.iter().filter(|&&c| envelope.may_matter(c)).map(|&c| (c, tag)));
+                if keep_chains {
+                    kept.push((tag, chain));
+                }
+            }
+            scanned += 1;
+            if scanned.is_multiple_of(BLOCK) && !pending.is_empty() {
+                envelope = rebuild(&envelope, &mut pending);
+            }
+        }
+    }
+    envelope = rebuild(&envelope, &mut pending);
+    let mut chains = Vec::new();
+    if keep_chains {
+        // Pairs whose bin points made it onto the final hull without their chain being kept.
+        kept.sort_unstable_by_key(|(tag, _)| *tag);
+        let mut owners: Vec<u32> = envelope.tags().to_vec();
+        owners.sort_unstable();
+        owners.dedup();
+        for tag in owners {
+            if kept.binary_search_by_key(&tag, |(t, _)| *t).is_err() {
+                let (a, b) = (tag as usize / n, tag as usize % n);
+                kept.push((tag, pair_chain(matrix.row(a), matrix.row(b), &mut sort_buf)));
+            }
+        }
+        chains = kept.into_iter().map(|(_, c)| c).collect();
+    }
+    Candidates::Found { envelope, chains }
+}
+
+fn rebuild(envelope: &Envelope, pending: &mut Vec<(Candidate, u32)>) -> Envelope {
+    pending.extend(envelope.vertices().iter().copied().zip(envelope.tags().iter().copied()));
+    Envelope::from_tagged(std::mem::take(pending))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chain_is_concave_and_ends_at_total_variation() {
+        let q = [0.2, 0.3, 0.5, 0.0];
+        let d = [0.1, 0.0, 0.4, 0.5];
+        let chain = pair_chain(&q, &d, &mut Vec::new());
+        // State 1 (ratio ∞) first, then state 0 (ratio 2), then state 2 (1.25).
+        assert_eq!(chain.len(), 3);
+        assert_eq!(chain[0], Candidate { d: 0.0, delta: 0.3 });
+        let end = chain[2];
+        assert!((end.d - 0.5).abs() < 1e-15 && (end.delta - 0.5).abs() < 1e-15);
+    }
+
+    #[test]
+    fn bins_are_ordered_by_slope() {
+        assert_eq!(bin_of(1e9), 0);
+        assert_eq!(bin_of(SLOPE_TOP), 0);
+        assert_eq!(bin_of(1e-9), BINS - 1);
+        let mut last = 0;
+        for k in 0..200 {
+            let s = SLOPE_TOP * 0.9f64.powi(k);
+            let b = bin_of(s);
+            assert!(b >= last);
+            assert!(bin_floor(b) <= s && (b == 0 || s < bin_floor(b - 1)), "slope {s} bin {b}");
+            last = b;
+        }
+    }
+
+    #[test]
+    fn bin_triangles_contain_the_chain() {
+        let q = [0.3, 0.25, 0.2, 0.15, 0.1, 0.0];
+        let d = [0.001, 0.05, 0.1, 0.12, 0.09, 0.639];
+        let mut bins = Bins::new();
+        assert!(matches!(bins.fill(&q, &d), Binned::Chain));
+        let mut corners = Vec::new();
+        bins.corners(|c, _| corners.push(c));
+        let env = Envelope::from_points(corners);
+        for c in pair_chain(&q, &d, &mut Vec::new()) {
+            assert!(c.delta <= env.height_at(c.d) * (1.0 + 1e-15), "{c:?} above its bound");
+        }
+    }
+
+    #[test]
+    fn disjoint_rows_are_identity() {
+        let mut bins = Bins::new();
+        assert!(matches!(bins.fill(&[0.5, 0.5, 0.0], &[0.0, 0.0, 1.0]), Binned::Disjoint));
+        assert!(matches!(bins.fill(&[0.5, 0.5, 0.0], &[0.0, 0.2, 0.8]), Binned::Chain));
+        assert!(matches!(bins.fill(&[0.5, 0.5], &[0.5, 0.5]), Binned::Empty));
+    }
+}

@@ -1,0 +1,92 @@
+//! The error type of `tpl-core`.
+
+use thiserror::Error;
+
+/// Everything that can go wrong in `tpl-core`: invalid matrices, budgets and parameters.
+///
+/// Every variant names the offending row, column, step or value, so that a caller (the CLI)
+/// can turn it into a one-line message without adding context of its own.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum CoreError {
+    /// A transition matrix with no rows.
+    #[error("transition matrix is empty")]
+    EmptyMatrix,
+    /// Row `row` has `len` entries but the matrix has `expected` rows (it must be square).
+    #[error("transition matrix is not square: row {row} has {len} entries, expected {expected}")]
+    NotSquare {
+        /// 1-based row index.
+        row: usize,
+        /// Entries found in that row.
+        len: usize,
+        /// Number of rows of the matrix.
+        expected: usize,
+    },
+    /// An entry that is NaN, infinite or negative.
+    #[error(
+        "transition matrix entry at row {row}, column {col} is {value}: entries must be finite and non-negative"
+    )]
+    BadEntry {
+        /// 1-based row index.
+        row: usize,
+        /// 1-based column index.
+        col: usize,
+        /// The offending value.
+        value: f64,
+    },
+    /// A row whose entries do not sum to 1 within [`crate::ROW_SUM_TOLERANCE`].
+    #[error(
+        "transition matrix row {row} sums to {sum}, not 1 (tolerance 1e-9; normalize explicitly to rescale rows)"
+    )]
+    RowSum {
+        /// 1-based row index.
+        row: usize,
+        /// The row's sum.
+        sum: f64,
+    },
+    /// A row that cannot be normalized because it sums to zero.
+    #[error("transition matrix row {row} sums to 0 and cannot be normalized")]
+    ZeroRow {
+        /// 1-based row index.
+        row: usize,
+    },
+    /// A Laplacian smoothing parameter that is negative or not finite.
+    #[error("smoothing parameter {0} must be finite and non-negative")]
+    BadSmoothing(f64),
+    /// A privacy budget ε_t that is negative or not finite (ε_t = 0 is allowed).
+    #[error("budget at step {step} is {value}: budgets must be finite and non-negative")]
+    BadBudget {
+        /// 1-based time step.
+        step: usize,
+        /// The offending value.
+        value: f64,
+    },
+    /// A constant budget ε that must be strictly positive and finite.
+    #[error("epsilon {0} must be finite and greater than 0")]
+    BadEpsilon(f64),
+    /// An empty budget sequence (horizon 0).
+    #[error("the horizon is 0: at least one step is needed")]
+    EmptyHorizon,
+    /// A leakage level α that is negative or not finite.
+    #[error("alpha {0} must be a finite number ≥ 0")]
+    BadAlpha(f64),
+    /// A window length of 0 or longer than the horizon.
+    #[error("window {window} must be between 1 and the horizon {horizon}")]
+    BadWindow {
+        /// The requested window length.
+        window: usize,
+        /// The horizon T.
+        horizon: usize,
+    },
+    /// A leakage value that exceeds the largest double (budgets near 1e308).
+    #[error("the leakage at step {step} exceeds the largest representable number: the budgets are too large")]
+    Overflow {
+        /// 1-based step (or window start) where it happens.
+        step: usize,
+    },
+    /// Personalised leakage was asked for with no users.
+    #[error("no users: personalised leakage needs at least one user")]
+    NoUsers,
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T> = std::result::Result<T, CoreError>;

@@ -1,0 +1,203 @@
+//! Validated row-stochastic transition matrices (the adversary's knowledge of temporal
+//! correlation, TKDE paper §2.2) and the Laplacian smoothing of TKDE eq. (28).
+
+use crate::error::{CoreError, Result};
+
+/// How far a row sum may be from 1 before a matrix is rejected.
+pub const ROW_SUM_TOLERANCE: f64 = 1e-9;
+
+/// An n×n row-stochastic matrix: square, n ≥ 1, finite non-negative entries, every row
+/// summing to 1 within [`ROW_SUM_TOLERANCE`].
+///
+/// Orientation follows the TKDE paper: in a backward matrix P_B, row j is
+/// Pr(value at t−1 = · | value at t = j); in a forward matrix P_F, row j is
+/// Pr(value at t = · | value at t−1 = j). The leakage only depends on the set of rows.
+///
+/// Entries are stored as given (no silent rescaling); use [`TransitionMatrix::normalized`]
+/// to rescale rows explicitly.
+///
+/// ```
+/// use tpl_core::TransitionMatrix;
+/// let p = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.0, 1.0]])?;
+/// assert_eq!(p.n(), 2);
+/// assert!(TransitionMatrix::new(vec![vec![0.5, 0.4], vec![0.0, 1.0]]).is_err());
+/// # Ok::<(), tpl_core::CoreError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct TransitionMatrix {
+    n: usize,
+    /// Row-major entries, `n * n` of them.
+    data: Vec<f64>,
+}
+
+impl TransitionMatrix {
+    /// Validates `rows` as a row-stochastic matrix.
+    ///
+    /// # Errors
+    /// [`CoreError::EmptyMatrix`], [`CoreError::NotSquare`], [`CoreError::BadEntry`] or
+    /// [`CoreError::RowSum`], naming the first offending row (and column), 1-based.
+    pub fn new(rows: Vec<Vec<f64>>) -> Result<Self> {
+        let m = Self::checked_entries(rows)?;
+        for (j, row) in m.rows().enumerate() {
+            let sum: f64 = row.iter().sum();
+            if (sum - 1.0).abs() > ROW_SUM_TOLERANCE {
+                return Err(CoreError::RowSum { row: j + 1, sum });
+            }
+        }
+        Ok(m)
+    }
+
+    /// Like [`TransitionMatrix::new`], but first rescales every row to sum to 1.
+    ///
+    /// # Errors
+    /// As [`TransitionMatrix::new`] for the shape and entries; [`CoreError::ZeroRow`] for a
+    /// row that sums to 0.
+    pub fn normalized(rows: Vec<Vec<f64>>) -> Result<Self> {
+        let mut m = Self::checked_entries(rows)?;
+        let n = m.n;
+        for (j, row) in m.data.chunks_mut(n).enumerate() {
+            let sum: f64 = row.iter().sum();
+            if sum <= 0.0 {
+                return Err(CoreError::ZeroRow { row: j + 1 });
+            }
+            row.iter_mut().for_each(|v| *v /= sum);
+        }
+        Ok(m)
+    }
+
+    /// Laplacian smoothing of TKDE eq. (28): every entry becomes (p + s)/Σ_k(p_k + s).
+    /// Larger `s` means weaker correlation; `s = 0` returns the matrix unchanged.
+    ///
+    /// # Errors
+    /// [`CoreError::BadSmoothing`] when `s` is negative or not finite.
+    ///
+    /// ```
+    /// use tpl_core::TransitionMatrix;
+    /// let p = TransitionMatrix::new(vec![vec![1.0, 0.0], vec![0.0, 1.0]])?.smoothed(1.0)?;
+    /// assert_eq!(p.row(0), &[2.0 / 3.0, 1.0 / 3.0]);
+    /// # Ok::<(), tpl_core::CoreError>(())
+    /// ```
+    pub fn smoothed(&self, s: f64) -> Result<Self> {
+        if !(s.is_finite() && s >= 0.0) {
+            return Err(CoreError::BadSmoothing(s));
+        }
+        let mut data = self.data.clone();
+        for row in data.chunks_mut(self.n) {
+            let total: f64 = row.iter().map(|p| p + s).sum();
+            row.iter_mut().for_each(|p| *p = (*p + s) / total);
+        }
+        Ok(Self { n: self.n, data })
+    }
+
+    /// The n×n identity smoothed with parameter `s` (TKDE §6: the "strong to weak
+    /// correlation" family of the experiments): diagonal (1 + s)/(1 + n s), elsewhere
+    /// s/(1 + n s).
+    ///
+    /// # Errors
+    /// [`CoreError::EmptyMatrix`] for n = 0; [`CoreError::BadSmoothing`] for a bad `s`.
+    pub fn smoothed_identity(n: usize, s: f64) -> Result<Self> {
+        if n == 0 {
+            return Err(CoreError::EmptyMatrix);
+        }
+        Self::identity(n).smoothed(s)
+    }
+
+    /// The n×n identity (strongest correlation: Theorem 7 applies when n ≥ 2).
+    pub fn identity(n: usize) -> Self {
+        let mut data = vec![0.0; n * n];
+        (0..n).for_each(|i| data[i * n + i] = 1.0);
+        Self { n, data }
+    }
+
+    /// Number of states n.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Row `j` (0-based).
+    ///
+    /// # Panics
+    /// When `j >= n`.
+    pub fn row(&self, j: usize) -> &[f64] {
+        &self.data[j * self.n..(j + 1) * self.n]
+    }
+
+    /// All rows in order.
+    pub fn rows(&self) -> impl ExactSizeIterator<Item = &[f64]> + '_ {
+        self.data.chunks(self.n)
+    }
+
+    /// The rows as owned vectors (for serialisation).
+    pub fn to_rows(&self) -> Vec<Vec<f64>> {
+        self.rows().map(<[f64]>::to_vec).collect()
+    }
+
+    fn checked_entries(rows: Vec<Vec<f64>>) -> Result<Self> {
+        let n = rows.len();
+        if n == 0 {
+            return Err(CoreError::EmptyMatrix);
+        }
+        let mut data = Vec::with_capacity(n * n);
+        for (j, row) in rows.into_iter().enumerate() {
+            if row.len() != n {
+                return Err(CoreError::NotSquare { row: j + 1, len: row.len(), expected: n });
+            }
+            for (k, &v) in row.iter().enumerate() {
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(CoreError::BadEntry { row: j + 1, col: k + 1, value: v });
+                }
+            }
+            data.extend(row);
+        }
+        Ok(Self { n, data })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_bad_shapes_and_entries() {
+        assert_eq!(TransitionMatrix::new(vec![]), Err(CoreError::EmptyMatrix));
+        assert_eq!(
+            TransitionMatrix::new(vec![vec![1.0, 0.0], vec![1.0]]),
+            Err(CoreError::NotSquare { row: 2, len: 1, expected: 2 })
+        );
+        assert!(matches!(
+            TransitionMatrix::new(vec![vec![1.0, 0.0], vec![f64::NAN, 1.0]]),
+            Err(CoreError::BadEntry { row: 2, col: 1, .. })
+        ));
+        assert!(matches!(
+            TransitionMatrix::new(vec![vec![1.5, -0.5], vec![0.0, 1.0]]),
+            Err(CoreError::BadEntry { row: 1, col: 2, .. })
+        ));
+        assert!(matches!(
+            TransitionMatrix::new(vec![vec![0.5, 0.5], vec![0.3, 0.6]]),
+            Err(CoreError::RowSum { row: 2, .. })
+        ));
+    }
+
+    #[test]
+    fn tolerance_is_1e9_and_normalize_rescales() {
+        assert!(TransitionMatrix::new(vec![vec![0.5 + 5e-10, 0.5], vec![0.0, 1.0]]).is_ok());
+        assert!(TransitionMatrix::new(vec![vec![0.5 + 2e-9, 0.5], vec![0.0, 1.0]]).is_err());
+        let m = TransitionMatrix::normalized(vec![vec![2.0, 6.0], vec![0.0, 3.0]]).unwrap();
+        assert_eq!(m.row(0), &[0.25, 0.75]);
+        assert_eq!(m.row(1), &[0.0, 1.0]);
+        assert_eq!(
+            TransitionMatrix::normalized(vec![vec![0.0, 0.0], vec![0.0, 3.0]]),
+            Err(CoreError::ZeroRow { row: 1 })
+        );
+    }
+
+    #[test]
+    fn smoothing_follows_eq_28() {
+        let p = TransitionMatrix::smoothed_identity(3, 0.5).unwrap();
+        approx::assert_relative_eq!(p.row(1)[1], 1.5 / 2.5, max_relative = 1e-15);
+        approx::assert_relative_eq!(p.row(1)[0], 0.5 / 2.5, max_relative = 1e-15);
+        assert!(TransitionMatrix::new(p.to_rows()).is_ok());
+        assert_eq!(p.smoothed(-1.0), Err(CoreError::BadSmoothing(-1.0)));
+        assert_eq!(TransitionMatrix::identity(2).smoothed(0.0).unwrap(), TransitionMatrix::identity(2));
+    }
+}

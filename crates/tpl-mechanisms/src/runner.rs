@@ -1,0 +1,50 @@
+//! Runs a stream scheme over a finite stream and collects what `tpl release` prints.
+
+use crate::error::Result;
+use crate::ledger::WindowLedger;
+use crate::scheme::{StepBudget, StreamScheme};
+
+/// The outcome of a whole run (the data of `tpl release`'s JSON, w-event spec §8).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    /// Whether step t published afresh.
+    pub published: Vec<bool>,
+    /// What each step spent.
+    pub spent: Vec<StepBudget>,
+    /// r_t for every step.
+    pub releases: Vec<Vec<f64>>,
+    /// max over t of the window sums of ε_t.
+    pub max_window_budget: f64,
+}
+
+impl Run {
+    /// ε_t (test + publication) for every step.
+    pub fn budgets(&self) -> Vec<f64> {
+        self.spent.iter().map(StepBudget::total).collect()
+    }
+}
+
+/// Feeds `stream` to `scheme` step by step; `observe` sees each step as it completes (a
+/// progress bar, a sink).
+///
+/// # Errors
+/// The first step that fails, with its own error (which names the step).
+pub fn run<S: StreamScheme + ?Sized>(
+    scheme: &mut S,
+    stream: &[Vec<f64>],
+    mut observe: impl FnMut(usize),
+) -> Result<Run> {
+    let mut ledger = WindowLedger::new(scheme.params().window());
+    let mut out =
+        Run { published: Vec::new(), spent: Vec::new(), releases: Vec::new(), max_window_budget: 0.0 };
+    for (t, counts) in stream.iter().enumerate() {
+        let step = scheme.step(counts)?;
+        ledger.push(step.spent.total());
+        out.published.push(step.published);
+        out.spent.push(step.spent);
+        out.releases.push(step.release);
+        observe(t + 1);
+    }
+    out.max_window_budget = ledger.max_window_budget();
+    Ok(out)
+}

@@ -1,0 +1,133 @@
+//! The audit of a run's spent budgets under temporal correlation (`specs/w-event.md` §6, §7),
+//! with `tpl-core`, and the error metrics of §5.
+
+mod common;
+
+use common::*;
+use tpl_core::{LeakageSeries, TransitionMatrix};
+use tpl_mechanisms::metrics::{mae, mre, mse};
+use tpl_mechanisms::{LaplaceMechanism, PbaCorrelation, SchemeKind, Uniform, WEventParams, Zero, run};
+
+fn all_rows_equal() -> TransitionMatrix {
+    TransitionMatrix::new(vec![vec![0.2, 0.3, 0.5]; 3]).unwrap()
+}
+
+/// Uniform with identity P_B = P_F (L(α) = α): BPL_t = t·ε/w, TPL_t = T·ε/w, and every
+/// window's leakage is T·ε/w too — unbounded in T although every window sums to ε.
+#[test]
+fn uniform_under_identity_matrices() {
+    let id = TransitionMatrix::identity(3);
+    for (eps, w, t_len) in [(1.0, 5, 20), (0.3, 1, 7), (2.0, 10, 100)] {
+        let p = WEventParams::new(eps, w, 2.0).unwrap();
+        let stream = make_stream(StreamKind::Random, t_len, 3, 1);
+        let r = run(&mut Uniform::new(p, LaplaceMechanism::new(Zero)), &stream, |_| {}).unwrap();
+        assert_close(r.max_window_budget, eps, "uniform (W) is tight");
+        let s = LeakageSeries::from_matrices(Some(&id), Some(&id), &r.budgets()).unwrap();
+        let unit = eps / w as f64;
+        for t in 1..=t_len {
+            assert_close(s.bpl[t - 1], t as f64 * unit, &format!("BPL_{t}"));
+            assert_close(s.fpl[t - 1], (t_len - t + 1) as f64 * unit, &format!("FPL_{t}"));
+            assert_close(s.tpl[t - 1], t_len as f64 * unit, &format!("TPL_{t}"));
+        }
+        for v in s.window_leakage(w).unwrap() {
+            assert_close(v, t_len as f64 * unit, "window leakage");
+        }
+    }
+}
+
+/// With all-rows-equal matrices (no correlation, L ≡ 0) the window leakage equals the window
+/// budget sum, hence ≤ ε by (W) — for every scheme's realised budgets.
+#[test]
+fn no_correlation_window_leakage_is_the_window_sum() {
+    let m = all_rows_equal();
+    assert_eq!(PbaCorrelation::from_matrices(Some(&m), Some(&m)), PbaCorrelation::FromMatrices(false));
+    for kind in SchemeKind::ALL {
+        for (eps, w) in [(1.0, 4), (0.5, 12)] {
+            let p = WEventParams::new(eps, w, 2.0).unwrap();
+            let stream = make_stream(StreamKind::RandomWalk, 120, 3, 2);
+            let noise = Noise::Float(3);
+            let (mut s, h) = build(kind, p, PbaCorrelation::from_matrices(Some(&m), None), noise);
+            let budgets = drive(s.as_mut(), &h, &stream, noise).unwrap().budgets();
+            let series = LeakageSeries::from_matrices(Some(&m), Some(&m), &budgets).unwrap();
+            for (t, v) in series.window_leakage(w).unwrap().iter().enumerate() {
+                let sum: f64 = budgets[t..t + w].iter().sum();
+                assert_close(*v, sum, &format!("{} window at {}", kind.name(), t + 1));
+                if kind != SchemeKind::Laplace {
+                    assert!(*v <= eps * (1.0 + 1e-12));
+                }
+            }
+            for (tpl, eps_t) in series.tpl.iter().zip(&budgets) {
+                assert_close(*tpl, *eps_t, "TPL_t = ε_t without correlation");
+            }
+        }
+    }
+}
+
+/// laplace with w = 1 (event level): every window sum is ε, and so is the audit's w = 1
+/// window leakage (TPL_t) without correlation.
+#[test]
+fn laplace_event_level_window_is_epsilon() {
+    let eps = 0.8;
+    let p = WEventParams::new(eps, 1, 2.0).unwrap();
+    let stream = make_stream(StreamKind::Spikes, 30, 2, 3);
+    let noise = Noise::Discrete(4);
+    let (mut s, h) = build(SchemeKind::Laplace, p, PbaCorrelation::Never, noise);
+    let trace = drive(s.as_mut(), &h, &stream, noise).unwrap();
+    check_trace(SchemeKind::Laplace, &p, &PbaCorrelation::Never, &stream, &trace).unwrap();
+    let budgets = trace.budgets();
+    assert_eq!(ledger_max(1, &budgets), eps);
+    let m = all_rows_equal();
+    for (pb, pf) in [(None, None), (Some(&m), Some(&m))] {
+        let series = LeakageSeries::from_matrices(pb, pf, &budgets).unwrap();
+        for v in series.window_leakage(1).unwrap() {
+            assert_close(v, eps, "w = 1 window leakage");
+        }
+    }
+}
+
+/// κ: identity rows differ (correlation exists); a missing matrix contributes false.
+#[test]
+fn correlation_predicate_from_matrices() {
+    let id = TransitionMatrix::identity(3);
+    let flat = all_rows_equal();
+    assert_eq!(PbaCorrelation::from_matrices(Some(&id), None), PbaCorrelation::FromMatrices(true));
+    assert_eq!(PbaCorrelation::from_matrices(None, Some(&id)), PbaCorrelation::FromMatrices(true));
+    assert_eq!(PbaCorrelation::from_matrices(Some(&flat), Some(&id)), PbaCorrelation::FromMatrices(true));
+    assert_eq!(PbaCorrelation::from_matrices(None, None), PbaCorrelation::FromMatrices(false));
+    assert_eq!(PbaCorrelation::from_matrices(Some(&flat), None), PbaCorrelation::FromMatrices(false));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metrics (§5).
+
+/// The hand-computed 2 steps × 2 cells example; a zero count hits the floor δ.
+#[test]
+fn metrics_two_by_two() {
+    let truth = vec![vec![0.0, 4.0], vec![-2.0, 8.0]];
+    let rel = vec![vec![1.0, 2.0], vec![-2.0, 11.0]];
+    // errors 1, −2, 0, 3
+    assert_close(mae(&rel, &truth), 6.0 / 4.0, "MAE");
+    assert_close(mse(&rel, &truth), 14.0 / 4.0, "MSE");
+    // δ = 1 (default): 1/max(0, 1) + 2/4 + 0/2 + 3/8
+    assert_close(mre(&rel, &truth, 1.0), (1.0 + 0.5 + 0.0 + 0.375) / 4.0, "MRE_1");
+    // δ = 5: the floor hits the 0, 4 and −2 counts: 1/5 + 2/5 + 0/5 + 3/8
+    assert_close(mre(&rel, &truth, 5.0), (0.2 + 0.4 + 0.0 + 0.375) / 4.0, "MRE_5");
+    // δ small: the zero count's error is divided by δ itself
+    assert_close(mre(&rel, &truth, 0.5), (2.0 + 0.5 + 0.0 + 0.375) / 4.0, "MRE_0.5");
+}
+
+/// Approximated steps are scored with the repeated release (nothing excluded, t = 1 included).
+#[test]
+fn metrics_score_repeated_releases() {
+    let p = WEventParams::new(1.0, 3, 2.0).unwrap();
+    let truth = vec![vec![10.0, 0.0], vec![12.0, 1.0], vec![9.0, 3.0]];
+    let mut s =
+        tpl_mechanisms::Sample::new(p, LaplaceMechanism::new(tpl_mechanisms::Scripted::new([1.0, -1.0])));
+    let r = run(&mut s, &truth, |_| {}).unwrap();
+    assert_eq!(r.releases, vec![vec![11.0, -1.0]; 3]);
+    // errors: (1, −1), (−1, −2), (2, −4)
+    assert_close(mae(&r.releases, &truth), 11.0 / 6.0, "MAE");
+    assert_close(mse(&r.releases, &truth), 27.0 / 6.0, "MSE");
+    let want_mre = (1.0 / 10.0 + 1.0 / 1.0 + 1.0 / 12.0 + 2.0 / 1.0 + 2.0 / 9.0 + 4.0 / 3.0) / 6.0;
+    assert_close(mre(&r.releases, &truth, 1.0), want_mre, "MRE_1");
+}

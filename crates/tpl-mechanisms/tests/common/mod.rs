@@ -1,0 +1,529 @@
+//! Shared helpers of the integration tests (`specs/w-event.md` §7): a noise source the test
+//! keeps a handle on after the scheme owns it, a step-by-step driver that logs every draw,
+//! stream generators, and an independent checker of a scheme's trace against the spec.
+
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use tpl_mechanisms::{
+    DiscreteLaplace, FloatLaplace, LaplaceMechanism, MechError, NoiseSource, PbaCorrelation, SchemeKind,
+    Scripted, StepOutcome, StreamScheme, WEventParams, WindowLedger,
+};
+
+/// Relative tolerance for exact rational expectations (spec §7).
+pub const TOL: f64 = 1e-12;
+
+/// a ≈ b within relative tolerance [`TOL`] (exact equality for zeros).
+pub fn close(a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= TOL * a.abs().max(b.abs())
+}
+
+/// Asserts a ≈ b (relative 1e-12).
+#[track_caller]
+pub fn assert_close(got: f64, want: f64, what: &str) {
+    assert!(close(got, want), "{what}: got {got:e}, want {want:e}");
+}
+
+/// A noise source shared between the scheme (which owns its mechanism) and the test.
+#[derive(Debug)]
+pub struct Shared<N>(pub Rc<RefCell<N>>);
+
+impl<N> Clone for Shared<N> {
+    fn clone(&self) -> Self {
+        Self(Rc::clone(&self.0))
+    }
+}
+
+impl<N: NoiseSource> NoiseSource for Shared<N> {
+    fn laplace(&mut self, scale: f64) -> tpl_mechanisms::Result<f64> {
+        self.0.borrow_mut().laplace(scale)
+    }
+
+    fn integer_valued(&self) -> bool {
+        self.0.borrow().integer_valued()
+    }
+}
+
+/// Wraps `n` for sharing: the source to hand to a mechanism and the test's handle.
+pub fn shared<N>(n: N) -> (Shared<N>, Rc<RefCell<N>>) {
+    let rc = Rc::new(RefCell::new(n));
+    (Shared(Rc::clone(&rc)), rc)
+}
+
+/// Where a [`Probe`]'s draws come from.
+pub enum Source {
+    /// Any source (seeded samplers, `Zero`).
+    Any(Box<dyn NoiseSource>),
+    /// A queue of values; [`drive`] may refill it before each step (adversarial noise).
+    Script(Scripted),
+}
+
+/// A noise source that logs (scale, value) of every draw.
+pub struct Probe {
+    pub source: Source,
+    pub log: Vec<(f64, f64)>,
+}
+
+impl NoiseSource for Probe {
+    fn laplace(&mut self, scale: f64) -> tpl_mechanisms::Result<f64> {
+        let v = match &mut self.source {
+            Source::Any(s) => s.laplace(scale)?,
+            Source::Script(s) => s.laplace(scale)?,
+        };
+        self.log.push((scale, v));
+        Ok(v)
+    }
+
+    fn integer_valued(&self) -> bool {
+        match &self.source {
+            Source::Any(s) => s.integer_valued(),
+            Source::Script(_) => false,
+        }
+    }
+}
+
+/// A probe with its handle.
+pub fn probe(source: Source) -> (Shared<Probe>, Rc<RefCell<Probe>>) {
+    shared(Probe { source, log: Vec::new() })
+}
+
+/// The noise of a driven run.
+#[derive(Debug, Clone, Copy)]
+pub enum Noise {
+    /// The exact discrete Laplace from `StdRng::seed_from_u64(seed)` (integer counts only).
+    Discrete(u64),
+    /// The float Laplace from `StdRng::seed_from_u64(seed)`.
+    Float(u64),
+    /// Adversarial scripted noise: every test draw is ±1e9 (sign at random), every cell draw
+    /// uniform in (−spread, spread); refilled before each step.
+    Adversarial { seed: u64, spread: f64 },
+    /// Always 0.
+    Zero,
+}
+
+/// A scheme driven over a stream, with every draw logged per step.
+pub struct Trace {
+    pub outcomes: Vec<StepOutcome>,
+    /// (scale, value) of the draws of each step, in order.
+    pub draws: Vec<Vec<(f64, f64)>>,
+}
+
+impl Trace {
+    /// ε_t of every step.
+    pub fn budgets(&self) -> Vec<f64> {
+        self.outcomes.iter().map(|o| o.spent.total()).collect()
+    }
+
+    /// Whether each step published.
+    pub fn published(&self) -> Vec<bool> {
+        self.outcomes.iter().map(|o| o.published).collect()
+    }
+}
+
+/// Whether a scheme named `name` runs a dissimilarity test at step t ≥ 2 (unless nullified).
+pub fn tests_from_step_2(name: &str) -> bool {
+    matches!(name, "bd" | "ba" | "pba") || name.starts_with("ba-")
+}
+
+/// The source for a [`Noise`] choice.
+pub fn source_for(noise: Noise) -> Source {
+    match noise {
+        Noise::Discrete(seed) => Source::Any(Box::new(DiscreteLaplace::new(StdRng::seed_from_u64(seed)))),
+        Noise::Float(seed) => Source::Any(Box::new(FloatLaplace::new(StdRng::seed_from_u64(seed)))),
+        Noise::Adversarial { .. } => Source::Script(Scripted::new([])),
+        Noise::Zero => Source::Any(Box::new(tpl_mechanisms::Zero)),
+    }
+}
+
+/// Builds scheme `kind` over a [`Probe`] for `noise`.
+pub fn build(
+    kind: SchemeKind,
+    params: WEventParams,
+    corr: PbaCorrelation,
+    noise: Noise,
+) -> (Box<dyn StreamScheme>, Rc<RefCell<Probe>>) {
+    let (src, handle) = probe(source_for(noise));
+    (kind.build(params, LaplaceMechanism::new(src), corr), handle)
+}
+
+/// Feeds `stream` to `scheme` step by step, logging the draws of each step. For
+/// [`Noise::Adversarial`] the probe's script is replaced before each step by: one test draw
+/// ±1e9 if the scheme tests at that step (t ≥ 2 for bd/ba/pba), then d cell draws.
+pub fn drive(
+    scheme: &mut dyn StreamScheme,
+    handle: &Rc<RefCell<Probe>>,
+    stream: &[Vec<f64>],
+    noise: Noise,
+) -> Result<Trace, MechError> {
+    let testing = tests_from_step_2(scheme.name());
+    let mut adversary = match noise {
+        Noise::Adversarial { seed, spread } => Some((StdRng::seed_from_u64(seed), spread)),
+        _ => None,
+    };
+    let mut trace = Trace { outcomes: Vec::new(), draws: Vec::new() };
+    for (i, counts) in stream.iter().enumerate() {
+        let t = i + 1;
+        if let Some((rng, spread)) = adversary.as_mut() {
+            let mut plan = Vec::with_capacity(counts.len() + 1);
+            if testing && t >= 2 {
+                plan.push(if rng.random::<bool>() { 1e9 } else { -1e9 });
+            }
+            for _ in 0..counts.len() {
+                plan.push(rng.random_range(-*spread..*spread));
+            }
+            handle.borrow_mut().source = Source::Script(Scripted::new(plan));
+        }
+        let mark = handle.borrow().log.len();
+        let outcome = scheme.step(counts)?;
+        trace.draws.push(handle.borrow().log[mark..].to_vec());
+        trace.outcomes.push(outcome);
+    }
+    Ok(trace)
+}
+
+/// Step t ↦ corr(t) of spec §3.6 (independent of the scheme's own evaluation).
+pub fn corr_at(c: &PbaCorrelation, t: usize) -> bool {
+    t >= 2
+        && match c {
+            PbaCorrelation::FromMatrices(k) => *k,
+            PbaCorrelation::Always => true,
+            PbaCorrelation::Never => false,
+            PbaCorrelation::Schedule(s) => s.get(t - 1).copied().unwrap_or(false),
+        }
+}
+
+/// Σ of the last `n` entries of `v` (direct summation in step order).
+fn tail_sum(v: &[f64], n: usize) -> f64 {
+    v[v.len().saturating_sub(n)..].iter().sum()
+}
+
+macro_rules! ensure {
+    ($cond:expr, $($fmt:tt)+) => {
+        let ok: bool = $cond;
+        if !ok {
+            return Err(format!($($fmt)+));
+        }
+    };
+}
+
+fn ensure_close(got: f64, want: f64, what: &str, t: usize) -> Result<(), String> {
+    ensure!(close(got, want), "t = {t}: {what} = {got:e}, expected {want:e}");
+    Ok(())
+}
+
+/// A budget recomputed here from the history vs. the scheme's: both are differences like
+/// ε/2 − S_t, whose rounding error is absolute (a few ulps of ε, summation order differs),
+/// so the tolerance is 1e−12 relative to max(|want|, ε).
+fn budget_tol(want: f64, eps: f64) -> f64 {
+    TOL * want.abs().max(eps)
+}
+
+fn ensure_budget(got: f64, want: f64, eps: f64, what: &str, t: usize) -> Result<(), String> {
+    ensure!((got - want).abs() <= budget_tol(want, eps), "t = {t}: {what} = {got:e}, expected {want:e}");
+    Ok(())
+}
+
+/// Checks a trace of scheme `kind` against the spec, recomputing every budget, the decision
+/// rule, draw order and counts (§2), approximation, structure (§7) and (W) with a
+/// [`WindowLedger`]. Independent of the scheme's internal state.
+pub fn check_trace(
+    kind: SchemeKind,
+    params: &WEventParams,
+    corr: &PbaCorrelation,
+    stream: &[Vec<f64>],
+    trace: &Trace,
+) -> Result<(), String> {
+    let (eps, w, delta, s) = (params.epsilon(), params.window(), params.sensitivity(), params.share());
+    let test_scale = 2.0 * w as f64 * delta / eps; // documented deviation: the sum statistic
+    let mut ledger = WindowLedger::new(w);
+    let mut pub_hist: Vec<f64> = Vec::new(); // bd: P_k; pba: e_k
+    let mut abs_hist: Vec<f64> = Vec::new(); // pba: a_k
+    let (mut l, mut ml) = (0usize, 1usize); // ba
+    let mut prev: Option<&Vec<f64>> = None;
+    ensure!(
+        trace.outcomes.len() == stream.len(),
+        "{} outcomes for {} steps",
+        trace.outcomes.len(),
+        stream.len()
+    );
+    for (i, (o, c)) in trace.outcomes.iter().zip(stream).enumerate() {
+        let t = i + 1;
+        let draws = &trace.draws[i];
+        let d = c.len();
+        let sp = o.spent;
+        for (name, v) in [("test", sp.test), ("publication", sp.publication), ("absorbed", sp.absorbed)] {
+            ensure!(v.is_finite() && v >= 0.0, "t = {t}: {name} budget {v} not finite ≥ 0");
+        }
+        ensure!(
+            sp.absorbed <= sp.publication,
+            "t = {t}: absorbed {} > publication {}",
+            sp.absorbed,
+            sp.publication
+        );
+        ensure!(o.release.len() == d, "t = {t}: release of length {} for d = {d}", o.release.len());
+        if t == 1 {
+            ensure!(o.published, "t = 1 must publish");
+        }
+        // What the spec says this step does: (tests?, candidate budget, forced decision?).
+        // `forced`: Some(b) decides without a test; None: the decision rule with p.
+        let mut absorbed_if_published = 0.0;
+        let mut base_if_published = 0.0;
+        let (tests, p, forced): (bool, f64, Option<bool>) = match kind {
+            SchemeKind::Laplace => (false, eps, Some(true)),
+            SchemeKind::Uniform => (false, eps / w as f64, Some(true)),
+            SchemeKind::Sample => (false, eps, Some((t - 1) % w == 0)),
+            SchemeKind::Bd => {
+                if t == 1 {
+                    (false, eps / 4.0, Some(true))
+                } else {
+                    (true, (eps / 2.0 - tail_sum(&pub_hist, w - 1)) / 2.0, None)
+                }
+            }
+            SchemeKind::Ba => {
+                if l >= 1 && t - l < ml {
+                    // nullified: no test, no publication, nothing drawn
+                    (false, 0.0, Some(false))
+                } else if t == 1 {
+                    absorbed_if_published = 0.0;
+                    (false, s, Some(true))
+                } else {
+                    let m = (t - (l + ml - 1)).min(w);
+                    absorbed_if_published = (m - 1) as f64 * s;
+                    (true, m as f64 * s, None)
+                }
+            }
+            SchemeKind::Pba => {
+                if t == 1 {
+                    base_if_published = eps / 8.0;
+                    (false, eps / 8.0, Some(true))
+                } else {
+                    let quarter = eps / 4.0;
+                    let e = (quarter - tail_sum(&pub_hist, w - 1)) / 2.0;
+                    let a = if corr_at(corr, t) {
+                        let room = quarter - tail_sum(&abs_hist, w - 1);
+                        ensure!(
+                            room >= e - budget_tol(e, eps),
+                            "t = {t}: correlation cap binds ({room:e} < {e:e})"
+                        );
+                        e.min(room)
+                    } else {
+                        0.0
+                    };
+                    base_if_published = e;
+                    absorbed_if_published = a;
+                    (true, e + a, None)
+                }
+            }
+        };
+        let mut k = 0; // draws consumed
+        let expected = match forced {
+            Some(b) => b,
+            None => {
+                ensure!(!draws.is_empty(), "t = {t}: no test draw");
+                let (scale, x) = draws[0];
+                ensure_close(scale, test_scale, "test scale", t)?;
+                // Never less noise than asked: scale·s ≥ Δ exactly (fma's sign is exact).
+                ensure!(scale.mul_add(s, -delta) >= 0.0, "t = {t}: test scale {scale:e} < Δ/s");
+                k = 1;
+                let prev = prev.expect("t ≥ 2");
+                let sum: f64 = c.iter().zip(prev).map(|(c, r)| (c - r).abs()).sum();
+                let dis = (sum + x) / d as f64;
+                let b = delta / p;
+                let decision = p > 0.0 && b.is_finite() && dis > b;
+                // Within the rounding of p (see budget_tol) the decision may go either way.
+                let p_err = budget_tol(p, eps);
+                let ambiguous =
+                    p - p_err <= 0.0 || (dis >= delta / (p + p_err) && dis <= delta / (p - p_err));
+                if !ambiguous {
+                    ensure!(
+                        o.published == decision,
+                        "t = {t}: published = {}, but dis~ = {dis:e}, b = {b:e}",
+                        o.published
+                    );
+                }
+                o.published
+            }
+        };
+        ensure!(o.published == expected, "t = {t}: published = {}, expected {expected}", o.published);
+        ensure_close(sp.test, if tests { s } else { 0.0 }, "test budget", t)?;
+        let want_draws = usize::from(tests) + if o.published { d } else { 0 };
+        ensure!(draws.len() == want_draws, "t = {t}: {} draws, expected {want_draws}", draws.len());
+        if o.published {
+            ensure_budget(sp.publication, p, eps, "publication budget", t)?;
+            ensure_budget(sp.absorbed, absorbed_if_published, eps, "absorbed budget", t)?;
+            for j in 0..d {
+                let (scale, v) = draws[k + j];
+                ensure!(scale.mul_add(sp.publication, -delta) >= 0.0, "t = {t}: cell scale {scale:e} < Δ/p");
+                ensure_close(scale, delta / sp.publication, "cell scale", t)?;
+                ensure!(
+                    o.release[j].to_bits() == (c[j] + v).to_bits(),
+                    "t = {t}: release[{j}] = {} ≠ c + noise = {}",
+                    o.release[j],
+                    c[j] + v
+                );
+            }
+        } else {
+            ensure!(sp.publication == 0.0 && sp.absorbed == 0.0, "t = {t}: a skip spent a publication");
+            let prev = prev.expect("t ≥ 2");
+            ensure!(
+                o.release.iter().zip(prev).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "t = {t}: approximation is not a bit-for-bit copy of r_(t−1)"
+            );
+        }
+        // Bookkeeping for the next step.
+        match kind {
+            SchemeKind::Bd => pub_hist.push(sp.publication),
+            SchemeKind::Ba if o.published => {
+                let m = (sp.publication / s).round() as usize;
+                ensure!((1..=w).contains(&m), "t = {t}: m = {m} outside 1..=w");
+                ensure_close(sp.publication, m as f64 * s, "publication = m·s", t)?;
+                (l, ml) = (t, m);
+            }
+            SchemeKind::Pba => {
+                let (e, a) = if o.published { (base_if_published, sp.absorbed) } else { (0.0, 0.0) };
+                ensure!(
+                    a == 0.0 || (a - e).abs() <= budget_tol(e, eps),
+                    "t = {t}: absorbed {a:e} ∉ {{0, base {e:e}}}"
+                );
+                ensure!(corr_at(corr, t) || a == 0.0, "t = {t}: absorbed {a:e} without correlation");
+                pub_hist.push(e);
+                abs_hist.push(a);
+                let quarter = eps / 4.0 * (1.0 + TOL);
+                ensure!(tail_sum(&pub_hist, w) <= quarter, "t = {t}: base window sum > ε/4");
+                ensure!(tail_sum(&abs_hist, w) <= quarter, "t = {t}: absorbed window sum > ε/4");
+            }
+            _ => {}
+        }
+        ledger.push(sp.total());
+        prev = Some(&o.release);
+    }
+    if kind == SchemeKind::Laplace {
+        let want = stream.len().min(w) as f64 * eps;
+        ensure!(
+            close(ledger.max_window_budget(), want),
+            "laplace window max {} ≠ {want}",
+            ledger.max_window_budget()
+        );
+    } else {
+        ensure!(
+            ledger.within(eps) && ledger.max_window_budget() <= eps * (1.0 + 1e-12),
+            "(W) violated: max window budget {:e} > ε = {eps:e}",
+            ledger.max_window_budget()
+        );
+    }
+    Ok(())
+}
+
+/// The max window sum of `budgets` by the independent [`WindowLedger`].
+pub fn ledger_max(w: usize, budgets: &[f64]) -> f64 {
+    let mut l = WindowLedger::new(w);
+    budgets.iter().for_each(|&e| {
+        l.push(e);
+    });
+    l.max_window_budget()
+}
+
+/// Kinds of synthetic integer streams (spec §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamKind {
+    Constant,
+    RandomWalk,
+    Spikes,
+    Random,
+}
+
+pub const STREAM_KINDS: [StreamKind; 4] =
+    [StreamKind::Constant, StreamKind::RandomWalk, StreamKind::Spikes, StreamKind::Random];
+
+/// A stream of T integer count vectors with d cells.
+pub fn make_stream(kind: StreamKind, t_len: usize, d: usize, seed: u64) -> Vec<Vec<f64>> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let start: Vec<f64> = (0..d).map(|_| rng.random_range(0..1000u32) as f64).collect();
+    let mut cur = start.clone();
+    (0..t_len)
+        .map(|_| match kind {
+            StreamKind::Constant => start.clone(),
+            StreamKind::RandomWalk => {
+                for v in cur.iter_mut() {
+                    *v = (*v + rng.random_range(-5i32..=5) as f64).max(0.0);
+                }
+                cur.clone()
+            }
+            StreamKind::Spikes => {
+                let mut row: Vec<f64> = (0..d).map(|j| (start[j] / 10.0).floor()).collect();
+                if rng.random_bool(0.05) {
+                    let j = rng.random_range(0..d);
+                    row[j] += rng.random_range(1_000u32..100_000) as f64;
+                }
+                row
+            }
+            StreamKind::Random => (0..d).map(|_| rng.random_range(0..10_000u32) as f64).collect(),
+        })
+        .collect()
+}
+
+/// A correlation predicate for PBA chosen by `pick` (Schedule entries from `seed`).
+pub fn correlation(pick: u8, t_len: usize, seed: u64) -> PbaCorrelation {
+    match pick % 5 {
+        0 => PbaCorrelation::Always,
+        1 => PbaCorrelation::Never,
+        2 => PbaCorrelation::FromMatrices(true),
+        3 => PbaCorrelation::FromMatrices(false),
+        _ => {
+            let mut rng = StdRng::seed_from_u64(seed);
+            PbaCorrelation::Schedule((0..t_len).map(|_| rng.random()).collect())
+        }
+    }
+}
+
+/// Step kinds of a scripted decision pattern.
+///
+/// `F` first step (publish, no test), `P` test then publish, `S` test then skip,
+/// `N` nullified (no draw), `U` publish without test (uniform/sample/laplace),
+/// `R` repeat without test (sample).
+pub fn script(pattern: &str, d: usize, test_publish: f64, test_skip: f64, cell: f64) -> Vec<f64> {
+    let mut q = Vec::new();
+    for ch in pattern.chars() {
+        match ch {
+            'F' | 'U' => q.extend(std::iter::repeat_n(cell, d)),
+            'P' => {
+                q.push(test_publish);
+                q.extend(std::iter::repeat_n(cell, d));
+            }
+            'S' => q.push(test_skip),
+            'N' | 'R' => {}
+            ' ' => {}
+            other => panic!("bad pattern char {other}"),
+        }
+    }
+    q
+}
+
+/// Reads a counts file: header `timestamp_bucket,…`; the cells are the columns named `c`
+/// followed by digits.
+pub fn load_counts(path: &str) -> Vec<Vec<f64>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#'));
+    let header: Vec<&str> = lines.next().expect("header").split(',').map(str::trim).collect();
+    assert_eq!(header[0], "timestamp_bucket", "{path}: header");
+    let cols: Vec<usize> = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| h.len() > 1 && h.starts_with('c') && h[1..].bytes().all(|b| b.is_ascii_digit()))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(!cols.is_empty(), "{path}: no c<digits> columns");
+    lines
+        .map(|line| {
+            let f: Vec<&str> = line.split(',').map(str::trim).collect();
+            assert_eq!(f.len(), header.len(), "{path}: row {line}");
+            cols.iter()
+                .map(|&i| f[i].parse::<f64>().unwrap_or_else(|e| panic!("{path}: {}: {e}", f[i])))
+                .collect()
+        })
+        .collect()
+}

@@ -1,0 +1,148 @@
+//! The error type of `tpl-postprocess` (spec `map-postprocessing.md` §9, "Errors").
+
+use thiserror::Error;
+
+/// Everything that can be wrong with the input of a post-processing call.
+///
+/// Cells and steps are **1-based** in every variant and message (cell 1 is the first entry
+/// of a release; step 1 is the first release), like the rows and columns of `tpl-core`'s
+/// errors. The per-step functions ([`crate::map_step`], [`crate::map_integer_step`],
+/// [`crate::mle_step`]) do not know which step they serve; the stream driver
+/// ([`crate::filter`], [`crate::Filter::step`]) wraps their errors in
+/// [`PostprocessError::AtStep`], so a message reads "step 3: release value in cell 2 is NaN…".
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum PostprocessError {
+    /// A release (or a call) with zero cells: n = 0.
+    #[error("no cells: a release needs at least one value (n ≥ 1)")]
+    NoCells,
+    /// A stream with zero releases: T = 0.
+    #[error("no releases: at least one step is needed (T ≥ 1)")]
+    NoSteps,
+    /// A release value that is NaN or infinite.
+    #[error("release value in cell {cell} is {value}: releases must be finite")]
+    BadRelease {
+        /// 1-based cell index.
+        cell: usize,
+        /// The offending value.
+        value: f64,
+    },
+    /// A release whose length differs from the number of cells of the stream.
+    #[error("release has {len} cells, expected {expected}")]
+    ReleaseLength {
+        /// Cells found.
+        len: usize,
+        /// Cells of the stream (of its first release, or of the filter).
+        expected: usize,
+    },
+    /// A prior vector whose length differs from the number of cells.
+    #[error("prior has {len} entries, expected {expected} (one per cell)")]
+    PriorLength {
+        /// Entries found.
+        len: usize,
+        /// Number of cells.
+        expected: usize,
+    },
+    /// A prior entry that is negative, NaN or infinite.
+    #[error("prior entry for cell {cell} is {value}: entries must be finite and non-negative")]
+    BadPriorEntry {
+        /// 1-based cell index.
+        cell: usize,
+        /// The offending value.
+        value: f64,
+    },
+    /// A prior whose entries do not sum to 1 within 1e-9.
+    #[error("prior entries sum to {sum}, not 1 (tolerance 1e-9)")]
+    PriorSum {
+        /// The sum found.
+        sum: f64,
+    },
+    /// A likelihood weight a = ε_t/Δ that is negative, NaN or infinite.
+    #[error("likelihood weight a = {0} must be finite and ≥ 0")]
+    BadWeight(f64),
+    /// A population N (real-valued, for `map` and `mle`) that is negative, NaN or infinite.
+    #[error("population N = {0} must be finite and ≥ 0")]
+    BadTotal(f64),
+    /// A population N above 2^53, where counts stop being exact in f64.
+    #[error("population N = {0} exceeds 2^53 = 9007199254740992, the largest count exact in f64")]
+    TotalTooLarge(u64),
+    /// A per-step budget ε_t that is negative, NaN or infinite (ε_t = 0 is allowed).
+    #[error("budget ε = {0} must be finite and ≥ 0")]
+    BadBudget(f64),
+    /// A constant per-step budget ε that is not finite and > 0.
+    #[error("epsilon {0} must be finite and greater than 0")]
+    BadEpsilon(f64),
+    /// A budget sequence whose length differs from the number of releases.
+    #[error("{len} budgets for {expected} releases: one budget per step is needed")]
+    BudgetCount {
+        /// Budgets given.
+        len: usize,
+        /// Releases (T).
+        expected: usize,
+    },
+    /// A sensitivity Δ that is not finite and > 0.
+    #[error("sensitivity Δ = {0} must be finite and greater than 0")]
+    BadSensitivity(f64),
+    /// A weight ε_t/Δ that overflows (a huge budget over a tiny sensitivity).
+    #[error("budget ε = {epsilon} over sensitivity Δ = {sensitivity} gives a weight that is not finite")]
+    WeightOverflow {
+        /// The budget ε_t.
+        epsilon: f64,
+        /// The sensitivity Δ.
+        sensitivity: f64,
+    },
+    /// A transition matrix whose size differs from the number of cells.
+    #[error("transition matrix is {size}×{size} but the releases have {cells} cells")]
+    MatrixSize {
+        /// The matrix's n.
+        size: usize,
+        /// Cells of the releases.
+        cells: usize,
+    },
+    /// A map estimator over more than one step without a forward matrix.
+    #[error(
+        "estimator {estimator} needs a forward transition matrix to propagate its prior when there is more than one step (T = {horizon})"
+    )]
+    MissingForward {
+        /// The estimator's name.
+        estimator: &'static str,
+        /// The number of steps.
+        horizon: usize,
+    },
+    /// A vector (estimate) whose length differs from the release it is scored against.
+    #[error("estimate has {len} cells, expected {expected}")]
+    EstimateLength {
+        /// Entries found.
+        len: usize,
+        /// Number of cells.
+        expected: usize,
+    },
+    /// An estimate entry that is negative, NaN or infinite (objective evaluation).
+    #[error("estimate value in cell {cell} is {value}: estimates must be finite and non-negative")]
+    BadEstimate {
+        /// 1-based cell index.
+        cell: usize,
+        /// The offending value.
+        value: f64,
+    },
+    /// An estimator name other than `map`, `map-integer` or `mle`.
+    #[error("unknown estimator {0:?}: expected map, map-integer or mle")]
+    UnknownEstimator(String),
+    /// An error at one step of a stream.
+    #[error("step {step}: {source}")]
+    AtStep {
+        /// 1-based step.
+        step: usize,
+        /// What went wrong there.
+        source: Box<PostprocessError>,
+    },
+}
+
+impl PostprocessError {
+    /// Wraps `self` as having happened at 1-based `step`.
+    pub(crate) fn at_step(self, step: usize) -> Self {
+        Self::AtStep { step, source: Box::new(self) }
+    }
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T> = std::result::Result<T, PostprocessError>;

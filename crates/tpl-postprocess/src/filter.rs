@@ -1,0 +1,348 @@
+//! The stream driver (spec `map-postprocessing.md` §5 and §9): estimates step by step,
+//! each from the releases up to t only (a filter), with the prior carried forward through
+//! the public forward matrix.
+//!
+//! [`Filter`] is the stepper (one release in, one estimate out, for an open-ended stream);
+//! [`filter`] drives it over a whole recorded stream.
+
+use std::fmt;
+use std::str::FromStr;
+
+use tpl_core::TransitionMatrix;
+
+use crate::error::{PostprocessError, Result};
+use crate::prior::{PriorPolicy, PriorUpdate, Warning, propagate};
+use crate::{map, map_integer, mle, validate};
+
+/// Which per-step estimator a stream uses (spec §2–4, §6; the `--estimator` names of §11).
+///
+/// ```
+/// use tpl_postprocess::Estimator;
+/// assert_eq!("map-integer".parse::<Estimator>()?, Estimator::MapInteger);
+/// assert_eq!(Estimator::Mle.to_string(), "mle");
+/// # Ok::<(), tpl_postprocess::PostprocessError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum Estimator {
+    /// Continuous MAP, [`crate::map_step`] (the default).
+    #[default]
+    Map,
+    /// Integer MAP, [`crate::map_integer_step`]; estimates are integers.
+    MapInteger,
+    /// Least-squares MLE, [`crate::mle_step`]; ignores budgets, prior and correlation.
+    Mle,
+}
+
+impl Estimator {
+    /// Every estimator, in the order of spec §11's `--estimator` list.
+    pub const ALL: [Self; 3] = [Self::Map, Self::MapInteger, Self::Mle];
+
+    /// The name used on the command line and in JSON output: `map`, `map-integer`, `mle`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Map => "map",
+            Self::MapInteger => "map-integer",
+            Self::Mle => "mle",
+        }
+    }
+
+    /// Whether the estimator uses the prior (and so the forward matrix when T > 1).
+    pub fn uses_prior(self) -> bool {
+        !matches!(self, Self::Mle)
+    }
+}
+
+impl fmt::Display for Estimator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Estimator {
+    type Err = PostprocessError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|e| e.name() == s)
+            .ok_or_else(|| PostprocessError::UnknownEstimator(s.to_owned()))
+    }
+}
+
+/// Everything about a stream except its releases and budgets (spec §9).
+///
+/// ```
+/// use tpl_postprocess::{Estimator, FilterConfig, PriorPolicy};
+/// let c = FilterConfig::new(100);
+/// assert_eq!((c.sensitivity, c.estimator, c.prior), (2.0, Estimator::Map, PriorPolicy::Frequency));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct FilterConfig<'a> {
+    /// The population N (public and exact; spec §1), at most 2⁵³.
+    pub total: u64,
+    /// The L1 sensitivity Δ > 0 of one step's histogram; a_t = ε_t/Δ (spec §1, default 2).
+    pub sensitivity: f64,
+    /// How p_1 is chosen.
+    pub prior: PriorPolicy,
+    /// The public forward matrix P (row i: next cell of a user now in i). Needed by the map
+    /// estimators from step 2 on; validated against n whenever given.
+    pub forward: Option<&'a TransitionMatrix>,
+    /// The per-step estimator.
+    pub estimator: Estimator,
+    /// How the prior moves between steps.
+    pub update: PriorUpdate,
+}
+
+impl<'a> FilterConfig<'a> {
+    /// The spec's defaults for a population `total`: Δ = 2, frequency prior, no matrix,
+    /// `map`, closed loop.
+    pub fn new(total: u64) -> Self {
+        Self {
+            total,
+            sensitivity: 2.0,
+            prior: PriorPolicy::Frequency,
+            forward: None,
+            estimator: Estimator::Map,
+            update: PriorUpdate::ClosedLoop,
+        }
+    }
+}
+
+/// What one step of a [`Filter`] produced (spec §5: estimate, prior and warnings of step t).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FilterStep {
+    /// The estimate x̂_t (n values summing to N; integers for `map-integer`; unrounded for
+    /// `map` and `mle`).
+    pub estimate: Vec<f64>,
+    /// The prior p_t the estimate used (`None` for `mle`, which uses none).
+    pub prior: Option<Vec<f64>>,
+    /// Warnings raised at this step (only at step 1, by the frequency prior).
+    pub warnings: Vec<Warning>,
+}
+
+/// The stepper of spec §5: feeds one release at a time, keeps the prior state.
+///
+/// # Proof definition
+/// Step t returns the chosen estimator's solution for release r_t, weight a_t = ε_t/Δ and
+/// prior p_t, where p_1 comes from the [`PriorPolicy`] and, for t ≥ 2, p_t =
+/// normalize(w)·P with w = x̂_{t−1} ([`PriorUpdate::ClosedLoop`]) or w = p_{t−1}
+/// ([`PriorUpdate::OpenLoop`]). A failed step changes nothing: it can be retried.
+///
+/// # Runtime
+/// Per step, the solver (O(n log n) for `map`) plus O(n²) for the propagation through P.
+///
+/// ```
+/// use tpl_core::TransitionMatrix;
+/// use tpl_postprocess::{Filter, FilterConfig, PriorPolicy};
+/// let p = TransitionMatrix::smoothed_identity(3, 0.1)?;
+/// let config = FilterConfig { prior: PriorPolicy::Uniform, forward: Some(&p), ..FilterConfig::new(30) };
+/// let mut f = Filter::new(3, config)?;
+/// let s1 = f.step(&[12.0, 9.0, 8.0], 1.0)?;
+/// let s2 = f.step(&[14.0, 7.0, 10.0], 1.0)?;
+/// assert!((s2.estimate.iter().sum::<f64>() - 30.0).abs() < 1e-9);
+/// assert_ne!(s1.prior, s2.prior);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Filter<'a> {
+    config: FilterConfig<'a>,
+    cells: usize,
+    steps: usize,
+    /// p_{t−1} (map estimators; empty before step 1).
+    prior: Vec<f64>,
+    /// x̂_{t−1} (empty before step 1).
+    estimate: Vec<f64>,
+}
+
+impl<'a> Filter<'a> {
+    /// A filter for releases of `cells` cells.
+    ///
+    /// # Errors
+    /// [`NoCells`](PostprocessError::NoCells) for `cells = 0`;
+    /// [`TotalTooLarge`](PostprocessError::TotalTooLarge);
+    /// [`BadSensitivity`](PostprocessError::BadSensitivity);
+    /// [`MatrixSize`](PostprocessError::MatrixSize) for a forward matrix that is not
+    /// `cells`×`cells`; the prior errors of [`PriorPolicy::initial`] for an explicit prior
+    /// (checked for every estimator, although `mle` does not use it).
+    pub fn new(cells: usize, config: FilterConfig<'a>) -> Result<Self> {
+        if cells == 0 {
+            return Err(PostprocessError::NoCells);
+        }
+        validate::integer_total(config.total)?;
+        validate::sensitivity(config.sensitivity)?;
+        if let Some(m) = config.forward
+            && m.n() != cells
+        {
+            return Err(PostprocessError::MatrixSize { size: m.n(), cells });
+        }
+        config.prior.check(cells)?;
+        Ok(Self { config, cells, steps: 0, prior: Vec::new(), estimate: Vec::new() })
+    }
+
+    /// Number of steps done so far.
+    pub fn steps(&self) -> usize {
+        self.steps
+    }
+
+    /// Estimates the next step from its release and the budget ε_t ≥ 0 that set its noise
+    /// (ε_t = 0: no new information, x̂_t = N p_t for `map`).
+    ///
+    /// # Errors
+    /// All wrapped in [`AtStep`](PostprocessError::AtStep) with this step's number:
+    /// [`ReleaseLength`](PostprocessError::ReleaseLength),
+    /// [`BadRelease`](PostprocessError::BadRelease), [`BadBudget`](PostprocessError::BadBudget),
+    /// [`WeightOverflow`](PostprocessError::WeightOverflow), and
+    /// [`MissingForward`](PostprocessError::MissingForward) at step 2 or later of a map
+    /// estimator without a forward matrix.
+    pub fn step(&mut self, release: &[f64], epsilon: f64) -> Result<FilterStep> {
+        let t = self.steps + 1;
+        self.step_inner(release, epsilon, t).map_err(|e| e.at_step(t))
+    }
+
+    fn step_inner(&mut self, release: &[f64], epsilon: f64, t: usize) -> Result<FilterStep> {
+        if release.len() != self.cells {
+            return Err(PostprocessError::ReleaseLength { len: release.len(), expected: self.cells });
+        }
+        validate::release(release)?;
+        validate::budget(epsilon)?;
+        let a = epsilon / self.config.sensitivity;
+        if !a.is_finite() {
+            return Err(PostprocessError::WeightOverflow { epsilon, sensitivity: self.config.sensitivity });
+        }
+        let estimator = self.config.estimator;
+        let total = self.config.total;
+        let (prior, warnings) = if !estimator.uses_prior() {
+            (None, Vec::new())
+        } else if t == 1 {
+            let (p, w) = self.config.prior.initial_unchecked(release);
+            (Some(p), w)
+        } else {
+            let forward = self
+                .config
+                .forward
+                .ok_or(PostprocessError::MissingForward { estimator: estimator.name(), horizon: t })?;
+            let closed = self.config.update == PriorUpdate::ClosedLoop && total > 0;
+            let weights = if closed { &self.estimate } else { &self.prior };
+            (Some(propagate(weights, forward)), Vec::new())
+        };
+        let n_total = total as f64;
+        let estimate = match (estimator, &prior) {
+            (Estimator::Map, Some(p)) => map::solve(release, p, n_total, a).x,
+            (Estimator::MapInteger, Some(p)) => {
+                map_integer::solve(release, p, total, a).into_iter().map(|v| v as f64).collect()
+            }
+            _ => mle::solve(release, n_total),
+        };
+        self.steps = t;
+        if let Some(p) = &prior {
+            self.prior.clone_from(p);
+        }
+        self.estimate.clone_from(&estimate);
+        Ok(FilterStep { estimate, prior, warnings })
+    }
+}
+
+/// The estimates of a whole stream (spec §9).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimates {
+    /// The estimator that produced them.
+    pub estimator: Estimator,
+    /// Row t − 1 is x̂_t: T rows of n values.
+    pub estimates: Vec<Vec<f64>>,
+    /// Warnings raised along the way (spec §5), for the caller to show.
+    pub warnings: Vec<Warning>,
+}
+
+impl Estimates {
+    /// The estimates as integers, for `map-integer` (exact: N ≤ 2⁵³); `None` for the other
+    /// estimators, whose estimates are real.
+    pub fn integers(&self) -> Option<Vec<Vec<u64>>> {
+        (self.estimator == Estimator::MapInteger)
+            .then(|| self.estimates.iter().map(|row| row.iter().map(|&v| v as u64).collect()).collect())
+    }
+}
+
+/// Post-processes a whole recorded stream (spec §5 and §9): the [`Filter`] over
+/// `releases` (T rows of n values) with budgets ε_1..ε_T.
+///
+/// `sensitivity` is Δ (a_t = ε_t/Δ), `total` the population N, `policy` the initial prior,
+/// `forward` the public forward matrix P (required when T > 1 for the map estimators;
+/// validated against n whenever given), `update` the prior propagation.
+///
+/// # Errors
+/// Checked before any step runs: [`NoSteps`](PostprocessError::NoSteps),
+/// [`NoCells`](PostprocessError::NoCells),
+/// [`BudgetCount`](PostprocessError::BudgetCount),
+/// [`MissingForward`](PostprocessError::MissingForward), and those of [`Filter::new`]; then
+/// those of [`Filter::step`], which name the step.
+///
+/// # Citations
+/// Spec `map-postprocessing.md` §5 (closed-loop propagation is the authors' code; DBSec
+/// 2023 eq. (7)).
+///
+/// ```
+/// use tpl_core::TransitionMatrix;
+/// use tpl_postprocess::{Estimator, PriorPolicy, PriorUpdate, filter};
+/// let p = TransitionMatrix::smoothed_identity(3, 0.05)?;
+/// let releases = vec![vec![52.0, 31.0, 14.0], vec![40.0, 37.0, 30.0], vec![49.0, 30.0, 26.0]];
+/// let out = filter(&releases, &[0.5; 3], 2.0, 100, &PriorPolicy::Frequency, Some(&p),
+///                  Estimator::Map, PriorUpdate::ClosedLoop)?;
+/// assert_eq!(out.estimates.len(), 3);
+/// assert!(out.estimates.iter().all(|x| (x.iter().sum::<f64>() - 100.0).abs() < 1e-9));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[allow(clippy::too_many_arguments)] // the spec's §9 signature, one argument per concept
+pub fn filter<R: AsRef<[f64]>>(
+    releases: &[R],
+    budgets: &[f64],
+    sensitivity: f64,
+    total: u64,
+    policy: &PriorPolicy,
+    forward: Option<&TransitionMatrix>,
+    estimator: Estimator,
+    update: PriorUpdate,
+) -> Result<Estimates> {
+    let horizon = releases.len();
+    let Some(first) = releases.first() else {
+        return Err(PostprocessError::NoSteps);
+    };
+    let cells = first.as_ref().len();
+    if budgets.len() != horizon {
+        return Err(PostprocessError::BudgetCount { len: budgets.len(), expected: horizon });
+    }
+    if horizon > 1 && estimator.uses_prior() && forward.is_none() {
+        return Err(PostprocessError::MissingForward { estimator: estimator.name(), horizon });
+    }
+    let config = FilterConfig { total, sensitivity, prior: policy.clone(), forward, estimator, update };
+    let mut stepper = Filter::new(cells, config)?;
+    let mut estimates = Vec::with_capacity(horizon);
+    let mut warnings = Vec::new();
+    for (release, &epsilon) in releases.iter().zip(budgets) {
+        let step = stepper.step(release.as_ref(), epsilon)?;
+        estimates.push(step.estimate);
+        warnings.extend(step.warnings);
+    }
+    Ok(Estimates { estimator, estimates, warnings })
+}
+
+/// ε_1 = … = ε_T = `epsilon`: the budgets of `--epsilon E_t` (spec §11), where the per-step
+/// budget must be strictly positive.
+///
+/// # Errors
+/// [`BadEpsilon`](PostprocessError::BadEpsilon) unless ε is finite and > 0;
+/// [`NoSteps`](PostprocessError::NoSteps) for a horizon of 0.
+///
+/// ```
+/// assert_eq!(tpl_postprocess::constant_budgets(0.5, 3)?, vec![0.5; 3]);
+/// assert!(tpl_postprocess::constant_budgets(0.0, 3).is_err());
+/// # Ok::<(), tpl_postprocess::PostprocessError>(())
+/// ```
+pub fn constant_budgets(epsilon: f64, horizon: usize) -> Result<Vec<f64>> {
+    if !(epsilon.is_finite() && epsilon > 0.0) {
+        return Err(PostprocessError::BadEpsilon(epsilon));
+    }
+    if horizon == 0 {
+        return Err(PostprocessError::NoSteps);
+    }
+    Ok(vec![epsilon; horizon])
+}

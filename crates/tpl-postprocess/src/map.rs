@@ -1,0 +1,401 @@
+//! The continuous MAP estimator `map` and its exact O(n log n) breakpoint solver
+//! (spec `map-postprocessing.md` §2–3).
+//!
+//! The per-step problem is
+//!
+//!   minimise F(x) = a Σ_i |x_i − r_i| + Σ_i (x_i ln(x_i/p_i) − x_i)  s.t. Σ_i x_i = N, x ≥ 0,
+//!
+//! whose unique minimiser is x_i(λ*) = median(r_i, p_i e^{λ*−a}, p_i e^{λ*+a}) for the λ* with
+//! Σ_i x_i(λ*) = N. S(λ) = Σ_i x_i(λ) is piecewise of the form
+//! e^{λ−a}P_above + e^{λ+a}P_below + R_at between the 2m breakpoints g_i ± a
+//! (g_i = ln r_i − ln p_i), so sorting the breakpoints and a binary search for the piece
+//! that holds N leave one closed-form equation.
+
+use crate::error::Result;
+use crate::numeric::{clamp_between, ln_or_neg_inf, logaddexp, sum4};
+use crate::validate;
+
+/// The solution of one step of the continuous MAP problem (spec §3).
+///
+/// # Proof definition
+/// `x` is the unique minimiser of F over {x ≥ 0, Σx = N} (x_i = 0 wherever p_i = 0), and
+/// every x_i equals median(r_i, p_i e^{λ−a}, p_i e^{λ+a}) for `lambda = Some(λ)`, the
+/// multiplier of the sum constraint. `lambda` is `None` exactly when it is not unique: when
+/// N = 0 (x = 0; the multiplier is −∞) and when every cell of positive prior sits at its
+/// release (x = r; any λ of an interval fits).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapStep {
+    /// The estimate x̂ (length n, non-negative, summing to N).
+    pub x: Vec<f64>,
+    /// The multiplier λ* of Σx = N, when unique.
+    pub lambda: Option<f64>,
+}
+
+/// One step of the continuous MAP estimator `map` (spec §2–3; DBSec 2023 §5 with the
+/// first-order Stirling form, spec §2 \[D\]): the minimiser of
+/// F(x) = a Σ|x_i − r_i| + Σ(x_i ln(x_i/p_i) − x_i) over real x ≥ 0 with Σx = N.
+///
+/// - `r`: the release (any finite reals; a negative r_i acts like r_i = 0),
+/// - `p`: the prior probability vector p_t (finite, ≥ 0, summing to 1 within 1e-9; used as
+///   given, not rescaled),
+/// - `total`: the population N ≥ 0,
+/// - `a`: the likelihood weight a = ε_t/Δ ≥ 0 (a = 0 gives x = N p).
+///
+/// # Proof definition
+/// Returns the unique minimiser and its multiplier as described at [`MapStep`]. Accuracy
+/// (spec §3): per cell within about 1e-15·N of the exact minimiser for a ≤ 10³; no NaN or
+/// infinity for any finite input. A cell with p_i = 0 gets x_i = 0 whatever r_i.
+///
+/// # Errors
+/// [`NoCells`](crate::PostprocessError::NoCells) for an empty release;
+/// [`BadRelease`](crate::PostprocessError::BadRelease) for a non-finite r_i;
+/// [`PriorLength`](crate::PostprocessError::PriorLength),
+/// [`BadPriorEntry`](crate::PostprocessError::BadPriorEntry) or
+/// [`PriorSum`](crate::PostprocessError::PriorSum) for a prior that is not a probability
+/// vector over the n cells; [`BadTotal`](crate::PostprocessError::BadTotal) for N < 0 or
+/// non-finite; [`BadWeight`](crate::PostprocessError::BadWeight) for a < 0 or non-finite.
+///
+/// # Runtime
+/// O(n log n): one sort of the m ≤ n breakpoint centres, a binary search over the 2m
+/// breakpoints with an O(n) evaluation of S per probe, and O(n) for the piece.
+///
+/// # Citations
+/// Spec `map-postprocessing.md` §3 (breakpoint algorithm); X. Cao, Y. Cao, Yoshikawa,
+/// Nakamura, DBSec 2023, §5.3 (the nonlinear program this relaxes).
+///
+/// ```
+/// use tpl_postprocess::map_step;
+/// // The spec's first hand case: x = (8, 2), λ = ln 8.
+/// let s = map_step(&[10.0, 0.0], &[0.5, 0.5], 10.0, 2f64.ln())?;
+/// assert!((s.x[0] - 8.0).abs() < 1e-12 && (s.x[1] - 2.0).abs() < 1e-12);
+/// assert!((s.lambda.unwrap() - 8f64.ln()).abs() < 1e-12);
+/// // Every cell at its release: x = r and the multiplier is not unique.
+/// let s = map_step(&[6.0, 4.0], &[0.5, 0.5], 10.0, 1.0)?;
+/// assert_eq!((s.x, s.lambda), (vec![6.0, 4.0], None));
+/// # Ok::<(), tpl_postprocess::PostprocessError>(())
+/// ```
+pub fn map_step(r: &[f64], p: &[f64], total: f64, a: f64) -> Result<MapStep> {
+    validate::release(r)?;
+    validate::prior(p, r.len())?;
+    validate::real_total(total)?;
+    validate::weight(a)?;
+    Ok(solve(r, p, total, a))
+}
+
+/// The MAP objective F(x) = a Σ|x_i − r_i| + Σ(x_i ln(x_i/p_i) − x_i) of spec §2, natural
+/// logarithms, no constant dropped (the convention of the reference file's
+/// `map.objective`), with 0 ln 0 = 0. Infeasible points (x_i > 0 where p_i = 0) give +∞.
+/// The sum constraint is not checked: F is defined for any x ≥ 0.
+///
+/// # Errors
+/// As [`map_step`] for `r`, `p` and `a`; [`EstimateLength`](crate::PostprocessError::EstimateLength)
+/// or [`BadEstimate`](crate::PostprocessError::BadEstimate) for an `x` of the wrong length
+/// or with a negative or non-finite entry.
+///
+/// ```
+/// use tpl_postprocess::map_objective;
+/// let f = map_objective(&[10.0, 0.0], &[0.5, 0.5], 2f64.ln(), &[8.0, 2.0])?;
+/// assert!((f - (40.0 * 2f64.ln() - 10.0)).abs() < 1e-12);
+/// # Ok::<(), tpl_postprocess::PostprocessError>(())
+/// ```
+pub fn map_objective(r: &[f64], p: &[f64], a: f64, x: &[f64]) -> Result<f64> {
+    validate::release(r)?;
+    validate::prior(p, r.len())?;
+    validate::weight(a)?;
+    validate::estimate(x, r.len())?;
+    Ok(r.iter()
+        .zip(p)
+        .zip(x)
+        .map(|((&ri, &pi), &xi)| {
+            let entropy = match (xi > 0.0, pi > 0.0) {
+                (false, _) => 0.0,
+                (true, true) => xi * (xi.ln() - pi.ln()) - xi,
+                (true, false) => f64::INFINITY,
+            };
+            a * (xi - ri).abs() + entropy
+        })
+        .sum())
+}
+
+/// One breakpoint of S(λ): its position β and the exact pair (β − a, β + a) computed from
+/// g_i (not from β, which would cost a·2⁻⁵² of accuracy; spec §3 step 4).
+#[derive(Clone, Copy)]
+struct Breakpoint {
+    lo: f64,
+    hi: f64,
+    /// Whether this is the upper breakpoint g_i + a (the cell leaves "at" for "above").
+    upper: bool,
+}
+
+/// How to form p_i·e^c for all cells at once: with one scalar exponential when e^c is
+/// finite (the common case, vectorisable and more accurate than e^{ln p_i + c}), with two
+/// when e^c overflows but e^{c/2} does not (p_i ≤ 1 keeps (p_i e^{c/2}) e^{c/2} finite or a
+/// true overflow), per cell in log space beyond that. Never 0·∞.
+#[derive(Clone, Copy)]
+enum Scale {
+    One(f64),
+    Two(f64),
+    Log(f64),
+}
+
+impl Scale {
+    fn new(c: f64) -> Self {
+        let e = c.exp();
+        if e.is_finite() {
+            // Includes underflow to a subnormal or 0: then p_i e^c < 2.3e-308 and the
+            // absolute error is below that, negligible next to any N of interest.
+            return Self::One(e);
+        }
+        let h = (0.5 * c).exp();
+        if h.is_finite() { Self::Two(h) } else { Self::Log(c) }
+    }
+
+    #[inline]
+    fn apply(self, p: f64, ln_p: f64) -> f64 {
+        match self {
+            Self::One(e) => p * e,
+            Self::Two(h) => (p * h) * h,
+            Self::Log(c) => {
+                if p > 0.0 {
+                    (ln_p + c).exp()
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
+}
+
+/// x_i(λ) = median(r_i, p_i e^{lo}, p_i e^{hi}) with (lo, hi) = (λ − a, λ + a), written into
+/// `out` (or summed, see [`sum_at`]). Cells with p_i = 0 give 0.
+fn fill_at(r: &[f64], p: &[f64], ln_p: &[f64], lo: f64, hi: f64, out: &mut [f64]) {
+    let (sl, sh) = (Scale::new(lo), Scale::new(hi));
+    for i in 0..r.len() {
+        out[i] = clamp_between(r[i], sl.apply(p[i], ln_p[i]), sh.apply(p[i], ln_p[i]));
+    }
+}
+
+/// S(λ) = Σ_i x_i(λ) at the pair (lo, hi) = (λ − a, λ + a), from its definition (spec §3
+/// step 5: no running sums carried between probes).
+fn sum_at(r: &[f64], p: &[f64], ln_p: &[f64], lo: f64, hi: f64) -> f64 {
+    match (Scale::new(lo), Scale::new(hi)) {
+        // The hot case, kept free of per-cell branches so that it vectorises.
+        (Scale::One(el), Scale::One(eh)) => {
+            sum4(r.iter().zip(p).map(|(&ri, &pi)| clamp_between(ri, pi * el, pi * eh)))
+        }
+        (sl, sh) => sum4(
+            r.iter()
+                .zip(p)
+                .zip(ln_p)
+                .map(|((&ri, &pi), &lp)| clamp_between(ri, sl.apply(pi, lp), sh.apply(pi, lp))),
+        ),
+    }
+}
+
+/// x + d for a log-quantity x that may be −∞ (keeps −∞ even when d = +∞, instead of NaN).
+#[inline]
+fn shift(x: f64, d: f64) -> f64 {
+    if x == f64::NEG_INFINITY { x } else { x + d }
+}
+
+/// The breakpoint algorithm of spec §3 on validated input.
+pub(crate) fn solve(r: &[f64], p: &[f64], total: f64, a: f64) -> MapStep {
+    let n = r.len();
+    let mut x = vec![0.0; n];
+    // Step 1.
+    if total == 0.0 {
+        return MapStep { x, lambda: None };
+    }
+    let ln_p: Vec<f64> = p.iter().map(|&v| ln_or_neg_inf(v)).collect();
+    let two_a = 2.0 * a;
+
+    // Step 2: g_i for the cells of A = {p_i > 0} with r_i > 0, sorted (ties by index, so
+    // that the result does not depend on the sort's stability).
+    let mut centres: Vec<(f64, usize)> =
+        (0..n).filter(|&i| p[i] > 0.0 && r[i] > 0.0).map(|i| (r[i].ln() - ln_p[i], i)).collect();
+    centres.sort_unstable_by(|u, v| u.0.total_cmp(&v.0).then(u.1.cmp(&v.1)));
+    let m = centres.len();
+
+    // Step 3: every cell of A at its release.
+    let in_a = p.iter().filter(|&&v| v > 0.0).count();
+    if m > 0 && m == in_a {
+        let sum_r: f64 = (0..n).filter(|&i| p[i] > 0.0).map(|i| r[i]).sum();
+        let spread = centres[m - 1].0 - centres[0].0;
+        if sum_r == total && spread < two_a {
+            for &(_, i) in &centres {
+                x[i] = r[i];
+            }
+            return MapStep { x, lambda: None };
+        }
+    }
+
+    // Step 4: the 2m breakpoints in order, by merging the lower ones g_i − a (sorted, since
+    // rounding is monotone) with the upper ones g_i + a. A tie puts the lower one first,
+    // which keeps every cell's lower breakpoint before its upper one even when a is below
+    // an ulp of g_i.
+    let mut breakpoints = Vec::with_capacity(2 * m);
+    let (mut l, mut u) = (0, 0);
+    while u < m {
+        let take_lower = l < m && centres[l].0 - a <= centres[u].0 + a;
+        if take_lower {
+            let g = centres[l].0;
+            breakpoints.push(Breakpoint { lo: g - two_a, hi: g, upper: false });
+            l += 1;
+        } else {
+            let g = centres[u].0;
+            breakpoints.push(Breakpoint { lo: g, hi: g + two_a, upper: true });
+            u += 1;
+        }
+    }
+
+    // Step 5: the first breakpoint k with S(β_k) ≥ N. A hand-written search, so that
+    // S(β_{k−1}) < N ≤ S(β_k) holds for the probes actually made even if rounding breaks
+    // the monotonicity of S by an ulp.
+    let (mut lo_k, mut hi_k) = (0, breakpoints.len());
+    while lo_k < hi_k {
+        let mid = lo_k + (hi_k - lo_k) / 2;
+        let b = breakpoints[mid];
+        if sum_at(r, p, &ln_p, b.lo, b.hi) < total {
+            lo_k = mid + 1;
+        } else {
+            hi_k = mid;
+        }
+    }
+    let k = lo_k;
+
+    // Step 6: classify on the piece (β_{k−1}, β_k]. The breakpoints before position k are
+    // `lowers` lower ones and `uppers` upper ones; since both kinds come in the order of
+    // g, the cells of rank < uppers are above, of rank ≥ lowers below, the rest at their
+    // release. (Counting positions rather than comparing β values keeps the classification
+    // consistent when distinct g_i ± a round to the same double.) Direct sums, no carrying.
+    let uppers = breakpoints[..k].iter().filter(|b| b.upper).count();
+    let lowers = k - uppers;
+    let mut p_above: f64 = (0..n).filter(|&i| p[i] > 0.0 && r[i] <= 0.0).map(|i| p[i]).sum();
+    p_above += centres[..uppers].iter().map(|&(_, i)| p[i]).sum::<f64>();
+    let p_below: f64 = centres[lowers..].iter().map(|&(_, i)| p[i]).sum();
+    let r_at: f64 = centres[uppers..lowers].iter().map(|&(_, i)| r[i]).sum();
+    let rest = total - r_at;
+
+    // Steps 7–8.
+    // (With no breakpoint at all, every cell of A is above and the first branch applies:
+    // the test on `is_empty` only spells out that the fallback below never indexes an
+    // empty list.)
+    let (lo, hi, lambda) = if breakpoints.is_empty() || (rest > 0.0 && (p_above > 0.0 || p_below > 0.0)) {
+        let ln_rest = rest.ln();
+        let (ln_above, ln_below) = (ln_or_neg_inf(p_above), ln_or_neg_inf(p_below));
+        // S = e^{λ−a}P_above + e^{λ+a}P_below + R_at = N, solved for λ − a, λ + a and λ
+        // in log space (never e^a).
+        let lo = ln_rest - logaddexp(ln_above, shift(ln_below, two_a));
+        let hi = ln_rest - logaddexp(shift(ln_above, -two_a), ln_below);
+        let lambda = ln_rest - logaddexp(shift(ln_above, -a), shift(ln_below, a));
+        (lo, hi, lambda)
+    } else {
+        // S met N at the piece's left end up to rounding: λ* = β_{k−1}. (k = 0 cannot get
+        // here: on the first piece R_at = 0 and P_above + P_below = Σ_A p > 0.)
+        let b = breakpoints[k.saturating_sub(1)];
+        let beta = if b.upper { b.lo + a } else { b.hi - a };
+        (b.lo, b.hi, beta)
+    };
+    fill_at(r, p, &ln_p, lo, hi, &mut x);
+    if in_a == 1 {
+        // The only feasible point; exact rather than e^{ln N} (the spec's "n = 1 → (N)").
+        x.iter_mut().zip(p).for_each(|(v, &pi)| *v = if pi > 0.0 { total } else { 0.0 });
+    }
+    MapStep { x, lambda: Some(lambda) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: &[f64], b: &[f64], tol: f64) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(u, v)| (u - v).abs() <= tol)
+    }
+
+    #[test]
+    fn hand_case_half_half() {
+        let s = map_step(&[10.0, 0.0], &[0.5, 0.5], 10.0, 2f64.ln()).unwrap();
+        assert!(close(&s.x, &[8.0, 2.0], 1e-12), "{:?}", s.x);
+        assert!((s.lambda.unwrap() - 8f64.ln()).abs() < 1e-12);
+        let f = map_objective(&[10.0, 0.0], &[0.5, 0.5], 2f64.ln(), &s.x).unwrap();
+        assert!((f - (40.0 * 2f64.ln() - 10.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn all_at_release() {
+        let s = map_step(&[6.0, 4.0], &[0.5, 0.5], 10.0, 1.0).unwrap();
+        assert_eq!(s.x, vec![6.0, 4.0]);
+        assert_eq!(s.lambda, None);
+    }
+
+    #[test]
+    fn zero_release_and_zero_weight_give_prior_mean() {
+        let p = [0.2, 0.3, 0.5];
+        for a in [0.0, 1e-6, 1.0, 1e3] {
+            let s = map_step(&[0.0; 3], &p, 7.0, a).unwrap();
+            assert!(close(&s.x, &[1.4, 2.1, 3.5], 1e-12 * 7.0), "a = {a}: {:?}", s.x);
+        }
+        let s = map_step(&[5.0, -3.0, 2.5], &p, 7.0, 0.0).unwrap();
+        assert!(close(&s.x, &[1.4, 2.1, 3.5], 1e-12 * 7.0), "{:?}", s.x);
+    }
+
+    #[test]
+    fn single_cell_and_empty_population() {
+        assert_eq!(map_step(&[3.0], &[1.0], 5.0, 0.7).unwrap().x, vec![5.0]);
+        let s = map_step(&[3.0, 1.0], &[0.5, 0.5], 0.0, 0.7).unwrap();
+        assert_eq!((s.x, s.lambda), (vec![0.0, 0.0], None));
+    }
+
+    #[test]
+    fn huge_weight_does_not_overflow() {
+        let s = map_step(&[3.0, 1.0, 0.0], &[0.2, 0.3, 0.5], 4.0, 1000.0).unwrap();
+        assert!(close(&s.x, &[3.0, 1.0, 0.0], 1e-12 * 4.0), "{:?}", s.x);
+        for a in [1e6, 1e300, f64::MAX] {
+            let s = map_step(&[3.0, 1.0, 0.0, 2.0], &[0.2, 0.3, 0.4, 0.1], 5.0, a).unwrap();
+            assert!(s.x.iter().all(|v| v.is_finite()), "a = {a}: {:?}", s.x);
+            assert!((s.x.iter().sum::<f64>() - 5.0).abs() <= 1e-9 * 5.0, "a = {a}: {:?}", s.x);
+        }
+    }
+
+    #[test]
+    fn zero_prior_with_positive_release_is_zero_not_nan() {
+        let s = map_step(&[50.0, 3.0, 0.0], &[0.0, 0.6, 0.4], 10.0, 1.0).unwrap();
+        assert_eq!(s.x[0], 0.0);
+        assert!((s.x.iter().sum::<f64>() - 10.0).abs() < 1e-12);
+        assert!(s.x.iter().all(|v| v.is_finite()));
+    }
+
+    #[test]
+    fn tiny_prior_entries_stay_finite() {
+        let p = [1e-300, 1.0 - 1e-300, 0.0];
+        let s = map_step(&[1e9, 2.0, 7.0], &p, 1e9, 3.0).unwrap();
+        assert!(s.x.iter().all(|v| v.is_finite()));
+        assert!((s.x.iter().sum::<f64>() - 1e9).abs() <= 1e-9 * 1e9);
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        use crate::PostprocessError as E;
+        assert_eq!(map_step(&[], &[], 1.0, 1.0), Err(E::NoCells));
+        assert_eq!(
+            map_step(&[1.0, f64::NAN], &[0.5, 0.5], 1.0, 1.0).unwrap_err().to_string(),
+            "release value in cell 2 is NaN: releases must be finite"
+        );
+        assert!(matches!(
+            map_step(&[1.0, f64::INFINITY], &[0.5, 0.5], 1.0, 1.0),
+            Err(E::BadRelease { cell: 2, .. })
+        ));
+        assert_eq!(map_step(&[1.0], &[0.5, 0.5], 1.0, 1.0), Err(E::PriorLength { len: 2, expected: 1 }));
+        assert_eq!(
+            map_step(&[1.0, 1.0], &[1.5, -0.5], 1.0, 1.0),
+            Err(E::BadPriorEntry { cell: 2, value: -0.5 })
+        );
+        assert!(matches!(map_step(&[1.0, 1.0], &[0.5, 0.6], 1.0, 1.0), Err(E::PriorSum { .. })));
+        assert_eq!(map_step(&[1.0], &[1.0], -1.0, 1.0), Err(E::BadTotal(-1.0)));
+        assert!(matches!(map_step(&[1.0], &[1.0], f64::NAN, 1.0), Err(E::BadTotal(_))));
+        assert_eq!(map_step(&[1.0], &[1.0], 1.0, -0.5), Err(E::BadWeight(-0.5)));
+        assert!(matches!(map_step(&[1.0], &[1.0], 1.0, f64::INFINITY), Err(E::BadWeight(_))));
+        assert!(matches!(map_objective(&[1.0], &[1.0], 1.0, &[-1.0]), Err(E::BadEstimate { cell: 1, .. })));
+        assert!(matches!(map_objective(&[1.0], &[1.0], 1.0, &[1.0, 2.0]), Err(E::EstimateLength { .. })));
+    }
+}

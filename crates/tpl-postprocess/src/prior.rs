@@ -1,0 +1,218 @@
+//! Priors over time (spec `map-postprocessing.md` §5): the initial prior p_1 and its
+//! propagation p_t = normalize(·)·P through the public forward matrix.
+
+use std::fmt;
+
+use tpl_core::TransitionMatrix;
+
+use crate::error::Result;
+use crate::validate;
+
+/// How the prior p_1 of the first step is chosen (spec §5 "Initial prior"; DBSec 2023 §5.2.2
+/// "frequency p-d" and "uniform p-d").
+///
+/// ```
+/// use tpl_postprocess::{PriorPolicy, Warning};
+/// let (p, w) = PriorPolicy::Frequency.initial(&[3.0, 1.0, -2.0])?;
+/// assert_eq!(p, vec![0.75, 0.25, 0.0]);
+/// assert_eq!(w, vec![Warning::ZeroPriorCells { cells: vec![3] }]);
+/// assert_eq!(PriorPolicy::Uniform.initial(&[3.0, 1.0])?.0, vec![0.5, 0.5]);
+/// # Ok::<(), tpl_postprocess::PostprocessError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum PriorPolicy {
+    /// p_1 = r_1⁺ / Σ_i r_{1,i}⁺ (the default). Cells with r_{1,i} ≤ 0 get p_{1,i} = 0, hence
+    /// the estimate 0 at t = 1, with a [`Warning::ZeroPriorCells`]; an all-non-positive r_1
+    /// falls back to uniform with a [`Warning::UniformFallback`] \[D\]. Note that this prior
+    /// reuses r_1, which the step-1 likelihood already counts.
+    #[default]
+    Frequency,
+    /// p_1 = (1/n, …, 1/n).
+    Uniform,
+    /// A given vector: n finite non-negative values summing to 1 within 1e-9, divided by
+    /// their sum before use.
+    Explicit(Vec<f64>),
+}
+
+/// How the prior moves from one step to the next (spec §5 "Propagation" \[D\]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PriorUpdate {
+    /// p_t = (x̂_{t−1} / Σ_i x̂_{t−1,i})·P with the previous (unrounded) estimate of the same
+    /// estimator — the authors' code, and what the CLI uses. (With N = 0 every estimate is 0
+    /// and the open-loop update stands in; the prior is then irrelevant.)
+    #[default]
+    ClosedLoop,
+    /// p_t = p_{t−1}·P = p_1 P^{t−1}, ignoring the estimates (the other reading of DBSec
+    /// 2023 eq. (7)).
+    OpenLoop,
+}
+
+/// Something worth telling the user that does not stop the computation (spec §5). The
+/// library never prints; the CLI writes these to stderr. Cells are 1-based.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Warning {
+    /// The frequency prior was asked for but the first release has no positive count, so
+    /// r_1⁺/Σr_1⁺ is undefined: the uniform prior was used instead \[D\].
+    UniformFallback,
+    /// The frequency prior is 0 in these cells (their first release is ≤ 0), so they are
+    /// estimated as 0 at step 1.
+    ZeroPriorCells {
+        /// 1-based cell indices, ascending.
+        cells: Vec<usize>,
+    },
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::UniformFallback => f.write_str(
+                "the first release has no positive count, so the frequency prior is undefined: using the uniform prior",
+            ),
+            Self::ZeroPriorCells { cells } => {
+                let list: Vec<String> = cells.iter().map(ToString::to_string).collect();
+                let (noun, subject) = if cells.len() == 1 { ("cell", "it is") } else { ("cells", "they are") };
+                write!(
+                    f,
+                    "the frequency prior is 0 in {noun} {} (first release ≤ 0): {subject} estimated as 0 at step 1",
+                    list.join(", ")
+                )
+            }
+        }
+    }
+}
+
+impl PriorPolicy {
+    /// The prior p_1 for a stream whose first release is `first_release` (spec §5), and
+    /// the warnings it raises. The result sums to 1 up to rounding.
+    ///
+    /// # Errors
+    /// [`NoCells`](crate::PostprocessError::NoCells) or
+    /// [`BadRelease`](crate::PostprocessError::BadRelease) for the release; for
+    /// `Explicit`, [`PriorLength`](crate::PostprocessError::PriorLength),
+    /// [`BadPriorEntry`](crate::PostprocessError::BadPriorEntry) or
+    /// [`PriorSum`](crate::PostprocessError::PriorSum).
+    pub fn initial(&self, first_release: &[f64]) -> Result<(Vec<f64>, Vec<Warning>)> {
+        validate::release(first_release)?;
+        self.check(first_release.len())?;
+        Ok(self.initial_unchecked(first_release))
+    }
+
+    /// Checks an explicit vector against `n` cells (the other policies always fit).
+    pub(crate) fn check(&self, n: usize) -> Result<()> {
+        match self {
+            Self::Explicit(p) => validate::prior(p, n),
+            Self::Frequency | Self::Uniform => Ok(()),
+        }
+    }
+
+    /// [`PriorPolicy::initial`] on validated input.
+    pub(crate) fn initial_unchecked(&self, r: &[f64]) -> (Vec<f64>, Vec<Warning>) {
+        let n = r.len();
+        let uniform = || vec![1.0 / n as f64; n];
+        match self {
+            Self::Uniform => (uniform(), Vec::new()),
+            Self::Explicit(p) => {
+                let sum: f64 = p.iter().sum();
+                (p.iter().map(|v| v / sum).collect(), Vec::new())
+            }
+            Self::Frequency => {
+                // Scaled by the largest count first, so that the sum cannot overflow.
+                let largest = r.iter().fold(0.0f64, |m, &v| m.max(v));
+                if largest <= 0.0 {
+                    return (uniform(), vec![Warning::UniformFallback]);
+                }
+                let scaled: Vec<f64> = r.iter().map(|&v| v.max(0.0) / largest).collect();
+                let sum: f64 = scaled.iter().sum();
+                let p: Vec<f64> = scaled.iter().map(|v| v / sum).collect();
+                let zeros: Vec<usize> = (0..n).filter(|&i| p[i] == 0.0).map(|i| i + 1).collect();
+                let warnings = if zeros.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![Warning::ZeroPriorCells { cells: zeros }]
+                };
+                (p, warnings)
+            }
+        }
+    }
+}
+
+/// (w / Σw)·P for non-negative weights w with Σw > 0 and an n×n matrix (spec §5): the
+/// distribution of a user one step after being drawn from w.
+///
+/// O(n²), and bound by reading P (8n² bytes per call): rows are taken four at a time, so
+/// that each pass over the output adds four scaled rows (contiguous, vectorisable) and
+/// the output is loaded and stored a quarter as often.
+pub(crate) fn propagate(weights: &[f64], forward: &TransitionMatrix) -> Vec<f64> {
+    let sum: f64 = weights.iter().sum();
+    let n = weights.len();
+    let mut out = vec![0.0; n];
+    let rows: Vec<&[f64]> = forward.rows().collect();
+    let mut i = 0;
+    while i + 4 <= n {
+        let q = [weights[i] / sum, weights[i + 1] / sum, weights[i + 2] / sum, weights[i + 3] / sum];
+        let (r0, r1, r2, r3) = (rows[i], rows[i + 1], rows[i + 2], rows[i + 3]);
+        for j in 0..n {
+            out[j] += (q[0] * r0[j] + q[1] * r1[j]) + (q[2] * r2[j] + q[3] * r3[j]);
+        }
+        i += 4;
+    }
+    for (k, row) in rows.iter().enumerate().skip(i) {
+        let q = weights[k] / sum;
+        for (o, &v) in out.iter_mut().zip(row.iter()) {
+            *o += q * v;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frequency_fallback_and_zero_cells() {
+        let (p, w) = PriorPolicy::Frequency.initial(&[0.0, -1.0, 0.0]).unwrap();
+        assert_eq!(p, vec![1.0 / 3.0; 3]);
+        assert_eq!(w, vec![Warning::UniformFallback]);
+        let (p, w) = PriorPolicy::Frequency.initial(&[0.0, 2.0, 6.0, -4.0]).unwrap();
+        assert_eq!(p, vec![0.0, 0.25, 0.75, 0.0]);
+        assert_eq!(w, vec![Warning::ZeroPriorCells { cells: vec![1, 4] }]);
+        assert_eq!(
+            w[0].to_string(),
+            "the frequency prior is 0 in cells 1, 4 (first release ≤ 0): they are estimated as 0 at step 1"
+        );
+    }
+
+    #[test]
+    fn frequency_survives_huge_counts() {
+        let (p, _) = PriorPolicy::Frequency.initial(&[f64::MAX, f64::MAX]).unwrap();
+        assert_eq!(p, vec![0.5, 0.5]);
+    }
+
+    #[test]
+    fn explicit_is_checked_and_normalised() {
+        use crate::PostprocessError as E;
+        let (p, _) = PriorPolicy::Explicit(vec![0.5 + 4e-10, 0.5]).initial(&[1.0, 1.0]).unwrap();
+        assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-15);
+        assert_eq!(
+            PriorPolicy::Explicit(vec![1.0]).initial(&[1.0, 1.0]),
+            Err(E::PriorLength { len: 1, expected: 2 })
+        );
+        assert!(matches!(
+            PriorPolicy::Explicit(vec![0.5, 0.6]).initial(&[1.0, 1.0]),
+            Err(E::PriorSum { .. })
+        ));
+        assert!(matches!(
+            PriorPolicy::Explicit(vec![f64::NAN, 1.0]).initial(&[1.0, 1.0]),
+            Err(E::BadPriorEntry { cell: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn propagation_is_a_vector_matrix_product() {
+        let m = TransitionMatrix::new(vec![vec![0.9, 0.1], vec![0.2, 0.8]]).unwrap();
+        let p = propagate(&[3.0, 1.0], &m);
+        assert!((p[0] - (0.75 * 0.9 + 0.25 * 0.2)).abs() < 1e-15);
+        assert!((p[1] - (0.75 * 0.1 + 0.25 * 0.8)).abs() < 1e-15);
+    }
+}

@@ -1,0 +1,333 @@
+//! The stream driver (spec §5, §9, §10 "Filter"): prior propagation, zero budgets, the
+//! frequency fallback, a three-step hand computation, and every input error.
+
+use tpl_core::TransitionMatrix;
+use tpl_postprocess::{
+    Estimator, Filter, FilterConfig, PostprocessError, PriorPolicy, PriorUpdate, Warning, filter, map_step,
+    mle_step,
+};
+
+const UPDATES: [PriorUpdate; 2] = [PriorUpdate::ClosedLoop, PriorUpdate::OpenLoop];
+
+fn times(v: &[f64], m: &TransitionMatrix) -> Vec<f64> {
+    let n = v.len();
+    (0..n).map(|j| (0..n).map(|i| v[i] * m.row(i)[j]).sum()).collect()
+}
+
+fn normalized(v: &[f64]) -> Vec<f64> {
+    let s: f64 = v.iter().sum();
+    v.iter().map(|x| x / s).collect()
+}
+
+fn assert_close(got: &[f64], want: &[f64], tol: f64, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() <= tol, "{what}, cell {i}: {g} vs {w}");
+    }
+}
+
+fn releases() -> Vec<Vec<f64>> {
+    vec![
+        vec![20.0, 5.0, 0.0],
+        vec![13.0, 9.0, 4.5],
+        vec![-3.0, 30.0, 2.0],
+        vec![8.0, 8.0, 8.0],
+        vec![0.0, 0.0, 41.0],
+    ]
+}
+
+fn hand_matrix() -> TransitionMatrix {
+    TransitionMatrix::new(vec![vec![0.8, 0.1, 0.1], vec![0.2, 0.7, 0.1], vec![0.25, 0.25, 0.5]]).unwrap()
+}
+
+#[test]
+fn equal_rows_fix_the_prior_from_step_two() {
+    let u = vec![0.1, 0.6, 0.3];
+    let m = TransitionMatrix::new(vec![u.clone(); 3]).unwrap();
+    for estimator in [Estimator::Map, Estimator::MapInteger] {
+        for update in UPDATES {
+            let config = FilterConfig { forward: Some(&m), estimator, update, ..FilterConfig::new(25) };
+            let mut f = Filter::new(3, config).unwrap();
+            for (t, r) in releases().iter().enumerate() {
+                let step = f.step(r, 0.7).unwrap();
+                if t > 0 {
+                    assert_close(
+                        step.prior.as_ref().unwrap(),
+                        &u,
+                        1e-15,
+                        &format!("{estimator} {update:?} t={}", t + 1),
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn zero_budgets_give_the_open_loop_prior_mean() {
+    let m = hand_matrix();
+    let total = 40u64;
+    let rs = releases();
+    for update in UPDATES {
+        let out =
+            filter(&rs, &[0.0; 5], 2.0, total, &PriorPolicy::Frequency, Some(&m), Estimator::Map, update)
+                .unwrap();
+        let mut p = normalized(&rs[0]); // frequency prior: r_1 has no negative entry
+        for (t, x) in out.estimates.iter().enumerate() {
+            let want: Vec<f64> = p.iter().map(|v| total as f64 * v).collect();
+            assert_close(x, &want, 1e-12 * total as f64, &format!("{update:?} t={}", t + 1));
+            p = times(&p, &m);
+        }
+    }
+}
+
+#[test]
+fn a_zero_budget_step_returns_n_times_its_prior() {
+    let m = hand_matrix();
+    for update in UPDATES {
+        let config = FilterConfig { forward: Some(&m), update, ..FilterConfig::new(30) };
+        let mut f = Filter::new(3, config).unwrap();
+        for (t, (r, eps)) in releases().iter().zip([1.0, 1.0, 0.0, 2.0, 0.0]).enumerate() {
+            let step = f.step(r, eps).unwrap();
+            if eps == 0.0 {
+                let want: Vec<f64> = step.prior.unwrap().iter().map(|v| 30.0 * v).collect();
+                assert_close(&step.estimate, &want, 1e-12 * 30.0, &format!("{update:?} t={}", t + 1));
+            }
+        }
+    }
+}
+
+#[test]
+fn frequency_prior_falls_back_to_uniform_on_an_empty_first_release() {
+    let m = hand_matrix();
+    let rs = vec![vec![0.0, -2.0, 0.0], vec![5.0, 3.0, 1.0]];
+    let out = filter(
+        &rs,
+        &[1.0, 1.0],
+        2.0,
+        9,
+        &PriorPolicy::Frequency,
+        Some(&m),
+        Estimator::Map,
+        PriorUpdate::ClosedLoop,
+    )
+    .unwrap();
+    assert_eq!(out.warnings, vec![Warning::UniformFallback]);
+    assert_close(&out.estimates[0], &[3.0, 3.0, 3.0], 1e-12 * 9.0, "t=1");
+    // Zero cells of the frequency prior are named (1-based) and estimated as 0.
+    let rs = vec![vec![4.0, 0.0, 6.0], vec![5.0, 3.0, 1.0]];
+    let out = filter(
+        &rs,
+        &[1.0, 1.0],
+        2.0,
+        9,
+        &PriorPolicy::Frequency,
+        Some(&m),
+        Estimator::Map,
+        PriorUpdate::ClosedLoop,
+    )
+    .unwrap();
+    assert_eq!(out.warnings, vec![Warning::ZeroPriorCells { cells: vec![2] }]);
+    assert_eq!(out.estimates[0][1], 0.0);
+    // No warnings for the other policies, nor for mle.
+    for (policy, estimator) in
+        [(PriorPolicy::Uniform, Estimator::Map), (PriorPolicy::Frequency, Estimator::Mle)]
+    {
+        let out =
+            filter(&rs, &[1.0, 1.0], 2.0, 9, &policy, Some(&m), estimator, PriorUpdate::ClosedLoop).unwrap();
+        assert!(out.warnings.is_empty());
+    }
+}
+
+#[test]
+fn three_steps_by_hand() {
+    // p_2 and p_3 from the unrounded x̂_1, x̂_2: p_t = (x̂_{t−1}/Σx̂_{t−1})·P.
+    let m = hand_matrix();
+    let p1 = vec![0.5, 0.3, 0.2];
+    let rs = vec![vec![30.0, 12.0, 1.0], vec![22.0, 19.0, 4.0], vec![17.0, 15.0, 20.0]];
+    let eps = [1.0, 0.6, 0.2];
+    let (total, delta) = (50u64, 2.0);
+    let out = filter(
+        &rs,
+        &eps,
+        delta,
+        total,
+        &PriorPolicy::Explicit(p1.clone()),
+        Some(&m),
+        Estimator::Map,
+        PriorUpdate::ClosedLoop,
+    )
+    .unwrap();
+    let n = total as f64;
+    let x1 = map_step(&rs[0], &p1, n, eps[0] / delta).unwrap().x;
+    let p2 = times(&normalized(&x1), &m);
+    let x2 = map_step(&rs[1], &p2, n, eps[1] / delta).unwrap().x;
+    let p3 = times(&normalized(&x2), &m);
+    let x3 = map_step(&rs[2], &p3, n, eps[2] / delta).unwrap().x;
+    // Spelled out for the record: p_2 = (x̂_1/50)·P.
+    let q: Vec<f64> = x1.iter().map(|v| v / 50.0).collect();
+    let p2_by_hand = [
+        q[0] * 0.8 + q[1] * 0.2 + q[2] * 0.25,
+        q[0] * 0.1 + q[1] * 0.7 + q[2] * 0.25,
+        q[0] * 0.1 + q[1] * 0.1 + q[2] * 0.5,
+    ];
+    assert_close(&p2, &p2_by_hand, 1e-15, "p_2");
+    for (t, want) in [x1, x2, x3].iter().enumerate() {
+        assert_close(&out.estimates[t], want, 1e-12 * n, &format!("t={}", t + 1));
+    }
+    // The open loop uses p_1 P^{t−1} instead, and differs here.
+    let open = filter(
+        &rs,
+        &eps,
+        delta,
+        total,
+        &PriorPolicy::Explicit(p1.clone()),
+        Some(&m),
+        Estimator::Map,
+        PriorUpdate::OpenLoop,
+    )
+    .unwrap();
+    let open3 = map_step(&rs[2], &times(&times(&p1, &m), &m), n, eps[2] / delta).unwrap().x;
+    assert_close(&open.estimates[2], &open3, 1e-12 * n, "open loop t=3");
+    let gap = open.estimates[2].iter().zip(&out.estimates[2]).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    assert!(gap > 1e-6, "open and closed loop agree at t = 3: {:?}", out.estimates[2]);
+}
+
+#[test]
+fn map_integer_and_mle_streams() {
+    let m = hand_matrix();
+    let rs = releases();
+    let budgets = [0.5, 1.0, 1.5, 0.0, 3.0];
+    let out = filter(
+        &rs,
+        &budgets,
+        2.0,
+        33,
+        &PriorPolicy::Uniform,
+        Some(&m),
+        Estimator::MapInteger,
+        PriorUpdate::ClosedLoop,
+    )
+    .unwrap();
+    let ints = out.integers().unwrap();
+    assert!(ints.iter().all(|x| x.iter().sum::<u64>() == 33));
+    assert!(out.estimates.iter().flatten().all(|v| v.fract() == 0.0));
+    // mle ignores budgets, prior and matrix (and needs no matrix for T > 1).
+    let out =
+        filter(&rs, &budgets, 2.0, 33, &PriorPolicy::Uniform, None, Estimator::Mle, PriorUpdate::ClosedLoop)
+            .unwrap();
+    assert_eq!(out.integers(), None);
+    for (x, r) in out.estimates.iter().zip(&rs) {
+        assert_eq!(x, &mle_step(r, 33.0).unwrap());
+    }
+}
+
+#[test]
+fn empty_population_gives_zeros() {
+    let m = hand_matrix();
+    for estimator in Estimator::ALL {
+        for update in UPDATES {
+            let out =
+                filter(&releases(), &[1.0; 5], 2.0, 0, &PriorPolicy::Frequency, Some(&m), estimator, update)
+                    .unwrap();
+            assert!(out.estimates.iter().flatten().all(|&v| v == 0.0), "{estimator} {update:?}");
+        }
+    }
+}
+
+#[test]
+fn a_failed_step_changes_nothing() {
+    let m = hand_matrix();
+    let mut f = Filter::new(3, FilterConfig { forward: Some(&m), ..FilterConfig::new(10) }).unwrap();
+    let err = f.step(&[1.0, f64::NAN, 2.0], 1.0).unwrap_err();
+    assert_eq!(err.to_string(), "step 1: release value in cell 2 is NaN: releases must be finite");
+    assert_eq!(f.steps(), 0);
+    let first = f.step(&[1.0, 4.0, 2.0], 1.0).unwrap();
+    assert_eq!(first.prior.unwrap(), vec![1.0 / 7.0, 4.0 / 7.0, 2.0 / 7.0]);
+    assert_eq!(f.steps(), 1);
+}
+
+#[test]
+fn errors_name_the_step_cell_and_value() {
+    let m = hand_matrix();
+    let rs = releases();
+    let run = |rs: &[Vec<f64>],
+               budgets: &[f64],
+               delta: f64,
+               total: u64,
+               policy: &PriorPolicy,
+               fwd: Option<&TransitionMatrix>,
+               est: Estimator| {
+        filter(rs, budgets, delta, total, policy, fwd, est, PriorUpdate::ClosedLoop)
+    };
+    let freq = PriorPolicy::Frequency;
+    let five = [1.0; 5];
+    assert_eq!(run(&[], &[], 2.0, 5, &freq, Some(&m), Estimator::Map), Err(PostprocessError::NoSteps));
+    assert_eq!(run(&[vec![]], &[1.0], 2.0, 5, &freq, None, Estimator::Map), Err(PostprocessError::NoCells));
+    assert_eq!(
+        run(&rs, &[1.0; 4], 2.0, 5, &freq, Some(&m), Estimator::Map),
+        Err(PostprocessError::BudgetCount { len: 4, expected: 5 })
+    );
+    let e = run(&rs, &five, 2.0, 5, &freq, None, Estimator::MapInteger).unwrap_err();
+    assert_eq!(e, PostprocessError::MissingForward { estimator: "map-integer", horizon: 5 });
+    assert!(e.to_string().contains("map-integer needs a forward transition matrix"), "{e}");
+    assert!(run(&rs[..1], &[1.0], 2.0, 5, &freq, None, Estimator::Map).is_ok(), "T = 1 needs no matrix");
+    let big = TransitionMatrix::identity(4);
+    assert_eq!(
+        run(&rs, &five, 2.0, 5, &freq, Some(&big), Estimator::Mle),
+        Err(PostprocessError::MatrixSize { size: 4, cells: 3 })
+    );
+    assert_eq!(
+        run(&rs, &five, 2.0, 5, &PriorPolicy::Explicit(vec![0.5, 0.5]), Some(&m), Estimator::Map),
+        Err(PostprocessError::PriorLength { len: 2, expected: 3 })
+    );
+    assert_eq!(
+        run(&rs, &five, 0.0, 5, &freq, Some(&m), Estimator::Map),
+        Err(PostprocessError::BadSensitivity(0.0))
+    );
+    assert!(matches!(
+        run(&rs, &five, f64::NAN, 5, &freq, Some(&m), Estimator::Map),
+        Err(PostprocessError::BadSensitivity(_))
+    ));
+    assert_eq!(
+        run(&rs, &five, 2.0, u64::MAX, &freq, Some(&m), Estimator::Map),
+        Err(PostprocessError::TotalTooLarge(u64::MAX))
+    );
+    // Per-step errors carry the step.
+    let e = run(&rs, &[1.0, 1.0, -1.0, 1.0, 1.0], 2.0, 5, &freq, Some(&m), Estimator::Map).unwrap_err();
+    assert_eq!(e.to_string(), "step 3: budget ε = -1 must be finite and ≥ 0");
+    let mut ragged = rs.clone();
+    ragged[1].push(1.0);
+    let e = run(&ragged, &five, 2.0, 5, &freq, Some(&m), Estimator::Map).unwrap_err();
+    assert_eq!(e.to_string(), "step 2: release has 4 cells, expected 3");
+    let mut bad = rs.clone();
+    bad[3][2] = f64::INFINITY;
+    let e = run(&bad, &five, 2.0, 5, &freq, Some(&m), Estimator::Mle).unwrap_err();
+    assert_eq!(e.to_string(), "step 4: release value in cell 3 is inf: releases must be finite");
+    let e = run(&rs, &[1e308; 5], 1e-10, 5, &freq, Some(&m), Estimator::Map).unwrap_err();
+    assert!(
+        matches!(e, PostprocessError::AtStep { step: 1, ref source } if matches!(**source, PostprocessError::WeightOverflow { .. }))
+    );
+}
+
+#[test]
+fn estimator_names() {
+    for e in Estimator::ALL {
+        assert_eq!(e.name().parse::<Estimator>().unwrap(), e);
+        assert_eq!(e.to_string(), e.name());
+    }
+    assert_eq!(
+        "map-smooth".parse::<Estimator>().unwrap_err().to_string(),
+        "unknown estimator \"map-smooth\": expected map, map-integer or mle"
+    );
+}
+
+#[test]
+fn constant_budgets_need_a_positive_epsilon() {
+    use tpl_postprocess::constant_budgets;
+    assert_eq!(constant_budgets(0.25, 2).unwrap(), vec![0.25, 0.25]);
+    assert_eq!(constant_budgets(0.0, 2), Err(PostprocessError::BadEpsilon(0.0)));
+    assert_eq!(constant_budgets(-1.0, 2), Err(PostprocessError::BadEpsilon(-1.0)));
+    assert!(matches!(constant_budgets(f64::NAN, 2), Err(PostprocessError::BadEpsilon(_))));
+    assert_eq!(constant_budgets(1.0, 0), Err(PostprocessError::NoSteps));
+}
