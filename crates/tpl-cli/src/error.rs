@@ -7,6 +7,7 @@ use thiserror::Error;
 use tpl_alloc::AllocError;
 use tpl_core::CoreError;
 use tpl_mechanisms::MechError;
+use tpl_postprocess::PostprocessError;
 
 /// What can go wrong in a `tpl` command.
 #[derive(Debug, Error)]
@@ -52,6 +53,14 @@ pub enum CliError {
         context: String,
         /// The mechanism's reason.
         source: MechError,
+    },
+    /// A post-processing error, with the file (and line) or flag at fault.
+    #[error("{context}{source}")]
+    Post {
+        /// "FILE:LINE: ", "FILE: " or the flag name.
+        context: String,
+        /// The estimator's reason.
+        source: PostprocessError,
     },
     /// A bad command-line value.
     #[error("{0}")]

@@ -13,7 +13,7 @@ mod text;
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{allocate, demo, leakage, loss, release, supremum};
+use crate::commands::{allocate, demo, leakage, loss, postprocess, release, supremum};
 use crate::error::CliError;
 use crate::render::{Format, Report};
 
@@ -63,6 +63,14 @@ enum Command {
                             tpl release --counts counts.csv --scheme pba --epsilon 1 --window 10 --backward PB.csv --forward PF.csv"
     )]
     Release(release::ReleaseArgs),
+    /// Estimate the true counts behind a noisy release stream (MAP with the public
+    /// correlation as prior; DBSec 2023); costs no privacy budget.
+    #[command(
+        after_help = "Examples:\n  tpl release --counts counts.csv --scheme bd --epsilon 1 --window 10 --format csv > r.csv\n  \
+                            tpl postprocess --releases r.csv --total 500 --forward PF.csv\n  \
+                            tpl postprocess --releases r.csv --total 500 --epsilon 0.1 --forward PF.csv --estimator map-integer --format json"
+    )]
+    Postprocess(postprocess::PostprocessArgs),
     /// A leakage report on a built-in example; no arguments needed.
     #[command(after_help = "Examples:\n  tpl demo\n  tpl demo --out report-dir")]
     Demo(demo::DemoArgs),
@@ -75,6 +83,7 @@ fn run(cli: &Cli) -> Result<Box<dyn Report>, CliError> {
         Command::Supremum(a) => Box::new(supremum::run(a)?),
         Command::Allocate(a) => Box::new(allocate::run(a)?),
         Command::Release(a) => Box::new(release::run_release(a)?),
+        Command::Postprocess(a) => Box::new(postprocess::run(a)?),
         Command::Demo(a) => Box::new(demo::run(a)?),
     })
 }

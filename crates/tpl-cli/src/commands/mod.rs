@@ -5,5 +5,6 @@ pub mod allocate;
 pub mod demo;
 pub mod leakage;
 pub mod loss;
+pub mod postprocess;
 pub mod release;
 pub mod supremum;

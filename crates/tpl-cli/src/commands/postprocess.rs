@@ -1,0 +1,254 @@
+//! `tpl postprocess`: MAP (or MLE) estimates of the true counts behind a noisy release
+//! stream, using the public forward correlation as prior knowledge
+//! (`specs/map-postprocessing.md` §11). Post-processing costs no privacy budget.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde_json::{Value, json};
+use tpl_postprocess::{Estimates, Estimator, PostprocessError, PriorPolicy, PriorUpdate, filter};
+
+use crate::budget_file::read_budgets;
+use crate::counts_file::{Counts, read_counts};
+use crate::error::{CliError, Result};
+use crate::matrix_file::{MatrixOptions, read_matrix};
+use crate::render::{Report, Table, csv_line, human};
+use crate::text;
+
+/// Arguments of `tpl postprocess`.
+#[derive(Debug, Args)]
+pub struct PostprocessArgs {
+    /// Noisy releases: one row per step (a counts file, e.g. the CSV of `tpl release`).
+    #[arg(long, value_name = "FILE")]
+    pub releases: PathBuf,
+    /// The exact population N ≥ 0 (public): every estimate sums to N.
+    #[arg(long, value_name = "N", value_parser = parse_total, allow_negative_numbers = true)]
+    pub total: u64,
+    /// The per-step budget ε_t > 0 that set every release's noise (pass ε/T for a total ε
+    /// split evenly).
+    #[arg(long, value_name = "E", conflicts_with = "budgets", allow_negative_numbers = true)]
+    pub epsilon: Option<f64>,
+    /// Budget file with ε_1..ε_T (0 = no new information at that step). Default: the
+    /// `publication_budget` column of the releases file.
+    #[arg(long, value_name = "FILE")]
+    pub budgets: Option<PathBuf>,
+    /// L1 sensitivity Δ > 0 of one step's counts; the likelihood weight is ε_t/Δ.
+    #[arg(long, value_name = "D", default_value_t = 2.0, allow_negative_numbers = true)]
+    pub sensitivity: f64,
+    /// Public forward matrix P (row i: next cell of a user now in i); needed by map and
+    /// map-integer when there is more than one step.
+    #[arg(long, value_name = "FILE")]
+    pub forward: Option<PathBuf>,
+    /// Initial prior: frequency (the first release, normalised), uniform, or a file with one
+    /// row of n probabilities.
+    #[arg(long, value_name = "frequency|uniform|FILE", default_value = "frequency")]
+    pub prior: String,
+    /// Estimator: map (continuous, exact), map-integer (exact integer MAP) or mle (least
+    /// squares under the sum constraint; uses no prior).
+    #[arg(long, value_parser = parse_estimator, default_value = "map")]
+    pub estimator: Estimator,
+    #[command(flatten)]
+    pub matrices: MatrixOptions,
+}
+
+fn parse_total(s: &str) -> std::result::Result<u64, String> {
+    s.parse::<u64>().map_err(|_| format!("{s:?} is not a whole number ≥ 0 (the population N)"))
+}
+
+fn parse_estimator(s: &str) -> std::result::Result<Estimator, String> {
+    s.parse::<Estimator>().map_err(|e| e.to_string())
+}
+
+/// The estimates of a stream.
+pub struct PostprocessReport {
+    estimates: Estimates,
+    total: u64,
+}
+
+/// Runs `tpl postprocess`; warnings of the prior (spec §5) go to stderr.
+pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
+    if !(args.sensitivity.is_finite() && args.sensitivity > 0.0) {
+        return Err(post("--sensitivity: ", PostprocessError::BadSensitivity(args.sensitivity)));
+    }
+    let counts = read_counts(&args.releases, true)?;
+    let horizon = counts.rows.len();
+    let cells = counts.rows[0].len();
+    let budgets = budgets(args, &counts)?;
+    let forward = args.forward.as_ref().map(|p| read_matrix(p, &args.matrices)).transpose()?;
+    if let (Some(m), Some(path)) = (&forward, &args.forward)
+        && m.n() != cells
+    {
+        return Err(post(
+            &format!("{}: ", path.display()),
+            PostprocessError::MatrixSize { size: m.n(), cells },
+        ));
+    }
+    if horizon > 1 && args.estimator.uses_prior() && forward.is_none() {
+        return Err(post(
+            "--forward: ",
+            PostprocessError::MissingForward { estimator: args.estimator.name(), horizon },
+        ));
+    }
+    let policy = prior_policy(&args.prior)?;
+    let estimates = filter(
+        &counts.rows,
+        &budgets,
+        args.sensitivity,
+        args.total,
+        &policy,
+        forward.as_ref(),
+        args.estimator,
+        PriorUpdate::ClosedLoop,
+    )
+    .map_err(|e| locate(e, args, &counts))?;
+    for w in &estimates.warnings {
+        eprintln!("tpl: warning: {}: {w}", args.releases.display());
+    }
+    Ok(PostprocessReport { estimates, total: args.total })
+}
+
+/// ε_1..ε_T from `--epsilon`, `--budgets`, or the releases file's `publication_budget`.
+fn budgets(args: &PostprocessArgs, counts: &Counts) -> Result<Vec<f64>> {
+    let horizon = counts.rows.len();
+    if let Some(e) = args.epsilon {
+        return tpl_postprocess::constant_budgets(e, horizon).map_err(|e| post("--epsilon: ", e));
+    }
+    if let Some(path) = &args.budgets {
+        let b = read_budgets(path)?;
+        if b.len() != horizon {
+            return Err(CliError::parse(
+                path,
+                0,
+                format!(
+                    "{} budgets, but {} has {horizon} releases (one ε_t per step)",
+                    b.len(),
+                    args.releases.display()
+                ),
+            ));
+        }
+        return Ok(b);
+    }
+    counts.publication_budget.clone().ok_or_else(|| {
+        CliError::Usage(format!(
+            "{}: no publication_budget column, so the budgets are unknown: give --epsilon E_t (the per-step budget) or --budgets FILE",
+            args.releases.display()
+        ))
+    })
+}
+
+/// `frequency`, `uniform`, or a file holding one row of n probabilities (matrix-file
+/// syntax, or a `.json` array).
+fn prior_policy(value: &str) -> Result<PriorPolicy> {
+    match value {
+        "frequency" => return Ok(PriorPolicy::Frequency),
+        "uniform" => return Ok(PriorPolicy::Uniform),
+        _ => {}
+    }
+    let path = Path::new(value);
+    let content = text::read(path)?;
+    let row: Vec<f64> = if text::is_json(path) {
+        serde_json::from_str(&content).map_err(|e| text::json_error(path, &e))?
+    } else {
+        let mut records = text::records(path, &content)?;
+        if records.len() > 1 {
+            return Err(CliError::parse(
+                path,
+                records[1].line,
+                format!("a prior file holds one row of probabilities, found {} rows", records.len()),
+            ));
+        }
+        records.pop().map(|r| r.values).unwrap_or_default()
+    };
+    if row.is_empty() {
+        return Err(CliError::parse(path, 0, "no prior values (empty file)"));
+    }
+    Ok(PriorPolicy::Explicit(row))
+}
+
+/// Names the file and line (or flag) of a stream error.
+fn locate(e: PostprocessError, args: &PostprocessArgs, counts: &Counts) -> CliError {
+    let step = match &e {
+        PostprocessError::AtStep { step, .. } => Some(*step),
+        _ => None,
+    };
+    let inner = match &e {
+        PostprocessError::AtStep { source, .. } => source.as_ref(),
+        other => other,
+    };
+    let context = match (inner, step) {
+        (PostprocessError::BadBudget(_), Some(t)) => match &args.budgets {
+            Some(path) => format!("{}: step {t}: ", path.display()),
+            None => format!("{}:{}: ", args.releases.display(), counts.lines[t - 1]),
+        },
+        (PostprocessError::WeightOverflow { .. }, _) => "--sensitivity: ".to_string(),
+        (PostprocessError::TotalTooLarge(_), _) => "--total: ".to_string(),
+        (
+            PostprocessError::PriorLength { .. }
+            | PostprocessError::BadPriorEntry { .. }
+            | PostprocessError::PriorSum { .. },
+            _,
+        ) => format!("{}: ", args.prior),
+        (_, Some(t)) => format!("{}:{}: ", args.releases.display(), counts.lines[t - 1]),
+        _ => format!("{}: ", args.releases.display()),
+    };
+    post(&context, e)
+}
+
+fn post(context: &str, source: PostprocessError) -> CliError {
+    CliError::Post { context: context.to_string(), source }
+}
+
+impl Report for PostprocessReport {
+    fn json(&self) -> Value {
+        let e = &self.estimates;
+        let t: Vec<usize> = (1..=e.estimates.len()).collect();
+        let estimates = match e.integers() {
+            Some(ints) => json!(ints),
+            None => json!(e.estimates),
+        };
+        json!({ "estimator": e.estimator.name(), "t": t, "estimates": estimates })
+    }
+
+    fn csv(&self) -> String {
+        let rows = &self.estimates.estimates;
+        let n = rows.first().map_or(0, Vec::len);
+        let mut header = vec!["t".to_string()];
+        header.extend((0..n).map(|i| format!("x{i}")));
+        let mut out = csv_line(&header);
+        for (t, row) in rows.iter().enumerate() {
+            let mut fields = vec![(t + 1).to_string()];
+            fields.extend(row.iter().map(f64::to_string));
+            out.push_str(&csv_line(&fields));
+        }
+        out
+    }
+
+    fn table(&self) -> String {
+        let rows = &self.estimates.estimates;
+        let n = rows.first().map_or(0, Vec::len);
+        let shown = n.min(6);
+        let mut titles = vec!["t".to_string()];
+        titles.extend((0..shown).map(|i| format!("x{i}")));
+        if n > shown {
+            titles.push("…".into());
+        }
+        let title_refs: Vec<&str> = titles.iter().map(String::as_str).collect();
+        let mut table = Table::new(&title_refs);
+        for (t, row) in rows.iter().enumerate() {
+            let mut cells = vec![(t + 1).to_string()];
+            cells.extend(row.iter().take(shown).map(|&v| human(v)));
+            if n > shown {
+                cells.push("…".into());
+            }
+            table.row(cells);
+        }
+        table.elide(5);
+        format!(
+            "Estimator {}: estimates of the counts of N = {} users in {n} cells over {} steps (each row sums to N).\n\n{}",
+            self.estimates.estimator,
+            self.total,
+            rows.len(),
+            table.render()
+        )
+    }
+}

@@ -1,0 +1,347 @@
+//! `tpl postprocess` through the built binary (`specs/map-postprocessing.md` §11): the JSON
+//! contract, the two-command pipeline from `tpl release --format csv`, headered and headerless
+//! releases, byte-identical reruns, the MSE gain on a correlated stream, and every bad input.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn rows(v: &Value) -> Vec<Vec<f64>> {
+    v["estimates"]
+        .as_array()
+        .unwrap_or_else(|| panic!("estimates must be an array in {v}"))
+        .iter()
+        .map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect())
+        .collect()
+}
+
+#[test]
+fn json_contract_and_the_hand_case() {
+    let d = Scratch::new("pp_contract");
+    // Spec §10: p = (½, ½), r = (10, 0), N = 10, a = ln 2 (ε = 2 ln 2, Δ = 2) → x = (8, 2).
+    let r = d.file("r.csv", "10,0\n");
+    let p = d.file("p.csv", "0.5 0.5\n");
+    let eps = s(2.0 * 2f64.ln());
+    let out = json(&["postprocess", "--releases", &r, "--total", "10", "--epsilon", &eps, "--prior", &p]);
+    let keys: Vec<&str> = out.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["estimator", "t", "estimates"]);
+    assert_eq!(out["estimator"], "map");
+    assert_eq!(nums(&out, "t"), vec![1.0]);
+    let x = &rows(&out)[0];
+    assert_close(x[0], 8.0, 1e-12, "x0");
+    assert_close(x[1], 2.0, 1e-12, "x1");
+
+    let int = json(&[
+        "postprocess",
+        "--releases",
+        &r,
+        "--total",
+        "10",
+        "--epsilon",
+        &eps,
+        "--prior",
+        &p,
+        "--estimator",
+        "map-integer",
+    ]);
+    assert_eq!(int["estimator"], "map-integer");
+    for v in int["estimates"][0].as_array().unwrap() {
+        assert!(v.is_u64(), "map-integer prints JSON integers: {int}");
+    }
+    let mle =
+        json(&["postprocess", "--releases", &r, "--total", "4", "--epsilon", "1", "--estimator", "mle"]);
+    assert_eq!(rows(&mle)[0], vec![4.0, 0.0]);
+}
+
+#[test]
+fn tie_rule_and_the_mle_cases_of_the_spec() {
+    let d = Scratch::new("pp_spec_cases");
+    let zero = d.file("zero.csv", "0,0,0\n");
+    let out = json(&[
+        "postprocess",
+        "--releases",
+        &zero,
+        "--total",
+        "4",
+        "--epsilon",
+        "1",
+        "--prior",
+        "uniform",
+        "--estimator",
+        "map-integer",
+    ]);
+    assert_eq!(rows(&out)[0], vec![2.0, 1.0, 1.0], "ties go to the lower cell first");
+    for (r, n, want) in
+        [("5,0,3", "4", [3.0, 0.0, 1.0]), ("1,1,1", "6", [2.0, 2.0, 2.0]), ("-2,0,7", "4", [0.0, 0.0, 4.0])]
+    {
+        let f = d.file("mle.csv", &format!("{r}\n"));
+        let out =
+            json(&["postprocess", "--releases", &f, "--total", n, "--epsilon", "1", "--estimator", "mle"]);
+        assert_eq!(rows(&out)[0], want, "mle of r = ({r}), N = {n}");
+    }
+}
+
+/// A correlated population: 60 users in 3 cells, who mostly stay, and a noisy release.
+fn correlated_counts() -> (String, Vec<Vec<f64>>) {
+    let mut text = String::from("timestamp_bucket,c0,c1,c2\n");
+    let mut truth = Vec::new();
+    for t in 0..30usize {
+        // A slow drift between cells 0 and 1, cell 2 constant: rows sum to 60.
+        let shift = (t / 3) as f64;
+        let row = vec![30.0 - shift, 10.0 + shift, 20.0];
+        text.push_str(&format!("{t},{},{},{}\n", row[0], row[1], row[2]));
+        truth.push(row);
+    }
+    (text, truth)
+}
+
+const STAY: &str = "0.9 0.1 0\n0.05 0.95 0\n0 0 1\n";
+
+#[test]
+fn release_csv_pipes_into_postprocess() {
+    let d = Scratch::new("pp_pipeline");
+    let (counts, _) = correlated_counts();
+    let counts = d.file("counts.csv", &counts);
+    let pf = d.file("pf.csv", STAY);
+    let release = tpl(&[
+        "release",
+        "--counts",
+        &counts,
+        "--scheme",
+        "bd",
+        "--epsilon",
+        "2",
+        "--window",
+        "5",
+        "--seed",
+        "3",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(release.code, Some(0), "{}", release.describe());
+    let r = d.file("r.csv", &release.stdout);
+    // The budgets come from the publication_budget column: 0 where a release repeats.
+    let from_column = json(&["postprocess", "--releases", &r, "--total", "60", "--forward", &pf]);
+    let est = rows(&from_column);
+    assert_eq!(est.len(), 30);
+    for x in &est {
+        assert_close(x.iter().sum(), 60.0, 1e-12, "every estimate sums to N");
+        assert!(x.iter().all(|v| v.is_finite() && *v >= 0.0), "{x:?}");
+    }
+    // The same budgets given explicitly give byte-identical output.
+    let column: Vec<String> =
+        release.stdout.lines().skip(1).map(|l| l.split(',').nth(3).unwrap().to_string()).collect();
+    assert!(column.iter().any(|b| b == "0"), "bd skips some steps: {column:?}");
+    let b = d.file("b.txt", &(column.join("\n") + "\n"));
+    let run_a =
+        tpl(&["postprocess", "--releases", &r, "--total", "60", "--forward", &pf, "--format", "json"]);
+    let run_b = tpl(&[
+        "postprocess",
+        "--releases",
+        &r,
+        "--total",
+        "60",
+        "--forward",
+        &pf,
+        "--budgets",
+        &b,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run_a.stdout, run_b.stdout, "column and budget file agree, byte for byte");
+    let again =
+        tpl(&["postprocess", "--releases", &r, "--total", "60", "--forward", &pf, "--format", "json"]);
+    assert_eq!(run_a.stdout, again.stdout, "same inputs, same bytes");
+}
+
+#[test]
+fn map_beats_the_raw_release_on_correlated_data() {
+    let d = Scratch::new("pp_mse");
+    let (counts, truth) = correlated_counts();
+    let counts = d.file("counts.csv", &counts);
+    let pf = d.file("pf.csv", STAY);
+    let release = json(&[
+        "release",
+        "--counts",
+        &counts,
+        "--scheme",
+        "laplace",
+        "--epsilon",
+        "0.2",
+        "--window",
+        "1",
+        "--seed",
+        "11",
+    ]);
+    let raw: Vec<Vec<f64>> =
+        rows(&Value::Object([("estimates".to_string(), release["releases"].clone())].into_iter().collect()));
+    let text: String =
+        raw.iter().map(|r| r.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",") + "\n").collect();
+    let r = d.file("r.csv", &text);
+    let map = rows(&json(&[
+        "postprocess",
+        "--releases",
+        &r,
+        "--total",
+        "60",
+        "--epsilon",
+        "0.2",
+        "--forward",
+        &pf,
+        "--prior",
+        "uniform",
+    ]));
+    let mse = |est: &[Vec<f64>]| {
+        let n = (est.len() * est[0].len()) as f64;
+        est.iter().zip(&truth).flat_map(|(e, t)| e.iter().zip(t).map(|(a, b)| (a - b).powi(2))).sum::<f64>()
+            / n
+    };
+    let (raw_mse, map_mse) = (mse(&raw), mse(&map));
+    assert!(map_mse < raw_mse, "MAP MSE {map_mse} must be below the raw release's {raw_mse}");
+}
+
+#[test]
+fn headered_and_headerless_releases_agree() {
+    let d = Scratch::new("pp_header");
+    let pf = d.file("pf.csv", STAY);
+    let plain = d.file("plain.csv", "12,30,18\n9.5,-2,40\n");
+    let headed = d.file("headed.csv", "timestamp_bucket,c0,c1,c2\n0,12,30,18\n1,9.5,-2,40\n");
+    for est in ["map", "map-integer", "mle"] {
+        let a = tpl(&[
+            "postprocess",
+            "--releases",
+            &plain,
+            "--total",
+            "60",
+            "--epsilon",
+            "0.5",
+            "--forward",
+            &pf,
+            "--estimator",
+            est,
+            "--format",
+            "json",
+        ]);
+        let b = tpl(&[
+            "postprocess",
+            "--releases",
+            &headed,
+            "--total",
+            "60",
+            "--epsilon",
+            "0.5",
+            "--forward",
+            &pf,
+            "--estimator",
+            est,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(a.code, Some(0), "{}", a.describe());
+        assert_eq!(a.stdout, b.stdout, "{est}");
+    }
+    let (header, body) =
+        csv(&["postprocess", "--releases", &plain, "--total", "60", "--epsilon", "0.5", "--forward", &pf]);
+    assert_eq!(header, ["t", "x0", "x1", "x2"]);
+    assert_eq!(body.len(), 2);
+    let text =
+        table(&["postprocess", "--releases", &plain, "--total", "60", "--epsilon", "0.5", "--forward", &pf]);
+    assert!(text.contains("N = 60"), "{text}");
+}
+
+#[test]
+fn zero_prior_cell_with_a_positive_release_is_not_nan() {
+    let d = Scratch::new("pp_zero_prior");
+    let r = d.file("r.csv", "5,5\n");
+    let p = d.file("p.csv", "0,1\n");
+    for est in ["map", "map-integer"] {
+        let out = json(&[
+            "postprocess",
+            "--releases",
+            &r,
+            "--total",
+            "10",
+            "--epsilon",
+            "1",
+            "--prior",
+            &p,
+            "--estimator",
+            est,
+        ]);
+        assert_eq!(rows(&out)[0], vec![0.0, 10.0], "{est}");
+    }
+    // The frequency prior warns (on stderr only) about cells whose first release is ≤ 0.
+    let r0 = d.file("r0.csv", "0,7\n");
+    let run = tpl(&["postprocess", "--releases", &r0, "--total", "7", "--epsilon", "1", "--format", "json"]);
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    assert!(run.stderr.contains("warning") && run.stderr.contains("cell 1"), "{}", run.describe());
+    assert!(serde_json::from_str::<Value>(&run.stdout).is_ok());
+}
+
+#[test]
+fn bad_inputs_exit_2_with_one_line() {
+    let d = Scratch::new("pp_bad");
+    let r = d.file("r.csv", "3,4,5\n6,2,4\n");
+    let r1 = d.file("r1.csv", "3,4,5\n");
+    let pf = d.file("pf.csv", STAY);
+    let pf2 = d.file("pf2.csv", "0.5 0.5\n0.5 0.5\n");
+    let nan = d.file("nan.csv", "3,4,5\n6,nan,4\n");
+    let ragged = d.file("ragged.csv", "3,4,5\n6,4\n");
+    let p_len = d.file("plen.csv", "0.5,0.5\n");
+    let p_sum = d.file("psum.csv", "0.5,0.5,0.5\n");
+    let p_neg = d.file("pneg.csv", "-0.5,1,0.5\n");
+    let p_rows = d.file("prows.csv", "0.5,0.5,0\n0.5,0.5,0\n");
+    let b_short = d.file("bshort.txt", "0.5\n");
+    let b_neg = d.file("bneg.txt", "0.5\n-1\n");
+    let missing = d.path("missing.csv");
+    let base = ["postprocess", "--releases"];
+    let cases: Vec<(Vec<&str>, Vec<&str>, Vec<&str>)> = vec![
+        (vec![&r, "--total", "12", "--epsilon", "0", "--forward", &pf], vec!["--epsilon"], vec!["0"]),
+        (vec![&r, "--total", "12", "--epsilon", "-1", "--forward", &pf], vec!["--epsilon"], vec!["-1"]),
+        (
+            vec![&r, "--total", "12", "--epsilon", "1", "--forward", &pf, "--sensitivity", "0"],
+            vec!["--sensitivity"],
+            vec!["0"],
+        ),
+        (vec![&nan, "--total", "12", "--epsilon", "1", "--forward", &pf], vec!["nan.csv:2"], vec![]),
+        (vec![&ragged, "--total", "12", "--epsilon", "1", "--forward", &pf], vec!["ragged.csv:2"], vec![]),
+        (vec![&missing, "--total", "12", "--epsilon", "1"], vec!["missing.csv"], vec![]),
+        (vec![&r, "--total", "12", "--epsilon", "1"], vec!["--forward", "map"], vec![]),
+        (vec![&r, "--total", "12", "--epsilon", "1", "--forward", &pf2], vec!["pf2.csv", "2×2"], vec!["3"]),
+        (vec![&r1, "--total", "12", "--epsilon", "1", "--prior", &p_len], vec!["plen.csv"], vec!["2", "3"]),
+        (vec![&r1, "--total", "12", "--epsilon", "1", "--prior", &p_sum], vec!["psum.csv"], vec!["1.5"]),
+        (vec![&r1, "--total", "12", "--epsilon", "1", "--prior", &p_neg], vec!["pneg.csv"], vec!["-0.5"]),
+        (vec![&r1, "--total", "12", "--epsilon", "1", "--prior", &p_rows], vec!["prows.csv:2"], vec![]),
+        (
+            vec![&r, "--total", "12", "--budgets", &b_short, "--forward", &pf],
+            vec!["bshort.txt", "r.csv"],
+            vec!["1", "2"],
+        ),
+        (vec![&r, "--total", "12", "--budgets", &b_neg, "--forward", &pf], vec!["bneg.txt:2"], vec!["-1"]),
+        (
+            vec![&r, "--total", "12", "--forward", &pf],
+            vec!["--epsilon", "--budgets", "publication_budget"],
+            vec![],
+        ),
+    ];
+    for (args, needles, values) in cases {
+        let mut all: Vec<&str> = base.to_vec();
+        all.extend(args);
+        bad_input(&all, &needles, &values);
+    }
+    usage_error(&["postprocess", "--releases", &r, "--total", "-3", "--epsilon", "1"]);
+    usage_error(&["postprocess", "--releases", &r, "--total", "2.5", "--epsilon", "1"]);
+    usage_error(&[
+        "postprocess",
+        "--releases",
+        &r,
+        "--total",
+        "12",
+        "--epsilon",
+        "1",
+        "--estimator",
+        "magic",
+    ]);
+    usage_error(&["postprocess", "--releases", &r, "--total", "12", "--epsilon", "1", "--budgets", &b_short]);
+}
