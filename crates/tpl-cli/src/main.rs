@@ -4,16 +4,22 @@
 //! Exit codes: 0 success, 2 bad input or usage, 1 other failures.
 
 mod budget_file;
+mod chart;
 mod commands;
+mod comparison;
 mod counts_file;
 mod error;
 mod matrix_file;
 mod render;
+mod seed;
+mod stream_file;
 mod text;
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{allocate, demo, leakage, loss, postprocess, release, supremum};
+use crate::commands::{
+    allocate, compare, demo, estimate, leakage, loss, postprocess, release, simulate, supremum,
+};
 use crate::error::CliError;
 use crate::render::{Format, Report};
 
@@ -71,6 +77,22 @@ enum Command {
                             tpl postprocess --releases r.csv --total 500 --epsilon 0.1 --forward PF.csv --estimator map-integer --format json"
     )]
     Postprocess(postprocess::PostprocessArgs),
+    /// Simulate Markov users: writes stream.csv and counts.csv (the formats of the shared data).
+    #[command(
+        after_help = "Examples:\n  tpl simulate --cells 5 --smoothing 0.01 --users 200 --horizon 500 --seed 1 --out sim\n  \
+                            tpl simulate --forward PF.csv --users 1000 --horizon 100 --out sim"
+    )]
+    Simulate(simulate::SimulateArgs),
+    /// Estimate forward/backward transition matrices from a user stream (optionally smoothed).
+    #[command(after_help = "Example:\n  tpl estimate --stream sim/stream.csv --smoothing 0.01 --out sim")]
+    Estimate(estimate::EstimateArgs),
+    /// Compare release strategies on error and on real (audited) leakage, optionally with MAP.
+    #[command(
+        after_help = "Examples:\n  tpl compare --counts counts.csv --backward PB.csv --forward PF.csv --epsilon 1 --window 10\n  \
+                            tpl compare --counts counts.csv --backward PB.csv --forward PF.csv --epsilon 1 --window 10 \\\n      \
+                            --schemes bd,pba,window --runs 20 --postprocess map --chart compare.svg"
+    )]
+    Compare(compare::CompareArgs),
     /// A leakage report on a built-in example; no arguments needed.
     #[command(after_help = "Examples:\n  tpl demo\n  tpl demo --out report-dir")]
     Demo(demo::DemoArgs),
@@ -84,6 +106,9 @@ fn run(cli: &Cli) -> Result<Box<dyn Report>, CliError> {
         Command::Allocate(a) => Box::new(allocate::run(a)?),
         Command::Release(a) => Box::new(release::run_release(a)?),
         Command::Postprocess(a) => Box::new(postprocess::run(a)?),
+        Command::Simulate(a) => Box::new(simulate::run(a)?),
+        Command::Estimate(a) => Box::new(estimate::run(a)?),
+        Command::Compare(a) => Box::new(compare::run(a)?),
         Command::Demo(a) => Box::new(demo::run(a)?),
     })
 }

@@ -83,6 +83,24 @@ pub enum CoreError {
         /// 1-based step (or window start) where it happens.
         step: usize,
     },
+    /// A state index outside 0..n in an observed stream.
+    #[error("state {state} is out of range: there are {n} states (0 to n − 1)")]
+    StateOutOfRange {
+        /// The state found.
+        state: usize,
+        /// Number of states.
+        n: usize,
+    },
+    /// A step of a dense user stream with another number of users than the first step.
+    #[error("step {step} lists {users} users, but step 1 lists {expected}")]
+    StreamWidth {
+        /// 1-based step.
+        step: usize,
+        /// Users at that step.
+        users: usize,
+        /// Users at step 1.
+        expected: usize,
+    },
     /// Personalised leakage was asked for with no users.
     #[error("no users: personalised leakage needs at least one user")]
     NoUsers,

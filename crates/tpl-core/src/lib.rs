@@ -22,6 +22,7 @@
 //!
 //! Map of the crate:
 //! - [`TransitionMatrix`] — validated row-stochastic matrices, Laplacian smoothing (eq. 28);
+//! - [`TransitionCounts`] — forward and backward matrices estimated from observed moves;
 //! - [`LossEvaluator`] and its three implementations of L(α) (eq. 24): [`DirectLoss`]
 //!   (Alg. 1), [`PairTableLoss`] (Alg. 2–3), [`PiecewiseLoss`] (Alg. 4–5), and [`Loss`], which
 //!   picks one for a workload;
@@ -39,6 +40,7 @@ mod chains;
 mod direct;
 mod envelope;
 mod error;
+mod estimate;
 mod loss;
 mod matrix;
 mod personalized;
@@ -49,6 +51,7 @@ mod window;
 pub use accountant::LeakageAccountant;
 pub use candidate::Candidate;
 pub use error::{CoreError, Result};
+pub use estimate::{EstimatedMatrix, TransitionCounts};
 pub use loss::{DirectLoss, Loss, LossEvaluator, PairTableLoss, PiecewiseLoss, Segment};
 pub use matrix::{ROW_SUM_TOLERANCE, TransitionMatrix};
 pub use personalized::{PersonalizedLeakage, UserCorrelation};

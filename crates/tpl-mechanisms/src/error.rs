@@ -52,6 +52,17 @@ pub enum MechError {
         /// The value.
         value: f64,
     },
+    /// An initial distribution of a simulation that is not a probability vector.
+    #[error("initial distribution is not a probability vector: {0}")]
+    BadDistribution(String),
+    /// A simulation with no users or no steps.
+    #[error("a simulation needs at least one user and one step (got {users} users, {horizon} steps)")]
+    EmptyPopulation {
+        /// Users asked for.
+        users: usize,
+        /// Steps asked for.
+        horizon: usize,
+    },
     /// A scripted noise source ran out of values.
     #[error("scripted noise source is exhausted")]
     ScriptExhausted,

@@ -13,6 +13,8 @@
 //!   [`FloatLaplace`] (fast, not release-grade), and test doubles.
 //! - [`StreamScheme`] — one step in, one release out; [`run`] drives a whole stream and
 //!   [`WindowLedger`] checks invariant (W) independently.
+//! - [`simulate_users`] and [`histogram`] — synthetic Markov populations (the data model of
+//!   the TKDE and DBSec experiments), for comparisons where the truth is known.
 //!
 //! ```
 //! use rand::SeedableRng;
@@ -35,6 +37,7 @@ mod mechanism;
 pub mod metrics;
 mod noise;
 mod params;
+mod population;
 mod runner;
 mod scheme;
 mod schemes;
@@ -44,6 +47,7 @@ pub use ledger::WindowLedger;
 pub use mechanism::{LaplaceMechanism, Mechanism};
 pub use noise::{DiscreteLaplace, FloatLaplace, NoiseSource, Recording, Scripted, Zero};
 pub use params::{DEFAULT_SENSITIVITY, Epsilon, WEventParams};
+pub use population::{histogram, simulate_users};
 pub use runner::{Run, run};
 pub use scheme::{StepBudget, StepOutcome, StreamScheme};
 pub use schemes::{Ba, Bd, EventLaplace, Pba, PbaCorrelation, Sample, SchemeKind, Uniform};

@@ -48,6 +48,9 @@ pub struct AllocateArgs {
     /// audit also reports the largest leakage of W consecutive steps.
     #[arg(long, value_name = "W")]
     pub window: Option<usize>,
+    /// Write an SVG chart of the budgets ε_t and the audited BPL, FPL, TPL over time.
+    #[arg(long, value_name = "FILE.svg")]
+    pub chart: Option<PathBuf>,
     #[command(flatten)]
     pub matrices: MatrixOptions,
 }
@@ -103,6 +106,15 @@ pub fn run(args: &AllocateArgs) -> Result<AllocateReport> {
         }
         _ => None,
     };
+    if let Some(path) = &args.chart {
+        let title = format!(
+            "Strategy {}: budgets and audited leakage (α = {}, T = {})",
+            allocation.strategy,
+            human(args.alpha),
+            args.horizon
+        );
+        crate::chart::leakage_chart(path, &title, &allocation.series)?;
+    }
     Ok(AllocateReport { alpha: args.alpha, allocation, window })
 }
 

@@ -34,6 +34,9 @@ pub struct LeakageArgs {
     /// Also report the leakage of every window of W consecutive steps (1 ≤ W ≤ T).
     #[arg(long, value_name = "W")]
     pub window: Option<usize>,
+    /// Write an SVG chart of ε_t, BPL, FPL and TPL over time.
+    #[arg(long, value_name = "FILE.svg")]
+    pub chart: Option<PathBuf>,
     #[command(flatten)]
     pub matrices: MatrixOptions,
 }
@@ -97,6 +100,14 @@ pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
         Some(w) => Some((w, series.window_leakage(w).map_err(origin)?)),
         None => None,
     };
+    if let Some(path) = &args.chart {
+        let title = format!(
+            "Temporal privacy leakage of {} releases (Σε = {})",
+            series.len(),
+            human(series.horizon_leakage())
+        );
+        crate::chart::leakage_chart(path, &title, &series)?;
+    }
     Ok(LeakageReport { series, window })
 }
 

@@ -2,9 +2,12 @@
 //! the shared parsers, calls the libraries and returns a [`crate::render::Report`].
 
 pub mod allocate;
+pub mod compare;
 pub mod demo;
+pub mod estimate;
 pub mod leakage;
 pub mod loss;
 pub mod postprocess;
 pub mod release;
+pub mod simulate;
 pub mod supremum;

@@ -1,0 +1,217 @@
+//! SVG charts (plotters, SVG backend only, no font files: text is left to the viewer's
+//! fonts). The one place that draws: line charts over time and labelled scatter plots.
+
+use std::path::Path;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::error::{CliError, Result};
+use crate::render::human;
+
+/// Size of every chart, in pixels.
+const SIZE: (u32, u32) = (960, 600);
+const FONT: &str = "sans-serif";
+
+/// Colours of successive series, distinguishable in colour and in grey.
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(255, 127, 14),
+    RGBColor(140, 86, 75),
+    RGBColor(23, 190, 207),
+    RGBColor(127, 127, 127),
+];
+
+/// One line of a line chart: its legend name and y_t for t = 1..T.
+struct Line<'a> {
+    /// Legend entry.
+    name: &'a str,
+    /// Values at t = 1, 2, ….
+    values: &'a [f64],
+}
+
+/// A labelled point of a scatter plot.
+pub struct Point {
+    /// Label written next to the point.
+    pub label: String,
+    /// Horizontal position (> 0: the axis is logarithmic).
+    pub x: f64,
+    /// Vertical position (> 0: the axis is logarithmic).
+    pub y: f64,
+    /// Group index: points of one group share a colour and a legend entry.
+    pub group: usize,
+}
+
+/// Draws `lines` over t = 1..T (linear axes) and writes the SVG to `path`.
+fn line_chart(path: &Path, title: &str, y_label: &str, lines: &[Line<'_>]) -> Result<()> {
+    let horizon = lines.iter().map(|l| l.values.len()).max().unwrap_or(1).max(2);
+    let top =
+        lines.iter().flat_map(|l| l.values.iter().copied()).filter(|v| v.is_finite()).fold(0.0, f64::max);
+    let top = if top > 0.0 { top * 1.08 } else { 1.0 };
+    let svg = render(|root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, (FONT, 22))
+            .margin(16)
+            .x_label_area_size(48)
+            .y_label_area_size(72)
+            .build_cartesian_2d(1f64..horizon as f64, 0f64..top)
+            .map_err(draw_error)?;
+        chart
+            .configure_mesh()
+            .x_desc("step t")
+            .y_desc(y_label)
+            .x_label_formatter(&|v| human(*v))
+            .y_label_formatter(&|v| human(*v))
+            .axis_desc_style((FONT, 16))
+            .label_style((FONT, 13))
+            .max_light_lines(4)
+            .draw()
+            .map_err(draw_error)?;
+        for (k, line) in lines.iter().enumerate() {
+            let color = PALETTE[k % PALETTE.len()];
+            let points = line.values.iter().enumerate().map(|(t, &v)| ((t + 1) as f64, v));
+            chart
+                .draw_series(LineSeries::new(points, color.stroke_width(2)))
+                .map_err(draw_error)?
+                .label(line.name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3)));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .label_font((FONT, 14))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(draw_error)
+    })?;
+    write(path, &svg)
+}
+
+/// The BPL/FPL/TPL chart of `tpl leakage --chart` and `tpl allocate --chart`: the budget
+/// ε_t and the three leakages over time.
+pub fn leakage_chart(path: &Path, title: &str, series: &tpl_core::LeakageSeries) -> Result<()> {
+    line_chart(
+        path,
+        title,
+        "privacy leakage (ε units)",
+        &[
+            Line { name: "TPL_t (temporal)", values: &series.tpl },
+            Line { name: "BPL_t (backward)", values: &series.bpl },
+            Line { name: "FPL_t (forward)", values: &series.fpl },
+            Line { name: "ε_t (budget spent)", values: &series.epsilon },
+        ],
+    )
+}
+
+/// Draws labelled points on logarithmic axes, one legend entry per group name, and an
+/// optional dashed horizontal reference line (name, y); writes the SVG to `path`. Points
+/// with a non-positive or non-finite coordinate are left out (a log axis cannot show them).
+pub fn scatter_chart(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    groups: &[&str],
+    points: &[Point],
+    reference: Option<(&str, f64)>,
+) -> Result<()> {
+    let shown: Vec<&Point> =
+        points.iter().filter(|p| p.x.is_finite() && p.y.is_finite() && p.x > 0.0 && p.y > 0.0).collect();
+    let range = |f: fn(&Point) -> f64| {
+        let lo = shown.iter().map(|p| f(p)).fold(f64::INFINITY, f64::min);
+        let hi = shown.iter().map(|p| f(p)).fold(0.0, f64::max);
+        if shown.is_empty() { (0.1, 10.0) } else { (lo / 2.0, hi * 2.0) }
+    };
+    let (x0, x1) = range(|p| p.x);
+    let (mut y0, mut y1) = range(|p| p.y);
+    let reference = reference.filter(|r| r.1.is_finite() && r.1 > 0.0);
+    if let Some((_, y)) = reference {
+        (y0, y1) = (y0.min(y / 2.0), y1.max(y * 2.0));
+    }
+    let svg = render(|root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, (FONT, 22))
+            .margin(16)
+            .x_label_area_size(48)
+            .y_label_area_size(80)
+            .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+            .map_err(draw_error)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_label)
+            .y_desc(y_label)
+            .x_label_formatter(&|v| human(*v))
+            .y_label_formatter(&|v| human(*v))
+            .axis_desc_style((FONT, 16))
+            .label_style((FONT, 13))
+            .max_light_lines(4)
+            .draw()
+            .map_err(draw_error)?;
+        if let Some((name, y)) = reference {
+            let grey = PALETTE[PALETTE.len() - 1];
+            let dashes = (0..60).map(|k| {
+                let at = |j: f64| x0 * (x1 / x0).powf(j / 120.0);
+                PathElement::new(
+                    vec![(at(2.0 * k as f64), y), (at(2.0 * k as f64 + 1.0), y)],
+                    grey.stroke_width(2),
+                )
+            });
+            chart
+                .draw_series(dashes)
+                .map_err(draw_error)?
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], grey.stroke_width(2)));
+        }
+        for (g, name) in groups.iter().enumerate() {
+            let color = PALETTE[g % PALETTE.len()];
+            let members = shown.iter().filter(|p| p.group == g);
+            chart
+                .draw_series(members.map(|p| {
+                    EmptyElement::at((p.x, p.y))
+                        + Circle::new((0, 0), 5, color.filled())
+                        + Text::new(p.label.clone(), (8, -7), (FONT, 13).into_font().color(&BLACK))
+                }))
+                .map_err(draw_error)?
+                .label(*name)
+                .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .label_font((FONT, 14))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(draw_error)
+    })?;
+    write(path, &svg)
+}
+
+/// Runs `draw` on a white SVG canvas and returns the document.
+fn render(
+    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> std::result::Result<(), String>,
+) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_error).map_err(CliError::Usage)?;
+        draw(&root).map_err(|e| CliError::Usage(format!("cannot draw the chart: {e}")))?;
+        root.present().map_err(draw_error).map_err(CliError::Usage)?;
+    }
+    Ok(svg)
+}
+
+fn draw_error<E: std::fmt::Debug>(e: E) -> String {
+    format!("{e:?}")
+}
+
+fn write(path: &Path, svg: &str) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| CliError::Write { path: dir.to_path_buf(), source })?;
+    }
+    std::fs::write(path, svg).map_err(|source| CliError::Write { path: path.to_path_buf(), source })
+}

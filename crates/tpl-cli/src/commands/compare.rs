@@ -1,0 +1,427 @@
+//! `tpl compare`: every release strategy on one count stream, scored on error *and* on the
+//! leakage the adversary's correlation really gives (TKDE Theorem 3 audit), with an
+//! optional chart of error against leakage.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{Value, json};
+use tpl_core::TransitionMatrix;
+
+use crate::chart::{Point, scatter_chart};
+use crate::comparison::{Row, Setup, Strategy, compare};
+use crate::counts_file::read_counts;
+use crate::error::{CliError, Result};
+use crate::matrix_file::{MatrixOptions, read_matrix};
+use crate::render::{Report, Table, csv_line, human};
+use crate::seed::Seed;
+
+/// Post-processing applied to every strategy's releases (in extra rows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Postprocess {
+    /// MAP estimates with the forward matrix as public prior (DBSec 2023).
+    Map,
+}
+
+/// Arguments of `tpl compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// True counts: one row per step (header `timestamp_bucket,c0,…` or headerless), integers.
+    #[arg(long, value_name = "FILE")]
+    pub counts: PathBuf,
+    /// The adversary's backward correlation P_B (omit if unknown to them).
+    #[arg(long, value_name = "FILE")]
+    pub backward: Option<PathBuf>,
+    /// The adversary's forward correlation P_F (also the prior of MAP post-processing).
+    #[arg(long, value_name = "FILE")]
+    pub forward: Option<PathBuf>,
+    /// Budget ε > 0 of every window of W steps, for the w-event schemes.
+    #[arg(long, value_name = "E", allow_negative_numbers = true)]
+    pub epsilon: f64,
+    /// Window W ≥ 1 of w-event privacy and of the audited window leakage.
+    #[arg(long, value_name = "W")]
+    pub window: usize,
+    /// Strategies, comma-separated (default: all): laplace, uniform, sample, bd, ba, pba,
+    /// upper-bound, quantified, window.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = Strategy::parse)]
+    pub schemes: Option<Vec<Strategy>>,
+    /// Leakage target α of the allocators (default: ε, so that `window` promises under
+    /// correlation what the w-event schemes promise without it).
+    #[arg(long, value_name = "A", allow_negative_numbers = true)]
+    pub alpha: Option<f64>,
+    /// Releases per strategy (errors are averaged, leakage is the worst run).
+    #[arg(long, value_name = "R", default_value_t = 10)]
+    pub runs: usize,
+    /// Also score every strategy after post-processing (adds `<strategy>+map` rows and the
+    /// data-free `prior-mean` row).
+    #[arg(long, value_enum, value_name = "map")]
+    pub postprocess: Option<Postprocess>,
+    /// L1 sensitivity Δ > 0 of one step's counts (2: one user moves between cells).
+    #[arg(long, value_name = "D", default_value_t = tpl_mechanisms::DEFAULT_SENSITIVITY, allow_negative_numbers = true)]
+    pub sensitivity: f64,
+    /// Seed for reproducible runs; default: OS entropy (the seed used is reported).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Write an SVG chart of error against audited leakage.
+    #[arg(long, value_name = "FILE.svg")]
+    pub chart: Option<PathBuf>,
+    #[command(flatten)]
+    pub matrices: MatrixOptions,
+}
+
+/// The comparison table.
+pub struct CompareReport {
+    /// The rows, in strategy order.
+    pub rows: Vec<Row>,
+    /// ε of the schemes.
+    pub epsilon: f64,
+    /// w.
+    pub window: usize,
+    /// α of the allocators.
+    pub alpha: f64,
+    /// R.
+    pub runs: usize,
+    /// The base seed used.
+    pub seed: u64,
+    /// T.
+    pub horizon: usize,
+    /// n.
+    pub cells: usize,
+}
+
+/// The most runs a comparison accepts.
+const MAX_RUNS: usize = 10_000;
+
+/// Runs `tpl compare`.
+pub fn run(args: &CompareArgs) -> Result<CompareReport> {
+    let counts = read_counts(&args.counts, false)?;
+    if let Some((t, k)) = counts
+        .rows
+        .iter()
+        .enumerate()
+        .find_map(|(t, r)| r.iter().position(|v| v.fract() != 0.0).map(|k| (t, k)))
+    {
+        return Err(CliError::parse(
+            &args.counts,
+            counts.lines[t],
+            format!(
+                "cell {k}: count {} is not an integer; compare releases with the exact integer sampler",
+                counts.rows[t][k]
+            ),
+        ));
+    }
+    let cells = counts.rows[0].len();
+    let backward = load(args.backward.as_deref(), cells, &args.counts, &args.matrices)?;
+    let forward = load(args.forward.as_deref(), cells, &args.counts, &args.matrices)?;
+    let strategies = args.schemes.clone().unwrap_or_else(|| Strategy::ALL.to_vec());
+    let report = run_comparison(
+        &counts.rows,
+        backward.as_ref(),
+        forward.as_ref(),
+        &Options {
+            epsilon: args.epsilon,
+            window: args.window,
+            alpha: args.alpha,
+            sensitivity: args.sensitivity,
+            runs: args.runs,
+            map: args.postprocess.is_some(),
+            seed: args.seed,
+        },
+        &strategies,
+    )?;
+    if let Some(path) = &args.chart {
+        let name = args
+            .counts
+            .file_name()
+            .map_or(args.counts.display().to_string(), |n| n.to_string_lossy().into_owned());
+        report.chart(path, &name)?;
+    }
+    Ok(report)
+}
+
+/// Reads an optional matrix and checks it against the number of cells of the counts.
+fn load(
+    path: Option<&Path>,
+    cells: usize,
+    counts: &Path,
+    opts: &MatrixOptions,
+) -> Result<Option<TransitionMatrix>> {
+    let Some(path) = path else { return Ok(None) };
+    let m = read_matrix(path, opts)?;
+    if m.n() != cells {
+        return Err(CliError::parse(
+            path,
+            0,
+            format!("the matrix is {0}×{0} but {1} has {cells} cells", m.n(), counts.display()),
+        ));
+    }
+    Ok(Some(m))
+}
+
+/// The flags of a comparison, before validation.
+pub struct Options {
+    /// ε of the schemes.
+    pub epsilon: f64,
+    /// w.
+    pub window: usize,
+    /// α of the allocators (default ε).
+    pub alpha: Option<f64>,
+    /// Δ.
+    pub sensitivity: f64,
+    /// R.
+    pub runs: usize,
+    /// MAP rows.
+    pub map: bool,
+    /// --seed.
+    pub seed: Option<u64>,
+}
+
+/// Validates the options and runs the comparison, with a progress bar on a terminal.
+pub fn run_comparison(
+    truth: &[Vec<f64>],
+    backward: Option<&TransitionMatrix>,
+    forward: Option<&TransitionMatrix>,
+    o: &Options,
+    strategies: &[Strategy],
+) -> Result<CompareReport> {
+    if !(o.epsilon.is_finite() && o.epsilon > 0.0) {
+        return Err(CliError::Usage(format!("--epsilon {}: must be finite and greater than 0", o.epsilon)));
+    }
+    if o.window == 0 || o.window > truth.len() {
+        return Err(CliError::Usage(format!(
+            "--window {}: must be between 1 and the number of steps {}",
+            o.window,
+            truth.len()
+        )));
+    }
+    let alpha = o.alpha.unwrap_or(o.epsilon);
+    if !(alpha.is_finite() && alpha > 0.0) {
+        return Err(CliError::Usage(format!("--alpha {alpha}: must be finite and greater than 0")));
+    }
+    if !(o.sensitivity.is_finite() && o.sensitivity > 0.0) {
+        return Err(CliError::Usage(format!(
+            "--sensitivity {}: must be finite and greater than 0",
+            o.sensitivity
+        )));
+    }
+    if o.runs == 0 || o.runs > MAX_RUNS {
+        return Err(CliError::Usage(format!("--runs {}: must be between 1 and {MAX_RUNS}", o.runs)));
+    }
+    let seed = Seed::new(o.seed);
+    let setup = Setup {
+        truth,
+        backward,
+        forward,
+        epsilon: o.epsilon,
+        window: o.window,
+        alpha,
+        sensitivity: o.sensitivity,
+        runs: o.runs,
+        map: o.map,
+        seed,
+    };
+    let bar = progress_bar((strategies.len() * o.runs) as u64);
+    let rows = compare(&setup, strategies, &|| bar.inc(1));
+    bar.finish_and_clear();
+    Ok(CompareReport {
+        rows,
+        epsilon: o.epsilon,
+        window: o.window,
+        alpha,
+        runs: o.runs,
+        seed: seed.value,
+        horizon: truth.len(),
+        cells: truth[0].len(),
+    })
+}
+
+/// A bar on stderr when it is a terminal, hidden otherwise.
+fn progress_bar(len: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    if let Ok(style) =
+        ProgressStyle::with_template("  comparing {bar:40} {pos}/{len} runs, {elapsed} elapsed")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+impl CompareReport {
+    /// Writes the error-vs-leakage chart: one labelled point per strategy that ran.
+    pub fn chart(&self, path: &Path, data: &str) -> Result<()> {
+        let baseline = self
+            .rows
+            .iter()
+            .find(|r| r.base.is_none())
+            .and_then(|r| r.outcome.as_ref().ok())
+            .map(|s| s.mse.mean);
+        let points: Vec<Point> = self
+            .rows
+            .iter()
+            .filter_map(|r| {
+                let s = r.outcome.as_ref().ok()?;
+                let group = match (r.base?, r.map) {
+                    (Strategy::Scheme(_), m) => usize::from(m) * 2,
+                    (_, m) => 1 + usize::from(m) * 2,
+                };
+                Some(Point { label: r.strategy.clone(), x: s.max_window_leakage, y: s.mse.mean, group })
+            })
+            .collect();
+        scatter_chart(
+            path,
+            &format!(
+                "Error vs. real leakage: {data} (ε = {}, w = {}, α = {})",
+                human(self.epsilon),
+                self.window,
+                human(self.alpha)
+            ),
+            &format!("largest leakage of {} consecutive steps under the correlation (log)", self.window),
+            "mean squared error per cell and step (log)",
+            &["w-event schemes", "TPL allocators", "schemes + MAP", "allocators + MAP"],
+            &points,
+            baseline.map(|y| ("no release: prior mean (leaks 0)", y)),
+        )
+    }
+}
+
+fn opt(x: Option<f64>) -> Value {
+    x.map_or(Value::Null, |v| json!(v))
+}
+
+impl Report for CompareReport {
+    fn json(&self) -> Value {
+        let rows: Vec<Value> = self
+            .rows
+            .iter()
+            .map(|r| {
+                let s = r.outcome.as_ref().ok();
+                json!({
+                    "strategy": r.strategy,
+                    "mae": opt(s.map(|s| s.mae.mean)),
+                    "mse": opt(s.map(|s| s.mse.mean)),
+                    "max_window_budget": opt(s.map(|s| s.max_window_budget)),
+                    "max_tpl": opt(s.map(|s| s.max_tpl)),
+                    "max_window_leakage": opt(s.map(|s| s.max_window_leakage)),
+                    "published_fraction": opt(s.map(|s| s.published_fraction)),
+                    "mae_std": opt(s.map(|s| s.mae.std)),
+                    "mse_std": opt(s.map(|s| s.mse.std)),
+                    "error": r.outcome.as_ref().err(),
+                })
+            })
+            .collect();
+        json!({
+            "rows": rows,
+            "epsilon": self.epsilon,
+            "window": self.window,
+            "alpha": self.alpha,
+            "runs": self.runs,
+            "seed": self.seed,
+            "horizon": self.horizon,
+            "cells": self.cells,
+        })
+    }
+
+    fn csv(&self) -> String {
+        let header = [
+            "strategy",
+            "mae",
+            "mae_std",
+            "mse",
+            "mse_std",
+            "max_window_budget",
+            "max_tpl",
+            "max_window_leakage",
+            "published_fraction",
+            "error",
+        ];
+        let mut out = csv_line(&header.map(String::from));
+        for r in &self.rows {
+            let fields = match &r.outcome {
+                Ok(s) => vec![
+                    r.strategy.clone(),
+                    s.mae.mean.to_string(),
+                    s.mae.std.to_string(),
+                    s.mse.mean.to_string(),
+                    s.mse.std.to_string(),
+                    s.max_window_budget.to_string(),
+                    s.max_tpl.to_string(),
+                    s.max_window_leakage.to_string(),
+                    s.published_fraction.to_string(),
+                    String::new(),
+                ],
+                Err(why) => {
+                    let mut f = vec![r.strategy.clone()];
+                    f.extend(std::iter::repeat_n(String::new(), 8));
+                    f.push(format!("\"{}\"", why.replace('"', "\"\"")));
+                    f
+                }
+            };
+            out.push_str(&csv_line(&fields));
+        }
+        out
+    }
+
+    fn table(&self) -> String {
+        let mut t = Table::new(&[
+            "strategy",
+            "MAE",
+            "MSE (± sd)",
+            "max w-budget",
+            "max TPL",
+            "max w-leakage",
+            "published",
+        ]);
+        let mut notes = Vec::new();
+        for r in &self.rows {
+            match &r.outcome {
+                Ok(s) => t.row(vec![
+                    r.strategy.clone(),
+                    human(s.mae.mean),
+                    format!("{} ± {}", human(s.mse.mean), human(s.mse.std)),
+                    human(s.max_window_budget),
+                    human(s.max_tpl),
+                    human(s.max_window_leakage),
+                    format!("{:.1} %", 100.0 * s.published_fraction),
+                ]),
+                Err(why) => {
+                    if !notes.iter().any(|n: &String| n.ends_with(why.as_str())) {
+                        notes.push(format!("  {}: {why}", r.strategy));
+                    }
+                    t.row(vec![
+                        r.strategy.clone(),
+                        "-".into(),
+                        "cannot run (see below)".into(),
+                        "-".into(),
+                        "-".into(),
+                        "-".into(),
+                        "-".into(),
+                    ]);
+                }
+            }
+        }
+        let mut out = format!(
+            "{} strategies on {} steps × {} cells, {} run(s) each (seed {}); schemes: ε = {} per {} steps, allocators: α = {}.\n\
+             Error is per cell and step; leakage is audited under the given correlation (worst run).\n\n{}",
+            self.rows.len(),
+            self.horizon,
+            self.cells,
+            self.runs,
+            self.seed,
+            human(self.epsilon),
+            self.window,
+            human(self.alpha),
+            t.render()
+        );
+        if !notes.is_empty() {
+            out.push_str("\nWhy some strategies cannot run:\n");
+            out.push_str(&notes.join("\n"));
+            out.push('\n');
+        }
+        out
+    }
+}

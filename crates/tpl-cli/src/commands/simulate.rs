@@ -1,0 +1,187 @@
+//! `tpl simulate`: a synthetic population of Markov users (the data model of the TKDE and
+//! DBSec experiments), written as `stream.csv` and `counts.csv` in the shared data's formats.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde_json::{Value, json};
+use tpl_core::TransitionMatrix;
+use tpl_mechanisms::{histogram, simulate_users};
+
+use crate::commands::leakage::check_horizon;
+use crate::error::{CliError, Result};
+use crate::matrix_file::{MatrixOptions, read_matrix};
+use crate::render::{Report, Table, csv_line, human};
+use crate::seed::Seed;
+use crate::stream_file::{counts_text, matrix_text, stream_text};
+use crate::text;
+
+/// Arguments of `tpl simulate`.
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// Forward matrix the users move by (row i: next cell of a user now in i).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["cells", "stay"], required_unless_present = "cells")]
+    pub forward: Option<PathBuf>,
+    /// Instead of --forward: n cells and the smoothed identity (TKDE eq. 28) with --smoothing.
+    #[arg(long, value_name = "n", requires = "stay")]
+    pub cells: Option<usize>,
+    /// With --cells: the smoothing s of the identity (small s = users mostly stay put).
+    #[arg(long = "smoothing", id = "stay", value_name = "s", allow_negative_numbers = true)]
+    pub stay: Option<f64>,
+    /// Number of users N ≥ 1.
+    #[arg(long, value_name = "N")]
+    pub users: usize,
+    /// Number of steps T ≥ 1.
+    #[arg(long, value_name = "T")]
+    pub horizon: usize,
+    /// Initial distribution: uniform, or a file with one row of n probabilities.
+    #[arg(long, value_name = "uniform|FILE", default_value = "uniform")]
+    pub initial: String,
+    /// Seed for a reproducible stream; default: OS entropy.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Folder to write stream.csv, counts.csv and transition_forward.csv to.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub matrices: MatrixOptions,
+}
+
+/// What was simulated and written.
+pub struct SimulateReport {
+    users: usize,
+    horizon: usize,
+    cells: usize,
+    seed: u64,
+    out: PathBuf,
+    /// Users per cell at the first and last step.
+    first: Vec<f64>,
+    last: Vec<f64>,
+}
+
+/// Largest number of user-steps written (a stream file of 10⁸ rows is about 1.5 GB).
+const MAX_USER_STEPS: usize = 100_000_000;
+
+/// Runs `tpl simulate`.
+pub fn run(args: &SimulateArgs) -> Result<SimulateReport> {
+    let forward = match (&args.forward, args.cells, args.stay) {
+        (Some(path), _, _) => read_matrix(path, &args.matrices)?,
+        (None, Some(n), Some(s)) => {
+            if n == 0 {
+                return Err(CliError::Usage("--cells 0: at least one cell is needed".into()));
+            }
+            TransitionMatrix::smoothed_identity(n, s).map_err(|e| CliError::flag("--smoothing", e))?
+        }
+        _ => return Err(CliError::Usage("give --forward FILE, or --cells n --smoothing s".into())),
+    };
+    if args.users == 0 {
+        return Err(CliError::Usage("--users 0: at least one user is needed".into()));
+    }
+    check_horizon(args.horizon)?;
+    if args.users.saturating_mul(args.horizon) > MAX_USER_STEPS {
+        return Err(CliError::Usage(format!(
+            "--users {} × --horizon {} is more than {MAX_USER_STEPS} user-steps",
+            args.users, args.horizon
+        )));
+    }
+    let n = forward.n();
+    let initial = initial_distribution(&args.initial, n)?;
+    let seed = Seed::new(args.seed);
+    let mut rng = seed.rng(0);
+    let states = simulate_users(&forward, &initial, args.users, args.horizon, &mut rng)
+        .map_err(|source| CliError::Mech { context: format!("--initial {}: ", args.initial), source })?;
+    let counts = histogram(&states, n);
+    write_outputs(&args.out, &forward, &states, &counts, seed.value)?;
+    Ok(SimulateReport {
+        users: args.users,
+        horizon: args.horizon,
+        cells: n,
+        seed: seed.value,
+        out: args.out.clone(),
+        first: counts[0].clone(),
+        last: counts[counts.len() - 1].clone(),
+    })
+}
+
+/// `uniform`, or a file with one row of n probabilities.
+fn initial_distribution(value: &str, n: usize) -> Result<Vec<f64>> {
+    if value == "uniform" {
+        return Ok(vec![1.0 / n as f64; n]);
+    }
+    let path = Path::new(value);
+    let content = text::read(path)?;
+    let records = text::records(path, &content)?;
+    match records.as_slice() {
+        [one] if one.values.len() == n => Ok(one.values.clone()),
+        [one] => Err(CliError::parse(
+            path,
+            one.line,
+            format!("{} probabilities, but the matrix has {n} cells", one.values.len()),
+        )),
+        [] => Err(CliError::parse(path, 0, "no values (empty file)")),
+        [_, second, ..] => Err(CliError::parse(path, second.line, "an initial distribution is one row")),
+    }
+}
+
+fn write_outputs(
+    dir: &Path,
+    forward: &TransitionMatrix,
+    states: &[Vec<usize>],
+    counts: &[Vec<f64>],
+    seed: u64,
+) -> Result<()> {
+    create_dir(dir)?;
+    write_file(&dir.join("stream.csv"), &stream_text(states))?;
+    write_file(&dir.join("counts.csv"), &counts_text(counts))?;
+    let comment = format!("tpl simulate (seed {seed}): the forward matrix the users moved by");
+    let rows = forward.rows().map(|r| r.iter().map(f64::to_string).collect());
+    write_file(&dir.join("transition_forward.csv"), &matrix_text(&comment, rows))
+}
+
+/// Creates `dir` and its parents.
+pub fn create_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|source| CliError::Write { path: dir.to_path_buf(), source })
+}
+
+/// Writes `text` to `path`.
+pub fn write_file(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).map_err(|source| CliError::Write { path: path.to_path_buf(), source })
+}
+
+impl Report for SimulateReport {
+    fn json(&self) -> Value {
+        json!({
+            "users": self.users,
+            "horizon": self.horizon,
+            "cells": self.cells,
+            "seed": self.seed,
+            "out": self.out.display().to_string(),
+            "files": ["stream.csv", "counts.csv", "transition_forward.csv"],
+        })
+    }
+
+    fn csv(&self) -> String {
+        let mut out = csv_line(&["cell".into(), "first".into(), "last".into()]);
+        for i in 0..self.cells {
+            out.push_str(&csv_line(&[i.to_string(), self.first[i].to_string(), self.last[i].to_string()]));
+        }
+        out
+    }
+
+    fn table(&self) -> String {
+        let mut t = Table::new(&["cell", "users at t = 1", "users at t = T"]);
+        for i in 0..self.cells.min(12) {
+            t.row(vec![i.to_string(), human(self.first[i]), human(self.last[i])]);
+        }
+        format!(
+            "Simulated {} Markov users over {} steps in {} cells (seed {}); wrote stream.csv, counts.csv and \
+             transition_forward.csv to {}.\n\n{}",
+            self.users,
+            self.horizon,
+            self.cells,
+            self.seed,
+            self.out.display(),
+            t.render()
+        )
+    }
+}
