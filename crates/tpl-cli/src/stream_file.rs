@@ -22,7 +22,11 @@ pub struct Stream {
 /// Reads a stream file; rows may come in any order, but every (bucket, user) pair must
 /// appear exactly once. Errors name the file, line and value.
 pub fn read_stream(path: &Path) -> Result<Stream> {
-    let content = text::read(path)?;
+    parse_stream(path, &text::read(path)?)
+}
+
+/// Parses the text of a stream file; `path` names it in errors.
+pub fn parse_stream(path: &Path, content: &str) -> Result<Stream> {
     let mut rows: Vec<(usize, usize, usize, usize)> = Vec::new(); // (bucket, user, cell, line)
     let mut header_seen = false;
     for (i, raw) in content.lines().enumerate() {
