@@ -1,0 +1,345 @@
+//! `tpl simulate | estimate | compare | demo` and the charts, through the built binary: the
+//! real AIS week (a copy in `testdata/`), the raw matrices that make two allocators
+//! impossible, the smoothed ones that make quantified exact, MAP's gain, and bad inputs.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::*;
+use serde_json::Value;
+
+fn week(file: &str) -> String {
+    let p =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/ais_nyharbor_week_5min").join(file);
+    path_str(&p)
+}
+
+fn row<'a>(out: &'a Value, strategy: &str) -> &'a Value {
+    out["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["strategy"] == strategy)
+        .unwrap_or_else(|| panic!("no row {strategy} in {out}"))
+}
+
+/// A parsed SVG document, with the texts it shows.
+fn svg_texts(path: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let doc =
+        roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{path} is not well-formed XML: {e}"));
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    doc.descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .map(|t| t.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn compare_on_the_ais_week_with_raw_matrices() {
+    let d = Scratch::new("compare_raw");
+    let chart = d.path("c.svg");
+    let out = json(&[
+        "compare",
+        "--counts",
+        &week("counts.csv"),
+        "--backward",
+        &week("transition_backward.csv"),
+        "--forward",
+        &week("transition_forward.csv"),
+        "--epsilon",
+        "1",
+        "--window",
+        "10",
+        "--runs",
+        "2",
+        "--postprocess",
+        "map",
+        "--seed",
+        "5",
+        "--chart",
+        &chart,
+    ]);
+    let rows = out["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 19, "9 strategies, 9 MAP rows, the prior mean");
+    let keys: Vec<&str> = rows[0].as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        &keys[..7],
+        [
+            "strategy",
+            "mae",
+            "mse",
+            "max_window_budget",
+            "max_tpl",
+            "max_window_leakage",
+            "published_fraction"
+        ]
+    );
+    for scheme in ["uniform", "sample", "bd", "ba", "pba"] {
+        let r = row(&out, scheme);
+        assert!(num(r, "max_window_budget") <= 1.0 + 1e-12, "{scheme}: (W) holds: {r}");
+        assert!(num(r, "max_window_leakage") > 1.0, "{scheme}: correlation makes it leak more than ε: {r}");
+        // MAP lowers the error of every w-event scheme on this stream.
+        let map = row(&out, &format!("{scheme}+map"));
+        assert!(num(map, "mse") < num(r, "mse"), "{scheme}: MAP {map} vs raw {r}");
+    }
+    for impossible in ["upper-bound", "quantified", "upper-bound+map", "quantified+map"] {
+        let r = row(&out, impossible);
+        assert!(r["mse"].is_null(), "{r}");
+        let why = r["error"].as_str().unwrap_or_else(|| panic!("{impossible} must say why: {r}"));
+        assert!(why.contains("Theorem 7"), "{why}");
+    }
+    let window = row(&out, "window");
+    assert_close(num(window, "max_window_leakage"), 1.0, 1e-9, "window allocator meets α = ε");
+    assert!(row(&out, "prior-mean")["mse"].is_number());
+    let texts = svg_texts(&chart);
+    for label in ["bd", "window", "w-event schemes", "TPL allocators"] {
+        assert!(texts.iter().any(|t| t == label), "chart shows {label:?}: {texts:?}");
+    }
+}
+
+#[test]
+fn estimate_reproduces_the_shared_matrix_and_smoothing_makes_quantified_exact() {
+    let d = Scratch::new("compare_smooth");
+    let out = d.path("est");
+    let summary = json(&["estimate", "--stream", &week("stream.csv"), "--out", &out]);
+    assert_eq!(summary["cells"], 23);
+    assert_eq!(summary["users"], 140);
+    let read = |path: &str| -> Vec<Vec<f64>> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .map(|l| l.split(',').map(|v| v.trim().parse().unwrap()).collect())
+            .collect()
+    };
+    for side in ["forward", "backward"] {
+        let ours = read(&format!("{out}/transition_{side}.csv"));
+        let shared = read(&week(&format!("transition_{side}.csv")));
+        assert_eq!(ours.len(), shared.len());
+        for (a, b) in ours.iter().flatten().zip(shared.iter().flatten()) {
+            assert!((a - b).abs() <= 1e-12, "{side}: {a} vs {b}");
+        }
+    }
+    let smoothed = d.path("smoothed");
+    json(&["estimate", "--stream", &week("stream.csv"), "--smoothing", "0.01", "--out", &smoothed]);
+    let cmp = json(&[
+        "compare",
+        "--counts",
+        &week("counts.csv"),
+        "--backward",
+        &format!("{smoothed}/transition_backward.csv"),
+        "--forward",
+        &format!("{smoothed}/transition_forward.csv"),
+        "--epsilon",
+        "1",
+        "--window",
+        "10",
+        "--runs",
+        "2",
+        "--schemes",
+        "quantified,upper-bound,bd",
+        "--seed",
+        "1",
+    ]);
+    assert_eq!(cmp["rows"].as_array().unwrap().len(), 3);
+    assert_close(num(row(&cmp, "quantified"), "max_tpl"), 1.0, 1e-9, "quantified: max TPL = α");
+    assert!(num(row(&cmp, "upper-bound"), "max_tpl") <= 1.0 + 1e-12);
+}
+
+#[test]
+fn simulate_then_estimate_round_trip() {
+    let d = Scratch::new("simulate");
+    let out = d.path("sim");
+    let summary = json(&[
+        "simulate",
+        "--cells",
+        "4",
+        "--smoothing",
+        "0.05",
+        "--users",
+        "300",
+        "--horizon",
+        "60",
+        "--seed",
+        "3",
+        "--out",
+        &out,
+    ]);
+    assert_eq!(summary["users"], 300);
+    let counts = std::fs::read_to_string(format!("{out}/counts.csv")).unwrap();
+    let mut lines = counts.lines();
+    assert_eq!(lines.next(), Some("timestamp_bucket,c0,c1,c2,c3"));
+    for line in lines {
+        let sum: f64 = line.split(',').skip(1).map(|v| v.parse::<f64>().unwrap()).sum();
+        assert_eq!(sum, 300.0, "every row counts every user");
+    }
+    // Same seed, same bytes.
+    let again = d.path("again");
+    json(&[
+        "simulate",
+        "--cells",
+        "4",
+        "--smoothing",
+        "0.05",
+        "--users",
+        "300",
+        "--horizon",
+        "60",
+        "--seed",
+        "3",
+        "--out",
+        &again,
+    ]);
+    assert_eq!(
+        std::fs::read(format!("{out}/stream.csv")).unwrap(),
+        std::fs::read(format!("{again}/stream.csv")).unwrap()
+    );
+    // Estimating the matrices back: the diagonal of the smoothed identity is 1.05/1.2 = 0.875.
+    let est = d.path("est");
+    json(&["estimate", "--stream", &format!("{out}/stream.csv"), "--out", &est]);
+    let forward = std::fs::read_to_string(format!("{est}/transition_forward.csv")).unwrap();
+    let first: Vec<f64> = forward
+        .lines()
+        .find(|l| !l.starts_with('#'))
+        .unwrap()
+        .split(',')
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert!((first[0] - 0.875).abs() < 0.05, "{first:?}");
+    // A simulation from a given matrix and initial distribution.
+    let pf = d.file("pf.csv", "0.9 0.1\n0.2 0.8\n");
+    let init = d.file("init.csv", "1 0\n");
+    let out2 = d.path("sim2");
+    json(&[
+        "simulate",
+        "--forward",
+        &pf,
+        "--initial",
+        &init,
+        "--users",
+        "10",
+        "--horizon",
+        "2",
+        "--out",
+        &out2,
+    ]);
+    let first_step = std::fs::read_to_string(format!("{out2}/counts.csv")).unwrap();
+    assert_eq!(first_step.lines().nth(1), Some("0,10,0"), "everyone starts in cell 0");
+}
+
+#[test]
+fn leakage_and_allocate_charts_are_svg_with_labels() {
+    let d = Scratch::new("charts");
+    let pb = d.file("pb.csv", FIG8_FORWARD);
+    let chart = d.path("leak.svg");
+    json(&[
+        "leakage",
+        "--backward",
+        &pb,
+        "--forward",
+        &pb,
+        "--epsilon",
+        "0.1",
+        "--horizon",
+        "30",
+        "--chart",
+        &chart,
+    ]);
+    let texts = svg_texts(&chart);
+    for label in ["TPL_t (temporal)", "BPL_t (backward)", "step t"] {
+        assert!(texts.iter().any(|t| t == label), "{label:?} in {texts:?}");
+    }
+    let chart = d.path("sub/alloc.svg");
+    json(&[
+        "allocate",
+        "--strategy",
+        "quantified",
+        "--backward",
+        &pb,
+        "--forward",
+        &pb,
+        "--alpha",
+        "1",
+        "--horizon",
+        "50",
+        "--chart",
+        &chart,
+    ]);
+    assert!(svg_texts(&chart).iter().any(|t| t.contains("quantified")));
+}
+
+#[test]
+fn demo_writes_report_and_charts() {
+    let d = Scratch::new("demo");
+    let out = d.path("demo");
+    let text = table(&["demo", "--out", &out, "--runs", "2"]);
+    assert!(text.contains("prior-mean") && text.contains("Theorem 7"), "{text}");
+    for chart in ["leakage_example.svg", "compare_synthetic.svg", "compare_ais_hour.svg"] {
+        assert!(svg_texts(&format!("{out}/{chart}")).len() > 5, "{chart}");
+    }
+    let report = std::fs::read_to_string(format!("{out}/report.md")).unwrap();
+    assert!(report.contains("compare_ais_hour.svg"));
+    let j = json(&["demo", "--out", &out, "--runs", "2"]);
+    assert_eq!(j["synthetic"]["rows"].as_array().unwrap().len(), 19);
+    // The synthetic matrices are estimated from a dense stream: every strategy runs.
+    assert!(j["synthetic"]["rows"].as_array().unwrap().iter().all(|r| r["error"].is_null()));
+}
+
+#[test]
+fn bad_inputs_exit_2_with_one_line() {
+    let d = Scratch::new("compare_bad");
+    let counts = d.file("counts.csv", "timestamp_bucket,c0,c1\n0,3,4\n1,4,3\n2,5,2\n");
+    let neg = d.file("neg.csv", "3,4\n4,-3\n");
+    let empty = d.file("empty.csv", "timestamp_bucket,c0,c1\n");
+    let frac = d.file("frac.csv", "3,4.5\n");
+    let p3 = d.file("p3.csv", "1 0 0\n0 1 0\n0 0 1\n");
+    let gap = d.file("gap.csv", "timestamp_bucket,user_id,location_cell\n0,0,1\n0,2,0\n");
+    let out = d.path("o");
+    let cmp = |c: &str| -> Vec<String> {
+        ["compare", "--counts", c, "--epsilon", "1", "--window", "2"].iter().map(|s| s.to_string()).collect()
+    };
+    let run = |args: Vec<String>, needles: &[&str], values: &[&str]| {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        bad_input(&refs, needles, values);
+    };
+    let mut a = cmp(&counts);
+    a.extend(["--forward".into(), p3.clone()]);
+    run(a, &["p3.csv", "counts.csv"], &["2"]);
+    run(cmp(&neg), &["neg.csv:2"], &["-3"]);
+    run(cmp(&empty), &["empty.csv", "no data rows"], &[]);
+    run(cmp(&frac), &["frac.csv:1"], &["4.5"]);
+    let mut a = cmp(&counts);
+    a[6] = "9".into();
+    run(a, &["--window"], &["9"]);
+    let mut a = cmp(&counts);
+    a.extend(["--runs".into(), "0".into()]);
+    run(a, &["--runs"], &["0"]);
+    run(
+        ["estimate", "--stream", &gap, "--out", &out].iter().map(|s| s.to_string()).collect(),
+        &["gap.csv", "user 1"],
+        &[],
+    );
+    run(
+        ["simulate", "--cells", "3", "--smoothing", "0.1", "--users", "0", "--horizon", "5", "--out", &out]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        &["--users"],
+        &["0"],
+    );
+    usage_error(&[
+        "compare",
+        "--counts",
+        &counts,
+        "--epsilon",
+        "1",
+        "--window",
+        "2",
+        "--schemes",
+        "bd,magic",
+    ]);
+    usage_error(&["simulate", "--users", "3", "--horizon", "3", "--out", &out]);
+}
