@@ -18,7 +18,7 @@ use crate::comparison::Strategy;
 use crate::error::{CliError, Result};
 use crate::render::{Report, Table, human};
 use crate::seed::Seed;
-use crate::stream_file::{counts_text, parse_stream, stream_text};
+use crate::stream_file::{counts_text, matrix_text, parse_stream, stream_text};
 
 /// Arguments of `tpl demo`.
 #[derive(Debug, Args)]
@@ -86,6 +86,11 @@ pub fn run(args: &DemoArgs) -> Result<DemoReport> {
         .collect::<tpl_core::Result<Vec<_>>>()?;
     let dir = &args.out;
     create_dir(dir)?;
+    let rows = matrix.rows().map(|r| r.iter().map(f64::to_string).collect());
+    write_file(
+        &dir.join("matrix.csv"),
+        &matrix_text(&format!("tpl demo: smoothed identity, n = {STATES}, s = {SMOOTHING}"), rows),
+    )?;
     leakage_chart(
         &dir.join("leakage_example.svg"),
         &format!("Leakage of {HORIZON} releases at ε = {EPSILON} under a known Markov chain"),
@@ -246,7 +251,7 @@ impl Report for DemoReport {
         );
         out.push_str(&indent(&self.real.table()));
         out.push_str(&format!(
-            "\nWrote {0}/report.md, the charts {0}/leakage_example.svg, {0}/compare_synthetic.svg and\n\
+            "\nWrote {0}/report.md, the example matrix {0}/matrix.csv, the charts {0}/leakage_example.svg, {0}/compare_synthetic.svg and\n\
              {0}/compare_ais_hour.svg, and the synthetic stream in {0}/synthetic/.\n\n\
              Try it on your own data:\n\
              \x20 tpl leakage  --backward PB.csv --forward PF.csv --epsilon 0.1 --horizon 100 --window 10\n\
