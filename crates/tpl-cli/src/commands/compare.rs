@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use tpl_core::TransitionMatrix;
 
 use crate::chart::{Point, scatter_chart};
+use crate::commands::release::first_non_integer;
 use crate::comparison::{Row, Setup, Strategy, compare};
 use crate::counts_file::read_counts;
 use crate::error::{CliError, Result};
@@ -97,12 +98,7 @@ const MAX_RUNS: usize = 10_000;
 /// Runs `tpl compare`.
 pub fn run(args: &CompareArgs) -> Result<CompareReport> {
     let counts = read_counts(&args.counts, false)?;
-    if let Some((t, k)) = counts
-        .rows
-        .iter()
-        .enumerate()
-        .find_map(|(t, r)| r.iter().position(|v| v.fract() != 0.0).map(|k| (t, k)))
-    {
+    if let Some((t, k)) = first_non_integer(&counts.rows) {
         return Err(CliError::parse(
             &args.counts,
             counts.lines[t],

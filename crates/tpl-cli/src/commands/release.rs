@@ -125,7 +125,8 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     Ok(ReleaseReport { scheme: kind.name(), epsilon: args.epsilon, window: args.window, run })
 }
 
-fn first_non_integer(rows: &[Vec<f64>]) -> Option<(usize, usize)> {
+/// The first (step, cell) whose count is not an integer, 0-based.
+pub fn first_non_integer(rows: &[Vec<f64>]) -> Option<(usize, usize)> {
     rows.iter().enumerate().find_map(|(t, r)| r.iter().position(|v| v.fract() != 0.0).map(|k| (t, k)))
 }
 
