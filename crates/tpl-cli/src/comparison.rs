@@ -172,7 +172,12 @@ pub fn compare(setup: &Setup<'_>, strategies: &[Strategy], tick: &(dyn Fn() + Sy
         Ok(corr) => corr,
         Err(e) => {
             let why = e.to_string();
-            let row = |&s: &Strategy| Row { strategy: s.name().into(), base: Some(s), map: false, outcome: Err(why.clone()) };
+            let row = |&s: &Strategy| Row {
+                strategy: s.name().into(),
+                base: Some(s),
+                map: false,
+                outcome: Err(why.clone()),
+            };
             return strategies.iter().map(row).collect();
         }
     };
