@@ -37,9 +37,9 @@ fn allocators(c: &mut Criterion) {
         let p = family.matrix(N);
         let param = format!("{}/n={N}", family.name());
         group.bench_with_input(BenchmarkId::new("correlation-setup", &param), &p, |b, p| {
-            b.iter(|| black_box(Correlation::new(Some(black_box(p)), Some(p))));
+            b.iter(|| black_box(Correlation::new(Some(black_box(p)), Some(p)).expect("one size")));
         });
-        let corr = Correlation::new(Some(&p), Some(&p));
+        let corr = Correlation::new(Some(&p), Some(&p)).expect("one size");
         let param = format!("{param}/T=1e4");
         let upper = UpperBound::new(&corr, ALPHA);
         let quantified = Quantified::new(&corr, ALPHA);

@@ -5,6 +5,7 @@ use tpl_core::{LeakageSeries, Supremum};
 
 use crate::correlation::Correlation;
 use crate::error::{AllocError, Result};
+use crate::search::{smallest_where, ulps_below};
 
 /// The quantity an allocator bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,23 +30,28 @@ pub struct Guarantee {
     pub bound: f64,
 }
 
-/// Relative slack when checking a guarantee: the audited series is computed in floating
-/// point, a few ulps per step (1e-12 covers horizons up to ~10⁴ steps with room to spare),
-/// and the exact-target check of [`Quantity::TplEveryStep`] allows 1e-9 — the root search
-/// ends at adjacent doubles, so any larger deviation is a real error.
-const UPPER_SLACK: f64 = 1e-12;
+/// Relative shortfall allowed below the target by [`Quantity::TplEveryStep`]: its budgets
+/// come out of a root search ending at adjacent doubles and are then lowered by a few ulps so
+/// that no step exceeds α; any larger deviation is a real error.
 const EXACT_SLACK: f64 = 1e-9;
 
 impl Guarantee {
-    /// Whether the audited allocation keeps the promise.
+    /// Whether the audited allocation keeps the promise, exactly as the f64 values compare:
+    /// the audited maximum (TPL, or window leakage) is ≤ the bound with no slack, and for
+    /// [`Quantity::TplEveryStep`] every TPL_t is also within 1e-9 relative below it.
     pub fn holds(&self, a: &Allocation) -> bool {
-        let top = self.bound * (1.0 + UPPER_SLACK);
-        match self.quantity {
-            Quantity::MaxTpl => a.max_tpl <= top,
-            Quantity::TplEveryStep => {
-                a.series.tpl.iter().all(|&v| (v - self.bound).abs() <= EXACT_SLACK * self.bound)
+        self.bound_kept(a.max_tpl, a.max_window_leakage)
+            && match self.quantity {
+                Quantity::TplEveryStep => a.series.tpl.iter().all(|&v| v >= self.bound * (1.0 - EXACT_SLACK)),
+                _ => true,
             }
-            Quantity::MaxWindowLeakage { .. } => a.max_window_leakage.is_some_and(|v| v <= top),
+    }
+
+    /// The upper half of [`Guarantee::holds`]: the audited maximum is ≤ the bound.
+    fn bound_kept(&self, max_tpl: f64, max_window: Option<f64>) -> bool {
+        match self.quantity {
+            Quantity::MaxTpl | Quantity::TplEveryStep => max_tpl <= self.bound,
+            Quantity::MaxWindowLeakage { .. } => max_window.is_some_and(|v| v <= self.bound),
         }
     }
 }
@@ -78,7 +84,8 @@ pub struct Allocation {
 
 /// Runs `budgets` through `tpl-core` (series, max TPL and, with `window`, the largest
 /// window leakage): the audit every allocator applies to itself, usable on any budget
-/// sequence a scheme spent.
+/// sequence a scheme spent. The values are those `tpl leakage` prints for the same budgets
+/// ([`Correlation::series`]).
 ///
 /// # Errors
 /// Invalid budgets or window.
@@ -127,18 +134,37 @@ pub trait Allocator {
     /// The budgets with their audit; the audit is part of the result so that a caller sees
     /// what was achieved, not only what was promised.
     ///
+    /// The plan is exact up to rounding; the promise must hold for the f64 budgets as
+    /// printed. So the planned budgets are audited ([`audit`], the series `tpl leakage`
+    /// computes) and, if the audited maximum exceeds the bound by rounding, every budget is
+    /// lowered by the same smallest number of ulps that makes it pass (a gallop and a
+    /// bisection on that number). The result always keeps [`Guarantee::holds`].
+    ///
     /// # Errors
-    /// As [`Allocator::plan`].
+    /// As [`Allocator::plan`]; [`AllocError::NoPositiveBudget`] when only zero budgets pass
+    /// the audit; [`AllocError::GuaranteeUnmet`] if the audit still fails (a defect).
     fn allocate(&self, horizon: usize) -> Result<Allocation> {
         let guarantee = self.guarantee();
-        let (budgets, steady_budget) = self.plan(horizon)?;
+        let (planned, planned_steady) = self.plan(horizon)?;
         let window = match guarantee.quantity {
             Quantity::MaxWindowLeakage { window } => Some(window),
             _ => None,
         };
         let corr = self.correlation();
+        let lowered = |k: u64| planned.iter().map(|&b| ulps_below(b, k)).collect::<Vec<f64>>();
+        let passes = |budgets: &[f64]| {
+            audit(corr, budgets, window).is_ok_and(|(_, max_tpl, max_w)| guarantee.bound_kept(max_tpl, max_w))
+        };
+        let max_k = planned.iter().map(|b| b.to_bits()).max().unwrap_or(0);
+        let k = smallest_where(max_k, |k| passes(&lowered(k)))
+            .ok_or(AllocError::NoPositiveBudget { alpha: guarantee.bound })?;
+        let budgets = lowered(k);
+        if budgets.iter().any(|&b| b <= 0.0) {
+            return Err(AllocError::NoPositiveBudget { alpha: guarantee.bound });
+        }
+        let steady_budget = ulps_below(planned_steady, k);
         let (series, max_tpl, max_window_leakage) = audit(corr, &budgets, window)?;
-        Ok(Allocation {
+        let allocation = Allocation {
             strategy: self.name(),
             guarantee,
             budgets,
@@ -149,6 +175,14 @@ pub trait Allocator {
             steady_budget,
             sup_backward: corr.sup_backward(steady_budget)?,
             sup_forward: corr.sup_forward(steady_budget)?,
-        })
+        };
+        if !guarantee.holds(&allocation) {
+            return Err(AllocError::GuaranteeUnmet {
+                strategy: allocation.strategy,
+                achieved: allocation.max_window_leakage.unwrap_or(allocation.max_tpl),
+                bound: guarantee.bound,
+            });
+        }
+        Ok(allocation)
     }
 }

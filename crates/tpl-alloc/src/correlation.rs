@@ -4,18 +4,37 @@ use tpl_core::{LeakageSeries, LossEvaluator, PiecewiseLoss, Supremum, Transition
 
 use crate::error::{AllocError, Result, Side};
 
+/// Horizons up to which [`LeakageSeries::from_matrices`] (what `tpl leakage` audits with)
+/// evaluates L by Algorithm 1 rather than by the piecewise function; [`Correlation::series`]
+/// does the same so that an allocator's audit is bit for bit the one `tpl leakage` prints
+/// (the test `audit_is_the_leakage_series` keeps the two in step).
+const DIRECT_HORIZON: usize = 2;
+
 /// Backward and forward correlation, each optional (absent: the adversary knows nothing on
 /// that side, L ≡ 0 and that side leaks only ε_t).
 #[derive(Debug, Clone)]
 pub struct Correlation {
     backward: Option<PiecewiseLoss>,
     forward: Option<PiecewiseLoss>,
+    matrices: (Option<TransitionMatrix>, Option<TransitionMatrix>),
 }
 
 impl Correlation {
     /// Precomputes L_B and L_F (TKDE Algorithms 2 and 4) for the given matrices.
-    pub fn new(backward: Option<&TransitionMatrix>, forward: Option<&TransitionMatrix>) -> Self {
-        Self { backward: backward.map(PiecewiseLoss::new), forward: forward.map(PiecewiseLoss::new) }
+    ///
+    /// # Errors
+    /// [`AllocError::SizeMismatch`] when both are given over different numbers of states.
+    pub fn new(backward: Option<&TransitionMatrix>, forward: Option<&TransitionMatrix>) -> Result<Self> {
+        if let (Some(b), Some(f)) = (backward, forward)
+            && b.n() != f.n()
+        {
+            return Err(AllocError::SizeMismatch { backward: b.n(), forward: f.n() });
+        }
+        Ok(Self {
+            backward: backward.map(PiecewiseLoss::new),
+            forward: forward.map(PiecewiseLoss::new),
+            matrices: (backward.cloned(), forward.cloned()),
+        })
     }
 
     /// L_B(a) (0 without backward knowledge).
@@ -45,11 +64,17 @@ impl Correlation {
         }
     }
 
-    /// The leakage series of a budget sequence (the audit of TKDE eqs. 11–15).
+    /// The leakage series of a budget sequence (the audit of TKDE eqs. 11–15), identical to
+    /// [`LeakageSeries::from_matrices`] on the same matrices, as `tpl leakage` computes it.
     ///
     /// # Errors
-    /// As [`tpl_core::validate_budgets`].
+    /// As [`tpl_core::validate_budgets`]; [`tpl_core::CoreError::Overflow`] for budgets near
+    /// the largest double.
     pub fn series(&self, budgets: &[f64]) -> Result<LeakageSeries> {
+        if budgets.len() <= DIRECT_HORIZON {
+            let (pb, pf) = &self.matrices;
+            return Ok(LeakageSeries::from_matrices(pb.as_ref(), pf.as_ref(), budgets)?);
+        }
         fn as_dyn(l: &PiecewiseLoss) -> &dyn LossEvaluator {
             l
         }

@@ -61,6 +61,52 @@ pub enum AllocError {
         /// The target.
         alpha: f64,
     },
+    /// Backward and forward matrices over different numbers of states.
+    #[error(
+        "the backward matrix is {backward}×{backward} but the forward matrix is {forward}×{forward}: both \
+         must describe the same states"
+    )]
+    SizeMismatch {
+        /// States of P_B.
+        backward: usize,
+        /// States of P_F.
+        forward: usize,
+    },
+    /// The limit leakage of a constant budget could not be computed as a finite number, so
+    /// the largest budget for α cannot be located.
+    #[error(
+        "cannot find the largest budget for alpha {alpha:?}: the limit of the leakage at ε = {eps:?} \
+         (Theorem 11) did not come out as a finite number; use a smaller alpha or the window strategy"
+    )]
+    LimitNotComputable {
+        /// The target.
+        alpha: f64,
+        /// The budget at which the supremum failed.
+        eps: f64,
+    },
+    /// α so small that no positive double budget keeps the audited leakage within it.
+    #[error(
+        "alpha {alpha:?} is too small: no positive budget keeps the audited leakage ≤ alpha in \
+         floating point (every budget rounds to 0)"
+    )]
+    NoPositiveBudget {
+        /// The target.
+        alpha: f64,
+    },
+    /// The audit of the final budgets does not keep the promise (a defect: allocators shrink
+    /// their budgets until it does, or fail with another error).
+    #[error(
+        "the {strategy} allocation does not keep its guarantee in floating point: audited {achieved:?} \
+         against the bound {bound:?}"
+    )]
+    GuaranteeUnmet {
+        /// The allocator.
+        strategy: &'static str,
+        /// The audited quantity (max TPL or max window leakage).
+        achieved: f64,
+        /// The target.
+        bound: f64,
+    },
     /// A window of 0 steps or longer than the horizon.
     #[error("window {window} must be between 1 and the horizon {horizon}")]
     BadWindow {

@@ -15,7 +15,7 @@
 //! use tpl_alloc::{Allocator, Correlation, Quantified, UpperBound};
 //! use tpl_core::TransitionMatrix;
 //! let p = TransitionMatrix::smoothed_identity(4, 0.1)?;
-//! let corr = Correlation::new(Some(&p), Some(&p));
+//! let corr = Correlation::new(Some(&p), Some(&p))?;
 //! let ub = UpperBound::new(&corr, 1.0).allocate(50)?;
 //! let q = Quantified::new(&corr, 1.0).allocate(50)?;
 //! assert!(ub.max_tpl <= 1.0);

@@ -15,6 +15,9 @@ use crate::search::largest_where;
 /// g′(a) = 1 − L_F′·L_B′ ≥ 0, and g(0) = L_F(α) − α ≤ 0 ≤ L_F(α − L_B(α)) = g(α): the
 /// bracket [0, α] holds the root and bisection to adjacent doubles finds it (the paper's
 /// printed loop updates a^B but evaluates eq. 27 at a stale a^F; this is what its text means).
+/// [`Allocator::allocate`] then lowers the three budgets by the same few ulps if rounding
+/// lets a printed TPL_t exceed α, so TPL_t ≤ α holds as the f64 values compare and each
+/// TPL_t is within 1e-9 relative below α.
 ///
 /// **Short horizons.** T = 1: ε_1 = α (TPL_1 = ε_1). T = 2: the same two equations say
 /// TPL_1 = L_F(ε_2) + ε_1 and TPL_2 = L_B(ε_1) + ε_2, so (ε_1, ε_2) = (a_B, a_F).
@@ -29,7 +32,7 @@ use crate::search::largest_where;
 /// use tpl_core::TransitionMatrix;
 /// let pb = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.2, 0.8]])?;
 /// let pf = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.1, 0.9]])?;
-/// let corr = Correlation::new(Some(&pb), Some(&pf));
+/// let corr = Correlation::new(Some(&pb), Some(&pf))?;
 /// let a = Quantified::new(&corr, 1.0).allocate(30)?;
 /// assert!(a.series.tpl.iter().all(|&v| (v - 1.0).abs() < 1e-12));
 /// # Ok::<(), tpl_alloc::AllocError>(())

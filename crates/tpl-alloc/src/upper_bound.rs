@@ -1,10 +1,12 @@
 //! Algorithm 7 of the TKDE paper: one constant budget whose *limit* leakage is the target.
 
+use std::cell::Cell;
+
 use tpl_core::Supremum;
 
 use crate::allocation::{Allocator, Guarantee, Quantity, check_target};
 use crate::correlation::Correlation;
-use crate::error::Result;
+use crate::error::{AllocError, Result};
 use crate::search::largest_where;
 
 /// The constant ε with sup_B(ε) + sup_F(ε) − ε = α (TKDE Algorithm 7): TPL stays ≤ α at
@@ -13,16 +15,20 @@ use crate::search::largest_where;
 /// h(ε) = sup_B(ε) + sup_F(ε) − ε is increasing: each supremum solves s = L(s) + ε with
 /// 0 ≤ L′ ≤ 1, so ds/dε = 1/(1 − L′(s)) ≥ 1 (and h = +∞ once a supremum is unbounded).
 /// h(ε) ≥ ε, so the answer lies in (0, α]; we return the largest double with h(ε) ≤ α,
-/// found by bisection to adjacent doubles — never above the exact root, so the guarantee
-/// holds after rounding. The paper's loop compares h with α for exact equality and may not
-/// end; ours always does, in ≤ 64 steps of O(m) each.
+/// found by bisection to adjacent doubles, for every α from the smallest positive double to
+/// the largest (h is evaluated as sup_B + (sup_F − ε), which overflows only with h itself).
+/// If a supremum does not come out as a finite number anywhere on the search path, the
+/// search fails with [`AllocError::LimitNotComputable`] rather than answer from a broken
+/// predicate. [`Allocator::allocate`] then lowers ε by ulps until the audited series of the
+/// horizon is ≤ α as printed. The paper's loop compares h with α for exact equality and may
+/// not end; ours always does, in ≤ 64 steps of O(m) each.
 ///
 /// ```
 /// use tpl_alloc::{Allocator, Correlation, UpperBound};
 /// use tpl_core::TransitionMatrix;
 /// let pb = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.2, 0.8]])?;
 /// let pf = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.1, 0.9]])?;
-/// let corr = Correlation::new(Some(&pb), Some(&pf));
+/// let corr = Correlation::new(Some(&pb), Some(&pf))?;
 /// let a = UpperBound::new(&corr, 1.0).allocate(30)?;
 /// assert!(a.max_tpl <= 1.0 && a.guarantee.holds(&a));
 /// # Ok::<(), tpl_alloc::AllocError>(())
@@ -42,20 +48,42 @@ impl<'c> UpperBound<'c> {
     /// The constant budget ε (independent of the horizon).
     ///
     /// # Errors
-    /// Bad α; [`crate::AllocError::Unbounded`] when a side has L(α) = α.
+    /// Bad α; [`AllocError::Unbounded`] when a side has L(α) = α;
+    /// [`AllocError::LimitNotComputable`] when a supremum on the search path is not a finite
+    /// number; [`AllocError::NoPositiveBudget`] when α is so small that no positive double
+    /// passes.
     pub fn epsilon(&self) -> Result<f64> {
         check_target(self.alpha, 1)?;
         self.corr.require_bounded()?;
+        let alpha = self.alpha;
+        // The first ε whose suprema are not finite numbers: there h(ε) is unknown, the
+        // predicate is not known to be monotone, and the search result cannot be trusted.
+        let failed = Cell::new(None);
         let within = |eps: f64| -> bool {
             if eps == 0.0 {
                 return true;
             }
             match (self.corr.sup_backward(eps), self.corr.sup_forward(eps)) {
-                (Ok(Supremum::Bounded(b)), Ok(Supremum::Bounded(f))) => b + f - eps <= self.alpha,
-                _ => false,
+                // b + (f − ε): f − ε is FPL's own leakage beyond ε, so nothing overflows
+                // before h itself does (b + f can exceed the largest double where h does not).
+                (Ok(Supremum::Bounded(b)), Ok(Supremum::Bounded(f))) if b.is_finite() && f.is_finite() => {
+                    b + (f - eps) <= alpha
+                }
+                (Ok(Supremum::Unbounded), _) | (_, Ok(Supremum::Unbounded)) => false,
+                _ => {
+                    failed.set(failed.get().or(Some(eps)));
+                    false
+                }
             }
         };
-        Ok(largest_where(0.0, self.alpha, within))
+        let eps = largest_where(0.0, alpha, within);
+        if let Some(eps) = failed.get() {
+            return Err(AllocError::LimitNotComputable { alpha, eps });
+        }
+        if eps <= 0.0 {
+            return Err(AllocError::NoPositiveBudget { alpha });
+        }
+        Ok(eps)
     }
 }
 

@@ -27,7 +27,7 @@ use crate::search::largest_where;
 /// use tpl_alloc::{Allocator, Correlation, WindowAllocator};
 /// use tpl_core::TransitionMatrix;
 /// let id = TransitionMatrix::identity(3); // L(α) = α: no bounded strategy exists
-/// let corr = Correlation::new(Some(&id), Some(&id));
+/// let corr = Correlation::new(Some(&id), Some(&id))?;
 /// let a = WindowAllocator::new(&corr, 1.0, 5).allocate(100)?;
 /// assert!(a.max_window_leakage.unwrap() <= 1.0 && a.budgets[0] > 0.0);
 /// # Ok::<(), tpl_alloc::AllocError>(())
@@ -75,7 +75,7 @@ impl Allocator for WindowAllocator<'_> {
         let top = self.alpha / self.window as f64;
         let eps = largest_where(0.0, top, |e| e == 0.0 || self.max_window(e, horizon) <= self.alpha);
         if eps <= 0.0 {
-            return Err(AllocError::BadAlpha(self.alpha));
+            return Err(AllocError::NoPositiveBudget { alpha: self.alpha });
         }
         Ok((vec![eps; horizon], eps))
     }

@@ -33,7 +33,7 @@ fn check(kind: &str, expected_cases: usize) {
     for case in cases {
         let id = case["id"].as_str().unwrap();
         let (pb, pf) = (matrix(&case["backward"]), matrix(&case["forward"]));
-        let corr = Correlation::new(pb.as_ref(), pf.as_ref());
+        let corr = Correlation::new(pb.as_ref(), pf.as_ref()).unwrap();
         let alpha = num(&case["alpha"]);
         let horizon = case["horizon"].as_u64().unwrap() as usize;
         let a = if kind == "alloc_upper_bound" {
@@ -43,6 +43,10 @@ fn check(kind: &str, expected_cases: usize) {
         }
         .unwrap();
         let mut cmp = |what: &str, got: &[f64], want: Vec<f64>| {
+            if got.len() != want.len() {
+                failures.push(format!("{id} {what}: {} values, expected {}", got.len(), want.len()));
+                return;
+            }
             for (i, (g, w)) in got.iter().zip(&want).enumerate() {
                 if !close(*g, *w) {
                     failures.push(format!("{id} {what}[{i}]: {g} vs {w}"));

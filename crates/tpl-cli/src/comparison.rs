@@ -168,7 +168,19 @@ struct RunResult {
 /// run (a progress bar). Rows come in the order of `strategies`, each followed by its MAP
 /// row when asked for, then the data-free baseline when MAP is on.
 pub fn compare(setup: &Setup<'_>, strategies: &[Strategy], tick: &(dyn Fn() + Sync)) -> Vec<Row> {
-    let corr = Correlation::new(setup.backward, setup.forward);
+    let corr = match Correlation::new(setup.backward, setup.forward) {
+        Ok(corr) => corr,
+        Err(e) => {
+            let why = e.to_string();
+            let row = |&s: &Strategy| Row {
+                strategy: s.name().into(),
+                base: Some(s),
+                map: false,
+                outcome: Err(why.clone()),
+            };
+            return strategies.iter().map(row).collect();
+        }
+    };
     let horizon = setup.truth.len();
     let total = population(setup.truth);
     let map_blocker: Option<String> = if !setup.map {

@@ -195,3 +195,140 @@ fn bad_inputs_exit_2_with_one_line() {
     usage_error(&["allocate", "--strategy", "greedy", "--alpha", "1", "--horizon", "5"]);
     usage_error(&["allocate", "--alpha", "1", "--horizon", "5"]);
 }
+
+/// Runs `allocate`, then audits its printed budgets with `tpl leakage --budgets` (the JSON
+/// array written back as a budget file): (allocate's output, leakage's output).
+fn allocate_then_audit(
+    d: &Scratch,
+    strategy: &str,
+    alpha: &str,
+    horizon: &str,
+    window: Option<&str>,
+) -> (Value, Value) {
+    let pb = d.file("pb.csv", FIG8_BACKWARD);
+    let pf = d.file("pf.csv", FIG8_FORWARD);
+    let mut args = vec!["allocate", "--strategy", strategy, "--backward", &pb, "--forward", &pf];
+    args.extend(["--alpha", alpha, "--horizon", horizon]);
+    if let Some(w) = window {
+        args.extend(["--window", w]);
+    }
+    let out = json(&args);
+    let budgets = d.file("budgets.json", &out["budgets"].to_string());
+    let mut audit = vec!["leakage", "--budgets", &budgets, "--backward", &pb, "--forward", &pf];
+    if let Some(w) = window {
+        audit.extend(["--window", w]);
+    }
+    (out, json(&audit))
+}
+
+#[test]
+fn printed_budgets_audit_within_alpha_through_the_leakage_command() {
+    let d = Scratch::new("alloc_audit_printed");
+    let cases: Vec<(&str, &str, &str, Option<&str>)> = vec![
+        ("upper-bound", "1e-9", "3000", None),
+        ("upper-bound", "1e-17", "3000", None),
+        ("upper-bound", "0.3", "2", None),
+        ("upper-bound", "7", "1", None),
+        ("quantified", "1", "30", None),
+        ("quantified", "1", "2", None),
+        ("quantified", "1e-12", "500", None),
+        ("quantified", "1000", "40", None),
+        ("window", "0.7", "400", Some("50")),
+        ("window", "1e-10", "60", Some("7")),
+    ];
+    for (strategy, alpha, horizon, window) in cases {
+        let (out, audit) = allocate_then_audit(&d, strategy, alpha, horizon, window);
+        let a: f64 = alpha.parse().unwrap();
+        let audited = match window {
+            Some(_) => num(&audit, "max_window_leakage"),
+            None => num(&audit, "max_tpl"),
+        };
+        let what = format!("{strategy} α = {alpha}, T = {horizon}");
+        assert!(audited <= a, "{what}: the printed budgets audit to {audited:?} > α");
+        assert_eq!(num(&out, "max_tpl"), num(&audit, "max_tpl"), "{what}: allocate's audit is leakage's");
+        assert_eq!(out["guarantee"]["holds"], Value::Bool(true), "{what}");
+        assert!(num(&out, "max_tpl") <= a || window.is_some(), "{what}: holds means max ≤ α");
+    }
+}
+
+#[test]
+fn upper_bound_at_large_alpha_finds_the_largest_epsilon_or_exits_2() {
+    let d = Scratch::new("alloc_large_alpha");
+    let pb = d.file("pb.csv", FIG8_BACKWARD);
+    let pf = d.file("pf.csv", FIG8_FORWARD);
+    for alpha in ["400", "1000", "100000"] {
+        let args = [
+            "allocate",
+            "--strategy",
+            "upper-bound",
+            "--backward",
+            &pb,
+            "--forward",
+            &pf,
+            "--alpha",
+            alpha,
+            "--horizon",
+            "50",
+        ];
+        let run = tpl(&[&args[..], &["--format", "json"]].concat());
+        let a: f64 = alpha.parse().unwrap();
+        if run.code == Some(0) {
+            let out: Value = serde_json::from_str(&run.stdout).unwrap();
+            let eps = nums(&out, "budgets")[0];
+            // For Fig. 8 the limit TPL is ε plus two constants below log 9: ε ≈ α − O(1).
+            assert!(eps > a - 10.0 && num(&out, "max_tpl") <= a, "α {alpha}: ε {eps}\n{}", run.describe());
+        } else {
+            bad_input(&args, &["alpha", "Theorem 11"], &[]);
+        }
+    }
+}
+
+#[test]
+fn unreachable_targets_exit_2_instead_of_printing_a_violated_guarantee() {
+    let d = Scratch::new("alloc_unreachable");
+    let pb = d.file("pb.csv", FIG8_BACKWARD);
+    let pf = d.file("pf.csv", FIG8_FORWARD);
+    for strategy in ["upper-bound", "window"] {
+        let args = [
+            "allocate",
+            "--strategy",
+            strategy,
+            "--backward",
+            &pb,
+            "--forward",
+            &pf,
+            "--alpha",
+            "5e-324",
+            "--horizon",
+            "10",
+            "--window",
+            "3",
+        ];
+        bad_input(&args, &["too small", "5e-324"], &[]);
+    }
+}
+
+#[test]
+fn matrices_of_different_sizes_are_refused_naming_both_sizes() {
+    let d = Scratch::new("alloc_sizes");
+    let pb = d.file("pb.csv", FIG8_BACKWARD);
+    let pf = d.file("pf3.csv", "0.9 0.05 0.05\n0.05 0.9 0.05\n0.05 0.05 0.9\n");
+    for strategy in ["upper-bound", "quantified", "window"] {
+        let args = [
+            "allocate",
+            "--strategy",
+            strategy,
+            "--backward",
+            &pb,
+            "--forward",
+            &pf,
+            "--alpha",
+            "1",
+            "--horizon",
+            "10",
+            "--window",
+            "3",
+        ];
+        bad_input(&args, &["2×2", "3×3", &pb, &pf], &[]);
+    }
+}

@@ -78,7 +78,13 @@ pub fn run(args: &AllocateArgs) -> Result<AllocateReport> {
     }
     let pb = args.backward.as_ref().map(|p| read_matrix(p, &args.matrices)).transpose()?;
     let pf = args.forward.as_ref().map(|p| read_matrix(p, &args.matrices)).transpose()?;
-    let corr = Correlation::new(pb.as_ref(), pf.as_ref());
+    let corr = Correlation::new(pb.as_ref(), pf.as_ref()).map_err(|source| {
+        let context = match (&args.backward, &args.forward) {
+            (Some(b), Some(f)) => format!("{} and {}: ", b.display(), f.display()),
+            _ => String::new(),
+        };
+        CliError::Alloc { context, source }
+    })?;
     let allocated = match args.strategy {
         Strategy::UpperBound => UpperBound::new(&corr, args.alpha).allocate(args.horizon),
         Strategy::Quantified => Quantified::new(&corr, args.alpha).allocate(args.horizon),

@@ -1,0 +1,234 @@
+//! The promises of the allocators as the printed f64 budgets audit them, over targets from
+//! α = 1e-12 to 1e4 (log-uniform) and random smoothed matrices: the audit — the series
+//! `tpl leakage` computes from the same budgets ([`LeakageSeries::from_matrices`]) — is ≤ α
+//! with no slack, and the budgets are not needlessly small.
+//!
+//! Upper-bound's ε is checked against the limit of the series computed here by iterating
+//! a ← L(a) + ε to its fixed point (Theorem 11 without the closed form), so the check does
+//! not rest on the supremum code it exercises.
+
+use proptest::prelude::*;
+use tpl_alloc::{AllocError, Allocation, Allocator, Correlation, Quantified, UpperBound, WindowAllocator};
+use tpl_core::{LeakageSeries, LossEvaluator, PiecewiseLoss, TransitionMatrix};
+
+fn smoothed_matrix_of(n: usize) -> impl Strategy<Value = TransitionMatrix> {
+    (0.01f64..2.0, prop::collection::vec(prop::collection::vec(prop_oneof![Just(0.0), 0.0f64..1.0], n), n))
+        .prop_map(|(s, rows)| {
+            let rows = rows
+                .into_iter()
+                .map(|r| if r.iter().sum::<f64>() > 0.0 { r } else { vec![1.0; r.len()] })
+                .collect();
+            TransitionMatrix::normalized(rows).unwrap().smoothed(s).unwrap()
+        })
+}
+
+fn pair() -> impl Strategy<Value = (TransitionMatrix, TransitionMatrix)> {
+    (2usize..6).prop_flat_map(|n| (smoothed_matrix_of(n), smoothed_matrix_of(n)))
+}
+
+/// α log-uniform on [10^lo, 10^hi].
+fn log_uniform(lo: f64, hi: f64) -> impl Strategy<Value = f64> {
+    (lo..hi).prop_map(|e| 10f64.powf(e))
+}
+
+/// The audit `tpl leakage` prints for these budgets: max TPL and, with `w`, the largest
+/// window leakage.
+fn leakage_command(
+    pb: &TransitionMatrix,
+    pf: &TransitionMatrix,
+    budgets: &[f64],
+    w: Option<usize>,
+) -> (f64, f64) {
+    let s = LeakageSeries::from_matrices(Some(pb), Some(pf), budgets).unwrap();
+    let win = w.map_or(0.0, |w| s.window_leakage(w).unwrap().into_iter().fold(0.0, f64::max));
+    (s.max_tpl(), win)
+}
+
+/// lim BPL under constant ε by iterating a ← L(a) + ε from ε until it stops increasing.
+fn limit(loss: &PiecewiseLoss, eps: f64) -> f64 {
+    let mut a = eps;
+    for _ in 0..2_000_000 {
+        let next = loss.loss(a) + eps;
+        if next <= a {
+            return a;
+        }
+        a = next;
+    }
+    a
+}
+
+/// The limit TPL of a constant ε: lim BPL + lim FPL − ε.
+fn limit_tpl(pb: &TransitionMatrix, pf: &TransitionMatrix, eps: f64) -> f64 {
+    limit(&PiecewiseLoss::new(pb), eps) + (limit(&PiecewiseLoss::new(pf), eps) - eps)
+}
+
+fn check_audit(
+    a: &Allocation,
+    pb: &TransitionMatrix,
+    pf: &TransitionMatrix,
+    alpha: f64,
+) -> Result<(), TestCaseError> {
+    prop_assert!(a.budgets.iter().all(|&e| e > 0.0), "budgets must be positive");
+    prop_assert!(a.guarantee.holds(a));
+    let (max_tpl, max_window) = leakage_command(pb, pf, &a.budgets, a.window);
+    prop_assert_eq!(max_tpl, a.max_tpl, "the allocator's audit is the leakage command's");
+    match a.window {
+        Some(_) => {
+            prop_assert!(max_window <= alpha, "{}: window leakage {max_window} > α {alpha}", a.strategy)
+        }
+        None => prop_assert!(max_tpl <= alpha, "{}: max TPL {max_tpl} > α {alpha}", a.strategy),
+    }
+    Ok(())
+}
+
+/// Upper-bound over α ∈ [lo, hi]: the audit keeps α, ε is within 1e-9 of the largest
+/// budget whose limit TPL is ≤ α, and that limit is ≤ α (to rounding).
+fn upper_bound_is_right(
+    pb: &TransitionMatrix,
+    pf: &TransitionMatrix,
+    alpha: f64,
+    t: usize,
+) -> Result<(), TestCaseError> {
+    let corr = Correlation::new(Some(pb), Some(pf)).unwrap();
+    let a = UpperBound::new(&corr, alpha).allocate(t).unwrap();
+    check_audit(&a, pb, pf, alpha)?;
+    let eps = a.budgets[0];
+    let at = limit_tpl(pb, pf, eps);
+    prop_assert!(at <= alpha * (1.0 + 1e-10), "limit TPL {at} of ε {eps} exceeds α {alpha}");
+    let more = limit_tpl(pb, pf, eps * (1.0 + 1e-9));
+    prop_assert!(
+        more > alpha,
+        "ε {eps} is needlessly small: ε(1 + 1e-9) still has limit TPL {more} ≤ α {alpha}"
+    );
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Quantified and window over the whole range; the printed budgets audit to ≤ α, quantified
+    /// reaches α to 1e-9 at every step, window's ε is the largest (one ulp more breaks α).
+    #[test]
+    fn quantified_and_window_keep_alpha_as_printed((pb, pf) in pair(), alpha in log_uniform(-12.0, 4.0), t in 1usize..300, w in 1usize..12) {
+        let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+        let q = Quantified::new(&corr, alpha).allocate(t).unwrap();
+        check_audit(&q, &pb, &pf, alpha)?;
+        prop_assert!(q.series.tpl.iter().all(|&v| v >= alpha * (1.0 - 1e-9)));
+        let w = w.min(t);
+        let win = WindowAllocator::new(&corr, alpha, w).allocate(t).unwrap();
+        check_audit(&win, &pb, &pf, alpha)?;
+        let eps = win.budgets[0];
+        let (_, more) = leakage_command(&pb, &pf, &vec![eps.next_up(); t], Some(w));
+        prop_assert!(eps >= alpha / w as f64 * (1.0 - 1e-15) || more > alpha);
+    }
+
+    /// Upper-bound wherever tpl-core's supremum is exact today (ε from 1e-5 to 350).
+    #[test]
+    fn upper_bound_keeps_alpha_and_is_largest((pb, pf) in pair(), alpha in log_uniform(-5.0, 2.5), t in 1usize..300) {
+        upper_bound_is_right(&pb, &pf, alpha, t)?;
+    }
+
+    /// Upper-bound over the whole range: the printed budgets always audit to ≤ α; where the
+    /// supremum cannot be computed the allocator says so instead of answering. (How close ε
+    /// is to the largest depends on the supremum's accuracy for tiny ε: checked above from
+    /// 1e-5 on, and below over the whole range.)
+    #[test]
+    fn upper_bound_never_answers_wrongly((pb, pf) in pair(), alpha in log_uniform(-12.0, 4.0), t in 1usize..300) {
+        let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+        match UpperBound::new(&corr, alpha).allocate(t) {
+            Ok(a) => check_audit(&a, &pb, &pf, alpha)?,
+            Err(AllocError::LimitNotComputable { .. }) => prop_assert!(alpha > 355.0, "refused α {alpha}"),
+            Err(e) => prop_assert!(false, "{e}"),
+        }
+    }
+
+    /// Upper-bound over the whole range, exact everywhere: needs tpl-core's supremum to be
+    /// right for ε in [355, 710] and for tiny ε (to ~1e-12 relative).
+    #[test]
+    #[ignore = "needs the tpl-core supremum fix for ε in [355, 710] and ε < 1e-5"]
+    fn upper_bound_is_largest_over_the_whole_range((pb, pf) in pair(), alpha in log_uniform(-12.0, 4.0), t in 1usize..300) {
+        upper_bound_is_right(&pb, &pf, alpha, t)?;
+    }
+}
+
+fn fig8() -> (TransitionMatrix, TransitionMatrix) {
+    (
+        TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.2, 0.8]]).unwrap(),
+        TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.1, 0.9]]).unwrap(),
+    )
+}
+
+#[test]
+fn upper_bound_on_fig8_keeps_tiny_alpha_as_printed() {
+    let (pb, pf) = fig8();
+    let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+    for alpha in [1e-9, 1e-12, 1e-16, 1e-17, 1e-300] {
+        let a = UpperBound::new(&corr, alpha).allocate(3000).unwrap();
+        let (max_tpl, _) = leakage_command(&pb, &pf, &a.budgets, None);
+        assert!(max_tpl <= alpha, "α {alpha}: audited max TPL {max_tpl}");
+        assert!(a.guarantee.holds(&a));
+    }
+}
+
+#[test]
+fn upper_bound_on_fig8_large_alpha_is_right_or_refused() {
+    let (pb, pf) = fig8();
+    let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+    for alpha in [400.0, 1000.0, 1e4, 1e5] {
+        match UpperBound::new(&corr, alpha).allocate(100) {
+            Ok(a) => {
+                let eps = a.budgets[0];
+                assert!(a.max_tpl <= alpha, "α {alpha}: max TPL {}", a.max_tpl);
+                assert!(
+                    limit_tpl(&pb, &pf, eps * (1.0 + 1e-12)) > alpha,
+                    "α {alpha}: ε {eps} is not the largest"
+                );
+            }
+            Err(e) => assert!(matches!(e, AllocError::LimitNotComputable { .. }), "α {alpha}: {e}"),
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs the tpl-core supremum fix for ε in [355, 710]"]
+fn upper_bound_on_fig8_large_alpha_is_largest() {
+    let (pb, pf) = fig8();
+    let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+    for alpha in [360.0, 400.0, 1000.0, 1e4, 1e5, 1e300] {
+        let a = UpperBound::new(&corr, alpha).allocate(100).unwrap();
+        let eps = a.budgets[0];
+        assert!(a.max_tpl <= alpha);
+        assert!(limit_tpl(&pb, &pf, eps) <= alpha * (1.0 + 1e-12));
+        assert!(limit_tpl(&pb, &pf, eps * (1.0 + 1e-12)) > alpha, "α {alpha}: ε {eps} is not the largest");
+    }
+}
+
+#[test]
+fn too_small_alpha_is_refused_not_violated() {
+    let (pb, pf) = fig8();
+    let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+    let tiny = f64::from_bits(1);
+    let ub = UpperBound::new(&corr, tiny).allocate(10);
+    assert_eq!(ub.unwrap_err(), AllocError::NoPositiveBudget { alpha: tiny });
+    for r in [Quantified::new(&corr, tiny).allocate(10), WindowAllocator::new(&corr, tiny, 3).allocate(10)] {
+        match r {
+            Ok(a) => assert!(a.guarantee.holds(&a) && a.max_tpl <= tiny),
+            Err(e) => assert!(
+                matches!(e, AllocError::NoPositiveBudget { .. } | AllocError::NoMiddleBudget { .. }),
+                "{e}"
+            ),
+        }
+    }
+}
+
+#[test]
+fn audit_is_the_leakage_series_for_every_horizon() {
+    let (pb, pf) = fig8();
+    let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+    for t in 1..=6 {
+        let budgets: Vec<f64> = (0..t).map(|i| 0.37 + 0.11 * i as f64).collect();
+        let ours = corr.series(&budgets).unwrap();
+        let theirs = LeakageSeries::from_matrices(Some(&pb), Some(&pf), &budgets).unwrap();
+        assert_eq!(ours, theirs, "T = {t}");
+    }
+}
