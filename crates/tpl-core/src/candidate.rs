@@ -71,7 +71,8 @@ impl Candidate {
     /// - ε ≤ 1: u = e^a − 1 and e = e^ε − 1 give d u² + (1 − δ − q e) u − e = 0, so that
     ///   a = log1p(u) keeps full relative precision as ε → 0, where a ≈ ε/(1 − δ);
     /// - ε > 1: z = e^{a−ε} and w = e^{−ε} give d z² + ((1 − d) w − q) z − (1 − q) w = 0,
-    ///   whose coefficients stay in [−1, 1], and a = ε + log z.
+    ///   whose coefficients stay in [−1, 1], and a = ε + log z; once w is subnormal, the
+    ///   equation is divided by q so that a subnormal q keeps its digits.
     ///
     /// For d = 0 the equation is linear: u = e/(1 − q e^ε) with 1 − q e^ε = −expm1(ε + ln q).
     pub fn fixed_point(&self, eps: f64) -> Option<f64> {
@@ -97,6 +98,18 @@ impl Candidate {
                 let num = root - b;
                 let u = num / (2.0 * d);
                 if u.is_finite() { u.ln_1p() } else { num.ln() - (2.0 * d).ln() }
+            }
+        } else if (-eps).exp() < f64::MIN_POSITIVE {
+            // e^{−ε} is subnormal (ε > 708.4): divide the w-form by q, with ω = w/q taken as
+            // e^{−ε − ln q} (< e^37 since q ≥ 2^−1074), and never form d/q.
+            let omega = (-eps - q.ln()).exp();
+            let b = (1.0 - d) * omega - 1.0;
+            let c = one_minus_q * omega;
+            let root = b.hypot(2.0 * (d.sqrt() / q.sqrt()) * c.sqrt());
+            if b >= 0.0 {
+                std::f64::consts::LN_2 + (-q).ln_1p() - q.ln() - (b + root).ln()
+            } else {
+                eps + (root - b).ln() - (2.0 * d).ln() + q.ln()
             }
         } else {
             let w = (-eps).exp();
