@@ -311,3 +311,37 @@ impl<T: LossEvaluator + ?Sized> LossEvaluator for &T {
         (**self).loss(alpha)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    #[test]
+    fn progress_hooks_report_every_row_once_and_change_nothing() {
+        let m = TransitionMatrix::smoothed_identity(7, 0.3).unwrap();
+        let seen = RefCell::new(Vec::new());
+        let hook = |done: usize, total: usize| seen.borrow_mut().push((done, total));
+        let rows: Vec<(usize, usize)> = (1..=7).map(|a| (a, 7)).collect();
+
+        let piecewise = PiecewiseLoss::with_progress(&m, &hook);
+        assert_eq!(seen.replace(Vec::new()), rows);
+        let table = PairTableLoss::with_progress(&m, &hook);
+        assert_eq!(seen.replace(Vec::new()), rows);
+        let direct = DirectLoss::new(&m);
+        let value = direct.loss_with_progress(0.7, &hook);
+        assert_eq!(seen.replace(Vec::new()), rows);
+
+        assert_eq!(piecewise.loss(0.7), PiecewiseLoss::new(&m).loss(0.7));
+        assert_eq!(table.loss(0.7), PairTableLoss::new(&m).loss(0.7));
+        assert_eq!(value, direct.loss(0.7));
+        let once = Loss::with_progress(&m, 1, &hook);
+        assert!(seen.borrow().is_empty(), "nothing is built for the direct evaluator");
+        assert_eq!(once.loss_with_progress(0.7, &hook), value);
+        assert_eq!(seen.replace(Vec::new()), rows);
+        let many = Loss::with_progress(&m, 100, &hook);
+        assert_eq!(seen.replace(Vec::new()), rows);
+        assert_eq!(many.loss_with_progress(0.7, &hook), piecewise.loss(0.7));
+        assert!(seen.borrow().is_empty(), "the piecewise evaluator answers at once");
+    }
+}
