@@ -65,7 +65,7 @@ fn regression_small_epsilon_supremum_keeps_relative_precision() {
     // ε ≤ 1e-16 returned ε. As ε → 0 the supremum is ε/(1 − TV) = 10ε/3 (1 + O(ε)).
     let l = PiecewiseLoss::new(&two_state([[0.9, 0.1], [0.2, 0.8]]));
     let v = bounded(&l, 1e-8);
-    assert!(close(v, 3.3333333462962964832e-8, 1e-13), "{v}");
+    assert!(close(v, 3.333_333_346_296_296_5e-8, 1e-13), "{v}");
     assert!(v >= converged_series(&l, 1e-8, 5000).unwrap() * (1.0 - 1e-15));
     for eps in [1e-14, 1e-16, 1e-20, 1e-100, 1e-300] {
         let v = bounded(&l, eps);
@@ -78,7 +78,7 @@ fn regression_large_epsilon_supremum_is_finite() {
     // Fig. 8's P_B at ε = 500: `bounded` with an infinite value for every ε in [355, 710].
     // The limit is ε + log(0.8/0.2) up to e^{−ε} terms.
     let l = PiecewiseLoss::new(&two_state([[0.8, 0.2], [0.2, 0.8]]));
-    assert!(close(bounded(&l, 500.0), 501.38629436111989062, 1e-15));
+    assert!(close(bounded(&l, 500.0), 501.386_294_361_119_9, 1e-15));
     for eps in [355.0, 400.0, 709.0, 710.0, 800.0, 1e4] {
         let v = bounded(&l, eps);
         assert!(close(v, eps + 4f64.ln(), 1e-15), "ε = {eps}: {v}");
@@ -92,7 +92,7 @@ fn regression_subnormal_entry_gives_finite_supremum() {
     let m = two_state([[4.9e-324, 1.0], [0.2, 0.8]]);
     let l = PiecewiseLoss::new(&m);
     let v = bounded(&l, 2.0);
-    assert!(close(v, 743.70153235919623347, 1e-14), "{v}");
+    assert!(close(v, 743.701_532_359_196_2, 1e-14), "{v}");
     let series = converged_series(&l, 2.0, 10_000).unwrap();
     assert!(close(v, series, 1e-14), "{v} vs series {series}");
     for eps in [1e-300, 1e-9, 0.5, 1.0, 3.0, 300.0, 1e3] {
