@@ -10,6 +10,7 @@ mod comparison;
 mod counts_file;
 mod error;
 mod matrix_file;
+mod progress;
 mod render;
 mod seed;
 mod stream_file;

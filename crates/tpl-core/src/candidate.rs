@@ -33,7 +33,8 @@ impl Candidate {
     ///
     /// Stable for all α: below α = 700 it is log1p(x δ/(1 + x d)), which keeps full relative
     /// precision for small α and for q_S ≈ d_S. Above, with 1/x = e^{−α}/(1 − e^{−α}), it is
-    /// log1p(δ/(d + 1/x)) when d > 0, and log x + log(δ + 1/x) with
+    /// log1p(δ/(d + 1/x)) when d > 0, with 1/x taken relative to d so that neither a
+    /// subnormal e^{−α} nor a subnormal d loses digits, and log x + log(q + 1/x) with
     /// log x = α + log(1 − e^{−α}) when d = 0, so α = 10⁴ or more neither overflows nor
     /// cancels.
     pub fn log_ratio(&self, alpha: f64) -> f64 {
@@ -41,16 +42,21 @@ impl Candidate {
             let x = alpha.exp_m1();
             return (x * self.delta / (1.0 + x * self.d)).ln_1p();
         }
-        let inv_x = (-alpha).exp() / -(-alpha).exp_m1();
         if self.d > 0.0 {
-            let r = (self.delta / (self.d + inv_x)).ln_1p();
-            if r.is_finite() {
-                return r;
-            }
+            // δ/(d + 1/x) = (δ/d)/(1 + ρ) with ρ = 1/(x d) = e^{−α − ln d}/(1 − e^{−α}), which
+            // never forms the subnormal e^{−α} (ρ < e^45 since α > 700 and d ≥ 2^−1074).
+            let rho = (-alpha - self.d.ln()).exp() / -(-alpha).exp_m1();
+            let ratio = self.delta / self.d;
+            // δ/d overflows only for a subnormal d: then log(1 + r) = log r to 1e-289.
+            return if ratio.is_finite() {
+                (ratio / (1.0 + rho)).ln_1p()
+            } else {
+                self.delta.ln() - self.d.ln() - rho.ln_1p()
+            };
         }
-        // d = 0 (or d so small that δ/d overflows): 1 + x q = x (q + 1/x).
+        // d = 0: 1 + x q = x (q + 1/x).
         let ln_x = alpha + (-(-alpha).exp()).ln_1p();
-        ln_x + log_add_exp(self.q().ln(), -ln_x) - log_add_exp(self.d.ln() + ln_x, 0.0)
+        ln_x + log_add_exp(self.q().ln(), -ln_x)
     }
 
     /// The fixed point a = log((1 + x q)/(1 + x d)) + ε, x = e^a − 1, of this candidate alone
@@ -58,31 +64,71 @@ impl Candidate {
     /// (d = 0 and q e^ε ≥ 1; the paper lists q e^ε = 1 on the bounded side, but there the
     /// fixed point is at infinity).
     ///
-    /// With y = e^a the fixed point solves d y² + (1 − d − q e^ε) y − e^ε(1 − q) = 0; its
-    /// positive root is taken in the cancellation-free form.
+    /// With y = e^a the fixed point solves d y² + (1 − d − q e^ε) y − e^ε (1 − q) = 0. That
+    /// form cancels for small ε (y → 1) and overflows for large ε or tiny d, so the root is
+    /// taken from one of two rescaled forms, each without cancellation and returned as a
+    /// logarithm (finite for every finite ε > 0 and every d ≥ 0, subnormal included):
+    /// - ε ≤ 1: u = e^a − 1 and e = e^ε − 1 give d u² + (1 − δ − q e) u − e = 0, so that
+    ///   a = log1p(u) keeps full relative precision as ε → 0, where a ≈ ε/(1 − δ);
+    /// - ε > 1: z = e^{a−ε} and w = e^{−ε} give d z² + ((1 − d) w − q) z − (1 − q) w = 0,
+    ///   whose coefficients stay in [−1, 1], and a = ε + log z; once w is subnormal, the
+    ///   equation is divided by q so that a subnormal q keeps its digits.
+    ///
+    /// For d = 0 the equation is linear: u = e/(1 − q e^ε) with 1 − q e^ε = −expm1(ε + ln q).
     pub fn fixed_point(&self, eps: f64) -> Option<f64> {
         let (d, q) = (self.d, self.q());
         let one_minus_q = (1.0 - q).max(0.0);
         if d == 0.0 {
-            // (1 − q e^ε) y = e^ε (1 − q); 1 − q e^ε = −expm1(ε + ln q) without cancellation.
             let t = eps + q.ln();
             if t >= 0.0 {
                 return None;
             }
-            return Some(eps + (-q).ln_1p() - (-t.exp_m1()).ln());
+            let gap = -t.exp_m1(); // 1 − q e^ε > 0
+            let u = eps.exp_m1() / gap;
+            let a = if u.is_finite() { u.ln_1p() } else { eps + (-q).ln_1p() - gap.ln() };
+            return Some(a.max(eps));
         }
-        let e = eps.exp();
-        if !e.is_finite() {
-            // ε > 709: the fixed point is ε + log(q/d) up to terms below one ulp.
-            return Some(eps + q.ln() - d.ln());
-        }
-        let b = d + q * e - 1.0;
-        let c = 4.0 * d * e * one_minus_q;
-        let root = (b * b + c).sqrt();
-        let y = if b >= 0.0 { (b + root) / (2.0 * d) } else { 2.0 * e * one_minus_q / (root - b) };
-        Some(y.ln().max(eps))
+        let a = if eps <= SMALL_EPS_MAX {
+            let e = eps.exp_m1();
+            let b = 1.0 - self.delta - q * e;
+            let root = b.hypot(2.0 * d.sqrt() * e.sqrt());
+            if b >= 0.0 {
+                (2.0 * e / (b + root)).ln_1p()
+            } else {
+                let num = root - b;
+                let u = num / (2.0 * d);
+                if u.is_finite() { u.ln_1p() } else { num.ln() - (2.0 * d).ln() }
+            }
+        } else if (-eps).exp() < f64::MIN_POSITIVE {
+            // e^{−ε} is subnormal (ε > 708.4): divide the w-form by q, with ω = w/q taken as
+            // e^{−ε − ln q} (< e^37 since q ≥ 2^−1074), and never form d/q.
+            let omega = (-eps - q.ln()).exp();
+            let b = (1.0 - d) * omega - 1.0;
+            let c = one_minus_q * omega;
+            let root = b.hypot(2.0 * (d.sqrt() / q.sqrt()) * c.sqrt());
+            if b >= 0.0 {
+                std::f64::consts::LN_2 + (-q).ln_1p() - q.ln() - (b + root).ln()
+            } else {
+                eps + (root - b).ln() - (2.0 * d).ln() + q.ln()
+            }
+        } else {
+            let w = (-eps).exp();
+            let b = (1.0 - d) * w - q;
+            let c = one_minus_q * w;
+            let root = b.hypot(2.0 * d.sqrt() * c.sqrt());
+            if b >= 0.0 {
+                // z = 2c/(b + root) and c = (1 − q) w: ε cancels from a = ε + log z.
+                std::f64::consts::LN_2 + (-q).ln_1p() - (b + root).ln()
+            } else {
+                eps + (root - b).ln() - (2.0 * d).ln()
+            }
+        };
+        Some(a.max(eps))
     }
 }
+
+/// Up to this ε the fixed point is solved in terms of e^ε − 1, above it in terms of e^{−ε}.
+const SMALL_EPS_MAX: f64 = 1.0;
 
 /// log(e^a + e^b) without overflow; −∞ arguments are allowed.
 pub(crate) fn log_add_exp(a: f64, b: f64) -> f64 {

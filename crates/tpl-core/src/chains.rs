@@ -165,8 +165,13 @@ fn pair_chain(q: &[f64], d: &[f64], buf: &mut Vec<(f64, Candidate)>) -> Vec<Cand
 
 /// Generates the candidates of `matrix` (see the module documentation). With `keep_chains`,
 /// also returns the full chains needed by the pair-table evaluator. O(n³) for the binning
-/// plus O(n log n) for each pair that survives pruning.
-pub(crate) fn candidates(matrix: &TransitionMatrix, keep_chains: bool) -> Candidates {
+/// plus O(n log n) for each pair that survives pruning. Calls `progress(a, n)` after the
+/// pairs of each of the n rows a (an early return for Theorem 7 skips the rest).
+pub(crate) fn candidates(
+    matrix: &TransitionMatrix,
+    keep_chains: bool,
+    progress: &dyn Fn(usize, usize),
+) -> Candidates {
     let n = matrix.n();
     let mut envelope = Envelope::default();
     let mut pending: Vec<(Candidate, u32)> = Vec::new();
@@ -207,6 +212,7 @@ pub(crate) fn candidates(matrix: &TransitionMatrix, keep_chains: bool) -> Candid
                 envelope = rebuild(&envelope, &mut pending);
             }
         }
+        progress(a + 1, n);
     }
     envelope = rebuild(&envelope, &mut pending);
     let mut chains = Vec::new();

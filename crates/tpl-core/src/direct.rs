@@ -22,7 +22,9 @@ const LN_RATIO_MAX: f64 = 700.0;
 /// whether it belongs, yet the choice can change the value by 10 % (seen with rows that agree
 /// to 1e−10 and α = 800). States whose ratio is within [`TIE`] of λ are therefore tried both
 /// in and out of S.
-pub(crate) fn loss_direct(matrix: &TransitionMatrix, alpha: f64) -> f64 {
+///
+/// Calls `progress(a, n)` after the pairs of each of the n rows a.
+pub(crate) fn loss_direct(matrix: &TransitionMatrix, alpha: f64, progress: &dyn Fn(usize, usize)) -> f64 {
     let n = matrix.n();
     let mut best = 0.0f64; // log λ*
     let mut sel = Selection::default();
@@ -56,6 +58,7 @@ pub(crate) fn loss_direct(matrix: &TransitionMatrix, alpha: f64) -> f64 {
             }
             best = best.max(level);
         }
+        progress(a + 1, n);
     }
     best.min(alpha)
 }
@@ -176,7 +179,7 @@ mod tests {
         ];
         let m = TransitionMatrix::normalized(rows).unwrap();
         let want = PiecewiseLoss::new(&m).loss(800.0);
-        let got = loss_direct(&m, 800.0);
+        let got = loss_direct(&m, 800.0, &|_, _| {});
         assert!((got - want).abs() <= 1e-12 * want, "{got} vs {want}");
     }
 }

@@ -161,7 +161,7 @@ fn cross(o: Candidate, a: Candidate, b: Candidate) -> f64 {
 const SAFE: f64 = 1e-280;
 
 /// x·2^k for |k| up to 2100, in two exact steps (2^k alone may overflow).
-fn pow2(x: f64, k: i32) -> f64 {
+pub(crate) fn pow2(x: f64, k: i32) -> f64 {
     let h = k / 2;
     x * 2f64.powi(h) * 2f64.powi(k - h)
 }

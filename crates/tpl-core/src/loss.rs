@@ -38,11 +38,22 @@ impl DirectLoss {
     }
 }
 
-impl LossEvaluator for DirectLoss {
-    fn loss(&self, alpha: f64) -> f64 {
-        loss_direct(&self.matrix, alpha)
+impl DirectLoss {
+    /// L(α) for a finite α ≥ 0 (as [`LossEvaluator::loss`]), calling `progress(done, n)`
+    /// after the pairs of each of the n rows: an O(n³) evaluation at n = 3000 takes minutes.
+    pub fn loss_with_progress(&self, alpha: f64, progress: &dyn Fn(usize, usize)) -> f64 {
+        loss_direct(&self.matrix, alpha, progress)
     }
 }
+
+impl LossEvaluator for DirectLoss {
+    fn loss(&self, alpha: f64) -> f64 {
+        loss_direct(&self.matrix, alpha, &no_progress)
+    }
+}
+
+/// The progress hook that reports nothing.
+fn no_progress(_done: usize, _total: usize) {}
 
 /// Algorithms 2–3 of the TKDE paper: the prefix chain of every ordered pair of rows is
 /// precomputed with its transition points (Theorem 8); an evaluation finds each pair's
@@ -58,7 +69,13 @@ pub struct PairTableLoss {
 impl PairTableLoss {
     /// Precomputes the pair chains of `matrix`.
     pub fn new(matrix: &TransitionMatrix) -> Self {
-        match chains::candidates(matrix, true) {
+        Self::with_progress(matrix, &no_progress)
+    }
+
+    /// As [`PairTableLoss::new`], calling `progress(done, n)` after the pairs of each of the
+    /// n rows have been scanned (the O(n³) part of the setup).
+    pub fn with_progress(matrix: &TransitionMatrix, progress: &dyn Fn(usize, usize)) -> Self {
+        match chains::candidates(matrix, true, progress) {
             Candidates::Identity => Self { identity: true, chains: Vec::new() },
             Candidates::Found { chains, .. } => {
                 Self { identity: false, chains: chains.into_iter().map(Envelope::from_points).collect() }
@@ -125,7 +142,23 @@ pub struct Segment {
 impl PiecewiseLoss {
     /// Builds the piecewise form of L for `matrix`.
     pub fn new(matrix: &TransitionMatrix) -> Self {
-        match chains::candidates(matrix, false) {
+        Self::with_progress(matrix, &no_progress)
+    }
+
+    /// As [`PiecewiseLoss::new`], calling `progress(done, n)` after the pairs of each of the
+    /// n rows have been scanned (the O(n³) part of the setup: minutes at n = 3000).
+    ///
+    /// ```
+    /// use std::cell::Cell;
+    /// use tpl_core::{PiecewiseLoss, TransitionMatrix};
+    /// let p = TransitionMatrix::smoothed_identity(4, 0.5)?;
+    /// let rows = Cell::new(0);
+    /// let l = PiecewiseLoss::with_progress(&p, &|done, total| { assert!(done <= total); rows.set(done) });
+    /// assert_eq!(rows.get(), 4);
+    /// # Ok::<(), tpl_core::CoreError>(())
+    /// ```
+    pub fn with_progress(matrix: &TransitionMatrix, progress: &dyn Fn(usize, usize)) -> Self {
+        match chains::candidates(matrix, false, progress) {
             Candidates::Identity => Self { identity: true, envelope: Envelope::default() },
             Candidates::Found { envelope, .. } => Self { identity: false, envelope },
         }
@@ -224,10 +257,31 @@ impl Loss {
     /// # Ok::<(), tpl_core::CoreError>(())
     /// ```
     pub fn new(matrix: &TransitionMatrix, evaluations: usize) -> Self {
+        Self::with_progress(matrix, evaluations, &no_progress)
+    }
+
+    /// As [`Loss::new`], calling `progress(done, n)` per row scanned while the piecewise
+    /// function is built (nothing is built for the direct evaluator; see
+    /// [`Loss::loss_with_progress`] for its evaluations).
+    pub fn with_progress(
+        matrix: &TransitionMatrix,
+        evaluations: usize,
+        progress: &dyn Fn(usize, usize),
+    ) -> Self {
         if evaluations <= DIRECT_MAX_EVALUATIONS {
             Self::Direct(DirectLoss::new(matrix))
         } else {
-            Self::Piecewise(PiecewiseLoss::new(matrix))
+            Self::Piecewise(PiecewiseLoss::with_progress(matrix, progress))
+        }
+    }
+
+    /// L(α) for a finite α ≥ 0 (as [`LossEvaluator::loss`]); the direct evaluator calls
+    /// `progress(done, n)` per row of pairs ([`DirectLoss::loss_with_progress`]), the
+    /// piecewise one answers at once and does not call it.
+    pub fn loss_with_progress(&self, alpha: f64, progress: &dyn Fn(usize, usize)) -> f64 {
+        match self {
+            Self::Direct(l) => l.loss_with_progress(alpha, progress),
+            Self::Piecewise(l) => l.loss(alpha),
         }
     }
 
@@ -255,5 +309,39 @@ impl LossEvaluator for Loss {
 impl<T: LossEvaluator + ?Sized> LossEvaluator for &T {
     fn loss(&self, alpha: f64) -> f64 {
         (**self).loss(alpha)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    #[test]
+    fn progress_hooks_report_every_row_once_and_change_nothing() {
+        let m = TransitionMatrix::smoothed_identity(7, 0.3).unwrap();
+        let seen = RefCell::new(Vec::new());
+        let hook = |done: usize, total: usize| seen.borrow_mut().push((done, total));
+        let rows: Vec<(usize, usize)> = (1..=7).map(|a| (a, 7)).collect();
+
+        let piecewise = PiecewiseLoss::with_progress(&m, &hook);
+        assert_eq!(seen.replace(Vec::new()), rows);
+        let table = PairTableLoss::with_progress(&m, &hook);
+        assert_eq!(seen.replace(Vec::new()), rows);
+        let direct = DirectLoss::new(&m);
+        let value = direct.loss_with_progress(0.7, &hook);
+        assert_eq!(seen.replace(Vec::new()), rows);
+
+        assert_eq!(piecewise.loss(0.7), PiecewiseLoss::new(&m).loss(0.7));
+        assert_eq!(table.loss(0.7), PairTableLoss::new(&m).loss(0.7));
+        assert_eq!(value, direct.loss(0.7));
+        let once = Loss::with_progress(&m, 1, &hook);
+        assert!(seen.borrow().is_empty(), "nothing is built for the direct evaluator");
+        assert_eq!(once.loss_with_progress(0.7, &hook), value);
+        assert_eq!(seen.replace(Vec::new()), rows);
+        let many = Loss::with_progress(&m, 100, &hook);
+        assert_eq!(seen.replace(Vec::new()), rows);
+        assert_eq!(many.loss_with_progress(0.7, &hook), piecewise.loss(0.7));
+        assert!(seen.borrow().is_empty(), "the piecewise evaluator answers at once");
     }
 }

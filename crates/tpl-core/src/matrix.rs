@@ -1,6 +1,7 @@
 //! Validated row-stochastic transition matrices (the adversary's knowledge of temporal
 //! correlation, TKDE paper §2.2) and the Laplacian smoothing of TKDE eq. (28).
 
+use crate::envelope::pow2;
 use crate::error::{CoreError, Result};
 
 /// How far a row sum may be from 1 before a matrix is rejected.
@@ -47,7 +48,9 @@ impl TransitionMatrix {
         Ok(m)
     }
 
-    /// Like [`TransitionMatrix::new`], but first rescales every row to sum to 1.
+    /// Like [`TransitionMatrix::new`], but first rescales every row to sum to 1. Rows of any
+    /// finite magnitude work: a row like (10^308, 10^308), whose sum overflows, becomes
+    /// (0.5, 0.5).
     ///
     /// # Errors
     /// As [`TransitionMatrix::new`] for the shape and entries; [`CoreError::ZeroRow`] for a
@@ -56,10 +59,16 @@ impl TransitionMatrix {
         let mut m = Self::checked_entries(rows)?;
         let n = m.n;
         for (j, row) in m.data.chunks_mut(n).enumerate() {
-            let sum: f64 = row.iter().sum();
-            if sum <= 0.0 {
+            let top = row.iter().copied().fold(0.0, f64::max);
+            if top <= 0.0 {
                 return Err(CoreError::ZeroRow { row: j + 1 });
             }
+            // First scale by the power of two that brings the largest entry into [1, 2):
+            // exact (bar entries 2^1022 times smaller than the largest, which end up
+            // subnormal either way), and the sum of at most n such entries cannot overflow.
+            let k = -(top.log2().floor() as i32);
+            row.iter_mut().for_each(|v| *v = pow2(*v, k));
+            let sum: f64 = row.iter().sum();
             row.iter_mut().for_each(|v| *v /= sum);
         }
         Ok(m)

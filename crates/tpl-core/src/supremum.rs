@@ -22,6 +22,15 @@ impl Supremum {
             Self::Unbounded => None,
         }
     }
+
+    /// Checks the constant budget of [`PiecewiseLoss::supremum`] (finite and > 0), so that a
+    /// caller can refuse a bad ε before an expensive setup.
+    ///
+    /// # Errors
+    /// [`CoreError::BadEpsilon`] otherwise.
+    pub fn check_epsilon(eps: f64) -> Result<()> {
+        if eps.is_finite() && eps > 0.0 { Ok(()) } else { Err(CoreError::BadEpsilon(eps)) }
+    }
 }
 
 impl PiecewiseLoss {
@@ -47,9 +56,7 @@ impl PiecewiseLoss {
     /// # Errors
     /// [`CoreError::BadEpsilon`] unless ε is finite and > 0.
     pub fn supremum(&self, eps: f64) -> Result<Supremum> {
-        if !(eps.is_finite() && eps > 0.0) {
-            return Err(CoreError::BadEpsilon(eps));
-        }
+        Supremum::check_epsilon(eps)?;
         if self.is_identity() {
             return Ok(Supremum::Unbounded);
         }

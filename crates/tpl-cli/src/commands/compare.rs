@@ -2,11 +2,9 @@
 //! leakage the adversary's correlation really gives (TKDE Theorem 3 audit), with an
 //! optional chart of error against leakage.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 use tpl_core::TransitionMatrix;
 
@@ -16,6 +14,7 @@ use crate::comparison::{Row, Setup, Strategy, compare};
 use crate::counts_file::read_counts;
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix};
+use crate::progress;
 use crate::render::{Report, Table, csv_line, human};
 use crate::seed::Seed;
 
@@ -218,7 +217,7 @@ pub fn run_comparison(
         map: o.map,
         seed,
     };
-    let bar = progress_bar((strategies.len() * o.runs) as u64);
+    let bar = progress::bar((strategies.len() * o.runs) as u64, "comparing", "runs");
     let rows = compare(&setup, strategies, &|| bar.inc(1));
     bar.finish_and_clear();
     Ok(CompareReport {
@@ -231,20 +230,6 @@ pub fn run_comparison(
         horizon: truth.len(),
         cells: truth[0].len(),
     })
-}
-
-/// A bar on stderr when it is a terminal, hidden otherwise.
-fn progress_bar(len: u64) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(len);
-    if let Ok(style) =
-        ProgressStyle::with_template("  comparing {bar:40} {pos}/{len} runs, {elapsed} elapsed")
-    {
-        bar.set_style(style);
-    }
-    bar
 }
 
 impl CompareReport {

@@ -4,10 +4,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::{Value, json};
-use tpl_core::{Loss, LossEvaluator};
+use tpl_core::Loss;
 
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix};
+use crate::progress;
 use crate::render::{Report, Table, csv_line, human};
 
 /// Arguments of `tpl loss`.
@@ -37,8 +38,17 @@ pub fn run(args: &LossArgs) -> Result<LossReport> {
         }
     }
     let matrix = read_matrix(&args.matrix, &args.matrices)?;
-    let loss = Loss::new(&matrix, args.alpha.len());
-    let values = args.alpha.iter().map(|&a| loss.loss(a)).collect();
+    // Rows scanned: once to build the piecewise L, or once per α evaluated directly.
+    let (n, k) = (matrix.n(), args.alpha.len());
+    let bar = progress::scan_bar(n, n, "computing L(α)");
+    let loss = Loss::with_progress(&matrix, k, &|done, _| bar.set_position(done as u64));
+    if matches!(loss, Loss::Direct(_)) {
+        bar.set_length((k * n) as u64);
+    }
+    let values = (args.alpha.iter().enumerate())
+        .map(|(i, &a)| loss.loss_with_progress(a, &|done, _| bar.set_position((i * n + done) as u64)))
+        .collect();
+    bar.finish_and_clear();
     Ok(LossReport { alpha: args.alpha.clone(), loss: values })
 }
 

@@ -8,6 +8,7 @@ use tpl_core::{PiecewiseLoss, Supremum};
 
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix};
+use crate::progress;
 use crate::render::{Report, human};
 
 /// Arguments of `tpl supremum`.
@@ -31,9 +32,12 @@ pub struct SupremumReport {
 
 /// Runs `tpl supremum`.
 pub fn run(args: &SupremumArgs) -> Result<SupremumReport> {
+    Supremum::check_epsilon(args.epsilon).map_err(|e| CliError::flag("--epsilon", e))?;
     let matrix = read_matrix(&args.matrix, &args.matrices)?;
-    let supremum =
-        PiecewiseLoss::new(&matrix).supremum(args.epsilon).map_err(|e| CliError::flag("--epsilon", e))?;
+    let bar = progress::scan_bar(matrix.n(), matrix.n(), "building L");
+    let loss = PiecewiseLoss::with_progress(&matrix, &|done, _| bar.set_position(done as u64));
+    bar.finish_and_clear();
+    let supremum = loss.supremum(args.epsilon).map_err(|e| CliError::flag("--epsilon", e))?;
     Ok(SupremumReport { epsilon: args.epsilon, supremum })
 }
 
