@@ -1,7 +1,8 @@
 //! `tpl`: temporal privacy leakage of differentially private continuous releases.
 //!
 //! The binary only composes: it parses arguments and files, calls the libraries and prints.
-//! Exit codes: 0 success, 2 bad input or usage, 1 other failures.
+//! Exit codes: 0 success, 2 bad input or usage or output that cannot be written, 1 other
+//! failures.
 
 mod budget_file;
 mod chart;
@@ -116,11 +117,11 @@ fn run(cli: &Cli) -> Result<Box<dyn Report>, CliError> {
 fn main() {
     let cli = Cli::parse();
     let code = match run(&cli) {
-        Ok(report) => match render::print(&render::render(report.as_ref(), cli.format)) {
+        Ok(report) => match render::print(report.as_ref(), cli.format) {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("tpl: cannot write output: {e}");
-                1
+                eprintln!("tpl: error: cannot write output: {e}");
+                2
             }
         },
         Err(e) => {

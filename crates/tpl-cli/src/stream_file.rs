@@ -28,8 +28,6 @@ pub struct Stream {
     pub states: Vec<Vec<usize>>,
     /// The distinct cell ids of the file, ascending.
     pub cell_ids: Vec<u64>,
-    /// The distinct user ids of the file, ascending (user u of `states`).
-    pub user_ids: Vec<u64>,
     /// The first bucket and the spacing of the buckets (1 when there is one bucket).
     pub buckets: (u64, u64),
 }
@@ -146,7 +144,7 @@ pub fn parse_stream(path: &Path, content: &str) -> Result<Stream> {
         return Err(missing(path, &user_ids, &bucket_ids, (dense.len() / users, 0)));
     }
     let states = dense.chunks(users).map(|step| step.iter().map(|r| r.2).collect()).collect();
-    Ok(Stream { states, cell_ids, user_ids, buckets })
+    Ok(Stream { states, cell_ids, buckets })
 }
 
 /// The error for a (bucket, user) pair that has no row.
@@ -251,11 +249,11 @@ mod tests {
     fn largest_ids_are_labels_not_sizes() {
         let max = u64::MAX;
         let s = parse("max", &format!("{HEADER}\n{max},{max},0\n")).unwrap();
-        assert_eq!((s.states.clone(), s.user_ids.clone(), s.buckets), (vec![vec![0]], vec![max], (max, 1)));
+        assert_eq!((s.states.clone(), s.cell_ids.clone(), s.buckets), (vec![vec![0]], vec![0], (max, 1)));
         let text = format!("{HEADER}\n7,1000000000000,99999\n7,5,{}\n9,5,3\n9,1000000000000,99999\n", max - 1);
         let s = parse("sparse", &text).unwrap();
         assert_eq!(s.cell_ids, vec![3, 99999, max - 1]);
-        assert_eq!(s.user_ids, vec![5, 1_000_000_000_000]);
+        // Users in id order: 5, then 10¹².
         assert_eq!(s.states, vec![vec![2, 1], vec![0, 1]]);
         assert_eq!(s.buckets, (7, 2));
         assert!(!s.ids_are_indices());

@@ -73,6 +73,15 @@ pub fn read(path: &Path) -> Result<String> {
 /// too; so is a non-finite number ("inf", "NaN", 1e400), see [`finite_f64`].
 pub fn records(path: &Path, text: &str) -> Result<Vec<Record>> {
     let mut out = Vec::new();
+    for_each_record(path, text, |r| {
+        out.push(r);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`records`] one at a time, without keeping them: `f` sees each record in file order.
+pub fn for_each_record(path: &Path, text: &str, mut f: impl FnMut(Record) -> Result<()>) -> Result<()> {
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let content = raw.split('#').next().unwrap_or("").trim();
@@ -96,9 +105,9 @@ pub fn records(path: &Path, text: &str) -> Result<Vec<Record>> {
                 values.push(value);
             }
         }
-        out.push(Record { line, values });
+        f(Record { line, values })?;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// True when `path` ends in `.json` (any case); standard input is read as text.

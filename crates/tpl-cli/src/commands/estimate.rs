@@ -24,7 +24,7 @@ pub struct EstimateArgs {
     #[arg(long, value_name = "FILE")]
     pub stream: PathBuf,
     /// Laplacian smoothing s ≥ 0 of both matrices, (p + s)/Σ(p + s) per row (TKDE eq. 28).
-    #[arg(long, value_name = "s", allow_negative_numbers = true)]
+    #[arg(long, value_name = "s", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
     pub smoothing: Option<f64>,
     /// Index the matrices by cell id: rows 0..n−1 are cell ids 0..n−1, cells never seen
     /// get identity rows (default: one row per distinct cell id, ascending).
@@ -40,6 +40,8 @@ pub struct EstimateArgs {
 pub struct EstimateReport {
     /// The original cell id of each matrix row/column.
     cell_ids: Vec<u64>,
+    /// First bucket and bucket spacing of the stream.
+    buckets: (u64, u64),
     users: usize,
     horizon: usize,
     counts: TransitionCounts,
@@ -113,6 +115,7 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
     let backward = smooth(counts.backward()?)?;
     let report = EstimateReport {
         cell_ids,
+        buckets: stream.buckets,
         users: stream.states[0].len(),
         horizon: stream.states.len(),
         counts,
@@ -183,9 +186,12 @@ impl EstimateReport {
     fn out_comment(&self) -> String {
         let smoothing = self.smoothing.map_or("none".to_string(), |s| format!("s = {s}"));
         format!(
-            "tpl estimate: {} users, {} steps, {} cells; Laplacian smoothing {smoothing}",
+            "tpl estimate: {} users, {} steps (buckets {} to {} every {}), {} cells; Laplacian smoothing {smoothing}",
             self.users,
             self.horizon,
+            self.buckets.0,
+            self.buckets.0 as u128 + (self.horizon as u128 - 1) * self.buckets.1 as u128,
+            self.buckets.1,
             self.counts.n()
         )
     }

@@ -11,7 +11,6 @@ use tpl_mechanisms::{histogram, simulate_users};
 use crate::commands::estimate::MAX_CELLS;
 use crate::commands::leakage::check_horizon;
 use crate::error::{CliError, Result};
-use crate::text::finite_f64;
 use crate::matrix_file::{MatrixOptions, read_matrix};
 use crate::render::{Report, Table, csv_line, human};
 use crate::seed::Seed;
@@ -29,7 +28,7 @@ pub struct SimulateArgs {
     pub cells: Option<usize>,
     /// Laplacian smoothing (p + s)/Σ(p + s) of every row (TKDE eq. 28) of the --forward
     /// matrix, or of the identity with --cells (small s = users mostly stay put).
-    #[arg(long, value_name = "s", allow_negative_numbers = true, value_parser = finite_f64)]
+    #[arg(long, value_name = "s", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
     pub smoothing: Option<f64>,
     /// Rescale every row of the --forward matrix to sum to 1 instead of rejecting rows that
     /// do not.
