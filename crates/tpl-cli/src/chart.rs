@@ -126,8 +126,7 @@ fn leakage_chart_of(path: &Path, title: &str, len: usize, at: impl Fn(usize) -> 
         }
     }
     let names = ["TPL_t (temporal)", "BPL_t (backward)", "FPL_t (forward)", "ε_t (budget spent)"];
-    let lines: Vec<Line<'_>> =
-        names.iter().zip(points).map(|(name, points)| Line { name, points }).collect();
+    let lines: Vec<Line<'_>> = names.iter().zip(points).map(|(name, points)| Line { name, points }).collect();
     line_chart(path, title, "privacy leakage (ε units)", &lines)
 }
 

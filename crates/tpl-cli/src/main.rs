@@ -115,7 +115,16 @@ fn run(cli: &Cli) -> Result<Box<dyn Report>, CliError> {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| {
+        // A flag value the shared parsers refused is bad input like any other: one line.
+        if e.kind() == clap::error::ErrorKind::ValueValidation {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            eprintln!("tpl: {first}");
+            std::process::exit(2);
+        }
+        e.exit()
+    });
     let code = match run(&cli) {
         Ok(report) => match render::print(report.as_ref(), cli.format) {
             Ok(()) => 0,

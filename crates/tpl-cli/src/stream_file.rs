@@ -250,7 +250,8 @@ mod tests {
         let max = u64::MAX;
         let s = parse("max", &format!("{HEADER}\n{max},{max},0\n")).unwrap();
         assert_eq!((s.states.clone(), s.cell_ids.clone(), s.buckets), (vec![vec![0]], vec![0], (max, 1)));
-        let text = format!("{HEADER}\n7,1000000000000,99999\n7,5,{}\n9,5,3\n9,1000000000000,99999\n", max - 1);
+        let text =
+            format!("{HEADER}\n7,1000000000000,99999\n7,5,{}\n9,5,3\n9,1000000000000,99999\n", max - 1);
         let s = parse("sparse", &text).unwrap();
         assert_eq!(s.cell_ids, vec![3, 99999, max - 1]);
         // Users in id order: 5, then 10¹².

@@ -24,7 +24,10 @@ fn estimate_takes_the_largest_ids_as_labels() {
     let stream = d.file("max.csv", &format!("{HEADER}18446744073709551615,18446744073709551615,0\n"));
     let out = d.path("out");
     let j = json(&["estimate", "--stream", &stream, "--out", &out]);
-    assert_eq!((j["users"].as_u64(), j["horizon"].as_u64(), j["cells"].as_u64()), (Some(1), Some(1), Some(1)));
+    assert_eq!(
+        (j["users"].as_u64(), j["horizon"].as_u64(), j["cells"].as_u64()),
+        (Some(1), Some(1), Some(1))
+    );
     assert_eq!(rows_of(&format!("{out}/transition_forward.csv")), vec![vec![1.0]]);
 }
 
@@ -44,7 +47,10 @@ fn estimate_maps_sparse_cell_user_and_bucket_ids_to_rows() {
     assert_eq!(run.code, Some(0), "{}", run.describe());
     assert!(run.stderr.contains("cells.csv"), "a note says rows are cell ids in order\n{}", run.describe());
     let j: Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!((j["users"].as_u64(), j["horizon"].as_u64(), j["cells"].as_u64()), (Some(2), Some(3), Some(3)));
+    assert_eq!(
+        (j["users"].as_u64(), j["horizon"].as_u64(), j["cells"].as_u64()),
+        (Some(2), Some(3), Some(3))
+    );
     let ids: Vec<u64> = j["cell_ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
     assert_eq!(ids, vec![5, 99999, 18446744073709551614]);
     assert!(j["files"].as_array().unwrap().iter().any(|f| f == "cells.csv"));
@@ -54,8 +60,16 @@ fn estimate_maps_sparse_cell_user_and_bucket_ids_to_rows() {
     let forward = rows_of(&format!("{out}/transition_forward.csv"));
     assert_eq!(forward, vec![vec![1.0, 0.0, 0.0], vec![0.0, 0.5, 0.5], vec![1.0, 0.0, 0.0]]);
     // --cells n indexes by id: an id ≥ n is refused, naming it; n is bounded.
-    bad_input(&["estimate", "--stream", &stream, "--cells", "4", "--out", &out], &["--cells", "sparse.csv"], &[big]);
-    bad_input(&["estimate", "--stream", &stream, "--cells", "100000000", "--out", &out], &["--cells"], &["4096"]);
+    bad_input(
+        &["estimate", "--stream", &stream, "--cells", "4", "--out", &out],
+        &["--cells", "sparse.csv"],
+        &[big],
+    );
+    bad_input(
+        &["estimate", "--stream", &stream, "--cells", "100000000", "--out", &out],
+        &["--cells"],
+        &["4096"],
+    );
     // More distinct cells than a matrix can hold are refused, not allocated.
     let many: String = (0..5000).map(|u| format!("0,{u},{}\n", u * 1000)).collect();
     let many = d.file("many.csv", &format!("{HEADER}{many}"));
@@ -152,12 +166,28 @@ fn a_dash_reads_standard_input() {
     assert_eq!(run.code, Some(0), "{}", run.describe());
     assert_eq!(nums(&serde_json::from_str(&run.stdout).unwrap(), "epsilon"), vec![0.1, 0.2, 0.3]);
     let out = d.path("est");
-    let run = tpl_with(None, Some(&format!("{HEADER}0,0,1\n1,0,0\n")), &["estimate", "--stream", "-", "--out", &out]);
+    let run = tpl_with(
+        None,
+        Some(&format!("{HEADER}0,0,1\n1,0,0\n")),
+        &["estimate", "--stream", "-", "--out", &out],
+    );
     assert_eq!(run.code, Some(0), "{}", run.describe());
     let run = tpl_with(
         None,
         Some("timestamp_bucket,c0,c1\n0,3,4\n1,2,5\n"),
-        &["release", "--counts", "-", "--scheme", "uniform", "--epsilon", "1", "--window", "2", "--seed", "1"],
+        &[
+            "release",
+            "--counts",
+            "-",
+            "--scheme",
+            "uniform",
+            "--epsilon",
+            "1",
+            "--window",
+            "2",
+            "--seed",
+            "1",
+        ],
     );
     assert_eq!(run.code, Some(0), "{}", run.describe());
     // Errors name standard input; it cannot be read for two files.
@@ -222,9 +252,26 @@ fn simulate_help_lists_each_flag_once() {
     let d = Scratch::new("inputs_simulate");
     let pf = d.file("pf.csv", "1,0\n0,1\n");
     let out = d.path("sim");
-    let j = json(&["simulate", "--forward", &pf, "--smoothing", "1", "--users", "3", "--horizon", "2", "--seed", "1", "--out", &out]);
+    let j = json(&[
+        "simulate",
+        "--forward",
+        &pf,
+        "--smoothing",
+        "1",
+        "--users",
+        "3",
+        "--horizon",
+        "2",
+        "--seed",
+        "1",
+        "--out",
+        &out,
+    ]);
     assert_eq!(j["cells"], 2);
-    assert_eq!(rows_of(&format!("{out}/transition_forward.csv")), vec![vec![2.0 / 3.0, 1.0 / 3.0], vec![1.0 / 3.0, 2.0 / 3.0]]);
+    assert_eq!(
+        rows_of(&format!("{out}/transition_forward.csv")),
+        vec![vec![2.0 / 3.0, 1.0 / 3.0], vec![1.0 / 3.0, 2.0 / 3.0]]
+    );
 }
 
 #[test]

@@ -290,9 +290,9 @@ impl CompactSeries {
         let bpl = bpl_of(lb.as_ref().map(|l| l as &dyn LossEvaluator), budgets.len(), eps);
         let fpl = fpl_of(lf.as_ref().map(|l| l as &dyn LossEvaluator), budgets.len(), eps);
         let series = Self { budgets, bpl, fpl };
-        match (0..series.len()).find(|&t| {
-            !(series.bpl[t].is_finite() && series.fpl[t].is_finite() && series.tpl(t).is_finite())
-        }) {
+        match (0..series.len())
+            .find(|&t| !(series.bpl[t].is_finite() && series.fpl[t].is_finite() && series.tpl(t).is_finite()))
+        {
             Some(t) => Err(CoreError::Overflow { step: t + 1 }),
             None => Ok(series),
         }

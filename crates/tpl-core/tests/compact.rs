@@ -11,7 +11,11 @@ fn matrix(n: usize) -> impl Strategy<Value = TransitionMatrix> {
         let rows = rows
             .into_iter()
             .enumerate()
-            .map(|(i, r)| if r[0] < 0.1 { (0..r.len()).map(|j| f64::from(u8::from(i == j))).collect() } else { r })
+            .map(
+                |(i, r)| {
+                    if r[0] < 0.1 { (0..r.len()).map(|j| f64::from(u8::from(i == j))).collect() } else { r }
+                },
+            )
             .collect();
         TransitionMatrix::normalized(rows).unwrap()
     })

@@ -56,7 +56,8 @@ pub struct EstimateReport {
 pub const MAX_CELLS: usize = 4096;
 
 /// The files `estimate` writes.
-const FILES: [&str; 4] = ["transition_forward.csv", "transition_backward.csv", "transition_counts.csv", "cells.csv"];
+const FILES: [&str; 4] =
+    ["transition_forward.csv", "transition_backward.csv", "transition_counts.csv", "cells.csv"];
 
 /// Runs `tpl estimate`.
 pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {

@@ -55,7 +55,11 @@ pub struct LeakageReport {
 
 /// The budgets of `--epsilon E --horizon T` or `--budgets FILE`; `--horizon` is checked by
 /// [`check_horizon`].
-pub fn budgets_from_flags(epsilon: Option<f64>, horizon: Option<usize>, file: Option<&PathBuf>) -> Result<Budgets> {
+pub fn budgets_from_flags(
+    epsilon: Option<f64>,
+    horizon: Option<usize>,
+    file: Option<&PathBuf>,
+) -> Result<Budgets> {
     match (epsilon, horizon, file) {
         (_, _, Some(path)) => Ok(Budgets::PerStep(read_budgets(path)?)),
         (Some(e), Some(t), None) => {
@@ -109,7 +113,9 @@ pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
             (CoreError::MatrixSizes { .. }, Some(b), Some(f)) => {
                 format!("--backward {}, --forward {}: ", name(b), name(f))
             }
-            _ => args.budgets.as_deref().map_or("--epsilon: ".to_string(), |p: &Path| format!("{}: ", name(p))),
+            _ => {
+                args.budgets.as_deref().map_or("--epsilon: ".to_string(), |p: &Path| format!("{}: ", name(p)))
+            }
         };
         CliError::Core { context, source }
     };
@@ -130,7 +136,12 @@ pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
 }
 
 /// Writes `"key":[v(0),…,v(len−1)]` (serde_json's rendering of a number array).
-fn json_array(w: &mut dyn Write, key: &str, len: usize, mut v: impl FnMut(usize) -> f64) -> std::io::Result<()> {
+fn json_array(
+    w: &mut dyn Write,
+    key: &str,
+    len: usize,
+    mut v: impl FnMut(usize) -> f64,
+) -> std::io::Result<()> {
     write!(w, "\"{key}\":[")?;
     for t in 0..len {
         if t > 0 {
@@ -293,7 +304,9 @@ mod tests {
                     row.push(v[key][i].as_f64().unwrap().to_string());
                 }
                 if window.is_some() {
-                    row.push(v["window_leakage"].get(i).map_or(String::new(), |x| x.as_f64().unwrap().to_string()));
+                    row.push(
+                        v["window_leakage"].get(i).map_or(String::new(), |x| x.as_f64().unwrap().to_string()),
+                    );
                 }
                 old.push_str(&csv_line(&row));
             }
@@ -310,6 +323,10 @@ mod tests {
         let r = report(Budgets::Constant { epsilon: 0.1, steps: 1000 }, None);
         let text = r.table();
         assert!(text.contains(" 1000 ") && text.contains('…'), "{text}");
-        assert_eq!(text.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).count(), 16, "{text}");
+        assert_eq!(
+            text.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).count(),
+            16,
+            "{text}"
+        );
     }
 }
