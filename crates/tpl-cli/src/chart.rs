@@ -110,7 +110,7 @@ pub fn compact_leakage_chart(path: &Path, title: &str, s: &tpl_core::CompactSeri
 /// at most [`MAX_POINTS`] points a line (block maxima).
 fn leakage_chart_of(path: &Path, title: &str, len: usize, at: impl Fn(usize) -> [f64; 4]) -> Result<()> {
     let blocks = len.clamp(1, MAX_POINTS);
-    let mut points = vec![Vec::with_capacity(blocks); 4];
+    let mut points: Vec<Vec<(f64, f64)>> = (0..4).map(|_| Vec::with_capacity(blocks)).collect();
     for b in 0..blocks {
         let (lo, hi) = (b * len / blocks, (b + 1) * len / blocks);
         let mut best = [(0.0, f64::NEG_INFINITY); 4];

@@ -137,7 +137,7 @@ pub fn parse_stream(path: &Path, content: &str) -> Result<Stream> {
             missing(path, &user_ids, &bucket_ids, expected)
         });
     }
-    if dense.len() % users != 0 {
+    if !dense.len().is_multiple_of(users) {
         return Err(missing(path, &user_ids, &bucket_ids, (dense.len() / users, dense.len() % users)));
     }
     if dense.len() / users < bucket_ids.len() {
