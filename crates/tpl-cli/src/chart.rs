@@ -25,13 +25,17 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(127, 127, 127),
 ];
 
-/// One line of a line chart: its legend name and y_t for t = 1..T.
+/// One line of a line chart: its legend name and its points (t, y_t).
 struct Line<'a> {
     /// Legend entry.
     name: &'a str,
-    /// Values at t = 1, 2, ….
-    values: &'a [f64],
+    /// Points (t, y_t), t ascending from 1.
+    points: Vec<(f64, f64)>,
 }
+
+/// Most points drawn per line: longer series are shown by the largest value of each of this
+/// many consecutive blocks of steps (a leakage chart must not hide a peak).
+const MAX_POINTS: usize = 2000;
 
 /// A labelled point of a scatter plot.
 pub struct Point {
@@ -47,9 +51,9 @@ pub struct Point {
 
 /// Draws `lines` over t = 1..T (linear axes) and writes the SVG to `path`.
 fn line_chart(path: &Path, title: &str, y_label: &str, lines: &[Line<'_>]) -> Result<()> {
-    let horizon = lines.iter().map(|l| l.values.len()).max().unwrap_or(1).max(2);
+    let horizon = lines.iter().filter_map(|l| l.points.last()).map(|p| p.0).fold(2.0, f64::max);
     let top =
-        lines.iter().flat_map(|l| l.values.iter().copied()).filter(|v| v.is_finite()).fold(0.0, f64::max);
+        lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).filter(|v| v.is_finite()).fold(0.0, f64::max);
     let top = if top > 0.0 { top * 1.08 } else { 1.0 };
     let svg = render(|root| {
         let mut chart = ChartBuilder::on(root)
@@ -57,7 +61,7 @@ fn line_chart(path: &Path, title: &str, y_label: &str, lines: &[Line<'_>]) -> Re
             .margin(16)
             .x_label_area_size(48)
             .y_label_area_size(72)
-            .build_cartesian_2d(1f64..horizon as f64, 0f64..top)
+            .build_cartesian_2d(1f64..horizon, 0f64..top)
             .map_err(draw_error)?;
         chart
             .configure_mesh()
@@ -72,9 +76,8 @@ fn line_chart(path: &Path, title: &str, y_label: &str, lines: &[Line<'_>]) -> Re
             .map_err(draw_error)?;
         for (k, line) in lines.iter().enumerate() {
             let color = PALETTE[k % PALETTE.len()];
-            let points = line.values.iter().enumerate().map(|(t, &v)| ((t + 1) as f64, v));
             chart
-                .draw_series(LineSeries::new(points, color.stroke_width(2)))
+                .draw_series(LineSeries::new(line.points.iter().copied(), color.stroke_width(2)))
                 .map_err(draw_error)?
                 .label(line.name)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3)));
@@ -91,20 +94,40 @@ fn line_chart(path: &Path, title: &str, y_label: &str, lines: &[Line<'_>]) -> Re
     write(path, &svg)
 }
 
-/// The BPL/FPL/TPL chart of `tpl leakage --chart` and `tpl allocate --chart`: the budget
-/// ε_t and the three leakages over time.
+/// The BPL/FPL/TPL chart of `tpl allocate --chart` and the demo: the budget ε_t and the
+/// three leakages over time.
 pub fn leakage_chart(path: &Path, title: &str, series: &tpl_core::LeakageSeries) -> Result<()> {
-    line_chart(
-        path,
-        title,
-        "privacy leakage (ε units)",
-        &[
-            Line { name: "TPL_t (temporal)", values: &series.tpl },
-            Line { name: "BPL_t (backward)", values: &series.bpl },
-            Line { name: "FPL_t (forward)", values: &series.fpl },
-            Line { name: "ε_t (budget spent)", values: &series.epsilon },
-        ],
-    )
+    let s = series;
+    leakage_chart_of(path, title, s.len(), |t| [s.tpl[t], s.bpl[t], s.fpl[t], s.epsilon[t]])
+}
+
+/// [`leakage_chart`] of a [`tpl_core::CompactSeries`] (`tpl leakage --chart`).
+pub fn compact_leakage_chart(path: &Path, title: &str, s: &tpl_core::CompactSeries) -> Result<()> {
+    leakage_chart_of(path, title, s.len(), |t| [s.tpl(t), s.bpl(t), s.fpl(t), s.epsilon(t)])
+}
+
+/// The leakage chart of `len` steps whose (TPL, BPL, FPL, ε) at 0-based step t is `at(t)`;
+/// at most [`MAX_POINTS`] points a line (block maxima).
+fn leakage_chart_of(path: &Path, title: &str, len: usize, at: impl Fn(usize) -> [f64; 4]) -> Result<()> {
+    let blocks = len.clamp(1, MAX_POINTS);
+    let mut points: Vec<Vec<(f64, f64)>> = (0..4).map(|_| Vec::with_capacity(blocks)).collect();
+    for b in 0..blocks {
+        let (lo, hi) = (b * len / blocks, (b + 1) * len / blocks);
+        let mut best = [(0.0, f64::NEG_INFINITY); 4];
+        for t in lo..hi {
+            for (k, v) in at(t).into_iter().enumerate() {
+                if v > best[k].1 {
+                    best[k] = ((t + 1) as f64, v);
+                }
+            }
+        }
+        for (k, p) in best.into_iter().enumerate() {
+            points[k].push(p);
+        }
+    }
+    let names = ["TPL_t (temporal)", "BPL_t (backward)", "FPL_t (forward)", "ε_t (budget spent)"];
+    let lines: Vec<Line<'_>> = names.iter().zip(points).map(|(name, points)| Line { name, points }).collect();
+    line_chart(path, title, "privacy leakage (ε units)", &lines)
 }
 
 /// Draws labelled points on logarithmic axes, one legend entry per group name, and an

@@ -4,7 +4,8 @@
 //! of the first line is `timestamp_bucket`, that line is a header: the cell columns are the
 //! fields named `c` + digits, in file order, if there is one; otherwise every column after
 //! the first. Other columns (labels) are ignored; row t is step t. Without that header every
-//! field is a cell. The release CSV of `tpl release --format csv` is itself a counts file.
+//! field is a cell. The release CSV of `tpl release --format csv` is a releases file (read
+//! with `allow_negative`), not a counts file: its noisy values may be negative.
 
 use std::path::Path;
 
@@ -22,7 +23,8 @@ pub struct Counts {
     pub publication_budget: Option<Vec<f64>>,
 }
 
-/// Reads a counts file; `allow_negative` accepts negative values (noisy releases).
+/// Reads a counts file (`-`: standard input); `allow_negative` accepts negative values
+/// (noisy releases).
 pub fn read_counts(path: &Path, allow_negative: bool) -> Result<Counts> {
     let content = text::read(path)?;
     let mut header: Option<(usize, Vec<usize>)> = None; // (field count, cell columns)

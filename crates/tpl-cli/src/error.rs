@@ -1,5 +1,6 @@
-//! The error type of the `tpl` binary: every failure becomes one line on stderr and an exit
-//! code (2 for bad input, 1 for anything else), following the ripgrep/cargo convention.
+//! The error type of the `tpl` binary: every failure becomes one line on stderr and exit
+//! code 2 (bad input, usage, or output that cannot be written), following the ripgrep/cargo
+//! convention; 1 is left to failures that are not the user's.
 
 use std::path::{Path, PathBuf};
 
@@ -13,7 +14,7 @@ use tpl_postprocess::PostprocessError;
 #[derive(Debug, Error)]
 pub enum CliError {
     /// A file that cannot be opened or read.
-    #[error("{}: cannot read: {source}", path.display())]
+    #[error("{}: cannot read: {source}", crate::text::name(path))]
     Read {
         /// The file.
         path: PathBuf,
@@ -21,7 +22,7 @@ pub enum CliError {
         source: std::io::Error,
     },
     /// A file whose content is malformed; `line` is 1-based, 0 when not known.
-    #[error("{}{}: {message}", path.display(), if *line > 0 { format!(":{line}") } else { String::new() })]
+    #[error("{}{}: {message}", crate::text::name(path), if *line > 0 { format!(":{line}") } else { String::new() })]
     Parse {
         /// The file.
         path: PathBuf,
@@ -76,12 +77,10 @@ pub enum CliError {
 }
 
 impl CliError {
-    /// The process exit code: 2 for bad input (files, values, usage), 1 otherwise.
+    /// The process exit code: 2 for every error a user can cause and fix (files, values,
+    /// usage, a folder or device that cannot be written).
     pub fn exit_code(&self) -> i32 {
-        match self {
-            Self::Write { .. } => 1,
-            _ => 2,
-        }
+        2
     }
 
     /// A parse error at `line` of `path`.

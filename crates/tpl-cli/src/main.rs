@@ -1,7 +1,8 @@
 //! `tpl`: temporal privacy leakage of differentially private continuous releases.
 //!
 //! The binary only composes: it parses arguments and files, calls the libraries and prints.
-//! Exit codes: 0 success, 2 bad input or usage, 1 other failures.
+//! Exit codes: 0 success, 2 bad input or usage or output that cannot be written, 1 other
+//! failures.
 
 mod budget_file;
 mod chart;
@@ -115,13 +116,22 @@ fn run(cli: &Cli) -> Result<Box<dyn Report>, CliError> {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| {
+        // A flag value the shared parsers refused is bad input like any other: one line.
+        if e.kind() == clap::error::ErrorKind::ValueValidation {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            eprintln!("tpl: {first}");
+            std::process::exit(2);
+        }
+        e.exit()
+    });
     let code = match run(&cli) {
-        Ok(report) => match render::print(&render::render(report.as_ref(), cli.format)) {
+        Ok(report) => match render::print(report.as_ref(), cli.format) {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("tpl: cannot write output: {e}");
-                1
+                eprintln!("tpl: error: cannot write output: {e}");
+                2
             }
         },
         Err(e) => {

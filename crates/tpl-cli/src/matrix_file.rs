@@ -17,7 +17,7 @@ pub struct MatrixOptions {
     pub normalize: bool,
     /// Apply Laplacian smoothing (p + S)/Σ(p + S) to every row (TKDE eq. 28); larger S means
     /// weaker correlation.
-    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
     pub smoothing: Option<f64>,
 }
 

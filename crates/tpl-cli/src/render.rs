@@ -6,7 +6,7 @@
 //! also shortest-round-trip). Tables are for people and may change.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
+use std::io::Write;
 
 use clap::ValueEnum;
 use serde_json::Value;
@@ -30,28 +30,43 @@ pub trait Report {
     fn csv(&self) -> String;
     /// Text for a terminal.
     fn table(&self) -> String;
-}
 
-/// Renders `report` in `format`.
-pub fn render(report: &dyn Report, format: Format) -> String {
-    match format {
-        Format::Json => {
-            let mut s = report.json().to_string();
-            s.push('\n');
-            s
-        }
-        Format::Csv => report.csv(),
-        Format::Table => report.table(),
+    /// Writes the JSON object and a newline to `w`. Reports whose output grows with the
+    /// horizon override this to stream the same bytes without building the object.
+    fn write_json(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        serde_json::to_writer(&mut *w, &self.json())?;
+        w.write_all(b"\n")
+    }
+
+    /// Writes the CSV text to `w`; overridden like [`Report::write_json`].
+    fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        w.write_all(self.csv().as_bytes())
     }
 }
 
-/// Writes to stdout; a closed pipe (`tpl … | head`) ends the program quietly.
-pub fn print(text: &str) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+/// Writes `report` in `format` to `w`.
+pub fn write(report: &dyn Report, format: Format, w: &mut dyn Write) -> std::io::Result<()> {
+    match format {
+        Format::Json => report.write_json(w),
+        Format::Csv => report.write_csv(w),
+        Format::Table => w.write_all(report.table().as_bytes()),
+    }
+}
+
+/// Writes `report` to stdout (buffered); a closed pipe (`tpl … | head`) ends the program
+/// quietly.
+pub fn print(report: &dyn Report, format: Format) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    match write(report, format, &mut out).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
     }
+}
+
+/// One number of a JSON output, exactly as serde_json prints it (shortest round-trip
+/// digits, `1.0` for integral values); for reports that stream their JSON.
+pub fn json_number(w: &mut dyn Write, x: f64) -> std::io::Result<()> {
+    serde_json::to_writer(w, &x).map_err(std::io::Error::other)
 }
 
 /// A number for people: 6 significant digits, plain notation when that is short.
@@ -91,6 +106,19 @@ impl Table {
     /// Appends a row (as many cells as titles).
     pub fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
+    }
+
+    /// Appends the rows `row(i)` of a table of `len` rows as [`Table::elide`] would show
+    /// them, building only those: all rows when len ≤ 2 keep + 1, else `keep` at each end
+    /// around an ellipsis row.
+    pub fn elided_rows(&mut self, len: usize, keep: usize, mut row: impl FnMut(usize) -> Vec<String>) {
+        if len > 2 * keep + 1 {
+            self.rows.extend((0..keep).map(&mut row));
+            self.rows.push(vec!["…".to_string(); self.header.len()]);
+            self.rows.extend((len - keep..len).map(row));
+        } else {
+            self.rows.extend((0..len).map(row));
+        }
     }
 
     /// Rows `keep` at each end of a long table, with an ellipsis row in between.

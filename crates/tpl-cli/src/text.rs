@@ -1,9 +1,50 @@
 //! The plain-text conventions shared by every input file: `#` starts a comment, blank lines
-//! are ignored, values are separated by commas and/or whitespace.
+//! are ignored, values are separated by commas and/or whitespace; `-` as a file name is
+//! standard input. Also the one parser of numbers typed by people, in files and in flags.
 
+use std::io::Read as _;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::error::{CliError, Result};
+
+/// The file name that means standard input.
+pub const STDIN: &str = "-";
+
+/// How errors name standard input.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// True once standard input has been read (it can be read only once).
+static STDIN_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// True when `path` is `-`, standard input.
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == STDIN
+}
+
+/// How messages name `path`: `<stdin>` for `-`, the path otherwise.
+pub fn name(path: &Path) -> String {
+    if is_stdin(path) { STDIN_NAME.to_string() } else { path.display().to_string() }
+}
+
+/// A finite number from `token` as typed, or why not: the value parser of every float flag
+/// and of every number in an input file. "inf", "NaN" and numbers beyond the largest double
+/// (1e400, which would round to inf) are refused with the token as typed.
+pub fn finite_f64(token: &str) -> std::result::Result<f64, String> {
+    let value: f64 = token.trim().parse().map_err(|_| format!("{token:?} is not a number"))?;
+    if value.is_nan() {
+        Err(format!("{token} is not a number"))
+    } else if value.is_infinite() {
+        let literal = token.trim().trim_start_matches(['+', '-']).to_ascii_lowercase();
+        if literal.starts_with("inf") {
+            Err(format!("{token} is not a finite number"))
+        } else {
+            Err(format!("{token} is beyond the largest double (±1.8e308)"))
+        }
+    } else {
+        Ok(value)
+    }
+}
 
 /// One non-blank line of a text file: its 1-based number and its values.
 pub struct Record {
@@ -13,17 +54,34 @@ pub struct Record {
     pub values: Vec<f64>,
 }
 
-/// Reads a whole file to a string; names the file on failure.
+/// Reads a whole file (`-`: standard input, once) to a string; names the file on failure.
 pub fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|source| CliError::Read { path: path.to_path_buf(), source })
+    let failed = |source| CliError::Read { path: path.to_path_buf(), source };
+    if is_stdin(path) {
+        if STDIN_TAKEN.swap(true, Ordering::SeqCst) {
+            return Err(CliError::parse(path, 0, "standard input is already read for another file"));
+        }
+        let mut text = String::new();
+        std::io::stdin().lock().read_to_string(&mut text).map_err(failed)?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(path).map_err(failed)
 }
 
 /// Splits `text` into records of numbers. A token that is not a number is an error naming
 /// the line, the 1-based value position and the token; an empty field between two commas
-/// too. Non-finite numbers ("inf", "NaN") parse here and are rejected by the caller's
-/// validation with a message about their meaning.
+/// too; so is a non-finite number ("inf", "NaN", 1e400), see [`finite_f64`].
 pub fn records(path: &Path, text: &str) -> Result<Vec<Record>> {
     let mut out = Vec::new();
+    for_each_record(path, text, |r| {
+        out.push(r);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`records`] one at a time, without keeping them: `f` sees each record in file order.
+pub fn for_each_record(path: &Path, text: &str, mut f: impl FnMut(Record) -> Result<()>) -> Result<()> {
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let content = raw.split('#').next().unwrap_or("").trim();
@@ -41,22 +99,18 @@ pub fn records(path: &Path, text: &str) -> Result<Vec<Record>> {
                 ));
             }
             for token in field.split_whitespace() {
-                let value = token.parse::<f64>().map_err(|_| {
-                    CliError::parse(
-                        path,
-                        line,
-                        format!("value {}: {token:?} is not a number", values.len() + 1),
-                    )
+                let value = finite_f64(token).map_err(|why| {
+                    CliError::parse(path, line, format!("value {}: {why}", values.len() + 1))
                 })?;
                 values.push(value);
             }
         }
-        out.push(Record { line, values });
+        f(Record { line, values })?;
     }
-    Ok(out)
+    Ok(())
 }
 
-/// True when `path` ends in `.json` (any case).
+/// True when `path` ends in `.json` (any case); standard input is read as text.
 pub fn is_json(path: &Path) -> bool {
     path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"))
 }

@@ -175,7 +175,7 @@ fn bad_inputs_exit_2_with_one_line() {
     let cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
         (vec!["--strategy", "quantified", "--alpha", "0", "--horizon", "5"], vec!["--alpha", "0"]),
         (vec!["--strategy", "quantified", "--alpha=-1", "--horizon", "5"], vec!["--alpha", "-1"]),
-        (vec!["--strategy", "upper-bound", "--alpha", "nan", "--horizon", "5"], vec!["--alpha", "NaN"]),
+        (vec!["--strategy", "upper-bound", "--alpha", "nan", "--horizon", "5"], vec!["--alpha", "nan"]),
         (vec!["--strategy", "upper-bound", "--alpha", "1", "--horizon", "0"], vec!["--horizon"]),
         (vec!["--strategy", "window", "--alpha", "1", "--horizon", "5"], vec!["--window"]),
         (

@@ -296,7 +296,7 @@ fn bad_inputs_exit_2_with_one_line() {
     let empty = d.file("empty.csv", "timestamp_bucket,c0,c1\n");
     let frac = d.file("frac.csv", "3,4.5\n");
     let p3 = d.file("p3.csv", "1 0 0\n0 1 0\n0 0 1\n");
-    let gap = d.file("gap.csv", "timestamp_bucket,user_id,location_cell\n0,0,1\n0,2,0\n");
+    let gap = d.file("gap.csv", "timestamp_bucket,user_id,location_cell\n0,0,1\n0,2,0\n1,0,1\n");
     let out = d.path("o");
     let cmp = |c: &str| -> Vec<String> {
         ["compare", "--counts", c, "--epsilon", "1", "--window", "2"].iter().map(|s| s.to_string()).collect()
@@ -319,7 +319,7 @@ fn bad_inputs_exit_2_with_one_line() {
     run(a, &["--runs"], &["0"]);
     run(
         ["estimate", "--stream", &gap, "--out", &out].iter().map(|s| s.to_string()).collect(),
-        &["gap.csv", "user 1"],
+        &["gap.csv", "user 2 never appears in bucket 1"],
         &[],
     );
     run(

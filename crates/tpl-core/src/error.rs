@@ -83,6 +83,16 @@ pub enum CoreError {
         /// 1-based step (or window start) where it happens.
         step: usize,
     },
+    /// A backward and a forward matrix over different numbers of states.
+    #[error(
+        "the backward matrix is {backward}×{backward} but the forward matrix is {forward}×{forward}: both must describe the same states"
+    )]
+    MatrixSizes {
+        /// States of the backward matrix.
+        backward: usize,
+        /// States of the forward matrix.
+        forward: usize,
+    },
     /// A state index outside 0..n in an observed stream.
     #[error("state {state} is out of range: there are {n} states (0 to n − 1)")]
     StateOutOfRange {

@@ -55,7 +55,7 @@ pub use estimate::{EstimatedMatrix, TransitionCounts};
 pub use loss::{DirectLoss, Loss, LossEvaluator, PairTableLoss, PiecewiseLoss, Segment};
 pub use matrix::{ROW_SUM_TOLERANCE, TransitionMatrix};
 pub use personalized::{PersonalizedLeakage, UserCorrelation};
-pub use series::{LeakageSeries, bpl_series, fpl_series, validate_budgets};
+pub use series::{Budgets, CompactSeries, LeakageSeries, bpl_series, fpl_series, validate_budgets};
 pub use supremum::{Supremum, supremum};
 pub use window::window_leakage;
 

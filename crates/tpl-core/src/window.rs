@@ -4,6 +4,21 @@
 use crate::error::{CoreError, Result};
 use crate::series::LeakageSeries;
 
+/// Step-by-step read access to a leakage series (0-based steps), so that one window
+/// computation serves every representation of a series.
+pub(crate) trait Steps {
+    /// The horizon T.
+    fn len(&self) -> usize;
+    /// ε at step t.
+    fn epsilon(&self, t: usize) -> f64;
+    /// BPL at step t.
+    fn bpl(&self, t: usize) -> f64;
+    /// FPL at step t.
+    fn fpl(&self, t: usize) -> f64;
+    /// TPL at step t.
+    fn tpl(&self, t: usize) -> f64;
+}
+
 /// For every window start t = 1..T−w+1, the leakage of steps t..t+w−1 (Theorem 3):
 /// BPL_t + FPL_{t+w−1} + Σ_{k=t+1}^{t+w−2} ε_k for w ≥ 2, and TPL_t for w = 1.
 ///
@@ -15,32 +30,54 @@ use crate::series::LeakageSeries;
 /// [`CoreError::BadWindow`] unless 1 ≤ w ≤ T; [`CoreError::Overflow`] when a window's
 /// leakage exceeds the largest double.
 pub fn window_leakage(series: &LeakageSeries, w: usize) -> Result<Vec<f64>> {
-    let t_len = series.len();
-    if w == 0 || w > t_len {
-        return Err(CoreError::BadWindow { window: w, horizon: t_len });
-    }
-    if w == 1 {
-        return Ok(series.tpl.clone());
-    }
-    let prefix = compensated_prefix(&series.epsilon);
-    let values: Vec<f64> = (0..=t_len - w)
-        .map(|t| {
-            let end = t + w - 1;
-            // Σ ε_k for k strictly between t and end (0-based), from the prefix sums.
-            let inner = (prefix[end].0 - prefix[t + 1].0) + (prefix[end].1 - prefix[t + 1].1);
-            round_up(series.bpl[t] + (series.fpl[end] + inner.max(0.0)))
-        })
-        .collect();
+    let values: Vec<f64> = windows(series, w)?.collect();
     match values.iter().position(|v| !v.is_finite()) {
         Some(t) => Err(CoreError::Overflow { step: t + 1 }),
         None => Ok(values),
     }
 }
 
-/// Σ values, compensated and rounded up by one ulp (a leakage bound must not round down).
-pub(crate) fn outward_sum(values: &[f64]) -> f64 {
-    let (s, c) = compensated_prefix(values)[values.len()];
-    round_up(s + c)
+/// The window leakages of [`window_leakage`], one at a time and unchecked, in O(1) memory:
+/// the two compensated prefix sums a window needs (up to its second step and up to its
+/// last-but-one) are carried along as the window slides.
+pub(crate) fn windows<S: Steps>(series: &S, w: usize) -> Result<impl Iterator<Item = f64> + '_> {
+    let t_len = series.len();
+    if w == 0 || w > t_len {
+        return Err(CoreError::BadWindow { window: w, horizon: t_len });
+    }
+    // lo: prefix of the first t+1 values; hi: prefix of the first t+w−1 values.
+    let mut lo = Neumaier::default();
+    let mut hi = Neumaier::default();
+    if w >= 2 {
+        lo.add(series.epsilon(0));
+        for k in 0..w - 1 {
+            hi.add(series.epsilon(k));
+        }
+    }
+    Ok((0..=t_len - w).map(move |t| {
+        if w == 1 {
+            return series.tpl(t);
+        }
+        let end = t + w - 1;
+        // Σ ε_k for k strictly between t and end (0-based), from the prefix sums.
+        let inner = (hi.sum - lo.sum) + (hi.comp - lo.comp);
+        let value = round_up(series.bpl(t) + (series.fpl(end) + inner.max(0.0)));
+        if end + 1 < t_len {
+            lo.add(series.epsilon(t + 1));
+            hi.add(series.epsilon(end));
+        }
+        value
+    }))
+}
+
+/// Σ of `len` values `value(k)`, compensated and rounded up by one ulp (a leakage bound must
+/// not round down).
+pub(crate) fn outward_sum(len: usize, value: impl Fn(usize) -> f64) -> f64 {
+    let mut acc = Neumaier::default();
+    for k in 0..len {
+        acc.add(value(k));
+    }
+    round_up(acc.sum + acc.comp)
 }
 
 /// One ulp up for a positive sum that carries rounding; an exact 0 stays 0.
@@ -48,16 +85,17 @@ fn round_up(x: f64) -> f64 {
     if x > 0.0 { x.next_up() } else { x }
 }
 
-/// Neumaier prefix sums: entry k holds (sum, compensation) of the first k values.
-fn compensated_prefix(values: &[f64]) -> Vec<(f64, f64)> {
-    let mut out = Vec::with_capacity(values.len() + 1);
-    let (mut sum, mut comp) = (0.0f64, 0.0f64);
-    out.push((sum, comp));
-    for &v in values {
-        let t = sum + v;
-        comp += if sum.abs() >= v.abs() { (sum - t) + v } else { (v - t) + sum };
-        sum = t;
-        out.push((sum, comp));
+/// A Neumaier running sum: (sum, compensation) of the values added so far.
+#[derive(Debug, Clone, Copy, Default)]
+struct Neumaier {
+    sum: f64,
+    comp: f64,
+}
+
+impl Neumaier {
+    fn add(&mut self, v: f64) {
+        let t = self.sum + v;
+        self.comp += if self.sum.abs() >= v.abs() { (self.sum - t) + v } else { (v - t) + self.sum };
+        self.sum = t;
     }
-    out
 }

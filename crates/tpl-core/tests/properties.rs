@@ -103,6 +103,15 @@ fn weight_rows(sizes: std::ops::RangeInclusive<usize>) -> impl Strategy<Value = 
     })
 }
 
+/// Backward and forward weights (each present with probability 0.8) over the same n ≤ 8
+/// states: the series refuse matrices of different sizes.
+#[allow(clippy::type_complexity)]
+fn matrix_pair() -> impl Strategy<Value = (Option<Vec<Vec<f64>>>, Option<Vec<Vec<f64>>>)> {
+    (1usize..=8).prop_flat_map(|n| {
+        (prop::option::weighted(0.8, weight_rows(n..=n)), prop::option::weighted(0.8, weight_rows(n..=n)))
+    })
+}
+
 /// Normalises generated weights with [`TransitionMatrix::normalized`], rejecting the case
 /// (what `prop_assume!` does) when a row is all zeros.
 fn normalize(rows: Vec<Vec<f64>>) -> Result<TransitionMatrix, TestCaseError> {
@@ -462,8 +471,7 @@ proptest! {
     /// budget sequences with zeros and random (or no) backward / forward knowledge.
     #[test]
     fn tpl_and_window_identities(
-        pb in prop::option::weighted(0.8, weight_rows(1..=8)),
-        pf in prop::option::weighted(0.8, weight_rows(1..=8)),
+        (pb, pf) in matrix_pair(),
         eps in budgets(200),
         w_pick in any::<prop::sample::Index>(),
     ) {
@@ -517,8 +525,7 @@ proptest! {
     /// use the piecewise evaluator, at every prefix of the stream.
     #[test]
     fn accountant_matches_batch_series(
-        pb in prop::option::weighted(0.8, weight_rows(1..=8)),
-        pf in prop::option::weighted(0.8, weight_rows(1..=8)),
+        (pb, pf) in matrix_pair(),
         eps in budgets(300),
     ) {
         let pb = pb.map(normalize).transpose()?;

@@ -39,7 +39,7 @@ pub struct AllocateArgs {
     #[arg(long, value_name = "FILE")]
     pub forward: Option<PathBuf>,
     /// Target leakage α > 0.
-    #[arg(long, value_name = "A", allow_negative_numbers = true)]
+    #[arg(long, value_name = "A", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
     pub alpha: f64,
     /// Number of steps T ≥ 1.
     #[arg(long, value_name = "T")]

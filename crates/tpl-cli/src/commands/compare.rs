@@ -38,7 +38,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "FILE")]
     pub forward: Option<PathBuf>,
     /// Budget ε > 0 of every window of W steps, for the w-event schemes.
-    #[arg(long, value_name = "E", allow_negative_numbers = true)]
+    #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
     pub epsilon: f64,
     /// Window W ≥ 1 of w-event privacy and of the audited window leakage.
     #[arg(long, value_name = "W")]
@@ -49,7 +49,7 @@ pub struct CompareArgs {
     pub schemes: Option<Vec<Strategy>>,
     /// Leakage target α of the allocators (default: ε, so that `window` promises under
     /// correlation what the w-event schemes promise without it).
-    #[arg(long, value_name = "A", allow_negative_numbers = true)]
+    #[arg(long, value_name = "A", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
     pub alpha: Option<f64>,
     /// Releases per strategy (errors are averaged, leakage is the worst run).
     #[arg(long, value_name = "R", default_value_t = 10)]
@@ -59,7 +59,7 @@ pub struct CompareArgs {
     #[arg(long, value_enum, value_name = "map")]
     pub postprocess: Option<Postprocess>,
     /// L1 sensitivity Δ > 0 of one step's counts (2: one user moves between cells).
-    #[arg(long, value_name = "D", default_value_t = tpl_mechanisms::DEFAULT_SENSITIVITY, allow_negative_numbers = true)]
+    #[arg(long, value_name = "D", default_value_t = tpl_mechanisms::DEFAULT_SENSITIVITY, allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
     pub sensitivity: f64,
     /// Seed for reproducible runs; default: OS entropy (the seed used is reported).
     #[arg(long, value_name = "S")]

@@ -124,9 +124,9 @@ pub fn run(args: &DemoArgs) -> Result<DemoReport> {
 
     // Real: the vessel stream shipped in the binary, with its raw estimated matrices.
     let stream = parse_stream(Path::new("built-in ais_nyharbor_hour_1min/stream.csv"), AIS_HOUR)?;
-    let estimated = TransitionCounts::from_paths(stream.cells, &stream.states)?;
+    let estimated = TransitionCounts::from_paths(stream.cells(), &stream.states)?;
     let (pb, pf) = (estimated.backward()?.matrix, estimated.forward()?.matrix);
-    let counts = histogram(&stream.states, stream.cells);
+    let counts = histogram(&stream.states, stream.cells());
     let real = run_comparison(&counts, Some(&pb), Some(&pf), &options, &Strategy::ALL)?;
     real.chart(&dir.join("compare_ais_hour.svg"), "New York harbour, 1 hour")?;
 

@@ -1,6 +1,10 @@
 //! `tpl estimate`: the forward and backward transition matrices of a user stream (what an
 //! adversary, or the post-processor, learns from public trajectories; TKDE §6), with
 //! optional Laplacian smoothing (TKDE eq. 28).
+//!
+//! Row and column i of the matrices is the i-th cell id of the stream in ascending order
+//! (written to `cells.csv` and the JSON `cell_ids`); when the ids are 0..k−1, or with
+//! `--cells n`, row i is cell id i.
 
 use std::path::PathBuf;
 
@@ -20,18 +24,24 @@ pub struct EstimateArgs {
     #[arg(long, value_name = "FILE")]
     pub stream: PathBuf,
     /// Laplacian smoothing s ≥ 0 of both matrices, (p + s)/Σ(p + s) per row (TKDE eq. 28).
-    #[arg(long, value_name = "s", allow_negative_numbers = true)]
+    #[arg(long, value_name = "s", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
     pub smoothing: Option<f64>,
-    /// Number of cells n (default: 1 + the largest cell in the stream).
+    /// Index the matrices by cell id: rows 0..n−1 are cell ids 0..n−1, cells never seen
+    /// get identity rows (default: one row per distinct cell id, ascending).
     #[arg(long, value_name = "n")]
     pub cells: Option<usize>,
-    /// Folder for transition_forward.csv, transition_backward.csv, transition_counts.csv.
+    /// Folder for transition_forward.csv, transition_backward.csv, transition_counts.csv
+    /// and cells.csv (the cell id of each row/column).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
 }
 
 /// The estimated matrices.
 pub struct EstimateReport {
+    /// The original cell id of each matrix row/column.
+    cell_ids: Vec<u64>,
+    /// First bucket and bucket spacing of the stream.
+    buckets: (u64, u64),
     users: usize,
     horizon: usize,
     counts: TransitionCounts,
@@ -41,20 +51,56 @@ pub struct EstimateReport {
     out: PathBuf,
 }
 
+/// The largest number of cells (matrix rows) `estimate` builds: three n × n tables of
+/// 8-byte numbers are 400 MB at n = 4096.
+pub const MAX_CELLS: usize = 4096;
+
+/// The files `estimate` writes.
+const FILES: [&str; 4] =
+    ["transition_forward.csv", "transition_backward.csv", "transition_counts.csv", "cells.csv"];
+
 /// Runs `tpl estimate`.
 pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
-    let stream = read_stream(&args.stream)?;
-    let cells = match args.cells {
-        Some(n) if n < stream.cells => {
-            return Err(CliError::Usage(format!(
-                "--cells {n}: {} has cell {} (cells are 0..n−1)",
-                args.stream.display(),
-                stream.cells - 1
-            )));
+    let mut stream = read_stream(&args.stream)?;
+    let cell_ids: Vec<u64> = match args.cells {
+        Some(n) if n > MAX_CELLS => {
+            return Err(CliError::Usage(format!("--cells {n}: at most {MAX_CELLS} cells are supported")));
         }
-        Some(n) => n,
-        None => stream.cells,
+        Some(n) => {
+            let largest = stream.cell_ids.last().copied().unwrap_or(0);
+            if largest >= n as u64 {
+                return Err(CliError::Usage(format!(
+                    "--cells {n}: {} has cell {largest} (cells are 0..n−1)",
+                    args.stream.display()
+                )));
+            }
+            // Index by id: position i in the stream's id list becomes id i.
+            for step in &mut stream.states {
+                for s in step.iter_mut() {
+                    *s = stream.cell_ids[*s] as usize;
+                }
+            }
+            (0..n as u64).collect()
+        }
+        None if stream.cells() > MAX_CELLS => {
+            return Err(CliError::parse(
+                &args.stream,
+                0,
+                format!("{} distinct cells: at most {MAX_CELLS} are supported", stream.cells()),
+            ));
+        }
+        None => {
+            if !stream.ids_are_indices() {
+                eprintln!(
+                    "tpl: note: cell ids are not 0..{}: row and column i of the matrices is the i-th \
+                     distinct cell id, ascending (see cells.csv; --cells n indexes by id instead)",
+                    stream.cells() - 1
+                );
+            }
+            stream.cell_ids.clone()
+        }
     };
+    let cells = cell_ids.len();
     let counts = TransitionCounts::from_paths(cells, &stream.states)
         .map_err(|e| CliError::Core { context: format!("{}: ", args.stream.display()), source: e })?;
     let smooth = |m: EstimatedMatrix| -> Result<EstimatedMatrix> {
@@ -69,6 +115,8 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
     let forward = smooth(counts.forward()?)?;
     let backward = smooth(counts.backward()?)?;
     let report = EstimateReport {
+        cell_ids,
+        buckets: stream.buckets,
         users: stream.states[0].len(),
         horizon: stream.states.len(),
         counts,
@@ -100,6 +148,7 @@ impl EstimateReport {
         let matrix = |m: &TransitionMatrix| {
             m.rows().map(|r| r.iter().map(f64::to_string).collect::<Vec<_>>()).collect::<Vec<_>>()
         };
+        let source = format!("{source}\nrow/column i is the i-th cell id of cells.csv");
         write_file(
             &self.out.join("transition_forward.csv"),
             &matrix_text(
@@ -127,15 +176,23 @@ impl EstimateReport {
                 &format!("{source}\nC[i][j] = number of (user, t) with cell i at t and cell j at t+1"),
                 (0..n).map(|i| self.counts.row(i).iter().map(u64::to_string).collect()),
             ),
-        )
+        )?;
+        let mut ids = String::from("index,cell_id\n");
+        for (i, id) in self.cell_ids.iter().enumerate() {
+            ids.push_str(&format!("{i},{id}\n"));
+        }
+        write_file(&self.out.join("cells.csv"), &ids)
     }
 
     fn out_comment(&self) -> String {
         let smoothing = self.smoothing.map_or("none".to_string(), |s| format!("s = {s}"));
         format!(
-            "tpl estimate: {} users, {} steps, {} cells; Laplacian smoothing {smoothing}",
+            "tpl estimate: {} users, {} steps (buckets {} to {} every {}), {} cells; Laplacian smoothing {smoothing}",
             self.users,
             self.horizon,
+            self.buckets.0,
+            self.buckets.0 as u128 + (self.horizon as u128 - 1) * self.buckets.1 as u128,
+            self.buckets.1,
             self.counts.n()
         )
     }
@@ -155,18 +212,19 @@ impl Report for EstimateReport {
             "users": self.users,
             "horizon": self.horizon,
             "cells": self.counts.n(),
+            "cell_ids": self.cell_ids,
             "transitions": self.transitions(),
             "smoothing": self.smoothing,
             "forward_identity_rows": self.forward.empty_rows,
             "backward_identity_rows": self.backward.empty_rows,
             "out": self.out.display().to_string(),
-            "files": ["transition_forward.csv", "transition_backward.csv", "transition_counts.csv"],
+            "files": FILES,
         })
     }
 
     fn csv(&self) -> String {
         let mut out = csv_line(&["file".into()]);
-        for f in ["transition_forward.csv", "transition_backward.csv", "transition_counts.csv"] {
+        for f in FILES {
             out.push_str(&csv_line(&[self.out.join(f).display().to_string()]));
         }
         out
@@ -181,7 +239,8 @@ impl Report for EstimateReport {
         format!(
             "{}.\n{total} transitions, {stay:.1} % of them stay in the same cell.\n\
              Rows without data (set to identity): forward {}, backward {}.\n\
-             Wrote transition_forward.csv, transition_backward.csv and transition_counts.csv to {}.\n",
+             Wrote transition_forward.csv, transition_backward.csv, transition_counts.csv and cells.csv \
+             (the cell id of each row) to {}.\n",
             self.out_comment(),
             empty(&self.forward),
             empty(&self.backward),

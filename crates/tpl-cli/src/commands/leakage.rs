@@ -1,35 +1,41 @@
 //! `tpl leakage`: BPL, FPL and TPL of a budget sequence (TKDE eqs. 11–15), and the leakage
 //! of every window of w steps (Theorem 3). Also the audit of what any scheme spent.
+//!
+//! Memory is two doubles a step (BPL and FPL; ε once when constant, plus ε_t from a budget
+//! file): the JSON and CSV outputs are written number by number and the table builds only
+//! the rows it shows.
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::{Value, json};
-use tpl_core::{CoreError, LeakageSeries};
+use tpl_core::{Budgets, CompactSeries, CoreError};
 
 use crate::budget_file::read_budgets;
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix};
-use crate::render::{Report, Table, csv_line, human};
+use crate::render::{Report, Table, csv_line, human, json_number};
+use crate::text::name;
 
 /// Arguments of `tpl leakage`.
 #[derive(Debug, Args)]
 pub struct LeakageArgs {
     /// Backward correlation P_B (row j: Pr(value at t−1 | value at t = j)); omit if unknown
-    /// to the adversary.
+    /// to the adversary. `-` reads standard input.
     #[arg(long, value_name = "FILE")]
     pub backward: Option<PathBuf>,
     /// Forward correlation P_F (row j: Pr(value at t | value at t−1 = j)); omit if unknown.
     #[arg(long, value_name = "FILE")]
     pub forward: Option<PathBuf>,
     /// Constant budget ε > 0 at every step (with --horizon).
-    #[arg(long, value_name = "E", requires = "horizon", allow_negative_numbers = true)]
+    #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
     pub epsilon: Option<f64>,
-    /// Number of steps T ≥ 1 (with --epsilon).
-    #[arg(long, value_name = "T", requires = "epsilon")]
+    /// Number of steps T, 1 ≤ T ≤ 10⁸ (with --epsilon).
+    #[arg(long, value_name = "T")]
     pub horizon: Option<usize>,
-    /// Budget file: one ε_t per line, or a .json array.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["epsilon", "horizon"], required_unless_present = "epsilon")]
+    /// Budget file: one ε_t per line, or a .json array (instead of --epsilon and --horizon).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["epsilon", "horizon"])]
     pub budgets: Option<PathBuf>,
     /// Also report the leakage of every window of W consecutive steps (1 ≤ W ≤ T).
     #[arg(long, value_name = "W")]
@@ -41,32 +47,41 @@ pub struct LeakageArgs {
     pub matrices: MatrixOptions,
 }
 
-/// The audited series, and the window leakage when asked for.
+/// The audited series, and the window length and worst window leakage when asked for.
 pub struct LeakageReport {
-    series: LeakageSeries,
-    window: Option<(usize, Vec<f64>)>,
+    series: CompactSeries,
+    window: Option<(usize, f64)>,
 }
 
-/// The budgets of `--epsilon E --horizon T` or `--budgets FILE`.
+/// The budgets of `--epsilon E --horizon T` or `--budgets FILE`; `--horizon` is checked by
+/// [`check_horizon`].
 pub fn budgets_from_flags(
     epsilon: Option<f64>,
     horizon: Option<usize>,
     file: Option<&PathBuf>,
-) -> Result<Vec<f64>> {
+) -> Result<Budgets> {
     match (epsilon, horizon, file) {
-        (_, _, Some(path)) => read_budgets(path),
+        (_, _, Some(path)) => Ok(Budgets::PerStep(read_budgets(path)?)),
         (Some(e), Some(t), None) => {
             if !(e.is_finite() && e > 0.0) {
                 return Err(CliError::flag("--epsilon", CoreError::BadEpsilon(e)));
             }
             check_horizon(t)?;
-            Ok(vec![e; t])
+            Ok(Budgets::Constant { epsilon: e, steps: t })
         }
-        _ => Err(CliError::Usage("give --epsilon E --horizon T, or --budgets FILE".into())),
+        (Some(e), None, None) => Err(CliError::Usage(format!(
+            "--epsilon {e} needs --horizon T (the number of steps), or give --budgets FILE instead"
+        ))),
+        (None, Some(t), None) => Err(CliError::Usage(format!(
+            "--horizon {t} needs --epsilon E (the budget of every step), or give --budgets FILE instead"
+        ))),
+        (None, None, None) => {
+            Err(CliError::Usage("give --budgets FILE, or --epsilon E with --horizon T".into()))
+        }
     }
 }
 
-/// The longest horizon a command accepts: 10⁸ steps already take gigabytes of series.
+/// The longest horizon a command accepts: at 10⁸ steps the series alone is 1.6 GB.
 pub const MAX_HORIZON: usize = 100_000_000;
 
 /// Checks `--horizon T`: 1 ≤ T ≤ [`MAX_HORIZON`].
@@ -83,21 +98,30 @@ pub fn check_horizon(t: usize) -> Result<()> {
 /// Runs `tpl leakage`.
 pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
     let budgets = budgets_from_flags(args.epsilon, args.horizon, args.budgets.as_ref())?;
+    let horizon = budgets.len();
     if let Some(w) = args.window
-        && (w == 0 || w > budgets.len())
+        && (w == 0 || w > horizon)
     {
-        return Err(CliError::flag("--window", CoreError::BadWindow { window: w, horizon: budgets.len() }));
+        return Err(CliError::flag("--window", CoreError::BadWindow { window: w, horizon }));
     }
     let pb = args.backward.as_ref().map(|p| read_matrix(p, &args.matrices)).transpose()?;
     let pf = args.forward.as_ref().map(|p| read_matrix(p, &args.matrices)).transpose()?;
-    // Budget-size problems (overflow) are reported against where the budgets came from.
-    let origin = |source| CliError::Core {
-        context: args.budgets.as_ref().map_or("--epsilon: ".to_string(), |p| format!("{}: ", p.display())),
-        source,
+    // Budget-size problems (overflow) are reported against where the budgets came from,
+    // a size mismatch against the two matrix files.
+    let origin = |source| {
+        let context = match (&source, &args.backward, &args.forward) {
+            (CoreError::MatrixSizes { .. }, Some(b), Some(f)) => {
+                format!("--backward {}, --forward {}: ", name(b), name(f))
+            }
+            _ => {
+                args.budgets.as_deref().map_or("--epsilon: ".to_string(), |p: &Path| format!("{}: ", name(p)))
+            }
+        };
+        CliError::Core { context, source }
     };
-    let series = LeakageSeries::from_matrices(pb.as_ref(), pf.as_ref(), &budgets).map_err(origin)?;
+    let series = CompactSeries::from_matrices(pb.as_ref(), pf.as_ref(), budgets).map_err(origin)?;
     let window = match args.window {
-        Some(w) => Some((w, series.window_leakage(w).map_err(origin)?)),
+        Some(w) => Some((w, series.max_window_leakage(w).map_err(origin)?)),
         None => None,
     };
     if let Some(path) = &args.chart {
@@ -106,81 +130,203 @@ pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
             series.len(),
             human(series.horizon_leakage())
         );
-        crate::chart::leakage_chart(path, &title, &series)?;
+        crate::chart::compact_leakage_chart(path, &title, &series)?;
     }
     Ok(LeakageReport { series, window })
 }
 
-fn max(values: &[f64]) -> f64 {
-    values.iter().copied().fold(0.0, f64::max)
+/// Writes `"key":[v(0),…,v(len−1)]` (serde_json's rendering of a number array).
+fn json_array(
+    w: &mut dyn Write,
+    key: &str,
+    len: usize,
+    mut v: impl FnMut(usize) -> f64,
+) -> std::io::Result<()> {
+    write!(w, "\"{key}\":[")?;
+    for t in 0..len {
+        if t > 0 {
+            w.write_all(b",")?;
+        }
+        json_number(w, v(t))?;
+    }
+    w.write_all(b"]")
 }
 
 impl Report for LeakageReport {
     fn json(&self) -> Value {
         let s = &self.series;
-        let t: Vec<usize> = (1..=s.len()).collect();
+        let n = s.len();
+        let t: Vec<usize> = (1..=n).collect();
+        let all = |f: &dyn Fn(usize) -> f64| (0..n).map(f).collect::<Vec<f64>>();
         let mut obj = json!({
-            "t": t, "epsilon": s.epsilon, "bpl": s.bpl, "fpl": s.fpl, "tpl": s.tpl,
-            "max_tpl": s.max_tpl(),
+            "t": t, "epsilon": all(&|t| s.epsilon(t)), "bpl": s.bpl_values(), "fpl": s.fpl_values(),
+            "tpl": all(&|t| s.tpl(t)), "max_tpl": s.max_tpl(),
         });
-        if let Some((w, values)) = &self.window {
+        if let Some((w, max)) = self.window {
+            let values: Vec<f64> = s.window_leakage(w).map(Iterator::collect).unwrap_or_default();
             obj["window"] = json!(w);
             obj["window_leakage"] = json!(values);
-            obj["max_window_leakage"] = json!(max(values));
+            obj["max_window_leakage"] = json!(max);
         }
         obj
     }
 
+    /// Same bytes as `json()`, written number by number.
+    fn write_json(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        let s = &self.series;
+        let n = s.len();
+        w.write_all(b"{\"t\":[")?;
+        for t in 1..=n {
+            if t > 1 {
+                w.write_all(b",")?;
+            }
+            write!(w, "{t}")?;
+        }
+        w.write_all(b"],")?;
+        json_array(w, "epsilon", n, |t| s.epsilon(t))?;
+        w.write_all(b",")?;
+        json_array(w, "bpl", n, |t| s.bpl(t))?;
+        w.write_all(b",")?;
+        json_array(w, "fpl", n, |t| s.fpl(t))?;
+        w.write_all(b",")?;
+        json_array(w, "tpl", n, |t| s.tpl(t))?;
+        w.write_all(b",\"max_tpl\":")?;
+        json_number(w, s.max_tpl())?;
+        if let Some((window, max)) = self.window {
+            write!(w, ",\"window\":{window},")?;
+            let mut values = s.window_leakage(window).map_err(std::io::Error::other)?;
+            json_array(w, "window_leakage", n - window + 1, |_| values.next().unwrap_or(f64::NAN))?;
+            w.write_all(b",\"max_window_leakage\":")?;
+            json_number(w, max)?;
+        }
+        w.write_all(b"}\n")
+    }
+
     fn csv(&self) -> String {
+        let mut out = Vec::new();
+        // Writing to a Vec cannot fail.
+        let _ = self.write_csv(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
         let s = &self.series;
         let mut header = vec!["t".to_string(), "epsilon".into(), "bpl".into(), "fpl".into(), "tpl".into()];
         if self.window.is_some() {
             header.push("window_leakage".into());
         }
-        let mut out = csv_line(&header);
+        w.write_all(csv_line(&header).as_bytes())?;
+        let mut windows = match self.window {
+            Some((window, _)) => Some(s.window_leakage(window).map_err(std::io::Error::other)?),
+            None => None,
+        };
         for i in 0..s.len() {
-            let mut row = vec![
-                (i + 1).to_string(),
-                s.epsilon[i].to_string(),
-                s.bpl[i].to_string(),
-                s.fpl[i].to_string(),
-                s.tpl[i].to_string(),
-            ];
-            if let Some((_, values)) = &self.window {
-                row.push(values.get(i).map_or(String::new(), f64::to_string));
+            write!(w, "{},{},{},{},{}", i + 1, s.epsilon(i), s.bpl(i), s.fpl(i), s.tpl(i))?;
+            if let Some(values) = &mut windows {
+                match values.next() {
+                    Some(v) => write!(w, ",{v}")?,
+                    None => w.write_all(b",")?,
+                }
             }
-            out.push_str(&csv_line(&row));
+            w.write_all(b"\n")?;
         }
-        out
+        Ok(())
     }
 
     fn table(&self) -> String {
         let s = &self.series;
         let mut t = Table::new(&["t", "ε_t", "BPL_t", "FPL_t", "TPL_t"]);
-        for i in 0..s.len() {
-            t.row(vec![
-                (i + 1).to_string(),
-                human(s.epsilon[i]),
-                human(s.bpl[i]),
-                human(s.fpl[i]),
-                human(s.tpl[i]),
-            ]);
-        }
-        t.elide(8);
+        t.elided_rows(s.len(), 8, |i| {
+            vec![(i + 1).to_string(), human(s.epsilon(i)), human(s.bpl(i)), human(s.fpl(i)), human(s.tpl(i))]
+        });
+        let max_tpl = s.max_tpl();
         let mut out = format!(
             "Temporal privacy leakage of {} releases (Σε = {}).\n\n{}\n  max TPL = {}: the release is {}-DP_T against this adversary.\n",
             s.len(),
             human(s.horizon_leakage()),
             t.render(),
-            human(s.max_tpl()),
-            human(s.max_tpl()),
+            human(max_tpl),
+            human(max_tpl),
         );
-        if let Some((w, values)) = &self.window {
+        if let Some((w, max)) = self.window {
             out.push_str(&format!(
                 "  worst window of {w} consecutive steps leaks {} (Theorem 3).\n",
-                human(max(values))
+                human(max)
             ));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tpl_core::TransitionMatrix;
+
+    fn report(budgets: Budgets, window: Option<usize>) -> LeakageReport {
+        let pb = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.0, 1.0]]).unwrap();
+        let pf = TransitionMatrix::new(vec![vec![0.9, 0.1], vec![0.3, 0.7]]).unwrap();
+        let series = CompactSeries::from_matrices(Some(&pb), Some(&pf), budgets).unwrap();
+        let window = window.map(|w| (w, series.max_window_leakage(w).unwrap()));
+        LeakageReport { series, window }
+    }
+
+    #[test]
+    fn streamed_json_and_csv_are_the_bytes_of_the_serde_rendering() {
+        let cases = [
+            (Budgets::Constant { epsilon: 1.0, steps: 7 }, None),
+            (Budgets::Constant { epsilon: 0.1, steps: 30 }, Some(4)),
+            (Budgets::PerStep(vec![0.0, 1.0, 2.5, 1e-300, 3.0, 1e20, 0.1]), Some(1)),
+            (Budgets::PerStep(vec![0.5]), Some(1)),
+            (Budgets::PerStep(vec![0.25, 0.5, 1.0]), Some(3)),
+        ];
+        for (budgets, window) in cases {
+            let r = report(budgets, window);
+            let mut streamed = Vec::new();
+            r.write_json(&mut streamed).unwrap();
+            let expected = format!("{}\n", r.json());
+            assert_eq!(String::from_utf8(streamed).unwrap(), expected);
+            let mut csv = Vec::new();
+            r.write_csv(&mut csv).unwrap();
+            let csv = String::from_utf8(csv).unwrap();
+            // The CSV as the pre-streaming code built it: one csv_line of Display'ed fields.
+            let v = r.json();
+            let mut old = csv_line(
+                &["t", "epsilon", "bpl", "fpl", "tpl"]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .chain(window.map(|_| "window_leakage".to_string()))
+                    .collect::<Vec<_>>(),
+            );
+            for i in 0..r.series.len() {
+                let mut row = vec![(i + 1).to_string()];
+                for key in ["epsilon", "bpl", "fpl", "tpl"] {
+                    row.push(v[key][i].as_f64().unwrap().to_string());
+                }
+                if window.is_some() {
+                    row.push(
+                        v["window_leakage"].get(i).map_or(String::new(), |x| x.as_f64().unwrap().to_string()),
+                    );
+                }
+                old.push_str(&csv_line(&row));
+            }
+            assert_eq!(csv, old);
+        }
+        // serde_json prints integral doubles as `1.0`: the streamed output does too.
+        let mut one = Vec::new();
+        report(Budgets::Constant { epsilon: 1.0, steps: 1 }, None).write_json(&mut one).unwrap();
+        assert!(String::from_utf8(one).unwrap().contains("\"epsilon\":[1.0]"));
+    }
+
+    #[test]
+    fn the_table_builds_only_the_rows_it_shows() {
+        let r = report(Budgets::Constant { epsilon: 0.1, steps: 1000 }, None);
+        let text = r.table();
+        assert!(text.contains(" 1000 ") && text.contains('…'), "{text}");
+        assert_eq!(
+            text.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).count(),
+            16,
+            "{text}"
+        );
     }
 }

@@ -26,14 +26,14 @@ pub struct PostprocessArgs {
     pub total: u64,
     /// The per-step budget ε_t > 0 that set every release's noise (pass ε/T for a total ε
     /// split evenly).
-    #[arg(long, value_name = "E", conflicts_with = "budgets", allow_negative_numbers = true)]
+    #[arg(long, value_name = "E", conflicts_with = "budgets", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
     pub epsilon: Option<f64>,
     /// Budget file with ε_1..ε_T (0 = no new information at that step). Default: the
     /// `publication_budget` column of the releases file.
     #[arg(long, value_name = "FILE")]
     pub budgets: Option<PathBuf>,
     /// L1 sensitivity Δ > 0 of one step's counts; the likelihood weight is ε_t/Δ.
-    #[arg(long, value_name = "D", default_value_t = 2.0, allow_negative_numbers = true)]
+    #[arg(long, value_name = "D", default_value_t = 2.0, allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
     pub sensitivity: f64,
     /// Public forward matrix P (row i: next cell of a user now in i); needed by map and
     /// map-integer when there is more than one step.

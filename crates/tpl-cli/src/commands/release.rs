@@ -36,13 +36,13 @@ pub struct ReleaseArgs {
     #[arg(long, value_parser = parse_scheme)]
     pub scheme: SchemeKind,
     /// Budget ε > 0 of every window of W steps (of every step for laplace).
-    #[arg(long, value_name = "E", allow_negative_numbers = true)]
+    #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
     pub epsilon: f64,
     /// Window W ≥ 1 of w-event privacy.
     #[arg(long, value_name = "W")]
     pub window: usize,
     /// L1 sensitivity Δ > 0 of one step's counts (2: one user moves between cells).
-    #[arg(long, value_name = "D", default_value_t = tpl_mechanisms::DEFAULT_SENSITIVITY, allow_negative_numbers = true)]
+    #[arg(long, value_name = "D", default_value_t = tpl_mechanisms::DEFAULT_SENSITIVITY, allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
     pub sensitivity: f64,
     /// Backward correlation P_B (pba uses it to decide whether correlation exists).
     #[arg(long, value_name = "FILE")]

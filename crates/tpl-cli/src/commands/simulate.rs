@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{histogram, simulate_users};
 
+use crate::commands::estimate::MAX_CELLS;
 use crate::commands::leakage::check_horizon;
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix};
@@ -20,14 +21,19 @@ use crate::text;
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
     /// Forward matrix the users move by (row i: next cell of a user now in i).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["cells", "stay"], required_unless_present = "cells")]
+    #[arg(long, value_name = "FILE", conflicts_with = "cells", required_unless_present = "cells")]
     pub forward: Option<PathBuf>,
     /// Instead of --forward: n cells and the smoothed identity (TKDE eq. 28) with --smoothing.
-    #[arg(long, value_name = "n", requires = "stay")]
+    #[arg(long, value_name = "n", requires = "smoothing")]
     pub cells: Option<usize>,
-    /// With --cells: the smoothing s of the identity (small s = users mostly stay put).
-    #[arg(long = "smoothing", id = "stay", value_name = "s", allow_negative_numbers = true)]
-    pub stay: Option<f64>,
+    /// Laplacian smoothing (p + s)/Σ(p + s) of every row (TKDE eq. 28) of the --forward
+    /// matrix, or of the identity with --cells (small s = users mostly stay put).
+    #[arg(long, value_name = "s", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    pub smoothing: Option<f64>,
+    /// Rescale every row of the --forward matrix to sum to 1 instead of rejecting rows that
+    /// do not.
+    #[arg(long, conflicts_with = "cells")]
+    pub normalize: bool,
     /// Number of users N ≥ 1.
     #[arg(long, value_name = "N")]
     pub users: usize,
@@ -43,8 +49,6 @@ pub struct SimulateArgs {
     /// Folder to write stream.csv, counts.csv and transition_forward.csv to.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    #[command(flatten)]
-    pub matrices: MatrixOptions,
 }
 
 /// What was simulated and written.
@@ -64,11 +68,16 @@ const MAX_USER_STEPS: usize = 100_000_000;
 
 /// Runs `tpl simulate`.
 pub fn run(args: &SimulateArgs) -> Result<SimulateReport> {
-    let forward = match (&args.forward, args.cells, args.stay) {
-        (Some(path), _, _) => read_matrix(path, &args.matrices)?,
+    let forward = match (&args.forward, args.cells, args.smoothing) {
+        (Some(path), _, smoothing) => {
+            read_matrix(path, &MatrixOptions { normalize: args.normalize, smoothing })?
+        }
         (None, Some(n), Some(s)) => {
             if n == 0 {
                 return Err(CliError::Usage("--cells 0: at least one cell is needed".into()));
+            }
+            if n > MAX_CELLS {
+                return Err(CliError::Usage(format!("--cells {n}: at most {MAX_CELLS} cells are supported")));
             }
             TransitionMatrix::smoothed_identity(n, s).map_err(|e| CliError::flag("--smoothing", e))?
         }

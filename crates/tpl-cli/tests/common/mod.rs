@@ -78,12 +78,26 @@ pub fn truncate(s: &str) -> String {
 /// Runs `tpl ARGS`. Whatever the arguments, the binary must end by itself (not by a signal)
 /// and must never panic.
 pub fn tpl(args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_tpl"))
-        .args(args)
-        .env("RUST_BACKTRACE", "0")
-        .stdin(Stdio::null())
-        .output()
-        .expect("spawn tpl");
+    tpl_with(None, None, args)
+}
+
+/// [`tpl`] with the working folder `dir` (default: the test's) and `input` on standard input
+/// (default: none).
+pub fn tpl_with(dir: Option<&Path>, input: Option<&str>, args: &[&str]) -> Run {
+    use std::io::Write as _;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tpl"));
+    command.args(args).env("RUST_BACKTRACE", "0").stdout(Stdio::piped()).stderr(Stdio::piped());
+    command.stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() });
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
+    let mut child = command.spawn().expect("spawn tpl");
+    if let Some(text) = input {
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        // tpl may stop reading early (an error); a closed pipe is not the test's concern.
+        let _ = stdin.write_all(text.as_bytes());
+    }
+    let out = child.wait_with_output().expect("wait for tpl");
     let run = Run {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

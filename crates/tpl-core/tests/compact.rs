@@ -1,0 +1,100 @@
+//! `CompactSeries` (BPL and FPL stored, ε once, TPL on demand) against `LeakageSeries`:
+//! every value and every window leakage bit-identical; and the matrix-size check shared by
+//! both constructors.
+
+use proptest::prelude::*;
+use tpl_core::{Budgets, CompactSeries, CoreError, LeakageSeries, TransitionMatrix};
+
+/// A row-stochastic n × n matrix from positive weights (some rows made deterministic).
+fn matrix(n: usize) -> impl Strategy<Value = TransitionMatrix> {
+    prop::collection::vec(prop::collection::vec(0.0f64..1.0, n), n).prop_map(|rows| {
+        let rows = rows
+            .into_iter()
+            .enumerate()
+            .map(
+                |(i, r)| {
+                    if r[0] < 0.1 { (0..r.len()).map(|j| f64::from(u8::from(i == j))).collect() } else { r }
+                },
+            )
+            .collect();
+        TransitionMatrix::normalized(rows).unwrap()
+    })
+}
+
+fn assert_same(c: &CompactSeries, s: &LeakageSeries) {
+    assert_eq!(c.len(), s.len());
+    for t in 0..s.len() {
+        assert_eq!(c.epsilon(t).to_bits(), s.epsilon[t].to_bits(), "ε at {t}");
+        assert_eq!(c.bpl(t).to_bits(), s.bpl[t].to_bits(), "BPL at {t}");
+        assert_eq!(c.fpl(t).to_bits(), s.fpl[t].to_bits(), "FPL at {t}");
+        assert_eq!(c.tpl(t).to_bits(), s.tpl[t].to_bits(), "TPL at {t}");
+    }
+    assert_eq!(c.max_tpl().to_bits(), s.max_tpl().to_bits());
+    assert_eq!(c.horizon_leakage().to_bits(), s.horizon_leakage().to_bits());
+    for w in 1..=s.len() {
+        let expected = s.window_leakage(w).unwrap();
+        let streamed: Vec<f64> = c.window_leakage(w).unwrap().collect();
+        assert_eq!(
+            streamed.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            expected.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            "windows of {w}"
+        );
+        assert_eq!(c.max_window_leakage(w).unwrap(), expected.iter().copied().fold(0.0, f64::max));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn compact_series_is_bit_identical(
+        (pb, pf) in (1usize..5).prop_flat_map(|n| (matrix(n), matrix(n))),
+        budgets in prop::collection::vec(prop_oneof![Just(0.0), 1e-6f64..3.0, 1e3f64..1e5], 1..40),
+        constant in 1e-9f64..50.0,
+        steps in 1usize..40,
+        sides in 0u8..4,
+    ) {
+        let pb = (sides & 1 == 1).then_some(&pb);
+        let pf = (sides & 2 == 2).then_some(&pf);
+        let s = LeakageSeries::from_matrices(pb, pf, &budgets).unwrap();
+        let c = CompactSeries::from_matrices(pb, pf, Budgets::PerStep(budgets.clone())).unwrap();
+        assert_same(&c, &s);
+        let s = LeakageSeries::from_matrices(pb, pf, &vec![constant; steps]).unwrap();
+        let c = CompactSeries::from_matrices(pb, pf, Budgets::Constant { epsilon: constant, steps }).unwrap();
+        assert_same(&c, &s);
+    }
+}
+
+#[test]
+fn matrices_of_different_sizes_are_refused_by_both_series() {
+    let two = TransitionMatrix::new(vec![vec![0.9, 0.1], vec![0.2, 0.8]]).unwrap();
+    let three = TransitionMatrix::smoothed_identity(3, 0.1).unwrap();
+    let expected = CoreError::MatrixSizes { backward: 2, forward: 3 };
+    assert_eq!(LeakageSeries::from_matrices(Some(&two), Some(&three), &[0.1; 4]), Err(expected.clone()));
+    assert_eq!(
+        CompactSeries::from_matrices(Some(&two), Some(&three), Budgets::Constant { epsilon: 0.1, steps: 4 }),
+        Err(expected.clone())
+    );
+    let message = expected.to_string();
+    assert!(message.contains("2×2") && message.contains("3×3"), "{message}");
+    // One side alone, or the same size on both sides, is fine.
+    assert!(LeakageSeries::from_matrices(Some(&two), None, &[0.1; 4]).is_ok());
+    assert!(LeakageSeries::from_matrices(None, Some(&three), &[0.1; 4]).is_ok());
+}
+
+#[test]
+fn constant_budgets_are_validated() {
+    let none = |b| CompactSeries::from_matrices(None, None, b);
+    assert_eq!(none(Budgets::Constant { epsilon: 0.1, steps: 0 }), Err(CoreError::EmptyHorizon));
+    assert_eq!(
+        none(Budgets::Constant { epsilon: f64::NAN, steps: 2 }).map(|_| ()).unwrap_err().to_string(),
+        CoreError::BadBudget { step: 1, value: f64::NAN }.to_string()
+    );
+    assert_eq!(none(Budgets::PerStep(vec![])), Err(CoreError::EmptyHorizon));
+    let identity = TransitionMatrix::smoothed_identity(2, 0.0).unwrap();
+    assert_eq!(
+        CompactSeries::from_matrices(Some(&identity), None, Budgets::Constant { epsilon: 1e308, steps: 3 })
+            .map(|_| ()),
+        Err(CoreError::Overflow { step: 2 })
+    );
+}
