@@ -44,7 +44,9 @@ mod schemes;
 
 pub use error::{MechError, Result};
 pub use ledger::WindowLedger;
-pub use mechanism::{LaplaceMechanism, Mechanism};
+pub use mechanism::{
+    LaplaceMechanism, MAX_EXACT_COUNT, MAX_EXACT_SCALE, Mechanism, budget_for_effective, effective_budget,
+};
 pub use noise::{DiscreteLaplace, FloatLaplace, NoiseSource, Recording, Scripted, Zero};
 pub use params::{DEFAULT_SENSITIVITY, Epsilon, WEventParams};
 pub use population::{histogram, simulate_users};
