@@ -343,6 +343,13 @@ fn counts_beyond_two_to_52_are_refused_not_rounded() {
             );
         }
     }
+    // Counts within the bound whose dissimilarity sum is not: bd refuses the step.
+    let sum = d.file("sum.csv", "4503599627370496,4503599627370496\n0,0\n");
+    bad_input(
+        &["release", "--counts", &sum, "--scheme", "bd", "--epsilon", "1", "--window", "2", "--seed", "1"],
+        &["sum.csv:2", "step 2", "dissimilarity sum", "2^52"],
+        &[],
+    );
     let edge = d.file("edge.csv", "4503599627370496,0\n");
     let mut seen = Vec::new();
     for seed in 1..=12 {

@@ -52,11 +52,12 @@ pub enum MechError {
         /// The value.
         value: f64,
     },
-    /// A count beyond ±2^52, where an exact integer release cannot add noise without
-    /// rounding (see [`crate::MAX_EXACT_COUNT`]).
+    /// A value beyond ±2^52 (a count, or a scheme's dissimilarity sum), where an exact
+    /// integer release cannot add noise without rounding (see [`crate::MAX_EXACT_COUNT`]).
     #[error(
-        "cell {cell}: count {value} is beyond ±2^52 = 4503599627370496, the largest count the exact integer \
-         release supports (larger counts, or integers that are not exact doubles, cannot take noise without rounding)"
+        "cell {cell}: value {value} is beyond ±2^52 = 4503599627370496, the largest the exact integer release \
+         supports (a count, or the dissimilarity sum Σ|c − r| that bd, ba and pba test): larger values, or integers \
+         that are not exact doubles, cannot take noise without rounding"
     )]
     CountTooLarge {
         /// 0-based cell.

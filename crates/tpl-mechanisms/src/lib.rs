@@ -9,6 +9,10 @@
 //!
 //! - [`Mechanism`] — the plugin point (one release of an answer under a budget);
 //!   [`LaplaceMechanism`] is the built-in one.
+//! - [`effective_budget`] — what a release calibrated to sensitivity Δ spends against one
+//!   person's change (ε_t·2/Δ): the per-step budget every leakage audit starts from.
+//! - [`MAX_EXACT_COUNT`] (2^52) and [`MAX_EXACT_SCALE`] (2^46) — the limits within which an
+//!   integer release is exact; beyond them it is refused, never rounded.
 //! - [`NoiseSource`] — where noise comes from: [`DiscreteLaplace`] (exact, release-grade),
 //!   [`FloatLaplace`] (fast, not release-grade), and test doubles.
 //! - [`StreamScheme`] — one step in, one release out; [`run`] drives a whole stream and
