@@ -74,7 +74,7 @@ pub fn budget_for_effective(effective: f64, sensitivity: f64) -> f64 {
     // One rounding in the product and one in the check: a few steps down always suffice
     // (the bound only makes termination obvious; 0 is the fallback that spends nothing).
     for _ in 0..16 {
-        if !(effective_budget(b, sensitivity) > effective) {
+        if effective_budget(b, sensitivity) <= effective {
             return b;
         }
         b = b.next_down();
@@ -165,7 +165,7 @@ impl<N: NoiseSource> Mechanism for LaplaceMechanism<N> {
         }
         let exact = self.noise.integer_valued();
         let max = if exact { MAX_EXACT_SCALE } else { f64::MAX };
-        if !(scale <= max) {
+        if scale.is_nan() || scale > max {
             return Err(MechError::ScaleTooLarge { scale, max });
         }
         answer
@@ -173,7 +173,7 @@ impl<N: NoiseSource> Mechanism for LaplaceMechanism<N> {
             .map(|&a| {
                 let noise = self.noise.laplace(scale)?;
                 // |a| ≤ 2^52 (validated) and |noise| ≤ 2^52: a + noise is exact.
-                if exact && !(noise.abs() <= MAX_EXACT_COUNT) {
+                if exact && (noise.is_nan() || noise.abs() > MAX_EXACT_COUNT) {
                     return Err(MechError::NoiseOutOfRange);
                 }
                 Ok(a + noise)
