@@ -3,6 +3,11 @@
 //! correlation really gets (audited with `tpl-core`). Composition only: the schemes come
 //! from `tpl-mechanisms`, the budgets from `tpl-alloc`, the estimates from
 //! `tpl-postprocess`.
+//!
+//! Every leakage is audited from the budget a step really spends against one person's
+//! change, [`effective_budget`] = ε_t·2/Δ for a release calibrated to sensitivity Δ. The
+//! allocators' budgets are such per-step leakages: they are executed with the mechanism
+//! budget [`budget_for_effective`] of each, so that they keep α whatever Δ is.
 
 use std::fmt;
 
@@ -11,7 +16,8 @@ use tpl_alloc::{Allocator, Correlation, Quantified, UpperBound, WindowAllocator}
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::metrics::{mae, mse};
 use tpl_mechanisms::{
-    DiscreteLaplace, LaplaceMechanism, Mechanism, PbaCorrelation, SchemeKind, WEventParams, WindowLedger, run,
+    DiscreteLaplace, LaplaceMechanism, Mechanism, PbaCorrelation, SchemeKind, WEventParams, WindowLedger,
+    budget_for_effective, effective_budget, run,
 };
 use tpl_postprocess::{Estimator, PriorPolicy, PriorUpdate, filter};
 
@@ -123,11 +129,14 @@ pub struct Scores {
     pub mae: Stat,
     /// Mean squared error per cell and step.
     pub mse: Stat,
-    /// Largest budget any w consecutive steps spent (max over runs).
+    /// Largest budget any w consecutive steps spent, as ε_t of releases calibrated to Δ
+    /// (max over runs).
     pub max_window_budget: f64,
-    /// Largest TPL_t under the correlation (max over runs).
+    /// Largest TPL_t under the correlation, from the effective budgets ε_t·2/Δ (max over
+    /// runs).
     pub max_tpl: f64,
-    /// Largest leakage of w consecutive steps under the correlation (max over runs).
+    /// Largest leakage of w consecutive steps under the correlation, from the effective
+    /// budgets ε_t·2/Δ (max over runs).
     pub max_window_leakage: f64,
     /// Fraction of steps that published fresh noisy counts (mean over runs).
     pub published_fraction: f64,
@@ -147,11 +156,25 @@ pub struct Row {
     pub outcome: std::result::Result<Scores, String>,
 }
 
-/// The releases a strategy plans before any noise: budgets fixed in advance (allocators)
-/// or decided by a scheme step by step.
+/// The releases a strategy plans before any noise: budgets fixed in advance (allocators;
+/// `budgets` are the mechanism's, for sensitivity Δ) or decided by a scheme step by step.
 enum Plan {
     Scheme(SchemeKind),
     Budgets { budgets: Vec<f64>, max_tpl: f64, max_window_leakage: f64, max_window_budget: f64 },
+}
+
+/// The leakage audit of budgets a release calibrated to `sensitivity` spent: (max TPL_t,
+/// largest window leakage), from the effective budgets ε_t·2/Δ.
+fn audit(
+    corr: &Correlation,
+    budgets: &[f64],
+    sensitivity: f64,
+    window: usize,
+) -> std::result::Result<(f64, f64), String> {
+    let effective: Vec<f64> = budgets.iter().map(|&b| effective_budget(b, sensitivity)).collect();
+    let (_, max_tpl, leakage) =
+        tpl_alloc::audit(corr, &effective, Some(window)).map_err(|e| e.to_string())?;
+    Ok((max_tpl, leakage.unwrap_or(max_tpl)))
 }
 
 /// What one run of one strategy produced.
@@ -286,13 +309,15 @@ fn plan(
         Strategy::Window => WindowAllocator::new(corr, setup.alpha, setup.window).allocate(horizon),
     }
     .map_err(|e| e.to_string())?;
-    let (_, max_tpl, window) =
-        tpl_alloc::audit(corr, &allocation.budgets, Some(setup.window)).map_err(|e| e.to_string())?;
+    // The plan is per-step leakage; the mechanism gets the budget that spends no more.
+    let budgets: Vec<f64> =
+        allocation.budgets.iter().map(|&e| budget_for_effective(e, setup.sensitivity)).collect();
+    let (max_tpl, max_window_leakage) = audit(corr, &budgets, setup.sensitivity, setup.window)?;
     Ok(Plan::Budgets {
-        max_window_budget: window_budget(&allocation.budgets, setup.window),
+        max_window_budget: window_budget(&budgets, setup.window),
         max_tpl,
-        max_window_leakage: window.unwrap_or(max_tpl),
-        budgets: allocation.budgets,
+        max_window_leakage,
+        budgets,
     })
 }
 
@@ -320,9 +345,7 @@ fn run_once(
             let pool = PbaCorrelation::from_matrices(setup.backward, setup.forward);
             let mut scheme = kind.build(params, mechanism, pool);
             let out = run(scheme.as_mut(), setup.truth, |_| {}).map_err(|e| e.to_string())?;
-            let budgets = out.budgets();
-            let (_, max_tpl, window) =
-                tpl_alloc::audit(corr, &budgets, Some(setup.window)).map_err(|e| e.to_string())?;
+            let (max_tpl, max_window_leakage) = audit(corr, &out.budgets(), setup.sensitivity, setup.window)?;
             let fresh: Vec<f64> = out
                 .spent
                 .iter()
@@ -330,7 +353,7 @@ fn run_once(
                 .map(|(s, &p)| if p { s.publication } else { 0.0 })
                 .collect();
             let published = out.published.iter().filter(|&&p| p).count();
-            (out.releases, fresh, published, out.max_window_budget, max_tpl, window.unwrap_or(max_tpl))
+            (out.releases, fresh, published, out.max_window_budget, max_tpl, max_window_leakage)
         }
         Plan::Budgets { budgets, max_tpl, max_window_leakage, max_window_budget } => {
             let releases = setup

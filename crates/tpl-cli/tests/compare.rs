@@ -343,3 +343,108 @@ fn bad_inputs_exit_2_with_one_line() {
     ]);
     usage_error(&["simulate", "--users", "3", "--horizon", "3", "--out", &out]);
 }
+
+/// 2 cells × 12 steps of small integer counts.
+fn small_counts() -> String {
+    let mut s = String::from("timestamp_bucket,c0,c1\n");
+    for t in 0..12 {
+        s.push_str(&format!("{t},{},{}\n", 10 + t % 3, 20 - t % 4));
+    }
+    s
+}
+
+/// Regression: the audit used ε_t whatever `--sensitivity` was, so Δ = 1 (half the noise)
+/// reported the same leakage as Δ = 2. A step now spends ε_t·2/Δ against one person's
+/// change: without correlation, uniform's leakage doubles exactly at Δ = 1; with it, it
+/// grows; the allocators still keep α (their budgets are per-step leakages); the output
+/// shows Δ.
+#[test]
+fn leakage_is_audited_with_the_sensitivity() {
+    let d = Scratch::new("compare_sensitivity");
+    let counts = d.file("counts.csv", &small_counts());
+    let pm = d.file("p.csv", FIG8_FORWARD);
+    let run = |delta: &str, matrices: bool| -> Value {
+        let mut args = vec![
+            "compare",
+            "--counts",
+            &counts,
+            "--epsilon",
+            "1",
+            "--window",
+            "4",
+            "--runs",
+            "1",
+            "--seed",
+            "5",
+            "--schemes",
+            "uniform,laplace,upper-bound,window",
+            "--sensitivity",
+            delta,
+        ];
+        if matrices {
+            args.extend(["--backward", &pm, "--forward", &pm]);
+        }
+        json(&args)
+    };
+    let (one, two) = (run("1", false), run("2", false));
+    assert_eq!(one["sensitivity"], 1.0);
+    assert_eq!(two["sensitivity"], 2.0);
+    for strategy in ["uniform", "laplace"] {
+        for key in ["max_tpl", "max_window_leakage"] {
+            let (a, b) = (num(row(&one, strategy), key), num(row(&two, strategy), key));
+            assert_close(a, 2.0 * b, 1e-12, &format!("{strategy} {key}: Δ = 1 leaks twice Δ = 2"));
+        }
+        assert_close(
+            num(row(&two, strategy), "max_tpl"),
+            if strategy == "uniform" { 0.25 } else { 1.0 },
+            1e-12,
+            strategy,
+        );
+    }
+    let (one, two) = (run("1", true), run("2", true));
+    assert!(num(row(&one, "uniform"), "max_tpl") > num(row(&two, "uniform"), "max_tpl") * 1.5);
+    for out in [&one, &two] {
+        assert!(num(row(out, "upper-bound"), "max_tpl") <= 1.0, "{out}");
+        assert!(num(row(out, "window"), "max_window_leakage") <= 1.0, "{out}");
+    }
+    let text = table(&[
+        "compare",
+        "--counts",
+        &counts,
+        "--epsilon",
+        "1",
+        "--window",
+        "4",
+        "--runs",
+        "1",
+        "--schemes",
+        "uniform",
+        "--sensitivity",
+        "1",
+    ]);
+    assert!(text.contains("Δ = 1"), "{text}");
+}
+
+/// Regression: `compare --seed` said nothing although seeded runs are reproducible, hence
+/// not private. It now says so on stderr (like `release`) and in the JSON (`seeded`).
+#[test]
+fn seeded_compare_says_it_is_not_private() {
+    let d = Scratch::new("compare_seeded");
+    let counts = d.file("counts.csv", &small_counts());
+    let base =
+        ["compare", "--counts", &counts, "--epsilon", "1", "--window", "4", "--runs", "1", "--schemes", "bd"];
+    let mut args = base.to_vec();
+    args.extend(["--seed", "9", "--format", "json"]);
+    let seeded = tpl(&args);
+    assert_eq!(seeded.code, Some(0), "{}", seeded.describe());
+    assert!(seeded.stderr.contains("NOT private"), "{}", seeded.describe());
+    let out: Value = serde_json::from_str(&seeded.stdout).unwrap();
+    assert_eq!(out["seeded"], true);
+    let mut args = base.to_vec();
+    args.extend(["--format", "json"]);
+    let unseeded = tpl(&args);
+    assert_eq!(unseeded.code, Some(0), "{}", unseeded.describe());
+    assert!(!unseeded.stderr.contains("NOT private"), "{}", unseeded.describe());
+    let out: Value = serde_json::from_str(&unseeded.stdout).unwrap();
+    assert_eq!(out["seeded"], false);
+}

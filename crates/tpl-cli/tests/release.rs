@@ -1,6 +1,7 @@
 //! `tpl release` through the built binary (`specs/w-event.md` §8): the JSON contract with its
 //! exact key order, (W) for every scheme, the CSV that is itself a counts file, seeded
-//! reproducibility, the secure sampler's integer noise, and every bad input (exit 2).
+//! reproducibility, the discrete sampler's integer noise, how every release says it was made,
+//! the limits of exact integer releases, and every bad input (exit 2).
 
 mod common;
 
@@ -36,10 +37,27 @@ fn json_contract_for_every_scheme() {
         let keys: Vec<&str> = out.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(
             keys,
-            ["scheme", "epsilon", "window", "t", "published", "budget", "releases", "max_window_budget"],
+            [
+                "scheme",
+                "epsilon",
+                "window",
+                "sensitivity",
+                "sampler",
+                "seeded",
+                "version",
+                "t",
+                "published",
+                "budget",
+                "releases",
+                "max_window_budget"
+            ],
             "keys in the order of the spec"
         );
         assert_eq!(out["scheme"], Value::String(scheme.into()));
+        assert_eq!(out["sensitivity"], 2.0);
+        assert_eq!(out["sampler"], "discrete");
+        assert_eq!(out["seeded"], true);
+        assert_eq!(out["version"], env!("CARGO_PKG_VERSION"));
         let t = nums(&out, "t");
         assert_eq!(t, (1..=40).map(f64::from).collect::<Vec<_>>());
         let published: Vec<bool> =
@@ -50,7 +68,7 @@ fn json_contract_for_every_scheme() {
         for (k, r) in releases.iter().enumerate() {
             let r: Vec<f64> = r.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
             assert_eq!(r.len(), 3);
-            assert!(r.iter().all(|v| v.fract() == 0.0), "secure sampler: integer releases");
+            assert!(r.iter().all(|v| v.fract() == 0.0), "discrete sampler: integer releases");
             if k > 0 && !published[k] {
                 assert_eq!(releases[k], releases[k - 1], "{scheme}: a skip repeats the last release");
             }
@@ -230,4 +248,160 @@ fn bad_inputs_exit_2_with_one_line() {
     );
     usage_error(&["release", "--counts", &good, "--scheme", "magic", "--epsilon", "1", "--window", "3"]);
     usage_error(&["release", "--counts", &good, "--scheme", "bd", "--epsilon", "1"]);
+}
+
+/// Regression: the release said nothing of its sensitivity, sampler or seed. Every output now
+/// records them (JSON fields; a leading `#` line in CSV that counts readers skip), and
+/// `secure` is still accepted for the sampler now called `discrete`.
+#[test]
+fn every_release_says_how_it_was_made() {
+    let d = Scratch::new("release_provenance");
+    let counts = d.file("counts.csv", &stream());
+    let base = ["release", "--counts", &counts, "--scheme", "uniform", "--epsilon", "1", "--window", "5"];
+    let unseeded = json(&base);
+    assert_eq!(unseeded["seeded"], false);
+    assert_eq!(unseeded["sampler"], "discrete");
+    let mut args = base.to_vec();
+    args.extend(["--sampler", "secure", "--sensitivity", "1", "--seed", "2"]);
+    let out = json(&args);
+    assert_eq!(out["sampler"], "discrete", "secure is an alias of discrete");
+    assert_eq!(out["sensitivity"], 1.0);
+    assert_eq!(out["seeded"], true);
+    args.extend(["--format", "csv"]);
+    let run = tpl(&args);
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let first = run.stdout.lines().next().unwrap();
+    for fact in [
+        "# tpl ",
+        env!("CARGO_PKG_VERSION"),
+        "scheme=uniform",
+        "epsilon=1",
+        "window=5",
+        "sensitivity=1",
+        "sampler=discrete",
+        "seeded=true",
+    ] {
+        assert!(first.contains(fact), "the CSV's first line should say {fact:?}: {first}");
+    }
+    // The CSV still reads back as a release.
+    let r = d.file("r.csv", &run.stdout);
+    let pp = json(&["postprocess", "--releases", &r, "--total", "170", "--estimator", "mle"]);
+    assert_eq!(pp["estimates"].as_array().unwrap().len(), 40);
+    let text = table(&base);
+    assert!(text.contains("Δ = 2") && text.contains("discrete"), "{text}");
+}
+
+/// Regression: `--sampler float` (not release-grade) ran without a word. It now warns on
+/// stderr and the output says `"sampler": "float"`; the default sampler does not warn.
+#[test]
+fn float_sampler_warns_that_it_is_not_release_grade() {
+    let d = Scratch::new("release_float_warns");
+    let counts = d.file("counts.csv", &stream());
+    let base = ["release", "--counts", &counts, "--scheme", "bd", "--epsilon", "1", "--window", "5"];
+    let mut args = base.to_vec();
+    args.extend(["--sampler", "float", "--format", "json"]);
+    let run = tpl(&args);
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    assert!(run.stderr.contains("NOT release-grade"), "{}", run.describe());
+    let out: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(out["sampler"], "float");
+    let quiet = tpl(&base);
+    assert_eq!(quiet.code, Some(0), "{}", quiet.describe());
+    assert!(quiet.stderr.is_empty(), "the discrete sampler needs no warning: {}", quiet.describe());
+}
+
+/// Regression: a count of 10^20 was released as exactly 10^20 for every seed (the noise was
+/// lost in the f64 sum) and 9007199254740993 was silently read as …992. Counts beyond ±2^52
+/// are refused now with the file, line and cell; 2^52 itself takes its noise.
+#[test]
+fn counts_beyond_two_to_52_are_refused_not_rounded() {
+    let d = Scratch::new("release_big");
+    let cases = [
+        ("e20.csv", "timestamp_bucket,c0,c1\n0,1,2\n1,100000000000000000000,5\n", "e20.csv:3"),
+        ("odd.csv", "3,9007199254740993\n", "odd.csv:1"),
+        ("above.csv", "1,2\n4503599627370497,0\n", "above.csv:2"),
+    ];
+    for (name, text, at) in cases {
+        let f = d.file(name, text);
+        for scheme in ["laplace", "bd"] {
+            bad_input(
+                &[
+                    "release",
+                    "--counts",
+                    &f,
+                    "--scheme",
+                    scheme,
+                    "--epsilon",
+                    "1",
+                    "--window",
+                    "2",
+                    "--seed",
+                    "1",
+                ],
+                &[at, "cell", "2^52"],
+                &[],
+            );
+        }
+    }
+    // Counts within the bound whose dissimilarity sum is not: bd refuses the step.
+    let sum = d.file("sum.csv", "4503599627370496,4503599627370496\n0,0\n");
+    bad_input(
+        &["release", "--counts", &sum, "--scheme", "bd", "--epsilon", "1", "--window", "2", "--seed", "1"],
+        &["sum.csv:2", "step 2", "dissimilarity sum", "2^52"],
+        &[],
+    );
+    let edge = d.file("edge.csv", "4503599627370496,0\n");
+    let mut seen = Vec::new();
+    for seed in 1..=12 {
+        let s = seed.to_string();
+        let out = json(&[
+            "release",
+            "--counts",
+            &edge,
+            "--scheme",
+            "laplace",
+            "--epsilon",
+            "1",
+            "--window",
+            "1",
+            "--seed",
+            &s,
+        ]);
+        let v = out["releases"][0][0].as_f64().unwrap();
+        assert!(v.fract() == 0.0 && (v - 4503599627370496.0).abs() < 100.0, "{v}");
+        seen.push(v);
+    }
+    seen.sort_by(f64::total_cmp);
+    seen.dedup();
+    assert!(seen.len() > 2, "the noise must vary with the seed: {seen:?}");
+}
+
+/// Regression: `--epsilon 1e-300` blamed the counts file and called the finite scale 2e300
+/// non-finite. The error now names `--epsilon` and the scale that exceeds the sampler's bound.
+#[test]
+fn tiny_epsilon_is_blamed_on_the_flag() {
+    let d = Scratch::new("release_tiny_eps");
+    let counts = d.file("counts.csv", &stream());
+    for sampler in ["discrete", "float"] {
+        let eps = if sampler == "float" { "1e-310" } else { "1e-300" };
+        let run = bad_input(
+            &[
+                "release",
+                "--counts",
+                &counts,
+                "--scheme",
+                "bd",
+                "--epsilon",
+                eps,
+                "--window",
+                "5",
+                "--sampler",
+                sampler,
+            ],
+            &["--epsilon", eps, "noise scale", "exceeds"],
+            &[],
+        );
+        assert!(!run.stderr.contains("counts.csv"), "the counts are not at fault: {}", run.describe());
+        assert!(!run.stderr.contains("finite"), "{}", run.describe());
+    }
 }

@@ -52,6 +52,38 @@ pub enum MechError {
         /// The value.
         value: f64,
     },
+    /// A value beyond ±2^52 (a count, or a scheme's dissimilarity sum), where an exact
+    /// integer release cannot add noise without rounding (see [`crate::MAX_EXACT_COUNT`]).
+    #[error(
+        "cell {cell}: value {value} is beyond ±2^52 = 4503599627370496, the largest the exact integer release \
+         supports (a count, or the dissimilarity sum Σ|c − r| that bd, ba and pba test): larger values, or integers \
+         that are not exact doubles, cannot take noise without rounding"
+    )]
+    CountTooLarge {
+        /// 0-based cell.
+        cell: usize,
+        /// The value.
+        value: f64,
+    },
+    /// A noise scale Δ/ε_t above what the sampler supports (an exact integer release:
+    /// [`crate::MAX_EXACT_SCALE`]; the float sampler: the largest finite double).
+    #[error(
+        "the noise scale sensitivity/budget = {scale:e} exceeds {max:e}, the largest this sampler supports: \
+         the budget is too small for the sensitivity"
+    )]
+    ScaleTooLarge {
+        /// The scale asked for (may be infinite).
+        scale: f64,
+        /// The largest supported.
+        max: f64,
+    },
+    /// An integer noise draw beyond ±2^52 (probability below e^−64 at the supported scales):
+    /// the release is refused rather than rounded.
+    #[error(
+        "a noise draw exceeded ±2^52 (an event of probability below 1e-27 at the supported scales): the release \
+         is refused because count + noise could not be represented exactly"
+    )]
+    NoiseOutOfRange,
     /// An initial distribution of a simulation that is not a probability vector.
     #[error("initial distribution is not a probability vector: {0}")]
     BadDistribution(String),

@@ -9,6 +9,10 @@
 //!
 //! - [`Mechanism`] — the plugin point (one release of an answer under a budget);
 //!   [`LaplaceMechanism`] is the built-in one.
+//! - [`effective_budget`] — what a release calibrated to sensitivity Δ spends against one
+//!   person's change (ε_t·2/Δ): the per-step budget every leakage audit starts from.
+//! - [`MAX_EXACT_COUNT`] (2^52) and [`MAX_EXACT_SCALE`] (2^46) — the limits within which an
+//!   integer release is exact; beyond them it is refused, never rounded.
 //! - [`NoiseSource`] — where noise comes from: [`DiscreteLaplace`] (exact, release-grade),
 //!   [`FloatLaplace`] (fast, not release-grade), and test doubles.
 //! - [`StreamScheme`] — one step in, one release out; [`run`] drives a whole stream and
@@ -44,7 +48,9 @@ mod schemes;
 
 pub use error::{MechError, Result};
 pub use ledger::WindowLedger;
-pub use mechanism::{LaplaceMechanism, Mechanism};
+pub use mechanism::{
+    LaplaceMechanism, MAX_EXACT_COUNT, MAX_EXACT_SCALE, Mechanism, budget_for_effective, effective_budget,
+};
 pub use noise::{DiscreteLaplace, FloatLaplace, NoiseSource, Recording, Scripted, Zero};
 pub use params::{DEFAULT_SENSITIVITY, Epsilon, WEventParams};
 pub use population::{histogram, simulate_users};

@@ -2,6 +2,85 @@
 
 use crate::error::{MechError, Result};
 use crate::noise::NoiseSource;
+use crate::params::DEFAULT_SENSITIVITY;
+
+/// The largest |count| an exact integer release accepts: 2^52 = 4 503 599 627 370 496.
+///
+/// With |c| ≤ 2^52 and integer noise |Y| ≤ 2^52 the sum c + Y has |c + Y| ≤ 2^53, and every
+/// integer of that size is an f64, so the released value is exactly c + Y: no rounding can
+/// make an output possible for one count and impossible for its neighbour. Larger counts
+/// are refused ([`MechError::CountTooLarge`]) rather than rounded; a count read from text
+/// that is not exactly an f64 (9 007 199 254 740 993 parses as …992) is above this bound too.
+/// The same bound applies to every answer released with integer noise, including the
+/// dissimilarity sum Σ_j |c_j − r_j| that `bd`, `ba` and `pba` test (which can exceed it only
+/// when counts are of order 2^52 divided by the number of cells): such a step is refused.
+pub const MAX_EXACT_COUNT: f64 = 4_503_599_627_370_496.0;
+
+/// The largest noise scale b an exact integer release accepts: 2^46 ≈ 7.04·10^13, that is
+/// [`MAX_EXACT_COUNT`]/64.
+///
+/// A draw with |Y| > 2^52 is refused after the fact ([`MechError::NoiseOutOfRange`]), since
+/// c + Y might then not be exact. For the discrete Laplace, Pr[|Y| > k] < e^{−k/b}, so at
+/// b ≤ 2^46 this happens with probability below e^{−64} ≈ 1.6·10^−28 per draw, whatever the
+/// data: the refusal depends on the noise alone and reveals nothing about the counts.
+/// A larger scale (a budget below Δ/2^46) is refused before any draw
+/// ([`MechError::ScaleTooLarge`]).
+pub const MAX_EXACT_SCALE: f64 = 70_368_744_177_664.0;
+
+/// The budget a Laplace release with budget `budget`, calibrated to L1 sensitivity
+/// `sensitivity` (noise scale Δ/ε_t), spends against the neighbours of the temporal-leakage
+/// model: ε_t·2/Δ, rounded up, so an audit built on it never understates the leakage.
+///
+/// The model of "Quantifying Differential Privacy in Continuous Data Release under Temporal
+/// Correlations" (Cao, Yoshikawa, Xiao, Xiong, TKDE 2018) calls two databases neighbours when
+/// one person's value differs; in a histogram of counts that moves one unit out of a cell
+/// and into another, an L1 change of 2 ([`DEFAULT_SENSITIVITY`]). Laplace noise of scale b
+/// makes two answers at L1 distance k indistinguishable up to e^{k/b}, so a release at scale
+/// Δ/ε_t has privacy loss 2ε_t/Δ against those neighbours: ε_t when Δ = 2, twice ε_t when a
+/// release was calibrated to Δ = 1 (half the noise). This is the per-step loss PL0 that every
+/// leakage audit (Theorem 3 of the paper) must start from.
+///
+/// ```
+/// use tpl_mechanisms::effective_budget;
+/// assert_eq!(effective_budget(0.1, 2.0), 0.1);
+/// assert_eq!(effective_budget(0.1, 1.0), 0.2);
+/// assert!(effective_budget(0.7, 3.0) * 3.0 >= 1.4);
+/// ```
+pub fn effective_budget(budget: f64, sensitivity: f64) -> f64 {
+    let q = budget / sensitivity;
+    // q ≥ ε_t/Δ exactly: a quotient that rounded down is bumped one ulp (fma's sign is exact;
+    // a subnormal quotient is bumped regardless). Doubling is exact (or overflows to ∞).
+    let q = if q.is_finite() && (q < f64::MIN_POSITIVE || q.mul_add(sensitivity, -budget) < 0.0) {
+        q.next_up()
+    } else {
+        q
+    };
+    q * DEFAULT_SENSITIVITY
+}
+
+/// The budget to give a release calibrated to L1 sensitivity `sensitivity` so that it spends
+/// at most `effective` against the model's neighbours ([`effective_budget`] of the result is
+/// ≤ `effective`, as computed in f64): effective·Δ/2, rounded down by as many ulps as that
+/// takes. It executes a plan of per-step leakage budgets (the TPL allocators') whatever Δ is.
+///
+/// ```
+/// use tpl_mechanisms::{budget_for_effective, effective_budget};
+/// let b = budget_for_effective(0.3, 1.0);
+/// assert!(effective_budget(b, 1.0) <= 0.3 && b > 0.149_999);
+/// assert_eq!(budget_for_effective(0.3, 2.0), 0.3);
+/// ```
+pub fn budget_for_effective(effective: f64, sensitivity: f64) -> f64 {
+    let mut b = (effective * (sensitivity / DEFAULT_SENSITIVITY)).min(f64::MAX);
+    // One rounding in the product and one in the check: a few steps down always suffice
+    // (the bound only makes termination obvious; 0 is the fallback that spends nothing).
+    for _ in 0..16 {
+        if effective_budget(b, sensitivity) <= effective {
+            return b;
+        }
+        b = b.next_down();
+    }
+    if effective_budget(b, sensitivity) <= effective { b } else { 0.0 }
+}
 
 /// One ε-DP release of a query answer a ∈ ℝ^m with L1 sensitivity δ under budget p.
 ///
@@ -38,6 +117,11 @@ pub trait Mechanism {
 /// its noise source (w-event spec §2). With [`crate::DiscreteLaplace`] the noise is exact
 /// integer noise, and integer answers are required.
 ///
+/// With integer noise the release is exact integer arithmetic end to end: answers must be
+/// integers with |a| ≤ [`MAX_EXACT_COUNT`] = 2^52, the scale δ/p at most
+/// [`MAX_EXACT_SCALE`] = 2^46, and a draw beyond ±2^52 (probability < e^{−64}) fails the
+/// release instead of being rounded. Anything else is refused, never released inexactly.
+///
 /// ```
 /// use tpl_mechanisms::{LaplaceMechanism, Mechanism, Scripted};
 /// let mut m = LaplaceMechanism::new(Scripted::new([0.5, -1.0]));
@@ -70,20 +154,189 @@ impl<N: NoiseSource> Mechanism for LaplaceMechanism<N> {
         if !(budget.is_finite() && budget > 0.0) {
             return Err(MechError::BadEpsilon(budget));
         }
+        if !(sensitivity.is_finite() && sensitivity > 0.0) {
+            return Err(MechError::BadSensitivity(sensitivity));
+        }
         self.validate(answer)?;
         // b ≥ δ/p exactly: a division that rounded down is bumped one ulp (fma's sign is exact).
         let mut scale = sensitivity / budget;
         if scale.mul_add(budget, -sensitivity) < 0.0 {
             scale = scale.next_up();
         }
-        answer.iter().map(|&a| Ok(a + self.noise.laplace(scale)?)).collect()
+        let exact = self.noise.integer_valued();
+        let max = if exact { MAX_EXACT_SCALE } else { f64::MAX };
+        if scale.is_nan() || scale > max {
+            return Err(MechError::ScaleTooLarge { scale, max });
+        }
+        answer
+            .iter()
+            .map(|&a| {
+                let noise = self.noise.laplace(scale)?;
+                // |a| ≤ 2^52 (validated) and |noise| ≤ 2^52: a + noise is exact.
+                if exact && (noise.is_nan() || noise.abs() > MAX_EXACT_COUNT) {
+                    return Err(MechError::NoiseOutOfRange);
+                }
+                Ok(a + noise)
+            })
+            .collect()
     }
 
-    /// With integer noise ([`crate::DiscreteLaplace`]) the answer must be integer-valued.
+    /// With integer noise ([`crate::DiscreteLaplace`]) the answer must be integer-valued, and
+    /// within ±[`MAX_EXACT_COUNT`].
     fn validate(&self, answer: &[f64]) -> Result<()> {
-        match answer.iter().find(|v| v.fract() != 0.0) {
-            Some(&v) if self.noise.integer_valued() => Err(MechError::NotInteger { value: v }),
-            _ => Ok(()),
+        if !self.noise.integer_valued() {
+            return Ok(());
         }
+        if let Some(&value) = answer.iter().find(|v| v.fract() != 0.0) {
+            return Err(MechError::NotInteger { value });
+        }
+        match answer.iter().position(|v| v.abs() > MAX_EXACT_COUNT) {
+            Some(cell) => Err(MechError::CountTooLarge { cell, value: answer[cell] }),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+
+    use super::*;
+    use crate::noise::{DiscreteLaplace, FloatLaplace};
+
+    /// Integer noise that returns a fixed value (tests: a draw beyond the exact range).
+    struct Fixed(f64);
+
+    impl NoiseSource for Fixed {
+        fn laplace(&mut self, _: f64) -> Result<f64> {
+            Ok(self.0)
+        }
+        fn integer_valued(&self) -> bool {
+            true
+        }
+    }
+
+    fn discrete(seed: u64) -> LaplaceMechanism<DiscreteLaplace<StdRng>> {
+        LaplaceMechanism::new(DiscreteLaplace::new(StdRng::seed_from_u64(seed)))
+    }
+
+    #[test]
+    fn effective_budget_doubles_at_sensitivity_one_and_is_the_budget_at_two() {
+        assert_eq!(effective_budget(0.1, 2.0), 0.1);
+        assert_eq!(effective_budget(0.1, 1.0), 0.2);
+        assert_eq!(effective_budget(0.1, 4.0), 0.05);
+        assert_eq!(effective_budget(f64::MAX, 1.0), f64::INFINITY);
+        assert_eq!(budget_for_effective(0.2, 1.0), 0.1);
+        assert_eq!(budget_for_effective(f64::INFINITY, 3.0), f64::MAX);
+    }
+
+    proptest! {
+        /// ε_t·2/Δ is never understated and at most one ulp above: e/2 ≥ ε_t/Δ exactly, and
+        /// the next double down is below it (signs of exact fma residuals).
+        #[test]
+        fn effective_budget_is_the_exact_value_rounded_up(
+            log_b in -250.0f64..250.0, log_d in -40.0f64..40.0, same in any::<bool>()
+        ) {
+            let budget = 10f64.powf(log_b);
+            let delta = if same { 2.0 } else { 10f64.powf(log_d) };
+            let e = effective_budget(budget, delta);
+            if same {
+                prop_assert_eq!(e, budget);
+            }
+            let half = e / 2.0;
+            prop_assert!(half.mul_add(delta, -budget) >= 0.0, "{e} understates {budget}·2/{delta}");
+            prop_assert!(half.next_down().mul_add(delta, -budget) < 0.0, "{e} is more than one ulp above");
+        }
+
+        /// The budget for an effective budget spends no more than it, and loses at most a few ulps.
+        #[test]
+        fn budget_for_effective_keeps_the_effective_budget(
+            log_e in -250.0f64..250.0, log_d in -40.0f64..40.0
+        ) {
+            let effective = 10f64.powf(log_e);
+            let delta = 10f64.powf(log_d);
+            let b = budget_for_effective(effective, delta);
+            prop_assert!(effective_budget(b, delta) <= effective);
+            let ideal = effective * delta / 2.0;
+            prop_assert!((b - ideal).abs() <= 1e-15 * ideal, "{b} vs {ideal}");
+        }
+    }
+
+    /// Regression: a count of 10^20 was released as exactly 10^20 (the noise vanished in the
+    /// f64 sum), and 9007199254740993 was read as …992 and released. Both are refused now,
+    /// as is every count beyond ±2^52, before any draw.
+    #[test]
+    fn counts_beyond_two_to_52_are_refused_before_any_draw() {
+        let mut m = discrete(1);
+        for (answer, cell) in [
+            (vec![1e20], 0),
+            (vec![3.0, 9_007_199_254_740_993u64 as f64], 1),
+            (vec![0.0, 1.0, MAX_EXACT_COUNT + 1.0], 2),
+            (vec![-MAX_EXACT_COUNT - 1.0], 0),
+        ] {
+            let value = answer[cell];
+            let want = MechError::CountTooLarge { cell, value };
+            assert_eq!(m.validate(&answer), Err(want.clone()), "{answer:?}");
+            assert_eq!(m.release(&answer, 2.0, 1.0), Err(want), "{answer:?}");
+        }
+        // The edge itself is released, exactly: c + noise is an integer near c.
+        let r = m.release(&[MAX_EXACT_COUNT, -MAX_EXACT_COUNT], 2.0, 1.0).unwrap();
+        assert!(r.iter().all(|v| v.fract() == 0.0));
+        assert!((r[0] - MAX_EXACT_COUNT).abs() < 200.0 && (r[1] + MAX_EXACT_COUNT).abs() < 200.0, "{r:?}");
+        // The float sampler (not release-grade) has no such bound.
+        let mut f = LaplaceMechanism::new(FloatLaplace::new(StdRng::seed_from_u64(1)));
+        assert!(f.release(&[1e20], 2.0, 1.0).is_ok());
+    }
+
+    /// The noise at the largest count is really there: 2^52 released 400 times gives
+    /// integers spread like Lap(2) around it (mean |noise| ≈ 2, many distinct values).
+    #[test]
+    fn the_largest_count_takes_its_noise() {
+        let mut m = discrete(7);
+        let noise: Vec<f64> =
+            (0..400).map(|_| m.release(&[MAX_EXACT_COUNT], 2.0, 1.0).unwrap()[0] - MAX_EXACT_COUNT).collect();
+        assert!(noise.iter().all(|x| x.fract() == 0.0));
+        let mut distinct = noise.clone();
+        distinct.sort_by(f64::total_cmp);
+        distinct.dedup();
+        assert!(distinct.len() >= 8, "{distinct:?}");
+        let mean_abs = noise.iter().map(|x| x.abs()).sum::<f64>() / 400.0;
+        // E|Y| ≈ 1.92 for the discrete Laplace with b = 2; sd of the mean ≈ 0.1.
+        assert!((1.4..2.5).contains(&mean_abs), "mean |noise| = {mean_abs}");
+    }
+
+    /// Scales above 2^46 are refused before any draw (a budget too small for Δ), naming the
+    /// scale; 2^46 itself is accepted. The float sampler refuses only an infinite scale.
+    #[test]
+    fn scales_beyond_the_exact_bound_are_refused() {
+        let mut m = discrete(3);
+        assert!(m.release(&[5.0], 1.0, 1.0 / MAX_EXACT_SCALE).is_ok());
+        let budget = (1.0 / MAX_EXACT_SCALE).next_down();
+        match m.release(&[5.0], 1.0, budget) {
+            Err(MechError::ScaleTooLarge { scale, max }) => {
+                assert!(scale > MAX_EXACT_SCALE && max == MAX_EXACT_SCALE, "{scale} {max}");
+            }
+            other => panic!("expected ScaleTooLarge, got {other:?}"),
+        }
+        assert!(matches!(m.release(&[5.0], 2.0, 1e-300), Err(MechError::ScaleTooLarge { .. })));
+        let mut f = LaplaceMechanism::new(FloatLaplace::new(StdRng::seed_from_u64(1)));
+        assert!(f.release(&[5.0], 2.0, 1e-300).is_ok());
+        assert_eq!(
+            f.release(&[5.0], 2.0, 1e-310),
+            Err(MechError::ScaleTooLarge { scale: f64::INFINITY, max: f64::MAX })
+        );
+        assert!(matches!(m.release(&[5.0], f64::NAN, 1.0), Err(MechError::BadSensitivity(_))));
+    }
+
+    /// A draw beyond ±2^52 fails the release instead of rounding c + noise; at ±2^52 the
+    /// sum is exact (2^52 + 2^52 = 2^53).
+    #[test]
+    fn noise_beyond_two_to_52_fails_the_release() {
+        let mut m = LaplaceMechanism::new(Fixed(MAX_EXACT_COUNT + 1.0));
+        assert_eq!(m.release(&[0.0], 2.0, 1.0), Err(MechError::NoiseOutOfRange));
+        let mut m = LaplaceMechanism::new(Fixed(-MAX_EXACT_COUNT));
+        assert_eq!(m.release(&[-MAX_EXACT_COUNT], 2.0, 1.0), Ok(vec![-2.0 * MAX_EXACT_COUNT]));
     }
 }

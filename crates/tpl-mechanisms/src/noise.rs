@@ -141,6 +141,11 @@ impl<R: RngCore> NoiseSource for FloatLaplace<R> {
 /// up when b needs more than 64 fractional bits: more noise, never less. Scales from 2^74 on
 /// are refused ([`MechError::BadScale`]).
 ///
+/// Draws are exact integers, returned as f64 (exact for |k| ≤ 2^53). Added to counts by
+/// [`crate::LaplaceMechanism`], counts are limited to ±[`crate::MAX_EXACT_COUNT`] (2^52),
+/// scales to [`crate::MAX_EXACT_SCALE`] (2^46) and draws to ±2^52, so that count + noise is
+/// exact in f64.
+///
 /// # Proof definition
 /// `laplace(b)` returns Y with Pr[Y = k] = (1 − e^{−1/b'})/(1 + e^{−1/b'})·e^{−|k|/b'} exactly,
 /// b' = t/s ≥ b as above, given uniform bits from `rng`: every random choice is an integer

@@ -5,11 +5,14 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
 use serde_json::{Value, json};
 use tpl_core::TransitionMatrix;
+use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism};
 
 use crate::chart::{Point, scatter_chart};
-use crate::commands::release::first_non_integer;
+use crate::commands::release::{VERSION, check_counts};
 use crate::comparison::{Row, Setup, Strategy, compare};
 use crate::counts_file::read_counts;
 use crate::error::{CliError, Result};
@@ -81,10 +84,14 @@ pub struct CompareReport {
     pub window: usize,
     /// α of the allocators.
     pub alpha: f64,
+    /// Δ the releases were calibrated to (the audits use ε_t·2/Δ).
+    pub sensitivity: f64,
     /// R.
     pub runs: usize,
     /// The base seed used.
     pub seed: u64,
+    /// Whether the seed was given (`--seed`): reproducible, hence not private.
+    pub seeded: bool,
     /// T.
     pub horizon: usize,
     /// n.
@@ -97,16 +104,9 @@ const MAX_RUNS: usize = 10_000;
 /// Runs `tpl compare`.
 pub fn run(args: &CompareArgs) -> Result<CompareReport> {
     let counts = read_counts(&args.counts, false)?;
-    if let Some((t, k)) = first_non_integer(&counts.rows) {
-        return Err(CliError::parse(
-            &args.counts,
-            counts.lines[t],
-            format!(
-                "cell {k}: count {} is not an integer; compare releases with the exact integer sampler",
-                counts.rows[t][k]
-            ),
-        ));
-    }
+    // The mechanism every run releases with, here only to check the counts (no draw).
+    let validator = LaplaceMechanism::new(DiscreteLaplace::new(StdRng::seed_from_u64(0)));
+    check_counts(&validator, &args.counts, &counts, "")?;
     let cells = counts.rows[0].len();
     let backward = load(args.backward.as_deref(), cells, &args.counts, &args.matrices)?;
     let forward = load(args.forward.as_deref(), cells, &args.counts, &args.matrices)?;
@@ -132,6 +132,9 @@ pub fn run(args: &CompareArgs) -> Result<CompareReport> {
             .file_name()
             .map_or(args.counts.display().to_string(), |n| n.to_string_lossy().into_owned());
         report.chart(path, &name)?;
+    }
+    if let Some(seed) = args.seed {
+        eprintln!("tpl: note: --seed {seed} makes these releases reproducible, hence NOT private");
     }
     Ok(report)
 }
@@ -225,8 +228,10 @@ pub fn run_comparison(
         epsilon: o.epsilon,
         window: o.window,
         alpha,
+        sensitivity: o.sensitivity,
         runs: o.runs,
         seed: seed.value,
+        seeded: o.seed.is_some(),
         horizon: truth.len(),
         cells: truth[0].len(),
     })
@@ -300,10 +305,13 @@ impl Report for CompareReport {
             "epsilon": self.epsilon,
             "window": self.window,
             "alpha": self.alpha,
+            "sensitivity": self.sensitivity,
             "runs": self.runs,
             "seed": self.seed,
+            "seeded": self.seeded,
             "horizon": self.horizon,
             "cells": self.cells,
+            "version": VERSION,
         })
     }
 
@@ -386,16 +394,20 @@ impl Report for CompareReport {
             }
         }
         let mut out = format!(
-            "{} strategies on {} steps × {} cells, {} run(s) each (seed {}); schemes: ε = {} per {} steps, allocators: α = {}.\n\
-             Error is per cell and step; leakage is audited under the given correlation (worst run).\n\n{}",
+            "{} strategies on {} steps × {} cells, {} run(s) each (seed {}{}); schemes: ε = {} per {} steps, allocators: α = {}; \
+             sensitivity Δ = {}.\n\
+             Error is per cell and step; leakage is audited under the given correlation (worst run), each step \
+             spending ε_t·2/Δ against one person's change.\n\n{}",
             self.rows.len(),
             self.horizon,
             self.cells,
             self.runs,
             self.seed,
+            if self.seeded { ", given: NOT private" } else { "" },
             human(self.epsilon),
             self.window,
             human(self.alpha),
+            human(self.sensitivity),
             t.render()
         );
         if !notes.is_empty() {

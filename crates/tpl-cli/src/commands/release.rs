@@ -1,28 +1,42 @@
 //! `tpl release`: run a w-event stream scheme over a counts file (`specs/w-event.md` §8).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::{Value, json};
 use tpl_mechanisms::{
-    DiscreteLaplace, FloatLaplace, LaplaceMechanism, NoiseSource, PbaCorrelation, Run, SchemeKind,
-    WEventParams, run,
+    DiscreteLaplace, FloatLaplace, LaplaceMechanism, MechError, Mechanism, NoiseSource, PbaCorrelation, Run,
+    SchemeKind, WEventParams, run,
 };
 
-use crate::counts_file::read_counts;
+use crate::counts_file::{Counts, read_counts};
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix};
 use crate::render::{Report, Table, csv_line, human};
 
+/// The version of `tpl` that made an output, recorded in every release.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// The noise sampler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Sampler {
-    /// Exact discrete Laplace on the integers (release-grade; integer counts).
-    Secure,
+    /// Exact discrete Laplace on the integers (release-grade; integer counts within ±2^52).
+    #[value(alias = "secure")]
+    Discrete,
     /// Inverse-CDF float Laplace: fast, any data, NOT release-grade.
     Float,
+}
+
+impl Sampler {
+    /// The name in outputs (`"discrete"` or `"float"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Discrete => "discrete",
+            Self::Float => "float",
+        }
+    }
 }
 
 /// Arguments of `tpl release`.
@@ -53,8 +67,8 @@ pub struct ReleaseArgs {
     /// Seed for a reproducible run (a seeded release is NOT private); default: OS entropy.
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// Noise sampler.
-    #[arg(long, value_enum, default_value_t = Sampler::Secure)]
+    /// Noise sampler (`secure` is accepted for `discrete`).
+    #[arg(long, value_enum, default_value_t = Sampler::Discrete)]
     pub sampler: Sampler,
     #[command(flatten)]
     pub matrices: MatrixOptions,
@@ -67,11 +81,14 @@ fn parse_scheme(name: &str) -> std::result::Result<SchemeKind, String> {
     })
 }
 
-/// A finished release.
+/// A finished release, with how it was made.
 pub struct ReleaseReport {
     scheme: &'static str,
     epsilon: f64,
     window: usize,
+    sensitivity: f64,
+    sampler: Sampler,
+    seeded: bool,
     run: Run,
 }
 
@@ -93,41 +110,108 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
         ));
     }
     let counts = read_counts(&args.counts, false)?;
-    if args.sampler == Sampler::Secure
-        && let Some((t, k)) = first_non_integer(&counts.rows)
-    {
-        return Err(CliError::parse(
-            &args.counts,
-            counts.lines[t],
-            format!(
-                "cell {k}: count {} is not an integer; the secure sampler needs integer counts (use --sampler float, \
-                 which is not release-grade)",
-                counts.rows[t][k]
-            ),
-        ));
-    }
     let rng = match args.seed {
-        Some(seed) => {
-            eprintln!("tpl: note: --seed {seed} makes this release reproducible, hence NOT private");
-            StdRng::seed_from_u64(seed)
-        }
+        Some(seed) => StdRng::seed_from_u64(seed),
         None => StdRng::from_os_rng(),
     };
     let noise: Box<dyn NoiseSource> = match args.sampler {
-        Sampler::Secure => Box::new(DiscreteLaplace::new(rng)),
+        Sampler::Discrete => Box::new(DiscreteLaplace::new(rng)),
         Sampler::Float => Box::new(FloatLaplace::new(rng)),
     };
+    let mechanism = LaplaceMechanism::new(noise);
+    let hint = match args.sampler {
+        Sampler::Discrete => " (--sampler float takes any data, but is not release-grade)",
+        Sampler::Float => "",
+    };
+    check_counts(&mechanism, &args.counts, &counts, hint)?;
     let correlation = PbaCorrelation::from_matrices(pb.as_ref(), pf.as_ref());
     let kind = args.scheme;
-    let mut scheme = kind.build(params, LaplaceMechanism::new(noise), correlation);
+    let mut scheme = kind.build(params, mechanism, correlation);
     let run = run(scheme.as_mut(), &counts.rows, |_| {})
-        .map_err(|source| CliError::Mech { context: format!("{}: ", args.counts.display()), source })?;
-    Ok(ReleaseReport { scheme: kind.name(), epsilon: args.epsilon, window: args.window, run })
+        .map_err(|e| run_error(args, &counts, scheme.steps() + 1, e))?;
+    // Said once the release exists (an error stays one line).
+    if let Some(seed) = args.seed {
+        eprintln!("tpl: note: --seed {seed} makes this release reproducible, hence NOT private");
+    }
+    if args.sampler == Sampler::Float {
+        eprintln!(
+            "tpl: warning: --sampler float is NOT release-grade: the low-order bits of float Laplace noise can \
+             reveal the counts; release with the default discrete sampler"
+        );
+    }
+    Ok(ReleaseReport {
+        scheme: kind.name(),
+        epsilon: args.epsilon,
+        window: args.window,
+        sensitivity: args.sensitivity,
+        sampler: args.sampler,
+        seeded: args.seed.is_some(),
+        run,
+    })
 }
 
-/// The first (step, cell) whose count is not an integer, 0-based.
-pub fn first_non_integer(rows: &[Vec<f64>]) -> Option<(usize, usize)> {
-    rows.iter().enumerate().find_map(|(t, r)| r.iter().position(|v| v.fract() != 0.0).map(|k| (t, k)))
+/// Checks every row of `counts` with the mechanism's own [`Mechanism::validate`] before any
+/// noise is drawn (integers within ±2^52 for the exact sampler), naming file, line and value;
+/// `hint` is appended to the message for non-integer counts.
+///
+/// # Errors
+/// The first row the mechanism refuses.
+pub fn check_counts<M: Mechanism>(mechanism: &M, path: &Path, counts: &Counts, hint: &str) -> Result<()> {
+    for (row, &line) in counts.rows.iter().zip(&counts.lines) {
+        mechanism.validate(row).map_err(|e| {
+            let message = match e {
+                MechError::NotInteger { value } => format!(
+                    "count {value} is not an integer: the exact integer sampler needs integer counts{hint}"
+                ),
+                other => other.to_string(),
+            };
+            CliError::parse(path, line, message)
+        })?;
+    }
+    Ok(())
+}
+
+/// A failed step, blamed on what caused it: the budget (a noise scale the sampler cannot
+/// take names `--epsilon`) or the counts file's line.
+fn run_error(args: &ReleaseArgs, counts: &Counts, step: usize, e: MechError) -> CliError {
+    match e {
+        MechError::ScaleTooLarge { .. } | MechError::BadEpsilon(_) | MechError::BadScale(_) => {
+            CliError::Mech {
+                context: format!(
+                    "--epsilon {:?} (with --window {} and --sensitivity {:?}): step {step}: ",
+                    args.epsilon, args.window, args.sensitivity
+                ),
+                source: e,
+            }
+        }
+        MechError::NoiseOutOfRange => CliError::Mech { context: format!("step {step}: "), source: e },
+        MechError::CountTooLarge { value, .. } => CliError::parse(
+            &args.counts,
+            counts.lines.get(step - 1).copied().unwrap_or(0),
+            format!(
+                "step {step}: the scheme's dissimilarity sum {value} is beyond ±2^52 = 4503599627370496, the \
+                 largest value the exact integer release supports"
+            ),
+        ),
+        other => {
+            CliError::parse(&args.counts, counts.lines.get(step - 1).copied().unwrap_or(0), other.to_string())
+        }
+    }
+}
+
+impl ReleaseReport {
+    /// How the release was made, in one line (the CSV's leading `#` comment).
+    fn provenance(&self) -> String {
+        format!(
+            "tpl {VERSION} release: scheme={} epsilon={} window={} sensitivity={} sampler={} seeded={}",
+            self.scheme,
+            self.epsilon,
+            self.window,
+            self.sensitivity,
+            self.sampler.name(),
+            self.seeded
+        )
+    }
 }
 
 impl Report for ReleaseReport {
@@ -138,6 +222,10 @@ impl Report for ReleaseReport {
             "scheme": self.scheme,
             "epsilon": self.epsilon,
             "window": self.window,
+            "sensitivity": self.sensitivity,
+            "sampler": self.sampler.name(),
+            "seeded": self.seeded,
+            "version": VERSION,
             "t": t,
             "published": r.published,
             "budget": r.budgets(),
@@ -156,7 +244,9 @@ impl Report for ReleaseReport {
             "publication_budget".into(),
         ];
         header.extend((0..d).map(|j| format!("c{j}")));
-        let mut out = csv_line(&header);
+        // A `#` line first: counts files skip it, so the CSV still reads back.
+        let mut out = format!("# {}\n", self.provenance());
+        out.push_str(&csv_line(&header));
         for t in 0..r.published.len() {
             let spent = r.spent[t];
             let fresh = if r.published[t] { spent.publication } else { 0.0 };
@@ -188,7 +278,8 @@ impl Report for ReleaseReport {
         }
         t.elide(5);
         format!(
-            "Scheme {}: {} steps, {} fresh publications ({:.1} %); every window of {} steps spends at most {} (ε = {}).\n\n{}",
+            "Scheme {}: {} steps, {} fresh publications ({:.1} %); every window of {} steps spends at most {} (ε = {}).\n\
+             Sensitivity Δ = {}, {} sampler{}, {}{}.\n\n{}",
             self.scheme,
             r.published.len(),
             published,
@@ -196,6 +287,11 @@ impl Report for ReleaseReport {
             self.window,
             human(r.max_window_budget),
             human(self.epsilon),
+            human(self.sensitivity),
+            self.sampler.name(),
+            if self.sampler == Sampler::Float { " (NOT release-grade)" } else { "" },
+            if self.seeded { "seeded (reproducible, NOT private)" } else { "OS randomness" },
+            format_args!("; tpl {VERSION}"),
             t.render()
         )
     }

@@ -121,13 +121,14 @@ pub fn json(args: &[&str]) -> Value {
     value
 }
 
-/// Runs `tpl ARGS --format csv`, expects success, returns (header, rows of fields).
+/// Runs `tpl ARGS --format csv`, expects success, returns (header, rows of fields); leading
+/// `#` comment lines (a release's provenance) are skipped.
 pub fn csv(args: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
     let mut all = args.to_vec();
     all.extend(["--format", "csv"]);
     let run = tpl(&all);
     assert_eq!(run.code, Some(0), "expected success\n{}", run.describe());
-    let mut lines = run.stdout.lines();
+    let mut lines = run.stdout.lines().skip_while(|l| l.starts_with('#'));
     let header: Vec<String> = lines
         .next()
         .unwrap_or_else(|| panic!("empty CSV\n{}", run.describe()))
