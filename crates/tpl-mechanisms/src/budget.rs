@@ -14,7 +14,7 @@
 //! publication pools. q is never below the smallest subnormal 2^−1074.
 
 /// 2^k as an f64, for −1074 ≤ k ≤ 1023 (exact: a power of two in range).
-fn pow2(k: i32) -> f64 {
+pub(crate) fn pow2(k: i32) -> f64 {
     debug_assert!((-1074..=1023).contains(&k));
     if k >= -1022 { f64::from_bits(((k + 1023) as u64) << 52) } else { f64::from_bits(1u64 << (k + 1074)) }
 }

@@ -4,6 +4,8 @@
 
 use std::collections::VecDeque;
 
+use crate::budget::pow2;
+
 /// Fed with the budgets ε_t a run spent, it keeps the **exact** sum of the window of the last
 /// w steps (the real sum of the f64 values, with no rounding at all) as steps come and go, and
 /// the largest such sum, reported rounded *up* to an f64 so that it never under-reports.
@@ -162,14 +164,7 @@ impl ExactSum {
         // in range (both factors exact powers of two; the product is exact or overflows).
         let e = low as i32 - 1074;
         let (a, b) = if e > 1023 { (1023, e - 1023) } else { (e, 0) };
-        let p = |k: i32| {
-            if k >= -1022 {
-                f64::from_bits(((k + 1023) as u64) << 52)
-            } else {
-                f64::from_bits(1u64 << (k + 1074))
-            }
-        };
-        mantissa as f64 * p(a) * p(b.min(1023))
+        mantissa as f64 * pow2(a) * pow2(b.min(1023))
     }
 }
 
