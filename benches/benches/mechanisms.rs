@@ -6,6 +6,7 @@
 //!   sampler) ≥ 10 M counts/s, i.e. a median < 100 ms. For scale: OpenDP's Laplace
 //!   ≈ 0.15 M/s, numpy's (insecure) float sampler ≈ 60 M/s.
 //! - `scheme/<name>/T=1e4/d=100` (10⁴ steps × 100 cells, exact sampler, `StdRng`) < 50 ms.
+//! - `window/bd/T=1e5/d=4/w=…`: the same time for w = 10 and w = 5·10⁴ (no cost grows with w).
 //!
 //! Ids carry the parameters; criterion reports throughput in elements (draws, or counts
 //! read) per second. Inputs are fixed: seeded `StdRng` for the noise, `tpl_benches`'
@@ -178,5 +179,37 @@ fn schemes(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, samplers, release, schemes);
+/// Steps and cells of the window-length benches.
+const LONG_STEPS: usize = 100_000;
+const LONG_CELLS: usize = 4;
+
+/// `bd` over T = 10⁵ steps × d = 4 cells with a short window (w = 10) and a long one
+/// (w = 5·10⁴): the per-step cost should not depend on w (running window sums, state for
+/// min(w − 1, t) steps). Exact sampler, scheme built and run with the (W) ledger.
+fn window_length(c: &mut Criterion) {
+    let data = stream(LONG_STEPS, LONG_CELLS);
+    let mut group = c.benchmark_group("window");
+    group
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .throughput(Throughput::Elements(LONG_STEPS as u64));
+    for window in [10, 50_000] {
+        let params = WEventParams::new(EPSILON, window, SENSITIVITY).expect("valid parameters");
+        let build = || {
+            let noise = DiscreteLaplace::new(StdRng::seed_from_u64(NOISE_SEED));
+            SchemeKind::Bd.build(params, LaplaceMechanism::new(noise), PbaCorrelation::Always)
+        };
+        group.bench_function(BenchmarkId::new("bd", format!("T=1e5/d={LONG_CELLS}/w={window}")), |it| {
+            it.iter(|| {
+                let mut scheme = build();
+                black_box(run(scheme.as_mut(), black_box(&data), |_| {}).expect("valid stream"))
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, samplers, release, schemes, window_length);
 criterion_main!(benches);

@@ -11,6 +11,14 @@ pub enum MechError {
     /// A window of 0 steps.
     #[error("window {0} must be at least 1")]
     BadWindow(usize),
+    /// A budget so small that one step's share ε/(2w) is below the smallest positive f64.
+    #[error("epsilon {epsilon} is too small to give each of the {window} steps of a window a positive share")]
+    ShareUnderflow {
+        /// ε.
+        epsilon: f64,
+        /// w.
+        window: usize,
+    },
     /// A sensitivity that is not finite and positive.
     #[error("sensitivity {0} must be finite and greater than 0")]
     BadSensitivity(f64),

@@ -1,6 +1,9 @@
 //! The stream-scheme interface of `specs/w-event.md` §2: one step in, one release out, with
 //! the budget actually spent.
 
+use std::collections::VecDeque;
+
+use crate::budget::sum_up;
 use crate::error::{MechError, Result};
 use crate::params::WEventParams;
 
@@ -17,9 +20,11 @@ pub struct StepBudget {
 }
 
 impl StepBudget {
-    /// ε_t = test + publication.
+    /// ε_t = test + publication, rounded up if the f64 sum is inexact (never below what the
+    /// step spent). The stream schemes choose budgets whose sum is exact (see
+    /// [`crate::WEventParams::share`]) while w < 2^21.
     pub fn total(&self) -> f64 {
-        self.test + self.publication
+        sum_up(self.test, self.publication)
     }
 }
 
@@ -101,30 +106,42 @@ impl Stream {
     }
 }
 
-/// The budgets of the last w − 1 steps, for window sums (summed afresh each time, never by a
-/// running add-and-subtract whose cancellation could exceed the slack of (W)).
+/// The budgets of the last w − 1 steps, as integers on the scheme's grid, with their exact
+/// running sums: O(1) per step, and memory min(w − 1, steps so far) entries — never sized by
+/// w itself. Each entry holds `N` amounts (e.g. the step total and a pool's part).
 #[derive(Debug, Clone)]
-pub(crate) struct Ring {
-    values: Vec<f64>,
-    next: usize,
+pub(crate) struct Recent<const N: usize> {
+    capacity: usize,
+    entries: VecDeque<[u128; N]>,
+    sums: [u128; N],
 }
 
-impl Ring {
-    /// Holds the last `len` values (w − 1), initially 0.
-    pub fn new(len: usize) -> Self {
-        Self { values: vec![0.0; len], next: 0 }
+impl<const N: usize> Recent<N> {
+    /// Keeps the last `window − 1` entries (nothing for w = 1).
+    pub fn new(window: usize) -> Self {
+        Self { capacity: window.saturating_sub(1), entries: VecDeque::new(), sums: [0; N] }
     }
 
-    /// Σ of the held values.
-    pub fn sum(&self) -> f64 {
-        self.values.iter().sum()
+    /// Σ of amount `i` over the held entries (exact).
+    pub fn sum(&self, i: usize) -> u128 {
+        self.sums[i]
     }
 
-    /// Pushes the newest value, dropping the oldest.
-    pub fn push(&mut self, v: f64) {
-        if !self.values.is_empty() {
-            self.values[self.next] = v;
-            self.next = (self.next + 1) % self.values.len();
+    /// Pushes the newest entry, dropping the oldest once w − 1 are held.
+    pub fn push(&mut self, entry: [u128; N]) {
+        if self.capacity == 0 {
+            return;
         }
+        if self.entries.len() == self.capacity
+            && let Some(old) = self.entries.pop_front()
+        {
+            for (s, o) in self.sums.iter_mut().zip(old) {
+                *s -= o;
+            }
+        }
+        for (s, e) in self.sums.iter_mut().zip(entry) {
+            *s += e;
+        }
+        self.entries.push_back(entry);
     }
 }

@@ -52,33 +52,71 @@ fn window_sums(w: usize, budgets: &[f64]) -> Vec<f64> {
 // ---------------------------------------------------------------------------------------------
 // Structure and approximation.
 
-/// Every scheme on every kind of stream, seeded noise: the trace agrees with the spec step by
+/// The noise sources every scheme is checked with: the exact sampler, the float one, and
+/// adversarial scripted noise.
+const NOISES: [Noise; 3] =
+    [Noise::Discrete(7), Noise::Float(8), Noise::Adversarial { seed: 9, spread: 30.0 }];
+
+/// Every scheme on every kind of stream, every noise source: the trace agrees with the spec step by
 /// step (budgets, decision rule, draw order and counts, approximation, BA nullification, PBA
 /// absorption) and published[0] = true.
 #[test]
 fn structure_of_every_scheme() {
+    let mut runs = Vec::new();
     for (eps, w, delta) in [(1.0, 1, 2.0), (1.0, 3, 1.0), (0.5, 10, 2.0), (4.0, 7, 5.0), (0.05, 30, 2.0)] {
         let p = params(eps, w, delta);
         for (si, sk) in STREAM_KINDS.into_iter().enumerate() {
             let stream = make_stream(sk, 150, 3, 100 + si as u64);
             for kind in SchemeKind::ALL {
-                for corr in [PbaCorrelation::Always, PbaCorrelation::Never, correlation(4, 150, 9)] {
-                    for noise in
-                        [Noise::Discrete(7), Noise::Float(8), Noise::Adversarial { seed: 9, spread: 30.0 }]
-                    {
+                // The correlation matters for PBA only; every scheme meets every noise source.
+                let corrs = if kind == SchemeKind::Pba {
+                    vec![PbaCorrelation::Always, PbaCorrelation::Never, correlation(4, 150, 9)]
+                } else {
+                    vec![PbaCorrelation::Never]
+                };
+                for corr in corrs {
+                    for noise in NOISES {
                         let (mut scheme, h) = build(kind, p, corr.clone(), noise);
                         let trace = drive(scheme.as_mut(), &h, &stream, noise).unwrap();
                         assert!(trace.outcomes[0].published);
                         check_trace(kind, &p, &corr, &stream, &trace).unwrap_or_else(|e| {
-                            panic!("{} ε={eps} w={w} Δ={delta} {sk:?}: {e}", kind.name())
+                            panic!("{} ε={eps} w={w} Δ={delta} {sk:?} {noise:?}: {e}", kind.name())
                         });
-                        if kind != SchemeKind::Pba {
-                            break; // the correlation matters for PBA only
-                        }
+                        runs.push((kind, noise));
                     }
                 }
             }
         }
+    }
+    // Every scheme ran with every noise source (an early `break` once skipped the float and
+    // adversarial runs of five of the six schemes).
+    for kind in SchemeKind::ALL {
+        for noise in NOISES {
+            let n =
+                runs.iter().filter(|(k, r)| *k == kind && format!("{r:?}") == format!("{noise:?}")).count();
+            assert!(n >= 5 * STREAM_KINDS.len(), "{} with {noise:?} ran {n} times", kind.name());
+        }
+    }
+}
+
+/// Regression: `uniform` at ε = 0.7, w = 50 spent 0.7000000000000005 per window (50 times the
+/// f64 nearest to 0.014, which is above 0.014). The share is now rounded down: every window's
+/// exact real sum is ≤ ε, and so is the f64 sum in any order.
+#[test]
+fn uniform_share_is_rounded_down_so_windows_stay_within_epsilon_exactly() {
+    for (eps, w) in [(0.7, 50), (1.0, 10), (0.1, 3), (1e-6, 7), (1e3, 199), (0.3, 1)] {
+        let p = params(eps, w, 2.0);
+        let stream = vec![vec![5.0, 7.0]; 3 * w];
+        let r = run(&mut Uniform::new(p, LaplaceMechanism::new(Zero)), &stream, |_| {}).unwrap();
+        let b = r.budgets();
+        assert!(b[0] <= eps / w as f64 && b.iter().all(|&x| x == b[0]));
+        let steps: Vec<Vec<f64>> = b.iter().map(|&x| vec![x]).collect();
+        exact_windows_within(w, &steps, eps, Some(r.max_window_budget))
+            .unwrap_or_else(|e| panic!("ε = {eps}, w = {w}: {e}"));
+        let f64_sum: f64 = b[..w].iter().sum();
+        assert!(f64_sum <= eps, "ε = {eps}, w = {w}: f64 sum {f64_sum}");
+        assert!(r.max_window_budget <= eps);
+        assert_close(r.max_window_budget, eps, "max window budget");
     }
 }
 

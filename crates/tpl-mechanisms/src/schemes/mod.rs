@@ -22,10 +22,26 @@ pub use pba::{Pba, PbaCorrelation};
 pub use sample::Sample;
 pub use uniform::Uniform;
 
+use crate::budget::Grid;
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
 use crate::scheme::Stream;
+
+/// What the window ending at this step may still spend: the largest f64 on the grid r with
+/// (Σ of the last w − 1 step totals) + r ≤ ε exactly, `recent` being that sum in grid units.
+pub(crate) fn room(params: &WEventParams, recent: u128) -> f64 {
+    let grid = params.grid();
+    grid.value(grid.epsilon().saturating_sub(recent))
+}
+
+/// The largest publication budget ≤ `p` whose step total `test` + publication (rounded up,
+/// [`crate::StepBudget::total`]) stays within `room`, given `test` ≤ `room`. While w < 2^21
+/// totals are exact and the schemes' integer rules never need it; for longer windows it keeps
+/// a total's rounding inside the pool it is charged to.
+pub(crate) fn fit(grid: &Grid, room: f64, test: f64, p: f64) -> f64 {
+    p.min(grid.value(grid.units(room) - grid.units(test)))
+}
 
 /// The noisy dissimilarity dis~_t (spends s = ε/(2w)); one draw.
 pub(crate) fn noisy_dissimilarity<M: Mechanism>(

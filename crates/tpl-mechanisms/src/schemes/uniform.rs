@@ -5,7 +5,8 @@ use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
 use crate::scheme::{StepBudget, StepOutcome, Stream, StreamScheme};
 
-/// Publishes every step with ε/w, so every window of w steps spends exactly ε.
+/// Publishes every step with ε/w rounded down (an integer share of ε on the grid of
+/// [`WEventParams::share`]), so every window of w steps spends at most ε exactly, in f64.
 #[derive(Debug, Clone)]
 pub struct Uniform<M> {
     params: WEventParams,
@@ -36,7 +37,8 @@ impl<M: Mechanism> StreamScheme for Uniform<M> {
     fn step(&mut self, counts: &[f64]) -> Result<StepOutcome> {
         self.stream.check(counts)?;
         self.mechanism.validate(counts)?;
-        let p = self.params.epsilon() / self.params.window() as f64;
+        let grid = self.params.grid();
+        let p = grid.share(grid.epsilon(), self.params.window());
         let release = self.mechanism.release(counts, self.params.sensitivity(), p)?;
         Ok(self.stream.publish(release, StepBudget { test: 0.0, publication: p, absorbed: 0.0 }))
     }
