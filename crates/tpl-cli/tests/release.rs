@@ -405,3 +405,60 @@ fn tiny_epsilon_is_blamed_on_the_flag() {
         assert!(!run.stderr.contains("finite"), "{}", run.describe());
     }
 }
+
+/// Windows far longer than the stream (up to 2^64 − 1) cost only what the stream needs: no
+/// capacity-overflow panic, no allocation by w. With the float sampler every scheme runs and
+/// keeps its window within ε. With the exact sampler, w = 10^9 runs too, while at w ≥ 2^62 a
+/// test share ε/(2w) needs a noise scale beyond the sampler's bound: refused in one line
+/// naming --epsilon.
+#[test]
+fn windows_longer_than_the_stream_run_without_allocating_by_w() {
+    let d = Scratch::new("release_huge_window");
+    let counts = d.file("counts.csv", &stream());
+    for w in ["18446744073709551615", "4611686018427387904", "1000000000"] {
+        for scheme in SCHEMES {
+            let pb = d.file("pb.csv", FIG8_FORWARD);
+            let args = [
+                "release",
+                "--counts",
+                &counts,
+                "--scheme",
+                scheme,
+                "--epsilon",
+                "1",
+                "--window",
+                w,
+                "--backward",
+                &pb,
+                "--sampler",
+                "float",
+                "--seed",
+                "3",
+            ];
+            let out = json(&args);
+            assert_eq!(nums(&out, "budget").len(), 40, "{scheme} w = {w}");
+            let max = num(&out, "max_window_budget");
+            if scheme == "laplace" {
+                assert_eq!(max, 40.0, "laplace spends ε at each of the 40 steps");
+            } else {
+                assert!(max <= 1.0, "{scheme} w = {w}: window spends {max}");
+            }
+        }
+        let args = ["release", "--counts", &counts, "--scheme", "bd", "--epsilon", "1", "--window", w];
+        if w == "1000000000" {
+            assert!(num(&json(&args), "max_window_budget") <= 1.0);
+        } else {
+            bad_input(&args, &["--epsilon"], &[]);
+        }
+    }
+}
+
+/// The event-level scheme's window sum min(T, w)·ε can pass the largest double: refused in one
+/// line instead of printing `null` for `max_window_budget`.
+#[test]
+fn a_window_sum_beyond_the_largest_double_is_refused() {
+    let d = Scratch::new("release_window_overflow");
+    let counts = d.file("counts.csv", &stream());
+    let args = ["release", "--counts", &counts, "--scheme", "laplace", "--epsilon", "1e308", "--window", "5"];
+    bad_input(&args, &["window"], &["1e308"]);
+}

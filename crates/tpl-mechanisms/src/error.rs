@@ -19,6 +19,18 @@ pub enum MechError {
         /// w.
         window: usize,
     },
+    /// The budgets of one window add up beyond the largest double (only the event-level
+    /// `laplace` scheme, whose window spends min(T, w)·ε, can get there).
+    #[error(
+        "the budgets of a window of {window} steps add up beyond the largest double (1.8e308): epsilon {epsilon:e} \
+         is too large to report what a window spends"
+    )]
+    WindowSumOverflow {
+        /// ε.
+        epsilon: f64,
+        /// w.
+        window: usize,
+    },
     /// A sensitivity that is not finite and positive.
     #[error("sensitivity {0} must be finite and greater than 0")]
     BadSensitivity(f64),

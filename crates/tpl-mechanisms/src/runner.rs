@@ -1,6 +1,6 @@
 //! Runs a stream scheme over a finite stream and collects what `tpl release` prints.
 
-use crate::error::Result;
+use crate::error::{MechError, Result};
 use crate::ledger::WindowLedger;
 use crate::scheme::{StepBudget, StreamScheme};
 
@@ -46,5 +46,9 @@ pub fn run<S: StreamScheme + ?Sized>(
         observe(t + 1);
     }
     out.max_window_budget = ledger.max_window_budget();
+    if !out.max_window_budget.is_finite() {
+        let params = scheme.params();
+        return Err(MechError::WindowSumOverflow { epsilon: params.epsilon(), window: params.window() });
+    }
     Ok(out)
 }

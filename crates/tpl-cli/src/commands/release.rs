@@ -185,6 +185,10 @@ fn run_error(args: &ReleaseArgs, counts: &Counts, step: usize, e: MechError) -> 
             }
         }
         MechError::NoiseOutOfRange => CliError::Mech { context: format!("step {step}: "), source: e },
+        MechError::WindowSumOverflow { .. } => CliError::Mech {
+            context: format!("--epsilon {:?} (with --window {}): ", args.epsilon, args.window),
+            source: e,
+        },
         MechError::CountTooLarge { value, .. } => CliError::parse(
             &args.counts,
             counts.lines.get(step - 1).copied().unwrap_or(0),
