@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
 use tpl_benches::{Family, SplitMix64};
-use tpl_postprocess::{Estimator, PriorPolicy, PriorUpdate, filter, map_integer_step, map_step, mle_step};
+use tpl_postprocess::{FilterConfig, filter, map_integer_step, map_step, mle_step};
 
 /// Weight a = ε/Δ of the releases (ε = 1, Δ = 2).
 const A: f64 = 0.5;
@@ -100,17 +100,8 @@ fn streams(c: &mut Criterion) {
     let budgets = vec![2.0 * A; horizon];
     group.bench_function(BenchmarkId::new("filter-map", &param), |b| {
         b.iter(|| {
-            filter(
-                black_box(&releases),
-                &budgets,
-                2.0,
-                total,
-                &PriorPolicy::Frequency,
-                Some(&forward),
-                Estimator::Map,
-                PriorUpdate::ClosedLoop,
-            )
-            .expect("valid input")
+            let config = FilterConfig { forward: Some(&forward), ..FilterConfig::new(total) };
+            filter(black_box(&releases), &budgets, config).expect("valid input")
         })
     });
     group.finish();
