@@ -1,11 +1,11 @@
-//! Benchmarks of `tpl-postprocess`: one step of each estimator (spec `map-postprocessing.md`
-//! §3, §4, §6) and whole streams through the filter (§5).
+//! Benchmarks of `tpl-postprocess`: one step of each estimator (docs/map.md §3, §4, §6) and
+//! whole streams through the filter (§5).
 //!
 //! Inputs are realistic releases: a random prior p (entries in (0, 1), normalised), true
 //! counts ≈ N p and r = rint(max(c + Lap(Δ/ε), 0)) with Δ = 2, ε = 1 (a = 0.5), from the
 //! fixed-seed splitmix64 of `tpl_benches`. N = 100·n.
 //!
-//! Targets (issue): `postprocess/map-step/n=3` < 5 µs, `postprocess/map-step/n=1000` < 100 µs,
+//! Targets: `postprocess/map-step/n=3` < 5 µs, `postprocess/map-step/n=1000` < 100 µs,
 //! and T = 10⁴ steps at n = 1000 < 1 s: `postprocess/map-steps/n=1000/T=1e4` (the solver
 //! over a recorded stream, prior fixed) and `postprocess/filter-map/n=1000/T=1e4` (the whole
 //! driver, whose O(n²) prior propagation through a dense 1000×1000 P dominates).
