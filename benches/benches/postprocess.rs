@@ -1,11 +1,11 @@
-//! Benchmarks of `tpl-postprocess`: one step of each estimator (spec `map-postprocessing.md`
-//! §3, §4, §6) and whole streams through the filter (§5).
+//! Benchmarks of `tpl-postprocess`: one step of each estimator (docs/map.md §3, §4, §6) and
+//! whole streams through the filter (§5).
 //!
 //! Inputs are realistic releases: a random prior p (entries in (0, 1), normalised), true
 //! counts ≈ N p and r = rint(max(c + Lap(Δ/ε), 0)) with Δ = 2, ε = 1 (a = 0.5), from the
 //! fixed-seed splitmix64 of `tpl_benches`. N = 100·n.
 //!
-//! Targets (issue): `postprocess/map-step/n=3` < 5 µs, `postprocess/map-step/n=1000` < 100 µs,
+//! Targets: `postprocess/map-step/n=3` < 5 µs, `postprocess/map-step/n=1000` < 100 µs,
 //! and T = 10⁴ steps at n = 1000 < 1 s: `postprocess/map-steps/n=1000/T=1e4` (the solver
 //! over a recorded stream, prior fixed) and `postprocess/filter-map/n=1000/T=1e4` (the whole
 //! driver, whose O(n²) prior propagation through a dense 1000×1000 P dominates).
@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
 use tpl_benches::{Family, SplitMix64};
-use tpl_postprocess::{Estimator, PriorPolicy, PriorUpdate, filter, map_integer_step, map_step, mle_step};
+use tpl_postprocess::{FilterConfig, filter, map_integer_step, map_step, mle_step};
 
 /// Weight a = ε/Δ of the releases (ε = 1, Δ = 2).
 const A: f64 = 0.5;
@@ -100,17 +100,8 @@ fn streams(c: &mut Criterion) {
     let budgets = vec![2.0 * A; horizon];
     group.bench_function(BenchmarkId::new("filter-map", &param), |b| {
         b.iter(|| {
-            filter(
-                black_box(&releases),
-                &budgets,
-                2.0,
-                total,
-                &PriorPolicy::Frequency,
-                Some(&forward),
-                Estimator::Map,
-                PriorUpdate::ClosedLoop,
-            )
-            .expect("valid input")
+            let config = FilterConfig { forward: Some(&forward), ..FilterConfig::new(total) };
+            filter(black_box(&releases), &budgets, config).expect("valid input")
         })
     });
     group.finish();

@@ -19,7 +19,7 @@ use tpl_mechanisms::{
     DiscreteLaplace, LaplaceMechanism, Mechanism, PbaCorrelation, SchemeKind, WEventParams, WindowLedger,
     budget_for_effective, effective_budget, run,
 };
-use tpl_postprocess::{Estimator, PriorPolicy, PriorUpdate, filter};
+use tpl_postprocess::{FilterConfig, PriorPolicy, filter};
 
 use crate::seed::Seed;
 
@@ -369,17 +369,12 @@ fn run_once(
     let raw = (mae(&releases, setup.truth), mse(&releases, setup.truth));
     let map = match map_total {
         Some(total) => {
-            let est = filter(
-                &releases,
-                &fresh,
-                setup.sensitivity,
-                total,
-                &PriorPolicy::Frequency,
-                setup.forward,
-                Estimator::Map,
-                PriorUpdate::ClosedLoop,
-            )
-            .map_err(|e| e.to_string())?;
+            let config = FilterConfig {
+                sensitivity: setup.sensitivity,
+                forward: setup.forward,
+                ..FilterConfig::new(total)
+            };
+            let est = filter(&releases, &fresh, config).map_err(|e| e.to_string())?;
             Some((mae(&est.estimates, setup.truth), mse(&est.estimates, setup.truth)))
         }
         None => None,
@@ -402,18 +397,13 @@ fn prior_mean_row(setup: &Setup<'_>, total: Option<u64>, blocker: Option<String>
         (None, None) => Err("needs a fixed population".into()),
         (None, Some(total)) => {
             let zero = vec![vec![0.0; setup.truth[0].len()]; setup.truth.len()];
-            filter(
-                &zero,
-                &vec![0.0; setup.truth.len()],
-                setup.sensitivity,
-                total,
-                &PriorPolicy::Uniform,
-                setup.forward,
-                Estimator::Map,
-                PriorUpdate::ClosedLoop,
-            )
-            .map_err(|e| e.to_string())
-            .map(|est| {
+            let config = FilterConfig {
+                sensitivity: setup.sensitivity,
+                prior: PriorPolicy::Uniform,
+                forward: setup.forward,
+                ..FilterConfig::new(total)
+            };
+            filter(&zero, &vec![0.0; setup.truth.len()], config).map_err(|e| e.to_string()).map(|est| {
                 let stat = |v| Stat { mean: v, std: 0.0 };
                 Scores {
                     mae: stat(mae(&est.estimates, setup.truth)),

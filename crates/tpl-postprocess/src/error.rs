@@ -1,4 +1,4 @@
-//! The error type of `tpl-postprocess` (spec `map-postprocessing.md` §9, "Errors").
+//! The error type of `tpl-postprocess` (docs/map.md §9, "Errors").
 
 use thiserror::Error;
 

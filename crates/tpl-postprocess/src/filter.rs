@@ -1,9 +1,9 @@
-//! The stream driver (spec `map-postprocessing.md` §5 and §9): estimates step by step,
-//! each from the releases up to t only (a filter), with the prior carried forward through
-//! the public forward matrix.
+//! The stream driver (docs/map.md §5 and §9): count estimates step by step, each from the
+//! releases up to t only (a filter), with the prior carried forward through the public
+//! forward matrix.
 //!
-//! [`Filter`] is the stepper (one release in, one estimate out, for an open-ended stream);
-//! [`filter`] drives it over a whole recorded stream.
+//! [`Filter`] is the stepper (one release in, one count estimate out, for an open-ended
+//! stream); [`filter`] drives it over a whole recorded stream and returns its [`Estimates`].
 
 use std::fmt;
 use std::str::FromStr;
@@ -14,7 +14,8 @@ use crate::error::{PostprocessError, Result};
 use crate::prior::{PriorPolicy, PriorUpdate, Warning, propagate};
 use crate::{map, map_integer, mle, validate};
 
-/// Which per-step estimator a stream uses (spec §2–4, §6; the `--estimator` names of §11).
+/// Which per-step estimator of the true counts a stream uses (docs/map.md §2–4 and §6); its
+/// [`name`](Estimator::name) is the `--estimator` value of `tpl postprocess`.
 ///
 /// ```
 /// use tpl_postprocess::Estimator;
@@ -23,6 +24,7 @@ use crate::{map, map_integer, mle, validate};
 /// # Ok::<(), tpl_postprocess::PostprocessError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "kebab-case"))]
 pub enum Estimator {
     /// Continuous MAP, [`crate::map_step`] (the default).
     #[default]
@@ -34,10 +36,11 @@ pub enum Estimator {
 }
 
 impl Estimator {
-    /// Every estimator, in the order of spec §11's `--estimator` list.
+    /// Every estimator, in the order the command line lists them.
     pub const ALL: [Self; 3] = [Self::Map, Self::MapInteger, Self::Mle];
 
-    /// The name used on the command line and in JSON output: `map`, `map-integer`, `mle`.
+    /// The name used on the command line and in JSON output: `map`, `map-integer`, `mle`
+    /// (also its `serde` form).
     pub fn name(self) -> &'static str {
         match self {
             Self::Map => "map",
@@ -69,33 +72,44 @@ impl FromStr for Estimator {
     }
 }
 
-/// Everything about a stream except its releases and budgets (spec §9).
+/// Everything about a stream except its releases and budgets (docs/map.md §9): the
+/// configuration of a [`Filter`] and of [`filter`].
+///
+/// Only the population N is required ([`FilterConfig::new`]); the other fields are plain
+/// public fields with the documented defaults, set with struct-update syntax.
 ///
 /// ```
-/// use tpl_postprocess::{Estimator, FilterConfig, PriorPolicy};
+/// use tpl_core::TransitionMatrix;
+/// use tpl_postprocess::{Estimator, FilterConfig, PriorPolicy, PriorUpdate};
 /// let c = FilterConfig::new(100);
 /// assert_eq!((c.sensitivity, c.estimator, c.prior), (2.0, Estimator::Map, PriorPolicy::Frequency));
+/// assert_eq!((c.forward, c.update), (None, PriorUpdate::ClosedLoop));
+/// let p = TransitionMatrix::smoothed_identity(4, 0.1)?;
+/// let c = FilterConfig { forward: Some(&p), estimator: Estimator::MapInteger, ..FilterConfig::new(100) };
+/// assert_eq!(c.total, 100);
+/// # Ok::<(), tpl_core::CoreError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct FilterConfig<'a> {
-    /// The population N (public and exact; spec §1), at most 2⁵³.
+    /// The population N (public and exact; docs/map.md §1), at most 2⁵³. Required.
     pub total: u64,
-    /// The L1 sensitivity Δ > 0 of one step's histogram; a_t = ε_t/Δ (spec §1, default 2).
+    /// The L1 sensitivity Δ > 0 of one step's histogram; a_t = ε_t/Δ (docs/map.md §1).
+    /// Default 2 (one person changing cell moves two counts by one).
     pub sensitivity: f64,
-    /// How p_1 is chosen.
+    /// How p_1 is chosen. Default [`PriorPolicy::Frequency`].
     pub prior: PriorPolicy,
     /// The public forward matrix P (row i: next cell of a user now in i). Needed by the map
-    /// estimators from step 2 on; validated against n whenever given.
+    /// estimators from step 2 on; validated against n whenever given. Default `None`.
     pub forward: Option<&'a TransitionMatrix>,
-    /// The per-step estimator.
+    /// The per-step estimator. Default [`Estimator::Map`].
     pub estimator: Estimator,
-    /// How the prior moves between steps.
+    /// How the prior moves between steps. Default [`PriorUpdate::ClosedLoop`].
     pub update: PriorUpdate,
 }
 
 impl<'a> FilterConfig<'a> {
-    /// The spec's defaults for a population `total`: Δ = 2, frequency prior, no matrix,
-    /// `map`, closed loop.
+    /// The defaults of docs/map.md for a population `total`: Δ = 2, frequency prior, no
+    /// forward matrix, `map`, closed loop (what `tpl postprocess` uses unless told).
     pub fn new(total: u64) -> Self {
         Self {
             total,
@@ -108,10 +122,12 @@ impl<'a> FilterConfig<'a> {
     }
 }
 
-/// What one step of a [`Filter`] produced (spec §5: estimate, prior and warnings of step t).
+/// What one step of a [`Filter`] produced (docs/map.md §5): the count estimate, prior and
+/// warnings of step t.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct FilterStep {
-    /// The estimate x̂_t (n values summing to N; integers for `map-integer`; unrounded for
+    /// The count estimate x̂_t (n values summing to N; integers for `map-integer`; unrounded for
     /// `map` and `mle`).
     pub estimate: Vec<f64>,
     /// The prior p_t the estimate used (`None` for `mle`, which uses none).
@@ -120,7 +136,7 @@ pub struct FilterStep {
     pub warnings: Vec<Warning>,
 }
 
-/// The stepper of spec §5: feeds one release at a time, keeps the prior state.
+/// The stepper of docs/map.md §5: feeds one release at a time, keeps the prior state.
 ///
 /// # Proof definition
 /// Step t returns the chosen estimator's solution for release r_t, weight a_t = ε_t/Δ and
@@ -184,7 +200,7 @@ impl<'a> Filter<'a> {
         self.steps
     }
 
-    /// Estimates the next step from its release and the budget ε_t ≥ 0 that set its noise
+    /// Estimates the counts of the next step from its release and the budget ε_t ≥ 0 that set its noise
     /// (ε_t = 0: no new information, x̂_t = N p_t for `map`).
     ///
     /// # Errors
@@ -242,19 +258,21 @@ impl<'a> Filter<'a> {
     }
 }
 
-/// The estimates of a whole stream (spec §9).
+/// The count estimates x̂_1..x̂_T of a whole stream, as [`filter`] returns them
+/// (docs/map.md §9): estimates of the true counts c_t, not of the movement matrix.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Estimates {
     /// The estimator that produced them.
     pub estimator: Estimator,
-    /// Row t − 1 is x̂_t: T rows of n values.
+    /// Row t − 1 is the count estimate x̂_t: T rows of n values summing to N.
     pub estimates: Vec<Vec<f64>>,
-    /// Warnings raised along the way (spec §5), for the caller to show.
+    /// Warnings raised along the way (docs/map.md §5), for the caller to show.
     pub warnings: Vec<Warning>,
 }
 
 impl Estimates {
-    /// The estimates as integers, for `map-integer` (exact: N ≤ 2⁵³); `None` for the other
+    /// The count estimates as integers, for `map-integer` (exact: N ≤ 2⁵³); `None` for the other
     /// estimators, whose estimates are real.
     pub fn integers(&self) -> Option<Vec<Vec<u64>>> {
         (self.estimator == Estimator::MapInteger)
@@ -262,12 +280,13 @@ impl Estimates {
     }
 }
 
-/// Post-processes a whole recorded stream (spec §5 and §9): the [`Filter`] over
-/// `releases` (T rows of n values) with budgets ε_1..ε_T.
+/// Post-processes a whole recorded stream (docs/map.md §5 and §9): the [`Filter`] built from
+/// `config` run over `releases` (T rows of n values), step t with budget ε_t = `budgets[t − 1]`.
 ///
-/// `sensitivity` is Δ (a_t = ε_t/Δ), `total` the population N, `policy` the initial prior,
-/// `forward` the public forward matrix P (required when T > 1 for the map estimators;
-/// validated against n whenever given), `update` the prior propagation.
+/// The releases and their budgets are the stream, one entry per step; `config` is everything
+/// else (N, Δ, prior policy, forward matrix, estimator, prior update), the same value that
+/// drives a [`Filter`] one step at a time. The forward matrix is required when T > 1 for the
+/// map estimators and validated against n whenever given.
 ///
 /// # Errors
 /// Checked before any step runs: [`NoSteps`](PostprocessError::NoSteps),
@@ -277,30 +296,24 @@ impl Estimates {
 /// those of [`Filter::step`], which name the step.
 ///
 /// # Citations
-/// Spec `map-postprocessing.md` §5 (closed-loop propagation is the authors' code; DBSec
-/// 2023 eq. (7)).
+/// docs/map.md §5 (closed-loop propagation follows the authors' code; X. Cao, Y. Cao,
+/// Yoshikawa, Nakamura, DBSec 2023, eq. (7)).
 ///
 /// ```
 /// use tpl_core::TransitionMatrix;
-/// use tpl_postprocess::{Estimator, PriorPolicy, PriorUpdate, filter};
+/// use tpl_postprocess::{FilterConfig, filter};
 /// let p = TransitionMatrix::smoothed_identity(3, 0.05)?;
 /// let releases = vec![vec![52.0, 31.0, 14.0], vec![40.0, 37.0, 30.0], vec![49.0, 30.0, 26.0]];
-/// let out = filter(&releases, &[0.5; 3], 2.0, 100, &PriorPolicy::Frequency, Some(&p),
-///                  Estimator::Map, PriorUpdate::ClosedLoop)?;
+/// let config = FilterConfig { forward: Some(&p), ..FilterConfig::new(100) };
+/// let out = filter(&releases, &[0.5; 3], config)?;
 /// assert_eq!(out.estimates.len(), 3);
 /// assert!(out.estimates.iter().all(|x| (x.iter().sum::<f64>() - 100.0).abs() < 1e-9));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[allow(clippy::too_many_arguments)] // the spec's §9 signature, one argument per concept
 pub fn filter<R: AsRef<[f64]>>(
     releases: &[R],
     budgets: &[f64],
-    sensitivity: f64,
-    total: u64,
-    policy: &PriorPolicy,
-    forward: Option<&TransitionMatrix>,
-    estimator: Estimator,
-    update: PriorUpdate,
+    config: FilterConfig<'_>,
 ) -> Result<Estimates> {
     let horizon = releases.len();
     let Some(first) = releases.first() else {
@@ -310,10 +323,10 @@ pub fn filter<R: AsRef<[f64]>>(
     if budgets.len() != horizon {
         return Err(PostprocessError::BudgetCount { len: budgets.len(), expected: horizon });
     }
-    if horizon > 1 && estimator.uses_prior() && forward.is_none() {
+    let estimator = config.estimator;
+    if horizon > 1 && estimator.uses_prior() && config.forward.is_none() {
         return Err(PostprocessError::MissingForward { estimator: estimator.name(), horizon });
     }
-    let config = FilterConfig { total, sensitivity, prior: policy.clone(), forward, estimator, update };
     let mut stepper = Filter::new(cells, config)?;
     let mut estimates = Vec::with_capacity(horizon);
     let mut warnings = Vec::new();
@@ -325,8 +338,8 @@ pub fn filter<R: AsRef<[f64]>>(
     Ok(Estimates { estimator, estimates, warnings })
 }
 
-/// ε_1 = … = ε_T = `epsilon`: the budgets of `--epsilon E_t` (spec §11), where the per-step
-/// budget must be strictly positive.
+/// ε_1 = … = ε_T = `epsilon`: the budgets of `tpl postprocess --epsilon E_t`, where the
+/// per-step budget must be strictly positive.
 ///
 /// # Errors
 /// [`BadEpsilon`](PostprocessError::BadEpsilon) unless ε is finite and > 0;

@@ -1,5 +1,5 @@
 //! The continuous MAP estimator `map` and its exact O(n log n) breakpoint solver
-//! (spec `map-postprocessing.md` §2–3).
+//! (docs/map.md §2–3).
 //!
 //! The per-step problem is
 //!
@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::numeric::{clamp_between, ln_or_neg_inf, logaddexp, sum4};
 use crate::validate;
 
-/// The solution of one step of the continuous MAP problem (spec §3).
+/// The solution of one step of the continuous MAP problem (docs/map.md §3).
 ///
 /// # Proof definition
 /// `x` is the unique minimiser of F over {x ≥ 0, Σx = N} (x_i = 0 wherever p_i = 0), and
@@ -24,6 +24,7 @@ use crate::validate;
 /// N = 0 (x = 0; the multiplier is −∞) and when every cell of positive prior sits at its
 /// release (x = r; any λ of an interval fits).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct MapStep {
     /// The estimate x̂ (length n, non-negative, summing to N).
     pub x: Vec<f64>,
@@ -31,8 +32,8 @@ pub struct MapStep {
     pub lambda: Option<f64>,
 }
 
-/// One step of the continuous MAP estimator `map` (spec §2–3; DBSec 2023 §5 with the
-/// first-order Stirling form, spec §2 \[D\]): the minimiser of
+/// One step of the continuous MAP estimator `map` (docs/map.md §2–3; DBSec 2023 §5 with the
+/// first-order Stirling form, a choice explained in docs/map.md §2): the minimiser of
 /// F(x) = a Σ|x_i − r_i| + Σ(x_i ln(x_i/p_i) − x_i) over real x ≥ 0 with Σx = N.
 ///
 /// - `r`: the release (any finite reals; a negative r_i acts like r_i = 0),
@@ -43,7 +44,7 @@ pub struct MapStep {
 ///
 /// # Proof definition
 /// Returns the unique minimiser and its multiplier as described at [`MapStep`]. Accuracy
-/// (spec §3): per cell within about 1e-15·N of the exact minimiser for a ≤ 10³; no NaN or
+/// (docs/map.md §3): per cell within about 1e-15·N of the exact minimiser for a ≤ 10³; no NaN or
 /// infinity for any finite input. A cell with p_i = 0 gets x_i = 0 whatever r_i.
 ///
 /// # Errors
@@ -60,12 +61,12 @@ pub struct MapStep {
 /// breakpoints with an O(n) evaluation of S per probe, and O(n) for the piece.
 ///
 /// # Citations
-/// Spec `map-postprocessing.md` §3 (breakpoint algorithm); X. Cao, Y. Cao, Yoshikawa,
+/// docs/map.md §3 (breakpoint algorithm); X. Cao, Y. Cao, Yoshikawa,
 /// Nakamura, DBSec 2023, §5.3 (the nonlinear program this relaxes).
 ///
 /// ```
 /// use tpl_postprocess::map_step;
-/// // The spec's first hand case: x = (8, 2), λ = ln 8.
+/// // A hand case: x = (8, 2), λ = ln 8.
 /// let s = map_step(&[10.0, 0.0], &[0.5, 0.5], 10.0, 2f64.ln())?;
 /// assert!((s.x[0] - 8.0).abs() < 1e-12 && (s.x[1] - 2.0).abs() < 1e-12);
 /// assert!((s.lambda.unwrap() - 8f64.ln()).abs() < 1e-12);
@@ -82,9 +83,9 @@ pub fn map_step(r: &[f64], p: &[f64], total: f64, a: f64) -> Result<MapStep> {
     Ok(solve(r, p, total, a))
 }
 
-/// The MAP objective F(x) = a Σ|x_i − r_i| + Σ(x_i ln(x_i/p_i) − x_i) of spec §2, natural
-/// logarithms, no constant dropped (the convention of the reference file's
-/// `map.objective`), with 0 ln 0 = 0. Infeasible points (x_i > 0 where p_i = 0) give +∞.
+/// The MAP objective F(x) = a Σ|x_i − r_i| + Σ(x_i ln(x_i/p_i) − x_i) of docs/map.md §2, natural
+/// logarithms, no constant dropped (the convention of the reference cases in
+/// `testdata/map_cases.json`, field `map.objective`), with 0 ln 0 = 0. Infeasible points (x_i > 0 where p_i = 0) give +∞.
 /// The sum constraint is not checked: F is defined for any x ≥ 0.
 ///
 /// # Errors
@@ -118,7 +119,7 @@ pub fn map_objective(r: &[f64], p: &[f64], a: f64, x: &[f64]) -> Result<f64> {
 }
 
 /// One breakpoint of S(λ): its position β and the exact pair (β − a, β + a) computed from
-/// g_i (not from β, which would cost a·2⁻⁵² of accuracy; spec §3 step 4).
+/// g_i (not from β, which would cost a·2⁻⁵² of accuracy; docs/map.md §3 step 4).
 #[derive(Clone, Copy)]
 struct Breakpoint {
     lo: f64,
@@ -175,7 +176,7 @@ fn fill_at(r: &[f64], p: &[f64], ln_p: &[f64], lo: f64, hi: f64, out: &mut [f64]
     }
 }
 
-/// S(λ) = Σ_i x_i(λ) at the pair (lo, hi) = (λ − a, λ + a), from its definition (spec §3
+/// S(λ) = Σ_i x_i(λ) at the pair (lo, hi) = (λ − a, λ + a), from its definition (docs/map.md §3
 /// step 5: no running sums carried between probes).
 fn sum_at(r: &[f64], p: &[f64], ln_p: &[f64], lo: f64, hi: f64) -> f64 {
     match (Scale::new(lo), Scale::new(hi)) {
@@ -198,7 +199,8 @@ fn shift(x: f64, d: f64) -> f64 {
     if x == f64::NEG_INFINITY { x } else { x + d }
 }
 
-/// The breakpoint algorithm of spec §3 on validated input.
+/// The breakpoint algorithm of docs/map.md §3 on validated input: steps 1–3 here, the
+/// rest in the helpers below, one per step.
 pub(crate) fn solve(r: &[f64], p: &[f64], total: f64, a: f64) -> MapStep {
     let n = r.len();
     let mut x = vec![0.0; n];
@@ -207,32 +209,55 @@ pub(crate) fn solve(r: &[f64], p: &[f64], total: f64, a: f64) -> MapStep {
         return MapStep { x, lambda: None };
     }
     let ln_p: Vec<f64> = p.iter().map(|&v| ln_or_neg_inf(v)).collect();
-    let two_a = 2.0 * a;
-
-    // Step 2: g_i for the cells of A = {p_i > 0} with r_i > 0, sorted (ties by index, so
-    // that the result does not depend on the sort's stability).
-    let mut centres: Vec<(f64, usize)> =
-        (0..n).filter(|&i| p[i] > 0.0 && r[i] > 0.0).map(|i| (r[i].ln() - ln_p[i], i)).collect();
-    centres.sort_unstable_by(|u, v| u.0.total_cmp(&v.0).then(u.1.cmp(&v.1)));
-    let m = centres.len();
-
-    // Step 3: every cell of A at its release.
+    let centres = sorted_centres(r, p, &ln_p);
     let in_a = p.iter().filter(|&&v| v > 0.0).count();
-    if m > 0 && m == in_a {
-        let sum_r: f64 = (0..n).filter(|&i| p[i] > 0.0).map(|i| r[i]).sum();
-        let spread = centres[m - 1].0 - centres[0].0;
-        if sum_r == total && spread < two_a {
-            for &(_, i) in &centres {
-                x[i] = r[i];
-            }
-            return MapStep { x, lambda: None };
+    if all_at_release(r, p, total, a, &centres, in_a) {
+        for &(_, i) in &centres {
+            x[i] = r[i];
         }
+        return MapStep { x, lambda: None };
     }
+    let breakpoints = merged_breakpoints(&centres, a);
+    let k = first_breakpoint_reaching(r, p, &ln_p, total, &breakpoints);
+    let piece = Piece::classify(r, p, &centres, &breakpoints, k);
+    let (lo, hi, lambda) = piece.root(total, a, &breakpoints, k);
+    fill_at(r, p, &ln_p, lo, hi, &mut x);
+    if in_a == 1 {
+        // The only feasible point; exact rather than e^{ln N} (docs/map.md §3: one cell of
+        // positive prior gets N).
+        x.iter_mut().zip(p).for_each(|(v, &pi)| *v = if pi > 0.0 { total } else { 0.0 });
+    }
+    MapStep { x, lambda: Some(lambda) }
+}
 
-    // Step 4: the 2m breakpoints in order, by merging the lower ones g_i − a (sorted, since
-    // rounding is monotone) with the upper ones g_i + a. A tie puts the lower one first,
-    // which keeps every cell's lower breakpoint before its upper one even when a is below
-    // an ulp of g_i.
+/// Step 2: (g_i, i) with g_i = ln r_i − ln p_i for the cells of A = {p_i > 0} with r_i > 0,
+/// sorted (ties by index, so that the result does not depend on the sort's stability).
+fn sorted_centres(r: &[f64], p: &[f64], ln_p: &[f64]) -> Vec<(f64, usize)> {
+    let mut centres: Vec<(f64, usize)> =
+        (0..r.len()).filter(|&i| p[i] > 0.0 && r[i] > 0.0).map(|i| (r[i].ln() - ln_p[i], i)).collect();
+    centres.sort_unstable_by(|u, v| u.0.total_cmp(&v.0).then(u.1.cmp(&v.1)));
+    centres
+}
+
+/// Step 3: whether every cell of A (`in_a` cells) can sit at its release: all have r_i > 0,
+/// those releases sum to N exactly, and the spread of the g_i is below 2a.
+fn all_at_release(r: &[f64], p: &[f64], total: f64, a: f64, centres: &[(f64, usize)], in_a: usize) -> bool {
+    let m = centres.len();
+    if m == 0 || m != in_a {
+        return false;
+    }
+    let sum_r: f64 = (0..r.len()).filter(|&i| p[i] > 0.0).map(|i| r[i]).sum();
+    let spread = centres[m - 1].0 - centres[0].0;
+    sum_r == total && spread < 2.0 * a
+}
+
+/// Step 4: the 2m breakpoints in order, by merging the lower ones g_i − a (sorted, since
+/// rounding is monotone) with the upper ones g_i + a. A tie puts the lower one first, which
+/// keeps every cell's lower breakpoint before its upper one even when a is below an ulp of
+/// g_i.
+fn merged_breakpoints(centres: &[(f64, usize)], a: f64) -> Vec<Breakpoint> {
+    let m = centres.len();
+    let two_a = 2.0 * a;
     let mut breakpoints = Vec::with_capacity(2 * m);
     let (mut l, mut u) = (0, 0);
     while u < m {
@@ -247,75 +272,96 @@ pub(crate) fn solve(r: &[f64], p: &[f64], total: f64, a: f64) -> MapStep {
             u += 1;
         }
     }
+    breakpoints
+}
 
-    // Step 5: the first breakpoint k with S(β_k) ≥ N. A hand-written search, so that
-    // S(β_{k−1}) < N ≤ S(β_k) holds for the probes actually made even if rounding breaks
-    // the monotonicity of S by an ulp.
+/// Step 5: the first breakpoint k with S(β_k) ≥ N (the number of breakpoints if none). A
+/// hand-written search, so that S(β_{k−1}) < N ≤ S(β_k) holds for the probes actually made
+/// even if rounding breaks the monotonicity of S by an ulp.
+fn first_breakpoint_reaching(
+    r: &[f64],
+    p: &[f64],
+    ln_p: &[f64],
+    total: f64,
+    breakpoints: &[Breakpoint],
+) -> usize {
     let (mut lo_k, mut hi_k) = (0, breakpoints.len());
     while lo_k < hi_k {
         let mid = lo_k + (hi_k - lo_k) / 2;
         let b = breakpoints[mid];
-        if sum_at(r, p, &ln_p, b.lo, b.hi) < total {
+        if sum_at(r, p, ln_p, b.lo, b.hi) < total {
             lo_k = mid + 1;
         } else {
             hi_k = mid;
         }
     }
-    let k = lo_k;
+    lo_k
+}
 
-    // Step 6: classify on the piece (β_{k−1}, β_k]. The breakpoints before position k are
-    // `lowers` lower ones and `uppers` upper ones; since both kinds come in the order of
-    // g, the cells of rank < uppers are above, of rank ≥ lowers below, the rest at their
-    // release. (Counting positions rather than comparing β values keeps the classification
-    // consistent when distinct g_i ± a round to the same double.) Direct sums, no carrying.
-    let uppers = breakpoints[..k].iter().filter(|b| b.upper).count();
-    let lowers = k - uppers;
-    let mut p_above: f64 = (0..n).filter(|&i| p[i] > 0.0 && r[i] <= 0.0).map(|i| p[i]).sum();
-    p_above += centres[..uppers].iter().map(|&(_, i)| p[i]).sum::<f64>();
-    let p_below: f64 = centres[lowers..].iter().map(|&(_, i)| p[i]).sum();
-    let r_at: f64 = centres[uppers..lowers].iter().map(|&(_, i)| r[i]).sum();
-    let rest = total - r_at;
+/// The sums that make S(λ) = e^{λ−a}·P_above + e^{λ+a}·P_below + R_at on one piece.
+struct Piece {
+    p_above: f64,
+    p_below: f64,
+    r_at: f64,
+}
 
-    // Steps 7–8.
-    // (With no breakpoint at all, every cell of A is above and the first branch applies:
-    // the test on `is_empty` only spells out that the fallback below never indexes an
-    // empty list.)
-    let (lo, hi, lambda) = if breakpoints.is_empty() || (rest > 0.0 && (p_above > 0.0 || p_below > 0.0)) {
-        let ln_rest = rest.ln();
-        let (ln_above, ln_below) = (ln_or_neg_inf(p_above), ln_or_neg_inf(p_below));
-        // S = e^{λ−a}P_above + e^{λ+a}P_below + R_at = N, solved for λ − a, λ + a and λ
-        // in log space (never e^a).
-        let lo = ln_rest - logaddexp(ln_above, shift(ln_below, two_a));
-        let hi = ln_rest - logaddexp(shift(ln_above, -two_a), ln_below);
-        let lambda = ln_rest - logaddexp(shift(ln_above, -a), shift(ln_below, a));
-        (lo, hi, lambda)
-    } else {
-        // S met N at the piece's left end up to rounding: λ* = β_{k−1}. (k = 0 cannot get
-        // here: on the first piece R_at = 0 and P_above + P_below = Σ_A p > 0.)
-        let b = breakpoints[k.saturating_sub(1)];
-        let beta = if b.upper { b.lo + a } else { b.hi - a };
-        (b.lo, b.hi, beta)
-    };
-    fill_at(r, p, &ln_p, lo, hi, &mut x);
-    if in_a == 1 {
-        // The only feasible point; exact rather than e^{ln N} (the spec's "n = 1 → (N)").
-        x.iter_mut().zip(p).for_each(|(v, &pi)| *v = if pi > 0.0 { total } else { 0.0 });
+impl Piece {
+    /// Step 6: classify the cells on the piece (β_{k−1}, β_k]. The breakpoints before
+    /// position k are `lowers` lower ones and `uppers` upper ones; since both kinds come in
+    /// the order of g, the cells of rank < uppers are above, of rank ≥ lowers below, the rest
+    /// at their release. (Counting positions rather than comparing β values keeps the
+    /// classification consistent when distinct g_i ± a round to the same double.) Direct
+    /// sums, no carrying.
+    fn classify(
+        r: &[f64],
+        p: &[f64],
+        centres: &[(f64, usize)],
+        breakpoints: &[Breakpoint],
+        k: usize,
+    ) -> Self {
+        let uppers = breakpoints[..k].iter().filter(|b| b.upper).count();
+        let lowers = k - uppers;
+        let mut p_above: f64 = (0..r.len()).filter(|&i| p[i] > 0.0 && r[i] <= 0.0).map(|i| p[i]).sum();
+        p_above += centres[..uppers].iter().map(|&(_, i)| p[i]).sum::<f64>();
+        let p_below: f64 = centres[lowers..].iter().map(|&(_, i)| p[i]).sum();
+        let r_at: f64 = centres[uppers..lowers].iter().map(|&(_, i)| r[i]).sum();
+        Self { p_above, p_below, r_at }
     }
-    MapStep { x, lambda: Some(lambda) }
+
+    /// Steps 7–8: the root as the pair (λ* − a, λ* + a) and λ* itself. With no breakpoint
+    /// at all, every cell of A is above and the closed form applies (the test on
+    /// `is_empty` only spells out that the fallback never indexes an empty list).
+    fn root(&self, total: f64, a: f64, breakpoints: &[Breakpoint], k: usize) -> (f64, f64, f64) {
+        let rest = total - self.r_at;
+        if breakpoints.is_empty() || (rest > 0.0 && (self.p_above > 0.0 || self.p_below > 0.0)) {
+            let two_a = 2.0 * a;
+            let ln_rest = rest.ln();
+            let (ln_above, ln_below) = (ln_or_neg_inf(self.p_above), ln_or_neg_inf(self.p_below));
+            // S = e^{λ−a}P_above + e^{λ+a}P_below + R_at = N, solved for λ − a, λ + a and λ
+            // in log space (never e^a).
+            let lo = ln_rest - logaddexp(ln_above, shift(ln_below, two_a));
+            let hi = ln_rest - logaddexp(shift(ln_above, -two_a), ln_below);
+            let lambda = ln_rest - logaddexp(shift(ln_above, -a), shift(ln_below, a));
+            (lo, hi, lambda)
+        } else {
+            // S met N at the piece's left end up to rounding: λ* = β_{k−1}. (k = 0 cannot
+            // get here: on the first piece R_at = 0 and P_above + P_below = Σ_A p > 0.)
+            let b = breakpoints[k.saturating_sub(1)];
+            let beta = if b.upper { b.lo + a } else { b.hi - a };
+            (b.lo, b.hi, beta)
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn close(a: &[f64], b: &[f64], tol: f64) -> bool {
-        a.len() == b.len() && a.iter().zip(b).all(|(u, v)| (u - v).abs() <= tol)
-    }
+    use approx::{abs_diff_eq, assert_abs_diff_eq};
 
     #[test]
     fn hand_case_half_half() {
         let s = map_step(&[10.0, 0.0], &[0.5, 0.5], 10.0, 2f64.ln()).unwrap();
-        assert!(close(&s.x, &[8.0, 2.0], 1e-12), "{:?}", s.x);
+        assert_abs_diff_eq!(s.x[..], [8.0, 2.0][..], epsilon = 1e-12);
         assert!((s.lambda.unwrap() - 8f64.ln()).abs() < 1e-12);
         let f = map_objective(&[10.0, 0.0], &[0.5, 0.5], 2f64.ln(), &s.x).unwrap();
         assert!((f - (40.0 * 2f64.ln() - 10.0)).abs() < 1e-12);
@@ -333,10 +379,10 @@ mod tests {
         let p = [0.2, 0.3, 0.5];
         for a in [0.0, 1e-6, 1.0, 1e3] {
             let s = map_step(&[0.0; 3], &p, 7.0, a).unwrap();
-            assert!(close(&s.x, &[1.4, 2.1, 3.5], 1e-12 * 7.0), "a = {a}: {:?}", s.x);
+            assert!(abs_diff_eq!(s.x[..], [1.4, 2.1, 3.5][..], epsilon = 1e-12 * 7.0), "a = {a}: {:?}", s.x);
         }
         let s = map_step(&[5.0, -3.0, 2.5], &p, 7.0, 0.0).unwrap();
-        assert!(close(&s.x, &[1.4, 2.1, 3.5], 1e-12 * 7.0), "{:?}", s.x);
+        assert_abs_diff_eq!(s.x[..], [1.4, 2.1, 3.5][..], epsilon = 1e-12 * 7.0);
     }
 
     #[test]
@@ -349,7 +395,7 @@ mod tests {
     #[test]
     fn huge_weight_does_not_overflow() {
         let s = map_step(&[3.0, 1.0, 0.0], &[0.2, 0.3, 0.5], 4.0, 1000.0).unwrap();
-        assert!(close(&s.x, &[3.0, 1.0, 0.0], 1e-12 * 4.0), "{:?}", s.x);
+        assert_abs_diff_eq!(s.x[..], [3.0, 1.0, 0.0][..], epsilon = 1e-12 * 4.0);
         for a in [1e6, 1e300, f64::MAX] {
             let s = map_step(&[3.0, 1.0, 0.0, 2.0], &[0.2, 0.3, 0.4, 0.1], 5.0, a).unwrap();
             assert!(s.x.iter().all(|v| v.is_finite()), "a = {a}: {:?}", s.x);

@@ -1,9 +1,9 @@
-//! The exact integer MAP estimator `map-integer` (spec `map-postprocessing.md` §4).
+//! The exact integer MAP estimator `map-integer` (docs/map.md §4).
 //!
 //! G(x) = a Σ|x_i − r_i| + Σ(ln x_i! − x_i ln p_i) over x ∈ ℕⁿ with Σx = N is separable with
 //! strictly increasing marginal costs δ_i(k) = ln k − ln p_i + a·σ_i(k), so the N cheapest
 //! units overall are an optimum. Two selections of those units, which return the same
-//! vector bit for bit: a binary heap (O(N log n), spec's reference algorithm) and, for
+//! vector bit for bit: a binary heap (O(N log n), the reference algorithm) and, for
 //! large N, a bisection on the cost threshold (O(n) per probe, typically 10–20 probes)
 //! followed by a sort of the few units left undecided.
 
@@ -14,7 +14,7 @@ use crate::error::Result;
 use crate::numeric::{clamp_between, from_ordered, ln_factorial, ln_or_neg_inf, ordered};
 use crate::validate;
 
-/// One step of the integer MAP estimator `map-integer` (spec §4): the integer point
+/// One step of the integer MAP estimator `map-integer` (docs/map.md §4): the integer point
 /// x ∈ ℕⁿ with Σx = N that minimises the exact negative log-posterior
 /// G(x) = a Σ|x_i − r_i| + Σ(ln x_i! − x_i ln p_i) (no Stirling approximation).
 ///
@@ -24,7 +24,7 @@ use crate::validate;
 /// Returns the N cheapest units by marginal cost δ_i(k) = ln k − ln p_i + a σ_i(k), where
 /// σ_i(k) = −1 if k ≤ r_i, +1 if k − 1 ≥ r_i, 2(k − r_i) − 1 otherwise. This is a minimiser
 /// of G; among several minimisers (units of equal cost, compared as computed f64) it is the
-/// one the spec's tie rule picks: **lower cell index first** \[D\]. Cells with p_i = 0 get 0.
+/// one the tie rule of docs/map.md §4 picks: **lower cell index first**. Cells with p_i = 0 get 0.
 ///
 /// # Errors
 /// As [`crate::map_step`] for `r`, `p` and `a`;
@@ -32,15 +32,15 @@ use crate::validate;
 ///
 /// # Runtime
 /// O((n + N) log n) with the heap for N up to a few dozen units per cell; beyond that a
-/// bisection on the threshold cost (spec §4, "Large N"): O(n) per probe, about
+/// bisection on the threshold cost (docs/map.md §4, "Large N"): O(n) per probe, about
 /// log₂(N/n) + 5 probes (at most 124 whatever N), then a sort of O(n) units.
 ///
 /// # Citations
-/// Spec `map-postprocessing.md` §4; DBSec 2023 eq. (8) (the multinomial prior).
+/// docs/map.md §4; DBSec 2023 eq. (8) (the multinomial prior).
 ///
 /// ```
 /// use tpl_postprocess::map_integer_step;
-/// // The spec's tie case: equal marginal costs go to the lower cell first.
+/// // The tie case of docs/map.md §4: equal marginal costs go to the lower cell first.
 /// assert_eq!(map_integer_step(&[0.0; 3], &[1.0 / 3.0; 3], 4, 0.5)?, vec![2, 1, 1]);
 /// assert_eq!(map_integer_step(&[10.0, 0.0], &[0.5, 0.5], 10, 2f64.ln())?, vec![8, 2]);
 /// # Ok::<(), tpl_postprocess::PostprocessError>(())
@@ -53,9 +53,10 @@ pub fn map_integer_step(r: &[f64], p: &[f64], total: u64, a: f64) -> Result<Vec<
     Ok(solve(r, p, total, a))
 }
 
-/// The objective G(x) = a Σ|x_i − r_i| + Σ(ln x_i! − x_i ln p_i) of spec §4, natural
+/// The objective G(x) = a Σ|x_i − r_i| + Σ(ln x_i! − x_i ln p_i) of docs/map.md §4, natural
 /// logarithms, ln x! = lgamma(x + 1), x_i ln p_i = 0 when x_i = 0, no constant dropped (the
-/// convention of the reference file's `map_integer.objective`). Infeasible points
+/// convention of the reference cases in `testdata/map_cases.json`, field
+/// `map_integer.objective`). Infeasible points
 /// (x_i > 0 where p_i = 0) give +∞. The sum constraint is not checked.
 ///
 /// # Errors
@@ -91,7 +92,7 @@ pub fn map_integer_objective(r: &[f64], p: &[f64], a: f64, x: &[u64]) -> Result<
 }
 
 /// Cost δ_i(k) of the k-th unit (k ≥ 1) of a cell with release `r` and ln p = `ln_p`
-/// (spec §4). The single formula both selections evaluate, so that they see the same f64
+/// (docs/map.md §4). The single formula both selections evaluate, so that they see the same f64
 /// values; it is non-decreasing in k as computed (ln is monotone, rounding is monotone).
 #[inline]
 fn unit_cost(k: u64, r: f64, ln_p: f64, a: f64) -> f64 {
@@ -145,7 +146,7 @@ impl PartialOrd for Next {
     }
 }
 
-/// The spec's reference algorithm: assign N units one at a time to the cell whose next
+/// The reference algorithm of docs/map.md §4: assign N units one at a time to the cell whose next
 /// unit is cheapest (ties: lower cell index).
 pub(crate) fn by_heap(r: &[f64], p: &[f64], total: u64, a: f64) -> Vec<u64> {
     let n = r.len();
@@ -167,16 +168,13 @@ pub(crate) fn by_heap(r: &[f64], p: &[f64], total: u64, a: f64) -> Vec<u64> {
     x
 }
 
-/// Number of units k ∈ 1..=cap of one cell with δ(k) ≤ θ (`strict`: δ(k) < θ).
+/// Number of units k ∈ 1..=cap of one cell with δ(k) ≤ θ.
 ///
-/// Starts from the closed form median(r⁺, p e^{θ−a}, p e^{θ+a}) (spec §4: the count in exact
+/// Starts from the closed form median(r⁺, p e^{θ−a}, p e^{θ+a}) (docs/map.md §4: the count in exact
 /// arithmetic, up to floors) and corrects it with the exact δ by a galloping search, so the
 /// answer is the count for the computed δ, as the heap sees it.
-fn count_cell(r: f64, ln_p: f64, a: f64, theta: f64, strict: bool, cap: u64) -> u64 {
-    let ok = |k: u64| {
-        let c = unit_cost(k, r, ln_p, a);
-        if strict { c < theta } else { c <= theta }
-    };
+fn count_cell(r: f64, ln_p: f64, a: f64, theta: f64, cap: u64) -> u64 {
+    let ok = |k: u64| unit_cost(k, r, ln_p, a) <= theta;
     let guess = clamp_between(r.max(0.0), (ln_p + theta - a).exp(), (ln_p + theta + a).exp());
     // `as` saturates (and maps NaN to 0): any value is a valid starting point.
     let mut m = (guess.floor() as u64).min(cap);
@@ -218,12 +216,7 @@ fn count_cell(r: f64, ln_p: f64, a: f64, theta: f64, strict: bool, cap: u64) -> 
     m
 }
 
-/// Units of all cells with δ ≤ θ (or < θ), each cell capped at N, saturating.
-fn count_all(r: &[f64], ln_p: &[f64], active: &[usize], a: f64, theta: f64, strict: bool, cap: u64) -> u64 {
-    active.iter().fold(0u64, |acc, &i| acc.saturating_add(count_cell(r[i], ln_p[i], a, theta, strict, cap)))
-}
-
-/// The large-N variant of spec §4. Bisects on the cost θ, keeping
+/// The large-N variant of docs/map.md §4. Bisects on the cost θ, keeping
 /// count(≤ lo) < N ≤ count(≤ hi), until few units cost between lo and hi; every unit costing
 /// at most lo is taken, and the rest are chosen among the units in (lo, hi] by sorting them
 /// on (cost, cell, k) — the order in which the heap pops them, so the result is the heap's.
@@ -240,67 +233,111 @@ pub(crate) fn by_threshold(r: &[f64], p: &[f64], total: u64, a: f64) -> Vec<u64>
     let Some(&richest) = active.iter().max_by(|&&i, &&j| p[i].total_cmp(&p[j])) else {
         return x;
     };
-    let cap = total;
-    let count = |theta: f64| count_all(r, &ln_p, &active, a, theta, false, cap);
-    let min_neg_ln_p = active.iter().map(|&i| -ln_p[i]).fold(f64::INFINITY, f64::min);
-    // Every computed cost is ≥ fl(−ln p_i − a) (ln k ≥ 0, σ ≥ −1, rounding is monotone), so
-    // the double just below that bound is below every unit, even when a swamps ln p.
-    let mut lo = from_ordered(ordered(min_neg_ln_p - a) - 1);
-    let mut below_lo = 0u64;
-    // The first N units of the richest cell all cost at most δ(N) with σ = +1, and that is
-    // how `hi` is computed, so count(≤ hi) ≥ N holds for the computed costs.
-    let mut hi = ((total as f64).ln() - ln_p[richest]) + a + 0.0;
-    let mut below_hi = count(hi);
+    let units = Units { r, ln_p: &ln_p, active: &active, a, cap: total };
     // Enough candidates to make the final sort cheap, few enough to stop bisecting early.
     let few = 2 * active.len() as u64 + 64;
-    let mut halvings = 0;
-    while below_hi - below_lo > few {
-        // Halve the θ-interval (fast while it is wide), then, from the 60th halving on, the
-        // number of doubles in it (at most 64 more steps, whatever the magnitudes).
-        let mid = if halvings < 60 {
-            0.5 * lo + 0.5 * hi
-        } else {
-            let (l, h) = (i128::from(ordered(lo)), i128::from(ordered(hi)));
-            // Between two i64 values, so it fits.
-            from_ordered((l + (h - l) / 2) as i64)
-        };
-        halvings += 1;
-        if !(mid > lo && mid < hi) {
-            break; // adjacent doubles
-        }
-        let c = count(mid);
-        if c >= total {
-            (hi, below_hi) = (mid, c);
-        } else {
-            (lo, below_lo) = (mid, c);
-        }
-    }
-    // Saturating throughout: the counts are consistent (same δ, monotone in θ), so these
-    // never clip; they only rule out a wrap-around if that assumption ever failed.
-    let mut left = total.saturating_sub(below_lo);
-    let mut tops = Vec::with_capacity(active.len());
-    for &i in &active {
-        x[i] = count_cell(r[i], ln_p[i], a, lo, false, cap);
-        tops.push(count_cell(r[i], ln_p[i], a, hi, false, cap));
-    }
-    if below_hi - below_lo <= few {
-        let mut candidates: Vec<(f64, usize)> = Vec::with_capacity((below_hi - below_lo) as usize);
-        for (&i, &top) in active.iter().zip(&tops) {
-            candidates.extend((x[i] + 1..=top).map(|k| (unit_cost(k, r[i], ln_p[i], a), i)));
-        }
-        // Within a cell, costs rise with k and the sort is stable: (cost, cell) suffices.
-        candidates.sort_by(|u, v| u.0.total_cmp(&v.0).then(u.1.cmp(&v.1)));
-        for &(_, i) in candidates.iter().take(left as usize) {
-            x[i] += 1;
-        }
-    } else {
-        for (&i, &top) in active.iter().zip(&tops) {
-            let take = top.saturating_sub(x[i]).min(left);
-            x[i] += take;
-            left -= take;
-        }
-    }
+    let bracket = units.bracket(total, ln_p[richest], few);
+    units.take(&bracket, total, few, &mut x);
     x
+}
+
+/// The units of the active cells (p_i > 0) of one problem, each cell capped at N units.
+struct Units<'a> {
+    r: &'a [f64],
+    ln_p: &'a [f64],
+    active: &'a [usize],
+    a: f64,
+    cap: u64,
+}
+
+/// Costs lo < hi with count(≤ lo) = `below_lo` < N ≤ `below_hi` = count(≤ hi).
+struct Bracket {
+    lo: f64,
+    hi: f64,
+    below_lo: u64,
+    below_hi: u64,
+}
+
+impl Units<'_> {
+    /// Units of all cells with δ ≤ θ, each cell capped at N, saturating.
+    fn count(&self, theta: f64) -> u64 {
+        self.active.iter().fold(0u64, |acc, &i| acc.saturating_add(self.count_in(i, theta)))
+    }
+
+    /// Units of cell i with δ ≤ θ.
+    fn count_in(&self, i: usize, theta: f64) -> u64 {
+        count_cell(self.r[i], self.ln_p[i], self.a, theta, self.cap)
+    }
+
+    /// The bisection on the cost θ: from a bracket that holds every unit, narrows it until
+    /// at most `few` units cost between its ends, or its ends are adjacent doubles.
+    /// `ln_p_richest` is ln p of a cell of largest prior.
+    fn bracket(&self, total: u64, ln_p_richest: f64, few: u64) -> Bracket {
+        let min_neg_ln_p = self.active.iter().map(|&i| -self.ln_p[i]).fold(f64::INFINITY, f64::min);
+        // Every computed cost is ≥ fl(−ln p_i − a) (ln k ≥ 0, σ ≥ −1, rounding is monotone),
+        // so the double just below that bound is below every unit, even when a swamps ln p.
+        let mut lo = from_ordered(ordered(min_neg_ln_p - self.a) - 1);
+        let mut below_lo = 0u64;
+        // The first N units of the richest cell all cost at most δ(N) with σ = +1, and that
+        // is how `hi` is computed, so count(≤ hi) ≥ N holds for the computed costs.
+        let mut hi = ((total as f64).ln() - ln_p_richest) + self.a + 0.0;
+        let mut below_hi = self.count(hi);
+        let mut halvings = 0;
+        while below_hi - below_lo > few {
+            // Halve the θ-interval (fast while it is wide), then, from the 60th halving on,
+            // the number of doubles in it (at most 64 more steps, whatever the magnitudes).
+            let mid = if halvings < 60 {
+                0.5 * lo + 0.5 * hi
+            } else {
+                let (l, h) = (i128::from(ordered(lo)), i128::from(ordered(hi)));
+                // Between two i64 values, so it fits.
+                from_ordered((l + (h - l) / 2) as i64)
+            };
+            halvings += 1;
+            if !(mid > lo && mid < hi) {
+                break; // adjacent doubles
+            }
+            let c = self.count(mid);
+            if c >= total {
+                (hi, below_hi) = (mid, c);
+            } else {
+                (lo, below_lo) = (mid, c);
+            }
+        }
+        Bracket { lo, hi, below_lo, below_hi }
+    }
+
+    /// Takes every unit costing at most `lo`, then the cheapest of those in (lo, hi] in the
+    /// heap's order until N units are taken, writing the counts into `x`.
+    fn take(&self, bracket: &Bracket, total: u64, few: u64, x: &mut [u64]) {
+        let Bracket { lo, hi, below_lo, below_hi } = *bracket;
+        // Saturating throughout: the counts are consistent (same δ, monotone in θ), so these
+        // never clip; they only rule out a wrap-around if that assumption ever failed.
+        let mut left = total.saturating_sub(below_lo);
+        let mut tops = Vec::with_capacity(self.active.len());
+        for &i in self.active {
+            x[i] = self.count_in(i, lo);
+            tops.push(self.count_in(i, hi));
+        }
+        if below_hi - below_lo <= few {
+            let mut candidates: Vec<(f64, usize)> = Vec::with_capacity((below_hi - below_lo) as usize);
+            for (&i, &top) in self.active.iter().zip(&tops) {
+                candidates
+                    .extend((x[i] + 1..=top).map(|k| (unit_cost(k, self.r[i], self.ln_p[i], self.a), i)));
+            }
+            // Within a cell, costs rise with k and the sort is stable: (cost, cell) suffices.
+            candidates.sort_by(|u, v| u.0.total_cmp(&v.0).then(u.1.cmp(&v.1)));
+            for &(_, i) in candidates.iter().take(left as usize) {
+                x[i] += 1;
+            }
+        } else {
+            for (&i, &top) in self.active.iter().zip(&tops) {
+                let take = top.saturating_sub(x[i]).min(left);
+                x[i] += take;
+                left -= take;
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -371,7 +408,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
 
-        /// Spec §4: "any threshold-form speed-up equals the heap" — bit for bit, ties
+        /// docs/map.md §4: the threshold selection equals the heap — bit for bit, ties
         /// included (uniform priors with integer releases give exactly equal costs).
         #[test]
         fn threshold_equals_heap(

@@ -1,15 +1,15 @@
-//! The MLE baseline `mle` (spec `map-postprocessing.md` §6): Lee, Wang, Kifer (KDD 2015)
+//! The MLE baseline `mle` (docs/map.md §6): Lee, Wang, Kifer (KDD 2015)
 //! maximum-likelihood post-processing under the sum constraint, with a unique answer.
 
 use crate::error::Result;
 use crate::validate;
 
-/// One step of the MLE baseline `mle` (spec §6): the Euclidean projection of r⁺ = max(r, 0)
+/// One step of the MLE baseline `mle` (docs/map.md §6): the Euclidean projection of r⁺ = max(r, 0)
 /// onto {x ≥ 0, Σx = N}.
 ///
 /// # Proof definition
 /// The minimisers of Σ_i |x_i − r_i| over {x ≥ 0, Σx = N} form a whole face; this returns its
-/// least-squares point \[D\], x_i = max(r_i⁺ − τ, 0) with τ such that Σx = N (τ ≥ 0 when
+/// least-squares point (a choice of this project, docs/map.md §6), x_i = max(r_i⁺ − τ, 0) with τ such that Σx = N (τ ≥ 0 when
 /// Σr⁺ ≥ N, so x ≤ r⁺; τ < 0 otherwise, so x ≥ r⁺). Hence Σ|x − r⁺| = |Σr⁺ − N|. It uses
 /// neither a budget, a prior nor correlation ("drops temporal correlations", DBSec 2023 §6).
 /// N = 0 gives x = 0.
@@ -64,7 +64,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn spec_cases() {
+    fn documented_cases() {
         assert_eq!(mle_step(&[5.0, 0.0, 3.0], 4.0).unwrap(), vec![3.0, 0.0, 1.0]);
         assert_eq!(mle_step(&[1.0, 1.0, 1.0], 6.0).unwrap(), vec![2.0, 2.0, 2.0]);
         assert_eq!(mle_step(&[-2.0, 0.0, 7.0], 4.0).unwrap(), vec![0.0, 0.0, 4.0]);

@@ -1,4 +1,4 @@
-//! Small log-space helpers (DESIGN.md "Numerics": never form e^a, no silent NaN).
+//! Small log-space helpers for the solvers of docs/map.md §3–4: never form e^a, no silent NaN.
 
 /// ln(eˣ + eʸ) without overflow; −∞ is the identity, +∞ absorbs (never NaN for non-NaN
 /// inputs, including ∞ + ∞).

@@ -1,5 +1,6 @@
-//! Priors over time (spec `map-postprocessing.md` §5): the initial prior p_1 and its
-//! propagation p_t = normalize(·)·P through the public forward matrix.
+//! Priors over time (docs/map.md §5): the initial prior p_1 and its propagation
+//! p_t = normalize(·)·P through the public forward matrix (a row-major vector–matrix
+//! product; docs/map.md §11 says why not `nalgebra`).
 
 use std::fmt;
 
@@ -8,8 +9,8 @@ use tpl_core::TransitionMatrix;
 use crate::error::Result;
 use crate::validate;
 
-/// How the prior p_1 of the first step is chosen (spec §5 "Initial prior"; DBSec 2023 §5.2.2
-/// "frequency p-d" and "uniform p-d").
+/// How the prior p_1 of the first step is chosen (docs/map.md §5 "Initial prior"; DBSec 2023
+/// §5.2.2 "frequency p-d" and "uniform p-d").
 ///
 /// ```
 /// use tpl_postprocess::{PriorPolicy, Warning};
@@ -20,10 +21,11 @@ use crate::validate;
 /// # Ok::<(), tpl_postprocess::PostprocessError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "kebab-case"))]
 pub enum PriorPolicy {
     /// p_1 = r_1⁺ / Σ_i r_{1,i}⁺ (the default). Cells with r_{1,i} ≤ 0 get p_{1,i} = 0, hence
     /// the estimate 0 at t = 1, with a [`Warning::ZeroPriorCells`]; an all-non-positive r_1
-    /// falls back to uniform with a [`Warning::UniformFallback`] \[D\]. Note that this prior
+    /// falls back to uniform with a [`Warning::UniformFallback`] (a choice of this project). Note that this prior
     /// reuses r_1, which the step-1 likelihood already counts.
     #[default]
     Frequency,
@@ -34,8 +36,10 @@ pub enum PriorPolicy {
     Explicit(Vec<f64>),
 }
 
-/// How the prior moves from one step to the next (spec §5 "Propagation" \[D\]).
+/// How the prior moves from one step to the next (docs/map.md §5 "Propagation", a choice
+/// of this project).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "kebab-case"))]
 pub enum PriorUpdate {
     /// p_t = (x̂_{t−1} / Σ_i x̂_{t−1,i})·P with the previous (unrounded) estimate of the same
     /// estimator — the authors' code, and what the CLI uses. (With N = 0 every estimate is 0
@@ -47,12 +51,16 @@ pub enum PriorUpdate {
     OpenLoop,
 }
 
-/// Something worth telling the user that does not stop the computation (spec §5). The
+/// Something worth telling the user that does not stop the computation (docs/map.md §5). The
 /// library never prints; the CLI writes these to stderr. Cells are 1-based.
+///
+/// With the `serde` feature it serialises as `{"kind": "uniform-fallback"}` or
+/// `{"kind": "zero-prior-cells", "cells": [..]}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(tag = "kind", rename_all = "kebab-case"))]
 pub enum Warning {
     /// The frequency prior was asked for but the first release has no positive count, so
-    /// r_1⁺/Σr_1⁺ is undefined: the uniform prior was used instead \[D\].
+    /// r_1⁺/Σr_1⁺ is undefined: the uniform prior was used instead (a choice of this project).
     UniformFallback,
     /// The frequency prior is 0 in these cells (their first release is ≤ 0), so they are
     /// estimated as 0 at step 1.
@@ -82,7 +90,7 @@ impl fmt::Display for Warning {
 }
 
 impl PriorPolicy {
-    /// The prior p_1 for a stream whose first release is `first_release` (spec §5), and
+    /// The prior p_1 for a stream whose first release is `first_release` (docs/map.md §5), and
     /// the warnings it raises. The result sums to 1 up to rounding.
     ///
     /// # Errors
@@ -136,7 +144,7 @@ impl PriorPolicy {
     }
 }
 
-/// (w / Σw)·P for non-negative weights w with Σw > 0 and an n×n matrix (spec §5): the
+/// (w / Σw)·P for non-negative weights w with Σw > 0 and an n×n matrix (docs/map.md §5): the
 /// distribution of a user one step after being drawn from w.
 ///
 /// O(n²), and bound by reading P (8n² bytes per call): rows are taken four at a time, so

@@ -1,14 +1,14 @@
-//! Input checks shared by every estimator (spec §9, "Errors"). Validation happens once, at
+//! Input checks shared by every estimator (docs/map.md §9, "Errors"). Validation happens once, at
 //! the public entry points; the solvers behind them work on plain slices and trust it.
 
 use tpl_core::ROW_SUM_TOLERANCE;
 
 use crate::error::{PostprocessError, Result};
 
-/// Largest population for which every count is exact in f64 (spec §3 accuracy: N ≤ 2⁵³).
+/// Largest population for which every count is exact in f64 (docs/map.md §3 accuracy: N ≤ 2⁵³).
 pub(crate) const MAX_EXACT_TOTAL: u64 = 1 << 53;
 
-/// A release: n ≥ 1 finite values (any sign; spec §1 "Estimators accept any finite real
+/// A release: n ≥ 1 finite values (any sign; docs/map.md §1 "Estimators accept any finite real
 /// releases").
 pub(crate) fn release(r: &[f64]) -> Result<()> {
     if r.is_empty() {
@@ -51,12 +51,12 @@ pub(crate) fn integer_total(total: u64) -> Result<()> {
     if total <= MAX_EXACT_TOTAL { Ok(()) } else { Err(PostprocessError::TotalTooLarge(total)) }
 }
 
-/// A per-step budget ε_t ≥ 0 (spec §5 "Budgets": 0 means no new information).
+/// A per-step budget ε_t ≥ 0 (docs/map.md §5 "Budgets": 0 means no new information).
 pub(crate) fn budget(epsilon: f64) -> Result<()> {
     if epsilon.is_finite() && epsilon >= 0.0 { Ok(()) } else { Err(PostprocessError::BadBudget(epsilon)) }
 }
 
-/// The L1 sensitivity Δ > 0 of one step's histogram (spec §1; default 2).
+/// The L1 sensitivity Δ > 0 of one step's histogram (docs/map.md §1; default 2).
 pub(crate) fn sensitivity(delta: f64) -> Result<()> {
     if delta.is_finite() && delta > 0.0 { Ok(()) } else { Err(PostprocessError::BadSensitivity(delta)) }
 }

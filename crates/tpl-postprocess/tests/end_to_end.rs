@@ -1,4 +1,4 @@
-//! End to end (spec §1 model, §5 filter, §7 evaluation rules): simulate N Markov users,
+//! End to end (docs/map.md §1 model, §5 filter, §7 how to compare): simulate N Markov users,
 //! release Laplace-noised counts, post-process, and score every method on the same data.
 //!
 //! Randomness comes from a splitmix64 generator written here (no `rand`), with a fixed seed:
@@ -8,10 +8,10 @@
 //! Δ = 2) the MAP filter must beat the raw release's mean squared error — by a wide margin
 //! (below 0.6× it; from a uniform start, seeds 1–20 give ratios 0.38–0.45) — and the MLE
 //! projection. The integer MAP and the data-free prior mean (uniform prior, every budget 0)
-//! are scored beside it, as spec §7 asks, from uniform and from skewed starting cells.
+//! are scored beside it, as docs/map.md §7 explains, from uniform and from skewed starting cells.
 
 use tpl_core::TransitionMatrix;
-use tpl_postprocess::{Estimator, PriorPolicy, PriorUpdate, filter};
+use tpl_postprocess::{Estimator, FilterConfig, PriorPolicy, filter};
 
 /// splitmix64 (Steele, Lea, Flood 2014): a tiny, well-mixed, deterministic generator.
 struct SplitMix64(u64);
@@ -112,18 +112,15 @@ fn score(start: &[f64], seed: u64) -> Scores {
     let p = TransitionMatrix::smoothed_identity(n, 0.01).unwrap();
     let sim = simulate(&p, start, users as usize, horizon, epsilon, delta, seed);
     let budgets = vec![epsilon; horizon];
-    let run_with = |estimator, policy: &PriorPolicy, budgets: &[f64]| {
-        let out = filter(
-            &sim.releases,
-            budgets,
-            delta,
-            users,
-            policy,
-            Some(&p),
+    let run_with = |estimator, prior: &PriorPolicy, budgets: &[f64]| {
+        let config = FilterConfig {
+            sensitivity: delta,
+            prior: prior.clone(),
+            forward: Some(&p),
             estimator,
-            PriorUpdate::ClosedLoop,
-        )
-        .unwrap();
+            ..FilterConfig::new(users)
+        };
+        let out = filter(&sim.releases, budgets, config).unwrap();
         for x in &out.estimates {
             assert!((x.iter().sum::<f64>() - users as f64).abs() <= 1e-9 * users as f64);
         }

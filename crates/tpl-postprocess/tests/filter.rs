@@ -1,6 +1,7 @@
-//! The stream driver (spec §5, §9, §10 "Filter"): prior propagation, zero budgets, the
+//! The stream driver (docs/map.md §5, §9, §10 "Filter"): prior propagation, zero budgets, the
 //! frequency fallback, a three-step hand computation, and every input error.
 
+use approx::{abs_diff_eq, assert_abs_diff_eq};
 use tpl_core::TransitionMatrix;
 use tpl_postprocess::{
     Estimator, Filter, FilterConfig, PostprocessError, PriorPolicy, PriorUpdate, Warning, filter, map_step,
@@ -17,13 +18,6 @@ fn times(v: &[f64], m: &TransitionMatrix) -> Vec<f64> {
 fn normalized(v: &[f64]) -> Vec<f64> {
     let s: f64 = v.iter().sum();
     v.iter().map(|x| x / s).collect()
-}
-
-fn assert_close(got: &[f64], want: &[f64], tol: f64, what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= tol, "{what}, cell {i}: {g} vs {w}");
-    }
 }
 
 fn releases() -> Vec<Vec<f64>> {
@@ -51,11 +45,11 @@ fn equal_rows_fix_the_prior_from_step_two() {
             for (t, r) in releases().iter().enumerate() {
                 let step = f.step(r, 0.7).unwrap();
                 if t > 0 {
-                    assert_close(
-                        step.prior.as_ref().unwrap(),
-                        &u,
-                        1e-15,
-                        &format!("{estimator} {update:?} t={}", t + 1),
+                    let prior = step.prior.unwrap();
+                    assert!(
+                        abs_diff_eq!(prior[..], u[..], epsilon = 1e-15),
+                        "{estimator} {update:?} t={}: {prior:?}",
+                        t + 1
                     );
                 }
             }
@@ -70,12 +64,16 @@ fn zero_budgets_give_the_open_loop_prior_mean() {
     let rs = releases();
     for update in UPDATES {
         let out =
-            filter(&rs, &[0.0; 5], 2.0, total, &PriorPolicy::Frequency, Some(&m), Estimator::Map, update)
+            filter(&rs, &[0.0; 5], FilterConfig { forward: Some(&m), update, ..FilterConfig::new(total) })
                 .unwrap();
         let mut p = normalized(&rs[0]); // frequency prior: r_1 has no negative entry
         for (t, x) in out.estimates.iter().enumerate() {
             let want: Vec<f64> = p.iter().map(|v| total as f64 * v).collect();
-            assert_close(x, &want, 1e-12 * total as f64, &format!("{update:?} t={}", t + 1));
+            assert!(
+                abs_diff_eq!(x[..], want[..], epsilon = 1e-12 * total as f64),
+                "{update:?} t={}: {x:?}",
+                t + 1
+            );
             p = times(&p, &m);
         }
     }
@@ -91,7 +89,12 @@ fn a_zero_budget_step_returns_n_times_its_prior() {
             let step = f.step(r, eps).unwrap();
             if eps == 0.0 {
                 let want: Vec<f64> = step.prior.unwrap().iter().map(|v| 30.0 * v).collect();
-                assert_close(&step.estimate, &want, 1e-12 * 30.0, &format!("{update:?} t={}", t + 1));
+                let x = &step.estimate;
+                assert!(
+                    abs_diff_eq!(x[..], want[..], epsilon = 1e-12 * 30.0),
+                    "{update:?} t={}: {x:?}",
+                    t + 1
+                );
             }
         }
     }
@@ -100,41 +103,21 @@ fn a_zero_budget_step_returns_n_times_its_prior() {
 #[test]
 fn frequency_prior_falls_back_to_uniform_on_an_empty_first_release() {
     let m = hand_matrix();
+    let config = FilterConfig { forward: Some(&m), ..FilterConfig::new(9) };
     let rs = vec![vec![0.0, -2.0, 0.0], vec![5.0, 3.0, 1.0]];
-    let out = filter(
-        &rs,
-        &[1.0, 1.0],
-        2.0,
-        9,
-        &PriorPolicy::Frequency,
-        Some(&m),
-        Estimator::Map,
-        PriorUpdate::ClosedLoop,
-    )
-    .unwrap();
+    let out = filter(&rs, &[1.0, 1.0], config.clone()).unwrap();
     assert_eq!(out.warnings, vec![Warning::UniformFallback]);
-    assert_close(&out.estimates[0], &[3.0, 3.0, 3.0], 1e-12 * 9.0, "t=1");
+    assert_abs_diff_eq!(out.estimates[0][..], [3.0, 3.0, 3.0][..], epsilon = 1e-12 * 9.0);
     // Zero cells of the frequency prior are named (1-based) and estimated as 0.
     let rs = vec![vec![4.0, 0.0, 6.0], vec![5.0, 3.0, 1.0]];
-    let out = filter(
-        &rs,
-        &[1.0, 1.0],
-        2.0,
-        9,
-        &PriorPolicy::Frequency,
-        Some(&m),
-        Estimator::Map,
-        PriorUpdate::ClosedLoop,
-    )
-    .unwrap();
+    let out = filter(&rs, &[1.0, 1.0], config.clone()).unwrap();
     assert_eq!(out.warnings, vec![Warning::ZeroPriorCells { cells: vec![2] }]);
     assert_eq!(out.estimates[0][1], 0.0);
     // No warnings for the other policies, nor for mle.
-    for (policy, estimator) in
+    for (prior, estimator) in
         [(PriorPolicy::Uniform, Estimator::Map), (PriorPolicy::Frequency, Estimator::Mle)]
     {
-        let out =
-            filter(&rs, &[1.0, 1.0], 2.0, 9, &policy, Some(&m), estimator, PriorUpdate::ClosedLoop).unwrap();
+        let out = filter(&rs, &[1.0, 1.0], FilterConfig { prior, estimator, ..config.clone() }).unwrap();
         assert!(out.warnings.is_empty());
     }
 }
@@ -147,17 +130,13 @@ fn three_steps_by_hand() {
     let rs = vec![vec![30.0, 12.0, 1.0], vec![22.0, 19.0, 4.0], vec![17.0, 15.0, 20.0]];
     let eps = [1.0, 0.6, 0.2];
     let (total, delta) = (50u64, 2.0);
-    let out = filter(
-        &rs,
-        &eps,
-        delta,
-        total,
-        &PriorPolicy::Explicit(p1.clone()),
-        Some(&m),
-        Estimator::Map,
-        PriorUpdate::ClosedLoop,
-    )
-    .unwrap();
+    let config = FilterConfig {
+        sensitivity: delta,
+        prior: PriorPolicy::Explicit(p1.clone()),
+        forward: Some(&m),
+        ..FilterConfig::new(total)
+    };
+    let out = filter(&rs, &eps, config.clone()).unwrap();
     let n = total as f64;
     let x1 = map_step(&rs[0], &p1, n, eps[0] / delta).unwrap().x;
     let p2 = times(&normalized(&x1), &m);
@@ -171,24 +150,15 @@ fn three_steps_by_hand() {
         q[0] * 0.1 + q[1] * 0.7 + q[2] * 0.25,
         q[0] * 0.1 + q[1] * 0.1 + q[2] * 0.5,
     ];
-    assert_close(&p2, &p2_by_hand, 1e-15, "p_2");
+    assert_abs_diff_eq!(p2[..], p2_by_hand[..], epsilon = 1e-15);
     for (t, want) in [x1, x2, x3].iter().enumerate() {
-        assert_close(&out.estimates[t], want, 1e-12 * n, &format!("t={}", t + 1));
+        let x = &out.estimates[t];
+        assert!(abs_diff_eq!(x[..], want[..], epsilon = 1e-12 * n), "t={}: {x:?} vs {want:?}", t + 1);
     }
     // The open loop uses p_1 P^{t−1} instead, and differs here.
-    let open = filter(
-        &rs,
-        &eps,
-        delta,
-        total,
-        &PriorPolicy::Explicit(p1.clone()),
-        Some(&m),
-        Estimator::Map,
-        PriorUpdate::OpenLoop,
-    )
-    .unwrap();
+    let open = filter(&rs, &eps, FilterConfig { update: PriorUpdate::OpenLoop, ..config }).unwrap();
     let open3 = map_step(&rs[2], &times(&times(&p1, &m), &m), n, eps[2] / delta).unwrap().x;
-    assert_close(&open.estimates[2], &open3, 1e-12 * n, "open loop t=3");
+    assert_abs_diff_eq!(open.estimates[2][..], open3[..], epsilon = 1e-12 * n);
     let gap = open.estimates[2].iter().zip(&out.estimates[2]).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
     assert!(gap > 1e-6, "open and closed loop agree at t = 3: {:?}", out.estimates[2]);
 }
@@ -198,24 +168,20 @@ fn map_integer_and_mle_streams() {
     let m = hand_matrix();
     let rs = releases();
     let budgets = [0.5, 1.0, 1.5, 0.0, 3.0];
-    let out = filter(
-        &rs,
-        &budgets,
-        2.0,
-        33,
-        &PriorPolicy::Uniform,
-        Some(&m),
-        Estimator::MapInteger,
-        PriorUpdate::ClosedLoop,
-    )
-    .unwrap();
+    let config = FilterConfig {
+        prior: PriorPolicy::Uniform,
+        forward: Some(&m),
+        estimator: Estimator::MapInteger,
+        ..FilterConfig::new(33)
+    };
+    let out = filter(&rs, &budgets, config).unwrap();
     let ints = out.integers().unwrap();
     assert!(ints.iter().all(|x| x.iter().sum::<u64>() == 33));
     assert!(out.estimates.iter().flatten().all(|v| v.fract() == 0.0));
     // mle ignores budgets, prior and matrix (and needs no matrix for T > 1).
-    let out =
-        filter(&rs, &budgets, 2.0, 33, &PriorPolicy::Uniform, None, Estimator::Mle, PriorUpdate::ClosedLoop)
-            .unwrap();
+    let config =
+        FilterConfig { prior: PriorPolicy::Uniform, estimator: Estimator::Mle, ..FilterConfig::new(33) };
+    let out = filter(&rs, &budgets, config).unwrap();
     assert_eq!(out.integers(), None);
     for (x, r) in out.estimates.iter().zip(&rs) {
         assert_eq!(x, &mle_step(r, 33.0).unwrap());
@@ -227,9 +193,8 @@ fn empty_population_gives_zeros() {
     let m = hand_matrix();
     for estimator in Estimator::ALL {
         for update in UPDATES {
-            let out =
-                filter(&releases(), &[1.0; 5], 2.0, 0, &PriorPolicy::Frequency, Some(&m), estimator, update)
-                    .unwrap();
+            let config = FilterConfig { forward: Some(&m), estimator, update, ..FilterConfig::new(0) };
+            let out = filter(&releases(), &[1.0; 5], config).unwrap();
             assert!(out.estimates.iter().flatten().all(|&v| v == 0.0), "{estimator} {update:?}");
         }
     }
@@ -253,12 +218,19 @@ fn errors_name_the_step_cell_and_value() {
     let rs = releases();
     let run = |rs: &[Vec<f64>],
                budgets: &[f64],
-               delta: f64,
+               sensitivity: f64,
                total: u64,
-               policy: &PriorPolicy,
-               fwd: Option<&TransitionMatrix>,
-               est: Estimator| {
-        filter(rs, budgets, delta, total, policy, fwd, est, PriorUpdate::ClosedLoop)
+               prior: &PriorPolicy,
+               forward: Option<&TransitionMatrix>,
+               estimator: Estimator| {
+        let config = FilterConfig {
+            sensitivity,
+            prior: prior.clone(),
+            forward,
+            estimator,
+            ..FilterConfig::new(total)
+        };
+        filter(rs, budgets, config)
     };
     let freq = PriorPolicy::Frequency;
     let five = [1.0; 5];

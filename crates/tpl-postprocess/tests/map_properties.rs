@@ -1,4 +1,4 @@
-//! Optimality of the continuous MAP solver (spec §3 and §10), checked in ways that cannot
+//! Optimality of the continuous MAP solver (docs/map.md §3 and §10), checked in ways that cannot
 //! pass by accident:
 //! - the closed-form breakpoint solution equals an independent bisection on λ (written
 //!   here from the definition of S(λ)) to 1e-12·N per cell;
@@ -7,11 +7,12 @@
 //!   below 2a), Σx = N, x ≥ 0, x_i = 0 wherever p_i = 0;
 //! - no feasible move of h = 1e-6·N between two cells lowers F (the change of F computed in
 //!   a cancellation-free form), and neither N p nor the MLE point is better;
-//! - the spec's hand cases and useful facts (a = 0, r = 0, permutations, the e^{2a} ratio).
+//! - the hand cases of docs/map.md §3 and its useful facts (a = 0, r = 0, permutations, the e^{2a} ratio).
 
 // Cell-indexed loops read like the conditions they check (x_i, p_i, r_i side by side).
 #![allow(clippy::needless_range_loop)]
 
+use approx::assert_abs_diff_eq;
 use proptest::prelude::*;
 use tpl_postprocess::{MapStep, map_objective, map_step, mle_step};
 
@@ -38,7 +39,7 @@ fn x_at(r: &[f64], p: &[f64], a: f64, lambda: f64) -> Vec<f64> {
         .collect()
 }
 
-/// The spec's cross-check: bisection on λ over [min(ln N, min g) − a, max(ln N, max g) + a],
+/// The cross-check of docs/map.md §10: bisection on λ over [min(ln N, min g) − a, max(ln N, max g) + a],
 /// halving until the midpoint equals an end point.
 fn bisect(r: &[f64], p: &[f64], total: f64, a: f64) -> Vec<f64> {
     let g: Vec<f64> = r
@@ -91,7 +92,20 @@ fn delta_f(x: f64, h: f64, r: f64, p: f64, a: f64) -> (f64, f64) {
 
 /// Asserts every optimality property of `s` for the problem (r, p, N, a).
 fn check_optimal(r: &[f64], p: &[f64], total: f64, a: f64, s: &MapStep) -> Result<(), TestCaseError> {
-    let n = r.len();
+    check_feasible(p, total, s)?;
+    if total == 0.0 {
+        prop_assert_eq!(s.lambda, None);
+        return Ok(());
+    }
+    check_matches_bisection(r, p, total, a, s)?;
+    check_conditions(r, p, a, s)?;
+    check_no_improving_move(r, p, total, a, s)?;
+    check_beats_baselines(r, p, total, a, s)
+}
+
+/// x is finite, non-negative, zero where p_i = 0, and sums to N.
+fn check_feasible(p: &[f64], total: f64, s: &MapStep) -> Result<(), TestCaseError> {
+    let n = p.len();
     prop_assert_eq!(s.x.len(), n);
     prop_assert!(s.x.iter().all(|v| v.is_finite() && *v >= 0.0), "x = {:?}", s.x);
     for i in 0..n {
@@ -101,11 +115,18 @@ fn check_optimal(r: &[f64], p: &[f64], total: f64, a: f64, s: &MapStep) -> Resul
     }
     let sum: f64 = s.x.iter().sum();
     prop_assert!((sum - total).abs() <= 1e-12 * total.max(1.0), "Σx = {sum}, N = {total}");
-    if total == 0.0 {
-        prop_assert_eq!(s.lambda, None);
-        return Ok(());
-    }
-    // Closed form vs bisection.
+    Ok(())
+}
+
+/// The closed form equals the independent bisection on λ to 1e-12·N per cell.
+fn check_matches_bisection(
+    r: &[f64],
+    p: &[f64],
+    total: f64,
+    a: f64,
+    s: &MapStep,
+) -> Result<(), TestCaseError> {
+    let n = r.len();
     let reference = bisect(r, p, total, a);
     for i in 0..n {
         prop_assert!(
@@ -117,7 +138,13 @@ fn check_optimal(r: &[f64], p: &[f64], total: f64, a: f64, s: &MapStep) -> Resul
             (s.x[i] - reference[i]).abs()
         );
     }
-    // Optimality conditions.
+    Ok(())
+}
+
+/// The optimality conditions: every x_i is the median formula at the returned λ, or, when
+/// λ is absent, every cell of positive prior sits at its release with a spread of g_i ≤ 2a.
+fn check_conditions(r: &[f64], p: &[f64], a: f64, s: &MapStep) -> Result<(), TestCaseError> {
+    let n = r.len();
     match s.lambda {
         Some(lambda) => {
             let m = x_at(r, p, a, lambda);
@@ -145,9 +172,20 @@ fn check_optimal(r: &[f64], p: &[f64], total: f64, a: f64, s: &MapStep) -> Resul
             }
         }
     }
-    // No move between two cells lowers F: the spec's h = 1e-6·N, and a sharp h = 1e-9·x_i,
-    // whose second-order gain (≈ h/(2x) per unit moved) is small enough that a multiplier
-    // off by 1e-9 shows as a first-order loss.
+    Ok(())
+}
+
+/// No move between two cells lowers F: h = 1e-6·N (docs/map.md §10), and a sharp
+/// h = 1e-9·x_i, whose second-order gain (≈ h/(2x) per unit moved) is small enough that a
+/// multiplier off by 1e-9 shows as a first-order loss.
+fn check_no_improving_move(
+    r: &[f64],
+    p: &[f64],
+    total: f64,
+    a: f64,
+    s: &MapStep,
+) -> Result<(), TestCaseError> {
+    let n = r.len();
     for i in 0..n {
         if p[i] == 0.0 || s.x[i] == 0.0 {
             continue;
@@ -173,7 +211,11 @@ fn check_optimal(r: &[f64], p: &[f64], total: f64, a: f64, s: &MapStep) -> Resul
             }
         }
     }
-    // Nor do the prior mean N p and the MLE point (both feasible).
+    Ok(())
+}
+
+/// Neither the prior mean N p nor the MLE point (both feasible) has a lower F.
+fn check_beats_baselines(r: &[f64], p: &[f64], total: f64, a: f64, s: &MapStep) -> Result<(), TestCaseError> {
     let f = map_objective(r, p, a, &s.x).unwrap();
     let tol = 1e-12 * f.abs().max(1.0);
     let prior_mean: Vec<f64> = p.iter().map(|v| total * v).collect();
@@ -184,7 +226,7 @@ fn check_optimal(r: &[f64], p: &[f64], total: f64, a: f64, s: &MapStep) -> Resul
     Ok(())
 }
 
-/// A random problem as spec §10 asks: n ∈ 1..60, N ∈ 0..10⁶, a ∈ {0} ∪ [1e-6, 1e3]
+/// A random problem as docs/map.md §10 asks: n ∈ 1..60, N ∈ 0..10⁶, a ∈ {0} ∪ [1e-6, 1e3]
 /// log-uniform, r from Laplace noise on counts that sum to N, as raw (negative,
 /// non-integer), clipped, or clipped and rounded releases, p with zero entries.
 fn problem() -> impl Strategy<Value = (Vec<f64>, Vec<f64>, f64, f64)> {
@@ -275,18 +317,11 @@ proptest! {
     }
 }
 
-fn assert_close(x: &[f64], want: &[f64], tol: f64) {
-    assert_eq!(x.len(), want.len());
-    for (i, (g, w)) in x.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= tol, "cell {i}: {g} vs {w} ({x:?})");
-    }
-}
-
 #[test]
 fn hand_cases() {
     // p = (½, ½), r = (10, 0), N = 10, a = ln 2 → x = (8, 2), λ = ln 8, F = 40 ln 2 − 10.
     let s = map_step(&[10.0, 0.0], &[0.5, 0.5], 10.0, 2f64.ln()).unwrap();
-    assert_close(&s.x, &[8.0, 2.0], 1e-12 * 10.0);
+    assert_abs_diff_eq!(s.x[..], [8.0, 2.0][..], epsilon = 1e-12 * 10.0);
     assert!((s.lambda.unwrap() - 8f64.ln()).abs() < 1e-12);
     let f = map_objective(&[10.0, 0.0], &[0.5, 0.5], 2f64.ln(), &s.x).unwrap();
     assert!((f - (40.0 * 2f64.ln() - 10.0)).abs() < 1e-12);
@@ -296,19 +331,23 @@ fn hand_cases() {
     // r = 0 → N p, for every a; a = 0 → N p.
     let p = [0.1, 0.2, 0.3, 0.4];
     for a in [0.0, 1e-6, 0.3, 7.0, 1e3] {
-        assert_close(&map_step(&[0.0; 4], &p, 50.0, a).unwrap().x, &[5.0, 10.0, 15.0, 20.0], 1e-12 * 50.0);
+        assert_abs_diff_eq!(
+            map_step(&[0.0; 4], &p, 50.0, a).unwrap().x[..],
+            [5.0, 10.0, 15.0, 20.0][..],
+            epsilon = 1e-12 * 50.0
+        );
     }
-    assert_close(
-        &map_step(&[9.0, -2.0, 0.5, 40.0], &p, 50.0, 0.0).unwrap().x,
-        &[5.0, 10.0, 15.0, 20.0],
-        1e-12 * 50.0,
+    assert_abs_diff_eq!(
+        map_step(&[9.0, -2.0, 0.5, 40.0], &p, 50.0, 0.0).unwrap().x[..],
+        [5.0, 10.0, 15.0, 20.0][..],
+        epsilon = 1e-12 * 50.0
     );
     // n = 1 → (N); N = 0 → 0.
     assert_eq!(map_step(&[17.5], &[1.0], 12.0, 0.4).unwrap().x, vec![12.0]);
     assert_eq!(map_step(&[17.5, 3.0], &[0.5, 0.5], 0.0, 0.4).unwrap().x, vec![0.0, 0.0]);
     // a = 1000, p = (0.2, 0.3, 0.5), r = (3, 1, 0), N = 4 → (3, 1, 0), no overflow or NaN.
     let s = map_step(&[3.0, 1.0, 0.0], &[0.2, 0.3, 0.5], 4.0, 1000.0).unwrap();
-    assert_close(&s.x, &[3.0, 1.0, 0.0], 1e-12 * 4.0);
+    assert_abs_diff_eq!(s.x[..], [3.0, 1.0, 0.0][..], epsilon = 1e-12 * 4.0);
     assert!(s.lambda.is_none_or(f64::is_finite));
 }
 
@@ -325,7 +364,7 @@ fn billion_users() {
 
 #[test]
 fn extreme_inputs_stay_finite() {
-    // Spec §3: any finite input with a ≤ 10⁶, p_i ≥ 1e-300, N ≤ 2⁵³: no NaN or infinity and
+    // docs/map.md §3: any finite input with a ≤ 10⁶, p_i ≥ 1e-300, N ≤ 2⁵³: no NaN or infinity and
     // Σx = N within 1e-9 relative.
     let p = [1e-300, 1e-200, 0.5 - 1e-200, 0.5];
     let releases: [[f64; 4]; 4] =

@@ -1,4 +1,4 @@
-//! The MLE baseline is the Euclidean projection of r⁺ onto {x ≥ 0, Σx = N} (spec §6, §10):
+//! The MLE baseline is the Euclidean projection of r⁺ onto {x ≥ 0, Σx = N} (docs/map.md §6, §10):
 //! - it minimises Σ|x − r| over the feasible set: Σ|x − r⁺| = |Σr⁺ − N|;
 //! - Σx = N, x ≥ 0;
 //! - projection optimality: x_i = r⁺_i − τ wherever x_i > 0 and r⁺_i ≤ τ wherever x_i = 0,
@@ -52,7 +52,7 @@ proptest! {
 }
 
 #[test]
-fn spec_cases() {
+fn documented_cases() {
     assert_eq!(mle_step(&[5.0, 0.0, 3.0], 4.0).unwrap(), vec![3.0, 0.0, 1.0]);
     assert_eq!(mle_step(&[1.0, 1.0, 1.0], 6.0).unwrap(), vec![2.0, 2.0, 2.0]);
     assert_eq!(mle_step(&[-2.0, 0.0, 7.0], 4.0).unwrap(), vec![0.0, 0.0, 4.0]);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::{Value, json};
-use tpl_postprocess::{Estimates, Estimator, PostprocessError, PriorPolicy, PriorUpdate, filter};
+use tpl_postprocess::{Estimates, Estimator, FilterConfig, PostprocessError, PriorPolicy, filter};
 
 use crate::budget_file::read_budgets;
 use crate::counts_file::{Counts, read_counts};
@@ -89,18 +89,14 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
             PostprocessError::MissingForward { estimator: args.estimator.name(), horizon },
         ));
     }
-    let policy = prior_policy(&args.prior)?;
-    let estimates = filter(
-        &counts.rows,
-        &budgets,
-        args.sensitivity,
-        args.total,
-        &policy,
-        forward.as_ref(),
-        args.estimator,
-        PriorUpdate::ClosedLoop,
-    )
-    .map_err(|e| locate(e, args, &counts))?;
+    let config = FilterConfig {
+        sensitivity: args.sensitivity,
+        prior: prior_policy(&args.prior)?,
+        forward: forward.as_ref(),
+        estimator: args.estimator,
+        ..FilterConfig::new(args.total)
+    };
+    let estimates = filter(&counts.rows, &budgets, config).map_err(|e| locate(e, args, &counts))?;
     for w in &estimates.warnings {
         eprintln!("tpl: warning: {}: {w}", args.releases.display());
     }

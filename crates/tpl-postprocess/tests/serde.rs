@@ -1,0 +1,38 @@
+//! With the `serde` feature, the result types serialise with the names the command line
+//! uses (`map-integer`, `closed-loop`) and warnings as tagged objects.
+#![cfg(feature = "serde")]
+
+use serde_json::json;
+use tpl_core::TransitionMatrix;
+use tpl_postprocess::{Estimator, FilterConfig, PriorPolicy, PriorUpdate, Warning, filter, map_step};
+
+#[test]
+fn estimates_serialise_with_command_line_names() {
+    let m = TransitionMatrix::identity(3);
+    let config = FilterConfig { forward: Some(&m), estimator: Estimator::MapInteger, ..FilterConfig::new(6) };
+    let out = filter(&[vec![4.0, 2.0, 0.0], vec![4.0, 2.0, 0.0]], &[1.0, 1.0], config).unwrap();
+    let value = serde_json::to_value(&out).unwrap();
+    assert_eq!(
+        value,
+        json!({
+            "estimator": "map-integer",
+            "estimates": [[4.0, 2.0, 0.0], [4.0, 2.0, 0.0]],
+            "warnings": [{"kind": "zero-prior-cells", "cells": [3]}],
+        })
+    );
+}
+
+#[test]
+fn names_and_steps_serialise() {
+    assert_eq!(serde_json::to_value(Warning::UniformFallback).unwrap(), json!({"kind": "uniform-fallback"}));
+    assert_eq!(serde_json::to_value(PriorUpdate::OpenLoop).unwrap(), json!("open-loop"));
+    assert_eq!(
+        serde_json::to_value(PriorPolicy::Explicit(vec![0.5, 0.5])).unwrap(),
+        json!({"explicit": [0.5, 0.5]})
+    );
+    for e in Estimator::ALL {
+        assert_eq!(serde_json::to_value(e).unwrap(), json!(e.name()));
+    }
+    let s = map_step(&[6.0, 4.0], &[0.5, 0.5], 10.0, 1.0).unwrap();
+    assert_eq!(serde_json::to_value(&s).unwrap(), json!({"x": [6.0, 4.0], "lambda": null}));
+}
