@@ -53,18 +53,18 @@ fn check(kind: &str, expected_cases: usize) {
                 }
             }
         };
-        cmp("budgets", &a.budgets, nums(&case["budgets"]));
-        cmp("bpl", &a.series.bpl, nums(&case["bpl"]));
-        cmp("fpl", &a.series.fpl, nums(&case["fpl"]));
-        cmp("tpl", &a.series.tpl, nums(&case["tpl"]));
-        cmp("max_tpl", &[a.max_tpl], vec![num(&case["max_tpl"])]);
+        cmp("budgets", a.budgets(), nums(&case["budgets"]));
+        cmp("bpl", a.audit.series.bpl(), nums(&case["bpl"]));
+        cmp("fpl", a.audit.series.fpl(), nums(&case["fpl"]));
+        cmp("tpl", a.audit.series.tpl(), nums(&case["tpl"]));
+        cmp("max_tpl", &[a.max_tpl()], vec![num(&case["max_tpl"])]);
         let sups = [a.sup_backward, a.sup_forward].map(|s| match s {
             Supremum::Bounded(v) => v,
             Supremum::Unbounded => f64::INFINITY,
         });
         cmp("sup", &sups, vec![num(&case["sup_backward"]), num(&case["sup_forward"])]);
-        if !a.guarantee.holds(&a) {
-            failures.push(format!("{id}: guarantee {:?} fails (max TPL {})", a.guarantee, a.max_tpl));
+        if !a.guarantee.holds(&a.audit) {
+            failures.push(format!("{id}: guarantee {:?} fails (max TPL {})", a.guarantee, a.max_tpl()));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -288,10 +288,10 @@ impl Loss {
     /// L(α), checked: α must be finite and ≥ 0.
     ///
     /// # Errors
-    /// [`CoreError::BadAlpha`] for a negative, NaN or infinite α.
+    /// [`CoreError::BadLossArgument`] for a negative, NaN or infinite α.
     pub fn evaluate(&self, alpha: f64) -> Result<f64> {
         if !(alpha.is_finite() && alpha >= 0.0) {
-            return Err(CoreError::BadAlpha(alpha));
+            return Err(CoreError::BadLossArgument(alpha));
         }
         Ok(self.loss(alpha))
     }

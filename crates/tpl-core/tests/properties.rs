@@ -399,8 +399,8 @@ proptest! {
         prop_assert!(piece.is_zero());
         prop_assert_eq!(piece.supremum(eps).unwrap(), Supremum::Bounded(eps));
         let s = LeakageSeries::from_matrices(Some(&m), Some(&m), &[eps; 5]).unwrap();
-        prop_assert_eq!(&s.bpl, &vec![eps; 5]);
-        prop_assert_eq!(&s.tpl, &vec![eps; 5]);
+        prop_assert_eq!(&s.bpl(), &vec![eps; 5]);
+        prop_assert_eq!(&s.tpl(), &vec![eps; 5]);
     }
 
     /// Theorem 7: two rows with disjoint supports ⇒ L(α) = α (exactly), and the leakage is
@@ -441,12 +441,12 @@ proptest! {
             // the fixed point is reached in floating point, successive values may differ by
             // the rounding of one evaluation of L.
             prop_assert!(
-                s.bpl[k] + 8.0 * f64::EPSILON * s.bpl[k] >= s.bpl[k - 1],
-                "BPL_{} = {} < BPL_{} = {}", k + 1, s.bpl[k], k, s.bpl[k - 1]
+                s.bpl()[k] + 8.0 * f64::EPSILON * s.bpl()[k] >= s.bpl()[k - 1],
+                "BPL_{} = {} < BPL_{} = {}", k + 1, s.bpl()[k], k, s.bpl()[k - 1]
             );
         }
         if let Supremum::Bounded(sup) = PiecewiseLoss::new(&m).supremum(eps).unwrap() {
-            let top = s.bpl[t - 1];
+            let top = s.bpl()[t - 1];
             prop_assert!(top <= sup * (1.0 + 1e-12), "BPL_{t} = {top} > supremum {sup}");
         }
     }
@@ -463,7 +463,7 @@ proptest! {
         let Supremum::Bounded(sup) = sup else {
             return Err(TestCaseError::fail(format!("smoothed matrix has unbounded supremum: {m:?}")));
         };
-        let last = series.bpl[t - 1];
+        let last = series.bpl()[t - 1];
         prop_assert!(close(last, sup, 1e-9), "BPL_{t} = {last}, supremum {sup}");
     }
 
@@ -483,14 +483,14 @@ proptest! {
             // Equal up to the order of the two floating-point operations (the crate may add
             // BPL to FPL − ε, or BPL + FPL then subtract ε): two roundings, each at most half
             // an ulp of a value no larger than BPL + FPL.
-            let (b, f, e) = (s.bpl[t], s.fpl[t], s.epsilon[t]);
+            let (b, f, e) = (s.bpl()[t], s.fpl()[t], s.epsilon()[t]);
             prop_assert!(
-                (s.tpl[t] - (b + f - e)).abs() <= 2.0 * f64::EPSILON * (b + f),
-                "TPL_{} = {} but BPL + FPL − ε = {}", t + 1, s.tpl[t], b + f - e
+                (s.tpl()[t] - (b + f - e)).abs() <= 2.0 * f64::EPSILON * (b + f),
+                "TPL_{} = {} but BPL + FPL − ε = {}", t + 1, s.tpl()[t], b + f - e
             );
-            prop_assert!(s.tpl[t] >= 0.0 && s.tpl[t] >= s.bpl[t].max(s.fpl[t]) * (1.0 - 2.0 * f64::EPSILON));
+            prop_assert!(s.tpl()[t] >= 0.0 && s.tpl()[t] >= s.bpl()[t].max(s.fpl()[t]) * (1.0 - 2.0 * f64::EPSILON));
         }
-        prop_assert_eq!(&s.window_leakage(1).unwrap(), &s.tpl);
+        prop_assert_eq!(&s.window_leakage(1).unwrap(), &s.tpl());
 
         // A bound computed by the recursion BPL_t = L(BPL_{t−1}) + ε_t carries one rounding
         // per step, whereas window sums are compensated: allow T ulps of relative slack.
@@ -513,8 +513,8 @@ proptest! {
             for (start, &v) in windows.iter().enumerate() {
                 for k in start..start + w {
                     prop_assert!(
-                        v + slack(v) >= s.tpl[k],
-                        "window {w} at {}: {v} < TPL_{} = {}", start + 1, k + 1, s.tpl[k]
+                        v + slack(v) >= s.tpl()[k],
+                        "window {w} at {}: {v} < TPL_{} = {}", start + 1, k + 1, s.tpl()[k]
                     );
                 }
             }
@@ -544,17 +544,17 @@ proptest! {
         let mut acc = LeakageAccountant::new(pb.as_ref(), pf.as_ref());
         prop_assert!(acc.series().is_none());
         for (t, &e) in eps.iter().enumerate() {
-            prop_assert_eq!(acc.push(e).unwrap(), full.bpl[t]);
+            prop_assert_eq!(acc.push(e).unwrap(), full.bpl()[t]);
             if t % 37 == 0 {
                 prop_assert_eq!(acc.series().unwrap(), batch(&eps[..=t]));
             }
         }
-        prop_assert_eq!(acc.bpl(), &full.bpl[..]);
+        prop_assert_eq!(acc.bpl(), full.bpl());
         prop_assert_eq!(acc.series().unwrap(), full.clone());
         // The evaluator `from_matrices` picks agrees to rounding (it may be Algorithm 1).
         let picked = LeakageSeries::from_matrices(pb.as_ref(), pf.as_ref(), &eps).unwrap();
         for t in 0..eps.len() {
-            prop_assert!(close(picked.tpl[t], full.tpl[t], 1e-12), "TPL_{}: {} vs {}", t + 1, picked.tpl[t], full.tpl[t]);
+            prop_assert!(close(picked.tpl()[t], full.tpl()[t], 1e-12), "TPL_{}: {} vs {}", t + 1, picked.tpl()[t], full.tpl()[t]);
         }
     }
 }
