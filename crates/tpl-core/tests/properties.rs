@@ -34,6 +34,7 @@
 //! stalling on ties). `tests/properties.proptest-regressions` keeps proptest's seeds of the
 //! failures. The file runs in well under a second with `cargo test --release`.
 
+use approx::relative_eq;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use tpl_core::{
@@ -221,13 +222,11 @@ fn brute_force_large(m: &TransitionMatrix, alpha: f64) -> f64 {
     })
 }
 
-/// |a − b| ≤ rtol·max(|a|, |b|) + 1e-300. The absolute floor only matters for subnormal
-/// results (α near 1e-300 makes L(α) itself subnormal, where a relative tolerance of 1e-12
-/// is finer than the spacing of representable numbers); everywhere else this is a pure
-/// relative comparison, which is what the evaluators promise even for L ≈ 1e-10.
-fn close(a: f64, b: f64, rtol: f64) -> bool {
-    (a - b).abs() <= rtol * a.abs().max(b.abs()) + 1e-300
-}
+/// Absolute floor of the relative comparisons: it only matters for subnormal results (α
+/// near 1e-300 makes L(α) itself subnormal, where a relative tolerance of 1e-12 is finer
+/// than the spacing of representable numbers); everywhere else the comparison is purely
+/// relative, which is what the evaluators promise even for L ≈ 1e-10.
+const SUBNORMAL_FLOOR: f64 = 1e-300;
 
 /// The three evaluators of one matrix.
 fn evaluators(m: &TransitionMatrix) -> [(&'static str, Box<dyn LossEvaluator>); 3] {
@@ -289,8 +288,8 @@ proptest! {
         let [(_, direct), (_, pair), (_, piece)] = evaluators(&m);
         for &a in &alphas {
             let (d, p, w) = (direct.loss(a), pair.loss(a), piece.loss(a));
-            prop_assert!(close(d, p, 1e-12), "L({a}): direct {d} vs pair-table {p}");
-            prop_assert!(close(d, w, 1e-12), "L({a}): direct {d} vs piecewise {w}");
+            prop_assert!(relative_eq!(d, p, epsilon = SUBNORMAL_FLOOR, max_relative = 1e-12), "L({a}): direct {d} vs pair-table {p}");
+            prop_assert!(relative_eq!(d, w, epsilon = SUBNORMAL_FLOOR, max_relative = 1e-12), "L({a}): direct {d} vs piecewise {w}");
         }
     }
 
@@ -305,7 +304,7 @@ proptest! {
             let expected = brute_force_moderate(&m, a);
             for (name, l) in evaluators(&m) {
                 let v = l.loss(a);
-                prop_assert!(close(v, expected, 1e-12), "{name}: L({a}) = {v}, brute force {expected}");
+                prop_assert!(relative_eq!(v, expected, epsilon = SUBNORMAL_FLOOR, max_relative = 1e-12), "{name}: L({a}) = {v}, brute force {expected}");
             }
         }
     }
@@ -321,7 +320,7 @@ proptest! {
             let expected = brute_force_large(&m, a);
             for (name, l) in evaluators(&m) {
                 let v = l.loss(a);
-                prop_assert!(close(v, expected, 1e-12), "{name}: L({a}) = {v}, brute force {expected}");
+                prop_assert!(relative_eq!(v, expected, epsilon = SUBNORMAL_FLOOR, max_relative = 1e-12), "{name}: L({a}) = {v}, brute force {expected}");
             }
         }
     }
@@ -464,7 +463,7 @@ proptest! {
             return Err(TestCaseError::fail(format!("smoothed matrix has unbounded supremum: {m:?}")));
         };
         let last = series.bpl()[t - 1];
-        prop_assert!(close(last, sup, 1e-9), "BPL_{t} = {last}, supremum {sup}");
+        prop_assert!(relative_eq!(last, sup, epsilon = SUBNORMAL_FLOOR, max_relative = 1e-9), "BPL_{t} = {last}, supremum {sup}");
     }
 
     /// Property 7: TPL_t = BPL_t + FPL_t − ε_t (eq. 11) and Theorem 3's windows, for random
@@ -554,7 +553,7 @@ proptest! {
         // The evaluator `from_matrices` picks agrees to rounding (it may be Algorithm 1).
         let picked = LeakageSeries::from_matrices(pb.as_ref(), pf.as_ref(), &eps).unwrap();
         for t in 0..eps.len() {
-            prop_assert!(close(picked.tpl()[t], full.tpl()[t], 1e-12), "TPL_{}: {} vs {}", t + 1, picked.tpl()[t], full.tpl()[t]);
+            prop_assert!(relative_eq!(picked.tpl()[t], full.tpl()[t], epsilon = SUBNORMAL_FLOOR, max_relative = 1e-12), "TPL_{}: {} vs {}", t + 1, picked.tpl()[t], full.tpl()[t]);
         }
     }
 }
@@ -567,7 +566,10 @@ proptest! {
 fn assert_all_evaluators(m: &TransitionMatrix, alpha: f64, expected: f64) {
     for (name, l) in evaluators(m) {
         let v = l.loss(alpha);
-        assert!(close(v, expected, 1e-12), "{name}: L({alpha}) = {v}, expected {expected}");
+        assert!(
+            relative_eq!(v, expected, epsilon = SUBNORMAL_FLOOR, max_relative = 1e-12),
+            "{name}: L({alpha}) = {v}, expected {expected}"
+        );
     }
 }
 
