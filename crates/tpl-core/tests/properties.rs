@@ -2,8 +2,8 @@
 //! n = 1..=8 states: dense, sparse (many exact zeros), with duplicate rows, with all rows
 //! equal, with near-duplicate rows and with entries spanning 300 orders of magnitude.
 //!
-//! Where each property comes from (theorem numbers of the TKDE paper, as in DESIGN.md,
-//! "The mathematics in one page"):
+//! Where each property comes from (theorem numbers of the TKDE paper, as in
+//! `docs/model.md` §3–5):
 //! 1. `loss_is_between_zero_and_alpha` — 0 ≤ L(α) ≤ α (stated after eq. 24: the optimal
 //!    subset S = ∅ gives 0, and q_S ≤ 1, d_S ≥ 0 bound the ratio by 1 + x = e^α).
 //! 2. `loss_is_non_decreasing` — L is non-decreasing in α (every candidate
@@ -26,7 +26,7 @@
 //! 8. `accountant_matches_batch_series` — the streaming `LeakageAccountant` is the batch
 //!    `LeakageSeries` computed online (same evaluator, same arithmetic: bit-identical).
 //! 9. `loss_is_finite_at_huge_alpha` — for α ∈ [800, 10⁴] (where e^α overflows a double)
-//!    L(α) stays finite and ≤ α when no two rows have disjoint supports (DESIGN.md,
+//!    L(α) stays finite and ≤ α when no two rows have disjoint supports (`docs/model.md` §3,
 //!    "Numerics").
 //!
 //! At the end, plain `#[test]` regressions: minimised counterexamples these properties found
