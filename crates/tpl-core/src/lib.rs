@@ -22,7 +22,8 @@
 //!
 //! Map of the crate:
 //! - [`TransitionMatrix`] — validated row-stochastic matrices, Laplacian smoothing (eq. 28);
-//! - [`TransitionCounts`] — forward and backward matrices estimated from observed moves;
+//! - [`TransitionCounts`] — counts of observed moves between states, and the forward and
+//!   backward matrices estimated from them ([`EstimatedMatrix`]; `docs/model.md` §2);
 //! - [`LossEvaluator`] and its three implementations of L(α) (eq. 24): [`DirectLoss`]
 //!   (Alg. 1), [`PairTableLoss`] (Alg. 2–3), [`PiecewiseLoss`] (Alg. 4–5), and [`Loss`], which
 //!   picks one for a workload;
@@ -44,12 +45,12 @@ mod check;
 mod direct;
 mod envelope;
 mod error;
-mod estimate;
 mod loss;
 mod matrix;
 mod personalized;
 mod series;
 mod supremum;
+mod transition_counts;
 mod window;
 
 pub use accountant::LeakageAccountant;
@@ -58,12 +59,12 @@ pub use check::{
     check_alpha, check_epsilon, check_horizon, check_sensitivity, check_window, validate_budgets,
 };
 pub use error::{CoreError, Result};
-pub use estimate::{EstimatedMatrix, TransitionCounts};
 pub use loss::{DirectLoss, Loss, LossEvaluator, PairTableLoss, PiecewiseLoss, Segment};
 pub use matrix::{ROW_SUM_TOLERANCE, TransitionMatrix};
 pub use personalized::{PersonalizedLeakage, UserCorrelation};
 pub use series::{Budgets, CompactSeries, LeakageSeries};
 pub use supremum::{Supremum, supremum};
+pub use transition_counts::{EstimatedMatrix, TransitionCounts};
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]
