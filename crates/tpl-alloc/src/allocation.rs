@@ -1,7 +1,7 @@
 //! What an allocator promises, what it returns, and the audit that checks one against the
 //! other (OpenDP style: the guarantee is part of the result, and a test can ask it).
 
-use tpl_core::{LeakageSeries, Supremum};
+use tpl_core::{LeakageSeries, Supremum, check_alpha, check_horizon};
 
 use crate::correlation::Correlation;
 use crate::error::{AllocError, Result};
@@ -9,6 +9,7 @@ use crate::search::{smallest_where, ulps_below};
 
 /// The quantity an allocator bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum Quantity {
     /// max_t TPL_t ≤ bound: α-DP_T (TKDE Definition 5).
     MaxTpl,
@@ -23,6 +24,7 @@ pub enum Quantity {
 
 /// A promise: `quantity` stays within `bound`.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Guarantee {
     /// What is bounded.
     pub quantity: Quantity,
@@ -36,50 +38,92 @@ pub struct Guarantee {
 const EXACT_SLACK: f64 = 1e-9;
 
 impl Guarantee {
-    /// Whether the audited allocation keeps the promise, exactly as the f64 values compare:
-    /// the audited maximum (TPL, or window leakage) is ≤ the bound with no slack, and for
-    /// [`Quantity::TplEveryStep`] every TPL_t is also within 1e-9 relative below it.
-    pub fn holds(&self, a: &Allocation) -> bool {
-        self.bound_kept(a.max_tpl, a.max_window_leakage)
+    /// Whether an audited budget sequence keeps the promise, exactly as the f64 values
+    /// compare: the audited maximum (TPL, or window leakage) is ≤ the bound with no slack, and
+    /// for [`Quantity::TplEveryStep`] every TPL_t is also within 1e-9 relative below it.
+    pub fn holds(&self, audit: &Audit) -> bool {
+        self.bound_kept(audit)
             && match self.quantity {
-                Quantity::TplEveryStep => a.series.tpl.iter().all(|&v| v >= self.bound * (1.0 - EXACT_SLACK)),
+                Quantity::TplEveryStep => {
+                    audit.series.tpl().iter().all(|&v| v >= self.bound * (1.0 - EXACT_SLACK))
+                }
                 _ => true,
             }
     }
 
     /// The upper half of [`Guarantee::holds`]: the audited maximum is ≤ the bound.
-    fn bound_kept(&self, max_tpl: f64, max_window: Option<f64>) -> bool {
+    fn bound_kept(&self, audit: &Audit) -> bool {
         match self.quantity {
-            Quantity::MaxTpl | Quantity::TplEveryStep => max_tpl <= self.bound,
-            Quantity::MaxWindowLeakage { .. } => max_window.is_some_and(|v| v <= self.bound),
+            Quantity::MaxTpl | Quantity::TplEveryStep => audit.max_tpl <= self.bound,
+            Quantity::MaxWindowLeakage { .. } => audit.max_window_leakage.is_some_and(|v| v <= self.bound),
+        }
+    }
+
+    /// The window the promise is about, if any.
+    pub fn window(&self) -> Option<usize> {
+        match self.quantity {
+            Quantity::MaxWindowLeakage { window } => Some(window),
+            _ => None,
         }
     }
 }
 
-/// Budgets per step with their audit through `tpl-core`.
+/// What an allocator plans before the audit: ε_1..ε_T and the budget it spends at steady
+/// state.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Plan {
+    /// ε_t for t = 1..T, exact up to rounding.
+    pub budgets: Vec<f64>,
+    /// The budget spent at steady state (every step for upper-bound and window, the middle
+    /// steps for quantified).
+    pub steady_budget: f64,
+}
+
+/// The audit of a budget sequence through `tpl-core` (`docs/model.md` §4): what it leaks.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Audit {
+    /// ε_t, BPL_t, FPL_t and TPL_t under the budgets (TKDE eqs. 11–15).
+    pub series: LeakageSeries,
+    /// max_t TPL_t: the α of α-DP_T achieved.
+    pub max_tpl: f64,
+    /// The window checked, if one was asked for.
+    pub window: Option<usize>,
+    /// The largest leakage of a window of that many steps (TKDE Theorem 3), if asked for.
+    pub max_window_leakage: Option<f64>,
+}
+
+/// Budgets per step with their audit through `tpl-core`: what was promised, what was spent,
+/// what it leaks.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Allocation {
     /// The allocator's name (`upper-bound`, `quantified`, `window`).
     pub strategy: &'static str,
     /// What it promised.
     pub guarantee: Guarantee,
-    /// ε_t for t = 1..T.
-    pub budgets: Vec<f64>,
-    /// BPL, FPL, TPL under those budgets.
-    pub series: LeakageSeries,
-    /// max_t TPL_t.
-    pub max_tpl: f64,
-    /// The window checked, if the guarantee is about windows.
-    pub window: Option<usize>,
-    /// The largest window leakage, if the guarantee is about windows.
-    pub max_window_leakage: Option<f64>,
-    /// The budget spent at steady state (every step for upper-bound and window, the middle
-    /// steps for quantified).
+    /// The audit of the budgets (they are `audit.series.epsilon()`, see
+    /// [`Allocation::budgets`]); it keeps [`Guarantee::holds`].
+    pub audit: Audit,
+    /// The budget spent at steady state, lowered with the others.
     pub steady_budget: f64,
     /// sup BPL at the steady budget (Theorem 11).
     pub sup_backward: Supremum,
     /// sup FPL at the steady budget.
     pub sup_forward: Supremum,
+}
+
+impl Allocation {
+    /// ε_t for t = 1..T, as audited.
+    pub fn budgets(&self) -> &[f64] {
+        self.audit.series.epsilon()
+    }
+
+    /// max_t TPL_t of the budgets.
+    pub fn max_tpl(&self) -> f64 {
+        self.audit.max_tpl
+    }
 }
 
 /// Runs `budgets` through `tpl-core` (series, max TPL and, with `window`, the largest
@@ -89,28 +133,20 @@ pub struct Allocation {
 ///
 /// # Errors
 /// Invalid budgets or window.
-pub fn audit(
-    corr: &Correlation,
-    budgets: &[f64],
-    window: Option<usize>,
-) -> Result<(LeakageSeries, f64, Option<f64>)> {
+pub fn audit(corr: &Correlation, budgets: &[f64], window: Option<usize>) -> Result<Audit> {
     let series = corr.series(budgets)?;
     let max_tpl = series.max_tpl();
-    let max_window = match window {
-        Some(w) => Some(series.window_leakage(w)?.into_iter().fold(0.0, f64::max)),
+    let max_window_leakage = match window {
+        Some(w) => Some(series.max_window_leakage(w)?),
         None => None,
     };
-    Ok((series, max_tpl, max_window))
+    Ok(Audit { series, max_tpl, window, max_window_leakage })
 }
 
 /// Checks α and T, the common preconditions of every allocator.
 pub(crate) fn check_target(alpha: f64, horizon: usize) -> Result<()> {
-    if !(alpha.is_finite() && alpha > 0.0) {
-        return Err(AllocError::BadAlpha(alpha));
-    }
-    if horizon == 0 {
-        return Err(AllocError::EmptyHorizon);
-    }
+    check_alpha(alpha)?;
+    check_horizon(horizon)?;
     Ok(())
 }
 
@@ -125,11 +161,11 @@ pub trait Allocator {
     /// The correlation it plans against.
     fn correlation(&self) -> &Correlation;
 
-    /// ε_1..ε_T and the steady-state budget.
+    /// ε_1..ε_T and the steady-state budget, before the audit.
     ///
     /// # Errors
     /// When no valid allocation exists; the error says why.
-    fn plan(&self, horizon: usize) -> Result<(Vec<f64>, f64)>;
+    fn plan(&self, horizon: usize) -> Result<Plan>;
 
     /// The budgets with their audit; the audit is part of the result so that a caller sees
     /// what was achieved, not only what was promised.
@@ -145,44 +181,45 @@ pub trait Allocator {
     /// the audit; [`AllocError::GuaranteeUnmet`] if the audit still fails (a defect).
     fn allocate(&self, horizon: usize) -> Result<Allocation> {
         let guarantee = self.guarantee();
-        let (planned, planned_steady) = self.plan(horizon)?;
-        let window = match guarantee.quantity {
-            Quantity::MaxWindowLeakage { window } => Some(window),
-            _ => None,
-        };
+        let plan = self.plan(horizon)?;
         let corr = self.correlation();
-        let lowered = |k: u64| planned.iter().map(|&b| ulps_below(b, k)).collect::<Vec<f64>>();
-        let passes = |budgets: &[f64]| {
-            audit(corr, budgets, window).is_ok_and(|(_, max_tpl, max_w)| guarantee.bound_kept(max_tpl, max_w))
-        };
-        let max_k = planned.iter().map(|b| b.to_bits()).max().unwrap_or(0);
-        let k = smallest_where(max_k, |k| passes(&lowered(k)))
-            .ok_or(AllocError::NoPositiveBudget { alpha: guarantee.bound })?;
-        let budgets = lowered(k);
+        let k = ulps_to_pass(corr, guarantee, &plan.budgets)?;
+        let budgets: Vec<f64> = plan.budgets.iter().map(|&b| ulps_below(b, k)).collect();
         if budgets.iter().any(|&b| b <= 0.0) {
             return Err(AllocError::NoPositiveBudget { alpha: guarantee.bound });
         }
-        let steady_budget = ulps_below(planned_steady, k);
-        let (series, max_tpl, max_window_leakage) = audit(corr, &budgets, window)?;
+        let steady_budget = ulps_below(plan.steady_budget, k);
         let allocation = Allocation {
             strategy: self.name(),
             guarantee,
-            budgets,
-            series,
-            max_tpl,
-            window,
-            max_window_leakage,
+            audit: audit(corr, &budgets, guarantee.window())?,
             steady_budget,
             sup_backward: corr.sup_backward(steady_budget)?,
             sup_forward: corr.sup_forward(steady_budget)?,
         };
-        if !guarantee.holds(&allocation) {
+        if !guarantee.holds(&allocation.audit) {
+            let a = &allocation.audit;
             return Err(AllocError::GuaranteeUnmet {
                 strategy: allocation.strategy,
-                achieved: allocation.max_window_leakage.unwrap_or(allocation.max_tpl),
+                achieved: a.max_window_leakage.unwrap_or(a.max_tpl),
                 bound: guarantee.bound,
             });
         }
         Ok(allocation)
     }
+}
+
+/// The smallest number k of ulps by which lowering every planned budget makes the audit keep
+/// the bound of `guarantee` (0 when the plan passes as it is).
+///
+/// # Errors
+/// [`AllocError::NoPositiveBudget`] when not even budgets lowered to 0 pass.
+fn ulps_to_pass(corr: &Correlation, guarantee: Guarantee, planned: &[f64]) -> Result<u64> {
+    let window = guarantee.window();
+    let passes = |k: u64| {
+        let lowered: Vec<f64> = planned.iter().map(|&b| ulps_below(b, k)).collect();
+        audit(corr, &lowered, window).is_ok_and(|a| guarantee.bound_kept(&a))
+    };
+    let max_k = planned.iter().map(|b| b.to_bits()).max().unwrap_or(0);
+    smallest_where(max_k, passes).ok_or(AllocError::NoPositiveBudget { alpha: guarantee.bound })
 }

@@ -1,13 +1,13 @@
 //! The adversary's knowledge an allocator plans against: L_B and L_F as piecewise functions.
 
-use tpl_core::{LeakageSeries, LossEvaluator, PiecewiseLoss, Supremum, TransitionMatrix};
+use tpl_core::{CoreError, LeakageSeries, LossEvaluator, PiecewiseLoss, Supremum, TransitionMatrix};
 
 use crate::error::{AllocError, Result, Side};
 
 /// Horizons up to which [`LeakageSeries::from_matrices`] (what `tpl leakage` audits with)
 /// evaluates L by Algorithm 1 rather than by the piecewise function; [`Correlation::series`]
 /// does the same so that an allocator's audit is bit for bit the one `tpl leakage` prints
-/// (the test `audit_is_the_leakage_series` keeps the two in step).
+/// (the test `audit_is_the_leakage_series_for_every_horizon` keeps the two in step).
 const DIRECT_HORIZON: usize = 2;
 
 /// Backward and forward correlation, each optional (absent: the adversary knows nothing on
@@ -23,12 +23,13 @@ impl Correlation {
     /// Precomputes L_B and L_F (TKDE Algorithms 2 and 4) for the given matrices.
     ///
     /// # Errors
-    /// [`AllocError::SizeMismatch`] when both are given over different numbers of states.
+    /// [`tpl_core::CoreError::MatrixSizes`] when both are given over different numbers of
+    /// states.
     pub fn new(backward: Option<&TransitionMatrix>, forward: Option<&TransitionMatrix>) -> Result<Self> {
         if let (Some(b), Some(f)) = (backward, forward)
             && b.n() != f.n()
         {
-            return Err(AllocError::SizeMismatch { backward: b.n(), forward: f.n() });
+            return Err(CoreError::MatrixSizes { backward: b.n(), forward: f.n() }.into());
         }
         Ok(Self {
             backward: backward.map(PiecewiseLoss::new),

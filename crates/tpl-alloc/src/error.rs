@@ -5,6 +5,8 @@ use tpl_core::CoreError;
 
 /// Which side of the correlation a message is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum Side {
     /// P_B, behind BPL.
     Backward,
@@ -24,15 +26,11 @@ impl std::fmt::Display for Side {
 /// Why an allocation cannot be made.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum AllocError {
-    /// Invalid input to `tpl-core` (budgets, window, …).
+    /// Invalid input, as `tpl-core` checks it: a target α, horizon or window
+    /// ([`CoreError::BadAlpha`], [`CoreError::EmptyHorizon`], [`CoreError::BadWindow`]),
+    /// budgets, or matrices over different numbers of states ([`CoreError::MatrixSizes`]).
     #[error(transparent)]
     Core(#[from] CoreError),
-    /// A target leakage α that is not finite and positive.
-    #[error("alpha {0} must be finite and greater than 0")]
-    BadAlpha(f64),
-    /// A horizon of 0 steps.
-    #[error("the horizon is 0: at least one step is needed")]
-    EmptyHorizon,
     /// The matrix makes the leakage grow without bound for every ε > 0.
     #[error(
         "the {side} matrix has two rows with disjoint supports, so L(α) = α (Theorem 7): the {side} \
@@ -60,17 +58,6 @@ pub enum AllocError {
         mid: f64,
         /// The target.
         alpha: f64,
-    },
-    /// Backward and forward matrices over different numbers of states.
-    #[error(
-        "the backward matrix is {backward}×{backward} but the forward matrix is {forward}×{forward}: both \
-         must describe the same states"
-    )]
-    SizeMismatch {
-        /// States of P_B.
-        backward: usize,
-        /// States of P_F.
-        forward: usize,
     },
     /// The limit leakage of a constant budget could not be computed as a finite number, so
     /// the largest budget for α cannot be located.
@@ -106,14 +93,6 @@ pub enum AllocError {
         achieved: f64,
         /// The target.
         bound: f64,
-    },
-    /// A window of 0 steps or longer than the horizon.
-    #[error("window {window} must be between 1 and the horizon {horizon}")]
-    BadWindow {
-        /// Requested window.
-        window: usize,
-        /// Horizon T.
-        horizon: usize,
     },
 }
 

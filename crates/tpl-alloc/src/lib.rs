@@ -9,7 +9,8 @@
 //!   w steps within a finite horizon is ≤ α; exists even when the suprema do not.
 //!
 //! Every allocator states its [`Guarantee`] and audits its own budgets through `tpl-core`
-//! ([`Allocation`] carries both); [`audit`] does the same for any budget sequence.
+//! ([`Allocation`] carries both: the [`Plan`] after rounding and its [`Audit`]); [`audit`]
+//! does the same for any budget sequence.
 //!
 //! ```
 //! use tpl_alloc::{Allocator, Correlation, Quantified, UpperBound};
@@ -18,9 +19,9 @@
 //! let corr = Correlation::new(Some(&p), Some(&p))?;
 //! let ub = UpperBound::new(&corr, 1.0).allocate(50)?;
 //! let q = Quantified::new(&corr, 1.0).allocate(50)?;
-//! assert!(ub.max_tpl <= 1.0);
-//! assert!((q.max_tpl - 1.0).abs() < 1e-9);
-//! assert!(q.budgets[0] > ub.budgets[0]); // quantified spends more at the ends
+//! assert!(ub.max_tpl() <= 1.0);
+//! assert!((q.max_tpl() - 1.0).abs() < 1e-9);
+//! assert!(q.budgets()[0] > ub.budgets()[0]); // quantified spends more at the ends
 //! # Ok::<(), tpl_alloc::AllocError>(())
 //! ```
 
@@ -34,7 +35,7 @@ mod search;
 mod upper_bound;
 mod window;
 
-pub use allocation::{Allocation, Allocator, Guarantee, Quantity, audit};
+pub use allocation::{Allocation, Allocator, Audit, Guarantee, Plan, Quantity, audit};
 pub use correlation::Correlation;
 pub use error::{AllocError, Result, Side};
 pub use quantified::{Quantified, QuantifiedBudgets};

@@ -1,7 +1,7 @@
 //! Algorithm 8 of the TKDE paper: more budget at the first and last steps so that TPL equals
 //! the target at every step.
 
-use crate::allocation::{Allocator, Guarantee, Quantity, check_target};
+use crate::allocation::{Allocator, Guarantee, Plan, Quantity, check_target};
 use crate::correlation::Correlation;
 use crate::error::{AllocError, Result};
 use crate::search::largest_where;
@@ -34,7 +34,7 @@ use crate::search::largest_where;
 /// let pf = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.1, 0.9]])?;
 /// let corr = Correlation::new(Some(&pb), Some(&pf))?;
 /// let a = Quantified::new(&corr, 1.0).allocate(30)?;
-/// assert!(a.series.tpl.iter().all(|&v| (v - 1.0).abs() < 1e-12));
+/// assert!(a.audit.series.tpl().iter().all(|&v| (v - 1.0).abs() < 1e-12));
 /// # Ok::<(), tpl_alloc::AllocError>(())
 /// ```
 #[derive(Debug, Clone, Copy)]
@@ -45,6 +45,7 @@ pub struct Quantified<'c> {
 
 /// The solution of eqs. 26–27.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct QuantifiedBudgets {
     /// a_B = ε_1 (and BPL_t for t < T).
     pub first: f64,
@@ -95,7 +96,7 @@ impl Allocator for Quantified<'_> {
         self.corr
     }
 
-    fn plan(&self, horizon: usize) -> Result<(Vec<f64>, f64)> {
+    fn plan(&self, horizon: usize) -> Result<Plan> {
         check_target(self.alpha, horizon)?;
         let q = self.solve()?;
         let budgets = match horizon {
@@ -107,6 +108,6 @@ impl Allocator for Quantified<'_> {
                 b
             }
         };
-        Ok((budgets, q.middle))
+        Ok(Plan { budgets, steady_budget: q.middle })
     }
 }

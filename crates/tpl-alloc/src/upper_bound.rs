@@ -4,7 +4,7 @@ use std::cell::Cell;
 
 use tpl_core::Supremum;
 
-use crate::allocation::{Allocator, Guarantee, Quantity, check_target};
+use crate::allocation::{Allocator, Guarantee, Plan, Quantity, check_target};
 use crate::correlation::Correlation;
 use crate::error::{AllocError, Result};
 use crate::search::largest_where;
@@ -30,7 +30,7 @@ use crate::search::largest_where;
 /// let pf = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.1, 0.9]])?;
 /// let corr = Correlation::new(Some(&pb), Some(&pf))?;
 /// let a = UpperBound::new(&corr, 1.0).allocate(30)?;
-/// assert!(a.max_tpl <= 1.0 && a.guarantee.holds(&a));
+/// assert!(a.max_tpl() <= 1.0 && a.guarantee.holds(&a.audit));
 /// # Ok::<(), tpl_alloc::AllocError>(())
 /// ```
 #[derive(Debug, Clone, Copy)]
@@ -100,9 +100,9 @@ impl Allocator for UpperBound<'_> {
         self.corr
     }
 
-    fn plan(&self, horizon: usize) -> Result<(Vec<f64>, f64)> {
+    fn plan(&self, horizon: usize) -> Result<Plan> {
         check_target(self.alpha, horizon)?;
         let eps = self.epsilon()?;
-        Ok((vec![eps; horizon], eps))
+        Ok(Plan { budgets: vec![eps; horizon], steady_budget: eps })
     }
 }

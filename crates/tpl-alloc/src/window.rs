@@ -1,7 +1,9 @@
 //! A window-aware allocator: the largest constant budget whose Theorem 3 leakage of every
 //! window of w steps within a finite horizon stays under the target.
 
-use crate::allocation::{Allocator, Guarantee, Quantity, check_target};
+use tpl_core::check_window;
+
+use crate::allocation::{Allocator, Guarantee, Plan, Quantity, check_target};
 use crate::correlation::Correlation;
 use crate::error::{AllocError, Result};
 use crate::search::largest_where;
@@ -29,7 +31,7 @@ use crate::search::largest_where;
 /// let id = TransitionMatrix::identity(3); // L(α) = α: no bounded strategy exists
 /// let corr = Correlation::new(Some(&id), Some(&id))?;
 /// let a = WindowAllocator::new(&corr, 1.0, 5).allocate(100)?;
-/// assert!(a.max_window_leakage.unwrap() <= 1.0 && a.budgets[0] > 0.0);
+/// assert!(a.audit.max_window_leakage.unwrap() <= 1.0 && a.budgets()[0] > 0.0);
 /// # Ok::<(), tpl_alloc::AllocError>(())
 /// ```
 #[derive(Debug, Clone, Copy)]
@@ -49,8 +51,8 @@ impl<'c> WindowAllocator<'c> {
     fn max_window(&self, eps: f64, horizon: usize) -> f64 {
         self.corr
             .series(&vec![eps; horizon])
-            .and_then(|s| Ok(s.window_leakage(self.window)?))
-            .map_or(f64::INFINITY, |w| w.into_iter().fold(0.0, f64::max))
+            .and_then(|s| Ok(s.max_window_leakage(self.window)?))
+            .unwrap_or(f64::INFINITY)
     }
 }
 
@@ -67,16 +69,14 @@ impl Allocator for WindowAllocator<'_> {
         self.corr
     }
 
-    fn plan(&self, horizon: usize) -> Result<(Vec<f64>, f64)> {
+    fn plan(&self, horizon: usize) -> Result<Plan> {
         check_target(self.alpha, horizon)?;
-        if self.window == 0 || self.window > horizon {
-            return Err(AllocError::BadWindow { window: self.window, horizon });
-        }
+        check_window(self.window, horizon)?;
         let top = self.alpha / self.window as f64;
         let eps = largest_where(0.0, top, |e| e == 0.0 || self.max_window(e, horizon) <= self.alpha);
         if eps <= 0.0 {
             return Err(AllocError::NoPositiveBudget { alpha: self.alpha });
         }
-        Ok((vec![eps; horizon], eps))
+        Ok(Plan { budgets: vec![eps; horizon], steady_budget: eps })
     }
 }

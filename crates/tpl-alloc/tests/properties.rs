@@ -9,7 +9,7 @@
 
 use proptest::prelude::*;
 use tpl_alloc::{AllocError, Allocator, Correlation, Quantified, Side, UpperBound, WindowAllocator};
-use tpl_core::TransitionMatrix;
+use tpl_core::{CoreError, TransitionMatrix};
 
 /// A random n×n matrix with some exact zeros, then Laplacian-smoothed (TKDE eq. 28) with s, so
 /// that the suprema exist as the TKDE allocators require.
@@ -45,25 +45,25 @@ proptest! {
     fn quantified_reaches_alpha_exactly((pb, pf) in sides(), alpha in 0.01f64..10.0, t in 1usize..500) {
         let corr = Correlation::new(pb.as_ref(), pf.as_ref()).unwrap();
         let a = Quantified::new(&corr, alpha).allocate(t).unwrap();
-        let worst = a.series.tpl.iter().map(|v| (v - alpha).abs()).fold(0.0, f64::max);
+        let worst = a.audit.series.tpl().iter().map(|v| (v - alpha).abs()).fold(0.0, f64::max);
         prop_assert!(worst <= 1e-9 * alpha, "max |TPL - α| = {worst}");
-        prop_assert!(a.budgets.iter().all(|&e| e > 0.0));
-        prop_assert!(a.guarantee.holds(&a));
+        prop_assert!(a.budgets().iter().all(|&e| e > 0.0));
+        prop_assert!(a.guarantee.holds(&a.audit));
     }
 
     #[test]
     fn upper_bound_and_window_stay_under_alpha((pb, pf) in sides(), alpha in 0.01f64..10.0, t in 1usize..500, w in 1usize..20) {
         let corr = Correlation::new(pb.as_ref(), pf.as_ref()).unwrap();
         let ub = UpperBound::new(&corr, alpha).allocate(t).unwrap();
-        prop_assert!(ub.max_tpl <= alpha, "upper-bound max TPL {} > α {alpha}", ub.max_tpl);
-        prop_assert!(ub.budgets.iter().all(|&e| e > 0.0));
+        prop_assert!(ub.max_tpl() <= alpha, "upper-bound max TPL {} > α {alpha}", ub.max_tpl());
+        prop_assert!(ub.budgets().iter().all(|&e| e > 0.0));
         let w = w.min(t);
         let win = WindowAllocator::new(&corr, alpha, w).allocate(t).unwrap();
-        let m = win.max_window_leakage.unwrap();
+        let m = win.audit.max_window_leakage.unwrap();
         prop_assert!(m <= alpha, "window leakage {m} > α {alpha}");
-        prop_assert!(win.budgets.iter().all(|&e| e > 0.0));
+        prop_assert!(win.budgets().iter().all(|&e| e > 0.0));
         // Largest: one ulp more budget would break the bound (or hit the α/w cap).
-        let eps = win.budgets[0];
+        let eps = win.budgets()[0];
         let more = corr.series(&vec![eps.next_up(); t]).unwrap().window_leakage(w).unwrap();
         prop_assert!(eps >= alpha / w as f64 * (1.0 - 1e-15) || more.into_iter().fold(0.0, f64::max) > alpha);
     }
@@ -73,13 +73,13 @@ proptest! {
         let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
         let eps = UpperBound::new(&corr, alpha).epsilon().unwrap();
         let q = Quantified::new(&corr, alpha).allocate(t).unwrap();
-        let mid = q.budgets[1];
+        let mid = q.budgets()[1];
         prop_assert!((eps - mid).abs() <= 1e-9 * eps, "upper-bound ε {eps} vs ε_mid {mid}");
-        prop_assert!(q.budgets[1..t - 1].iter().all(|&e| e == mid));
+        prop_assert!(q.budgets()[1..t - 1].iter().all(|&e| e == mid));
         // With no correlation on a side, a_B (or a_F) equals ε_mid exactly in real numbers;
         // computed as a_B + a_F − α, ε_mid may then exceed it by an ulp.
         let floor = mid * (1.0 - 1e-12);
-        prop_assert!(q.budgets[0] >= floor && q.budgets[t - 1] >= floor);
+        prop_assert!(q.budgets()[0] >= floor && q.budgets()[t - 1] >= floor);
     }
 }
 
@@ -93,9 +93,18 @@ fn fig8() -> Correlation {
 fn bad_alpha_is_rejected_by_every_allocator() {
     let corr = fig8();
     for alpha in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-        assert!(matches!(UpperBound::new(&corr, alpha).allocate(5), Err(AllocError::BadAlpha(_))));
-        assert!(matches!(Quantified::new(&corr, alpha).allocate(5), Err(AllocError::BadAlpha(_))));
-        assert!(matches!(WindowAllocator::new(&corr, alpha, 2).allocate(5), Err(AllocError::BadAlpha(_))));
+        assert!(matches!(
+            UpperBound::new(&corr, alpha).allocate(5),
+            Err(AllocError::Core(CoreError::BadAlpha(_)))
+        ));
+        assert!(matches!(
+            Quantified::new(&corr, alpha).allocate(5),
+            Err(AllocError::Core(CoreError::BadAlpha(_)))
+        ));
+        assert!(matches!(
+            WindowAllocator::new(&corr, alpha, 2).allocate(5),
+            Err(AllocError::Core(CoreError::BadAlpha(_)))
+        ));
     }
 }
 
@@ -104,7 +113,7 @@ fn matrices_of_different_sizes_are_refused_naming_both() {
     let two = TransitionMatrix::smoothed_identity(2, 0.1).unwrap();
     let three = TransitionMatrix::smoothed_identity(3, 0.1).unwrap();
     let err = Correlation::new(Some(&two), Some(&three)).unwrap_err();
-    assert_eq!(err, AllocError::SizeMismatch { backward: 2, forward: 3 });
+    assert_eq!(err, AllocError::Core(CoreError::MatrixSizes { backward: 2, forward: 3 }));
     let text = err.to_string();
     assert!(text.contains("2×2") && text.contains("3×3"), "{text}");
     assert!(Correlation::new(Some(&three), None).is_ok() && Correlation::new(None, Some(&two)).is_ok());
@@ -113,12 +122,18 @@ fn matrices_of_different_sizes_are_refused_naming_both() {
 #[test]
 fn zero_horizon_and_bad_window() {
     let corr = fig8();
-    assert_eq!(UpperBound::new(&corr, 1.0).allocate(0).unwrap_err(), AllocError::EmptyHorizon);
+    assert_eq!(
+        UpperBound::new(&corr, 1.0).allocate(0).unwrap_err(),
+        AllocError::Core(CoreError::EmptyHorizon)
+    );
     assert_eq!(
         WindowAllocator::new(&corr, 1.0, 6).allocate(5).unwrap_err(),
-        AllocError::BadWindow { window: 6, horizon: 5 }
+        AllocError::Core(CoreError::BadWindow { window: 6, horizon: 5 })
     );
-    assert!(matches!(WindowAllocator::new(&corr, 1.0, 0).allocate(5), Err(AllocError::BadWindow { .. })));
+    assert!(matches!(
+        WindowAllocator::new(&corr, 1.0, 0).allocate(5),
+        Err(AllocError::Core(CoreError::BadWindow { .. }))
+    ));
 }
 
 #[test]
@@ -135,25 +150,25 @@ fn theorem_7_matrices_are_refused_by_unbounded_strategies_but_not_by_window() {
         AllocError::Unbounded { side: Side::Forward }
     );
     let w = WindowAllocator::new(&corr, 1.0, 4).allocate(50).unwrap();
-    assert!(w.max_window_leakage.unwrap() <= 1.0 && w.budgets[0] > 0.0);
+    assert!(w.audit.max_window_leakage.unwrap() <= 1.0 && w.budgets()[0] > 0.0);
 }
 
 #[test]
 fn no_correlation_spends_alpha() {
     let corr = Correlation::new(None, None).unwrap();
-    assert_eq!(UpperBound::new(&corr, 0.7).allocate(4).unwrap().budgets, vec![0.7; 4]);
-    assert_eq!(Quantified::new(&corr, 0.7).allocate(4).unwrap().budgets, vec![0.7; 4]);
+    assert_eq!(UpperBound::new(&corr, 0.7).allocate(4).unwrap().budgets(), vec![0.7; 4]);
+    assert_eq!(Quantified::new(&corr, 0.7).allocate(4).unwrap().budgets(), vec![0.7; 4]);
     // A window of 3 steps without correlation leaks the sum of its budgets.
     let w = WindowAllocator::new(&corr, 0.9, 3).allocate(4).unwrap();
-    assert!((w.budgets[0] - 0.3).abs() < 1e-15);
+    assert!((w.budgets()[0] - 0.3).abs() < 1e-15);
 }
 
 #[test]
 fn short_horizons_of_quantified() {
     let corr = fig8();
     let q = Quantified::new(&corr, 1.0).solve().unwrap();
-    assert_eq!(Quantified::new(&corr, 1.0).allocate(1).unwrap().budgets, vec![1.0]);
+    assert_eq!(Quantified::new(&corr, 1.0).allocate(1).unwrap().budgets(), vec![1.0]);
     let two = Quantified::new(&corr, 1.0).allocate(2).unwrap();
-    assert_eq!(two.budgets, vec![q.first, q.last]);
-    assert!(two.series.tpl.iter().all(|v| (v - 1.0).abs() < 1e-12));
+    assert_eq!(two.budgets(), vec![q.first, q.last]);
+    assert!(two.audit.series.tpl().iter().all(|v| (v - 1.0).abs() < 1e-12));
 }

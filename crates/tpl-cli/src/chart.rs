@@ -98,12 +98,12 @@ fn line_chart(path: &Path, title: &str, y_label: &str, lines: &[Line<'_>]) -> Re
 /// three leakages over time.
 pub fn leakage_chart(path: &Path, title: &str, series: &tpl_core::LeakageSeries) -> Result<()> {
     let s = series;
-    leakage_chart_of(path, title, s.len(), |t| [s.tpl[t], s.bpl[t], s.fpl[t], s.epsilon[t]])
+    leakage_chart_of(path, title, s.len(), |t| [s.tpl()[t], s.bpl()[t], s.fpl()[t], s.epsilon()[t]])
 }
 
 /// [`leakage_chart`] of a [`tpl_core::CompactSeries`] (`tpl leakage --chart`).
 pub fn compact_leakage_chart(path: &Path, title: &str, s: &tpl_core::CompactSeries) -> Result<()> {
-    leakage_chart_of(path, title, s.len(), |t| [s.tpl(t), s.bpl(t), s.fpl(t), s.epsilon(t)])
+    leakage_chart_of(path, title, s.len(), |t| [s.tpl_at(t), s.bpl()[t], s.fpl()[t], s.budgets().get(t)])
 }
 
 /// The leakage chart of `len` steps whose (TPL, BPL, FPL, ε) at 0-based step t is `at(t)`;

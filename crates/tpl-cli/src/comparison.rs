@@ -172,9 +172,8 @@ fn audit(
     window: usize,
 ) -> std::result::Result<(f64, f64), String> {
     let effective: Vec<f64> = budgets.iter().map(|&b| effective_budget(b, sensitivity)).collect();
-    let (_, max_tpl, leakage) =
-        tpl_alloc::audit(corr, &effective, Some(window)).map_err(|e| e.to_string())?;
-    Ok((max_tpl, leakage.unwrap_or(max_tpl)))
+    let a = tpl_alloc::audit(corr, &effective, Some(window)).map_err(|e| e.to_string())?;
+    Ok((a.max_tpl, a.max_window_leakage.unwrap_or(a.max_tpl)))
 }
 
 /// What one run of one strategy produced.
@@ -311,7 +310,7 @@ fn plan(
     .map_err(|e| e.to_string())?;
     // The plan is per-step leakage; the mechanism gets the budget that spends no more.
     let budgets: Vec<f64> =
-        allocation.budgets.iter().map(|&e| budget_for_effective(e, setup.sensitivity)).collect();
+        allocation.budgets().iter().map(|&e| budget_for_effective(e, setup.sensitivity)).collect();
     let (max_tpl, max_window_leakage) = audit(corr, &budgets, setup.sensitivity, setup.window)?;
     Ok(Plan::Budgets {
         max_window_budget: window_budget(&budgets, setup.window),

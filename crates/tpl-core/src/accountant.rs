@@ -1,10 +1,11 @@
 //! A streaming leakage accountant for open-ended releases: feed ε_t as each step is
 //! published and read the leakage so far.
 
+use crate::check::is_budget;
 use crate::error::{CoreError, Result};
 use crate::loss::{LossEvaluator, PiecewiseLoss};
 use crate::matrix::TransitionMatrix;
-use crate::series::{LeakageSeries, fpl_series};
+use crate::series::{LeakageSeries, fpl_of};
 
 /// Tracks BPL online (O(log m) per step) and gives FPL/TPL of all steps so far on demand,
 /// treating the latest step as the last one (its FPL is then its own ε). FPL of earlier
@@ -19,7 +20,7 @@ use crate::series::{LeakageSeries, fpl_series};
 /// let b2 = acc.push(0.5)?;
 /// assert_eq!(b1, 0.5);
 /// assert!(b2 > 0.5);
-/// assert_eq!(acc.series().unwrap().tpl.len(), 2);
+/// assert_eq!(acc.series().unwrap().tpl().len(), 2);
 /// # Ok::<(), tpl_core::CoreError>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -46,7 +47,7 @@ impl LeakageAccountant {
     /// # Errors
     /// [`CoreError::BadBudget`] for a negative or non-finite ε_t (nothing is recorded).
     pub fn push(&mut self, eps: f64) -> Result<f64> {
-        if !(eps.is_finite() && eps >= 0.0) {
+        if !is_budget(eps) {
             return Err(CoreError::BadBudget { step: self.epsilon.len() + 1, value: eps });
         }
         let value = match (&self.backward, self.bpl.last()) {
@@ -79,7 +80,8 @@ impl LeakageAccountant {
         if self.epsilon.is_empty() {
             return None;
         }
-        let fpl = fpl_series(self.forward.as_ref().map(|l| l as &dyn LossEvaluator), &self.epsilon);
+        let eps = |t| self.epsilon[t];
+        let fpl = fpl_of(self.forward.as_ref().map(|l| l as &dyn LossEvaluator), self.epsilon.len(), eps);
         Some(LeakageSeries::assemble(self.epsilon.clone(), self.bpl.clone(), fpl))
     }
 }

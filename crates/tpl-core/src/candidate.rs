@@ -130,10 +130,19 @@ impl Candidate {
 /// Up to this ε the fixed point is solved in terms of e^ε − 1, above it in terms of e^{−ε}.
 const SMALL_EPS_MAX: f64 = 1.0;
 
-/// log(e^a + e^b) without overflow; −∞ arguments are allowed.
-pub(crate) fn log_add_exp(a: f64, b: f64) -> f64 {
+/// ln(eᵃ + eᵇ) without overflow: −∞ is the identity and +∞ absorbs, so the result is never
+/// NaN for arguments that are not NaN (including ∞ + ∞ and −∞ + −∞). The one log-space sum of
+/// the workspace (the TKDE loss in logarithmic form here, the MAP recursion of `docs/map.md`).
+///
+/// ```
+/// use tpl_core::log_add_exp;
+/// assert_eq!(log_add_exp(f64::NEG_INFINITY, 3.0), 3.0);
+/// assert_eq!(log_add_exp(f64::INFINITY, f64::INFINITY), f64::INFINITY);
+/// assert!((log_add_exp(1000.0, 1000.0) - (1000.0 + std::f64::consts::LN_2)).abs() < 1e-12);
+/// ```
+pub fn log_add_exp(a: f64, b: f64) -> f64 {
     let (hi, lo) = if a >= b { (a, b) } else { (b, a) };
-    if hi == f64::NEG_INFINITY {
+    if lo == f64::NEG_INFINITY || hi == f64::INFINITY {
         return hi;
     }
     hi + (lo - hi).exp().ln_1p()

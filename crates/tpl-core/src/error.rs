@@ -2,7 +2,8 @@
 
 use thiserror::Error;
 
-/// Everything that can go wrong in `tpl-core`: invalid matrices, budgets and parameters.
+/// Everything that can go wrong in `tpl-core`: invalid matrices, budgets and parameters (the
+/// parameter checks of [`crate::check_epsilon`] and its siblings, shared by every crate).
 ///
 /// Every variant names the offending row, column, step or value, so that a caller (the CLI)
 /// can turn it into a one-line message without adding context of its own.
@@ -66,9 +67,15 @@ pub enum CoreError {
     /// An empty budget sequence (horizon 0).
     #[error("the horizon is 0: at least one step is needed")]
     EmptyHorizon,
-    /// A leakage level α that is negative or not finite.
-    #[error("alpha {0} must be a finite number ≥ 0")]
+    /// A target leakage α that is not finite and > 0.
+    #[error("alpha {0} must be finite and greater than 0")]
     BadAlpha(f64),
+    /// An argument of L(α) that is negative or not finite.
+    #[error("the loss function's argument alpha {0} must be a finite number ≥ 0")]
+    BadLossArgument(f64),
+    /// A sensitivity Δ that is not finite and > 0.
+    #[error("sensitivity {0} must be finite and greater than 0")]
+    BadSensitivity(f64),
     /// A window length of 0 or longer than the horizon.
     #[error("window {window} must be between 1 and the horizon {horizon}")]
     BadWindow {

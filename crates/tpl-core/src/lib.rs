@@ -16,18 +16,22 @@
 //! assert!(s.max_tpl() > 0.2);
 //! // Where it goes if releases never stop.
 //! let sup = PiecewiseLoss::new(&p).supremum(0.2)?;
-//! assert!(matches!(sup, Supremum::Bounded(v) if v > s.bpl[9]));
+//! assert!(matches!(sup, Supremum::Bounded(v) if v > s.bpl()[9]));
 //! # Ok::<(), tpl_core::CoreError>(())
 //! ```
 //!
 //! Map of the crate:
 //! - [`TransitionMatrix`] — validated row-stochastic matrices, Laplacian smoothing (eq. 28);
-//! - [`TransitionCounts`] — forward and backward matrices estimated from observed moves;
+//! - [`TransitionCounts`] — counts of observed moves between states, and the forward and
+//!   backward matrices estimated from them ([`EstimatedMatrix`]; `docs/model.md` §2);
 //! - [`LossEvaluator`] and its three implementations of L(α) (eq. 24): [`DirectLoss`]
 //!   (Alg. 1), [`PairTableLoss`] (Alg. 2–3), [`PiecewiseLoss`] (Alg. 4–5), and [`Loss`], which
 //!   picks one for a workload;
 //! - [`LeakageSeries`] — BPL, FPL, TPL over a horizon (eqs. 11–15) and window leakage
-//!   (Theorem 3);
+//!   (Theorem 3); [`CompactSeries`] — the same values in half the memory, for long streamed
+//!   horizons;
+//! - [`check_epsilon`], [`check_alpha`], [`check_window`], [`check_sensitivity`],
+//!   [`validate_budgets`] — the parameter checks every crate of the workspace shares;
 //! - [`Supremum`] — the limit under constant ε (Theorem 11, Alg. 6);
 //! - [`LeakageAccountant`] — the same, online, for an open-ended stream;
 //! - [`PersonalizedLeakage`] — the worst case over users with different correlations.
@@ -37,27 +41,30 @@
 mod accountant;
 mod candidate;
 mod chains;
+mod check;
 mod direct;
 mod envelope;
 mod error;
-mod estimate;
 mod loss;
 mod matrix;
 mod personalized;
 mod series;
 mod supremum;
+mod transition_counts;
 mod window;
 
 pub use accountant::LeakageAccountant;
-pub use candidate::Candidate;
+pub use candidate::{Candidate, log_add_exp};
+pub use check::{
+    check_alpha, check_epsilon, check_horizon, check_sensitivity, check_window, validate_budgets,
+};
 pub use error::{CoreError, Result};
-pub use estimate::{EstimatedMatrix, TransitionCounts};
 pub use loss::{DirectLoss, Loss, LossEvaluator, PairTableLoss, PiecewiseLoss, Segment};
 pub use matrix::{ROW_SUM_TOLERANCE, TransitionMatrix};
 pub use personalized::{PersonalizedLeakage, UserCorrelation};
-pub use series::{Budgets, CompactSeries, LeakageSeries, bpl_series, fpl_series, validate_budgets};
+pub use series::{Budgets, CompactSeries, LeakageSeries};
 pub use supremum::{Supremum, supremum};
-pub use window::window_leakage;
+pub use transition_counts::{EstimatedMatrix, TransitionCounts};
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -58,7 +58,7 @@ fn no_progress(_done: usize, _total: usize) {}
 /// Algorithms 2–3 of the TKDE paper: the prefix chain of every ordered pair of rows is
 /// precomputed with its transition points (Theorem 8); an evaluation finds each pair's
 /// segment by binary search and takes the maximum over pairs. Pairs whose chain provably
-/// lies under the hull of other pairs' candidates are not stored (see [`crate::chains`]).
+/// lies under the hull of other pairs' candidates are not stored (`docs/model.md` §3, "How `tpl` evaluates it").
 /// Setup O(n³ + n² n log n) in the worst case; O(k log n) per α for k kept pairs.
 #[derive(Debug, Clone)]
 pub struct PairTableLoss {
@@ -288,10 +288,10 @@ impl Loss {
     /// L(α), checked: α must be finite and ≥ 0.
     ///
     /// # Errors
-    /// [`CoreError::BadAlpha`] for a negative, NaN or infinite α.
+    /// [`CoreError::BadLossArgument`] for a negative, NaN or infinite α.
     pub fn evaluate(&self, alpha: f64) -> Result<f64> {
         if !(alpha.is_finite() && alpha >= 0.0) {
-            return Err(CoreError::BadAlpha(alpha));
+            return Err(CoreError::BadLossArgument(alpha));
         }
         Ok(self.loss(alpha))
     }

@@ -31,6 +31,14 @@ pub struct TransitionMatrix {
     data: Vec<f64>,
 }
 
+/// Serialised as its list of rows, the JSON matrix format of `docs/formats.md`.
+#[cfg(feature = "serde")]
+impl serde::Serialize for TransitionMatrix {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.rows())
+    }
+}
+
 impl TransitionMatrix {
     /// Validates `rows` as a row-stochastic matrix.
     ///

@@ -2,10 +2,11 @@
 //! adversary knowledge; TKDE §3 defines leakage per user i with its own P_i^B, P_i^F, and the
 //! release's guarantee is the worst user's).
 
+use crate::check::validate_budgets;
 use crate::error::{CoreError, Result};
 use crate::loss::{Loss, LossEvaluator};
 use crate::matrix::TransitionMatrix;
-use crate::series::{LeakageSeries, validate_budgets};
+use crate::series::LeakageSeries;
 
 /// The correlation an adversary knows about one user.
 #[derive(Debug, Clone, Default)]
@@ -18,6 +19,7 @@ pub struct UserCorrelation {
 
 /// Per-user leakage series and the worst case over users at every step.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct PersonalizedLeakage {
     /// One series per user, in input order.
     pub users: Vec<LeakageSeries>,
@@ -42,7 +44,7 @@ impl PersonalizedLeakage {
     ///     UserCorrelation { backward: Some(strong), forward: None },
     /// ];
     /// let p = PersonalizedLeakage::compute(&users, &[0.1; 20])?;
-    /// assert_eq!(p.tpl, p.users[1].tpl); // the strongly correlated user is the worst
+    /// assert_eq!(p.tpl, p.users[1].tpl()); // the strongly correlated user is the worst
     /// # Ok::<(), tpl_core::CoreError>(())
     /// ```
     ///
@@ -64,10 +66,11 @@ impl PersonalizedLeakage {
                 budgets,
             )?);
         }
-        let worst = |pick: fn(&LeakageSeries) -> &Vec<f64>| -> Vec<f64> {
+        let worst = |pick: fn(&LeakageSeries) -> &[f64]| -> Vec<f64> {
             (0..steps).map(|t| series.iter().map(|s| pick(s)[t]).fold(0.0, f64::max)).collect()
         };
-        let (bpl, fpl, tpl) = (worst(|s| &s.bpl), worst(|s| &s.fpl), worst(|s| &s.tpl));
+        let (bpl, fpl, tpl) =
+            (worst(LeakageSeries::bpl), worst(LeakageSeries::fpl), worst(LeakageSeries::tpl));
         Ok(Self { users: series, bpl, fpl, tpl })
     }
 

@@ -1,12 +1,14 @@
 //! The supremum of BPL (or FPL) over an unbounded horizon under a constant budget
 //! (Theorem 11 and Algorithm 6 of the TKDE paper).
 
-use crate::error::{CoreError, Result};
+use crate::check::check_epsilon;
+use crate::error::Result;
 use crate::loss::PiecewiseLoss;
 use crate::matrix::TransitionMatrix;
 
 /// lim_{t→∞} BPL_t under ε_t = ε for every t.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum Supremum {
     /// The leakage converges to this value.
     Bounded(f64),
@@ -21,15 +23,6 @@ impl Supremum {
             Self::Bounded(v) => Some(v),
             Self::Unbounded => None,
         }
-    }
-
-    /// Checks the constant budget of [`PiecewiseLoss::supremum`] (finite and > 0), so that a
-    /// caller can refuse a bad ε before an expensive setup.
-    ///
-    /// # Errors
-    /// [`CoreError::BadEpsilon`] otherwise.
-    pub fn check_epsilon(eps: f64) -> Result<()> {
-        if eps.is_finite() && eps > 0.0 { Ok(()) } else { Err(CoreError::BadEpsilon(eps)) }
     }
 }
 
@@ -54,9 +47,9 @@ impl PiecewiseLoss {
     /// ```
     ///
     /// # Errors
-    /// [`CoreError::BadEpsilon`] unless ε is finite and > 0.
+    /// [`crate::CoreError::BadEpsilon`] unless ε is finite and > 0 (as [`check_epsilon`]).
     pub fn supremum(&self, eps: f64) -> Result<Supremum> {
-        Supremum::check_epsilon(eps)?;
+        check_epsilon(eps)?;
         if self.is_identity() {
             return Ok(Supremum::Unbounded);
         }
@@ -74,7 +67,7 @@ impl PiecewiseLoss {
 /// The supremum of BPL under constant ε for `matrix` (see [`PiecewiseLoss::supremum`]).
 ///
 /// # Errors
-/// [`CoreError::BadEpsilon`] unless ε is finite and > 0.
+/// [`crate::CoreError::BadEpsilon`] unless ε is finite and > 0 (as [`check_epsilon`]).
 pub fn supremum(matrix: &TransitionMatrix, eps: f64) -> Result<Supremum> {
     PiecewiseLoss::new(matrix).supremum(eps)
 }

@@ -1,8 +1,8 @@
 //! Leakage of a window of consecutive releases (Theorem 3 of the TKDE paper): the basis of
 //! w-event privacy under temporal correlation.
 
+use crate::check::check_window;
 use crate::error::{CoreError, Result};
-use crate::series::LeakageSeries;
 
 /// Step-by-step read access to a leakage series (0-based steps), so that one window
 /// computation serves every representation of a series.
@@ -19,32 +19,40 @@ pub(crate) trait Steps {
     fn tpl(&self, t: usize) -> f64;
 }
 
-/// For every window start t = 1..T−w+1, the leakage of steps t..t+w−1 (Theorem 3):
-/// BPL_t + FPL_{t+w−1} + Σ_{k=t+1}^{t+w−2} ε_k for w ≥ 2, and TPL_t for w = 1.
+/// For every window start t = 1..T−w+1, the leakage of steps t..t+w−1 (Theorem 3,
+/// `docs/model.md` §4): BPL_t + FPL_{t+w−1} + Σ_{k=t+1}^{t+w−2} ε_k for w ≥ 2, and TPL_t for
+/// w = 1, one at a time; an item is [`CoreError::Overflow`] when its value exceeds the
+/// largest double.
 ///
 /// The inner sums come from compensated prefix sums, so a window's value carries one
 /// rounding of its own regardless of T; they are then rounded up by one ulp, so that the
 /// reported leakage is never below the exact one.
 ///
 /// # Errors
-/// [`CoreError::BadWindow`] unless 1 ≤ w ≤ T; [`CoreError::Overflow`] when a window's
-/// leakage exceeds the largest double.
-pub fn window_leakage(series: &LeakageSeries, w: usize) -> Result<Vec<f64>> {
-    let values: Vec<f64> = windows(series, w)?.collect();
-    match values.iter().position(|v| !v.is_finite()) {
-        Some(t) => Err(CoreError::Overflow { step: t + 1 }),
-        None => Ok(values),
-    }
+/// [`CoreError::BadWindow`] unless 1 ≤ w ≤ T.
+pub(crate) fn checked_windows<S: Steps>(
+    series: &S,
+    w: usize,
+) -> Result<impl Iterator<Item = Result<f64>> + '_> {
+    Ok(windows(series, w)?
+        .enumerate()
+        .map(|(t, v)| if v.is_finite() { Ok(v) } else { Err(CoreError::Overflow { step: t + 1 }) }))
 }
 
-/// The window leakages of [`window_leakage`], one at a time and unchecked, in O(1) memory:
+/// The largest of [`checked_windows`].
+///
+/// # Errors
+/// As [`checked_windows`], at the first window that overflows.
+pub(crate) fn max_window<S: Steps>(series: &S, w: usize) -> Result<f64> {
+    checked_windows(series, w)?.try_fold(0.0f64, |max, v| Ok(max.max(v?)))
+}
+
+/// The window leakages of [`checked_windows`], unchecked, in O(1) memory:
 /// the two compensated prefix sums a window needs (up to its second step and up to its
 /// last-but-one) are carried along as the window slides.
-pub(crate) fn windows<S: Steps>(series: &S, w: usize) -> Result<impl Iterator<Item = f64> + '_> {
+fn windows<S: Steps>(series: &S, w: usize) -> Result<impl Iterator<Item = f64> + '_> {
     let t_len = series.len();
-    if w == 0 || w > t_len {
-        return Err(CoreError::BadWindow { window: w, horizon: t_len });
-    }
+    check_window(w, t_len)?;
     // lo: prefix of the first t+1 values; hi: prefix of the first t+w−1 values.
     let mut lo = Neumaier::default();
     let mut hi = Neumaier::default();

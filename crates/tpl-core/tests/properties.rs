@@ -2,8 +2,8 @@
 //! n = 1..=8 states: dense, sparse (many exact zeros), with duplicate rows, with all rows
 //! equal, with near-duplicate rows and with entries spanning 300 orders of magnitude.
 //!
-//! Where each property comes from (theorem numbers of the TKDE paper, as in DESIGN.md,
-//! "The mathematics in one page"):
+//! Where each property comes from (theorem numbers of the TKDE paper, as in
+//! `docs/model.md` §3–5):
 //! 1. `loss_is_between_zero_and_alpha` — 0 ≤ L(α) ≤ α (stated after eq. 24: the optimal
 //!    subset S = ∅ gives 0, and q_S ≤ 1, d_S ≥ 0 bound the ratio by 1 + x = e^α).
 //! 2. `loss_is_non_decreasing` — L is non-decreasing in α (every candidate
@@ -26,7 +26,7 @@
 //! 8. `accountant_matches_batch_series` — the streaming `LeakageAccountant` is the batch
 //!    `LeakageSeries` computed online (same evaluator, same arithmetic: bit-identical).
 //! 9. `loss_is_finite_at_huge_alpha` — for α ∈ [800, 10⁴] (where e^α overflows a double)
-//!    L(α) stays finite and ≤ α when no two rows have disjoint supports (DESIGN.md,
+//!    L(α) stays finite and ≤ α when no two rows have disjoint supports (`docs/model.md` §3,
 //!    "Numerics").
 //!
 //! At the end, plain `#[test]` regressions: minimised counterexamples these properties found
@@ -34,6 +34,7 @@
 //! stalling on ties). `tests/properties.proptest-regressions` keeps proptest's seeds of the
 //! failures. The file runs in well under a second with `cargo test --release`.
 
+use approx::relative_eq;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use tpl_core::{
@@ -221,13 +222,11 @@ fn brute_force_large(m: &TransitionMatrix, alpha: f64) -> f64 {
     })
 }
 
-/// |a − b| ≤ rtol·max(|a|, |b|) + 1e-300. The absolute floor only matters for subnormal
-/// results (α near 1e-300 makes L(α) itself subnormal, where a relative tolerance of 1e-12
-/// is finer than the spacing of representable numbers); everywhere else this is a pure
-/// relative comparison, which is what the evaluators promise even for L ≈ 1e-10.
-fn close(a: f64, b: f64, rtol: f64) -> bool {
-    (a - b).abs() <= rtol * a.abs().max(b.abs()) + 1e-300
-}
+/// Absolute floor of the relative comparisons: it only matters for subnormal results (α
+/// near 1e-300 makes L(α) itself subnormal, where a relative tolerance of 1e-12 is finer
+/// than the spacing of representable numbers); everywhere else the comparison is purely
+/// relative, which is what the evaluators promise even for L ≈ 1e-10.
+const SUBNORMAL_FLOOR: f64 = 1e-300;
 
 /// The three evaluators of one matrix.
 fn evaluators(m: &TransitionMatrix) -> [(&'static str, Box<dyn LossEvaluator>); 3] {
@@ -289,8 +288,8 @@ proptest! {
         let [(_, direct), (_, pair), (_, piece)] = evaluators(&m);
         for &a in &alphas {
             let (d, p, w) = (direct.loss(a), pair.loss(a), piece.loss(a));
-            prop_assert!(close(d, p, 1e-12), "L({a}): direct {d} vs pair-table {p}");
-            prop_assert!(close(d, w, 1e-12), "L({a}): direct {d} vs piecewise {w}");
+            prop_assert!(relative_eq!(d, p, epsilon = SUBNORMAL_FLOOR, max_relative = 1e-12), "L({a}): direct {d} vs pair-table {p}");
+            prop_assert!(relative_eq!(d, w, epsilon = SUBNORMAL_FLOOR, max_relative = 1e-12), "L({a}): direct {d} vs piecewise {w}");
         }
     }
 
@@ -305,7 +304,7 @@ proptest! {
             let expected = brute_force_moderate(&m, a);
             for (name, l) in evaluators(&m) {
                 let v = l.loss(a);
-                prop_assert!(close(v, expected, 1e-12), "{name}: L({a}) = {v}, brute force {expected}");
+                prop_assert!(relative_eq!(v, expected, epsilon = SUBNORMAL_FLOOR, max_relative = 1e-12), "{name}: L({a}) = {v}, brute force {expected}");
             }
         }
     }
@@ -321,7 +320,7 @@ proptest! {
             let expected = brute_force_large(&m, a);
             for (name, l) in evaluators(&m) {
                 let v = l.loss(a);
-                prop_assert!(close(v, expected, 1e-12), "{name}: L({a}) = {v}, brute force {expected}");
+                prop_assert!(relative_eq!(v, expected, epsilon = SUBNORMAL_FLOOR, max_relative = 1e-12), "{name}: L({a}) = {v}, brute force {expected}");
             }
         }
     }
@@ -399,8 +398,8 @@ proptest! {
         prop_assert!(piece.is_zero());
         prop_assert_eq!(piece.supremum(eps).unwrap(), Supremum::Bounded(eps));
         let s = LeakageSeries::from_matrices(Some(&m), Some(&m), &[eps; 5]).unwrap();
-        prop_assert_eq!(&s.bpl, &vec![eps; 5]);
-        prop_assert_eq!(&s.tpl, &vec![eps; 5]);
+        prop_assert_eq!(&s.bpl(), &vec![eps; 5]);
+        prop_assert_eq!(&s.tpl(), &vec![eps; 5]);
     }
 
     /// Theorem 7: two rows with disjoint supports ⇒ L(α) = α (exactly), and the leakage is
@@ -441,12 +440,12 @@ proptest! {
             // the fixed point is reached in floating point, successive values may differ by
             // the rounding of one evaluation of L.
             prop_assert!(
-                s.bpl[k] + 8.0 * f64::EPSILON * s.bpl[k] >= s.bpl[k - 1],
-                "BPL_{} = {} < BPL_{} = {}", k + 1, s.bpl[k], k, s.bpl[k - 1]
+                s.bpl()[k] + 8.0 * f64::EPSILON * s.bpl()[k] >= s.bpl()[k - 1],
+                "BPL_{} = {} < BPL_{} = {}", k + 1, s.bpl()[k], k, s.bpl()[k - 1]
             );
         }
         if let Supremum::Bounded(sup) = PiecewiseLoss::new(&m).supremum(eps).unwrap() {
-            let top = s.bpl[t - 1];
+            let top = s.bpl()[t - 1];
             prop_assert!(top <= sup * (1.0 + 1e-12), "BPL_{t} = {top} > supremum {sup}");
         }
     }
@@ -463,8 +462,8 @@ proptest! {
         let Supremum::Bounded(sup) = sup else {
             return Err(TestCaseError::fail(format!("smoothed matrix has unbounded supremum: {m:?}")));
         };
-        let last = series.bpl[t - 1];
-        prop_assert!(close(last, sup, 1e-9), "BPL_{t} = {last}, supremum {sup}");
+        let last = series.bpl()[t - 1];
+        prop_assert!(relative_eq!(last, sup, epsilon = SUBNORMAL_FLOOR, max_relative = 1e-9), "BPL_{t} = {last}, supremum {sup}");
     }
 
     /// Property 7: TPL_t = BPL_t + FPL_t − ε_t (eq. 11) and Theorem 3's windows, for random
@@ -483,14 +482,14 @@ proptest! {
             // Equal up to the order of the two floating-point operations (the crate may add
             // BPL to FPL − ε, or BPL + FPL then subtract ε): two roundings, each at most half
             // an ulp of a value no larger than BPL + FPL.
-            let (b, f, e) = (s.bpl[t], s.fpl[t], s.epsilon[t]);
+            let (b, f, e) = (s.bpl()[t], s.fpl()[t], s.epsilon()[t]);
             prop_assert!(
-                (s.tpl[t] - (b + f - e)).abs() <= 2.0 * f64::EPSILON * (b + f),
-                "TPL_{} = {} but BPL + FPL − ε = {}", t + 1, s.tpl[t], b + f - e
+                (s.tpl()[t] - (b + f - e)).abs() <= 2.0 * f64::EPSILON * (b + f),
+                "TPL_{} = {} but BPL + FPL − ε = {}", t + 1, s.tpl()[t], b + f - e
             );
-            prop_assert!(s.tpl[t] >= 0.0 && s.tpl[t] >= s.bpl[t].max(s.fpl[t]) * (1.0 - 2.0 * f64::EPSILON));
+            prop_assert!(s.tpl()[t] >= 0.0 && s.tpl()[t] >= s.bpl()[t].max(s.fpl()[t]) * (1.0 - 2.0 * f64::EPSILON));
         }
-        prop_assert_eq!(&s.window_leakage(1).unwrap(), &s.tpl);
+        prop_assert_eq!(&s.window_leakage(1).unwrap(), &s.tpl());
 
         // A bound computed by the recursion BPL_t = L(BPL_{t−1}) + ε_t carries one rounding
         // per step, whereas window sums are compensated: allow T ulps of relative slack.
@@ -513,8 +512,8 @@ proptest! {
             for (start, &v) in windows.iter().enumerate() {
                 for k in start..start + w {
                     prop_assert!(
-                        v + slack(v) >= s.tpl[k],
-                        "window {w} at {}: {v} < TPL_{} = {}", start + 1, k + 1, s.tpl[k]
+                        v + slack(v) >= s.tpl()[k],
+                        "window {w} at {}: {v} < TPL_{} = {}", start + 1, k + 1, s.tpl()[k]
                     );
                 }
             }
@@ -544,17 +543,17 @@ proptest! {
         let mut acc = LeakageAccountant::new(pb.as_ref(), pf.as_ref());
         prop_assert!(acc.series().is_none());
         for (t, &e) in eps.iter().enumerate() {
-            prop_assert_eq!(acc.push(e).unwrap(), full.bpl[t]);
+            prop_assert_eq!(acc.push(e).unwrap(), full.bpl()[t]);
             if t % 37 == 0 {
                 prop_assert_eq!(acc.series().unwrap(), batch(&eps[..=t]));
             }
         }
-        prop_assert_eq!(acc.bpl(), &full.bpl[..]);
+        prop_assert_eq!(acc.bpl(), full.bpl());
         prop_assert_eq!(acc.series().unwrap(), full.clone());
         // The evaluator `from_matrices` picks agrees to rounding (it may be Algorithm 1).
         let picked = LeakageSeries::from_matrices(pb.as_ref(), pf.as_ref(), &eps).unwrap();
         for t in 0..eps.len() {
-            prop_assert!(close(picked.tpl[t], full.tpl[t], 1e-12), "TPL_{}: {} vs {}", t + 1, picked.tpl[t], full.tpl[t]);
+            prop_assert!(relative_eq!(picked.tpl()[t], full.tpl()[t], epsilon = SUBNORMAL_FLOOR, max_relative = 1e-12), "TPL_{}: {} vs {}", t + 1, picked.tpl()[t], full.tpl()[t]);
         }
     }
 }
@@ -567,7 +566,10 @@ proptest! {
 fn assert_all_evaluators(m: &TransitionMatrix, alpha: f64, expected: f64) {
     for (name, l) in evaluators(m) {
         let v = l.loss(alpha);
-        assert!(close(v, expected, 1e-12), "{name}: L({alpha}) = {v}, expected {expected}");
+        assert!(
+            relative_eq!(v, expected, epsilon = SUBNORMAL_FLOOR, max_relative = 1e-12),
+            "{name}: L({alpha}) = {v}, expected {expected}"
+        );
     }
 }
 

@@ -6,6 +6,7 @@
 //! supremum is near the unbounded boundary), the fixed-point equation a = L(a) + ε is
 //! checked instead, again with L evaluated independently of the closed form.
 
+use approx::relative_eq;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use tpl_core::{Loss, LossEvaluator, PiecewiseLoss, Supremum, TransitionMatrix};
@@ -22,10 +23,6 @@ fn converged_series(l: &PiecewiseLoss, eps: f64, max_steps: usize) -> Option<f64
         a = next;
     }
     None
-}
-
-fn close(a: f64, b: f64, rtol: f64) -> bool {
-    (a - b).abs() <= rtol * a.abs().max(b.abs())
 }
 
 /// Whether some ordered pair of rows (q, d) has q_S e^ε ≥ 1 for S = {i : d_i = 0}: the
@@ -65,11 +62,15 @@ fn regression_small_epsilon_supremum_keeps_relative_precision() {
     // ε ≤ 1e-16 returned ε. As ε → 0 the supremum is ε/(1 − TV) = 10ε/3 (1 + O(ε)).
     let l = PiecewiseLoss::new(&two_state([[0.9, 0.1], [0.2, 0.8]]));
     let v = bounded(&l, 1e-8);
-    assert!(close(v, 3.333_333_346_296_296_5e-8, 1e-13), "{v}");
+    assert!(relative_eq!(v, 3.333_333_346_296_296_5e-8, epsilon = 0.0, max_relative = 1e-13), "{v}");
     assert!(v >= converged_series(&l, 1e-8, 5000).unwrap() * (1.0 - 1e-15));
     for eps in [1e-14, 1e-16, 1e-20, 1e-100, 1e-300] {
         let v = bounded(&l, eps);
-        assert!(close(v / eps, 10.0 / 3.0, 1e-13), "ε = {eps}: supremum/ε = {}", v / eps);
+        assert!(
+            relative_eq!(v / eps, 10.0 / 3.0, epsilon = 0.0, max_relative = 1e-13),
+            "ε = {eps}: supremum/ε = {}",
+            v / eps
+        );
     }
 }
 
@@ -78,10 +79,10 @@ fn regression_large_epsilon_supremum_is_finite() {
     // Fig. 8's P_B at ε = 500: `bounded` with an infinite value for every ε in [355, 710].
     // The limit is ε + log(0.8/0.2) up to e^{−ε} terms.
     let l = PiecewiseLoss::new(&two_state([[0.8, 0.2], [0.2, 0.8]]));
-    assert!(close(bounded(&l, 500.0), 501.386_294_361_119_9, 1e-15));
+    assert!(relative_eq!(bounded(&l, 500.0), 501.386_294_361_119_9, epsilon = 0.0, max_relative = 1e-15));
     for eps in [355.0, 400.0, 709.0, 710.0, 800.0, 1e4] {
         let v = bounded(&l, eps);
-        assert!(close(v, eps + 4f64.ln(), 1e-15), "ε = {eps}: {v}");
+        assert!(relative_eq!(v, eps + 4f64.ln(), epsilon = 0.0, max_relative = 1e-15), "ε = {eps}: {v}");
     }
 }
 
@@ -92,13 +93,16 @@ fn regression_subnormal_entry_gives_finite_supremum() {
     let m = two_state([[4.9e-324, 1.0], [0.2, 0.8]]);
     let l = PiecewiseLoss::new(&m);
     let v = bounded(&l, 2.0);
-    assert!(close(v, 743.701_532_359_196_2, 1e-14), "{v}");
+    assert!(relative_eq!(v, 743.701_532_359_196_2, epsilon = 0.0, max_relative = 1e-14), "{v}");
     let series = converged_series(&l, 2.0, 10_000).unwrap();
-    assert!(close(v, series, 1e-14), "{v} vs series {series}");
+    assert!(relative_eq!(v, series, epsilon = 0.0, max_relative = 1e-14), "{v} vs series {series}");
     for eps in [1e-300, 1e-9, 0.5, 1.0, 3.0, 300.0, 1e3] {
         let v = bounded(&l, eps);
         let series = converged_series(&l, eps, 100_000).unwrap();
-        assert!(close(v, series, 1e-12), "ε = {eps}: {v} vs series {series}");
+        assert!(
+            relative_eq!(v, series, epsilon = 0.0, max_relative = 1e-12),
+            "ε = {eps}: {v} vs series {series}"
+        );
     }
 }
 
@@ -113,7 +117,7 @@ fn regression_normalize_does_not_overflow() {
         TransitionMatrix::normalized(vec![vec![f64::MAX, f64::MAX, f64::MAX], vec![1.0; 3], vec![1e-320; 3]])
             .unwrap();
     for r in huge.rows() {
-        assert!(r.iter().all(|&v| close(v, 1.0 / 3.0, 1e-15)), "{r:?}");
+        assert!(r.iter().all(|&v| relative_eq!(v, 1.0 / 3.0, epsilon = 0.0, max_relative = 1e-15)), "{r:?}");
     }
     let want = two_state([[0.5, 0.5], [0.25, 0.75]]);
     let l = Loss::new(&m, 1).evaluate(1.0).unwrap();
@@ -140,10 +144,13 @@ fn unbounded_decision_is_exact_at_the_extremes() {
     for eps in [1e-300, 1e-100, 1e-20] {
         let v = bounded(&l, eps);
         let want = (eps / (f64::EPSILON / 2.0 - q * eps)).ln_1p();
-        assert!(close(v, want, 1e-6), "ε = {eps}: {v} vs {want}");
+        assert!(relative_eq!(v, want, epsilon = 0.0, max_relative = 1e-6), "ε = {eps}: {v} vs {want}");
     }
     let v = bounded(&l, 1e-17);
-    assert!(close(l.loss(v) + 1e-17, v, 1e-12), "a = {v} is not a fixed point");
+    assert!(
+        relative_eq!(l.loss(v) + 1e-17, v, epsilon = 0.0, max_relative = 1e-12),
+        "a = {v} is not a fixed point"
+    );
     assert_eq!(l.supremum(1.2e-16).unwrap(), Supremum::Unbounded);
     // d_S = 0 with a subnormal q_S: bounded up to ε = −ln q_S ≈ 744.44.
     let rows = vec![vec![0.5, 0.5, 0.0], vec![0.5, 0.5, 4.9e-324], vec![0.5, 0.5, 0.0]];
@@ -161,7 +168,10 @@ fn loss_is_finite_for_subnormal_entries_and_huge_alpha() {
             assert!(v.is_finite() && (0.0..=alpha).contains(&v), "L({alpha}) = {v}");
             if alpha >= 1e4 {
                 // → log(0.2/4.9e-324) once e^α dwarfs 1/d.
-                assert!(close(v, 0.2f64.ln() - 4.9e-324f64.ln(), 1e-14), "L({alpha}) = {v}");
+                assert!(
+                    relative_eq!(v, 0.2f64.ln() - 4.9e-324f64.ln(), epsilon = 0.0, max_relative = 1e-14),
+                    "L({alpha}) = {v}"
+                );
             }
         }
     }
@@ -213,7 +223,7 @@ proptest! {
                 prop_assert!(!expect_unbounded, "bounded {v}, but a row pair diverges");
                 prop_assert!(v.is_finite() && v >= eps, "supremum {v} at ε = {eps}");
                 match converged_series(&l, eps, 200_000) {
-                    Some(series) => prop_assert!(close(v, series, 1e-12), "supremum {v}, series {series}"),
+                    Some(series) => prop_assert!(relative_eq!(v, series, epsilon = 0.0, max_relative = 1e-12), "supremum {v}, series {series}"),
                     None => {
                         let residual = l.loss(v) + eps - v;
                         prop_assert!(residual.abs() <= 1e-12 * v, "a = {v}: a − L(a) − ε = {residual}");

@@ -25,9 +25,9 @@ fn uniform_under_identity_matrices() {
         let s = LeakageSeries::from_matrices(Some(&id), Some(&id), &r.budgets()).unwrap();
         let unit = eps / w as f64;
         for t in 1..=t_len {
-            assert_close(s.bpl[t - 1], t as f64 * unit, &format!("BPL_{t}"));
-            assert_close(s.fpl[t - 1], (t_len - t + 1) as f64 * unit, &format!("FPL_{t}"));
-            assert_close(s.tpl[t - 1], t_len as f64 * unit, &format!("TPL_{t}"));
+            assert_close(s.bpl()[t - 1], t as f64 * unit, &format!("BPL_{t}"));
+            assert_close(s.fpl()[t - 1], (t_len - t + 1) as f64 * unit, &format!("FPL_{t}"));
+            assert_close(s.tpl()[t - 1], t_len as f64 * unit, &format!("TPL_{t}"));
         }
         for v in s.window_leakage(w).unwrap() {
             assert_close(v, t_len as f64 * unit, "window leakage");
@@ -56,7 +56,7 @@ fn no_correlation_window_leakage_is_the_window_sum() {
                     assert!(*v <= eps * (1.0 + 1e-12));
                 }
             }
-            for (tpl, eps_t) in series.tpl.iter().zip(&budgets) {
+            for (tpl, eps_t) in series.tpl().iter().zip(&budgets) {
                 assert_close(*tpl, *eps_t, "TPL_t = ε_t without correlation");
             }
         }

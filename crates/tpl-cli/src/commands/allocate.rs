@@ -67,7 +67,7 @@ pub fn run(args: &AllocateArgs) -> Result<AllocateReport> {
     if !(args.alpha.is_finite() && args.alpha > 0.0) {
         return Err(CliError::Alloc {
             context: "--alpha: ".into(),
-            source: AllocError::BadAlpha(args.alpha),
+            source: AllocError::Core(CoreError::BadAlpha(args.alpha)),
         });
     }
     crate::commands::leakage::check_horizon(args.horizon)?;
@@ -103,11 +103,12 @@ pub fn run(args: &AllocateArgs) -> Result<AllocateReport> {
         };
         CliError::Alloc { context, source }
     })?;
-    let window = match (allocation.window, allocation.max_window_leakage, args.window) {
+    let window = match (allocation.audit.window, allocation.audit.max_window_leakage, args.window) {
         (Some(w), Some(m), _) => Some((w, m)),
         (_, _, Some(w)) => {
-            let (_, _, m) = audit(&corr, &allocation.budgets, Some(w))
-                .map_err(|source| CliError::Alloc { context: "--window: ".into(), source })?;
+            let m = audit(&corr, allocation.budgets(), Some(w))
+                .map_err(|source| CliError::Alloc { context: "--window: ".into(), source })?
+                .max_window_leakage;
             m.map(|m| (w, m))
         }
         _ => None,
@@ -119,7 +120,7 @@ pub fn run(args: &AllocateArgs) -> Result<AllocateReport> {
             human(args.alpha),
             args.horizon
         );
-        crate::chart::leakage_chart(path, &title, &allocation.series)?;
+        crate::chart::leakage_chart(path, &title, &allocation.audit.series)?;
     }
     Ok(AllocateReport { alpha: args.alpha, allocation, window })
 }
@@ -146,11 +147,11 @@ impl Report for AllocateReport {
         let mut obj = json!({
             "strategy": a.strategy,
             "alpha": self.alpha,
-            "budgets": a.budgets,
-            "bpl": a.series.bpl,
-            "fpl": a.series.fpl,
-            "tpl": a.series.tpl,
-            "max_tpl": a.max_tpl,
+            "budgets": a.budgets(),
+            "bpl": a.audit.series.bpl(),
+            "fpl": a.audit.series.fpl(),
+            "tpl": a.audit.series.tpl(),
+            "max_tpl": a.max_tpl(),
             "sup_backward": sup_json(a.sup_backward),
             "sup_forward": sup_json(a.sup_forward),
         });
@@ -161,7 +162,7 @@ impl Report for AllocateReport {
         obj["guarantee"] = json!({
             "quantity": quantity_name(a.guarantee.quantity),
             "bound": a.guarantee.bound,
-            "holds": a.guarantee.holds(a),
+            "holds": a.guarantee.holds(&a.audit),
         });
         obj
     }
@@ -169,13 +170,13 @@ impl Report for AllocateReport {
     fn csv(&self) -> String {
         let a = &self.allocation;
         let mut out = csv_line(&["t".into(), "budget".into(), "bpl".into(), "fpl".into(), "tpl".into()]);
-        for i in 0..a.budgets.len() {
+        for i in 0..a.budgets().len() {
             out.push_str(&csv_line(&[
                 (i + 1).to_string(),
-                a.budgets[i].to_string(),
-                a.series.bpl[i].to_string(),
-                a.series.fpl[i].to_string(),
-                a.series.tpl[i].to_string(),
+                a.budgets()[i].to_string(),
+                a.audit.series.bpl()[i].to_string(),
+                a.audit.series.fpl()[i].to_string(),
+                a.audit.series.tpl()[i].to_string(),
             ]));
         }
         out
@@ -184,13 +185,13 @@ impl Report for AllocateReport {
     fn table(&self) -> String {
         let a = &self.allocation;
         let mut t = Table::new(&["t", "ε_t", "BPL_t", "FPL_t", "TPL_t"]);
-        for i in 0..a.budgets.len() {
+        for i in 0..a.budgets().len() {
             t.row(vec![
                 (i + 1).to_string(),
-                human(a.budgets[i]),
-                human(a.series.bpl[i]),
-                human(a.series.fpl[i]),
-                human(a.series.tpl[i]),
+                human(a.budgets()[i]),
+                human(a.audit.series.bpl()[i]),
+                human(a.audit.series.fpl()[i]),
+                human(a.audit.series.tpl()[i]),
             ]);
         }
         t.elide(3);
@@ -210,8 +211,8 @@ impl Report for AllocateReport {
             human(a.steady_budget),
             sup(a.sup_backward),
             sup(a.sup_forward),
-            human(a.max_tpl),
-            if a.guarantee.holds(a) { "holds" } else { "VIOLATED" },
+            human(a.max_tpl()),
+            if a.guarantee.holds(&a.audit) { "holds" } else { "VIOLATED" },
         );
         if let Some((w, m)) = self.window {
             out.push_str(&format!("  largest leakage of {w} consecutive steps = {}\n", human(m)));

@@ -158,8 +158,8 @@ impl Report for DemoReport {
             "matrix": self.matrix.to_rows(),
             "loss": { "alpha": self.alphas, "loss": self.losses },
             "leakage": {
-                "epsilon": self.series.epsilon, "bpl": self.series.bpl, "fpl": self.series.fpl,
-                "tpl": self.series.tpl, "max_tpl": self.series.max_tpl(),
+                "epsilon": self.series.epsilon(), "bpl": self.series.bpl(), "fpl": self.series.fpl(),
+                "tpl": self.series.tpl(), "max_tpl": self.series.max_tpl(),
                 "window": WINDOW, "max_window_leakage": self.window_max,
             },
             "supremum": sup,
@@ -173,7 +173,14 @@ impl Report for DemoReport {
         let mut s = String::from("t,epsilon,bpl,fpl,tpl\n");
         for i in 0..self.series.len() {
             let sr = &self.series;
-            s.push_str(&format!("{},{},{},{},{}\n", i + 1, sr.epsilon[i], sr.bpl[i], sr.fpl[i], sr.tpl[i]));
+            s.push_str(&format!(
+                "{},{},{},{},{}\n",
+                i + 1,
+                sr.epsilon()[i],
+                sr.bpl()[i],
+                sr.fpl()[i],
+                sr.tpl()[i]
+            ));
         }
         s
     }
@@ -213,10 +220,10 @@ impl Report for DemoReport {
         for i in 0..s.len() {
             t.row(vec![
                 (i + 1).to_string(),
-                human(s.epsilon[i]),
-                human(s.bpl[i]),
-                human(s.fpl[i]),
-                human(s.tpl[i]),
+                human(s.epsilon()[i]),
+                human(s.bpl()[i]),
+                human(s.fpl()[i]),
+                human(s.tpl()[i]),
             ]);
         }
         t.elide(4);

@@ -159,11 +159,11 @@ impl Report for LeakageReport {
         let t: Vec<usize> = (1..=n).collect();
         let all = |f: &dyn Fn(usize) -> f64| (0..n).map(f).collect::<Vec<f64>>();
         let mut obj = json!({
-            "t": t, "epsilon": all(&|t| s.epsilon(t)), "bpl": s.bpl_values(), "fpl": s.fpl_values(),
-            "tpl": all(&|t| s.tpl(t)), "max_tpl": s.max_tpl(),
+            "t": t, "epsilon": all(&|t| s.budgets().get(t)), "bpl": s.bpl(), "fpl": s.fpl(),
+            "tpl": all(&|t| s.tpl_at(t)), "max_tpl": s.max_tpl(),
         });
         if let Some((w, max)) = self.window {
-            let values: Vec<f64> = s.window_leakage(w).map(Iterator::collect).unwrap_or_default();
+            let values: Vec<f64> = s.window_leakage(w).and_then(Iterator::collect).unwrap_or_default();
             obj["window"] = json!(w);
             obj["window_leakage"] = json!(values);
             obj["max_window_leakage"] = json!(max);
@@ -183,19 +183,21 @@ impl Report for LeakageReport {
             write!(w, "{t}")?;
         }
         w.write_all(b"],")?;
-        json_array(w, "epsilon", n, |t| s.epsilon(t))?;
+        json_array(w, "epsilon", n, |t| s.budgets().get(t))?;
         w.write_all(b",")?;
-        json_array(w, "bpl", n, |t| s.bpl(t))?;
+        json_array(w, "bpl", n, |t| s.bpl()[t])?;
         w.write_all(b",")?;
-        json_array(w, "fpl", n, |t| s.fpl(t))?;
+        json_array(w, "fpl", n, |t| s.fpl()[t])?;
         w.write_all(b",")?;
-        json_array(w, "tpl", n, |t| s.tpl(t))?;
+        json_array(w, "tpl", n, |t| s.tpl_at(t))?;
         w.write_all(b",\"max_tpl\":")?;
         json_number(w, s.max_tpl())?;
         if let Some((window, max)) = self.window {
             write!(w, ",\"window\":{window},")?;
             let mut values = s.window_leakage(window).map_err(std::io::Error::other)?;
-            json_array(w, "window_leakage", n - window + 1, |_| values.next().unwrap_or(f64::NAN))?;
+            json_array(w, "window_leakage", n - window + 1, |_| {
+                values.next().and_then(|v| v.ok()).unwrap_or(f64::NAN)
+            })?;
             w.write_all(b",\"max_window_leakage\":")?;
             json_number(w, max)?;
         }
@@ -221,10 +223,10 @@ impl Report for LeakageReport {
             None => None,
         };
         for i in 0..s.len() {
-            write!(w, "{},{},{},{},{}", i + 1, s.epsilon(i), s.bpl(i), s.fpl(i), s.tpl(i))?;
+            write!(w, "{},{},{},{},{}", i + 1, s.budgets().get(i), s.bpl()[i], s.fpl()[i], s.tpl_at(i))?;
             if let Some(values) = &mut windows {
                 match values.next() {
-                    Some(v) => write!(w, ",{v}")?,
+                    Some(v) => write!(w, ",{}", v.map_err(std::io::Error::other)?)?,
                     None => w.write_all(b",")?,
                 }
             }
@@ -237,7 +239,13 @@ impl Report for LeakageReport {
         let s = &self.series;
         let mut t = Table::new(&["t", "ε_t", "BPL_t", "FPL_t", "TPL_t"]);
         t.elided_rows(s.len(), 8, |i| {
-            vec![(i + 1).to_string(), human(s.epsilon(i)), human(s.bpl(i)), human(s.fpl(i)), human(s.tpl(i))]
+            vec![
+                (i + 1).to_string(),
+                human(s.budgets().get(i)),
+                human(s.bpl()[i]),
+                human(s.fpl()[i]),
+                human(s.tpl_at(i)),
+            ]
         });
         let max_tpl = s.max_tpl();
         let mut out = format!(

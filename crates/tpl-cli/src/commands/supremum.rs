@@ -32,7 +32,7 @@ pub struct SupremumReport {
 
 /// Runs `tpl supremum`.
 pub fn run(args: &SupremumArgs) -> Result<SupremumReport> {
-    Supremum::check_epsilon(args.epsilon).map_err(|e| CliError::flag("--epsilon", e))?;
+    tpl_core::check_epsilon(args.epsilon).map_err(|e| CliError::flag("--epsilon", e))?;
     let matrix = read_matrix(&args.matrix, &args.matrices)?;
     let bar = progress::scan_bar(matrix.n(), matrix.n(), "building L");
     let loss = PiecewiseLoss::with_progress(&matrix, &|done, _| bar.set_position(done as u64));

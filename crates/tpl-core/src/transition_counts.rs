@@ -30,6 +30,7 @@ pub struct TransitionCounts {
 /// An estimated matrix and the rows that had no data (set to identity rows: with nothing
 /// observed, "stays put" is the one choice that adds no invented movement).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct EstimatedMatrix {
     /// The row-stochastic estimate.
     pub matrix: TransitionMatrix,
