@@ -458,8 +458,19 @@ fn a_strategys_rows_do_not_depend_on_its_place_in_schemes() {
     let counts = d.file("counts.csv", &small_counts());
     let rows = |schemes: &str| -> Vec<Value> {
         let out = json(&[
-            "compare", "--counts", &counts, "--epsilon", "1", "--window", "4", "--runs", "3", "--seed", "5",
-            "--schemes", schemes,
+            "compare",
+            "--counts",
+            &counts,
+            "--epsilon",
+            "1",
+            "--window",
+            "4",
+            "--runs",
+            "3",
+            "--seed",
+            "5",
+            "--schemes",
+            schemes,
         ]);
         let mut rows = out["rows"].as_array().unwrap().clone();
         rows.sort_by_key(|r| r["strategy"].as_str().unwrap_or_default().to_owned());

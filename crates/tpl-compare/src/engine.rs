@@ -13,8 +13,8 @@ use rayon::prelude::*;
 use tpl_alloc::{Allocator, Correlation, Quantified, UpperBound, WindowAllocator};
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{
-    DEFAULT_SENSITIVITY, DiscreteLaplace, LaplaceMechanism, Mechanism, PbaCorrelation, SchemeKind, WEventParams,
-    WindowLedger, budget_for_effective, effective_budget,
+    DEFAULT_SENSITIVITY, DiscreteLaplace, LaplaceMechanism, Mechanism, PbaCorrelation, SchemeKind,
+    WEventParams, WindowLedger, budget_for_effective, effective_budget,
 };
 use tpl_postprocess::{Estimator, PriorPolicy, PriorUpdate};
 
@@ -196,7 +196,11 @@ struct Checked<'a> {
 /// 1..=T, runs outside 1..=[`MAX_RUNS`]; [`CompareError::EmptyStream`],
 /// [`CompareError::RaggedStream`] or [`CompareError::MatrixSize`] for a stream and matrices
 /// that do not fit.
-pub fn compare(setup: &Setup<'_>, strategies: &[Strategy], progress: &(dyn Fn() + Sync)) -> Result<Comparison> {
+pub fn compare(
+    setup: &Setup<'_>,
+    strategies: &[Strategy],
+    progress: &(dyn Fn() + Sync),
+) -> Result<Comparison> {
     let (alpha, cells) = setup.check()?;
     let seed = setup.seed.unwrap_or_else(Seed::from_os_rng);
     let total = population(setup.truth);
@@ -300,16 +304,27 @@ fn rows(
                 max_window_budget: runs.iter().map(|r| r.max_window_budget).fold(0.0, f64::max),
                 max_tpl: runs.iter().map(|r| r.max_tpl).fold(0.0, f64::max),
                 max_window_leakage: runs.iter().map(|r| r.max_window_leakage).fold(0.0, f64::max),
-                published_fraction: runs.iter().map(|r| r.published_fraction).sum::<f64>() / runs.len() as f64,
+                published_fraction: runs.iter().map(|r| r.published_fraction).sum::<f64>()
+                    / runs.len() as f64,
             })
         };
-        rows.push(Row { strategy: strategy.name().into(), base: Some(strategy), map: false, outcome: scores(&|r| r.raw) });
+        rows.push(Row {
+            strategy: strategy.name().into(),
+            base: Some(strategy),
+            map: false,
+            outcome: scores(&|r| r.raw),
+        });
         if map {
             let outcome = match &map_blocker {
                 Some(why) => Err(why.clone()),
                 None => scores(&|r| r.map.unwrap_or((f64::NAN, f64::NAN))),
             };
-            rows.push(Row { strategy: format!("{}+map", strategy.name()), base: Some(strategy), map: true, outcome });
+            rows.push(Row {
+                strategy: format!("{}+map", strategy.name()),
+                base: Some(strategy),
+                map: true,
+                outcome,
+            });
         }
     }
     if map {
@@ -343,7 +358,8 @@ struct Leakage {
 /// ε_t·2/Δ (TKDE Theorem 3 for the windows).
 fn audit(corr: &Correlation, budgets: &[f64], sensitivity: f64, window: usize) -> Result<Leakage> {
     let effective: Vec<f64> = budgets.iter().map(|&b| effective_budget(b, sensitivity)).collect();
-    let (_, max_tpl, leakage) = tpl_alloc::audit(corr, &effective, Some(window)).map_err(CompareError::Audit)?;
+    let (_, max_tpl, leakage) =
+        tpl_alloc::audit(corr, &effective, Some(window)).map_err(CompareError::Audit)?;
     Ok(Leakage { max_tpl, max_window_leakage: leakage.unwrap_or(max_tpl) })
 }
 
@@ -360,7 +376,8 @@ fn plan(strategy: Strategy, run: &Checked<'_>, corr: &Correlation) -> Result<Pla
     }
     .map_err(CompareError::Allocation)?;
     // The plan is per-step leakage; the mechanism gets the budget that spends no more.
-    let budgets: Vec<f64> = allocation.budgets.iter().map(|&e| budget_for_effective(e, run.sensitivity)).collect();
+    let budgets: Vec<f64> =
+        allocation.budgets.iter().map(|&e| budget_for_effective(e, run.sensitivity)).collect();
     let leakage = audit(corr, &budgets, run.sensitivity, run.window)?;
     Ok(Plan::Budgets { max_window_budget: window_budget(&budgets, run.window), leakage, budgets })
 }
@@ -397,9 +414,11 @@ fn release(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng)
                 WEventParams::new(run.epsilon, run.window, run.sensitivity).map_err(CompareError::Release)?;
             let pool = PbaCorrelation::from_matrices(run.backward, run.forward);
             let mut scheme = kind.build(params, mechanism, pool);
-            let out = tpl_mechanisms::run(scheme.as_mut(), run.truth, |_| {}).map_err(CompareError::Release)?;
+            let out =
+                tpl_mechanisms::run(scheme.as_mut(), run.truth, |_| {}).map_err(CompareError::Release)?;
             let leakage = audit(corr, &out.budgets(), run.sensitivity, run.window)?;
-            let fresh = out.spent.iter().zip(&out.published).map(|(s, &p)| if p { s.publication } else { 0.0 });
+            let fresh =
+                out.spent.iter().zip(&out.published).map(|(s, &p)| if p { s.publication } else { 0.0 });
             Ok(Released {
                 fresh: fresh.collect(),
                 published: out.published.iter().filter(|&&p| p).count(),

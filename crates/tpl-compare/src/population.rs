@@ -84,9 +84,11 @@ pub fn histogram(states: &[Vec<usize>], n: usize) -> Result<Vec<Vec<f64>>> {
         .map(|(t, step)| {
             let mut row = vec![0.0; n];
             for &s in step {
-                let cell = row
-                    .get_mut(s)
-                    .ok_or(CompareError::StateOutOfRange { step: t + 1, state: s, states: n })?;
+                let cell = row.get_mut(s).ok_or(CompareError::StateOutOfRange {
+                    step: t + 1,
+                    state: s,
+                    states: n,
+                })?;
                 *cell += 1.0;
             }
             Ok(row)

@@ -2,14 +2,16 @@
 //! cannot run, and the serialised form of its rows.
 
 use tpl_compare::{
-    CompareError, Comparison, MAX_RUNS, Row, Seed, Setup, Strategy, USERS_STREAM, compare, histogram, simulate_users,
+    CompareError, Comparison, MAX_RUNS, Row, Seed, Setup, Strategy, USERS_STREAM, compare, histogram,
+    simulate_users,
 };
 use tpl_core::TransitionMatrix;
 
 /// 120 Markov users among 3 places for 40 steps, and the chain they moved by.
 fn population() -> (Vec<Vec<f64>>, TransitionMatrix) {
     let chain = TransitionMatrix::smoothed_identity(3, 0.05).unwrap();
-    let states = simulate_users(&chain, &[1.0 / 3.0; 3], 120, 40, &mut Seed::given(5).rng(USERS_STREAM, 0)).unwrap();
+    let states =
+        simulate_users(&chain, &[1.0 / 3.0; 3], 120, 40, &mut Seed::given(5).rng(USERS_STREAM, 0)).unwrap();
     (histogram(&states, 3).unwrap(), chain)
 }
 
@@ -18,7 +20,12 @@ fn strategies(names: &[&str]) -> Vec<Strategy> {
 }
 
 fn run(truth: &[Vec<f64>], chain: &TransitionMatrix, names: &[&str], seed: u64) -> Comparison {
-    let setup = Setup::new(truth, 1.0, 5).backward(Some(chain)).forward(Some(chain)).runs(3).map(true).seed(Seed::given(seed));
+    let setup = Setup::new(truth, 1.0, 5)
+        .backward(Some(chain))
+        .forward(Some(chain))
+        .runs(3)
+        .map(true)
+        .seed(Seed::given(seed));
     compare(&setup, &strategies(names), &|| {}).unwrap()
 }
 

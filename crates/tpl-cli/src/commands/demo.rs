@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::{Value, json};
+use tpl_compare::{Seed, Strategy, USERS_STREAM, histogram, simulate_users};
 use tpl_core::{
     LeakageSeries, Loss, LossEvaluator, PiecewiseLoss, Supremum, TransitionCounts, TransitionMatrix,
 };
-use tpl_compare::{Seed, Strategy, USERS_STREAM, histogram, simulate_users};
 
 use crate::chart::leakage_chart;
 use crate::commands::compare::{CompareReport, Options, run_comparison};

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::{Value, json};
-use tpl_core::TransitionMatrix;
 use tpl_compare::{Seed, USERS_STREAM, histogram, simulate_users};
+use tpl_core::TransitionMatrix;
 
 use crate::commands::estimate::MAX_CELLS;
 use crate::commands::leakage::check_horizon;
