@@ -4,7 +4,7 @@
 
 use crate::error::{CompareError, Result};
 
-/// Mean absolute error over all steps and cells: (1/(T·n)) Σ_t Σ_j |r_t[j] − c_t[j]|.
+/// Mean absolute error over all steps and cells: `(1/(T·n)) Σ_t Σ_j |r_t[j] − c_t[j]|`.
 ///
 /// # Errors
 /// As [`mse`].
@@ -19,7 +19,7 @@ pub fn mae<R: AsRef<[f64]>, C: AsRef<[f64]>>(releases: &[R], truth: &[C]) -> Res
     mean_over(releases, truth, |e, _| e.abs())
 }
 
-/// Mean squared error over all steps and cells: (1/(T·n)) Σ_t Σ_j (r_t[j] − c_t[j])².
+/// Mean squared error over all steps and cells: `(1/(T·n)) Σ_t Σ_j (r_t[j] − c_t[j])²`.
 ///
 /// # Errors
 /// [`CompareError::StepsMismatch`] or [`CompareError::CellsMismatch`] when the release and
@@ -29,7 +29,7 @@ pub fn mse<R: AsRef<[f64]>, C: AsRef<[f64]>>(releases: &[R], truth: &[C]) -> Res
     mean_over(releases, truth, |e, _| e * e)
 }
 
-/// Mean relative error with floor δ > 0: (1/(T·n)) Σ_t Σ_j |r_t[j] − c_t[j]| / max(|c_t[j]|, δ);
+/// Mean relative error with floor δ > 0: `(1/(T·n)) Σ_t Σ_j |r_t[j] − c_t[j]| / max(|c_t[j]|, δ)`;
 /// the floor keeps cells of count 0 from dividing by zero.
 ///
 /// # Errors
