@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 use tpl_alloc::AllocError;
+use tpl_compare::CompareError;
 use tpl_core::CoreError;
 use tpl_mechanisms::MechError;
 use tpl_postprocess::PostprocessError;
@@ -63,6 +64,14 @@ pub enum CliError {
         /// The estimator's reason.
         source: PostprocessError,
     },
+    /// A comparison, simulation or scoring error, with the file or flag at fault.
+    #[error("{context}{source}")]
+    Compare {
+        /// "FILE: " or the flag name, or empty.
+        context: String,
+        /// The comparison's reason.
+        source: CompareError,
+    },
     /// A bad command-line value.
     #[error("{0}")]
     Usage(String),
@@ -97,6 +106,18 @@ impl CliError {
 impl From<CoreError> for CliError {
     fn from(source: CoreError) -> Self {
         Self::Core { context: String::new(), source }
+    }
+}
+
+impl From<CompareError> for CliError {
+    /// A parameter of the comparison is a flag of the same name: a usage error naming it.
+    fn from(source: CompareError) -> Self {
+        match source {
+            CompareError::InvalidParameter { name, value, reason } => {
+                Self::Usage(format!("--{name} {value}: {reason}"))
+            }
+            source => Self::Compare { context: String::new(), source },
+        }
     }
 }
 

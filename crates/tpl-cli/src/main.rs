@@ -7,13 +7,11 @@
 mod budget_file;
 mod chart;
 mod commands;
-mod comparison;
 mod counts_file;
 mod error;
 mod matrix_file;
 mod progress;
 mod render;
-mod seed;
 mod stream_file;
 mod text;
 

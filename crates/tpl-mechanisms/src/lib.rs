@@ -17,8 +17,6 @@
 //!   [`FloatLaplace`] (fast, not release-grade), and test doubles.
 //! - [`StreamScheme`] — one step in, one release out; [`run`] drives a whole stream and
 //!   [`WindowLedger`] checks invariant (W) independently.
-//! - [`simulate_users`] and [`histogram`] — synthetic Markov populations (the data model of
-//!   the TKDE and DBSec experiments), for comparisons where the truth is known.
 //!
 //! ```
 //! use rand::SeedableRng;
@@ -39,10 +37,8 @@ mod budget;
 mod error;
 mod ledger;
 mod mechanism;
-pub mod metrics;
 mod noise;
 mod params;
-mod population;
 mod runner;
 mod scheme;
 mod schemes;
@@ -54,7 +50,6 @@ pub use mechanism::{
 };
 pub use noise::{DiscreteLaplace, FloatLaplace, NoiseSource, Recording, Scripted, Zero};
 pub use params::{DEFAULT_SENSITIVITY, Epsilon, WEventParams};
-pub use population::{histogram, simulate_users};
 pub use runner::{Run, run};
 pub use scheme::{StepBudget, StepOutcome, StreamScheme};
 pub use schemes::{Ba, Bd, EventLaplace, Pba, PbaCorrelation, Sample, SchemeKind, Uniform};

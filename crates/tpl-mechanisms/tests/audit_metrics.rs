@@ -1,11 +1,10 @@
 //! The audit of a run's spent budgets under temporal correlation (`specs/w-event.md` §6, §7),
-//! with `tpl-core`, and the error metrics of §5.
+//! with `tpl-core`.
 
 mod common;
 
 use common::*;
 use tpl_core::{LeakageSeries, TransitionMatrix};
-use tpl_mechanisms::metrics::{mae, mre, mse};
 use tpl_mechanisms::{LaplaceMechanism, PbaCorrelation, SchemeKind, Uniform, WEventParams, Zero, run};
 
 fn all_rows_equal() -> TransitionMatrix {
@@ -95,39 +94,4 @@ fn correlation_predicate_from_matrices() {
     assert_eq!(PbaCorrelation::from_matrices(Some(&flat), Some(&id)), PbaCorrelation::FromMatrices(true));
     assert_eq!(PbaCorrelation::from_matrices(None, None), PbaCorrelation::FromMatrices(false));
     assert_eq!(PbaCorrelation::from_matrices(Some(&flat), None), PbaCorrelation::FromMatrices(false));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Metrics (§5).
-
-/// The hand-computed 2 steps × 2 cells example; a zero count hits the floor δ.
-#[test]
-fn metrics_two_by_two() {
-    let truth = vec![vec![0.0, 4.0], vec![-2.0, 8.0]];
-    let rel = vec![vec![1.0, 2.0], vec![-2.0, 11.0]];
-    // errors 1, −2, 0, 3
-    assert_close(mae(&rel, &truth), 6.0 / 4.0, "MAE");
-    assert_close(mse(&rel, &truth), 14.0 / 4.0, "MSE");
-    // δ = 1 (default): 1/max(0, 1) + 2/4 + 0/2 + 3/8
-    assert_close(mre(&rel, &truth, 1.0), (1.0 + 0.5 + 0.0 + 0.375) / 4.0, "MRE_1");
-    // δ = 5: the floor hits the 0, 4 and −2 counts: 1/5 + 2/5 + 0/5 + 3/8
-    assert_close(mre(&rel, &truth, 5.0), (0.2 + 0.4 + 0.0 + 0.375) / 4.0, "MRE_5");
-    // δ small: the zero count's error is divided by δ itself
-    assert_close(mre(&rel, &truth, 0.5), (2.0 + 0.5 + 0.0 + 0.375) / 4.0, "MRE_0.5");
-}
-
-/// Approximated steps are scored with the repeated release (nothing excluded, t = 1 included).
-#[test]
-fn metrics_score_repeated_releases() {
-    let p = WEventParams::new(1.0, 3, 2.0).unwrap();
-    let truth = vec![vec![10.0, 0.0], vec![12.0, 1.0], vec![9.0, 3.0]];
-    let mut s =
-        tpl_mechanisms::Sample::new(p, LaplaceMechanism::new(tpl_mechanisms::Scripted::new([1.0, -1.0])));
-    let r = run(&mut s, &truth, |_| {}).unwrap();
-    assert_eq!(r.releases, vec![vec![11.0, -1.0]; 3]);
-    // errors: (1, −1), (−1, −2), (2, −4)
-    assert_close(mae(&r.releases, &truth), 11.0 / 6.0, "MAE");
-    assert_close(mse(&r.releases, &truth), 27.0 / 6.0, "MSE");
-    let want_mre = (1.0 / 10.0 + 1.0 / 1.0 + 1.0 / 12.0 + 2.0 / 1.0 + 2.0 / 9.0 + 4.0 / 3.0) / 6.0;
-    assert_close(mre(&r.releases, &truth, 1.0), want_mre, "MRE_1");
 }

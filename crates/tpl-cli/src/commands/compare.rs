@@ -7,19 +7,18 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
-use serde_json::{Value, json};
+use serde_json::Value;
+use tpl_compare::{Comparison, Seed, Setup, Strategy, compare};
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism};
 
 use crate::chart::{Point, scatter_chart};
 use crate::commands::release::{VERSION, check_counts};
-use crate::comparison::{Row, Setup, Strategy, compare};
 use crate::counts_file::read_counts;
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix};
 use crate::progress;
 use crate::render::{Report, Table, csv_line, human};
-use crate::seed::Seed;
 
 /// Post-processing applied to every strategy's releases (in extra rows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -74,32 +73,8 @@ pub struct CompareArgs {
     pub matrices: MatrixOptions,
 }
 
-/// The comparison table.
-pub struct CompareReport {
-    /// The rows, in strategy order.
-    pub rows: Vec<Row>,
-    /// ε of the schemes.
-    pub epsilon: f64,
-    /// w.
-    pub window: usize,
-    /// α of the allocators.
-    pub alpha: f64,
-    /// Δ the releases were calibrated to (the audits use ε_t·2/Δ).
-    pub sensitivity: f64,
-    /// R.
-    pub runs: usize,
-    /// The base seed used.
-    pub seed: u64,
-    /// Whether the seed was given (`--seed`): reproducible, hence not private.
-    pub seeded: bool,
-    /// T.
-    pub horizon: usize,
-    /// n.
-    pub cells: usize,
-}
-
-/// The most runs a comparison accepts.
-const MAX_RUNS: usize = 10_000;
+/// The comparison table: the library's result, rendered and drawn here.
+pub struct CompareReport(pub Comparison);
 
 /// Runs `tpl compare`.
 pub fn run(args: &CompareArgs) -> Result<CompareReport> {
@@ -176,7 +151,7 @@ pub struct Options {
     pub seed: Option<u64>,
 }
 
-/// Validates the options and runs the comparison, with a progress bar on a terminal.
+/// Runs the comparison of `tpl-compare`, with a progress bar on a terminal.
 pub fn run_comparison(
     truth: &[Vec<f64>],
     backward: Option<&TransitionMatrix>,
@@ -184,69 +159,32 @@ pub fn run_comparison(
     o: &Options,
     strategies: &[Strategy],
 ) -> Result<CompareReport> {
-    if !(o.epsilon.is_finite() && o.epsilon > 0.0) {
-        return Err(CliError::Usage(format!("--epsilon {}: must be finite and greater than 0", o.epsilon)));
-    }
-    if o.window == 0 || o.window > truth.len() {
-        return Err(CliError::Usage(format!(
-            "--window {}: must be between 1 and the number of steps {}",
-            o.window,
-            truth.len()
-        )));
-    }
-    let alpha = o.alpha.unwrap_or(o.epsilon);
-    if !(alpha.is_finite() && alpha > 0.0) {
-        return Err(CliError::Usage(format!("--alpha {alpha}: must be finite and greater than 0")));
-    }
-    if !(o.sensitivity.is_finite() && o.sensitivity > 0.0) {
-        return Err(CliError::Usage(format!(
-            "--sensitivity {}: must be finite and greater than 0",
-            o.sensitivity
-        )));
-    }
-    if o.runs == 0 || o.runs > MAX_RUNS {
-        return Err(CliError::Usage(format!("--runs {}: must be between 1 and {MAX_RUNS}", o.runs)));
-    }
-    let seed = Seed::new(o.seed);
-    let setup = Setup {
-        truth,
-        backward,
-        forward,
-        epsilon: o.epsilon,
-        window: o.window,
-        alpha,
-        sensitivity: o.sensitivity,
-        runs: o.runs,
-        map: o.map,
-        seed,
-    };
-    let bar = progress::bar((strategies.len() * o.runs) as u64, "comparing", "runs");
-    let rows = compare(&setup, strategies, &|| bar.inc(1));
+    let setup = Setup::new(truth, o.epsilon, o.window)
+        .backward(backward)
+        .forward(forward)
+        .alpha(o.alpha)
+        .sensitivity(o.sensitivity)
+        .runs(o.runs)
+        .map(o.map)
+        .seed(Seed::new(o.seed));
+    let bar = progress::bar(setup.total_runs(strategies) as u64, "comparing", "runs");
+    let comparison = compare(&setup, strategies, &|| bar.inc(1));
     bar.finish_and_clear();
-    Ok(CompareReport {
-        rows,
-        epsilon: o.epsilon,
-        window: o.window,
-        alpha,
-        sensitivity: o.sensitivity,
-        runs: o.runs,
-        seed: seed.value,
-        seeded: o.seed.is_some(),
-        horizon: truth.len(),
-        cells: truth[0].len(),
-    })
+    Ok(CompareReport(comparison?))
 }
 
 impl CompareReport {
     /// Writes the error-vs-leakage chart: one labelled point per strategy that ran.
     pub fn chart(&self, path: &Path, data: &str) -> Result<()> {
         let baseline = self
+            .0
             .rows
             .iter()
             .find(|r| r.base.is_none())
             .and_then(|r| r.outcome.as_ref().ok())
             .map(|s| s.mse.mean);
         let points: Vec<Point> = self
+            .0
             .rows
             .iter()
             .filter_map(|r| {
@@ -262,11 +200,11 @@ impl CompareReport {
             path,
             &format!(
                 "Error vs. real leakage: {data} (ε = {}, w = {}, α = {})",
-                human(self.epsilon),
-                self.window,
-                human(self.alpha)
+                human(self.0.epsilon),
+                self.0.window,
+                human(self.0.alpha)
             ),
-            &format!("largest leakage of {} consecutive steps under the correlation (log)", self.window),
+            &format!("largest leakage of {} consecutive steps under the correlation (log)", self.0.window),
             "mean squared error per cell and step (log)",
             &["w-event schemes", "TPL allocators", "schemes + MAP", "allocators + MAP"],
             &points,
@@ -275,44 +213,13 @@ impl CompareReport {
     }
 }
 
-fn opt(x: Option<f64>) -> Value {
-    x.map_or(Value::Null, |v| json!(v))
-}
-
 impl Report for CompareReport {
     fn json(&self) -> Value {
-        let rows: Vec<Value> = self
-            .rows
-            .iter()
-            .map(|r| {
-                let s = r.outcome.as_ref().ok();
-                json!({
-                    "strategy": r.strategy,
-                    "mae": opt(s.map(|s| s.mae.mean)),
-                    "mse": opt(s.map(|s| s.mse.mean)),
-                    "max_window_budget": opt(s.map(|s| s.max_window_budget)),
-                    "max_tpl": opt(s.map(|s| s.max_tpl)),
-                    "max_window_leakage": opt(s.map(|s| s.max_window_leakage)),
-                    "published_fraction": opt(s.map(|s| s.published_fraction)),
-                    "mae_std": opt(s.map(|s| s.mae.std)),
-                    "mse_std": opt(s.map(|s| s.mse.std)),
-                    "error": r.outcome.as_ref().err(),
-                })
-            })
-            .collect();
-        json!({
-            "rows": rows,
-            "epsilon": self.epsilon,
-            "window": self.window,
-            "alpha": self.alpha,
-            "sensitivity": self.sensitivity,
-            "runs": self.runs,
-            "seed": self.seed,
-            "seeded": self.seeded,
-            "horizon": self.horizon,
-            "cells": self.cells,
-            "version": VERSION,
-        })
+        let mut out = serde_json::to_value(&self.0).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut out {
+            map.insert("version".into(), VERSION.into());
+        }
+        out
     }
 
     fn csv(&self) -> String {
@@ -329,7 +236,7 @@ impl Report for CompareReport {
             "error",
         ];
         let mut out = csv_line(&header.map(String::from));
-        for r in &self.rows {
+        for r in &self.0.rows {
             let fields = match &r.outcome {
                 Ok(s) => vec![
                     r.strategy.clone(),
@@ -344,6 +251,7 @@ impl Report for CompareReport {
                     String::new(),
                 ],
                 Err(why) => {
+                    let why = why.to_string();
                     let mut f = vec![r.strategy.clone()];
                     f.extend(std::iter::repeat_n(String::new(), 8));
                     f.push(format!("\"{}\"", why.replace('"', "\"\"")));
@@ -366,7 +274,7 @@ impl Report for CompareReport {
             "published",
         ]);
         let mut notes = Vec::new();
-        for r in &self.rows {
+        for r in &self.0.rows {
             match &r.outcome {
                 Ok(s) => t.row(vec![
                     r.strategy.clone(),
@@ -378,6 +286,7 @@ impl Report for CompareReport {
                     format!("{:.1} %", 100.0 * s.published_fraction),
                 ]),
                 Err(why) => {
+                    let why = why.to_string();
                     if !notes.iter().any(|n: &String| n.ends_with(why.as_str())) {
                         notes.push(format!("  {}: {why}", r.strategy));
                     }
@@ -398,16 +307,16 @@ impl Report for CompareReport {
              sensitivity Δ = {}.\n\
              Error is per cell and step; leakage is audited under the given correlation (worst run), each step \
              spending ε_t·2/Δ against one person's change.\n\n{}",
-            self.rows.len(),
-            self.horizon,
-            self.cells,
-            self.runs,
-            self.seed,
-            if self.seeded { ", given: NOT private" } else { "" },
-            human(self.epsilon),
-            self.window,
-            human(self.alpha),
-            human(self.sensitivity),
+            self.0.rows.len(),
+            self.0.horizon,
+            self.0.cells,
+            self.0.runs,
+            self.0.seed,
+            if self.0.seeded { ", given: NOT private" } else { "" },
+            human(self.0.epsilon),
+            self.0.window,
+            human(self.0.alpha),
+            human(self.0.sensitivity),
             t.render()
         );
         if !notes.is_empty() {

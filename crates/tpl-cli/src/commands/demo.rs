@@ -6,18 +6,16 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::{Value, json};
+use tpl_compare::{Seed, Strategy, USERS_STREAM, histogram, simulate_users};
 use tpl_core::{
     LeakageSeries, Loss, LossEvaluator, PiecewiseLoss, Supremum, TransitionCounts, TransitionMatrix,
 };
-use tpl_mechanisms::{histogram, simulate_users};
 
 use crate::chart::leakage_chart;
 use crate::commands::compare::{CompareReport, Options, run_comparison};
 use crate::commands::simulate::{create_dir, write_file};
-use crate::comparison::Strategy;
 use crate::error::{CliError, Result};
 use crate::render::{Report, Table, human};
-use crate::seed::Seed;
 use crate::stream_file::{counts_text, matrix_text, parse_stream, stream_text};
 
 /// Arguments of `tpl demo`.
@@ -108,14 +106,14 @@ pub fn run(args: &DemoArgs) -> Result<DemoReport> {
 
     // Synthetic: simulate Markov users, estimate the matrices back from their stream, compare.
     let truth_matrix = TransitionMatrix::smoothed_identity(SIM_CELLS, SIM_SMOOTHING)?;
-    let mut rng = Seed::new(Some(args.seed)).rng(u64::MAX);
+    let mut rng = Seed::given(args.seed).rng(USERS_STREAM, 0);
     let states =
         simulate_users(&truth_matrix, &[1.0 / SIM_CELLS as f64; SIM_CELLS], SIM_USERS, SIM_STEPS, &mut rng)
-            .map_err(|source| CliError::Mech { context: "demo simulation: ".into(), source })?;
+            .map_err(|source| CliError::Compare { context: "demo simulation: ".into(), source })?;
     let sim_dir = dir.join("synthetic");
     create_dir(&sim_dir)?;
     write_file(&sim_dir.join("stream.csv"), &stream_text(&states))?;
-    let counts = histogram(&states, SIM_CELLS);
+    let counts = histogram(&states, SIM_CELLS)?;
     write_file(&sim_dir.join("counts.csv"), &counts_text(&counts))?;
     let estimated = TransitionCounts::from_paths(SIM_CELLS, &states)?;
     let (pb, pf) = (estimated.backward()?.matrix, estimated.forward()?.matrix);
@@ -126,7 +124,7 @@ pub fn run(args: &DemoArgs) -> Result<DemoReport> {
     let stream = parse_stream(Path::new("built-in ais_nyharbor_hour_1min/stream.csv"), AIS_HOUR)?;
     let estimated = TransitionCounts::from_paths(stream.cells(), &stream.states)?;
     let (pb, pf) = (estimated.backward()?.matrix, estimated.forward()?.matrix);
-    let counts = histogram(&stream.states, stream.cells());
+    let counts = histogram(&stream.states, stream.cells())?;
     let real = run_comparison(&counts, Some(&pb), Some(&pf), &options, &Strategy::ALL)?;
     real.chart(&dir.join("compare_ais_hour.svg"), "New York harbour, 1 hour")?;
 
@@ -248,7 +246,7 @@ impl Report for DemoReport {
         out.push_str(&format!(
             "\n4. Which release strategy? {SIM_USERS} simulated users moving among {SIM_CELLS} places for {SIM_STEPS} steps\n   \
              (matrices estimated back from their stream), every strategy released {} times:\n\n",
-            self.synthetic.runs
+            self.synthetic.0.runs
         ));
         out.push_str(&indent(&self.synthetic.table()));
         out.push_str(

@@ -5,15 +5,14 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::{Value, json};
+use tpl_compare::{Seed, USERS_STREAM, histogram, simulate_users};
 use tpl_core::TransitionMatrix;
-use tpl_mechanisms::{histogram, simulate_users};
 
 use crate::commands::estimate::MAX_CELLS;
 use crate::commands::leakage::check_horizon;
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix};
 use crate::render::{Report, Table, csv_line, human};
-use crate::seed::Seed;
 use crate::stream_file::{counts_text, matrix_text, stream_text};
 use crate::text;
 
@@ -96,16 +95,16 @@ pub fn run(args: &SimulateArgs) -> Result<SimulateReport> {
     let n = forward.n();
     let initial = initial_distribution(&args.initial, n)?;
     let seed = Seed::new(args.seed);
-    let mut rng = seed.rng(0);
+    let mut rng = seed.rng(USERS_STREAM, 0);
     let states = simulate_users(&forward, &initial, args.users, args.horizon, &mut rng)
-        .map_err(|source| CliError::Mech { context: format!("--initial {}: ", args.initial), source })?;
-    let counts = histogram(&states, n);
-    write_outputs(&args.out, &forward, &states, &counts, seed.value)?;
+        .map_err(|source| CliError::Compare { context: format!("--initial {}: ", args.initial), source })?;
+    let counts = histogram(&states, n)?;
+    write_outputs(&args.out, &forward, &states, &counts, seed.value())?;
     Ok(SimulateReport {
         users: args.users,
         horizon: args.horizon,
         cells: n,
-        seed: seed.value,
+        seed: seed.value(),
         out: args.out.clone(),
         first: counts[0].clone(),
         last: counts[counts.len() - 1].clone(),

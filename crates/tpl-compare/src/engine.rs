@@ -1,0 +1,509 @@
+//! The comparison: every strategy released R times over the same true counts, in parallel,
+//! scored on error and on the leakage an adversary with the given correlation really gets
+//! (audited with `tpl-core` through `tpl-alloc`). Composition only: the schemes come from
+//! `tpl-mechanisms`, the budgets from `tpl-alloc`, the estimates from `tpl-postprocess`.
+//!
+//! Every leakage is audited from the budget a step really spends against one person's
+//! change, `effective_budget` = ε_t·2/Δ for a release calibrated to sensitivity Δ. The
+//! allocators' budgets are such per-step leakages: they are executed with the mechanism
+//! budget `budget_for_effective` of each, so that they keep α whatever Δ is.
+
+use rand_chacha::ChaCha20Rng;
+use rayon::prelude::*;
+use tpl_alloc::{Allocator, Correlation, Quantified, UpperBound, WindowAllocator};
+use tpl_core::TransitionMatrix;
+use tpl_mechanisms::{
+    DEFAULT_SENSITIVITY, DiscreteLaplace, LaplaceMechanism, Mechanism, PbaCorrelation, SchemeKind,
+    WEventParams, WindowLedger, budget_for_effective, effective_budget,
+};
+use tpl_postprocess::{FilterConfig, PriorPolicy};
+
+use crate::error::{CompareError, Result};
+use crate::metrics::{mae, mse};
+use crate::report::{Comparison, Row, Scores, Stat};
+use crate::{Seed, Strategy};
+
+/// The most runs per strategy a comparison accepts (it keeps every run's scores).
+pub const MAX_RUNS: usize = 10_000;
+
+/// Runs per strategy of a [`Setup`] unless [`Setup::runs`] says otherwise.
+pub const DEFAULT_RUNS: usize = 10;
+
+/// Everything a comparison needs: the true counts, what the adversary knows, the privacy
+/// parameters and how many runs. Built with [`Setup::new`] and the builder methods;
+/// checked by [`compare`].
+#[derive(Debug, Clone)]
+pub struct Setup<'a> {
+    truth: &'a [Vec<f64>],
+    backward: Option<&'a TransitionMatrix>,
+    forward: Option<&'a TransitionMatrix>,
+    epsilon: f64,
+    window: usize,
+    alpha: Option<f64>,
+    sensitivity: f64,
+    runs: usize,
+    map: bool,
+    seed: Option<Seed>,
+}
+
+impl<'a> Setup<'a> {
+    /// A comparison of releases of `truth` (T steps of n integer counts) under w-event
+    /// budget ε per `window` steps; no correlation known, α = ε, Δ =
+    /// [`DEFAULT_SENSITIVITY`], [`DEFAULT_RUNS`] runs, no MAP rows, a seed from the
+    /// operating system.
+    pub fn new(truth: &'a [Vec<f64>], epsilon: f64, window: usize) -> Self {
+        Self {
+            truth,
+            backward: None,
+            forward: None,
+            epsilon,
+            window,
+            alpha: None,
+            sensitivity: DEFAULT_SENSITIVITY,
+            runs: DEFAULT_RUNS,
+            map: false,
+            seed: None,
+        }
+    }
+
+    /// The adversary's backward correlation P_B.
+    pub fn backward(mut self, matrix: Option<&'a TransitionMatrix>) -> Self {
+        self.backward = matrix;
+        self
+    }
+
+    /// The adversary's forward correlation P_F (also MAP's public prior).
+    pub fn forward(mut self, matrix: Option<&'a TransitionMatrix>) -> Self {
+        self.forward = matrix;
+        self
+    }
+
+    /// The leakage target α of the allocators (`None`: ε, so that `window` promises under
+    /// correlation what the w-event schemes promise without it).
+    pub fn alpha(mut self, alpha: Option<f64>) -> Self {
+        self.alpha = alpha;
+        self
+    }
+
+    /// The L1 sensitivity Δ of one step's counts.
+    pub fn sensitivity(mut self, sensitivity: f64) -> Self {
+        self.sensitivity = sensitivity;
+        self
+    }
+
+    /// Releases per strategy (1..=[`MAX_RUNS`]).
+    pub fn runs(mut self, runs: usize) -> Self {
+        self.runs = runs;
+        self
+    }
+
+    /// Also score every strategy after MAP post-processing (DBSec 2023), and the data-free
+    /// prior mean.
+    pub fn map(mut self, map: bool) -> Self {
+        self.map = map;
+        self
+    }
+
+    /// The base seed of the runs (default: [`Seed::from_os_rng`]).
+    pub fn seed(mut self, seed: Seed) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// The number of runs [`compare`] makes for `strategies` at most (one progress tick
+    /// each): strategies that cannot run make none.
+    pub fn total_runs(&self, strategies: &[Strategy]) -> usize {
+        strategies.len().saturating_mul(self.runs)
+    }
+
+    /// Checks the parameters and the stream's shape; returns (α, n).
+    fn check(&self) -> Result<(f64, usize)> {
+        let invalid = |name, value: f64, reason: &str| CompareError::InvalidParameter {
+            name,
+            value: value.to_string(),
+            reason: reason.into(),
+        };
+        let positive = "must be finite and greater than 0";
+        if !(self.epsilon.is_finite() && self.epsilon > 0.0) {
+            return Err(invalid("epsilon", self.epsilon, positive));
+        }
+        let steps = self.truth.len();
+        let cells = self.truth.first().map_or(0, Vec::len);
+        if steps == 0 || cells == 0 {
+            return Err(CompareError::EmptyStream { steps, cells });
+        }
+        if let Some((t, row)) = self.truth.iter().enumerate().find(|(_, r)| r.len() != cells) {
+            return Err(CompareError::RaggedStream { step: t + 1, found: row.len(), expected: cells });
+        }
+        if self.window == 0 || self.window > steps {
+            return Err(CompareError::InvalidParameter {
+                name: "window",
+                value: self.window.to_string(),
+                reason: format!("must be between 1 and the number of steps {steps}"),
+            });
+        }
+        let alpha = self.alpha.unwrap_or(self.epsilon);
+        if !(alpha.is_finite() && alpha > 0.0) {
+            return Err(invalid("alpha", alpha, positive));
+        }
+        if !(self.sensitivity.is_finite() && self.sensitivity > 0.0) {
+            return Err(invalid("sensitivity", self.sensitivity, positive));
+        }
+        if self.runs == 0 || self.runs > MAX_RUNS {
+            return Err(CompareError::InvalidParameter {
+                name: "runs",
+                value: self.runs.to_string(),
+                reason: format!("must be between 1 and {MAX_RUNS}"),
+            });
+        }
+        for (side, m) in [("backward", self.backward), ("forward", self.forward)] {
+            if let Some(m) = m.filter(|m| m.n() != cells) {
+                return Err(CompareError::MatrixSize { side, n: m.n(), cells });
+            }
+        }
+        Ok((alpha, cells))
+    }
+}
+
+/// A checked [`Setup`]: what every run reads.
+struct Checked<'a> {
+    truth: &'a [Vec<f64>],
+    backward: Option<&'a TransitionMatrix>,
+    forward: Option<&'a TransitionMatrix>,
+    epsilon: f64,
+    window: usize,
+    alpha: f64,
+    sensitivity: f64,
+    runs: usize,
+    seed: Seed,
+    /// N of MAP post-processing, when asked for and possible.
+    map_total: Option<u64>,
+}
+
+/// Runs every strategy `runs` times on the setup's stream, in parallel (rayon), and scores
+/// them; `progress` is called once per finished run (from any thread).
+///
+/// Rows come in the order of `strategies`, each followed by its `+map` row when MAP was
+/// asked for, then the data-free `prior-mean` baseline. A strategy that cannot run here
+/// (an allocator without a bounded allocation, PBA without any matrix, MAP without a
+/// forward matrix or a fixed population…) gets a row with its error; the others still run.
+///
+/// Run r of strategy s draws its noise from [`Seed::rng`]`(s.name(), r)`: the same seed
+/// gives the same rows for a strategy whatever else is compared and in whatever order.
+///
+/// # Errors
+/// [`CompareError::InvalidParameter`] for ε, α or Δ not finite and > 0, a window outside
+/// 1..=T, runs outside 1..=[`MAX_RUNS`]; [`CompareError::EmptyStream`],
+/// [`CompareError::RaggedStream`] or [`CompareError::MatrixSize`] for a stream and matrices
+/// that do not fit.
+pub fn compare(
+    setup: &Setup<'_>,
+    strategies: &[Strategy],
+    progress: &(dyn Fn() + Sync),
+) -> Result<Comparison> {
+    let (alpha, cells) = setup.check()?;
+    let seed = setup.seed.unwrap_or_else(Seed::from_os_rng);
+    let total = population(setup.truth);
+    let map_blocker = match (setup.map, setup.forward, total) {
+        (false, _, _) => None,
+        (true, None, _) => Some(CompareError::MapNeedsForward),
+        (true, Some(_), None) => Some(CompareError::MapNeedsFixedPopulation),
+        (true, Some(_), Some(_)) => None,
+    };
+    let run = Checked {
+        truth: setup.truth,
+        backward: setup.backward,
+        forward: setup.forward,
+        epsilon: setup.epsilon,
+        window: setup.window,
+        alpha,
+        sensitivity: setup.sensitivity,
+        runs: setup.runs,
+        seed,
+        map_total: total.filter(|_| setup.map && map_blocker.is_none()),
+    };
+    let rows = match Correlation::new(setup.backward, setup.forward) {
+        Err(e) => strategies
+            .iter()
+            .map(|&s| Row {
+                strategy: s.name().into(),
+                base: Some(s),
+                map: false,
+                outcome: Err(CompareError::Correlation(e.clone())),
+            })
+            .collect(),
+        Ok(corr) => rows(&run, &corr, strategies, map_blocker, setup.map, progress),
+    };
+    Ok(Comparison {
+        rows,
+        epsilon: setup.epsilon,
+        window: setup.window,
+        alpha,
+        sensitivity: setup.sensitivity,
+        runs: setup.runs,
+        seed: seed.value(),
+        seeded: seed.is_given(),
+        horizon: setup.truth.len(),
+        cells,
+    })
+}
+
+/// What one run of one strategy produced.
+struct RunResult {
+    raw: (f64, f64),
+    map: Option<(f64, f64)>,
+    max_window_budget: f64,
+    max_tpl: f64,
+    max_window_leakage: f64,
+    published_fraction: f64,
+}
+
+/// Plans every strategy, runs the planned ones in parallel and gathers the rows.
+fn rows(
+    run: &Checked<'_>,
+    corr: &Correlation,
+    strategies: &[Strategy],
+    map_blocker: Option<CompareError>,
+    map: bool,
+    progress: &(dyn Fn() + Sync),
+) -> Vec<Row> {
+    let plans: Vec<Result<Plan>> = strategies.iter().map(|&s| plan(s, run, corr)).collect();
+    let tasks: Vec<(usize, usize)> = plans
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.is_ok())
+        .flat_map(|(i, _)| (0..run.runs).map(move |r| (i, r)))
+        .collect();
+    let results: Vec<((usize, usize), Result<RunResult>)> = tasks
+        .par_iter()
+        .filter_map(|&(i, r)| {
+            let plan = plans[i].as_ref().ok()?;
+            let rng = run.seed.rng(strategies[i].name(), r as u64);
+            let out = run_once(plan, run, corr, rng);
+            progress();
+            Some(((i, r), out))
+        })
+        .collect();
+
+    let mut rows = Vec::new();
+    for (i, &strategy) in strategies.iter().enumerate() {
+        let runs: Result<Vec<&RunResult>> = match &plans[i] {
+            Err(why) => Err(why.clone()),
+            Ok(_) => results
+                .iter()
+                .filter(|(k, _)| k.0 == i)
+                .map(|(_, r)| r.as_ref().map_err(Clone::clone))
+                .collect(),
+        };
+        let scores = |pick: &dyn Fn(&RunResult) -> (f64, f64)| -> Result<Scores> {
+            let runs = runs.as_ref().map_err(Clone::clone)?;
+            let errors: Vec<(f64, f64)> = runs.iter().map(|r| pick(r)).collect();
+            Ok(Scores {
+                mae: Stat::of(&errors.iter().map(|e| e.0).collect::<Vec<_>>()),
+                mse: Stat::of(&errors.iter().map(|e| e.1).collect::<Vec<_>>()),
+                max_window_budget: runs.iter().map(|r| r.max_window_budget).fold(0.0, f64::max),
+                max_tpl: runs.iter().map(|r| r.max_tpl).fold(0.0, f64::max),
+                max_window_leakage: runs.iter().map(|r| r.max_window_leakage).fold(0.0, f64::max),
+                published_fraction: runs.iter().map(|r| r.published_fraction).sum::<f64>()
+                    / runs.len() as f64,
+            })
+        };
+        rows.push(Row {
+            strategy: strategy.name().into(),
+            base: Some(strategy),
+            map: false,
+            outcome: scores(&|r| r.raw),
+        });
+        if map {
+            let outcome = match &map_blocker {
+                Some(why) => Err(why.clone()),
+                None => scores(&|r| r.map.unwrap_or((f64::NAN, f64::NAN))),
+            };
+            rows.push(Row {
+                strategy: format!("{}+map", strategy.name()),
+                base: Some(strategy),
+                map: true,
+                outcome,
+            });
+        }
+    }
+    if map {
+        rows.push(prior_mean_row(run, map_blocker));
+    }
+    rows
+}
+
+/// The common row sum of `truth`, if every row has the same one (a fixed population N).
+fn population(truth: &[Vec<f64>]) -> Option<u64> {
+    let first: f64 = truth.first()?.iter().sum();
+    let same = truth.iter().all(|r| r.iter().sum::<f64>() == first);
+    (same && first >= 0.0 && first.fract() == 0.0 && first <= 2f64.powi(53)).then_some(first as u64)
+}
+
+/// The releases a strategy plans before any noise: budgets fixed in advance (allocators;
+/// `budgets` are the mechanism's, for sensitivity Δ) or decided by a scheme step by step.
+enum Plan {
+    Scheme(SchemeKind),
+    Budgets { budgets: Vec<f64>, leakage: Leakage, max_window_budget: f64 },
+}
+
+/// The audited leakage of one sequence of budgets.
+#[derive(Clone, Copy)]
+struct Leakage {
+    max_tpl: f64,
+    max_window_leakage: f64,
+}
+
+/// The leakage audit of budgets a release calibrated to Δ spent, from the effective budgets
+/// ε_t·2/Δ (TKDE Theorem 3 for the windows).
+fn audit(corr: &Correlation, budgets: &[f64], sensitivity: f64, window: usize) -> Result<Leakage> {
+    let effective: Vec<f64> = budgets.iter().map(|&b| effective_budget(b, sensitivity)).collect();
+    let a = tpl_alloc::audit(corr, &effective, Some(window)).map_err(CompareError::Audit)?;
+    Ok(Leakage { max_tpl: a.max_tpl, max_window_leakage: a.max_window_leakage.unwrap_or(a.max_tpl) })
+}
+
+fn plan(strategy: Strategy, run: &Checked<'_>, corr: &Correlation) -> Result<Plan> {
+    let horizon = run.truth.len();
+    let allocation = match strategy {
+        Strategy::Scheme(SchemeKind::Pba) if run.backward.is_none() && run.forward.is_none() => {
+            return Err(CompareError::PbaNeedsCorrelation);
+        }
+        Strategy::Scheme(kind) => return Ok(Plan::Scheme(kind)),
+        Strategy::UpperBound => UpperBound::new(corr, run.alpha).allocate(horizon),
+        Strategy::Quantified => Quantified::new(corr, run.alpha).allocate(horizon),
+        Strategy::Window => WindowAllocator::new(corr, run.alpha, run.window).allocate(horizon),
+    }
+    .map_err(CompareError::Allocation)?;
+    // The plan is per-step leakage; the mechanism gets the budget that spends no more.
+    let budgets: Vec<f64> =
+        allocation.budgets().iter().map(|&e| budget_for_effective(e, run.sensitivity)).collect();
+    let leakage = audit(corr, &budgets, run.sensitivity, run.window)?;
+    Ok(Plan::Budgets { max_window_budget: window_budget(&budgets, run.window), leakage, budgets })
+}
+
+/// The largest sum of `window` consecutive budgets.
+fn window_budget(budgets: &[f64], window: usize) -> f64 {
+    let mut ledger = WindowLedger::new(window);
+    for &b in budgets {
+        ledger.push(b);
+    }
+    ledger.max_window_budget()
+}
+
+/// The mechanism every run releases with: the exact discrete Laplace over `rng`.
+fn mechanism(rng: ChaCha20Rng) -> LaplaceMechanism<DiscreteLaplace<ChaCha20Rng>> {
+    LaplaceMechanism::new(DiscreteLaplace::new(rng))
+}
+
+/// What a run released: r_t, the fresh publication budget of each step (0 where it
+/// repeated), how many steps published, and its budget and leakage.
+struct Released {
+    releases: Vec<Vec<f64>>,
+    fresh: Vec<f64>,
+    published: usize,
+    max_window_budget: f64,
+    leakage: Leakage,
+}
+
+fn release(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng) -> Result<Released> {
+    let mut mechanism = mechanism(rng);
+    match plan {
+        Plan::Scheme(kind) => {
+            let params =
+                WEventParams::new(run.epsilon, run.window, run.sensitivity).map_err(CompareError::Release)?;
+            let pool = PbaCorrelation::from_matrices(run.backward, run.forward);
+            let mut scheme = kind.build(params, mechanism, pool);
+            let out =
+                tpl_mechanisms::run(scheme.as_mut(), run.truth, |_| {}).map_err(CompareError::Release)?;
+            let leakage = audit(corr, &out.budgets(), run.sensitivity, run.window)?;
+            let fresh =
+                out.spent.iter().zip(&out.published).map(|(s, &p)| if p { s.publication } else { 0.0 });
+            Ok(Released {
+                fresh: fresh.collect(),
+                published: out.published.iter().filter(|&&p| p).count(),
+                max_window_budget: out.max_window_budget,
+                releases: out.releases,
+                leakage,
+            })
+        }
+        Plan::Budgets { budgets, leakage, max_window_budget } => {
+            let releases = run
+                .truth
+                .iter()
+                .zip(budgets)
+                .map(|(c, &b)| mechanism.release(c, run.sensitivity, b))
+                .collect::<tpl_mechanisms::Result<Vec<_>>>()
+                .map_err(CompareError::Release)?;
+            Ok(Released {
+                releases,
+                fresh: budgets.clone(),
+                published: budgets.len(),
+                max_window_budget: *max_window_budget,
+                leakage: *leakage,
+            })
+        }
+    }
+}
+
+fn run_once(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng) -> Result<RunResult> {
+    let out = release(plan, run, corr, rng)?;
+    let raw = (mae(&out.releases, run.truth)?, mse(&out.releases, run.truth)?);
+    let map = match run.map_total {
+        Some(total) => {
+            let est = map_estimates(run, &out.releases, &out.fresh, total, &PriorPolicy::Frequency)?;
+            Some((mae(&est, run.truth)?, mse(&est, run.truth)?))
+        }
+        None => None,
+    };
+    Ok(RunResult {
+        raw,
+        map,
+        max_window_budget: out.max_window_budget,
+        max_tpl: out.leakage.max_tpl,
+        max_window_leakage: out.leakage.max_window_leakage,
+        published_fraction: out.published as f64 / run.truth.len() as f64,
+    })
+}
+
+/// MAP estimates of the counts behind `releases` (DBSec 2023), the prior moved by the
+/// forward matrix in closed loop, each step weighted by its fresh budget.
+fn map_estimates(
+    run: &Checked<'_>,
+    releases: &[Vec<f64>],
+    fresh: &[f64],
+    total: u64,
+    prior: &PriorPolicy,
+) -> Result<Vec<Vec<f64>>> {
+    let config = FilterConfig {
+        sensitivity: run.sensitivity,
+        prior: prior.clone(),
+        forward: run.forward,
+        ..FilterConfig::new(total)
+    };
+    let est = tpl_postprocess::filter(releases, fresh, config).map_err(CompareError::Postprocess)?;
+    Ok(est.estimates)
+}
+
+/// The data-free baseline (DBSec 2023): the prior mean N·p_t with a uniform p_1 moved by
+/// the forward matrix and no release at all (zero leakage).
+fn prior_mean_row(run: &Checked<'_>, blocker: Option<CompareError>) -> Row {
+    let outcome = match (blocker, run.map_total) {
+        (Some(why), _) => Err(why),
+        (None, None) => Err(CompareError::MapNeedsFixedPopulation),
+        (None, Some(total)) => {
+            let horizon = run.truth.len();
+            let zero = vec![vec![0.0; run.truth[0].len()]; horizon];
+            map_estimates(run, &zero, &vec![0.0; horizon], total, &PriorPolicy::Uniform).and_then(|est| {
+                Ok(Scores {
+                    mae: Stat::exact(mae(&est, run.truth)?),
+                    mse: Stat::exact(mse(&est, run.truth)?),
+                    max_window_budget: 0.0,
+                    max_tpl: 0.0,
+                    max_window_leakage: 0.0,
+                    published_fraction: 0.0,
+                })
+            })
+        }
+    };
+    Row { strategy: "prior-mean".into(), base: None, map: true, outcome }
+}
