@@ -20,7 +20,7 @@ fn uniform_under_identity_matrices() {
     for (eps, w, t_len) in [(1.0, 5, 20), (0.3, 1, 7), (2.0, 10, 100)] {
         let p = WEventParams::new(eps, w, 2.0).unwrap();
         let stream = make_stream(StreamKind::Random, t_len, 3, 1);
-        let r = run(&mut Uniform::new(p, LaplaceMechanism::new(Zero)), &stream, |_| {}).unwrap();
+        let r = run(&mut Uniform::new(p, LaplaceMechanism::new(Zero)), &stream).unwrap();
         assert_close(r.max_window_budget, eps, "uniform (W) is tight");
         let s = LeakageSeries::from_matrices(Some(&id), Some(&id), &r.budgets()).unwrap();
         let unit = eps / w as f64;
@@ -123,7 +123,7 @@ fn metrics_score_repeated_releases() {
     let truth = vec![vec![10.0, 0.0], vec![12.0, 1.0], vec![9.0, 3.0]];
     let mut s =
         tpl_mechanisms::Sample::new(p, LaplaceMechanism::new(tpl_mechanisms::Scripted::new([1.0, -1.0])));
-    let r = run(&mut s, &truth, |_| {}).unwrap();
+    let r = run(&mut s, &truth).unwrap();
     assert_eq!(r.releases, vec![vec![11.0, -1.0]; 3]);
     // errors: (1, −1), (−1, −2), (2, −4)
     assert_close(mae(&r.releases, &truth), 11.0 / 6.0, "MAE");

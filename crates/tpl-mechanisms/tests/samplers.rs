@@ -1,7 +1,7 @@
 //! Statistical correctness of the noise samplers (w-event spec §7 "Laplace sampler", and the
 //! stricter large-sample checks of the release-grade sampler).
 //!
-//! Every test draws from `StdRng` with a fixed seed, so a run is deterministic: a test either
+//! Every test draws from `ChaCha12Rng` with a fixed seed, so a run is deterministic: a test either
 //! always passes or always fails. The *false-failure probability* stated with each check is
 //! the chance that a correct sampler fails it for a random seed, i.e. how unlucky the fixed
 //! seed would have to be; the checks are sized so that this is small (≤ 1e-3 per check where
@@ -18,8 +18,6 @@
 //! (checked against tabulated values in `chi_square_quantiles_match_tables`), so the bins can
 //! follow the scale.
 
-use rand::SeedableRng;
-use rand::rngs::StdRng;
 use tpl_mechanisms::{DiscreteLaplace, FloatLaplace, MechError, NoiseSource};
 
 // ---------------------------------------------------------------------------------------
@@ -228,7 +226,7 @@ fn mean(xs: impl ExactSizeIterator<Item = f64>) -> f64 {
 
 /// n draws of the discrete Laplace with scale b, checked to be exact integers.
 fn discrete_draws(seed: u64, b: f64, n: usize) -> Vec<i64> {
-    let mut noise = DiscreteLaplace::new(StdRng::seed_from_u64(seed));
+    let mut noise = DiscreteLaplace::seeded(seed);
     (0..n)
         .map(|_| {
             let x = noise.laplace(b).expect("finite positive scale");
@@ -239,7 +237,7 @@ fn discrete_draws(seed: u64, b: f64, n: usize) -> Vec<i64> {
 }
 
 fn float_draws(seed: u64, b: f64, n: usize) -> Vec<f64> {
-    let mut noise = FloatLaplace::new(StdRng::seed_from_u64(seed));
+    let mut noise = FloatLaplace::seeded(seed);
     (0..n).map(|_| noise.laplace(b).expect("finite positive scale")).collect()
 }
 
@@ -441,7 +439,7 @@ fn very_large_scales_are_integers_or_refused() {
     const N: usize = 20_000;
     for (i, b) in [1e9, 1e12, 1e15, 1e18, 1.5e22].into_iter().enumerate() {
         let samples: Vec<f64> = {
-            let mut noise = DiscreteLaplace::new(StdRng::seed_from_u64(0xb16_0000 + i as u64));
+            let mut noise = DiscreteLaplace::seeded(0xb16_0000 + i as u64);
             (0..N).map(|_| noise.laplace(b).expect("scale below 2^74")).collect()
         };
         assert!(samples.iter().all(|x| x.is_finite() && *x == x.trunc()), "b = {b:e}");
@@ -452,7 +450,7 @@ fn very_large_scales_are_integers_or_refused() {
         assert!((negative - 0.5).abs() <= 4.0 * 0.5 / (N as f64).sqrt(), "b = {b:e}: {negative}");
     }
     let two_74 = 2f64.powi(74);
-    let mut noise = DiscreteLaplace::new(StdRng::seed_from_u64(1));
+    let mut noise = DiscreteLaplace::seeded(1);
     for b in [two_74, 1e30, 1e38, f64::MAX] {
         assert_eq!(noise.laplace(b), Err(MechError::BadScale(b)), "b = {b:e}");
     }
@@ -462,8 +460,8 @@ fn very_large_scales_are_integers_or_refused() {
 /// Scales that are not finite and positive are refused by both samplers.
 #[test]
 fn bad_scales_are_refused() {
-    let mut d = DiscreteLaplace::new(StdRng::seed_from_u64(2));
-    let mut f = FloatLaplace::new(StdRng::seed_from_u64(2));
+    let mut d = DiscreteLaplace::seeded(2);
+    let mut f = FloatLaplace::seeded(2);
     for b in [0.0, -1.0, f64::INFINITY, f64::NAN] {
         assert!(matches!(d.laplace(b), Err(MechError::BadScale(_))), "discrete b = {b}");
         assert!(matches!(f.laplace(b), Err(MechError::BadScale(_))), "float b = {b}");

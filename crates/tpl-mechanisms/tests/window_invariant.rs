@@ -12,8 +12,8 @@ use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestError, TestRunner};
 use tpl_mechanisms::{
-    Ba, LaplaceMechanism, Mechanism, PbaCorrelation, Result as MechResult, SchemeKind, Scripted, StepBudget,
-    StepOutcome, StreamScheme, WEventParams, WindowLedger,
+    Ba, Guarantee, LaplaceMechanism, Mechanism, PbaCorrelation, Result as MechResult, SchemeKind, Scripted, StepBudget,
+    StepOutcome, StreamScheme, WEventParams, WindowLedger, Planned,
 };
 
 /// One generated case.
@@ -72,7 +72,8 @@ fn case() -> impl Strategy<Value = Case> {
 const SCHEMES: [SchemeKind; 5] =
     [SchemeKind::Uniform, SchemeKind::Sample, SchemeKind::Bd, SchemeKind::Ba, SchemeKind::Pba];
 
-/// (W) with the WindowLedger only, for any scheme factory.
+/// (W) with the WindowLedger only, for any scheme factory; and no step spends more than the
+/// scheme states it can ([`StreamScheme::max_spend`] ≤ [`StreamScheme::max_step_budget`]).
 fn w_property(
     case: &Case,
     noise: Noise,
@@ -97,6 +98,24 @@ fn w_property(
     );
     trace_exactly_within(case.window, &trace, case.epsilon)
         .map_err(|e| TestCaseError::fail(format!("{}: {e}", scheme.name())))?;
+    within_stated_maxima(scheme.as_ref(), &trace)
+}
+
+/// Every step's ε_t ≤ the scheme's stated maximum for that step ≤ its largest step budget.
+fn within_stated_maxima(scheme: &dyn StreamScheme, trace: &Trace) -> Result<(), TestCaseError> {
+    let cap = scheme.max_step_budget();
+    for (i, o) in trace.outcomes.iter().enumerate() {
+        let (t, spent, max) = (i + 1, o.spent.total(), scheme.max_spend(i + 1));
+        prop_assert!(
+            spent <= max && max <= cap,
+            "{}: step {} spent {:e}, stated maximum {:e}, largest step budget {:e}",
+            scheme.name(),
+            t,
+            spent,
+            max,
+            cap
+        );
+    }
     Ok(())
 }
 
@@ -139,7 +158,7 @@ fn all_schemes(case: &Case, noise: Noise) -> Result<(), TestCaseError> {
     for kind in SCHEMES {
         let corr = correlation(case.corr, case.t_len, case.seed ^ 0x5eed);
         let c2 = corr.clone();
-        w_property(case, noise, move |p, m| kind.build(p, m, c2.clone()))?;
+        w_property(case, noise, move |p, m| kind.build(p, m, c2.clone()).expect("builds"))?;
         let (mut scheme, handle) = build(kind, params, corr.clone(), noise);
         let trace = drive(scheme.as_mut(), &handle, &stream, noise)
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -179,8 +198,31 @@ proptest! {
         };
         for kind in SCHEMES {
             let corr = correlation(case.corr, case.t_len, case.seed ^ 0x5eed);
-            w_property(&case, noise, move |p, m| kind.build(p, m, corr.clone()))?;
+            w_property(&case, noise, move |p, m| kind.build(p, m, corr.clone()).expect("builds"))?;
         }
+    }
+
+    /// `laplace` (outside (W)) and `planned` also spend at most their stated maxima, with
+    /// seeded and adversarial noise; a plan is drawn at random within ε per window.
+    #[test]
+    fn laplace_and_planned_spend_at_most_their_stated_maxima(
+        case in case(), noise_seed in any::<u64>(), adversarial in any::<bool>(), plan in prop::collection::vec(0.0f64..0.99, 300)
+    ) {
+        let params = case.params();
+        let stream = case.stream();
+        let noise = if adversarial { Noise::Adversarial { seed: noise_seed, spread: 10.0 } } else { Noise::Float(noise_seed) };
+        let share = case.epsilon / case.window as f64;
+        let mut budgets: Vec<f64> = plan[..case.t_len].iter().map(|u| if *u < 0.3 { 0.0 } else { u * share }).collect();
+        budgets[0] = share / 2.0;
+        let (src, handle) = probe(source_for(noise));
+        let mut planned: Box<dyn StreamScheme> =
+            Box::new(Planned::new(params, LaplaceMechanism::new(src), budgets.clone()).unwrap());
+        let trace = drive(planned.as_mut(), &handle, &stream, noise).unwrap();
+        within_stated_maxima(planned.as_ref(), &trace)?;
+        prop_assert_eq!(trace.budgets(), budgets);
+        let (mut laplace, handle) = build(SchemeKind::Laplace, params, PbaCorrelation::Never, noise);
+        let trace = drive(laplace.as_mut(), &handle, &stream, noise).unwrap();
+        within_stated_maxima(laplace.as_ref(), &trace)?;
     }
 
     /// PBA with `Always` and BD under the same scripted decisions: equal publication budgets
@@ -249,6 +291,19 @@ impl<M: Mechanism> StreamScheme for BrokenBa<M> {
 
     fn steps(&self) -> usize {
         self.t
+    }
+
+    fn guarantee(&self) -> Guarantee {
+        Guarantee::WEvent { epsilon: self.params.epsilon(), window: self.params.window() }
+    }
+
+    /// s + w·s ≤ ε bounds every step even of the broken BA: the claim that fails is (W).
+    fn max_spend(&self, _: usize) -> f64 {
+        self.params.epsilon()
+    }
+
+    fn max_step_budget(&self) -> f64 {
+        self.params.epsilon()
     }
 
     fn step(&mut self, counts: &[f64]) -> MechResult<StepOutcome> {

@@ -14,7 +14,7 @@ use crate::error::Result;
 /// use tpl_mechanisms::laplace_inverse_cdf;
 /// assert_eq!(laplace_inverse_cdf(0.5, 3.0), 0.0);
 /// assert_eq!(laplace_inverse_cdf(0.25, 1.0), 0.5f64.ln());
-/// assert_eq!(laplace_inverse_cdf(0.9, 2.0), -laplace_inverse_cdf(0.1, 2.0));
+/// assert_eq!(laplace_inverse_cdf(0.75, 2.0), -laplace_inverse_cdf(0.25, 2.0));
 /// ```
 pub fn laplace_inverse_cdf(u: f64, scale: f64) -> f64 {
     if u < 0.5 { scale * (2.0 * u).ln() } else { -scale * (2.0 * (1.0 - u)).ln() }

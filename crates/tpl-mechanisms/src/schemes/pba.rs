@@ -42,16 +42,6 @@ impl PbaCorrelation {
                 Self::Schedule(s) => s.get(t - 1).copied().unwrap_or(false),
             }
     }
-
-    /// Whether corr(t) holds for some t.
-    fn ever(&self) -> bool {
-        match self {
-            Self::FromMatrices(k) => *k,
-            Self::Always => true,
-            Self::Never => false,
-            Self::Schedule(s) => s.iter().skip(1).any(|&c| c),
-        }
-    }
 }
 
 /// κ(P): some two rows differ by more than the row-sum tolerance in some entry.
@@ -156,9 +146,16 @@ impl Rule for PbaRule {
         StepBudget { test: params.share(), publication: grid.value(e + a), absorbed: 0.0 }.total()
     }
 
-    /// The regimes of [`Rule::max_spend`], with corr true wherever it can be.
+    /// The regimes of [`Rule::max_spend`] (corr is constant for t ≥ 2 but for a schedule),
+    /// and every step a schedule marks as correlated.
     fn max_step_budget(&self, params: &WEventParams) -> f64 {
-        let worst = PbaRule { correlation: PbaCorrelation::FromMatrices(self.correlation.ever()), recent: Recent::new(1) };
-        over_regimes(params, |t| worst.max_spend(params, t))
+        let regimes = over_regimes(params, |t| self.max_spend(params, t));
+        let scheduled = match &self.correlation {
+            PbaCorrelation::Schedule(s) => {
+                s.iter().enumerate().filter(|&(_, &c)| c).map(|(i, _)| self.max_spend(params, i + 1)).fold(0.0, f64::max)
+            }
+            _ => 0.0,
+        };
+        regimes.max(scheduled)
     }
 }
