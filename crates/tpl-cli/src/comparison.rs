@@ -343,8 +343,8 @@ fn run_once(
             let params = WEventParams::new(setup.epsilon, setup.window, setup.sensitivity)
                 .map_err(|e| e.to_string())?;
             let pool = PbaCorrelation::from_matrices(setup.backward, setup.forward);
-            let mut scheme = kind.build(params, mechanism, pool);
-            let out = run(scheme.as_mut(), setup.truth, |_| {}).map_err(|e| e.to_string())?;
+            let mut scheme = kind.build(params, mechanism, pool).map_err(|e| e.to_string())?;
+            let out = run(scheme.as_mut(), setup.truth).map_err(|e| e.to_string())?;
             let (max_tpl, max_window_leakage) = audit(corr, &out.budgets(), setup.sensitivity, setup.window)?;
             let fresh: Vec<f64> = out
                 .spent
