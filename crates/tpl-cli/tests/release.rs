@@ -436,7 +436,8 @@ fn planned_spends_the_budgets_file() {
     bad_input(&with, &["step 3", "horizon of 2 steps"], &[]);
     // Without --budgets, or --budgets for another scheme: usage errors.
     usage_error(&args);
-    let mut with = ["release", "--counts", &counts, "--scheme", "bd", "--epsilon", "1", "--window", "5"].to_vec();
+    let mut with =
+        ["release", "--counts", &counts, "--scheme", "bd", "--epsilon", "1", "--window", "5"].to_vec();
     with.extend_from_slice(&["--budgets", &short]);
     usage_error(&with);
 }

@@ -176,7 +176,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (guaranteed_tpl, guaranteed_window) = audit(&worst)?;
     println!("guarantee: {:?}; largest step spend {:.6}", bd.guarantee(), bd.max_step_budget());
     println!("audit under P_B = P_F = smoothed identity (s = 0.05):");
-    println!("  max TPL (event level, one step)      = {max_tpl:.4}  (any run: ≤ {guaranteed_tpl:.4})  vs ε = {epsilon}");
+    println!(
+        "  max TPL (event level, one step)      = {max_tpl:.4}  (any run: ≤ {guaranteed_tpl:.4})  vs ε = {epsilon}"
+    );
     println!(
         "  max leakage of a window of w = {window} steps = {max_window_leakage:.4}  (any run: ≤ {guaranteed_window:.4})  vs ε = {epsilon}"
     );

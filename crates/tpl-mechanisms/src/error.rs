@@ -113,7 +113,9 @@ pub enum MechError {
     #[error("scripted noise source is exhausted")]
     ScriptExhausted,
     /// A step past the last one a [`crate::Planned`] scheme has a budget for.
-    #[error("step {step} is past the plan's horizon of {horizon} steps: the planned scheme has no budget for it")]
+    #[error(
+        "step {step} is past the plan's horizon of {horizon} steps: the planned scheme has no budget for it"
+    )]
     PastHorizon {
         /// 1-based step.
         step: usize,

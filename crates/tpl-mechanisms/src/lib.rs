@@ -57,14 +57,14 @@ pub use ledger::WindowLedger;
 pub use mechanism::{
     LaplaceMechanism, MAX_EXACT_COUNT, MAX_EXACT_SCALE, Mechanism, budget_for_effective, effective_budget,
 };
+pub use noise::{DiscreteLaplace, FloatLaplace, NoiseSource, laplace_inverse_cdf};
 #[cfg(any(test, feature = "test-util"))]
 pub use noise::{Recording, Scripted, Zero};
-pub use noise::{DiscreteLaplace, FloatLaplace, NoiseSource, laplace_inverse_cdf};
 pub use params::{DEFAULT_SENSITIVITY, Epsilon, WEventParams};
 pub use population::{histogram, simulate_users};
 pub use runner::{Run, run};
 pub use scheme::{DecisionRule, Guarantee, Scheme, StepBudget, StepOutcome, StreamScheme};
 pub use schemes::{
-    Ba, BaRule, Bd, BdRule, EventLaplace, LaplaceRule, Pba, PbaCorrelation, PbaRule, Planned, PlannedRule, Sample,
-    SampleRule, SchemeInputs, SchemeKind, Uniform, UniformRule,
+    Ba, BaRule, Bd, BdRule, EventLaplace, LaplaceRule, Pba, PbaCorrelation, PbaRule, Planned, PlannedRule,
+    Sample, SampleRule, SchemeInputs, SchemeKind, Uniform, UniformRule,
 };

@@ -245,7 +245,8 @@ impl<R: DecisionRule, M: Mechanism> StreamScheme for Scheme<R, M> {
         self.rule.admit(self.stream.t + 1)?;
         self.stream.check(counts)?;
         self.mechanism.validate(counts)?;
-        let cx = Step { params: &self.params, mechanism: &mut self.mechanism, stream: &mut self.stream, counts };
+        let cx =
+            Step { params: &self.params, mechanism: &mut self.mechanism, stream: &mut self.stream, counts };
         self.rule.step(cx)
     }
 

@@ -435,7 +435,8 @@ fn seeded_run(kind: SchemeKind, seed: u64, discrete: bool, stream: &[Vec<f64>]) 
     let p = params(1.0, 10, 2.0);
     let rng = ChaCha12Rng::seed_from_u64(seed);
     let mut scheme = if discrete {
-        kind.build(p, LaplaceMechanism::new(DiscreteLaplace::new(rng)), PbaCorrelation::Always).expect("builds")
+        kind.build(p, LaplaceMechanism::new(DiscreteLaplace::new(rng)), PbaCorrelation::Always)
+            .expect("builds")
     } else {
         kind.build(p, LaplaceMechanism::new(FloatLaplace::new(rng)), PbaCorrelation::Always).expect("builds")
     };

@@ -12,8 +12,8 @@ use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestError, TestRunner};
 use tpl_mechanisms::{
-    Ba, Guarantee, LaplaceMechanism, Mechanism, PbaCorrelation, Result as MechResult, SchemeKind, Scripted, StepBudget,
-    StepOutcome, StreamScheme, WEventParams, WindowLedger, Planned,
+    Ba, Guarantee, LaplaceMechanism, Mechanism, PbaCorrelation, Planned, Result as MechResult, SchemeKind,
+    Scripted, StepBudget, StepOutcome, StreamScheme, WEventParams, WindowLedger,
 };
 
 /// One generated case.

@@ -32,8 +32,7 @@ impl SplitMix64 {
 
     /// Laplace(0, b) by inverse CDF.
     fn laplace(&mut self, b: f64) -> f64 {
-        let u = self.uniform();
-        if u < 0.5 { b * (2.0 * u).ln() } else { -b * (2.0 * (1.0 - u)).ln() }
+        tpl_mechanisms::laplace_inverse_cdf(self.uniform(), b)
     }
 
     /// A draw from the distribution `row` (sums to 1).

@@ -141,8 +141,8 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
         context: format!("{}: ", args.budgets.as_deref().unwrap_or(Path::new("--budgets")).display()),
         source: e,
     })?;
-    let run = run(scheme.as_mut(), &counts.rows)
-        .map_err(|e| run_error(args, &counts, scheme.steps() + 1, e))?;
+    let run =
+        run(scheme.as_mut(), &counts.rows).map_err(|e| run_error(args, &counts, scheme.steps() + 1, e))?;
     // Said once the release exists (an error stays one line).
     if let Some(seed) = args.seed {
         eprintln!("tpl: note: --seed {seed} makes this release reproducible, hence NOT private");

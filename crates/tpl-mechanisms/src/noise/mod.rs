@@ -12,10 +12,10 @@
 //!
 //! The trait lives here; each sampler has its own file.
 
-mod exact;
-mod float;
 #[cfg(any(test, feature = "test-util"))]
 mod doubles;
+mod exact;
+mod float;
 
 #[cfg(any(test, feature = "test-util"))]
 pub use doubles::{Recording, Scripted, Zero};

@@ -151,9 +151,12 @@ impl Rule for PbaRule {
     fn max_step_budget(&self, params: &WEventParams) -> f64 {
         let regimes = over_regimes(params, |t| self.max_spend(params, t));
         let scheduled = match &self.correlation {
-            PbaCorrelation::Schedule(s) => {
-                s.iter().enumerate().filter(|&(_, &c)| c).map(|(i, _)| self.max_spend(params, i + 1)).fold(0.0, f64::max)
-            }
+            PbaCorrelation::Schedule(s) => s
+                .iter()
+                .enumerate()
+                .filter(|&(_, &c)| c)
+                .map(|(i, _)| self.max_spend(params, i + 1))
+                .fold(0.0, f64::max),
             _ => 0.0,
         };
         regimes.max(scheduled)

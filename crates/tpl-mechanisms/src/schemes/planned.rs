@@ -41,7 +41,10 @@ impl<M: Mechanism> Planned<M> {
         for (i, &b) in budgets.iter().enumerate() {
             let step = i + 1;
             if !(b.is_finite() && b >= 0.0) {
-                return Err(MechError::BadPlan { step, reason: format!("budget {b} must be finite and at least 0") });
+                return Err(MechError::BadPlan {
+                    step,
+                    reason: format!("budget {b} must be finite and at least 0"),
+                });
             }
             if step == 1 && b == 0.0 {
                 return Err(MechError::BadPlan {

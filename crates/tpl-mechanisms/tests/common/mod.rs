@@ -7,8 +7,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use rand_chacha::ChaCha12Rng;
 use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha12Rng;
 use tpl_mechanisms::{
     DiscreteLaplace, FloatLaplace, LaplaceMechanism, MechError, NoiseSource, PbaCorrelation, SchemeKind,
     Scripted, StepOutcome, StreamScheme, WEventParams, WindowLedger,
