@@ -107,7 +107,7 @@ impl Mechanism for GeometricMechanism {
 /// A synthetic stream: `people` people move between `cells` cells, each step following the
 /// rows of `chain` (so the audit below knows the true correlation); c_t[j] counts the people
 /// in cell j. The population is fixed, so one person changing cell moves two counts by one:
-/// L1 sensitivity Δ = 2 (substitution, the spec's default).
+/// L1 sensitivity Δ = 2 (substitution, the default of `docs/w-event.md` §1.2).
 fn synthetic_stream(chain: &TransitionMatrix, people: usize, steps: usize, seed: u64) -> Vec<Vec<f64>> {
     let mut rng = ChaCha12Rng::seed_from_u64(seed);
     let cells = chain.n();

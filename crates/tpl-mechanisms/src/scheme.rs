@@ -200,6 +200,13 @@ pub(crate) mod rule {
         /// The rule's initial state.
         fn from_params(params: &WEventParams) -> Self;
     }
+
+    /// A stateless rule needs nothing from the parameters.
+    impl<R: Default> FromParams for R {
+        fn from_params(_: &WEventParams) -> Self {
+            R::default()
+        }
+    }
 }
 
 impl<R: DecisionRule, M: Mechanism> Scheme<R, M> {

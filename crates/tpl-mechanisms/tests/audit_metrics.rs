@@ -1,4 +1,4 @@
-//! The audit of a run's spent budgets under temporal correlation (`specs/w-event.md` §6, §7),
+//! The audit of a run's spent budgets under temporal correlation (`docs/w-event.md` §6, §7),
 //! with `tpl-core`, and the error metrics of §5.
 
 mod common;

@@ -1,4 +1,4 @@
-//! Deterministic obligations of `specs/w-event.md` §7 for the stream schemes: structure,
+//! Deterministic obligations of `docs/w-event.md` §7 for the stream schemes: structure,
 //! approximation, zero noise, the fixed-noise table, the scripted decisions (BD, BA, PBA's
 //! Fig. 3), sensitivity scaling and draw order, reproducibility, input errors, the runner.
 //!
@@ -57,7 +57,7 @@ fn window_sums(w: usize, budgets: &[f64]) -> Vec<f64> {
 const NOISES: [Noise; 3] =
     [Noise::Discrete(7), Noise::Float(8), Noise::Adversarial { seed: 9, spread: 30.0 }];
 
-/// Every scheme on every kind of stream, every noise source: the trace agrees with the spec step by
+/// Every scheme on every kind of stream, every noise source: the trace agrees with `docs/w-event.md` step by
 /// step (budgets, decision rule, draw order and counts, approximation, BA nullification, PBA
 /// absorption) and published[0] = true.
 #[test]

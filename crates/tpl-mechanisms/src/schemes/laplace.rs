@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
-use crate::scheme::rule::{FromParams, Rule};
+use crate::scheme::rule::Rule;
 use crate::scheme::{Guarantee, Scheme, Step, StepBudget, StepOutcome};
 
 /// `laplace`: publishes every step with the whole ε — event-level ε-DP, w-event
@@ -14,12 +14,6 @@ pub type EventLaplace<M> = Scheme<LaplaceRule, M>;
 /// The decision rule of [`EventLaplace`]: publish with ε.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LaplaceRule;
-
-impl FromParams for LaplaceRule {
-    fn from_params(_: &WEventParams) -> Self {
-        Self
-    }
-}
 
 impl Rule for LaplaceRule {
     const NAME: &'static str = "laplace";

@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
-use crate::scheme::rule::{FromParams, Rule};
+use crate::scheme::rule::Rule;
 use crate::scheme::{Scheme, Step, StepBudget, StepOutcome};
 
 /// `sample`: publishes with ε at t = 1, 1 + w, 1 + 2w, …; repeats the last release in
@@ -17,12 +17,6 @@ pub struct SampleRule;
 /// Whether step t publishes: (t − 1) mod w = 0.
 fn publishes(t: usize, window: usize) -> bool {
     (t - 1).is_multiple_of(window)
-}
-
-impl FromParams for SampleRule {
-    fn from_params(_: &WEventParams) -> Self {
-        Self
-    }
 }
 
 impl Rule for SampleRule {

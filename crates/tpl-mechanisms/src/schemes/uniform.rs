@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
-use crate::scheme::rule::{FromParams, Rule};
+use crate::scheme::rule::Rule;
 use crate::scheme::{Scheme, Step, StepBudget, StepOutcome};
 
 /// `uniform`: publishes every step with ε/w rounded down (an integer share of ε on the grid
@@ -19,12 +19,6 @@ impl UniformRule {
     fn budget(params: &WEventParams) -> f64 {
         let grid = params.grid();
         grid.share(grid.epsilon(), params.window())
-    }
-}
-
-impl FromParams for UniformRule {
-    fn from_params(_: &WEventParams) -> Self {
-        Self
     }
 }
 

@@ -1,6 +1,6 @@
-//! Shared helpers of the integration tests (`specs/w-event.md` §7): a noise source the test
+//! Shared helpers of the integration tests (`docs/w-event.md` §7): a noise source the test
 //! keeps a handle on after the scheme owns it, a step-by-step driver that logs every draw,
-//! stream generators, and an independent checker of a scheme's trace against the spec.
+//! stream generators, and an independent checker of a scheme's trace against `docs/w-event.md`.
 
 #![allow(dead_code)]
 
@@ -14,7 +14,7 @@ use tpl_mechanisms::{
     Scripted, StepOutcome, StreamScheme, WEventParams, WindowLedger,
 };
 
-/// Relative tolerance for exact rational expectations (spec §7).
+/// Relative tolerance for exact rational expectations (`docs/w-event.md` §7).
 pub const TOL: f64 = 1e-12;
 
 /// a ≈ b within relative tolerance [`TOL`] (exact equality for zeros).
@@ -185,7 +185,7 @@ pub fn drive(
     Ok(trace)
 }
 
-/// Step t ↦ corr(t) of spec §3.6 (independent of the scheme's own evaluation).
+/// Step t ↦ corr(t) of `docs/w-event.md` §3.6 (independent of the scheme's own evaluation).
 pub fn corr_at(c: &PbaCorrelation, t: usize) -> bool {
     t >= 2
         && match c {
@@ -227,7 +227,7 @@ fn ensure_budget(got: f64, want: f64, eps: f64, what: &str, t: usize) -> Result<
     Ok(())
 }
 
-/// Checks a trace of scheme `kind` against the spec, recomputing every budget, the decision
+/// Checks a trace of scheme `kind` against `docs/w-event.md`, recomputing every budget, the decision
 /// rule, draw order and counts (§2), approximation, structure (§7) and (W) with a
 /// [`WindowLedger`]. Independent of the scheme's internal state.
 pub fn check_trace(
@@ -268,7 +268,7 @@ pub fn check_trace(
         if t == 1 {
             ensure!(o.published, "t = 1 must publish");
         }
-        // What the spec says this step does: (tests?, candidate budget, forced decision?).
+        // What `docs/w-event.md` says this step does: (tests?, candidate budget, forced decision?).
         // `forced`: Some(b) decides without a test; None: the decision rule with p.
         let mut absorbed_if_published = 0.0;
         let mut base_if_published = 0.0;
@@ -507,7 +507,7 @@ pub fn ledger_max(w: usize, budgets: &[f64]) -> f64 {
     l.max_window_budget()
 }
 
-/// Kinds of synthetic integer streams (spec §7).
+/// Kinds of synthetic integer streams (`docs/w-event.md` §7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamKind {
     Constant,
