@@ -213,7 +213,7 @@ impl<N: NoiseSource> LaplaceMechanism<N> {
         Self { noise }
     }
 
-    /// The noise source (e.g. to read a [`crate::Recording`]).
+    /// The noise source (e.g. to read what a test double recorded).
     pub fn noise(&self) -> &N {
         &self.noise
     }

@@ -30,7 +30,7 @@ pub trait NoiseSource {
     ///
     /// # Errors
     /// [`MechError::BadScale`] for a scale that is not finite and positive;
-    /// [`MechError::ScriptExhausted`] for an exhausted [`Scripted`] source.
+    /// [`MechError::ScriptExhausted`] for an exhausted scripted test source.
     fn laplace(&mut self, scale: f64) -> Result<f64>;
 
     /// True when draws are exact integers (the discrete Laplace): queries must then be
