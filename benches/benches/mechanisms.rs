@@ -1,15 +1,15 @@
 //! Benchmarks of `tpl-mechanisms`: the two Laplace samplers, a whole release through the
 //! Laplace mechanism, and each of the six w-event schemes over a synthetic stream.
 //!
-//! Targets (`../shared` performance notes):
+//! Targets:
 //! - `release/discrete-laplace/b=20/1e6` (10⁶ integer counts released with the exact
 //!   sampler) ≥ 10 M counts/s, i.e. a median < 100 ms. For scale: OpenDP's Laplace
 //!   ≈ 0.15 M/s, numpy's (insecure) float sampler ≈ 60 M/s.
-//! - `scheme/<name>/T=1e4/d=100` (10⁴ steps × 100 cells, exact sampler, `StdRng`) < 50 ms.
+//! - `scheme/<name>/T=1e4/d=100` (10⁴ steps × 100 cells, exact sampler, seeded ChaCha12) < 50 ms.
 //! - `window/bd/T=1e5/d=4/w=…`: the same time for w = 10 and w = 5·10⁴ (no cost grows with w).
 //!
 //! Ids carry the parameters; criterion reports throughput in elements (draws, or counts
-//! read) per second. Inputs are fixed: seeded `StdRng` for the noise, `tpl_benches`'
+//! read) per second. Inputs are fixed: the samplers' `seeded` constructors for the noise, `tpl_benches`'
 //! splitmix64 for the stream.
 //!
 //! Run: `cargo bench -p tpl-benches --bench mechanisms -- --noplot [FILTER]` (about two
@@ -19,8 +19,6 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use rand::SeedableRng;
-use rand::rngs::StdRng;
 use tpl_benches::SplitMix64;
 use tpl_mechanisms::{
     DiscreteLaplace, FloatLaplace, LaplaceMechanism, Mechanism, NoiseSource, PbaCorrelation, SchemeKind,
@@ -57,7 +55,7 @@ fn samplers(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(4))
         .throughput(Throughput::Elements(DRAWS as u64));
     for b in SCALES {
-        let mut noise = DiscreteLaplace::new(StdRng::seed_from_u64(NOISE_SEED));
+        let mut noise = DiscreteLaplace::seeded(NOISE_SEED);
         group.bench_function(BenchmarkId::new("discrete-laplace", format!("{}/1e6", scale_label(b))), |it| {
             it.iter(|| {
                 let mut acc = 0.0;
@@ -69,7 +67,7 @@ fn samplers(c: &mut Criterion) {
         });
     }
     for b in [1.0, 20.0] {
-        let mut noise = FloatLaplace::new(StdRng::seed_from_u64(NOISE_SEED));
+        let mut noise = FloatLaplace::seeded(NOISE_SEED);
         group.bench_function(BenchmarkId::new("float-laplace", format!("{}/1e6", scale_label(b))), |it| {
             it.iter(|| {
                 let mut acc = 0.0;
@@ -95,11 +93,11 @@ fn release(c: &mut Criterion) {
         .throughput(Throughput::Elements(DRAWS as u64));
     let mut rng = SplitMix64::new(0x636f_756e_7473);
     let counts: Vec<f64> = (0..DRAWS).map(|_| (rng.next_u64() % 10_000) as f64).collect();
-    let mut exact = LaplaceMechanism::new(DiscreteLaplace::new(StdRng::seed_from_u64(NOISE_SEED)));
+    let mut exact = LaplaceMechanism::new(DiscreteLaplace::seeded(NOISE_SEED));
     group.bench_function("discrete-laplace/b=20/1e6", |it| {
         it.iter(|| black_box(exact.release(black_box(&counts), 2.0, 0.1).expect("integer counts")));
     });
-    let mut float = LaplaceMechanism::new(FloatLaplace::new(StdRng::seed_from_u64(NOISE_SEED)));
+    let mut float = LaplaceMechanism::new(FloatLaplace::seeded(NOISE_SEED));
     group.bench_function("float-laplace/b=20/1e6", |it| {
         it.iter(|| black_box(float.release(black_box(&counts), 2.0, 0.1).expect("finite counts")));
     });
@@ -142,20 +140,16 @@ fn schemes(c: &mut Criterion) {
         .throughput(Throughput::Elements((STEPS * CELLS) as u64));
     for kind in SchemeKind::ALL {
         let build = || {
-            let noise = DiscreteLaplace::new(StdRng::seed_from_u64(NOISE_SEED));
-            kind.build(params, LaplaceMechanism::new(noise), PbaCorrelation::Always)
+            let noise = DiscreteLaplace::seeded(NOISE_SEED);
+            kind.build(params, LaplaceMechanism::new(noise), PbaCorrelation::Always).expect("builds")
         };
-        let published = run(build().as_mut(), &data, |_| {})
-            .expect("valid stream")
-            .published
-            .iter()
-            .filter(|&&p| p)
-            .count();
+        let published =
+            run(build().as_mut(), &data).expect("valid stream").published.iter().filter(|&&p| p).count();
         eprintln!("scheme {}: {published} of {STEPS} steps published", kind.name());
         group.bench_function(BenchmarkId::new(kind.name(), format!("T=1e4/d={CELLS}")), |it| {
             it.iter(|| {
                 let mut scheme = build();
-                black_box(run(scheme.as_mut(), black_box(&data), |_| {}).expect("valid stream"))
+                black_box(run(scheme.as_mut(), black_box(&data)).expect("valid stream"))
             });
         });
     }
@@ -163,15 +157,15 @@ fn schemes(c: &mut Criterion) {
     // separates the cost of 10⁶ exact draws from the scheme and runner overhead.
     for kind in [SchemeKind::Laplace, SchemeKind::Uniform] {
         let build = || {
-            let noise = FloatLaplace::new(StdRng::seed_from_u64(NOISE_SEED));
-            kind.build(params, LaplaceMechanism::new(noise), PbaCorrelation::Always)
+            let noise = FloatLaplace::seeded(NOISE_SEED);
+            kind.build(params, LaplaceMechanism::new(noise), PbaCorrelation::Always).expect("builds")
         };
         group.bench_function(
             BenchmarkId::new(format!("{}+float", kind.name()), format!("T=1e4/d={CELLS}")),
             |it| {
                 it.iter(|| {
                     let mut scheme = build();
-                    black_box(run(scheme.as_mut(), black_box(&data), |_| {}).expect("valid stream"))
+                    black_box(run(scheme.as_mut(), black_box(&data)).expect("valid stream"))
                 });
             },
         );
@@ -198,13 +192,15 @@ fn window_length(c: &mut Criterion) {
     for window in [10, 50_000] {
         let params = WEventParams::new(EPSILON, window, SENSITIVITY).expect("valid parameters");
         let build = || {
-            let noise = DiscreteLaplace::new(StdRng::seed_from_u64(NOISE_SEED));
-            SchemeKind::Bd.build(params, LaplaceMechanism::new(noise), PbaCorrelation::Always)
+            let noise = DiscreteLaplace::seeded(NOISE_SEED);
+            SchemeKind::Bd
+                .build(params, LaplaceMechanism::new(noise), PbaCorrelation::Always)
+                .expect("builds")
         };
         group.bench_function(BenchmarkId::new("bd", format!("T=1e5/d={LONG_CELLS}/w={window}")), |it| {
             it.iter(|| {
                 let mut scheme = build();
-                black_box(run(scheme.as_mut(), black_box(&data), |_| {}).expect("valid stream"))
+                black_box(run(scheme.as_mut(), black_box(&data)).expect("valid stream"))
             });
         });
     }

@@ -29,8 +29,7 @@ const SEED: u64 = 0x6d61_705f_6265_6e63; // "map_benc"
 
 /// Laplace(0, b) by inverse CDF.
 fn laplace(rng: &mut SplitMix64, b: f64) -> f64 {
-    let u = rng.next_open01();
-    if u < 0.5 { b * (2.0 * u).ln() } else { -b * (2.0 * (1.0 - u)).ln() }
+    tpl_mechanisms::laplace_inverse_cdf(rng.next_open01(), b)
 }
 
 /// A prior over n cells and `steps` releases around N p.

@@ -462,3 +462,39 @@ fn a_window_sum_beyond_the_largest_double_is_refused() {
     let args = ["release", "--counts", &counts, "--scheme", "laplace", "--epsilon", "1e308", "--window", "5"];
     bad_input(&args, &["window"], &["1e308"]);
 }
+
+/// `--scheme planned --budgets FILE` spends the file's budgets step by step (0: repeat),
+/// refuses a plan whose window exceeds ε and a stream longer than the plan, naming the file
+/// or the line.
+#[test]
+fn planned_spends_the_budgets_file() {
+    let d = Scratch::new("release_planned");
+    let plan: Vec<String> = (0..40).map(|t| if t % 2 == 0 { "0.25".into() } else { "0".into() }).collect();
+    let budgets = d.file("plan.txt", &(plan.join("\n") + "\n"));
+    let out = release(&d, "planned", &["--budgets", &budgets]);
+    assert_eq!(out["scheme"], "planned");
+    let spent = nums(&out, "budget");
+    assert_eq!(spent.len(), 40);
+    for (t, b) in spent.iter().enumerate() {
+        assert_eq!(*b, if t % 2 == 0 { 0.25 } else { 0.0 }, "step {}", t + 1);
+    }
+    assert!(num(&out, "max_window_budget") <= 1.0);
+    // A window of 5 steps spending 1.25 > ε = 1: refused, naming the file and the step.
+    let over = d.file("over.txt", &"0.25\n".repeat(40));
+    let counts = d.file("counts.csv", &stream());
+    let args = ["release", "--counts", &counts, "--scheme", "planned", "--epsilon", "1", "--window", "5"];
+    let mut with = args.to_vec();
+    with.extend_from_slice(&["--budgets", &over]);
+    bad_input(&with, &["over.txt", "step 5"], &[]);
+    // A plan shorter than the stream: the first step past it is refused.
+    let short = d.file("short.txt", "0.5\n0\n");
+    let mut with = args.to_vec();
+    with.extend_from_slice(&["--budgets", &short]);
+    bad_input(&with, &["step 3", "horizon of 2 steps"], &[]);
+    // Without --budgets, or --budgets for another scheme: usage errors.
+    usage_error(&args);
+    let mut with =
+        ["release", "--counts", &counts, "--scheme", "bd", "--epsilon", "1", "--window", "5"].to_vec();
+    with.extend_from_slice(&["--budgets", &short]);
+    usage_error(&with);
+}

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use tpl_alloc::{Allocator, Correlation, Quantified, UpperBound, WindowAllocator};
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{
-    DEFAULT_SENSITIVITY, DiscreteLaplace, LaplaceMechanism, Mechanism, PbaCorrelation, SchemeKind,
+    DEFAULT_SENSITIVITY, DiscreteLaplace, LaplaceMechanism, PbaCorrelation, SchemeInputs, SchemeKind,
     WEventParams, WindowLedger, budget_for_effective, effective_budget,
 };
 use tpl_postprocess::{FilterConfig, PriorPolicy};
@@ -405,44 +405,39 @@ struct Released {
     leakage: Leakage,
 }
 
+/// Runs the strategy's stream scheme over the truth: a w-event scheme as it decides, or an
+/// allocator's budgets through the `planned` scheme (one release path for every strategy,
+/// with the same input checks and exact window ledger).
 fn release(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng) -> Result<Released> {
-    let mut mechanism = mechanism(rng);
-    match plan {
+    let mechanism = mechanism(rng);
+    let (kind, params, inputs) = match plan {
         Plan::Scheme(kind) => {
             let params =
                 WEventParams::new(run.epsilon, run.window, run.sensitivity).map_err(CompareError::Release)?;
-            let pool = PbaCorrelation::from_matrices(run.backward, run.forward);
-            let mut scheme = kind.build(params, mechanism, pool);
-            let out =
-                tpl_mechanisms::run(scheme.as_mut(), run.truth, |_| {}).map_err(CompareError::Release)?;
-            let leakage = audit(corr, &out.budgets(), run.sensitivity, run.window)?;
-            let fresh =
-                out.spent.iter().zip(&out.published).map(|(s, &p)| if p { s.publication } else { 0.0 });
-            Ok(Released {
-                fresh: fresh.collect(),
-                published: out.published.iter().filter(|&&p| p).count(),
-                max_window_budget: out.max_window_budget,
-                releases: out.releases,
-                leakage,
-            })
+            (*kind, params, SchemeInputs::from(PbaCorrelation::from_matrices(run.backward, run.forward)))
         }
-        Plan::Budgets { budgets, leakage, max_window_budget } => {
-            let releases = run
-                .truth
-                .iter()
-                .zip(budgets)
-                .map(|(c, &b)| mechanism.release(c, run.sensitivity, b))
-                .collect::<tpl_mechanisms::Result<Vec<_>>>()
+        Plan::Budgets { budgets, max_window_budget, .. } => {
+            // The plan's own largest window spend is the ε its windows are held to.
+            let params = WEventParams::new(*max_window_budget, run.window, run.sensitivity)
                 .map_err(CompareError::Release)?;
-            Ok(Released {
-                releases,
-                fresh: budgets.clone(),
-                published: budgets.len(),
-                max_window_budget: *max_window_budget,
-                leakage: *leakage,
-            })
+            let inputs = SchemeInputs { correlation: PbaCorrelation::Never, plan: budgets.clone() };
+            (SchemeKind::Planned, params, inputs)
         }
-    }
+    };
+    let mut scheme = kind.build(params, mechanism, inputs).map_err(CompareError::Release)?;
+    let out = tpl_mechanisms::run(scheme.as_mut(), run.truth).map_err(CompareError::Release)?;
+    let leakage = match plan {
+        Plan::Budgets { leakage, .. } => *leakage,
+        Plan::Scheme(_) => audit(corr, &out.budgets(), run.sensitivity, run.window)?,
+    };
+    let fresh = out.spent.iter().zip(&out.published).map(|(s, &p)| if p { s.publication } else { 0.0 });
+    Ok(Released {
+        fresh: fresh.collect(),
+        published: out.published.iter().filter(|&&p| p).count(),
+        max_window_budget: out.max_window_budget,
+        releases: out.releases,
+        leakage,
+    })
 }
 
 fn run_once(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng) -> Result<RunResult> {

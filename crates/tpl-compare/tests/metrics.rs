@@ -28,7 +28,7 @@ fn metrics_score_repeated_releases() {
     let p = WEventParams::new(1.0, 3, 2.0).unwrap();
     let truth = vec![vec![10.0, 0.0], vec![12.0, 1.0], vec![9.0, 3.0]];
     let mut s = Sample::new(p, LaplaceMechanism::new(Scripted::new([1.0, -1.0])));
-    let r = run(&mut s, &truth, |_| {}).unwrap();
+    let r = run(&mut s, &truth).unwrap();
     assert_eq!(r.releases, vec![vec![11.0, -1.0]; 3]);
     // errors: (1, −1), (−1, −2), (2, −4)
     assert_relative_eq!(mae(&r.releases, &truth).unwrap(), 11.0 / 6.0);

@@ -1,20 +1,27 @@
 //! Plugging your own mechanism into a w-event stream scheme, then auditing what the run spent.
 //!
-//! The scheme (here BD, w-event spec §3.4) decides *when* to publish and with which budget;
+//! The scheme (here BD, `docs/w-event.md` §3.4) decides *when* to publish and with which budget;
 //! the [`Mechanism`] decides *how* a count vector is released under that budget. Any type that
-//! implements the trait can be used. This example writes a geometric mechanism from scratch,
-//! runs BD with it over a synthetic stream of people moving between cells, and audits the
-//! budgets the run actually spent with `tpl-core`: the w-event guarantee (every window of w
-//! steps spends ≤ ε) holds, but an adversary who knows how people move (a Markov chain) can
-//! learn more than ε about one person — the temporal privacy leakage (TPL) of Cao et al.
+//! implements the trait can be used: it states what it accepts (`validate`, checked before any
+//! draw), what one release costs (`privacy_map`) and how it draws (`sample`). This example
+//! writes a geometric mechanism from scratch, runs BD with it over a synthetic stream of
+//! people moving between cells, and audits the budgets the run actually spent — and the most
+//! BD could have spent — with `tpl-core`: the w-event guarantee (every window of w steps
+//! spends ≤ ε) holds, but an adversary who knows how people move (a Markov chain) can learn
+//! more than ε about one person — the temporal privacy leakage (TPL) of Cao et al.
+//!
+//! Everything here is seeded (ChaCha12), so the output is the same on every run: an
+//! experiment, not a release.
 //!
 //! Run: `cargo run --release -p tpl-mechanisms --example custom_mechanism` (no arguments,
 //! well under a second).
 
-use rand::rngs::StdRng;
+use rand::distr::Distribution;
+use rand::distr::weighted::WeightedIndex;
 use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha12Rng;
 use tpl_core::{LeakageSeries, TransitionMatrix};
-use tpl_mechanisms::{Bd, MechError, Mechanism, WEventParams, run};
+use tpl_mechanisms::{Bd, MAX_EXACT_COUNT, MechError, Mechanism, StreamScheme, WEventParams, run};
 
 /// The geometric mechanism (Ghosh, Roughgarden, Sundararajan 2009): releases an integer answer
 /// a ∈ ℤ^m as a + (Z_1, …, Z_m), each Z_j = G − G′ the difference of two independent geometric
@@ -27,7 +34,8 @@ use tpl_mechanisms::{Bd, MechError, Mechanism, WEventParams, run};
 /// α^{Σ_j (|o_j − a_j| − |o_j − a′_j|)} ≤ α^{−‖a − a′‖₁} ≤ exp(p): the release is p-DP — the
 /// integer analogue of the Laplace mechanism, which is what the stream schemes need. Answers
 /// must be integers (then so are releases, and the noise carries no information beyond its
-/// integer value); anything else is refused before any randomness is drawn.
+/// integer value) within ±2^52 (so that a + Z stays exact); anything else is refused by
+/// `validate`, which the trait runs before any randomness is drawn.
 ///
 /// # Not release-grade
 /// The geometric draws below use floating-point inversion, G = ⌊ln U / ln α⌋, which is only
@@ -36,12 +44,13 @@ use tpl_mechanisms::{Bd, MechError, Mechanism, WEventParams, run};
 /// type exists to show the plugin point.
 #[derive(Debug)]
 struct GeometricMechanism {
-    rng: StdRng,
+    rng: ChaCha12Rng,
 }
 
 impl GeometricMechanism {
-    fn new(seed: u64) -> Self {
-        Self { rng: StdRng::seed_from_u64(seed) }
+    /// Seeded: reproducible, hence for experiments only.
+    fn seeded(seed: u64) -> Self {
+        Self { rng: ChaCha12Rng::seed_from_u64(seed) }
     }
 
     /// Pr[G ≥ k] = Pr[U ≤ α^k] = α^k for U uniform in (0, 1]: G is geometric with ratio α.
@@ -51,21 +60,45 @@ impl GeometricMechanism {
     }
 }
 
+/// The mechanism's own failure: a value too large to take integer noise exactly.
+#[derive(Debug)]
+struct TooLarge(f64);
+
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "geometric mechanism: |{}| exceeds 2^52", self.0)
+    }
+}
+
+impl std::error::Error for TooLarge {}
+
 impl Mechanism for GeometricMechanism {
     fn name(&self) -> &str {
         "geometric"
     }
 
-    fn release(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> Result<Vec<f64>, MechError> {
-        if !(budget.is_finite() && budget > 0.0) {
-            return Err(MechError::BadEpsilon(budget));
-        }
-        if !(sensitivity.is_finite() && sensitivity > 0.0) {
-            return Err(MechError::BadSensitivity(sensitivity));
-        }
+    /// Integers within ±2^52 only. BD calls this on c_t before it draws its test noise.
+    fn validate(&self, answer: &[f64]) -> Result<(), MechError> {
         if let Some(&value) = answer.iter().find(|v| v.fract() != 0.0) {
             return Err(MechError::NotInteger { value });
         }
+        match answer.iter().find(|v| v.abs() > MAX_EXACT_COUNT) {
+            Some(&value) => Err(MechError::custom(TooLarge(value))),
+            None => Ok(()),
+        }
+    }
+
+    /// α = exp(−p/δ): answers at L1 distance d_in are e^{d_in·p/δ}-indistinguishable.
+    fn privacy_map(&self, d_in: f64, sensitivity: f64, budget: f64) -> Result<f64, MechError> {
+        if !(d_in.is_finite() && d_in >= 0.0) {
+            return Err(MechError::BadDistance(d_in));
+        }
+        // d_in·p/δ with each of its two roundings pushed up by one ulp: never understated.
+        let loss = ((d_in * budget).next_up() / sensitivity).next_up();
+        Ok(if d_in == 0.0 { 0.0 } else { loss })
+    }
+
+    fn sample(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> Result<Vec<f64>, MechError> {
         let ln_alpha = -budget / sensitivity; // ln α = −p/δ
         Ok(answer.iter().map(|&a| a + self.geometric(ln_alpha) - self.geometric(ln_alpha)).collect())
     }
@@ -74,22 +107,18 @@ impl Mechanism for GeometricMechanism {
 /// A synthetic stream: `people` people move between `cells` cells, each step following the
 /// rows of `chain` (so the audit below knows the true correlation); c_t[j] counts the people
 /// in cell j. The population is fixed, so one person changing cell moves two counts by one:
-/// L1 sensitivity Δ = 2 (substitution, the spec's default).
+/// L1 sensitivity Δ = 2 (substitution, the default of `docs/w-event.md` §1.2).
 fn synthetic_stream(chain: &TransitionMatrix, people: usize, steps: usize, seed: u64) -> Vec<Vec<f64>> {
-    let mut rng = StdRng::seed_from_u64(seed);
+    let mut rng = ChaCha12Rng::seed_from_u64(seed);
     let cells = chain.n();
+    // The rows of a validated transition matrix are probability vectors: valid weights.
+    let rows: Vec<WeightedIndex<f64>> =
+        chain.rows().map(|row| WeightedIndex::new(row).expect("a transition matrix row")).collect();
     let mut at: Vec<usize> = (0..people).map(|_| rng.random_range(0..cells)).collect();
     (0..steps)
         .map(|_| {
             for cell in at.iter_mut() {
-                let (mut u, row) = (rng.random::<f64>(), chain.row(*cell));
-                *cell = row
-                    .iter()
-                    .position(|&p| {
-                        u -= p;
-                        u < 0.0
-                    })
-                    .unwrap_or(cells - 1);
+                *cell = rows[*cell].sample(&mut rng);
             }
             let mut counts = vec![0.0; cells];
             at.iter().for_each(|&c| counts[c] += 1.0);
@@ -107,8 +136,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let stream = synthetic_stream(&chain, people, steps, 2024);
 
     let params = WEventParams::new(epsilon, window, sensitivity)?;
-    let mut bd = Bd::new(params, GeometricMechanism::new(7));
-    let result = run(&mut bd, &stream, |_| {})?;
+    let mut bd = Bd::new(params, GeometricMechanism::seeded(7));
+    // Non-integer counts are refused before any noise is drawn (the trait runs `validate`).
+    assert!(matches!(bd.step(&[0.5; 6]), Err(MechError::NotInteger { .. })) && bd.steps() == 0);
+    let result = run(&mut bd, &stream)?;
 
     let published = result.published.iter().filter(|&&p| p).count();
     println!(
@@ -129,16 +160,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         / (steps * cells) as f64;
     println!("mean absolute error per cell: {mae:.2} people (cells hold ~{} each)", people / cells);
 
-    // Audit (w-event spec §6): the spent budgets ε_t through the TPL machinery of tpl-core,
-    // against an adversary who knows the chain backward and forward. With Δ = 2 the Markov
-    // model's substitution neighbours need no rescaling (ε̂_t = ε_t·2/Δ = ε_t).
-    let budgets: Vec<f64> = result.budgets().iter().map(|e| e * 2.0 / sensitivity).collect();
-    let series = LeakageSeries::from_matrices(Some(&chain), Some(&chain), &budgets)?;
-    let max_tpl = series.max_tpl();
-    let max_window_leakage = series.window_leakage(window)?.into_iter().fold(0.0, f64::max);
+    // Audit (`docs/w-event.md` §6): the spent budgets through the TPL machinery of tpl-core,
+    // against an adversary who knows the chain backward and forward. The Markov model's
+    // neighbours (one person changes cell) are at L1 distance 2: the mechanism's privacy map
+    // at d_in = 2 gives each step's loss against them (ε_t itself at Δ = 2).
+    let loss = |e: f64| if e > 0.0 { bd.mechanism().privacy_map(2.0, sensitivity, e) } else { Ok(0.0) };
+    let audit = |budgets: &[f64]| -> Result<(f64, f64), Box<dyn std::error::Error>> {
+        let losses = budgets.iter().map(|&e| loss(e)).collect::<Result<Vec<_>, _>>()?;
+        let series = LeakageSeries::from_matrices(Some(&chain), Some(&chain), &losses)?;
+        Ok((series.max_tpl(), series.window_leakage(window)?.into_iter().fold(0.0, f64::max)))
+    };
+    let (max_tpl, max_window_leakage) = audit(&result.budgets())?;
+    // The most BD could have spent at each step, over every stream and noise outcome.
+    let worst: Vec<f64> = (1..=steps).map(|t| bd.max_spend(t)).collect();
+    let (guaranteed_tpl, guaranteed_window) = audit(&worst)?;
+    println!("guarantee: {:?}; largest step spend {:.6}", bd.guarantee(), bd.max_step_budget());
     println!("audit under P_B = P_F = smoothed identity (s = 0.05):");
-    println!("  max TPL (event level, one step)      = {max_tpl:.4}  vs ε = {epsilon}");
-    println!("  max leakage of a window of w = {window} steps = {max_window_leakage:.4}  vs ε = {epsilon}");
+    println!(
+        "  max TPL (event level, one step)      = {max_tpl:.4}  (any run: ≤ {guaranteed_tpl:.4})  vs ε = {epsilon}"
+    );
+    println!(
+        "  max leakage of a window of w = {window} steps = {max_window_leakage:.4}  (any run: ≤ {guaranteed_window:.4})  vs ε = {epsilon}"
+    );
     if max_window_leakage > epsilon {
         println!(
             "  → (W) holds for the budgets, yet a correlation-aware adversary learns {:.2}× ε about one person's w steps",

@@ -1,5 +1,8 @@
 //! The error type of `tpl-mechanisms`.
 
+use std::fmt;
+use std::sync::Arc;
+
 use thiserror::Error;
 
 /// What can go wrong when building or running a mechanism or stream scheme.
@@ -34,6 +37,9 @@ pub enum MechError {
     /// A sensitivity that is not finite and positive.
     #[error("sensitivity {0} must be finite and greater than 0")]
     BadSensitivity(f64),
+    /// An input distance of a privacy map that is not finite and ≥ 0.
+    #[error("input distance {0} must be finite and at least 0")]
+    BadDistance(f64),
     /// A noise scale that is not finite and positive.
     #[error("noise scale {0} must be finite and greater than 0")]
     BadScale(f64),
@@ -118,6 +124,70 @@ pub enum MechError {
     /// A scripted noise source ran out of values.
     #[error("scripted noise source is exhausted")]
     ScriptExhausted,
+    /// A step past the last one a [`crate::Planned`] scheme has a budget for.
+    #[error(
+        "step {step} is past the plan's horizon of {horizon} steps: the planned scheme has no budget for it"
+    )]
+    PastHorizon {
+        /// 1-based step.
+        step: usize,
+        /// Steps in the plan.
+        horizon: usize,
+    },
+    /// A budget plan a [`crate::Planned`] scheme cannot spend.
+    #[error("budget plan, step {step}: {reason}")]
+    BadPlan {
+        /// 1-based step of the offending budget.
+        step: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A failure of a user's own [`crate::Mechanism`] (see [`MechError::custom`]).
+    #[error(transparent)]
+    Custom(CustomError),
+}
+
+impl MechError {
+    /// Wraps an error of a user's mechanism (any error type, or a message).
+    ///
+    /// ```
+    /// use tpl_mechanisms::MechError;
+    /// let e = MechError::custom("the device is offline");
+    /// assert_eq!(e.to_string(), "the device is offline");
+    /// ```
+    pub fn custom(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self::Custom(CustomError(Arc::from(error.into())))
+    }
+}
+
+/// The error of a user's mechanism, shared so that [`MechError`] stays `Clone`; two are
+/// equal when they are the same error value.
+#[derive(Debug, Clone)]
+pub struct CustomError(Arc<dyn std::error::Error + Send + Sync>);
+
+impl CustomError {
+    /// The wrapped error.
+    pub fn get(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.0
+    }
+}
+
+impl PartialEq for CustomError {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl fmt::Display for CustomError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for CustomError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
 }
 
 /// Results of this crate.

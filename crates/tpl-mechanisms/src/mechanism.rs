@@ -47,15 +47,35 @@ pub const MAX_EXACT_SCALE: f64 = 70_368_744_177_664.0;
 /// assert!(effective_budget(0.7, 3.0) * 3.0 >= 1.4);
 /// ```
 pub fn effective_budget(budget: f64, sensitivity: f64) -> f64 {
+    laplace_loss(DEFAULT_SENSITIVITY, sensitivity, budget)
+}
+
+/// d_in·budget/sensitivity rounded up: the loss of a Laplace release at scale
+/// sensitivity/budget (rounded up itself) between answers at L1 distance d_in (finite, ≥ 0).
+fn laplace_loss(d_in: f64, sensitivity: f64, budget: f64) -> f64 {
     let q = budget / sensitivity;
     // q ≥ ε_t/Δ exactly: a quotient that rounded down is bumped one ulp (fma's sign is exact;
-    // a subnormal quotient is bumped regardless). Doubling is exact (or overflows to ∞).
+    // a subnormal quotient is bumped regardless).
     let q = if q.is_finite() && (q < f64::MIN_POSITIVE || q.mul_add(sensitivity, -budget) < 0.0) {
         q.next_up()
     } else {
         q
     };
-    q * DEFAULT_SENSITIVITY
+    // The same for the product (exact, hence unchanged, for d_in = 2: a doubling).
+    let loss = d_in * q;
+    let below = loss < f64::MIN_POSITIVE && d_in > 0.0 && q > 0.0;
+    if loss.is_finite() && (below || d_in.mul_add(q, -loss) > 0.0) { loss.next_up() } else { loss }
+}
+
+/// Checks a release's calibration: budget and sensitivity finite and > 0.
+fn check_calibration(sensitivity: f64, budget: f64) -> Result<()> {
+    if !(budget.is_finite() && budget > 0.0) {
+        return Err(MechError::BadEpsilon(budget));
+    }
+    if !(sensitivity.is_finite() && sensitivity > 0.0) {
+        return Err(MechError::BadSensitivity(sensitivity));
+    }
+    Ok(())
 }
 
 /// The budget to give a release calibrated to L1 sensitivity `sensitivity` so that it spends
@@ -82,39 +102,91 @@ pub fn budget_for_effective(effective: f64, sensitivity: f64) -> f64 {
     if effective_budget(b, sensitivity) <= effective { b } else { 0.0 }
 }
 
-/// One ε-DP release of a query answer a ∈ ℝ^m with L1 sensitivity δ under budget p.
+/// One ε-DP release of a query answer a ∈ ℝ^m with L1 sensitivity δ under budget p — a
+/// measurement in the sense of OpenDP: a release together with its privacy map.
 ///
 /// Implement it for your own mechanism (it owns its randomness, injected at construction)
 /// and every stream scheme of this crate runs it: the scheme decides *when* to publish and
 /// with which budget, the mechanism decides *how*. The guarantee a scheme states (w-event
-/// ε-DP) holds as long as `release` is p-DP for answers at L1 distance ≤ δ.
+/// ε-DP, [`crate::StreamScheme::guarantee`]) holds as long as `release` is p-DP for answers
+/// at L1 distance ≤ δ, that is as long as [`Mechanism::privacy_map`]`(δ, δ, p)` ≤ p.
+///
+/// Three methods are required and one is provided: [`Mechanism::release`] checks the
+/// calibration, runs [`Mechanism::validate`] and only then [`Mechanism::sample`], so no
+/// randomness is drawn for an answer the mechanism refuses; stream schemes call `validate`
+/// on c_t before their first draw of a step (`docs/w-event.md` §2.1). Override `release`
+/// only to keep that order.
 ///
 /// A worked example (a geometric mechanism) is `examples/custom_mechanism.rs`.
 pub trait Mechanism {
     /// A short name for reports.
     fn name(&self) -> &str;
 
-    /// Releases `answer` with budget `budget` for L1 sensitivity `sensitivity`.
+    /// Checks, without drawing, that `answer` is something the mechanism can release (e.g.
+    /// integers for an integer mechanism). There is no default: a mechanism states what it
+    /// accepts.
     ///
     /// # Errors
-    /// A mechanism-specific error for inputs it cannot release (e.g. non-integers for an
-    /// integer mechanism); then no randomness may have been consumed.
-    fn release(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> Result<Vec<f64>>;
+    /// The reason `answer` cannot be released (a [`MechError::Custom`] for a mechanism's own
+    /// reasons).
+    fn validate(&self, answer: &[f64]) -> Result<()>;
 
-    /// Checks, without drawing, that `answer` is something `release` accepts (e.g. integers
-    /// for an integer mechanism). Stream schemes call it on c_t before any draw (w-event
-    /// spec §2), so that a rejected step changes nothing. Default: everything is accepted.
+    /// The privacy map: an upper bound on the privacy loss ε of one release with budget
+    /// `budget` calibrated to L1 sensitivity `sensitivity`, between two answers at L1
+    /// distance `d_in`. For a mechanism calibrated as promised it is d_in·budget/sensitivity
+    /// (the budget itself at d_in = sensitivity); an auditor asks it for the loss against the
+    /// neighbours of its own model (e.g. d_in = 2 for one person changing cell).
     ///
     /// # Errors
-    /// The error `release` would return for `answer`.
+    /// Parameters the mechanism cannot release with (as for [`Mechanism::release`]), or a
+    /// distance that is not finite and ≥ 0 ([`MechError::BadDistance`]).
+    fn privacy_map(&self, d_in: f64, sensitivity: f64, budget: f64) -> Result<f64>;
+
+    /// The raw draw: releases `answer`, which [`Mechanism::validate`] accepted, with budget
+    /// `budget` for L1 sensitivity `sensitivity` (both finite and > 0). Called by
+    /// [`Mechanism::release`]; call that instead.
+    ///
+    /// # Errors
+    /// A failure of the draw itself (e.g. a sampler's range).
+    fn sample(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> Result<Vec<f64>>;
+
+    /// Releases `answer` with budget `budget` for L1 sensitivity `sensitivity`: checks both
+    /// parameters, then [`Mechanism::validate`], then draws with [`Mechanism::sample`].
+    ///
+    /// # Errors
+    /// [`MechError::BadEpsilon`], [`MechError::BadSensitivity`], the error of `validate`
+    /// (then no randomness was consumed), or of `sample`.
+    fn release(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> Result<Vec<f64>> {
+        check_calibration(sensitivity, budget)?;
+        self.validate(answer)?;
+        self.sample(answer, sensitivity, budget)
+    }
+}
+
+impl<M: Mechanism + ?Sized> Mechanism for Box<M> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
     fn validate(&self, answer: &[f64]) -> Result<()> {
-        let _ = answer;
-        Ok(())
+        (**self).validate(answer)
+    }
+
+    fn privacy_map(&self, d_in: f64, sensitivity: f64, budget: f64) -> Result<f64> {
+        (**self).privacy_map(d_in, sensitivity, budget)
+    }
+
+    fn sample(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> Result<Vec<f64>> {
+        (**self).sample(answer, sensitivity, budget)
+    }
+
+    fn release(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> Result<Vec<f64>> {
+        (**self).release(answer, sensitivity, budget)
     }
 }
 
 /// The Laplace mechanism: a + (X_1, …, X_m), X_j ~ Lap(δ/p) independent, drawn in order from
-/// its noise source (w-event spec §2). With [`crate::DiscreteLaplace`] the noise is exact
+/// its noise source (`docs/w-event.md` §1.3, §2.2). With [`crate::DiscreteLaplace`] the noise is exact
 /// integer noise, and integer answers are required.
 ///
 /// With integer noise the release is exact integer arithmetic end to end: answers must be
@@ -128,7 +200,9 @@ pub trait Mechanism {
 /// assert_eq!(m.release(&[10.0, 20.0], 2.0, 1.0)?, vec![10.5, 19.0]);
 /// # Ok::<(), tpl_mechanisms::MechError>(())
 /// ```
-#[derive(Debug, Clone)]
+///
+/// Not `Clone` (its noise source is not): a copy would repeat the same noise.
+#[derive(Debug)]
 pub struct LaplaceMechanism<N> {
     noise: N,
 }
@@ -139,7 +213,7 @@ impl<N: NoiseSource> LaplaceMechanism<N> {
         Self { noise }
     }
 
-    /// The noise source (e.g. to read a [`crate::Recording`]).
+    /// The noise source (e.g. to read what a test double recorded).
     pub fn noise(&self) -> &N {
         &self.noise
     }
@@ -150,14 +224,17 @@ impl<N: NoiseSource> Mechanism for LaplaceMechanism<N> {
         "laplace"
     }
 
-    fn release(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> Result<Vec<f64>> {
-        if !(budget.is_finite() && budget > 0.0) {
-            return Err(MechError::BadEpsilon(budget));
+    /// Noise of scale b ≥ δ/p (rounded up) makes answers at L1 distance d_in
+    /// indistinguishable up to e^{d_in/b}: the loss is d_in·p/δ, rounded up.
+    fn privacy_map(&self, d_in: f64, sensitivity: f64, budget: f64) -> Result<f64> {
+        check_calibration(sensitivity, budget)?;
+        if !(d_in.is_finite() && d_in >= 0.0) {
+            return Err(MechError::BadDistance(d_in));
         }
-        if !(sensitivity.is_finite() && sensitivity > 0.0) {
-            return Err(MechError::BadSensitivity(sensitivity));
-        }
-        self.validate(answer)?;
+        Ok(laplace_loss(d_in, sensitivity, budget))
+    }
+
+    fn sample(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> Result<Vec<f64>> {
         // b ≥ δ/p exactly: a division that rounded down is bumped one ulp (fma's sign is exact).
         let mut scale = sensitivity / budget;
         if scale.mul_add(budget, -sensitivity) < 0.0 {
@@ -200,8 +277,7 @@ impl<N: NoiseSource> Mechanism for LaplaceMechanism<N> {
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
-    use rand::SeedableRng;
-    use rand::rngs::StdRng;
+    use rand_chacha::ChaCha12Rng;
 
     use super::*;
     use crate::noise::{DiscreteLaplace, FloatLaplace};
@@ -218,8 +294,8 @@ mod tests {
         }
     }
 
-    fn discrete(seed: u64) -> LaplaceMechanism<DiscreteLaplace<StdRng>> {
-        LaplaceMechanism::new(DiscreteLaplace::new(StdRng::seed_from_u64(seed)))
+    fn discrete(seed: u64) -> LaplaceMechanism<DiscreteLaplace<ChaCha12Rng>> {
+        LaplaceMechanism::new(DiscreteLaplace::seeded(seed))
     }
 
     #[test]
@@ -286,7 +362,7 @@ mod tests {
         assert!(r.iter().all(|v| v.fract() == 0.0));
         assert!((r[0] - MAX_EXACT_COUNT).abs() < 200.0 && (r[1] + MAX_EXACT_COUNT).abs() < 200.0, "{r:?}");
         // The float sampler (not release-grade) has no such bound.
-        let mut f = LaplaceMechanism::new(FloatLaplace::new(StdRng::seed_from_u64(1)));
+        let mut f = LaplaceMechanism::new(FloatLaplace::seeded(1));
         assert!(f.release(&[1e20], 2.0, 1.0).is_ok());
     }
 
@@ -321,7 +397,7 @@ mod tests {
             other => panic!("expected ScaleTooLarge, got {other:?}"),
         }
         assert!(matches!(m.release(&[5.0], 2.0, 1e-300), Err(MechError::ScaleTooLarge { .. })));
-        let mut f = LaplaceMechanism::new(FloatLaplace::new(StdRng::seed_from_u64(1)));
+        let mut f = LaplaceMechanism::new(FloatLaplace::seeded(1));
         assert!(f.release(&[5.0], 2.0, 1e-300).is_ok());
         assert_eq!(
             f.release(&[5.0], 2.0, 1e-310),

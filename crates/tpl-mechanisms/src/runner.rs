@@ -4,8 +4,9 @@ use crate::error::{MechError, Result};
 use crate::ledger::WindowLedger;
 use crate::scheme::{StepBudget, StreamScheme};
 
-/// The outcome of a whole run (the data of `tpl release`'s JSON, w-event spec §8).
+/// The outcome of a whole run (the data of `tpl release`'s JSON, `docs/w-event.md` §2.3).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Run {
     /// Whether step t published afresh.
     pub published: Vec<bool>,
@@ -13,7 +14,7 @@ pub struct Run {
     pub spent: Vec<StepBudget>,
     /// r_t for every step.
     pub releases: Vec<Vec<f64>>,
-    /// max over t of the window sums of ε_t.
+    /// max over t of the window sums of ε_t ([`WindowLedger`], independent of the scheme).
     pub max_window_budget: f64,
 }
 
@@ -24,26 +25,21 @@ impl Run {
     }
 }
 
-/// Feeds `stream` to `scheme` step by step; `observe` sees each step as it completes (a
-/// progress bar, a sink).
+/// Feeds `stream` to `scheme` step by step. To watch steps as they complete (progress, a
+/// sink), call [`StreamScheme::step`] directly.
 ///
 /// # Errors
 /// The first step that fails, with its own error (which names the step).
-pub fn run<S: StreamScheme + ?Sized>(
-    scheme: &mut S,
-    stream: &[Vec<f64>],
-    mut observe: impl FnMut(usize),
-) -> Result<Run> {
+pub fn run<S: StreamScheme + ?Sized>(scheme: &mut S, stream: &[Vec<f64>]) -> Result<Run> {
     let mut ledger = WindowLedger::new(scheme.params().window());
     let mut out =
         Run { published: Vec::new(), spent: Vec::new(), releases: Vec::new(), max_window_budget: 0.0 };
-    for (t, counts) in stream.iter().enumerate() {
+    for counts in stream {
         let step = scheme.step(counts)?;
         ledger.push(step.spent.total());
         out.published.push(step.published);
         out.spent.push(step.spent);
         out.releases.push(step.release);
-        observe(t + 1);
     }
     out.max_window_budget = ledger.max_window_budget();
     if !out.max_window_budget.is_finite() {

@@ -1,14 +1,18 @@
-//! The stream-scheme interface of `specs/w-event.md` §2: one step in, one release out, with
-//! the budget actually spent.
+//! The stream-scheme interface (`docs/w-event.md` §2): one step in, one release out, with the
+//! budget actually spent, the guarantee the scheme keeps and the most any step can spend;
+//! and [`Scheme`], the one implementation of it that every built-in scheme shares (each
+//! supplies only its decision rule).
 
 use std::collections::VecDeque;
 
 use crate::budget::sum_up;
 use crate::error::{MechError, Result};
+use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
 
-/// The budget one step spent (w-event spec §1): everything that read c_t.
+/// The budget one step spent (`docs/w-event.md` §1.6): everything that read c_t.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct StepBudget {
     /// Spent by the dissimilarity test.
     pub test: f64,
@@ -20,6 +24,11 @@ pub struct StepBudget {
 }
 
 impl StepBudget {
+    /// A publication of `publication` without a test, nothing absorbed.
+    pub fn fresh(publication: f64) -> Self {
+        Self { test: 0.0, publication, absorbed: 0.0 }
+    }
+
     /// ε_t = test + publication, rounded up if the f64 sum is inexact (never below what the
     /// step spent). The stream schemes choose budgets whose sum is exact (see
     /// [`crate::WEventParams::share`]) while w < 2^21.
@@ -30,6 +39,7 @@ impl StepBudget {
 
 /// What one step released.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct StepOutcome {
     /// r_t: a fresh noisy vector, or a bit-for-bit copy of r_{t−1}.
     pub release: Vec<f64>,
@@ -39,8 +49,34 @@ pub struct StepOutcome {
     pub spent: StepBudget,
 }
 
-/// A stateful w-event scheme: decides at each step whether to publish and with what budget.
+/// The differential-privacy guarantee a scheme keeps for every stream and every noise
+/// outcome, provided its mechanism is calibrated as promised ([`Mechanism::privacy_map`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(tag = "kind", rename_all = "snake_case"))]
+pub enum Guarantee {
+    /// w-event ε-DP (`docs/w-event.md` §1.4): every window of `window` consecutive steps
+    /// spends at most `epsilon`, exactly in f64 (invariant (W), §1.7 and §4).
+    WEvent {
+        /// ε per window.
+        epsilon: f64,
+        /// w.
+        window: usize,
+    },
+    /// Event-level ε-DP only: each step spends at most `epsilon` (`laplace`, §3.1).
+    EventLevel {
+        /// ε per step.
+        epsilon: f64,
+    },
+}
+
+/// A stateful stream scheme: decides at each step whether to publish and with what budget.
 /// Every scheme but `laplace` keeps every window of w steps within ε (invariant (W)).
+///
+/// Besides the step itself it states what holds for *every* run, before any data are seen:
+/// its [`StreamScheme::guarantee`] and the most any step can spend
+/// ([`StreamScheme::max_spend`]), from which an auditor bounds the leakage of every run the
+/// scheme could produce (`docs/w-event.md` §6, guaranteed leakage).
 pub trait StreamScheme {
     /// The scheme's name as on the command line.
     fn name(&self) -> &'static str;
@@ -55,20 +91,233 @@ pub trait StreamScheme {
     /// changes.
     ///
     /// # Errors
-    /// Wrong length, non-finite counts, or an error of the mechanism.
+    /// Wrong length, non-finite counts, counts the mechanism refuses, a step past a plan's
+    /// horizon, or an error of the mechanism.
     fn step(&mut self, counts: &[f64]) -> Result<StepOutcome>;
+
+    /// The guarantee every run keeps.
+    fn guarantee(&self) -> Guarantee;
+
+    /// The largest ε_t (test + publication, as [`StepBudget::total`]) that step `t` (1-based)
+    /// can spend in any run, on any stream and any noise outcome.
+    fn max_spend(&self, t: usize) -> f64;
+
+    /// The largest ε_t any step can spend: the maximum of [`StreamScheme::max_spend`] over t.
+    fn max_step_budget(&self) -> f64;
+}
+
+impl<S: StreamScheme + ?Sized> StreamScheme for Box<S> {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+
+    fn params(&self) -> &WEventParams {
+        (**self).params()
+    }
+
+    fn steps(&self) -> usize {
+        (**self).steps()
+    }
+
+    fn step(&mut self, counts: &[f64]) -> Result<StepOutcome> {
+        (**self).step(counts)
+    }
+
+    fn guarantee(&self) -> Guarantee {
+        (**self).guarantee()
+    }
+
+    fn max_spend(&self, t: usize) -> f64 {
+        (**self).max_spend(t)
+    }
+
+    fn max_step_budget(&self) -> f64 {
+        (**self).max_step_budget()
+    }
+}
+
+/// A stream scheme: the shared part (parameters, mechanism, last release, input checks)
+/// around a decision rule `R` that says, step by step, what to spend. The built-in schemes
+/// are its instances ([`crate::Bd`] is `Scheme<BdRule, M>`, and so on).
+#[derive(Debug)]
+pub struct Scheme<R, M> {
+    params: WEventParams,
+    mechanism: M,
+    stream: Stream,
+    rule: R,
+}
+
+/// The decision rule of a [`Scheme`]: one per built-in scheme (sealed; the rules rely on the
+/// crate's exact budget grid).
+pub trait DecisionRule: rule::Rule {}
+
+impl<R: rule::Rule> DecisionRule for R {}
+
+pub(crate) mod rule {
+    use super::{Guarantee, Step, StepOutcome};
+    use crate::error::Result;
+    use crate::mechanism::Mechanism;
+    use crate::params::WEventParams;
+
+    /// What a decision rule implements (crate-internal).
+    pub trait Rule {
+        /// The scheme's name.
+        const NAME: &'static str;
+
+        /// Refuses step `t` before anything is checked or drawn (a plan's horizon).
+        fn admit(&self, t: usize) -> Result<()> {
+            let _ = t;
+            Ok(())
+        }
+
+        /// Decides step `cx.t()`, whose counts passed every check.
+        fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome>;
+
+        /// The guarantee.
+        fn guarantee(&self, params: &WEventParams) -> Guarantee {
+            Guarantee::WEvent { epsilon: params.epsilon(), window: params.window() }
+        }
+
+        /// The largest ε_t of step t.
+        fn max_spend(&self, params: &WEventParams, t: usize) -> f64;
+
+        /// The largest ε_t of any step. Default: the rules whose bound depends on t only
+        /// through the regimes t = 1, 2 ≤ t ≤ w and t > w, growing within them.
+        fn max_step_budget(&self, params: &WEventParams) -> f64 {
+            over_regimes(params, |t| self.max_spend(params, t))
+        }
+    }
+
+    /// The maximum of `spend(t)` over t ∈ {1, 2, w, w + 1}: the maximum over all t of a
+    /// bound constant on t = 1, non-decreasing on 2 ≤ t ≤ w and constant on t > w.
+    pub fn over_regimes(params: &WEventParams, spend: impl Fn(usize) -> f64) -> f64 {
+        let w = params.window();
+        [1, 2, w, w.saturating_add(1)].into_iter().map(spend).fold(0.0, f64::max)
+    }
+
+    /// A rule built from the parameters alone.
+    pub trait FromParams {
+        /// The rule's initial state.
+        fn from_params(params: &WEventParams) -> Self;
+    }
+
+    /// A stateless rule needs nothing from the parameters.
+    impl<R: Default> FromParams for R {
+        fn from_params(_: &WEventParams) -> Self {
+            R::default()
+        }
+    }
+}
+
+impl<R: DecisionRule, M: Mechanism> Scheme<R, M> {
+    /// The scheme with `params` and `rule`, releasing through `mechanism`.
+    pub(crate) fn with_rule(params: WEventParams, mechanism: M, rule: R) -> Self {
+        Self { params, mechanism, stream: Stream::default(), rule }
+    }
+
+    /// The mechanism (e.g. to read a test double's record).
+    pub fn mechanism(&self) -> &M {
+        &self.mechanism
+    }
+
+    /// The decision rule.
+    pub(crate) fn rule(&self) -> &R {
+        &self.rule
+    }
+}
+
+impl<R: DecisionRule + rule::FromParams, M: Mechanism> Scheme<R, M> {
+    /// The scheme with `params`, releasing through `mechanism`.
+    pub fn new(params: WEventParams, mechanism: M) -> Self {
+        let rule = R::from_params(&params);
+        Self::with_rule(params, mechanism, rule)
+    }
+}
+
+impl<R: DecisionRule, M: Mechanism> StreamScheme for Scheme<R, M> {
+    fn name(&self) -> &'static str {
+        R::NAME
+    }
+
+    fn params(&self) -> &WEventParams {
+        &self.params
+    }
+
+    fn steps(&self) -> usize {
+        self.stream.t
+    }
+
+    fn step(&mut self, counts: &[f64]) -> Result<StepOutcome> {
+        // Every check before any draw (`docs/w-event.md` §2.1): a refused step changes nothing.
+        self.rule.admit(self.stream.t + 1)?;
+        self.stream.check(counts)?;
+        self.mechanism.validate(counts)?;
+        let cx =
+            Step { params: &self.params, mechanism: &mut self.mechanism, stream: &mut self.stream, counts };
+        self.rule.step(cx)
+    }
+
+    fn guarantee(&self) -> Guarantee {
+        self.rule.guarantee(&self.params)
+    }
+
+    fn max_spend(&self, t: usize) -> f64 {
+        self.rule.max_spend(&self.params, t)
+    }
+
+    fn max_step_budget(&self) -> f64 {
+        self.rule.max_step_budget(&self.params)
+    }
+}
+
+/// One step as a decision rule sees it: the checked counts c_t and the shared state.
+pub struct Step<'a, M> {
+    /// The scheme's parameters.
+    pub params: &'a WEventParams,
+    mechanism: &'a mut M,
+    stream: &'a mut Stream,
+    counts: &'a [f64],
+}
+
+impl<M: Mechanism> Step<'_, M> {
+    /// t, the 1-based number of this step.
+    pub fn t(&self) -> usize {
+        self.stream.t + 1
+    }
+
+    /// Publishes c_t with budget `spent.publication` and reports `spent`.
+    pub fn publish(self, spent: StepBudget) -> Result<StepOutcome> {
+        let release = self.mechanism.release(self.counts, self.params.sensitivity(), spent.publication)?;
+        Ok(self.stream.publish(release, spent))
+    }
+
+    /// Repeats r_{t−1} and reports `spent` (what the test cost, if any).
+    pub fn repeat(self, spent: StepBudget) -> StepOutcome {
+        self.stream.repeat(spent)
+    }
+
+    /// The noisy dissimilarity dis~_t (spends s = ε/(2w)); one draw (`docs/w-event.md` §3,
+    /// test statistic). The mechanism releases the integer sum Σ_j |c_t[j] − r_{t−1}[j]|
+    /// with sensitivity Δ, and the noisy sum is divided by d: for continuous noise the same
+    /// distribution as noise of scale (Δ/d)/s on the mean, and exact for the discrete
+    /// sampler (a mean lies on a 1/d lattice, the sum on the integers).
+    pub fn noisy_dissimilarity(&mut self) -> Result<f64> {
+        let sum = self.stream.distance(self.counts);
+        let noisy = self.mechanism.release(&[sum], self.params.sensitivity(), self.params.share())?;
+        Ok(noisy[0] / self.counts.len() as f64)
+    }
 }
 
 /// The state every scheme shares: step count, cell count and the last release.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Stream {
+pub struct Stream {
     pub t: usize,
     cells: Option<usize>,
     pub last: Vec<f64>,
 }
 
 impl Stream {
-    /// Checks c_{t+1} against the stream (w-event spec §2: before any draw).
+    /// Checks c_{t+1} against the stream (`docs/w-event.md` §2.1: before any draw).
     pub fn check(&self, counts: &[f64]) -> Result<()> {
         let step = self.t + 1;
         if counts.is_empty() {
@@ -99,7 +348,7 @@ impl Stream {
         StepOutcome { release: self.last.clone(), published: false, spent }
     }
 
-    /// Σ_j |c_t[j] − r_{t−1}[j]|: d times the dissimilarity of the spec (an integer when the
+    /// Σ_j |c_t[j] − r_{t−1}[j]|: d times the dissimilarity of `docs/w-event.md` §3 (an integer when the
     /// counts and releases are, which keeps the release-grade test exact).
     pub fn distance(&self, counts: &[f64]) -> f64 {
         counts.iter().zip(&self.last).map(|(c, r)| (c - r).abs()).sum()

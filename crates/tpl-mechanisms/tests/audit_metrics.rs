@@ -1,4 +1,4 @@
-//! The audit of a run's spent budgets under temporal correlation (`specs/w-event.md` §6, §7),
+//! The audit of a run's spent budgets under temporal correlation (`docs/w-event.md` §6, §7),
 //! with `tpl-core`.
 
 mod common;
@@ -19,7 +19,7 @@ fn uniform_under_identity_matrices() {
     for (eps, w, t_len) in [(1.0, 5, 20), (0.3, 1, 7), (2.0, 10, 100)] {
         let p = WEventParams::new(eps, w, 2.0).unwrap();
         let stream = make_stream(StreamKind::Random, t_len, 3, 1);
-        let r = run(&mut Uniform::new(p, LaplaceMechanism::new(Zero)), &stream, |_| {}).unwrap();
+        let r = run(&mut Uniform::new(p, LaplaceMechanism::new(Zero)), &stream).unwrap();
         assert_close(r.max_window_budget, eps, "uniform (W) is tight");
         let s = LeakageSeries::from_matrices(Some(&id), Some(&id), &r.budgets()).unwrap();
         let unit = eps / w as f64;

@@ -72,8 +72,9 @@ fn huge_windows_run_in_memory_bounded_by_the_stream() {
                 let before = HELD.load(Ordering::SeqCst);
                 PEAK.store(before, Ordering::SeqCst);
                 let (src, _h) = probe(source_for(Noise::Float(4)));
-                let mut scheme = kind.build(params, LaplaceMechanism::new(src), PbaCorrelation::Always);
-                let r = run(scheme.as_mut(), &stream, |_| {}).unwrap();
+                let mut scheme =
+                    kind.build(params, LaplaceMechanism::new(src), PbaCorrelation::Always).expect("builds");
+                let r = run(scheme.as_mut(), &stream).unwrap();
                 assert!(PEAK.load(Ordering::SeqCst) - before < 4 << 20, "{} w = {w}: run", kind.name());
                 if kind != SchemeKind::Laplace {
                     assert!(r.max_window_budget <= eps, "{} w = {w}: {}", kind.name(), r.max_window_budget);

@@ -1,11 +1,11 @@
-//! Statistical correctness of the noise samplers (w-event spec §7 "Laplace sampler", and the
+//! Statistical correctness of the noise samplers (`docs/w-event.md` §7 "Laplace sampler", and the
 //! stricter large-sample checks of the release-grade sampler).
 //!
-//! Every test draws from `StdRng` with a fixed seed, so a run is deterministic: a test either
+//! Every test draws from `ChaCha12Rng` with a fixed seed, so a run is deterministic: a test either
 //! always passes or always fails. The *false-failure probability* stated with each check is
 //! the chance that a correct sampler fails it for a random seed, i.e. how unlucky the fixed
 //! seed would have to be; the checks are sized so that this is small (≤ 1e-3 per check where
-//! the spec fixes the level, ≤ 1e-6 elsewhere) while a wrong scale, a biased sign or a
+//! `docs/w-event.md` fixes the level, ≤ 1e-6 elsewhere) while a wrong scale, a biased sign or a
 //! broken tail still fails by many standard errors.
 //!
 //! - [`DiscreteLaplace`] against the exact two-sided geometric pmf
@@ -18,8 +18,6 @@
 //! (checked against tabulated values in `chi_square_quantiles_match_tables`), so the bins can
 //! follow the scale.
 
-use rand::SeedableRng;
-use rand::rngs::StdRng;
 use tpl_mechanisms::{DiscreteLaplace, FloatLaplace, MechError, NoiseSource};
 
 // ---------------------------------------------------------------------------------------
@@ -212,7 +210,7 @@ fn ks_statistic(samples: &mut [f64], cdf: impl Fn(f64) -> f64) -> f64 {
     })
 }
 
-/// The KS critical value at α = 0.001 (asymptotic: 2·exp(−2·1.95²) = 0.00099), as spec §7.
+/// The KS critical value at α = 0.001 (asymptotic: 2·exp(−2·1.95²) = 0.00099), as `docs/w-event.md` §7.
 fn ks_critical(n: usize) -> f64 {
     1.95 / (n as f64).sqrt()
 }
@@ -228,7 +226,7 @@ fn mean(xs: impl ExactSizeIterator<Item = f64>) -> f64 {
 
 /// n draws of the discrete Laplace with scale b, checked to be exact integers.
 fn discrete_draws(seed: u64, b: f64, n: usize) -> Vec<i64> {
-    let mut noise = DiscreteLaplace::new(StdRng::seed_from_u64(seed));
+    let mut noise = DiscreteLaplace::seeded(seed);
     (0..n)
         .map(|_| {
             let x = noise.laplace(b).expect("finite positive scale");
@@ -239,7 +237,7 @@ fn discrete_draws(seed: u64, b: f64, n: usize) -> Vec<i64> {
 }
 
 fn float_draws(seed: u64, b: f64, n: usize) -> Vec<f64> {
-    let mut noise = FloatLaplace::new(StdRng::seed_from_u64(seed));
+    let mut noise = FloatLaplace::seeded(seed);
     (0..n).map(|_| noise.laplace(b).expect("finite positive scale")).collect()
 }
 
@@ -344,7 +342,7 @@ fn float_laplace_matches_cdf_at_1e6_draws() {
     }
 }
 
-/// (c) w-event spec §7, continuous sampler: 20 000 seeded draws for b ∈ {0.5, 1, 8}; KS below
+/// (c) `docs/w-event.md` §7, continuous sampler: 20 000 seeded draws for b ∈ {0.5, 1, 8}; KS below
 /// 1.95/√n (α = 0.001); sample mean within 4 standard errors of 0 (sd √2·b) and mean |x|
 /// within 4 standard errors of b (sd b); false failure per scale ≤ 0.001 + 2·6.3e-5.
 #[test]
@@ -362,8 +360,8 @@ fn spec_float_laplace_20000_draws() {
     }
 }
 
-/// (c) w-event spec §7, lattice sampler: 20 000 seeded draws for b ∈ {0.5, 1, 8}; binned χ²
-/// at α = 0.001 (the level of the spec's KS test); sample mean within 4 standard errors of 0
+/// (c) `docs/w-event.md` §7, lattice sampler: 20 000 seeded draws for b ∈ {0.5, 1, 8}; binned χ²
+/// at α = 0.001 (the level of the KS test above); sample mean within 4 standard errors of 0
 /// and mean |k| within 4 standard errors of its exact expectation 2p/(1 − p²) (≈ b − 1/(6b)
 /// for large b; the lattice law's E|k| is not b). False failure per scale ≤ 0.001 + 2·6.3e-5.
 #[test]
@@ -441,7 +439,7 @@ fn very_large_scales_are_integers_or_refused() {
     const N: usize = 20_000;
     for (i, b) in [1e9, 1e12, 1e15, 1e18, 1.5e22].into_iter().enumerate() {
         let samples: Vec<f64> = {
-            let mut noise = DiscreteLaplace::new(StdRng::seed_from_u64(0xb16_0000 + i as u64));
+            let mut noise = DiscreteLaplace::seeded(0xb16_0000 + i as u64);
             (0..N).map(|_| noise.laplace(b).expect("scale below 2^74")).collect()
         };
         assert!(samples.iter().all(|x| x.is_finite() && *x == x.trunc()), "b = {b:e}");
@@ -452,7 +450,7 @@ fn very_large_scales_are_integers_or_refused() {
         assert!((negative - 0.5).abs() <= 4.0 * 0.5 / (N as f64).sqrt(), "b = {b:e}: {negative}");
     }
     let two_74 = 2f64.powi(74);
-    let mut noise = DiscreteLaplace::new(StdRng::seed_from_u64(1));
+    let mut noise = DiscreteLaplace::seeded(1);
     for b in [two_74, 1e30, 1e38, f64::MAX] {
         assert_eq!(noise.laplace(b), Err(MechError::BadScale(b)), "b = {b:e}");
     }
@@ -462,8 +460,8 @@ fn very_large_scales_are_integers_or_refused() {
 /// Scales that are not finite and positive are refused by both samplers.
 #[test]
 fn bad_scales_are_refused() {
-    let mut d = DiscreteLaplace::new(StdRng::seed_from_u64(2));
-    let mut f = FloatLaplace::new(StdRng::seed_from_u64(2));
+    let mut d = DiscreteLaplace::seeded(2);
+    let mut f = FloatLaplace::seeded(2);
     for b in [0.0, -1.0, f64::INFINITY, f64::NAN] {
         assert!(matches!(d.laplace(b), Err(MechError::BadScale(_))), "discrete b = {b}");
         assert!(matches!(f.laplace(b), Err(MechError::BadScale(_))), "float b = {b}");

@@ -1,4 +1,4 @@
-//! Deterministic obligations of `specs/w-event.md` §7 for the stream schemes: structure,
+//! Deterministic obligations of `docs/w-event.md` §7 for the stream schemes: structure,
 //! approximation, zero noise, the fixed-noise table, the scripted decisions (BD, BA, PBA's
 //! Fig. 3), sensitivity scaling and draw order, reproducibility, input errors, the runner.
 //!
@@ -10,7 +10,7 @@ mod common;
 
 use common::*;
 use rand::SeedableRng;
-use rand::rngs::StdRng;
+use rand_chacha::ChaCha12Rng;
 use tpl_mechanisms::{
     Ba, Bd, DEFAULT_SENSITIVITY, DiscreteLaplace, EventLaplace, FloatLaplace, LaplaceMechanism, MechError,
     Pba, PbaCorrelation, Recording, Run, Sample, SchemeKind, Scripted, StreamScheme, Uniform, WEventParams,
@@ -30,8 +30,8 @@ fn scripted_run(
     queue: Vec<f64>,
 ) -> Run {
     let (src, rc) = shared(Scripted::new(queue));
-    let mut scheme = kind.build(p, LaplaceMechanism::new(src), corr);
-    let r = run(scheme.as_mut(), stream, |_| {}).unwrap();
+    let mut scheme = kind.build(p, LaplaceMechanism::new(src), corr).expect("builds");
+    let r = run(scheme.as_mut(), stream).unwrap();
     assert_eq!(rc.borrow().remaining(), 0, "{}: script not used up", kind.name());
     r
 }
@@ -57,7 +57,7 @@ fn window_sums(w: usize, budgets: &[f64]) -> Vec<f64> {
 const NOISES: [Noise; 3] =
     [Noise::Discrete(7), Noise::Float(8), Noise::Adversarial { seed: 9, spread: 30.0 }];
 
-/// Every scheme on every kind of stream, every noise source: the trace agrees with the spec step by
+/// Every scheme on every kind of stream, every noise source: the trace agrees with `docs/w-event.md` step by
 /// step (budgets, decision rule, draw order and counts, approximation, BA nullification, PBA
 /// absorption) and published[0] = true.
 #[test]
@@ -107,7 +107,7 @@ fn uniform_share_is_rounded_down_so_windows_stay_within_epsilon_exactly() {
     for (eps, w) in [(0.7, 50), (1.0, 10), (0.1, 3), (1e-6, 7), (1e3, 199), (0.3, 1)] {
         let p = params(eps, w, 2.0);
         let stream = vec![vec![5.0, 7.0]; 3 * w];
-        let r = run(&mut Uniform::new(p, LaplaceMechanism::new(Zero)), &stream, |_| {}).unwrap();
+        let r = run(&mut Uniform::new(p, LaplaceMechanism::new(Zero)), &stream).unwrap();
         let b = r.budgets();
         assert!(b[0] <= eps / w as f64 && b.iter().all(|&x| x == b[0]));
         let steps: Vec<Vec<f64>> = b.iter().map(|&x| vec![x]).collect();
@@ -127,20 +127,20 @@ fn uniform_sample_laplace_budgets() {
     let (eps, w) = (0.7, 4);
     let p = params(eps, w, 2.0);
     let stream = make_stream(StreamKind::Random, 23, 2, 1);
-    let noise = || LaplaceMechanism::new(FloatLaplace::new(StdRng::seed_from_u64(3)));
-    let u = run(&mut Uniform::new(p, noise()), &stream, |_| {}).unwrap();
+    let noise = || LaplaceMechanism::new(FloatLaplace::seeded(3));
+    let u = run(&mut Uniform::new(p, noise()), &stream).unwrap();
     assert!(u.published.iter().all(|&b| b));
     u.budgets().iter().for_each(|&e| assert_close(e, eps / w as f64, "uniform ε_t"));
     assert_close(u.max_window_budget, eps, "uniform window");
 
-    let s = run(&mut Sample::new(p, noise()), &stream, |_| {}).unwrap();
+    let s = run(&mut Sample::new(p, noise()), &stream).unwrap();
     for (i, (&publ, &e)) in s.published.iter().zip(&s.budgets()).enumerate() {
         assert_eq!(publ, i % w == 0, "sample t = {}", i + 1);
         assert_eq!(e, if publ { eps } else { 0.0 });
     }
     assert_eq!(s.max_window_budget, eps);
 
-    let l = run(&mut EventLaplace::new(p, noise()), &stream, |_| {}).unwrap();
+    let l = run(&mut EventLaplace::new(p, noise()), &stream).unwrap();
     assert!(l.published.iter().all(|&b| b));
     assert!(l.budgets().iter().all(|&e| e == eps));
     let sums = window_sums(w, &l.budgets());
@@ -164,8 +164,8 @@ fn zero_noise_constant_stream_publishes_once() {
             (SchemeKind::Pba, PbaCorrelation::Always),
             (SchemeKind::Pba, PbaCorrelation::Never),
         ] {
-            let mut scheme = kind.build(p, LaplaceMechanism::new(Zero), corr);
-            let r = run(scheme.as_mut(), &stream, |_| {}).unwrap();
+            let mut scheme = kind.build(p, LaplaceMechanism::new(Zero), corr).expect("builds");
+            let r = run(scheme.as_mut(), &stream).unwrap();
             assert!(r.published[0]);
             assert!(r.published[1..].iter().all(|&b| !b), "{}", kind.name());
             for rel in &r.releases {
@@ -392,7 +392,7 @@ fn sensitivity_scaling_and_draw_order() {
         for delta in [1.0, 2.0, 5.0] {
             let p = params(eps, w, delta);
             let (src, rc) = shared(Recording::new(Scripted::new(script(pattern, d, 1e9, -1e9, 0.5))));
-            let mut scheme = kind.build(p, LaplaceMechanism::new(src), corr.clone());
+            let mut scheme = kind.build(p, LaplaceMechanism::new(src), corr.clone()).expect("builds");
             let chars: Vec<char> = pattern.chars().filter(|c| *c != ' ').collect();
             let mut pubs = Vec::new();
             for (i, c) in stream.iter().enumerate() {
@@ -433,13 +433,14 @@ fn sensitivity_scaling_and_draw_order() {
 
 fn seeded_run(kind: SchemeKind, seed: u64, discrete: bool, stream: &[Vec<f64>]) -> Run {
     let p = params(1.0, 10, 2.0);
-    let rng = StdRng::seed_from_u64(seed);
+    let rng = ChaCha12Rng::seed_from_u64(seed);
     let mut scheme = if discrete {
         kind.build(p, LaplaceMechanism::new(DiscreteLaplace::new(rng)), PbaCorrelation::Always)
+            .expect("builds")
     } else {
-        kind.build(p, LaplaceMechanism::new(FloatLaplace::new(rng)), PbaCorrelation::Always)
+        kind.build(p, LaplaceMechanism::new(FloatLaplace::new(rng)), PbaCorrelation::Always).expect("builds")
     };
-    run(scheme.as_mut(), stream, |_| {}).unwrap()
+    run(scheme.as_mut(), stream).unwrap()
 }
 
 fn bits(r: &Run) -> Vec<u64> {
@@ -584,9 +585,7 @@ fn runner_collects_every_step() {
         let (mut a, ha) = build(kind, p, PbaCorrelation::Always, noise);
         let manual = drive(a.as_mut(), &ha, &stream, noise).unwrap();
         let (mut b, _hb) = build(kind, p, PbaCorrelation::Always, noise);
-        let mut seen = Vec::new();
-        let r = run(b.as_mut(), &stream, |t| seen.push(t)).unwrap();
-        assert_eq!(seen, (1..=50).collect::<Vec<_>>());
+        let r = run(b.as_mut(), &stream).unwrap();
         assert_eq!(r.published, manual.published());
         assert_eq!(r.releases, manual.outcomes.iter().map(|o| o.release.clone()).collect::<Vec<_>>());
         assert_eq!(r.spent, manual.outcomes.iter().map(|o| o.spent).collect::<Vec<_>>());
@@ -597,7 +596,7 @@ fn runner_collects_every_step() {
     let mut bad = stream.clone();
     bad[9][1] = f64::NAN;
     let mut s = Bd::new(params(1.0, 6, 2.0), LaplaceMechanism::new(Zero));
-    assert!(matches!(run(&mut s, &bad, |_| {}), Err(MechError::NonFinite { step: 10, cell: 1, .. })));
+    assert!(matches!(run(&mut s, &bad), Err(MechError::NonFinite { step: 10, cell: 1, .. })));
     assert_eq!(s.steps(), 9);
 }
 

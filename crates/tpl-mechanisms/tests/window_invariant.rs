@@ -1,7 +1,7 @@
-//! Invariant (W) by property test (`specs/w-event.md` §1, §7): every scheme but `laplace`, every
+//! Invariant (W) by property test (`docs/w-event.md` §1, §7): every scheme but `laplace`, every
 //! stream and every noise realisation — a seeded sampler and adversarial scripted noise —
 //! keeps every window of w steps within ε exactly — the real sum of the printed f64 budgets —
-//! checked by the independent `WindowLedger` and by exact expansion sums in the test itself. The same runs are checked step by step against the spec (`check_trace`).
+//! checked by the independent `WindowLedger` and by exact expansion sums in the test itself. The same runs are checked step by step against `docs/w-event.md` (`check_trace`).
 //!
 //! Also the overspend regression of §3.8/§7: a BA that never updates (l, m_l) fails the very
 //! same property.
@@ -12,8 +12,8 @@ use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestError, TestRunner};
 use tpl_mechanisms::{
-    Ba, LaplaceMechanism, Mechanism, PbaCorrelation, Result as MechResult, SchemeKind, Scripted, StepBudget,
-    StepOutcome, StreamScheme, WEventParams, WindowLedger,
+    Ba, Guarantee, LaplaceMechanism, Mechanism, PbaCorrelation, Planned, Result as MechResult, SchemeKind,
+    Scripted, StepBudget, StepOutcome, StreamScheme, WEventParams, WindowLedger,
 };
 
 /// One generated case.
@@ -72,7 +72,8 @@ fn case() -> impl Strategy<Value = Case> {
 const SCHEMES: [SchemeKind; 5] =
     [SchemeKind::Uniform, SchemeKind::Sample, SchemeKind::Bd, SchemeKind::Ba, SchemeKind::Pba];
 
-/// (W) with the WindowLedger only, for any scheme factory.
+/// (W) with the WindowLedger only, for any scheme factory; and no step spends more than the
+/// scheme states it can ([`StreamScheme::max_spend`] ≤ [`StreamScheme::max_step_budget`]).
 fn w_property(
     case: &Case,
     noise: Noise,
@@ -97,11 +98,29 @@ fn w_property(
     );
     trace_exactly_within(case.window, &trace, case.epsilon)
         .map_err(|e| TestCaseError::fail(format!("{}: {e}", scheme.name())))?;
+    within_stated_maxima(scheme.as_ref(), &trace)
+}
+
+/// Every step's ε_t ≤ the scheme's stated maximum for that step ≤ its largest step budget.
+fn within_stated_maxima(scheme: &dyn StreamScheme, trace: &Trace) -> Result<(), TestCaseError> {
+    let cap = scheme.max_step_budget();
+    for (i, o) in trace.outcomes.iter().enumerate() {
+        let (t, spent, max) = (i + 1, o.spent.total(), scheme.max_spend(i + 1));
+        prop_assert!(
+            spent <= max && max <= cap,
+            "{}: step {} spent {:e}, stated maximum {:e}, largest step budget {:e}",
+            scheme.name(),
+            t,
+            spent,
+            max,
+            cap
+        );
+    }
     Ok(())
 }
 
 /// The ranges of the exact-sum property: ε ∈ [1e−6, 1e3] (log-uniform, and uniform) and
-/// w ∈ [1, 200], wider than the spec's.
+/// w ∈ [1, 200], wider than those of `docs/w-event.md`.
 fn wide_case() -> impl Strategy<Value = Case> {
     let epsilon = prop_oneof![
         (-6.0f64..=3.0).prop_map(|x| 10f64.powf(x).clamp(1e-6, 1e3)),
@@ -132,14 +151,14 @@ fn wide_case() -> impl Strategy<Value = Case> {
         })
 }
 
-/// (W) and the full spec check for every scheme but laplace.
+/// (W) and the full step-by-step check for every scheme but laplace.
 fn all_schemes(case: &Case, noise: Noise) -> Result<(), TestCaseError> {
     let params = case.params();
     let stream = case.stream();
     for kind in SCHEMES {
         let corr = correlation(case.corr, case.t_len, case.seed ^ 0x5eed);
         let c2 = corr.clone();
-        w_property(case, noise, move |p, m| kind.build(p, m, c2.clone()))?;
+        w_property(case, noise, move |p, m| kind.build(p, m, c2.clone()).expect("builds"))?;
         let (mut scheme, handle) = build(kind, params, corr.clone(), noise);
         let trace = drive(scheme.as_mut(), &handle, &stream, noise)
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -179,12 +198,35 @@ proptest! {
         };
         for kind in SCHEMES {
             let corr = correlation(case.corr, case.t_len, case.seed ^ 0x5eed);
-            w_property(&case, noise, move |p, m| kind.build(p, m, corr.clone()))?;
+            w_property(&case, noise, move |p, m| kind.build(p, m, corr.clone()).expect("builds"))?;
         }
     }
 
+    /// `laplace` (outside (W)) and `planned` also spend at most their stated maxima, with
+    /// seeded and adversarial noise; a plan is drawn at random within ε per window.
+    #[test]
+    fn laplace_and_planned_spend_at_most_their_stated_maxima(
+        case in case(), noise_seed in any::<u64>(), adversarial in any::<bool>(), plan in prop::collection::vec(0.0f64..0.99, 300)
+    ) {
+        let params = case.params();
+        let stream = case.stream();
+        let noise = if adversarial { Noise::Adversarial { seed: noise_seed, spread: 10.0 } } else { Noise::Float(noise_seed) };
+        let share = case.epsilon / case.window as f64;
+        let mut budgets: Vec<f64> = plan[..case.t_len].iter().map(|u| if *u < 0.3 { 0.0 } else { u * share }).collect();
+        budgets[0] = share / 2.0;
+        let (src, handle) = probe(source_for(noise));
+        let mut planned: Box<dyn StreamScheme> =
+            Box::new(Planned::new(params, LaplaceMechanism::new(src), budgets.clone()).unwrap());
+        let trace = drive(planned.as_mut(), &handle, &stream, noise).unwrap();
+        within_stated_maxima(planned.as_ref(), &trace)?;
+        prop_assert_eq!(trace.budgets(), budgets);
+        let (mut laplace, handle) = build(SchemeKind::Laplace, params, PbaCorrelation::Never, noise);
+        let trace = drive(laplace.as_mut(), &handle, &stream, noise).unwrap();
+        within_stated_maxima(laplace.as_ref(), &trace)?;
+    }
+
     /// PBA with `Always` and BD under the same scripted decisions: equal publication budgets
-    /// at every t ≥ 2 (spec §3.6); only t = 1 differs (ε/8 against ε/4). Both are integers on
+    /// at every t ≥ 2 (`docs/w-event.md` §3.6); only t = 1 differs (ε/8 against ε/4). Both are integers on
     /// the grid of ulp(ε) and halve at different places (BD the remainder, PBA the base
     /// remainder), so they agree to a few units of ulp(ε): 1e−12 relative to ε.
     #[test]
@@ -209,9 +251,9 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Overspend regression (spec §3.8, §7): a BA that never updates (l, m_l).
+// Overspend regression (`docs/w-event.md` §3.8, §7): a BA that never updates (l, m_l).
 
-/// BA as in spec §3.5, except that a publication does **not** record (l, m_l): the bug of one
+/// BA as in `docs/w-event.md` §3.5, except that a publication does **not** record (l, m_l): the bug of one
 /// public implementation. Every publication then absorbs min(t, w) shares and nothing is
 /// ever nullified.
 struct BrokenBa<M> {
@@ -249,6 +291,19 @@ impl<M: Mechanism> StreamScheme for BrokenBa<M> {
 
     fn steps(&self) -> usize {
         self.t
+    }
+
+    fn guarantee(&self) -> Guarantee {
+        Guarantee::WEvent { epsilon: self.params.epsilon(), window: self.params.window() }
+    }
+
+    /// s + w·s ≤ ε bounds every step even of the broken BA: the claim that fails is (W).
+    fn max_spend(&self, _: usize) -> f64 {
+        self.params.epsilon()
+    }
+
+    fn max_step_budget(&self) -> f64 {
+        self.params.epsilon()
     }
 
     fn step(&mut self, counts: &[f64]) -> MechResult<StepOutcome> {

@@ -18,7 +18,7 @@ use tpl_postprocess::{MapStep, map_objective, map_step, mle_step};
 
 /// Inverse-CDF Laplace(0, b) from u ∈ (0, 1).
 fn laplace(u: f64, b: f64) -> f64 {
-    if u < 0.5 { b * (2.0 * u).ln() } else { -b * (2.0 * (1.0 - u)).ln() }
+    tpl_mechanisms::laplace_inverse_cdf(u, b)
 }
 
 fn median(r: f64, lo: f64, hi: f64) -> f64 {

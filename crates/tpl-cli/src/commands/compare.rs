@@ -5,8 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use rand::SeedableRng;
-use rand::rngs::StdRng;
 use serde_json::Value;
 use tpl_compare::{Comparison, Seed, Setup, Strategy, compare};
 use tpl_core::TransitionMatrix;
@@ -80,7 +78,7 @@ pub struct CompareReport(pub Comparison);
 pub fn run(args: &CompareArgs) -> Result<CompareReport> {
     let counts = read_counts(&args.counts, false)?;
     // The mechanism every run releases with, here only to check the counts (no draw).
-    let validator = LaplaceMechanism::new(DiscreteLaplace::new(StdRng::seed_from_u64(0)));
+    let validator = LaplaceMechanism::new(DiscreteLaplace::seeded(0));
     check_counts(&validator, &args.counts, &counts, "")?;
     let cells = counts.rows[0].len();
     let backward = load(args.backward.as_deref(), cells, &args.counts, &args.matrices)?;

@@ -1,15 +1,15 @@
-//! `tpl release`: run a w-event stream scheme over a counts file (`specs/w-event.md` §8).
+//! `tpl release`: run a w-event stream scheme over a counts file (`docs/w-event.md`).
 
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use rand::SeedableRng;
-use rand::rngs::StdRng;
 use serde_json::{Value, json};
 use tpl_mechanisms::{
     DiscreteLaplace, FloatLaplace, LaplaceMechanism, MechError, Mechanism, NoiseSource, PbaCorrelation, Run,
-    SchemeKind, WEventParams, run,
+    SchemeInputs, SchemeKind, WEventParams, run,
 };
+
+use crate::budget_file::read_budgets;
 
 use crate::counts_file::{Counts, read_counts};
 use crate::error::{CliError, Result};
@@ -45,8 +45,8 @@ pub struct ReleaseArgs {
     /// Counts file: one row per step (header `timestamp_bucket,c0,…` or headerless).
     #[arg(long, value_name = "FILE")]
     pub counts: PathBuf,
-    /// Stream scheme: laplace (event level), uniform, sample, bd, ba, or pba (needs
-    /// --backward/--forward).
+    /// Stream scheme: laplace (event level), uniform, sample, bd, ba, pba (needs
+    /// --backward/--forward), or planned (needs --budgets).
     #[arg(long, value_parser = parse_scheme)]
     pub scheme: SchemeKind,
     /// Budget ε > 0 of every window of W steps (of every step for laplace).
@@ -64,6 +64,10 @@ pub struct ReleaseArgs {
     /// Forward correlation P_F (pba uses it to decide whether correlation exists).
     #[arg(long, value_name = "FILE")]
     pub forward: Option<PathBuf>,
+    /// The planned scheme's budgets ε_t, one per step (a budgets file, as for `tpl leakage`);
+    /// every window of W steps must sum to at most ε.
+    #[arg(long, value_name = "FILE")]
+    pub budgets: Option<PathBuf>,
     /// Seed for a reproducible run (a seeded release is NOT private); default: OS entropy.
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
@@ -76,7 +80,7 @@ pub struct ReleaseArgs {
 
 fn parse_scheme(name: &str) -> std::result::Result<SchemeKind, String> {
     SchemeKind::from_name(name).ok_or_else(|| {
-        let all: Vec<&str> = SchemeKind::ALL.iter().map(|k| k.name()).collect();
+        let all: Vec<&str> = SchemeKind::ALL.iter().chain(&[SchemeKind::Planned]).map(|k| k.name()).collect();
         format!("unknown scheme {name:?}; one of: {}", all.join(", "))
     })
 }
@@ -109,14 +113,20 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
             "--scheme pba needs --backward and/or --forward: its correlation pool depends on them".into(),
         ));
     }
-    let counts = read_counts(&args.counts, false)?;
-    let rng = match args.seed {
-        Some(seed) => StdRng::seed_from_u64(seed),
-        None => StdRng::from_os_rng(),
+    let plan = match (&args.budgets, args.scheme) {
+        (Some(path), SchemeKind::Planned) => read_budgets(path)?,
+        (None, SchemeKind::Planned) => {
+            return Err(CliError::Usage("--scheme planned needs --budgets: the budget of every step".into()));
+        }
+        (Some(_), _) => return Err(CliError::Usage("--budgets is for --scheme planned only".into())),
+        (None, _) => Vec::new(),
     };
-    let noise: Box<dyn NoiseSource> = match args.sampler {
-        Sampler::Discrete => Box::new(DiscreteLaplace::new(rng)),
-        Sampler::Float => Box::new(FloatLaplace::new(rng)),
+    let counts = read_counts(&args.counts, false)?;
+    let noise: Box<dyn NoiseSource> = match (args.sampler, args.seed) {
+        (Sampler::Discrete, Some(seed)) => Box::new(DiscreteLaplace::seeded(seed)),
+        (Sampler::Discrete, None) => Box::new(DiscreteLaplace::from_os_rng()),
+        (Sampler::Float, Some(seed)) => Box::new(FloatLaplace::seeded(seed)),
+        (Sampler::Float, None) => Box::new(FloatLaplace::from_os_rng()),
     };
     let mechanism = LaplaceMechanism::new(noise);
     let hint = match args.sampler {
@@ -126,9 +136,13 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     check_counts(&mechanism, &args.counts, &counts, hint)?;
     let correlation = PbaCorrelation::from_matrices(pb.as_ref(), pf.as_ref());
     let kind = args.scheme;
-    let mut scheme = kind.build(params, mechanism, correlation);
-    let run = run(scheme.as_mut(), &counts.rows, |_| {})
-        .map_err(|e| run_error(args, &counts, scheme.steps() + 1, e))?;
+    let inputs = SchemeInputs { correlation, plan };
+    let mut scheme = kind.build(params, mechanism, inputs).map_err(|e| CliError::Mech {
+        context: format!("{}: ", args.budgets.as_deref().unwrap_or(Path::new("--budgets")).display()),
+        source: e,
+    })?;
+    let run =
+        run(scheme.as_mut(), &counts.rows).map_err(|e| run_error(args, &counts, scheme.steps() + 1, e))?;
     // Said once the release exists (an error stays one line).
     if let Some(seed) = args.seed {
         eprintln!("tpl: note: --seed {seed} makes this release reproducible, hence NOT private");

@@ -1,25 +1,26 @@
-//! `ba`: Budget Absorption (Kellaris et al. 2014; w-event spec §3.5).
+//! `ba`: Budget Absorption (Kellaris et al. 2014; `docs/w-event.md` §3.5).
 
-use super::{fit, noisy_dissimilarity, room, worth_publishing};
+use super::{fit, room, worth_publishing};
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
-use crate::scheme::{Recent, StepBudget, StepOutcome, Stream, StreamScheme};
+use crate::scheme::rule::{FromParams, Rule};
+use crate::scheme::{Recent, Scheme, Step, StepBudget, StepOutcome};
 
-/// Deals the publication half of ε out as one share s = ε/(2w) per step. A publication
+/// `ba`: deals the publication half of ε out as one share s = ε/(2w) per step. A publication
 /// absorbs the shares of the steps skipped since the end of the previous publication's
 /// nullification (at most w shares), then nullifies as many following steps as it absorbed
 /// beyond its own share: those steps neither test nor publish.
 ///
 /// The share count m_l of the last publication is kept as an integer (never recovered by
 /// dividing floats), and every budget is an integer number of shares on the grid of
-/// [`WEventParams::share`], so (W) (spec §4) holds exactly for the f64 budgets. State: the
-/// last min(w − 1, t) step totals, O(1) work per step.
+/// [`WEventParams::share`], so (W) (§4) holds exactly for the f64 budgets. State: the last
+/// min(w − 1, t) step totals, O(1) work per step.
+pub type Ba<M> = Scheme<BaRule, M>;
+
+/// The decision rule of [`Ba`].
 #[derive(Debug, Clone)]
-pub struct Ba<M> {
-    params: WEventParams,
-    mechanism: M,
-    stream: Stream,
+pub struct BaRule {
     /// Step of the last publication (0: none yet).
     last: usize,
     /// Shares it used.
@@ -28,67 +29,65 @@ pub struct Ba<M> {
     recent: Recent<1>,
 }
 
-impl<M: Mechanism> Ba<M> {
-    /// The scheme with `params`, releasing through `mechanism`.
-    pub fn new(params: WEventParams, mechanism: M) -> Self {
-        let recent = Recent::new(params.window());
-        Self { params, mechanism, stream: Stream::default(), last: 0, shares: 1, recent }
+impl FromParams for BaRule {
+    fn from_params(params: &WEventParams) -> Self {
+        Self { last: 0, shares: 1, recent: Recent::new(params.window()) }
     }
 }
 
-impl<M: Mechanism> StreamScheme for Ba<M> {
-    fn name(&self) -> &'static str {
-        "ba"
-    }
+impl Rule for BaRule {
+    const NAME: &'static str = "ba";
 
-    fn params(&self) -> &WEventParams {
-        &self.params
-    }
-
-    fn steps(&self) -> usize {
-        self.stream.t
-    }
-
-    fn step(&mut self, counts: &[f64]) -> Result<StepOutcome> {
-        self.stream.check(counts)?;
-        self.mechanism.validate(counts)?;
-        let t = self.stream.t + 1;
-        let grid = *self.params.grid();
-        let s = self.params.share();
+    fn step<M: Mechanism>(&mut self, mut cx: Step<'_, M>) -> Result<StepOutcome> {
+        let t = cx.t();
+        let grid = *cx.params.grid();
+        let s = cx.params.share();
         let nullified = self.shares - 1;
         if self.last >= 1 && t - self.last <= nullified {
             self.recent.push([0]);
-            return Ok(self.stream.repeat(StepBudget::default()));
+            return Ok(cx.repeat(StepBudget::default()));
         }
         if t == 1 {
-            let release = self.mechanism.release(counts, self.params.sensitivity(), s)?;
+            let out = cx.publish(StepBudget::fresh(s))?;
             (self.last, self.shares) = (1, 1);
             self.recent.push([grid.units(s)]);
-            return Ok(self.stream.publish(release, StepBudget { test: 0.0, publication: s, absorbed: 0.0 }));
+            return Ok(out);
         }
-        let room = room(&self.params, self.recent.sum(0));
+        let room = room(cx.params, self.recent.sum(0));
         if s > room {
             // Only reachable after about w steps when totals are rounded up (w ≥ 2^21); a
             // fail-safe for (W).
             self.recent.push([0]);
-            return Ok(self.stream.repeat(StepBudget::default()));
+            return Ok(cx.repeat(StepBudget::default()));
         }
         let available = t - (self.last + nullified);
         let share = grid.units(s);
-        let m = available.min(self.params.window()) as u128;
+        let m = available.min(cx.params.window()) as u128;
         // Whole shares only; `fit` binds only as the fail-safe above does.
         let m = m.min(grid.units(fit(&grid, room, s, grid.value(m * share))) / share);
         let p = grid.value(m * share);
-        let dis = noisy_dissimilarity(&mut self.mechanism, &self.stream, counts, &self.params)?;
-        if m >= 1 && worth_publishing(p, dis, &self.params) {
-            let release = self.mechanism.release(counts, self.params.sensitivity(), p)?;
-            (self.last, self.shares) = (t, m as usize);
+        let dis = cx.noisy_dissimilarity()?;
+        if m >= 1 && worth_publishing(p, dis, cx.params) {
             let spent = StepBudget { test: s, publication: p, absorbed: grid.value((m - 1) * share) };
+            let out = cx.publish(spent)?;
+            (self.last, self.shares) = (t, m as usize);
             self.recent.push([grid.units(spent.total())]);
-            Ok(self.stream.publish(release, spent))
+            Ok(out)
         } else {
             self.recent.push([share]);
-            Ok(self.stream.repeat(StepBudget { test: s, publication: 0.0, absorbed: 0.0 }))
+            Ok(cx.repeat(StepBudget { test: s, publication: 0.0, absorbed: 0.0 }))
         }
+    }
+
+    /// t = 1: one share. t ≥ 2: the test share plus m shares, m ≤ min(t − 1, w): step 1
+    /// published, so at most t − 1 shares exist to be absorbed (§6).
+    fn max_spend(&self, params: &WEventParams, t: usize) -> f64 {
+        let s = params.share();
+        if t <= 1 {
+            return s;
+        }
+        let grid = params.grid();
+        let m = (t - 1).min(params.window()) as u128;
+        StepBudget { test: s, publication: grid.value(m * grid.units(s)), absorbed: 0.0 }.total()
     }
 }

@@ -1,82 +1,92 @@
-//! `bd`: Budget Distribution (Kellaris et al. 2014; w-event spec §3.4).
+//! `bd`: Budget Distribution (Kellaris et al. 2014; `docs/w-event.md` §3.4).
 
-use super::{fit, noisy_dissimilarity, room, worth_publishing};
+use super::{fit, room, worth_publishing};
+use crate::budget::Grid;
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
-use crate::scheme::{Recent, StepBudget, StepOutcome, Stream, StreamScheme};
+use crate::scheme::rule::{FromParams, Rule};
+use crate::scheme::{Recent, Scheme, Step, StepBudget, StepOutcome};
 
-/// Tests every step with s = ε/(2w); publishes with half of what is left of ε/2 in the
+/// `bd`: tests every step with s = ε/(2w); publishes with half of what is left of ε/2 in the
 /// active window when the noisy staleness error exceeds the fresh noise error. Back-to-back
 /// publications get ε/4, ε/8, …; budget returns as spent steps leave the window.
 ///
-/// (W): tests ≤ w·s ≤ ε/2; publications ≤ ε/2 by induction (spec §4). Budgets are integers
-/// on the grid of [`WEventParams::share`], so the induction holds exactly for the f64 values
-/// (the halving rounds down). State: the last min(w − 1, t) steps, O(1) work per step.
+/// (W): tests ≤ w·s ≤ ε/2; publications ≤ ε/2 by induction (§4). Budgets are integers on the
+/// grid of [`WEventParams::share`], so the induction holds exactly for the f64 values (the
+/// halving rounds down). State: the last min(w − 1, t) steps, O(1) work per step.
+pub type Bd<M> = Scheme<BdRule, M>;
+
+/// The decision rule of [`Bd`].
 #[derive(Debug, Clone)]
-pub struct Bd<M> {
-    params: WEventParams,
-    mechanism: M,
-    stream: Stream,
+pub struct BdRule {
     /// [step total, its publication part (total − test)] of the last w − 1 steps, in grid
     /// units.
     recent: Recent<2>,
 }
 
-impl<M: Mechanism> Bd<M> {
-    /// The scheme with `params`, releasing through `mechanism`.
-    pub fn new(params: WEventParams, mechanism: M) -> Self {
-        Self { params, mechanism, stream: Stream::default(), recent: Recent::new(params.window()) }
+/// The publication half of ε: K − ⌊K/2⌋ units (the tests' half is ⌊K/2⌋ ≥ w·s).
+fn pool(grid: &Grid) -> u128 {
+    grid.epsilon() - grid.epsilon() / 2
+}
+
+/// The first step's publication: half the pool, rounded down.
+fn first(grid: &Grid) -> f64 {
+    grid.value(pool(grid) / 2)
+}
+
+impl FromParams for BdRule {
+    fn from_params(params: &WEventParams) -> Self {
+        Self { recent: Recent::new(params.window()) }
     }
 }
 
-impl<M: Mechanism> StreamScheme for Bd<M> {
-    fn name(&self) -> &'static str {
-        "bd"
-    }
+impl Rule for BdRule {
+    const NAME: &'static str = "bd";
 
-    fn params(&self) -> &WEventParams {
-        &self.params
-    }
-
-    fn steps(&self) -> usize {
-        self.stream.t
-    }
-
-    fn step(&mut self, counts: &[f64]) -> Result<StepOutcome> {
-        self.stream.check(counts)?;
-        self.mechanism.validate(counts)?;
-        let grid = *self.params.grid();
-        // The publication half of ε: K − ⌊K/2⌋ units (the tests' half is ⌊K/2⌋ ≥ w·s).
-        let pool = grid.epsilon() - grid.epsilon() / 2;
-        if self.stream.t == 0 {
-            let p = grid.value(pool / 2);
-            let release = self.mechanism.release(counts, self.params.sensitivity(), p)?;
+    fn step<M: Mechanism>(&mut self, mut cx: Step<'_, M>) -> Result<StepOutcome> {
+        let grid = *cx.params.grid();
+        if cx.t() == 1 {
+            let p = first(&grid);
+            let out = cx.publish(StepBudget::fresh(p))?;
             self.recent.push([grid.units(p), grid.units(p)]);
-            return Ok(self.stream.publish(release, StepBudget { test: 0.0, publication: p, absorbed: 0.0 }));
+            return Ok(out);
         }
-        let test = self.params.share();
-        let room = room(&self.params, self.recent.sum(0));
+        let test = cx.params.share();
+        let room = room(cx.params, self.recent.sum(0));
         if test > room {
             // Unreachable (the tests' half keeps w·s free); a fail-safe for (W).
             self.recent.push([0, 0]);
-            return Ok(self.stream.repeat(StepBudget::default()));
+            return Ok(cx.repeat(StepBudget::default()));
         }
-        let dis = noisy_dissimilarity(&mut self.mechanism, &self.stream, counts, &self.params)?;
+        let dis = cx.noisy_dissimilarity()?;
         // Half of what is left of the publication half in the active window, rounded down; a
         // total rounded up (w ≥ 2^21) is charged to the publication half, so it must fit.
-        let left = pool.saturating_sub(self.recent.sum(1));
+        let left = pool(&grid).saturating_sub(self.recent.sum(1));
         let limit = room.min(grid.value(grid.units(test) + left));
         let p = fit(&grid, limit, test, grid.value(left / 2));
-        if worth_publishing(p, dis, &self.params) {
-            let release = self.mechanism.release(counts, self.params.sensitivity(), p)?;
+        if worth_publishing(p, dis, cx.params) {
             let spent = StepBudget { test, publication: p, absorbed: 0.0 };
+            let out = cx.publish(spent)?;
             let total = grid.units(spent.total());
             self.recent.push([total, total - grid.units(test)]);
-            Ok(self.stream.publish(release, spent))
+            Ok(out)
         } else {
             self.recent.push([grid.units(test), 0]);
-            Ok(self.stream.repeat(StepBudget { test, publication: 0.0, absorbed: 0.0 }))
+            Ok(cx.repeat(StepBudget { test, publication: 0.0, absorbed: 0.0 }))
         }
+    }
+
+    /// t = 1: the first publication. t ≥ 2: the test share s plus half of what the window
+    /// can have left of the pool: all of it for t > w (the previous w − 1 steps may have
+    /// published nothing), the pool less step 1's publication for t ≤ w (step 1 is still in
+    /// the window) — ε/4 and ε/8 in the table of §6, here in the grid's exact units.
+    fn max_spend(&self, params: &WEventParams, t: usize) -> f64 {
+        let grid = params.grid();
+        if t <= 1 {
+            return first(grid);
+        }
+        let left = if t <= params.window() { pool(grid) - grid.units(first(grid)) } else { pool(grid) };
+        StepBudget { test: params.share(), publication: grid.value(left / 2), absorbed: 0.0 }.total()
     }
 }

@@ -1,44 +1,35 @@
-//! `laplace`: event-level Laplace at every step (w-event spec §3.1), the reference that
+//! `laplace`: event-level Laplace at every step (`docs/w-event.md` §3.1), the reference that
 //! satisfies (W) only for w = 1.
 
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
-use crate::scheme::{StepBudget, StepOutcome, Stream, StreamScheme};
+use crate::scheme::rule::Rule;
+use crate::scheme::{Guarantee, Scheme, Step, StepBudget, StepOutcome};
 
-/// Publishes every step with the whole ε: event-level ε-DP, w-event min(t, w)·ε.
-#[derive(Debug, Clone)]
-pub struct EventLaplace<M> {
-    params: WEventParams,
-    mechanism: M,
-    stream: Stream,
-}
+/// `laplace`: publishes every step with the whole ε — event-level ε-DP, w-event
+/// min(t, w)·ε.
+pub type EventLaplace<M> = Scheme<LaplaceRule, M>;
 
-impl<M: Mechanism> EventLaplace<M> {
-    /// The scheme with `params`, releasing through `mechanism`.
-    pub fn new(params: WEventParams, mechanism: M) -> Self {
-        Self { params, mechanism, stream: Stream::default() }
-    }
-}
+/// The decision rule of [`EventLaplace`]: publish with ε.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LaplaceRule;
 
-impl<M: Mechanism> StreamScheme for EventLaplace<M> {
-    fn name(&self) -> &'static str {
-        "laplace"
+impl Rule for LaplaceRule {
+    const NAME: &'static str = "laplace";
+
+    fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome> {
+        let eps = cx.params.epsilon();
+        cx.publish(StepBudget::fresh(eps))
     }
 
-    fn params(&self) -> &WEventParams {
-        &self.params
+    /// Event level only: its windows spend min(t, w)·ε (§4).
+    fn guarantee(&self, params: &WEventParams) -> Guarantee {
+        Guarantee::EventLevel { epsilon: params.epsilon() }
     }
 
-    fn steps(&self) -> usize {
-        self.stream.t
-    }
-
-    fn step(&mut self, counts: &[f64]) -> Result<StepOutcome> {
-        self.stream.check(counts)?;
-        self.mechanism.validate(counts)?;
-        let eps = self.params.epsilon();
-        let release = self.mechanism.release(counts, self.params.sensitivity(), eps)?;
-        Ok(self.stream.publish(release, StepBudget { test: 0.0, publication: eps, absorbed: 0.0 }))
+    /// ε at every step (§6, table of largest spends).
+    fn max_spend(&self, params: &WEventParams, _: usize) -> f64 {
+        params.epsilon()
     }
 }

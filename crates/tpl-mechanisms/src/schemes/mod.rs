@@ -1,32 +1,27 @@
-//! The stream schemes of `specs/w-event.md` §3, one file each, and the pieces they share:
-//! the dissimilarity test and the publish-or-approximate decision.
-//!
-//! **Test statistic [D].** The spec states the test on the mean dis = (1/d)·Σ_j |c_j − r_j|
-//! with noise Lap((Δ/d)/s). We run the same mechanism on the sum d·dis with sensitivity Δ and
-//! noise Lap(Δ/s) and divide the noisy sum by d: identical in distribution for continuous
-//! noise, and the sum is an integer when counts and releases are, so the release-grade
-//! discrete Laplace stays exact (a mean on a 1/d lattice would not). The requested test scale
-//! is therefore Δ/s = 2wΔ/ε.
+//! The stream schemes of `docs/w-event.md` §3 and the planned scheme, one decision rule per
+//! file, and the pieces the rules share: the window's room and the publish-or-approximate
+//! decision. The test statistic is [`crate::scheme::Step::noisy_dissimilarity`].
 
 mod ba;
 mod bd;
 mod laplace;
 mod pba;
+mod planned;
 mod sample;
 mod uniform;
 
-pub use ba::Ba;
-pub use bd::Bd;
-pub use laplace::EventLaplace;
-pub use pba::{Pba, PbaCorrelation};
-pub use sample::Sample;
-pub use uniform::Uniform;
+pub use ba::{Ba, BaRule};
+pub use bd::{Bd, BdRule};
+pub use laplace::{EventLaplace, LaplaceRule};
+pub use pba::{Pba, PbaCorrelation, PbaRule};
+pub use planned::{Planned, PlannedRule};
+pub use sample::{Sample, SampleRule};
+pub use uniform::{Uniform, UniformRule};
 
 use crate::budget::Grid;
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
-use crate::scheme::Stream;
 
 /// What the window ending at this step may still spend: the largest f64 on the grid r with
 /// (Σ of the last w − 1 step totals) + r ≤ ε exactly, `recent` being that sum in grid units.
@@ -43,19 +38,7 @@ pub(crate) fn fit(grid: &Grid, room: f64, test: f64, p: f64) -> f64 {
     p.min(grid.value(grid.units(room) - grid.units(test)))
 }
 
-/// The noisy dissimilarity dis~_t (spends s = ε/(2w)); one draw.
-pub(crate) fn noisy_dissimilarity<M: Mechanism>(
-    mechanism: &mut M,
-    stream: &Stream,
-    counts: &[f64],
-    params: &WEventParams,
-) -> Result<f64> {
-    let sum = stream.distance(counts);
-    let noisy = mechanism.release(&[sum], params.sensitivity(), params.share())?;
-    Ok(noisy[0] / counts.len() as f64)
-}
-
-/// The decision rule of the spec §3: publish with budget p iff p > 0, b = Δ/p is finite and
+/// The decision rule of `docs/w-event.md` §3: publish with budget p iff p > 0, b = Δ/p is finite and
 /// the noisy staleness error exceeds b (the expected error of a fresh publication).
 pub(crate) fn worth_publishing(p: f64, noisy_dis: f64, params: &WEventParams) -> bool {
     let b = params.sensitivity() / p;
@@ -77,44 +60,72 @@ pub enum SchemeKind {
     Ba,
     /// [`Pba`].
     Pba,
+    /// [`Planned`] (needs its plan: [`SchemeInputs::plan`]).
+    Planned,
+}
+
+/// What some schemes need beyond (ε, w, Δ) and the mechanism.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchemeInputs {
+    /// PBA's correlation predicate (ignored by the others).
+    pub correlation: PbaCorrelation,
+    /// The planned scheme's budgets ε_1, ε_2, … (ignored by the others).
+    pub plan: Vec<f64>,
+}
+
+impl From<PbaCorrelation> for SchemeInputs {
+    fn from(correlation: PbaCorrelation) -> Self {
+        Self { correlation, plan: Vec::new() }
+    }
 }
 
 impl SchemeKind {
-    /// Every scheme, in the order of the spec.
+    /// The schemes whose budgets follow from (ε, w, Δ) alone, in the order of
+    /// `docs/w-event.md` §3 (what `tpl compare` runs); [`SchemeKind::Planned`] is not among
+    /// them.
     pub const ALL: [SchemeKind; 6] =
         [Self::Laplace, Self::Uniform, Self::Sample, Self::Bd, Self::Ba, Self::Pba];
 
     /// The name used on the command line and in reports.
     pub fn name(self) -> &'static str {
+        use crate::scheme::rule::Rule;
         match self {
-            Self::Laplace => "laplace",
-            Self::Uniform => "uniform",
-            Self::Sample => "sample",
-            Self::Bd => "bd",
-            Self::Ba => "ba",
-            Self::Pba => "pba",
+            Self::Laplace => LaplaceRule::NAME,
+            Self::Uniform => UniformRule::NAME,
+            Self::Sample => SampleRule::NAME,
+            Self::Bd => BdRule::NAME,
+            Self::Ba => BaRule::NAME,
+            Self::Pba => PbaRule::NAME,
+            Self::Planned => PlannedRule::NAME,
         }
     }
 
     /// The scheme called `name` (as on the command line), if any.
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.name() == name)
+        Self::ALL.into_iter().chain([Self::Planned]).find(|k| k.name() == name)
     }
 
-    /// Builds the scheme; `correlation` is used by PBA only.
+    /// Builds the scheme; `inputs` carries PBA's correlation and the planned budgets (a
+    /// [`PbaCorrelation`] converts into inputs with an empty plan).
+    ///
+    /// # Errors
+    /// [`MechError::BadPlan`](crate::MechError::BadPlan) for [`SchemeKind::Planned`] with a
+    /// plan [`Planned::new`] refuses; the other kinds always build.
     pub fn build<M: Mechanism + 'static>(
         self,
         params: WEventParams,
         mechanism: M,
-        correlation: PbaCorrelation,
-    ) -> Box<dyn crate::StreamScheme> {
-        match self {
+        inputs: impl Into<SchemeInputs>,
+    ) -> Result<Box<dyn crate::StreamScheme>> {
+        let inputs = inputs.into();
+        Ok(match self {
             Self::Laplace => Box::new(EventLaplace::new(params, mechanism)),
             Self::Uniform => Box::new(Uniform::new(params, mechanism)),
             Self::Sample => Box::new(Sample::new(params, mechanism)),
             Self::Bd => Box::new(Bd::new(params, mechanism)),
             Self::Ba => Box::new(Ba::new(params, mechanism)),
-            Self::Pba => Box::new(Pba::new(params, mechanism, correlation)),
-        }
+            Self::Pba => Box::new(Pba::new(params, mechanism, inputs.correlation)),
+            Self::Planned => Box::new(Planned::new(params, mechanism, inputs.plan)?),
+        })
     }
 }

@@ -1,15 +1,18 @@
-//! `pba`: the correlation-aware scheme of Hemkumar et al. 2021 (`seeds/001_*`, Algorithm 1),
-//! as resolved by the w-event spec §3.6.
+//! `pba`: the correlation-aware scheme of Hemkumar, Ravichandra and Somayajulu, "Impact of
+//! data correlation on privacy budget allocation in continuous publication of location
+//! statistics" (2021, Algorithm 1), as resolved by `docs/w-event.md` §3.6.
 
 use tpl_core::TransitionMatrix;
 
-use super::{fit, noisy_dissimilarity, room, worth_publishing};
+use super::{fit, room, worth_publishing};
+use crate::budget::Grid;
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
-use crate::scheme::{Recent, StepBudget, StepOutcome, Stream, StreamScheme};
+use crate::scheme::rule::{Rule, over_regimes};
+use crate::scheme::{Recent, Scheme, Step, StepBudget, StepOutcome};
 
-/// When PBA adds its correlation pool (spec §3.6, "correlation exists").
+/// When PBA adds its correlation pool (`docs/w-event.md` §3.6, "correlation exists").
 #[derive(Debug, Clone, PartialEq)]
 pub enum PbaCorrelation {
     /// κ(P_B) ∨ κ(P_F), evaluated once: κ(P) is true iff two rows differ by more than 1e−9
@@ -29,6 +32,7 @@ impl PbaCorrelation {
         Self::FromMatrices(backward.is_some_and(kappa) || forward.is_some_and(kappa))
     }
 
+    /// corr(t).
     fn at(&self, t: usize) -> bool {
         t >= 2
             && match self {
@@ -46,91 +50,115 @@ fn kappa(p: &TransitionMatrix) -> bool {
     p.rows().any(|r| r.iter().zip(first).any(|(a, b)| (a - b).abs() > tpl_core::ROW_SUM_TOLERANCE))
 }
 
-/// Tests with s = ε/(2w) per step as BD; publishes from a base pool of ε/4 (halving rule)
-/// plus, when correlation exists, an equal amount from a correlation pool of ε/4.
-/// (W): tests ≤ ε/2, base ≤ ε/4, absorbed ≤ base ≤ ε/4 (spec §4), exactly for the f64
-/// budgets: the pools are integers on the grid of [`WEventParams::share`] and the halving
-/// rounds down. State: the last min(w − 1, t) steps, O(1) work per step.
+/// `pba`: tests with s = ε/(2w) per step as BD; publishes from a base pool of ε/4 (halving
+/// rule) plus, when correlation exists, an equal amount from a correlation pool of ε/4.
+/// (W): tests ≤ ε/2, base ≤ ε/4, absorbed ≤ base ≤ ε/4 (§4), exactly for the f64 budgets: the
+/// pools are integers on the grid of [`WEventParams::share`] and the halving rounds down.
+/// State: the last min(w − 1, t) steps, O(1) work per step.
+pub type Pba<M> = Scheme<PbaRule, M>;
+
+impl<M: Mechanism> Pba<M> {
+    /// The scheme with `params`, releasing through `mechanism`, with the correlation
+    /// predicate `correlation`.
+    pub fn new(params: WEventParams, mechanism: M, correlation: PbaCorrelation) -> Self {
+        let rule = PbaRule { correlation, recent: Recent::new(params.window()) };
+        Self::with_rule(params, mechanism, rule)
+    }
+}
+
+/// The decision rule of [`Pba`].
 #[derive(Debug, Clone)]
-pub struct Pba<M> {
-    params: WEventParams,
-    mechanism: M,
-    stream: Stream,
+pub struct PbaRule {
     correlation: PbaCorrelation,
     /// [step total, base e_k, absorbed a_k (with any rounding of the total)] of the last
     /// w − 1 steps, in grid units.
     recent: Recent<3>,
 }
 
-impl<M: Mechanism> Pba<M> {
-    /// The scheme with `params`, releasing through `mechanism`, with the correlation
-    /// predicate `correlation`.
-    pub fn new(params: WEventParams, mechanism: M, correlation: PbaCorrelation) -> Self {
-        Self {
-            params,
-            mechanism,
-            stream: Stream::default(),
-            correlation,
-            recent: Recent::new(params.window()),
-        }
-    }
+/// The pools in grid units: tests get ⌊K/2⌋, the base pool ⌊(K − ⌊K/2⌋)/2⌋, the correlation
+/// pool the rest (≥ the base pool, which is why its cap never binds).
+fn pools(grid: &Grid) -> (u128, u128) {
+    let k = grid.epsilon();
+    let base = (k - k / 2) / 2;
+    (base, k - k / 2 - base)
 }
 
-impl<M: Mechanism> StreamScheme for Pba<M> {
-    fn name(&self) -> &'static str {
-        "pba"
-    }
+/// The first step's publication: half the base pool, rounded down.
+fn first(grid: &Grid) -> f64 {
+    grid.value(pools(grid).0 / 2)
+}
 
-    fn params(&self) -> &WEventParams {
-        &self.params
-    }
+impl Rule for PbaRule {
+    const NAME: &'static str = "pba";
 
-    fn steps(&self) -> usize {
-        self.stream.t
-    }
-
-    fn step(&mut self, counts: &[f64]) -> Result<StepOutcome> {
-        self.stream.check(counts)?;
-        self.mechanism.validate(counts)?;
-        let t = self.stream.t + 1;
-        let grid = *self.params.grid();
-        // Tests get ⌊K/2⌋ units, the base pool ⌊(K − ⌊K/2⌋)/2⌋, the correlation pool the rest
-        // (≥ the base pool, which is why its cap never binds).
-        let k = grid.epsilon();
-        let base_pool = (k - k / 2) / 2;
-        let corr_pool = k - k / 2 - base_pool;
+    fn step<M: Mechanism>(&mut self, mut cx: Step<'_, M>) -> Result<StepOutcome> {
+        let t = cx.t();
+        let grid = *cx.params.grid();
+        let (base_pool, corr_pool) = pools(&grid);
         if t == 1 {
-            let e = grid.value(base_pool / 2);
-            let release = self.mechanism.release(counts, self.params.sensitivity(), e)?;
+            let e = first(&grid);
+            let out = cx.publish(StepBudget::fresh(e))?;
             self.recent.push([grid.units(e), grid.units(e), 0]);
-            return Ok(self.stream.publish(release, StepBudget { test: 0.0, publication: e, absorbed: 0.0 }));
+            return Ok(out);
         }
-        let test = self.params.share();
-        let room = room(&self.params, self.recent.sum(0));
+        let test = cx.params.share();
+        let room = room(cx.params, self.recent.sum(0));
         if test > room {
             // Unreachable (the tests' half keeps w·s free); a fail-safe for (W).
             self.recent.push([0, 0, 0]);
-            return Ok(self.stream.repeat(StepBudget::default()));
+            return Ok(cx.repeat(StepBudget::default()));
         }
-        let dis = noisy_dissimilarity(&mut self.mechanism, &self.stream, counts, &self.params)?;
+        let dis = cx.noisy_dissimilarity()?;
         let e = base_pool.saturating_sub(self.recent.sum(1)) / 2;
         let a_room = corr_pool.saturating_sub(self.recent.sum(2));
-        // The cap never binds (absorbed sums ≤ base sums); kept as the spec's guard.
+        // The cap never binds (absorbed sums ≤ base sums); kept as the guard of §3.6.
         let a = if self.correlation.at(t) { e.min(a_room) } else { 0 };
         // A total rounded up (w ≥ 2^21) is charged to the correlation pool, so it must fit.
         let limit = room.min(grid.value(grid.units(test) + e + a_room));
         let p = fit(&grid, limit, test, grid.value(e + a));
         // What `fit` or the 53-bit cut took off comes out of the absorbed part first.
         let (e, a) = (e.min(grid.units(p)), grid.units(p) - e.min(grid.units(p)));
-        if worth_publishing(p, dis, &self.params) {
-            let release = self.mechanism.release(counts, self.params.sensitivity(), p)?;
+        if worth_publishing(p, dis, cx.params) {
             let spent = StepBudget { test, publication: p, absorbed: grid.value(a) };
+            let out = cx.publish(spent)?;
             let total = grid.units(spent.total());
             self.recent.push([total, e, total - grid.units(test) - e]);
-            Ok(self.stream.publish(release, spent))
+            Ok(out)
         } else {
             self.recent.push([grid.units(test), 0, 0]);
-            Ok(self.stream.repeat(StepBudget { test, publication: 0.0, absorbed: 0.0 }))
+            Ok(cx.repeat(StepBudget { test, publication: 0.0, absorbed: 0.0 }))
         }
+    }
+
+    /// t = 1: the first base publication. t ≥ 2: the test share plus a base part of half what
+    /// the window can have left of the base pool (all of it for t > w, less step 1's part for
+    /// t ≤ w, as for BD), doubled when corr(t) (the absorbed part is at most the base part):
+    /// the pba rows of the table of §6 (ε/16 and ε/8 base), in the grid's exact units.
+    fn max_spend(&self, params: &WEventParams, t: usize) -> f64 {
+        let grid = params.grid();
+        if t <= 1 {
+            return first(grid);
+        }
+        let (base_pool, corr_pool) = pools(grid);
+        let left = if t <= params.window() { base_pool - grid.units(first(grid)) } else { base_pool };
+        let e = left / 2;
+        let a = if self.correlation.at(t) { e.min(corr_pool) } else { 0 };
+        StepBudget { test: params.share(), publication: grid.value(e + a), absorbed: 0.0 }.total()
+    }
+
+    /// The regimes of [`Rule::max_spend`] (corr is constant for t ≥ 2 but for a schedule),
+    /// and every step a schedule marks as correlated.
+    fn max_step_budget(&self, params: &WEventParams) -> f64 {
+        let regimes = over_regimes(params, |t| self.max_spend(params, t));
+        let scheduled = match &self.correlation {
+            PbaCorrelation::Schedule(s) => s
+                .iter()
+                .enumerate()
+                .filter(|&(_, &c)| c)
+                .map(|(i, _)| self.max_spend(params, i + 1))
+                .fold(0.0, f64::max),
+            _ => 0.0,
+        };
+        regimes.max(scheduled)
     }
 }

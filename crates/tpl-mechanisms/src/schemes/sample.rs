@@ -1,46 +1,41 @@
-//! `sample`: the whole ε once per window, at t ≡ 1 (mod w) (w-event spec §3.3).
+//! `sample`: the whole ε once per window, at t ≡ 1 (mod w) (`docs/w-event.md` §3.3).
 
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
-use crate::scheme::{StepBudget, StepOutcome, Stream, StreamScheme};
+use crate::scheme::rule::Rule;
+use crate::scheme::{Scheme, Step, StepBudget, StepOutcome};
 
-/// Publishes with ε at t = 1, 1 + w, 1 + 2w, …; repeats the last release in between.
-#[derive(Debug, Clone)]
-pub struct Sample<M> {
-    params: WEventParams,
-    mechanism: M,
-    stream: Stream,
+/// `sample`: publishes with ε at t = 1, 1 + w, 1 + 2w, …; repeats the last release in
+/// between.
+pub type Sample<M> = Scheme<SampleRule, M>;
+
+/// The decision rule of [`Sample`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SampleRule;
+
+/// Whether step t publishes: (t − 1) mod w = 0.
+fn publishes(t: usize, window: usize) -> bool {
+    (t - 1).is_multiple_of(window)
 }
 
-impl<M: Mechanism> Sample<M> {
-    /// The scheme with `params`, releasing through `mechanism`.
-    pub fn new(params: WEventParams, mechanism: M) -> Self {
-        Self { params, mechanism, stream: Stream::default() }
-    }
-}
+impl Rule for SampleRule {
+    const NAME: &'static str = "sample";
 
-impl<M: Mechanism> StreamScheme for Sample<M> {
-    fn name(&self) -> &'static str {
-        "sample"
-    }
-
-    fn params(&self) -> &WEventParams {
-        &self.params
-    }
-
-    fn steps(&self) -> usize {
-        self.stream.t
-    }
-
-    fn step(&mut self, counts: &[f64]) -> Result<StepOutcome> {
-        self.stream.check(counts)?;
-        self.mechanism.validate(counts)?;
-        if !self.stream.t.is_multiple_of(self.params.window()) {
-            return Ok(self.stream.repeat(StepBudget::default()));
+    fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome> {
+        if !publishes(cx.t(), cx.params.window()) {
+            return Ok(cx.repeat(StepBudget::default()));
         }
-        let eps = self.params.epsilon();
-        let release = self.mechanism.release(counts, self.params.sensitivity(), eps)?;
-        Ok(self.stream.publish(release, StepBudget { test: 0.0, publication: eps, absorbed: 0.0 }))
+        let eps = cx.params.epsilon();
+        cx.publish(StepBudget::fresh(eps))
+    }
+
+    /// ε at the publishing steps, 0 elsewhere (§6).
+    fn max_spend(&self, params: &WEventParams, t: usize) -> f64 {
+        if t >= 1 && publishes(t, params.window()) { params.epsilon() } else { 0.0 }
+    }
+
+    fn max_step_budget(&self, params: &WEventParams) -> f64 {
+        params.epsilon()
     }
 }

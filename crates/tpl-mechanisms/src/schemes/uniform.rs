@@ -1,45 +1,37 @@
-//! `uniform`: ε/w at every step (w-event spec §3.2).
+//! `uniform`: ε/w at every step (`docs/w-event.md` §3.2).
 
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
-use crate::scheme::{StepBudget, StepOutcome, Stream, StreamScheme};
+use crate::scheme::rule::Rule;
+use crate::scheme::{Scheme, Step, StepBudget, StepOutcome};
 
-/// Publishes every step with ε/w rounded down (an integer share of ε on the grid of
-/// [`WEventParams::share`]), so every window of w steps spends at most ε exactly, in f64.
-#[derive(Debug, Clone)]
-pub struct Uniform<M> {
-    params: WEventParams,
-    mechanism: M,
-    stream: Stream,
-}
+/// `uniform`: publishes every step with ε/w rounded down (an integer share of ε on the grid
+/// of [`WEventParams::share`]), so every window of w steps spends at most ε exactly, in f64.
+pub type Uniform<M> = Scheme<UniformRule, M>;
 
-impl<M: Mechanism> Uniform<M> {
-    /// The scheme with `params`, releasing through `mechanism`.
-    pub fn new(params: WEventParams, mechanism: M) -> Self {
-        Self { params, mechanism, stream: Stream::default() }
+/// The decision rule of [`Uniform`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UniformRule;
+
+impl UniformRule {
+    /// ⌊K/w⌋ grid units: the largest p with w·p ≤ ε exactly.
+    fn budget(params: &WEventParams) -> f64 {
+        let grid = params.grid();
+        grid.share(grid.epsilon(), params.window())
     }
 }
 
-impl<M: Mechanism> StreamScheme for Uniform<M> {
-    fn name(&self) -> &'static str {
-        "uniform"
+impl Rule for UniformRule {
+    const NAME: &'static str = "uniform";
+
+    fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome> {
+        let p = Self::budget(cx.params);
+        cx.publish(StepBudget::fresh(p))
     }
 
-    fn params(&self) -> &WEventParams {
-        &self.params
-    }
-
-    fn steps(&self) -> usize {
-        self.stream.t
-    }
-
-    fn step(&mut self, counts: &[f64]) -> Result<StepOutcome> {
-        self.stream.check(counts)?;
-        self.mechanism.validate(counts)?;
-        let grid = self.params.grid();
-        let p = grid.share(grid.epsilon(), self.params.window());
-        let release = self.mechanism.release(counts, self.params.sensitivity(), p)?;
-        Ok(self.stream.publish(release, StepBudget { test: 0.0, publication: p, absorbed: 0.0 }))
+    /// Every step spends exactly its share (§6).
+    fn max_spend(&self, params: &WEventParams, _: usize) -> f64 {
+        Self::budget(params)
     }
 }

@@ -1,137 +1,10 @@
-//! Noise sources: where the randomness of a Laplace release comes from.
-//!
-//! Release-grade: [`DiscreteLaplace`], the exact two-sided geometric distribution
-//! Pr[k] ∝ exp(−|k|/b) on the integers, sampled with integer arithmetic only (Canonne,
-//! Kamath, Steinke 2020, Algorithms 1–2), so no floating-point artefact can leak the data
-//! (Mironov 2012 showed that the textbook float sampler does). Added to integer counts with
-//! b ≥ Δ/ε it is ε-DP exactly. The scale is rounded *up* to a dyadic rational, so the
-//! guarantee never falls below the one asked for.
-//!
-//! Not release-grade: [`FloatLaplace`] (inverse CDF in f64: fast, for simulations and
-//! non-integer data) and the test doubles [`Zero`], [`Scripted`] and [`Recording`].
+//! The exact discrete Laplace sampler (release-grade).
 
-use std::collections::VecDeque;
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha12Rng;
 
-use rand::{Rng, RngCore};
-
+use super::{NoiseSource, check_scale};
 use crate::error::{MechError, Result};
-
-/// A source of Laplace noise: one draw per call, with scale b (E|X| = b).
-pub trait NoiseSource {
-    /// One draw of Laplace noise with scale `scale` (finite, > 0).
-    ///
-    /// # Errors
-    /// [`MechError::BadScale`] for a scale that is not finite and positive;
-    /// [`MechError::ScriptExhausted`] for an exhausted [`Scripted`] source.
-    fn laplace(&mut self, scale: f64) -> Result<f64>;
-
-    /// True when draws are exact integers (the discrete Laplace): queries must then be
-    /// integer-valued for the release to be differentially private.
-    fn integer_valued(&self) -> bool {
-        false
-    }
-}
-
-impl<N: NoiseSource + ?Sized> NoiseSource for Box<N> {
-    fn laplace(&mut self, scale: f64) -> Result<f64> {
-        (**self).laplace(scale)
-    }
-
-    fn integer_valued(&self) -> bool {
-        (**self).integer_valued()
-    }
-}
-
-fn check_scale(scale: f64) -> Result<()> {
-    if scale.is_finite() && scale > 0.0 { Ok(()) } else { Err(MechError::BadScale(scale)) }
-}
-
-/// Always 0 (tests: what publishes when no noise is drawn).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Zero;
-
-impl NoiseSource for Zero {
-    fn laplace(&mut self, scale: f64) -> Result<f64> {
-        check_scale(scale)?;
-        Ok(0.0)
-    }
-}
-
-/// Returns queued values in order, ignoring the scale (tests: forced decisions).
-#[derive(Debug, Clone, Default)]
-pub struct Scripted {
-    queue: VecDeque<f64>,
-}
-
-impl Scripted {
-    /// A source that will return `values` in order.
-    pub fn new(values: impl IntoIterator<Item = f64>) -> Self {
-        Self { queue: values.into_iter().collect() }
-    }
-
-    /// Values not yet drawn.
-    pub fn remaining(&self) -> usize {
-        self.queue.len()
-    }
-}
-
-impl NoiseSource for Scripted {
-    fn laplace(&mut self, scale: f64) -> Result<f64> {
-        check_scale(scale)?;
-        self.queue.pop_front().ok_or(MechError::ScriptExhausted)
-    }
-}
-
-/// Wraps a source and records every scale requested (tests: sensitivity and draw order).
-#[derive(Debug, Clone, Default)]
-pub struct Recording<S> {
-    inner: S,
-    /// Scales requested so far, in order.
-    pub scales: Vec<f64>,
-}
-
-impl<S> Recording<S> {
-    /// Records the requests made to `inner`.
-    pub fn new(inner: S) -> Self {
-        Self { inner, scales: Vec::new() }
-    }
-}
-
-impl<S: NoiseSource> NoiseSource for Recording<S> {
-    fn laplace(&mut self, scale: f64) -> Result<f64> {
-        self.scales.push(scale);
-        self.inner.laplace(scale)
-    }
-
-    fn integer_valued(&self) -> bool {
-        self.inner.integer_valued()
-    }
-}
-
-/// Continuous Laplace by inverse CDF in f64. Fast (tens of millions of draws per second)
-/// but **not release-grade**: the low-order bits of a float sample carry information about
-/// the true value (Mironov 2012). Use it for simulations, or for data that is not integer.
-#[derive(Debug, Clone)]
-pub struct FloatLaplace<R> {
-    rng: R,
-}
-
-impl<R: RngCore> FloatLaplace<R> {
-    /// A sampler drawing from `rng`.
-    pub fn new(rng: R) -> Self {
-        Self { rng }
-    }
-}
-
-impl<R: RngCore> NoiseSource for FloatLaplace<R> {
-    fn laplace(&mut self, scale: f64) -> Result<f64> {
-        check_scale(scale)?;
-        // u uniform in (0, 1]: −b·ln(u) is exponential; a fair sign makes it Laplace.
-        let u = 1.0 - self.rng.random::<f64>();
-        let magnitude = -scale * u.ln();
-        Ok(if self.rng.random::<bool>() { magnitude } else { -magnitude })
-    }
-}
 
 /// The exact discrete Laplace (two-sided geometric) distribution Pr[k] ∝ exp(−|k|/b) on
 /// the integers — release-grade. Integer arithmetic only (Canonne, Kamath, Steinke 2020,
@@ -160,15 +33,16 @@ impl<R: RngCore> NoiseSource for FloatLaplace<R> {
 /// by a lazy comparison of 32-bit words, buffered bits for fair coins, and the scale's t/s
 /// cached between calls.
 ///
+/// Not `Clone`: a copy would repeat the same noise.
+///
 /// ```
-/// use rand::SeedableRng;
 /// use tpl_mechanisms::{DiscreteLaplace, NoiseSource};
-/// let mut noise = DiscreteLaplace::new(rand::rngs::StdRng::seed_from_u64(7));
+/// let mut noise = DiscreteLaplace::from_os_rng();
 /// let x = noise.laplace(2.5)?;
 /// assert_eq!(x, x.round()); // an exact integer
 /// # Ok::<(), tpl_mechanisms::MechError>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct DiscreteLaplace<R> {
     rng: R,
     /// Unused random bits for fair coins: the low `coin_count` bits of `coin_bits`.
@@ -179,8 +53,22 @@ pub struct DiscreteLaplace<R> {
     last: Option<(u64, u128, u128)>,
 }
 
+impl DiscreteLaplace<ChaCha12Rng> {
+    /// The release-grade sampler: ChaCha12 seeded from the operating system's randomness.
+    pub fn from_os_rng() -> Self {
+        Self::new(ChaCha12Rng::from_os_rng())
+    }
+
+    /// A **reproducible** sampler: ChaCha12 keyed by `seed` (the same draws for the same seed,
+    /// on every platform and version of this crate). For tests and experiments: anyone who
+    /// knows the seed can subtract the noise, so a seeded release is not private.
+    pub fn seeded(seed: u64) -> Self {
+        Self::new(ChaCha12Rng::seed_from_u64(seed))
+    }
+}
+
 impl<R: RngCore> DiscreteLaplace<R> {
-    /// A sampler drawing from `rng` (a CSPRNG such as `StdRng` for releases).
+    /// A sampler drawing from `rng` (a cryptographically secure generator for releases).
     pub fn new(rng: R) -> Self {
         Self { rng, coin_bits: 0, coin_count: 0, last: None }
     }
@@ -477,6 +365,8 @@ fn bernoulli_ratio<R: RngCore>(rng: &mut R, num: u64, d: u64) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::VecDeque;
+
     use super::*;
 
     #[test]
@@ -600,14 +490,5 @@ mod tests {
         let n = (1u128 << 64) + 5;
         let mut rng = Words(VecDeque::from([u64::MAX, u64::MAX, 1, 4]));
         assert_eq!(below(&mut rng, n), (1 << 64) + 4);
-    }
-
-    #[test]
-    fn scripted_and_zero() {
-        let mut s = Scripted::new([1.0, -2.0]);
-        assert_eq!(s.laplace(1.0), Ok(1.0));
-        assert_eq!(s.laplace(1.0), Ok(-2.0));
-        assert_eq!(s.laplace(1.0), Err(MechError::ScriptExhausted));
-        assert_eq!(Zero.laplace(0.0), Err(MechError::BadScale(0.0)));
     }
 }
