@@ -7,6 +7,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::error::{CliError, Result};
+use crate::output_dir::write_file;
 use crate::render::human;
 
 /// Size of every chart, in pixels.
@@ -91,7 +92,7 @@ fn line_chart(path: &Path, title: &str, y_label: &str, lines: &[Line<'_>]) -> Re
             .draw()
             .map_err(draw_error)
     })?;
-    write(path, &svg)
+    write_file(path, &svg)
 }
 
 /// The BPL/FPL/TPL chart of `tpl allocate --chart` and the demo: the budget ε_t and the
@@ -211,7 +212,7 @@ pub fn scatter_chart(
             .draw()
             .map_err(draw_error)
     })?;
-    write(path, &svg)
+    write_file(path, &svg)
 }
 
 /// Runs `draw` on a white SVG canvas and returns the document.
@@ -230,11 +231,4 @@ fn render(
 
 fn draw_error<E: std::fmt::Debug>(e: E) -> String {
     format!("{e:?}")
-}
-
-fn write(path: &Path, svg: &str) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| CliError::Write { path: dir.to_path_buf(), source })?;
-    }
-    std::fs::write(path, svg).map_err(|source| CliError::Write { path: path.to_path_buf(), source })
 }

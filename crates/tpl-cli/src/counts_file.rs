@@ -1,4 +1,4 @@
-//! Reading count streams (`specs/w-event.md` §8): the one counts parser of the binary.
+//! Reading count streams (`docs/formats.md` §5): the one counts parser of the binary.
 //!
 //! Comma-separated, fields trimmed, blank lines and `#` lines ignored. If the first field
 //! of the first line is `timestamp_bucket`, that line is a header: the cell columns are the
@@ -8,6 +8,8 @@
 //! with `allow_negative`), not a counts file: its noisy values may be negative.
 
 use std::path::Path;
+
+use tpl_mechanisms::{MechError, Mechanism};
 
 use crate::error::{CliError, Result};
 use crate::text;
@@ -107,6 +109,27 @@ pub fn read_counts(path: &Path, allow_negative: bool) -> Result<Counts> {
         return Err(CliError::parse(path, 0, "no data rows"));
     }
     Ok(Counts { rows, lines, publication_budget: budget_column.map(|_| budgets) })
+}
+
+/// Checks every row of `counts` with the mechanism's own [`Mechanism::validate`] before any
+/// noise is drawn (integers within ±2^52 for the exact sampler), naming file, line and value;
+/// `hint` is appended to the message for non-integer counts.
+///
+/// # Errors
+/// The first row the mechanism refuses.
+pub fn check_counts<M: Mechanism>(mechanism: &M, path: &Path, counts: &Counts, hint: &str) -> Result<()> {
+    for (row, &line) in counts.rows.iter().zip(&counts.lines) {
+        mechanism.validate(row).map_err(|e| {
+            let message = match e {
+                MechError::NotInteger { value } => format!(
+                    "count {value} is not an integer: the exact integer sampler needs integer counts{hint}"
+                ),
+                other => other.to_string(),
+            };
+            CliError::parse(path, line, message)
+        })?;
+    }
+    Ok(())
 }
 
 fn is_cell_name(field: &str) -> bool {

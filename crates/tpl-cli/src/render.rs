@@ -1,6 +1,6 @@
 //! Output: the `--format table|json|csv` choice and the one writer of each format.
 //!
-//! JSON is the machine contract of DESIGN.md: one object per command, numbers at full
+//! JSON is the machine contract (`docs/cli.md`): one object per command, numbers at full
 //! round-trip precision (serde_json prints the shortest decimal that parses back to the same
 //! double). CSV has a header row and full-precision numbers (Rust's `Display` for f64 is
 //! also shortest-round-trip). Tables are for people and may change.

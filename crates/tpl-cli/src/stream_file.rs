@@ -1,4 +1,4 @@
-//! User-level streams (`stream.csv` of the project's shared data): header
+//! User-level streams (`docs/formats.md` §6): header
 //! `timestamp_bucket,user_id,location_cell`, one row per user per bucket (dense). Values are
 //! any whole numbers 0..2⁶⁴−1; nothing is allocated by their size:
 //!

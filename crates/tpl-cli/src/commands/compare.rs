@@ -11,13 +11,14 @@ use serde_json::{Value, json};
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism};
 
+use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
 use crate::chart::{Point, scatter_chart};
-use crate::commands::release::{VERSION, check_counts};
 use crate::comparison::{Row, Setup, Strategy, compare};
-use crate::counts_file::read_counts;
+use crate::counts_file::{check_counts, read_counts};
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix};
 use crate::progress;
+use crate::provenance::{VERSION, note_seeded};
 use crate::render::{Report, Table, csv_line, human};
 use crate::seed::Seed;
 
@@ -34,18 +35,10 @@ pub struct CompareArgs {
     /// True counts: one row per step (header `timestamp_bucket,c0,…` or headerless), integers.
     #[arg(long, value_name = "FILE")]
     pub counts: PathBuf,
-    /// The adversary's backward correlation P_B (omit if unknown to them).
-    #[arg(long, value_name = "FILE")]
-    pub backward: Option<PathBuf>,
-    /// The adversary's forward correlation P_F (also the prior of MAP post-processing).
-    #[arg(long, value_name = "FILE")]
-    pub forward: Option<PathBuf>,
-    /// Budget ε > 0 of every window of W steps, for the w-event schemes.
-    #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
-    pub epsilon: f64,
-    /// Window W ≥ 1 of w-event privacy and of the audited window leakage.
-    #[arg(long, value_name = "W")]
-    pub window: usize,
+    #[command(flatten)]
+    pub wevent: WEventArgs,
+    #[command(flatten)]
+    pub correlation: CorrelationArgs,
     /// Strategies, comma-separated (default: all): laplace, uniform, sample, bd, ba, pba,
     /// upper-bound, quantified, window.
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = Strategy::parse)]
@@ -58,20 +51,14 @@ pub struct CompareArgs {
     #[arg(long, value_name = "R", default_value_t = 10)]
     pub runs: usize,
     /// Also score every strategy after post-processing (adds `<strategy>+map` rows and the
-    /// data-free `prior-mean` row).
+    /// data-free `prior-mean` row); MAP takes --forward as its public prior.
     #[arg(long, value_enum, value_name = "map")]
     pub postprocess: Option<Postprocess>,
-    /// L1 sensitivity Δ > 0 of one step's counts (2: one user moves between cells).
-    #[arg(long, value_name = "D", default_value_t = tpl_mechanisms::DEFAULT_SENSITIVITY, allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
-    pub sensitivity: f64,
-    /// Seed for reproducible runs; default: OS entropy (the seed used is reported).
-    #[arg(long, value_name = "S")]
-    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub seed: SeedArgs,
     /// Write an SVG chart of error against audited leakage.
     #[arg(long, value_name = "FILE.svg")]
     pub chart: Option<PathBuf>,
-    #[command(flatten)]
-    pub matrices: MatrixOptions,
 }
 
 /// The comparison table.
@@ -108,21 +95,22 @@ pub fn run(args: &CompareArgs) -> Result<CompareReport> {
     let validator = LaplaceMechanism::new(DiscreteLaplace::new(StdRng::seed_from_u64(0)));
     check_counts(&validator, &args.counts, &counts, "")?;
     let cells = counts.rows[0].len();
-    let backward = load(args.backward.as_deref(), cells, &args.counts, &args.matrices)?;
-    let forward = load(args.forward.as_deref(), cells, &args.counts, &args.matrices)?;
+    let corr = &args.correlation;
+    let backward = load(corr.backward.as_deref(), cells, &args.counts, &corr.matrices)?;
+    let forward = load(corr.forward.as_deref(), cells, &args.counts, &corr.matrices)?;
     let strategies = args.schemes.clone().unwrap_or_else(|| Strategy::ALL.to_vec());
     let report = run_comparison(
         &counts.rows,
         backward.as_ref(),
         forward.as_ref(),
         &Options {
-            epsilon: args.epsilon,
-            window: args.window,
+            epsilon: args.wevent.epsilon,
+            window: args.wevent.window,
             alpha: args.alpha,
-            sensitivity: args.sensitivity,
+            sensitivity: args.wevent.sensitivity,
             runs: args.runs,
             map: args.postprocess.is_some(),
-            seed: args.seed,
+            seed: args.seed.seed,
         },
         &strategies,
     )?;
@@ -133,9 +121,7 @@ pub fn run(args: &CompareArgs) -> Result<CompareReport> {
             .map_or(args.counts.display().to_string(), |n| n.to_string_lossy().into_owned());
         report.chart(path, &name)?;
     }
-    if let Some(seed) = args.seed {
-        eprintln!("tpl: note: --seed {seed} makes these releases reproducible, hence NOT private");
-    }
+    note_seeded(args.seed.seed, "these releases");
     Ok(report)
 }
 

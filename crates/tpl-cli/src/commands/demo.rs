@@ -13,9 +13,9 @@ use tpl_mechanisms::{histogram, simulate_users};
 
 use crate::chart::leakage_chart;
 use crate::commands::compare::{CompareReport, Options, run_comparison};
-use crate::commands::simulate::{create_dir, write_file};
 use crate::comparison::Strategy;
 use crate::error::{CliError, Result};
+use crate::output_dir::{create_dir, write_file};
 use crate::render::{Report, Table, human};
 use crate::seed::Seed;
 use crate::stream_file::{counts_text, matrix_text, parse_stream, stream_text};

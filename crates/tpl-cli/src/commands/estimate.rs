@@ -12,8 +12,9 @@ use clap::Args;
 use serde_json::{Value, json};
 use tpl_core::{EstimatedMatrix, TransitionCounts, TransitionMatrix};
 
-use crate::commands::simulate::{create_dir, write_file};
 use crate::error::{CliError, Result};
+use crate::limits::{MAX_CELLS, check_cells};
+use crate::output_dir::{create_dir, write_file};
 use crate::render::{Report, csv_line};
 use crate::stream_file::{matrix_text, read_stream};
 
@@ -51,10 +52,6 @@ pub struct EstimateReport {
     out: PathBuf,
 }
 
-/// The largest number of cells (matrix rows) `estimate` builds: three n × n tables of
-/// 8-byte numbers are 400 MB at n = 4096.
-pub const MAX_CELLS: usize = 4096;
-
 /// The files `estimate` writes.
 const FILES: [&str; 4] =
     ["transition_forward.csv", "transition_backward.csv", "transition_counts.csv", "cells.csv"];
@@ -63,10 +60,8 @@ const FILES: [&str; 4] =
 pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
     let mut stream = read_stream(&args.stream)?;
     let cell_ids: Vec<u64> = match args.cells {
-        Some(n) if n > MAX_CELLS => {
-            return Err(CliError::Usage(format!("--cells {n}: at most {MAX_CELLS} cells are supported")));
-        }
         Some(n) => {
+            check_cells(n)?;
             let largest = stream.cell_ids.last().copied().unwrap_or(0);
             if largest >= n as u64 {
                 return Err(CliError::Usage(format!(

@@ -12,22 +12,18 @@ use clap::Args;
 use serde_json::{Value, json};
 use tpl_core::{Budgets, CompactSeries, CoreError};
 
+use crate::args::CorrelationArgs;
 use crate::budget_file::read_budgets;
 use crate::error::{CliError, Result};
-use crate::matrix_file::{MatrixOptions, read_matrix};
+use crate::limits::check_horizon;
 use crate::render::{Report, Table, csv_line, human, json_number};
 use crate::text::name;
 
 /// Arguments of `tpl leakage`.
 #[derive(Debug, Args)]
 pub struct LeakageArgs {
-    /// Backward correlation P_B (row j: Pr(value at t−1 | value at t = j)); omit if unknown
-    /// to the adversary. `-` reads standard input.
-    #[arg(long, value_name = "FILE")]
-    pub backward: Option<PathBuf>,
-    /// Forward correlation P_F (row j: Pr(value at t | value at t−1 = j)); omit if unknown.
-    #[arg(long, value_name = "FILE")]
-    pub forward: Option<PathBuf>,
+    #[command(flatten)]
+    pub correlation: CorrelationArgs,
     /// Constant budget ε > 0 at every step (with --horizon).
     #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
     pub epsilon: Option<f64>,
@@ -43,8 +39,6 @@ pub struct LeakageArgs {
     /// Write an SVG chart of ε_t, BPL, FPL and TPL over time.
     #[arg(long, value_name = "FILE.svg")]
     pub chart: Option<PathBuf>,
-    #[command(flatten)]
-    pub matrices: MatrixOptions,
 }
 
 /// The audited series, and the window length and worst window leakage when asked for.
@@ -55,7 +49,7 @@ pub struct LeakageReport {
 
 /// The budgets of `--epsilon E --horizon T` or `--budgets FILE`; `--horizon` is checked by
 /// [`check_horizon`].
-pub fn budgets_from_flags(
+fn budgets_from_flags(
     epsilon: Option<f64>,
     horizon: Option<usize>,
     file: Option<&PathBuf>,
@@ -81,20 +75,6 @@ pub fn budgets_from_flags(
     }
 }
 
-/// The longest horizon a command accepts: at 10⁸ steps the series alone is 1.6 GB.
-pub const MAX_HORIZON: usize = 100_000_000;
-
-/// Checks `--horizon T`: 1 ≤ T ≤ [`MAX_HORIZON`].
-pub fn check_horizon(t: usize) -> Result<()> {
-    if t == 0 {
-        return Err(CliError::flag("--horizon", CoreError::EmptyHorizon));
-    }
-    if t > MAX_HORIZON {
-        return Err(CliError::Usage(format!("--horizon {t}: at most {MAX_HORIZON} steps are supported")));
-    }
-    Ok(())
-}
-
 /// Runs `tpl leakage`.
 pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
     let budgets = budgets_from_flags(args.epsilon, args.horizon, args.budgets.as_ref())?;
@@ -104,12 +84,11 @@ pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
     {
         return Err(CliError::flag("--window", CoreError::BadWindow { window: w, horizon }));
     }
-    let pb = args.backward.as_ref().map(|p| read_matrix(p, &args.matrices)).transpose()?;
-    let pf = args.forward.as_ref().map(|p| read_matrix(p, &args.matrices)).transpose()?;
+    let (pb, pf) = args.correlation.read()?;
     // Budget-size problems (overflow) are reported against where the budgets came from,
     // a size mismatch against the two matrix files.
     let origin = |source| {
-        let context = match (&source, &args.backward, &args.forward) {
+        let context = match (&source, &args.correlation.backward, &args.correlation.forward) {
             (CoreError::MatrixSizes { .. }, Some(b), Some(f)) => {
                 format!("--backward {}, --forward {}: ", name(b), name(f))
             }

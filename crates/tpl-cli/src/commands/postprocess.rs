@@ -1,6 +1,6 @@
 //! `tpl postprocess`: MAP (or MLE) estimates of the true counts behind a noisy release
 //! stream, using the public forward correlation as prior knowledge
-//! (`specs/map-postprocessing.md` §11). Post-processing costs no privacy budget.
+//! (`docs/map.md`). Post-processing costs no privacy budget.
 
 use std::path::{Path, PathBuf};
 
@@ -65,7 +65,7 @@ pub struct PostprocessReport {
     total: u64,
 }
 
-/// Runs `tpl postprocess`; warnings of the prior (spec §5) go to stderr.
+/// Runs `tpl postprocess`; warnings of the prior (`docs/map.md` §5) go to stderr.
 pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
     if !(args.sensitivity.is_finite() && args.sensitivity > 0.0) {
         return Err(post("--sensitivity: ", PostprocessError::BadSensitivity(args.sensitivity)));

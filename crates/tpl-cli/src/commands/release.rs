@@ -1,23 +1,21 @@
-//! `tpl release`: run a w-event stream scheme over a counts file (`specs/w-event.md` §8).
+//! `tpl release`: run a w-event stream scheme over a counts file (`docs/w-event.md`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::{Value, json};
 use tpl_mechanisms::{
-    DiscreteLaplace, FloatLaplace, LaplaceMechanism, MechError, Mechanism, NoiseSource, PbaCorrelation, Run,
-    SchemeKind, WEventParams, run,
+    DiscreteLaplace, FloatLaplace, LaplaceMechanism, MechError, NoiseSource, PbaCorrelation, Run, SchemeKind,
+    run,
 };
 
-use crate::counts_file::{Counts, read_counts};
+use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
+use crate::counts_file::{Counts, check_counts, read_counts};
 use crate::error::{CliError, Result};
-use crate::matrix_file::{MatrixOptions, read_matrix};
+use crate::provenance::{VERSION, note_seeded};
 use crate::render::{Report, Table, csv_line, human};
-
-/// The version of `tpl` that made an output, recorded in every release.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The noise sampler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -46,32 +44,18 @@ pub struct ReleaseArgs {
     #[arg(long, value_name = "FILE")]
     pub counts: PathBuf,
     /// Stream scheme: laplace (event level), uniform, sample, bd, ba, or pba (needs
-    /// --backward/--forward).
+    /// --backward and/or --forward: they decide whether its correlation pool is used).
     #[arg(long, value_parser = parse_scheme)]
     pub scheme: SchemeKind,
-    /// Budget ε > 0 of every window of W steps (of every step for laplace).
-    #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
-    pub epsilon: f64,
-    /// Window W ≥ 1 of w-event privacy.
-    #[arg(long, value_name = "W")]
-    pub window: usize,
-    /// L1 sensitivity Δ > 0 of one step's counts (2: one user moves between cells).
-    #[arg(long, value_name = "D", default_value_t = tpl_mechanisms::DEFAULT_SENSITIVITY, allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
-    pub sensitivity: f64,
-    /// Backward correlation P_B (pba uses it to decide whether correlation exists).
-    #[arg(long, value_name = "FILE")]
-    pub backward: Option<PathBuf>,
-    /// Forward correlation P_F (pba uses it to decide whether correlation exists).
-    #[arg(long, value_name = "FILE")]
-    pub forward: Option<PathBuf>,
-    /// Seed for a reproducible run (a seeded release is NOT private); default: OS entropy.
-    #[arg(long, value_name = "S")]
-    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub wevent: WEventArgs,
+    #[command(flatten)]
+    pub correlation: CorrelationArgs,
+    #[command(flatten)]
+    pub seed: SeedArgs,
     /// Noise sampler (`secure` is accepted for `discrete`).
     #[arg(long, value_enum, default_value_t = Sampler::Discrete)]
     pub sampler: Sampler,
-    #[command(flatten)]
-    pub matrices: MatrixOptions,
 }
 
 fn parse_scheme(name: &str) -> std::result::Result<SchemeKind, String> {
@@ -94,23 +78,15 @@ pub struct ReleaseReport {
 
 /// Runs `tpl release`.
 pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
-    let params = WEventParams::new(args.epsilon, args.window, args.sensitivity).map_err(|e| {
-        let flag = match e {
-            tpl_mechanisms::MechError::BadWindow(_) => "--window",
-            tpl_mechanisms::MechError::BadSensitivity(_) => "--sensitivity",
-            _ => "--epsilon",
-        };
-        CliError::Mech { context: format!("{flag}: "), source: e }
-    })?;
-    let pb = args.backward.as_ref().map(|p| read_matrix(p, &args.matrices)).transpose()?;
-    let pf = args.forward.as_ref().map(|p| read_matrix(p, &args.matrices)).transpose()?;
+    let params = args.wevent.params()?;
+    let (pb, pf) = args.correlation.read()?;
     if args.scheme == SchemeKind::Pba && pb.is_none() && pf.is_none() {
         return Err(CliError::Usage(
             "--scheme pba needs --backward and/or --forward: its correlation pool depends on them".into(),
         ));
     }
     let counts = read_counts(&args.counts, false)?;
-    let rng = match args.seed {
+    let rng = match args.seed.seed {
         Some(seed) => StdRng::seed_from_u64(seed),
         None => StdRng::from_os_rng(),
     };
@@ -130,9 +106,7 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     let run = run(scheme.as_mut(), &counts.rows, |_| {})
         .map_err(|e| run_error(args, &counts, scheme.steps() + 1, e))?;
     // Said once the release exists (an error stays one line).
-    if let Some(seed) = args.seed {
-        eprintln!("tpl: note: --seed {seed} makes this release reproducible, hence NOT private");
-    }
+    note_seeded(args.seed.seed, "this release");
     if args.sampler == Sampler::Float {
         eprintln!(
             "tpl: warning: --sampler float is NOT release-grade: the low-order bits of float Laplace noise can \
@@ -141,34 +115,13 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     }
     Ok(ReleaseReport {
         scheme: kind.name(),
-        epsilon: args.epsilon,
-        window: args.window,
-        sensitivity: args.sensitivity,
+        epsilon: args.wevent.epsilon,
+        window: args.wevent.window,
+        sensitivity: args.wevent.sensitivity,
         sampler: args.sampler,
-        seeded: args.seed.is_some(),
+        seeded: args.seed.seed.is_some(),
         run,
     })
-}
-
-/// Checks every row of `counts` with the mechanism's own [`Mechanism::validate`] before any
-/// noise is drawn (integers within ±2^52 for the exact sampler), naming file, line and value;
-/// `hint` is appended to the message for non-integer counts.
-///
-/// # Errors
-/// The first row the mechanism refuses.
-pub fn check_counts<M: Mechanism>(mechanism: &M, path: &Path, counts: &Counts, hint: &str) -> Result<()> {
-    for (row, &line) in counts.rows.iter().zip(&counts.lines) {
-        mechanism.validate(row).map_err(|e| {
-            let message = match e {
-                MechError::NotInteger { value } => format!(
-                    "count {value} is not an integer: the exact integer sampler needs integer counts{hint}"
-                ),
-                other => other.to_string(),
-            };
-            CliError::parse(path, line, message)
-        })?;
-    }
-    Ok(())
 }
 
 /// A failed step, blamed on what caused it: the budget (a noise scale the sampler cannot
@@ -179,7 +132,7 @@ fn run_error(args: &ReleaseArgs, counts: &Counts, step: usize, e: MechError) -> 
             CliError::Mech {
                 context: format!(
                     "--epsilon {:?} (with --window {} and --sensitivity {:?}): step {step}: ",
-                    args.epsilon, args.window, args.sensitivity
+                    args.wevent.epsilon, args.wevent.window, args.wevent.sensitivity
                 ),
                 source: e,
             }
