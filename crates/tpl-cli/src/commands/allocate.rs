@@ -14,7 +14,7 @@ use tpl_core::{CoreError, Supremum};
 use crate::args::CorrelationArgs;
 use crate::error::{CliError, Result};
 use crate::limits::check_horizon;
-use crate::render::{Report, Table, csv_line, human};
+use crate::render::{Report, Table, csv_text, human};
 
 /// The allocation strategies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -164,17 +164,17 @@ impl Report for AllocateReport {
 
     fn csv(&self) -> String {
         let a = &self.allocation;
-        let mut out = csv_line(&["t".into(), "budget".into(), "bpl".into(), "fpl".into(), "tpl".into()]);
-        for i in 0..a.budgets.len() {
-            out.push_str(&csv_line(&[
-                (i + 1).to_string(),
-                a.budgets[i].to_string(),
-                a.series.bpl[i].to_string(),
-                a.series.fpl[i].to_string(),
-                a.series.tpl[i].to_string(),
-            ]));
-        }
-        out
+        csv_text(|w| {
+            w.record(["t", "budget", "bpl", "fpl", "tpl"])?;
+            for i in 0..a.budgets.len() {
+                w.value(i + 1)?;
+                for v in [a.budgets[i], a.series.bpl[i], a.series.fpl[i], a.series.tpl[i]] {
+                    w.value(v)?;
+                }
+                w.end()?;
+            }
+            Ok(())
+        })
     }
 
     fn table(&self) -> String {

@@ -19,7 +19,7 @@ use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix};
 use crate::progress;
 use crate::provenance::{VERSION, note_seeded};
-use crate::render::{Report, Table, csv_line, human};
+use crate::render::{Report, Table, csv_text, human};
 use crate::seed::Seed;
 
 /// Post-processing applied to every strategy's releases (in extra rows).
@@ -314,31 +314,31 @@ impl Report for CompareReport {
             "published_fraction",
             "error",
         ];
-        let mut out = csv_line(&header.map(String::from));
-        for r in &self.rows {
-            let fields = match &r.outcome {
-                Ok(s) => vec![
-                    r.strategy.clone(),
-                    s.mae.mean.to_string(),
-                    s.mae.std.to_string(),
-                    s.mse.mean.to_string(),
-                    s.mse.std.to_string(),
-                    s.max_window_budget.to_string(),
-                    s.max_tpl.to_string(),
-                    s.max_window_leakage.to_string(),
-                    s.published_fraction.to_string(),
-                    String::new(),
-                ],
-                Err(why) => {
-                    let mut f = vec![r.strategy.clone()];
-                    f.extend(std::iter::repeat_n(String::new(), 8));
-                    f.push(format!("\"{}\"", why.replace('"', "\"\"")));
-                    f
+        csv_text(|w| {
+            w.record(header)?;
+            for r in &self.rows {
+                w.field(&r.strategy)?;
+                match &r.outcome {
+                    Ok(s) => {
+                        let (mae, mse) = (&s.mae, &s.mse);
+                        for v in [mae.mean, mae.std, mse.mean, mse.std, s.max_window_budget, s.max_tpl] {
+                            w.value(v)?;
+                        }
+                        w.value(s.max_window_leakage)?;
+                        w.value(s.published_fraction)?;
+                        w.field("")?;
+                    }
+                    Err(why) => {
+                        for _ in 0..8 {
+                            w.field("")?;
+                        }
+                        w.field(why)?;
+                    }
                 }
-            };
-            out.push_str(&csv_line(&fields));
-        }
-        out
+                w.end()?;
+            }
+            Ok(())
+        })
     }
 
     fn table(&self) -> String {

@@ -15,10 +15,11 @@ use crate::chart::leakage_chart;
 use crate::commands::compare::{CompareReport, Options, run_comparison};
 use crate::comparison::Strategy;
 use crate::error::{CliError, Result};
+use crate::matrix_file::matrix_text;
 use crate::output_dir::{create_dir, write_file};
-use crate::render::{Report, Table, human};
+use crate::render::{Report, Table, csv_text, human};
 use crate::seed::Seed;
-use crate::stream_file::{counts_text, matrix_text, parse_stream, stream_text};
+use crate::stream_file::{counts_text, parse_stream, stream_text};
 
 /// Arguments of `tpl demo`.
 #[derive(Debug, Args)]
@@ -170,12 +171,18 @@ impl Report for DemoReport {
     }
 
     fn csv(&self) -> String {
-        let mut s = String::from("t,epsilon,bpl,fpl,tpl\n");
-        for i in 0..self.series.len() {
-            let sr = &self.series;
-            s.push_str(&format!("{},{},{},{},{}\n", i + 1, sr.epsilon[i], sr.bpl[i], sr.fpl[i], sr.tpl[i]));
-        }
-        s
+        let s = &self.series;
+        csv_text(|w| {
+            w.record(["t", "epsilon", "bpl", "fpl", "tpl"])?;
+            for i in 0..s.len() {
+                w.value(i + 1)?;
+                for v in [s.epsilon[i], s.bpl[i], s.fpl[i], s.tpl[i]] {
+                    w.value(v)?;
+                }
+                w.end()?;
+            }
+            Ok(())
+        })
     }
 
     fn table(&self) -> String {

@@ -14,9 +14,10 @@ use tpl_core::{EstimatedMatrix, TransitionCounts, TransitionMatrix};
 
 use crate::error::{CliError, Result};
 use crate::limits::{MAX_CELLS, check_cells};
+use crate::matrix_file::matrix_text;
 use crate::output_dir::{create_dir, write_file};
-use crate::render::{Report, csv_line};
-use crate::stream_file::{matrix_text, read_stream};
+use crate::render::{Report, csv_text};
+use crate::stream_file::read_stream;
 
 /// Arguments of `tpl estimate`.
 #[derive(Debug, Args)]
@@ -218,11 +219,13 @@ impl Report for EstimateReport {
     }
 
     fn csv(&self) -> String {
-        let mut out = csv_line(&["file".into()]);
-        for f in FILES {
-            out.push_str(&csv_line(&[self.out.join(f).display().to_string()]));
-        }
-        out
+        csv_text(|w| {
+            w.record(["file"])?;
+            for f in FILES {
+                w.record([self.out.join(f).display().to_string()])?;
+            }
+            Ok(())
+        })
     }
 
     fn table(&self) -> String {

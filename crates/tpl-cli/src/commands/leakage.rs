@@ -16,7 +16,7 @@ use crate::args::CorrelationArgs;
 use crate::budget_file::read_budgets;
 use crate::error::{CliError, Result};
 use crate::limits::check_horizon;
-use crate::render::{Report, Table, csv_line, human, json_number};
+use crate::render::{CsvWriter, Report, Table, csv_text, human, json_number};
 use crate::text::name;
 
 /// Arguments of `tpl leakage`.
@@ -131,6 +131,32 @@ fn json_array(
     w.write_all(b"]")
 }
 
+impl LeakageReport {
+    /// The CSV records, one step at a time (nothing the size of the horizon is built).
+    fn csv_records<W: Write>(&self, w: &mut CsvWriter<W>) -> std::io::Result<()> {
+        let s = &self.series;
+        w.record(["t", "epsilon", "bpl", "fpl", "tpl"].iter().chain(self.window.map(|_| &"window_leakage")))?;
+        let mut windows = match self.window {
+            Some((window, _)) => Some(s.window_leakage(window).map_err(std::io::Error::other)?),
+            None => None,
+        };
+        for i in 0..s.len() {
+            w.value(i + 1)?;
+            for v in [s.epsilon(i), s.bpl(i), s.fpl(i), s.tpl(i)] {
+                w.value(v)?;
+            }
+            if let Some(values) = &mut windows {
+                match values.next() {
+                    Some(v) => w.value(v)?,
+                    None => w.field("")?,
+                }
+            }
+            w.end()?;
+        }
+        Ok(())
+    }
+}
+
 impl Report for LeakageReport {
     fn json(&self) -> Value {
         let s = &self.series;
@@ -182,34 +208,13 @@ impl Report for LeakageReport {
     }
 
     fn csv(&self) -> String {
-        let mut out = Vec::new();
-        // Writing to a Vec cannot fail.
-        let _ = self.write_csv(&mut out);
-        String::from_utf8_lossy(&out).into_owned()
+        csv_text(|w| self.csv_records(w))
     }
 
     fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        let s = &self.series;
-        let mut header = vec!["t".to_string(), "epsilon".into(), "bpl".into(), "fpl".into(), "tpl".into()];
-        if self.window.is_some() {
-            header.push("window_leakage".into());
-        }
-        w.write_all(csv_line(&header).as_bytes())?;
-        let mut windows = match self.window {
-            Some((window, _)) => Some(s.window_leakage(window).map_err(std::io::Error::other)?),
-            None => None,
-        };
-        for i in 0..s.len() {
-            write!(w, "{},{},{},{},{}", i + 1, s.epsilon(i), s.bpl(i), s.fpl(i), s.tpl(i))?;
-            if let Some(values) = &mut windows {
-                match values.next() {
-                    Some(v) => write!(w, ",{v}")?,
-                    None => w.write_all(b",")?,
-                }
-            }
-            w.write_all(b"\n")?;
-        }
-        Ok(())
+        let mut w = CsvWriter::new(w);
+        self.csv_records(&mut w)?;
+        w.flush()
     }
 
     fn table(&self) -> String {
@@ -268,9 +273,10 @@ mod tests {
             let mut csv = Vec::new();
             r.write_csv(&mut csv).unwrap();
             let csv = String::from_utf8(csv).unwrap();
-            // The CSV as the pre-streaming code built it: one csv_line of Display'ed fields.
+            // The CSV as the pre-streaming code built it: Display'ed fields joined by commas.
             let v = r.json();
-            let mut old = csv_line(
+            let line = |fields: &[String]| format!("{}\n", fields.join(","));
+            let mut old = line(
                 &["t", "epsilon", "bpl", "fpl", "tpl"]
                     .iter()
                     .map(|s| s.to_string())
@@ -287,7 +293,7 @@ mod tests {
                         v["window_leakage"].get(i).map_or(String::new(), |x| x.as_f64().unwrap().to_string()),
                     );
                 }
-                old.push_str(&csv_line(&row));
+                old.push_str(&line(&row));
             }
             assert_eq!(csv, old);
         }

@@ -15,7 +15,7 @@ use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
 use crate::counts_file::{Counts, check_counts, read_counts};
 use crate::error::{CliError, Result};
 use crate::provenance::{VERSION, note_seeded};
-use crate::render::{Report, Table, csv_line, human};
+use crate::render::{Report, Table, csv_text, human};
 
 /// The noise sampler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -190,28 +190,30 @@ impl Report for ReleaseReport {
     fn csv(&self) -> String {
         let r = &self.run;
         let d = r.releases.first().map_or(0, Vec::len);
-        let mut header = vec![
-            "timestamp_bucket".to_string(),
-            "published".into(),
-            "budget".into(),
-            "publication_budget".into(),
-        ];
-        header.extend((0..d).map(|j| format!("c{j}")));
         // A `#` line first: counts files skip it, so the CSV still reads back.
         let mut out = format!("# {}\n", self.provenance());
-        out.push_str(&csv_line(&header));
-        for t in 0..r.published.len() {
-            let spent = r.spent[t];
-            let fresh = if r.published[t] { spent.publication } else { 0.0 };
-            let mut row = vec![
-                (t + 1).to_string(),
-                u8::from(r.published[t]).to_string(),
-                spent.total().to_string(),
-                fresh.to_string(),
-            ];
-            row.extend(r.releases[t].iter().map(f64::to_string));
-            out.push_str(&csv_line(&row));
-        }
+        out.push_str(&csv_text(|w| {
+            for name in ["timestamp_bucket", "published", "budget", "publication_budget"] {
+                w.field(name)?;
+            }
+            for j in 0..d {
+                w.value(format_args!("c{j}"))?;
+            }
+            w.end()?;
+            for t in 0..r.published.len() {
+                let spent = r.spent[t];
+                let fresh = if r.published[t] { spent.publication } else { 0.0 };
+                w.value(t + 1)?;
+                w.value(u8::from(r.published[t]))?;
+                w.value(spent.total())?;
+                w.value(fresh)?;
+                for v in &r.releases[t] {
+                    w.value(v)?;
+                }
+                w.end()?;
+            }
+            Ok(())
+        }));
         out
     }
 

@@ -11,11 +11,12 @@ use tpl_mechanisms::{histogram, simulate_users};
 use crate::args::SeedArgs;
 use crate::error::{CliError, Result};
 use crate::limits::{check_cells, check_horizon};
+use crate::matrix_file::matrix_text;
 use crate::matrix_file::{MatrixOptions, read_matrix};
 use crate::output_dir::{create_dir, write_file};
-use crate::render::{Report, Table, csv_line, human};
+use crate::render::{Report, Table, csv_text, human};
 use crate::seed::Seed;
-use crate::stream_file::{counts_text, matrix_text, stream_text};
+use crate::stream_file::{counts_text, stream_text};
 use crate::text;
 
 /// Arguments of `tpl simulate`.
@@ -158,11 +159,16 @@ impl Report for SimulateReport {
     }
 
     fn csv(&self) -> String {
-        let mut out = csv_line(&["cell".into(), "first".into(), "last".into()]);
-        for i in 0..self.cells {
-            out.push_str(&csv_line(&[i.to_string(), self.first[i].to_string(), self.last[i].to_string()]));
-        }
-        out
+        csv_text(|w| {
+            w.record(["cell", "first", "last"])?;
+            for i in 0..self.cells {
+                w.value(i)?;
+                w.value(self.first[i])?;
+                w.value(self.last[i])?;
+                w.end()?;
+            }
+            Ok(())
+        })
     }
 
     fn table(&self) -> String {
