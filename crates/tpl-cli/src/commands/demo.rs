@@ -148,6 +148,124 @@ fn indent(text: &str) -> String {
     text.lines().map(|l| format!("   {l}\n")).collect()
 }
 
+impl DemoReport {
+    /// The adversary's matrix.
+    fn intro(&self) -> String {
+        let mut out = String::new();
+        out.push_str(
+            "tpl demo — what a stream of ε-DP releases really leaks when people's moves are predictable\n\n",
+        );
+        out.push_str(&format!(
+            "An adversary knows how each person moves between {STATES} places from one step to the next\n\
+             (the same Markov matrix backward and forward; a person stays put with probability {}):\n\n",
+            human(self.matrix.row(0)[0])
+        ));
+        let mut m = Table::new(&["from \\ to", "1", "2", "3", "4"]);
+        for (j, row) in self.matrix.rows().enumerate() {
+            let mut cells = vec![format!("{}", j + 1)];
+            cells.extend(row.iter().map(|&v| human(v)));
+            m.row(cells);
+        }
+        out.push_str(&m.render());
+
+        out
+    }
+
+    /// Part 1: L(α) at a few α.
+    fn loss_section(&self) -> String {
+        let mut out = String::new();
+        out.push_str(
+            "\n1. One step of correlation turns a leakage of α into L(α) more at the next step:\n\n",
+        );
+        let mut l = Table::new(&["α", "L(α)"]);
+        for (&a, &v) in self.alphas.iter().zip(&self.losses) {
+            l.row(vec![human(a), human(v)]);
+        }
+        out.push_str(&l.render());
+
+        out
+    }
+
+    /// Part 2: BPL, FPL and TPL of the example release.
+    fn leakage_section(&self) -> String {
+        let mut out = String::new();
+        let s = &self.series;
+        out.push_str(&format!(
+            "\n2. Publishing with ε = {EPSILON} at each of {HORIZON} steps (event-level {EPSILON}-DP):\n\n"
+        ));
+        let mut t = Table::new(&["t", "ε_t", "BPL_t", "FPL_t", "TPL_t"]);
+        for i in 0..s.len() {
+            t.row(vec![
+                (i + 1).to_string(),
+                human(s.epsilon[i]),
+                human(s.bpl[i]),
+                human(s.fpl[i]),
+                human(s.tpl[i]),
+            ]);
+        }
+        t.elide(4);
+        out.push_str(&t.render());
+        out.push_str(&format!(
+            "\n   The worst step leaks {} = {}× the promised ε; any {WINDOW} consecutive steps leak up to {}\n   (Theorem 3), the whole release {} (user level).\n",
+            human(s.max_tpl()),
+            human(s.max_tpl() / EPSILON),
+            human(self.window_max),
+            human(s.horizon_leakage()),
+        ));
+
+        out
+    }
+
+    /// Part 3: where the leakage ends under a constant budget.
+    fn supremum_section(&self) -> String {
+        let mut out = String::new();
+        out.push_str("\n3. If the releases never stop, backward leakage converges to (Theorem 11):\n\n");
+        let mut sup = Table::new(&["ε per step", "sup BPL", "× ε"]);
+        for (e, v) in &self.suprema {
+            match v {
+                Supremum::Bounded(x) => sup.row(vec![human(*e), human(*x), human(x / e)]),
+                Supremum::Unbounded => sup.row(vec![human(*e), "unbounded".into(), "-".into()]),
+            }
+        }
+        out.push_str(&sup.render());
+        out
+    }
+
+    /// Parts 4 and 5: the comparisons on synthetic and real data.
+    fn comparison_sections(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!(
+            "\n4. Which release strategy? {SIM_USERS} simulated users moving among {SIM_CELLS} places for {SIM_STEPS} steps\n   \
+             (matrices estimated back from their stream), every strategy released {} times:\n\n",
+            self.synthetic.runs
+        ));
+        out.push_str(&indent(&self.synthetic.table()));
+        out.push_str(
+            "\n5. The same on a real stream: 295 vessels in New York harbour, one hour in 1-minute steps\n   \
+             (raw estimated matrices: some rows are deterministic, so L(α) = α and only finite-horizon\n   \
+             strategies have a bounded leakage):\n\n",
+        );
+        out.push_str(&indent(&self.real.table()));
+        out
+    }
+
+    /// What was written, and commands to try next.
+    fn closing(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!(
+            "\nWrote {0}/report.md, the example matrix {0}/matrix.csv, the charts {0}/leakage_example.svg, {0}/compare_synthetic.svg and\n\
+             {0}/compare_ais_hour.svg, and the synthetic stream in {0}/synthetic/.\n\n\
+             Try it on your own data:\n\
+             \x20 tpl leakage  --backward PB.csv --forward PF.csv --epsilon 0.1 --horizon 100 --window 10\n\
+             \x20 tpl estimate --stream stream.csv --out matrices\n\
+             \x20 tpl compare  --counts counts.csv --backward matrices/transition_backward.csv \\\n\
+             \x20              --forward matrices/transition_forward.csv --epsilon 1 --window 10 --postprocess map --chart c.svg\n",
+            self.out.display()
+        ));
+        out
+    }
+}
+
 impl Report for DemoReport {
     fn json(&self) -> Value {
         let sup: Vec<Value> = self
@@ -186,87 +304,14 @@ impl Report for DemoReport {
     }
 
     fn table(&self) -> String {
-        let mut out = String::new();
-        out.push_str(
-            "tpl demo — what a stream of ε-DP releases really leaks when people's moves are predictable\n\n",
-        );
-        out.push_str(&format!(
-            "An adversary knows how each person moves between {STATES} places from one step to the next\n\
-             (the same Markov matrix backward and forward; a person stays put with probability {}):\n\n",
-            human(self.matrix.row(0)[0])
-        ));
-        let mut m = Table::new(&["from \\ to", "1", "2", "3", "4"]);
-        for (j, row) in self.matrix.rows().enumerate() {
-            let mut cells = vec![format!("{}", j + 1)];
-            cells.extend(row.iter().map(|&v| human(v)));
-            m.row(cells);
-        }
-        out.push_str(&m.render());
-
-        out.push_str(
-            "\n1. One step of correlation turns a leakage of α into L(α) more at the next step:\n\n",
-        );
-        let mut l = Table::new(&["α", "L(α)"]);
-        for (&a, &v) in self.alphas.iter().zip(&self.losses) {
-            l.row(vec![human(a), human(v)]);
-        }
-        out.push_str(&l.render());
-
-        let s = &self.series;
-        out.push_str(&format!(
-            "\n2. Publishing with ε = {EPSILON} at each of {HORIZON} steps (event-level {EPSILON}-DP):\n\n"
-        ));
-        let mut t = Table::new(&["t", "ε_t", "BPL_t", "FPL_t", "TPL_t"]);
-        for i in 0..s.len() {
-            t.row(vec![
-                (i + 1).to_string(),
-                human(s.epsilon[i]),
-                human(s.bpl[i]),
-                human(s.fpl[i]),
-                human(s.tpl[i]),
-            ]);
-        }
-        t.elide(4);
-        out.push_str(&t.render());
-        out.push_str(&format!(
-            "\n   The worst step leaks {} = {}× the promised ε; any {WINDOW} consecutive steps leak up to {}\n   (Theorem 3), the whole release {} (user level).\n",
-            human(s.max_tpl()),
-            human(s.max_tpl() / EPSILON),
-            human(self.window_max),
-            human(s.horizon_leakage()),
-        ));
-
-        out.push_str("\n3. If the releases never stop, backward leakage converges to (Theorem 11):\n\n");
-        let mut sup = Table::new(&["ε per step", "sup BPL", "× ε"]);
-        for (e, v) in &self.suprema {
-            match v {
-                Supremum::Bounded(x) => sup.row(vec![human(*e), human(*x), human(x / e)]),
-                Supremum::Unbounded => sup.row(vec![human(*e), "unbounded".into(), "-".into()]),
-            }
-        }
-        out.push_str(&sup.render());
-        out.push_str(&format!(
-            "\n4. Which release strategy? {SIM_USERS} simulated users moving among {SIM_CELLS} places for {SIM_STEPS} steps\n   \
-             (matrices estimated back from their stream), every strategy released {} times:\n\n",
-            self.synthetic.runs
-        ));
-        out.push_str(&indent(&self.synthetic.table()));
-        out.push_str(
-            "\n5. The same on a real stream: 295 vessels in New York harbour, one hour in 1-minute steps\n   \
-             (raw estimated matrices: some rows are deterministic, so L(α) = α and only finite-horizon\n   \
-             strategies have a bounded leakage):\n\n",
-        );
-        out.push_str(&indent(&self.real.table()));
-        out.push_str(&format!(
-            "\nWrote {0}/report.md, the example matrix {0}/matrix.csv, the charts {0}/leakage_example.svg, {0}/compare_synthetic.svg and\n\
-             {0}/compare_ais_hour.svg, and the synthetic stream in {0}/synthetic/.\n\n\
-             Try it on your own data:\n\
-             \x20 tpl leakage  --backward PB.csv --forward PF.csv --epsilon 0.1 --horizon 100 --window 10\n\
-             \x20 tpl estimate --stream stream.csv --out matrices\n\
-             \x20 tpl compare  --counts counts.csv --backward matrices/transition_backward.csv \\\n\
-             \x20              --forward matrices/transition_forward.csv --epsilon 1 --window 10 --postprocess map --chart c.svg\n",
-            self.out.display()
-        ));
-        out
+        [
+            self.intro(),
+            self.loss_section(),
+            self.leakage_section(),
+            self.supremum_section(),
+            self.comparison_sections(),
+            self.closing(),
+        ]
+        .concat()
     }
 }
