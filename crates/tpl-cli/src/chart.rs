@@ -4,9 +4,11 @@
 use std::path::Path;
 
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 
 use crate::error::{CliError, Result};
+use crate::output_dir::write_file;
 use crate::render::human;
 
 /// Size of every chart, in pixels.
@@ -63,17 +65,7 @@ fn line_chart(path: &Path, title: &str, y_label: &str, lines: &[Line<'_>]) -> Re
             .y_label_area_size(72)
             .build_cartesian_2d(1f64..horizon, 0f64..top)
             .map_err(draw_error)?;
-        chart
-            .configure_mesh()
-            .x_desc("step t")
-            .y_desc(y_label)
-            .x_label_formatter(&|v| human(*v))
-            .y_label_formatter(&|v| human(*v))
-            .axis_desc_style((FONT, 16))
-            .label_style((FONT, 13))
-            .max_light_lines(4)
-            .draw()
-            .map_err(draw_error)?;
+        draw_mesh(&mut chart, "step t", y_label)?;
         for (k, line) in lines.iter().enumerate() {
             let color = PALETTE[k % PALETTE.len()];
             chart
@@ -82,16 +74,9 @@ fn line_chart(path: &Path, title: &str, y_label: &str, lines: &[Line<'_>]) -> Re
                 .label(line.name)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3)));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FONT, 14))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(draw_error)
+        draw_legend(&mut chart)
     })?;
-    write(path, &svg)
+    write_file(path, &svg)
 }
 
 /// The BPL/FPL/TPL chart of `tpl allocate --chart` and the demo: the budget ε_t and the
@@ -163,31 +148,9 @@ pub fn scatter_chart(
             .y_label_area_size(80)
             .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
             .map_err(draw_error)?;
-        chart
-            .configure_mesh()
-            .x_desc(x_label)
-            .y_desc(y_label)
-            .x_label_formatter(&|v| human(*v))
-            .y_label_formatter(&|v| human(*v))
-            .axis_desc_style((FONT, 16))
-            .label_style((FONT, 13))
-            .max_light_lines(4)
-            .draw()
-            .map_err(draw_error)?;
+        draw_mesh(&mut chart, x_label, y_label)?;
         if let Some((name, y)) = reference {
-            let grey = PALETTE[PALETTE.len() - 1];
-            let dashes = (0..60).map(|k| {
-                let at = |j: f64| x0 * (x1 / x0).powf(j / 120.0);
-                PathElement::new(
-                    vec![(at(2.0 * k as f64), y), (at(2.0 * k as f64 + 1.0), y)],
-                    grey.stroke_width(2),
-                )
-            });
-            chart
-                .draw_series(dashes)
-                .map_err(draw_error)?
-                .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], grey.stroke_width(2)));
+            draw_reference(&mut chart, name, y, (x0, x1))?;
         }
         for (g, name) in groups.iter().enumerate() {
             let color = PALETTE[g % PALETTE.len()];
@@ -202,16 +165,76 @@ pub fn scatter_chart(
                 .label(*name)
                 .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FONT, 14))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(draw_error)
+        draw_legend(&mut chart)
     })?;
-    write(path, &svg)
+    write_file(path, &svg)
+}
+
+/// A chart's coordinate system, linear or logarithmic on either axis.
+type Chart<'a, 'b, X, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>;
+
+/// The grid, ticks and axis titles every chart draws, in the same fonts.
+fn draw_mesh<'a, 'b: 'a, X, Y>(
+    chart: &mut Chart<'a, 'b, X, Y>,
+    x_label: &str,
+    y_label: &str,
+) -> std::result::Result<(), String>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .x_label_formatter(&|v| human(*v))
+        .y_label_formatter(&|v| human(*v))
+        .axis_desc_style((FONT, 16))
+        .label_style((FONT, 13))
+        .max_light_lines(4)
+        .draw()
+        .map_err(draw_error)
+}
+
+/// The legend box of every chart, upper right.
+fn draw_legend<'a, 'b: 'a, X, Y>(chart: &mut Chart<'a, 'b, X, Y>) -> std::result::Result<(), String>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .label_font((FONT, 14))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(draw_error)
+}
+
+/// A dashed grey horizontal line at `y` across the logarithmic x range `(x0, x1)`, with its
+/// legend entry `name`.
+fn draw_reference<'a, 'b: 'a, X, Y>(
+    chart: &mut Chart<'a, 'b, X, Y>,
+    name: &str,
+    y: f64,
+    (x0, x1): (f64, f64),
+) -> std::result::Result<(), String>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let grey = PALETTE[PALETTE.len() - 1];
+    let dashes = (0..60).map(|k| {
+        let at = |j: f64| x0 * (x1 / x0).powf(j / 120.0);
+        PathElement::new(vec![(at(2.0 * k as f64), y), (at(2.0 * k as f64 + 1.0), y)], grey.stroke_width(2))
+    });
+    chart
+        .draw_series(dashes)
+        .map_err(draw_error)?
+        .label(name)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], grey.stroke_width(2)));
+    Ok(())
 }
 
 /// Runs `draw` on a white SVG canvas and returns the document.
@@ -230,11 +253,4 @@ fn render(
 
 fn draw_error<E: std::fmt::Debug>(e: E) -> String {
     format!("{e:?}")
-}
-
-fn write(path: &Path, svg: &str) -> Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| CliError::Write { path: dir.to_path_buf(), source })?;
-    }
-    std::fs::write(path, svg).map_err(|source| CliError::Write { path: path.to_path_buf(), source })
 }

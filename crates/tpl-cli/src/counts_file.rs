@@ -1,6 +1,7 @@
-//! Reading count streams (`specs/w-event.md` §8): the one counts parser of the binary.
+//! Reading count streams (`docs/formats.md` §5): the one counts parser of the binary.
 //!
-//! Comma-separated, fields trimmed, blank lines and `#` lines ignored. If the first field
+//! CSV (the `csv` crate: quoted fields may hold commas), fields trimmed, blank lines and `#`
+//! lines ignored ([`text::for_each_csv_record`]). If the first field
 //! of the first line is `timestamp_bucket`, that line is a header: the cell columns are the
 //! fields named `c` + digits, in file order, if there is one; otherwise every column after
 //! the first. Other columns (labels) are ignored; row t is step t. Without that header every
@@ -8,6 +9,8 @@
 //! with `allow_negative`), not a counts file: its noisy values may be negative.
 
 use std::path::Path;
+
+use tpl_mechanisms::{MechError, Mechanism};
 
 use crate::error::{CliError, Result};
 use crate::text;
@@ -27,86 +30,122 @@ pub struct Counts {
 /// (noisy releases).
 pub fn read_counts(path: &Path, allow_negative: bool) -> Result<Counts> {
     let content = text::read(path)?;
-    let mut header: Option<(usize, Vec<usize>)> = None; // (field count, cell columns)
-    let mut budget_column: Option<usize> = None;
+    let mut layout: Option<Layout> = None;
+    let mut counts = Counts { rows: Vec::new(), lines: Vec::new(), publication_budget: None };
     let mut budgets = Vec::new();
-    let mut width: Option<usize> = None;
-    let (mut rows, mut lines) = (Vec::new(), Vec::new());
-    for (i, raw) in content.lines().enumerate() {
-        let line = i + 1;
-        let trimmed = raw.trim();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        let fields: Vec<&str> = trimmed.split(',').map(str::trim).collect();
-        if width.is_none() && fields[0] == "timestamp_bucket" {
-            let named: Vec<usize> = (0..fields.len()).filter(|&k| is_cell_name(fields[k])).collect();
-            let cells = if named.is_empty() { (1..fields.len()).collect() } else { named };
-            if cells.is_empty() {
-                return Err(CliError::parse(path, line, "header has no cell columns"));
+    text::for_each_csv_record(path, &content, |line, fields| {
+        let layout = match &mut layout {
+            Some(layout) => layout,
+            None => {
+                let first = Layout::of_first_record(path, line, fields)?;
+                let is_header = first.header;
+                let layout = layout.insert(first);
+                if is_header {
+                    return Ok(());
+                }
+                layout
             }
-            width = Some(fields.len());
-            budget_column = fields.iter().position(|f| *f == "publication_budget");
-            header = Some((fields.len(), cells));
-            continue;
-        }
-        let expected = *width.get_or_insert(fields.len());
-        if fields.len() != expected {
-            return Err(CliError::parse(
-                path,
-                line,
-                format!(
-                    "{} fields, but the {} has {expected}",
-                    fields.len(),
-                    if header.is_some() { "header" } else { "first row" }
-                ),
-            ));
-        }
-        let columns: Vec<usize> = match &header {
-            Some((_, cells)) => cells.clone(),
-            None => (0..fields.len()).collect(),
         };
-        let mut row = Vec::with_capacity(columns.len());
-        for k in columns {
-            let token = fields[k];
-            let value: f64 = token.parse().map_err(|_| {
-                CliError::parse(path, line, format!("column {}: {token:?} is not a number", k + 1))
-            })?;
-            if !value.is_finite() {
-                return Err(CliError::parse(
-                    path,
-                    line,
-                    format!("column {}: {token} is not a finite number", k + 1),
-                ));
-            }
-            if value < 0.0 && !allow_negative {
-                return Err(CliError::parse(
-                    path,
-                    line,
-                    format!("column {}: count {token} is negative", k + 1),
-                ));
-            }
-            row.push(value);
+        layout.check_width(path, line, fields.len())?;
+        let row: Result<Vec<f64>> = match &layout.cells {
+            Some(cells) => cells.iter().map(|&k| cell(path, line, k, &fields[k], allow_negative)).collect(),
+            None => fields.iter().enumerate().map(|(k, f)| cell(path, line, k, f, allow_negative)).collect(),
+        };
+        counts.rows.push(row?);
+        counts.lines.push(line);
+        if let Some(k) = layout.budget_column {
+            budgets.push(publication_budget(path, line, k, &fields[k])?);
         }
-        if let Some(k) = budget_column {
-            let token = fields[k];
-            let budget: f64 =
-                token.parse().ok().filter(|b: &f64| b.is_finite() && *b >= 0.0).ok_or_else(|| {
-                    CliError::parse(
-                        path,
-                        line,
-                        format!("column {}: publication budget {token:?} is not a number ≥ 0", k + 1),
-                    )
-                })?;
-            budgets.push(budget);
-        }
-        rows.push(row);
-        lines.push(line);
-    }
-    if rows.is_empty() {
+        Ok(())
+    })?;
+    if counts.rows.is_empty() {
         return Err(CliError::parse(path, 0, "no data rows"));
     }
-    Ok(Counts { rows, lines, publication_budget: budget_column.map(|_| budgets) })
+    counts.publication_budget = layout.and_then(|l| l.budget_column).map(|_| budgets);
+    Ok(counts)
+}
+
+/// Which columns of a counts file hold what, as its first record says.
+struct Layout {
+    /// True when the first record is a header (its first field is `timestamp_bucket`).
+    header: bool,
+    /// Fields per record.
+    width: usize,
+    /// The 0-based cell columns; `None`: every column (no header).
+    cells: Option<Vec<usize>>,
+    /// The `publication_budget` column, when the header has one.
+    budget_column: Option<usize>,
+}
+
+impl Layout {
+    /// The layout of a file whose first record is `fields`, on `line`.
+    fn of_first_record(path: &Path, line: usize, fields: &csv::StringRecord) -> Result<Self> {
+        let width = fields.len();
+        if &fields[0] != "timestamp_bucket" {
+            return Ok(Self { header: false, width, cells: None, budget_column: None });
+        }
+        let named: Vec<usize> = (0..width).filter(|&k| is_cell_name(&fields[k])).collect();
+        let cells = if named.is_empty() { (1..width).collect() } else { named };
+        if cells.is_empty() {
+            return Err(CliError::parse(path, line, "header has no cell columns"));
+        }
+        let budget_column = fields.iter().position(|f| f == "publication_budget");
+        Ok(Self { header: true, width, cells: Some(cells), budget_column })
+    }
+
+    /// Checks that a data record has as many fields as the first record.
+    fn check_width(&self, path: &Path, line: usize, fields: usize) -> Result<()> {
+        if fields == self.width {
+            return Ok(());
+        }
+        let first = if self.header { "header" } else { "first row" };
+        Err(CliError::parse(path, line, format!("{fields} fields, but the {first} has {}", self.width)))
+    }
+}
+
+/// The count in 0-based column `k`: a finite number, ≥ 0 unless `allow_negative`.
+fn cell(path: &Path, line: usize, k: usize, token: &str, allow_negative: bool) -> Result<f64> {
+    let at = |message: String| CliError::parse(path, line, format!("column {}: {message}", k + 1));
+    let value: f64 = token.parse().map_err(|_| at(format!("{token:?} is not a number")))?;
+    if !value.is_finite() {
+        return Err(at(format!("{token} is not a finite number")));
+    }
+    if value < 0.0 && !allow_negative {
+        return Err(at(format!("count {token} is negative")));
+    }
+    Ok(value)
+}
+
+/// The publication budget in 0-based column `k`: a finite number ≥ 0.
+fn publication_budget(path: &Path, line: usize, k: usize, token: &str) -> Result<f64> {
+    token.parse().ok().filter(|b: &f64| b.is_finite() && *b >= 0.0).ok_or_else(|| {
+        CliError::parse(
+            path,
+            line,
+            format!("column {}: publication budget {token:?} is not a number ≥ 0", k + 1),
+        )
+    })
+}
+
+/// Checks every row of `counts` with the mechanism's own [`Mechanism::validate`] before any
+/// noise is drawn (integers within ±2^52 for the exact sampler), naming file, line and value;
+/// `hint` is appended to the message for non-integer counts.
+///
+/// # Errors
+/// The first row the mechanism refuses.
+pub fn check_counts<M: Mechanism>(mechanism: &M, path: &Path, counts: &Counts, hint: &str) -> Result<()> {
+    for (row, &line) in counts.rows.iter().zip(&counts.lines) {
+        mechanism.validate(row).map_err(|e| {
+            let message = match e {
+                MechError::NotInteger { value } => format!(
+                    "count {value} is not an integer: the exact integer sampler needs integer counts{hint}"
+                ),
+                other => other.to_string(),
+            };
+            CliError::parse(path, line, message)
+        })?;
+    }
+    Ok(())
 }
 
 fn is_cell_name(field: &str) -> bool {
@@ -145,6 +184,20 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(c.rows, vec![vec![3.0, -4.0], vec![3.0, -4.0]]);
         assert_eq!(c.publication_budget, Some(vec![0.25, 0.0]));
+    }
+
+    #[test]
+    fn quoted_labels_may_hold_commas() {
+        let c = parse("timestamp_bucket,label,c0\n0,\"Mon, 06:00\",3\n1,\"Mon, 07:00\",5\n").unwrap();
+        assert_eq!(c.rows, vec![vec![3.0], vec![5.0]]);
+    }
+
+    #[test]
+    fn lines_are_counted_across_blank_and_comment_lines() {
+        let e = parse("# a\n\n1,2\n   \n  # indented\n\r\n3,x\n").err().unwrap().to_string();
+        assert!(e.contains(":7:") && e.contains("column 2"), "{e}");
+        let e = parse("1,2\n\"3\n4\",5\n").err().unwrap().to_string();
+        assert!(e.contains(":2:") && e.contains("quoted field"), "{e}");
     }
 
     #[test]

@@ -4,13 +4,17 @@
 //! Exit codes: 0 success, 2 bad input or usage or output that cannot be written, 1 other
 //! failures.
 
+mod args;
 mod budget_file;
 mod chart;
 mod commands;
 mod counts_file;
 mod error;
+mod limits;
 mod matrix_file;
+mod output_dir;
 mod progress;
+mod provenance;
 mod render;
 mod stream_file;
 mod text;
@@ -77,7 +81,7 @@ enum Command {
                             tpl postprocess --releases r.csv --total 500 --epsilon 0.1 --forward PF.csv --estimator map-integer --format json"
     )]
     Postprocess(postprocess::PostprocessArgs),
-    /// Simulate Markov users: writes stream.csv and counts.csv (the formats of the shared data).
+    /// Simulate Markov users: writes stream.csv, counts.csv and the forward matrix.
     #[command(
         after_help = "Examples:\n  tpl simulate --cells 5 --smoothing 0.01 --users 200 --horizon 500 --seed 1 --out sim\n  \
                             tpl simulate --forward PF.csv --users 1000 --horizon 100 --out sim"

@@ -67,3 +67,18 @@ fn read_raw(path: &Path, normalize: bool) -> Result<TransitionMatrix> {
         CliError::Core { context, source }
     })
 }
+
+/// The matrix file text of `rows` (one row of numbers per line), under `#` comment lines.
+pub fn matrix_text(comment: &str, rows: impl Iterator<Item = Vec<String>>) -> String {
+    let mut out = String::new();
+    for line in comment.lines() {
+        out.push_str("# ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    for row in rows {
+        out.push_str(&row.join(","));
+        out.push('\n');
+    }
+    out
+}

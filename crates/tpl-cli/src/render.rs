@@ -1,6 +1,6 @@
 //! Output: the `--format table|json|csv` choice and the one writer of each format.
 //!
-//! JSON is the machine contract of DESIGN.md: one object per command, numbers at full
+//! JSON is the machine contract (`docs/cli.md`): one object per command, numbers at full
 //! round-trip precision (serde_json prints the shortest decimal that parses back to the same
 //! double). CSV has a header row and full-precision numbers (Rust's `Display` for f64 is
 //! also shortest-round-trip). Tables are for people and may change.
@@ -84,11 +84,68 @@ pub fn human(x: f64) -> String {
     }
 }
 
-/// One CSV line from already formatted fields.
-pub fn csv_line(fields: &[String]) -> String {
-    let mut s = fields.join(",");
-    s.push('\n');
-    s
+/// The one CSV writer of the binary: the `csv` crate's RFC 4180 quoting (a field is quoted
+/// only when it holds a comma, a quote or a line break), `\n` line ends, and numbers in
+/// Rust's shortest round-trip `Display` (never exponent notation, `docs/formats.md` §1).
+pub struct CsvWriter<W: Write> {
+    inner: csv::Writer<W>,
+    /// Reused to format numbers without an allocation per field.
+    buf: String,
+}
+
+impl<W: Write> CsvWriter<W> {
+    /// A writer of records to `w`.
+    pub fn new(w: W) -> Self {
+        Self { inner: csv::WriterBuilder::new().flexible(true).from_writer(w), buf: String::new() }
+    }
+
+    /// Appends one text field to the current record.
+    pub fn field(&mut self, text: &str) -> std::io::Result<()> {
+        self.inner.write_field(text).map_err(io_error)
+    }
+
+    /// Appends one field printed with `Display` (numbers: shortest round-trip digits).
+    pub fn value(&mut self, v: impl std::fmt::Display) -> std::io::Result<()> {
+        self.buf.clear();
+        let _ = write!(self.buf, "{v}");
+        self.inner.write_field(&self.buf).map_err(io_error)
+    }
+
+    /// Ends the current record.
+    pub fn end(&mut self) -> std::io::Result<()> {
+        self.inner.write_record(None::<&[u8]>).map_err(io_error)
+    }
+
+    /// Writes one whole record.
+    pub fn record<T: AsRef<str>>(&mut self, fields: impl IntoIterator<Item = T>) -> std::io::Result<()> {
+        for f in fields {
+            self.field(f.as_ref())?;
+        }
+        self.end()
+    }
+
+    /// Flushes what is buffered to the underlying writer.
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The I/O error inside a CSV write error, so that a closed pipe stays recognisable.
+fn io_error(e: csv::Error) -> std::io::Error {
+    match e.into_kind() {
+        csv::ErrorKind::Io(e) => e,
+        other => std::io::Error::other(format!("{other:?}")),
+    }
+}
+
+/// The CSV text that `write` produces (writing to memory cannot fail).
+pub fn csv_text(write: impl FnOnce(&mut CsvWriter<&mut Vec<u8>>) -> std::io::Result<()>) -> String {
+    let mut out = Vec::new();
+    {
+        let mut w = CsvWriter::new(&mut out);
+        let _ = write(&mut w).and_then(|()| w.flush());
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A text table with right-aligned columns.
@@ -162,6 +219,17 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_quotes_only_fields_that_need_it() {
+        let text = csv_text(|w| {
+            w.record(["a", "b,c", "", "say \"hi\""])?;
+            w.value(0.1)?;
+            w.value(1e-7)?;
+            w.end()
+        });
+        assert_eq!(text, "a,\"b,c\",,\"say \"\"hi\"\"\"\n0.1,0.0000001\n");
+    }
 
     #[test]
     fn human_numbers() {

@@ -1,4 +1,4 @@
-//! User-level streams (`stream.csv` of the project's shared data): header
+//! User-level streams (`docs/formats.md` §6): header
 //! `timestamp_bucket,user_id,location_cell`, one row per user per bucket (dense). Values are
 //! any whole numbers 0..2⁶⁴−1; nothing is allocated by their size:
 //!
@@ -10,16 +10,20 @@
 //!   `states` holds each user's position in that list. When the ids are 0..k−1 the position
 //!   is the id itself.
 //!
-//! The one stream parser and writer.
+//! The one stream parser and writer (CSV through the `csv` crate), and the writer of
+//! counts files.
 
-use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::error::{CliError, Result};
+use crate::render::csv_text;
 use crate::text;
 
 /// The header of a stream file.
 pub const HEADER: &str = "timestamp_bucket,user_id,location_cell";
+
+/// The columns of [`HEADER`].
+const COLUMNS: [&str; 3] = ["timestamp_bucket", "user_id", "location_cell"];
 
 /// A dense stream: `states[t][u]` is the index in [`Stream::cell_ids`] of user u's cell at
 /// the t-th bucket.
@@ -55,25 +59,43 @@ type Row = (u64, u64, u64, usize);
 
 /// Parses the text of a stream file; `path` names it in errors.
 pub fn parse_stream(path: &Path, content: &str) -> Result<Stream> {
+    let rows = read_rows(path, content)?;
+    let distinct = |key: fn(&Row) -> u64| {
+        let mut ids: Vec<u64> = rows.iter().map(key).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    };
+    let ids = Ids { buckets: distinct(|r| r.0), users: distinct(|r| r.1) };
+    let cell_ids = distinct(|r| r.2);
+    let buckets = check_spacing(path, &ids.buckets)?;
+    let index = |ids: &[u64], id: u64| ids.binary_search(&id).unwrap_or_default();
+    // (step, user, cell index, line), sorted by step, user, line: a dense stream is then the
+    // sequence (0, 0), (0, 1), …, (T−1, N−1) and the first departure names what is wrong.
+    let mut dense: Vec<(usize, usize, usize, usize)> = rows
+        .iter()
+        .map(|&(b, u, c, line)| (index(&ids.buckets, b), index(&ids.users, u), index(&cell_ids, c), line))
+        .collect();
+    drop(rows);
+    dense.sort_unstable_by_key(|&(t, u, _, line)| (t, u, line));
+    check_dense(path, &ids, &dense)?;
+    let states = dense.chunks(ids.users.len()).map(|step| step.iter().map(|r| r.2).collect()).collect();
+    Ok(Stream { states, cell_ids, buckets })
+}
+
+/// The data rows of a stream file, after its header.
+fn read_rows(path: &Path, content: &str) -> Result<Vec<Row>> {
     let mut rows: Vec<Row> = Vec::new();
     let mut header_seen = false;
-    for (i, raw) in content.lines().enumerate() {
-        let line = i + 1;
-        let trimmed = raw.trim();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        let fields: Vec<&str> = trimmed.split(',').map(str::trim).collect();
+    text::for_each_csv_record(path, content, |line, fields| {
         if !header_seen {
-            if fields != ["timestamp_bucket", "user_id", "location_cell"] {
-                return Err(CliError::parse(
-                    path,
-                    line,
-                    format!("the header must be {HEADER:?}, found {trimmed:?}"),
-                ));
+            if fields.iter().ne(COLUMNS) {
+                let found = content.lines().nth(line - 1).unwrap_or_default().trim();
+                let message = format!("the header must be {HEADER:?}, found {found:?}");
+                return Err(CliError::parse(path, line, message));
             }
             header_seen = true;
-            continue;
+            return Ok(());
         }
         if fields.len() != 3 {
             return Err(CliError::parse(
@@ -83,78 +105,65 @@ pub fn parse_stream(path: &Path, content: &str) -> Result<Stream> {
             ));
         }
         let mut v = [0u64; 3];
-        for (k, name) in ["timestamp_bucket", "user_id", "location_cell"].iter().enumerate() {
+        for (k, name) in COLUMNS.iter().enumerate() {
             v[k] = fields[k].parse().map_err(|_| {
-                CliError::parse(
-                    path,
-                    line,
-                    format!(
-                        "column {} ({name}): {:?} is not a whole number from 0 to {}",
-                        k + 1,
-                        fields[k],
-                        u64::MAX
-                    ),
-                )
+                let message = format!(
+                    "column {} ({name}): {:?} is not a whole number from 0 to {}",
+                    k + 1,
+                    &fields[k],
+                    u64::MAX
+                );
+                CliError::parse(path, line, message)
             })?;
         }
         rows.push((v[0], v[1], v[2], line));
-    }
+        Ok(())
+    })?;
     if rows.is_empty() {
         return Err(CliError::parse(path, 0, "no data rows (empty stream)"));
     }
-    let distinct = |key: fn(&Row) -> u64| {
-        let mut ids: Vec<u64> = rows.iter().map(key).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids
-    };
-    let bucket_ids = distinct(|r| r.0);
-    let user_ids = distinct(|r| r.1);
-    let cell_ids = distinct(|r| r.2);
-    let buckets = check_spacing(path, &bucket_ids)?;
-    let index = |ids: &[u64], id: u64| ids.binary_search(&id).unwrap_or_default();
-    // (step, user, cell index, line), sorted by step, user, line: a dense stream is then the
-    // sequence (0, 0), (0, 1), …, (T−1, N−1) and the first departure names what is wrong.
-    let mut dense: Vec<(usize, usize, usize, usize)> = rows
-        .iter()
-        .map(|&(b, u, c, line)| (index(&bucket_ids, b), index(&user_ids, u), index(&cell_ids, c), line))
-        .collect();
-    drop(rows);
-    dense.sort_unstable_by_key(|&(t, u, _, line)| (t, u, line));
-    let users = user_ids.len();
+    Ok(rows)
+}
+
+/// The distinct bucket and user ids of a stream, ascending.
+struct Ids {
+    buckets: Vec<u64>,
+    users: Vec<u64>,
+}
+
+/// Checks that the sorted (step, user, cell, line) rows are exactly (0, 0), (0, 1), …,
+/// (T−1, N−1): an error names the first pair given twice or missing.
+fn check_dense(path: &Path, ids: &Ids, dense: &[(usize, usize, usize, usize)]) -> Result<()> {
+    let users = ids.users.len();
     for (k, &(t, u, _, line)) in dense.iter().enumerate() {
         let expected = (k / users, k % users);
         if (t, u) == expected {
             continue;
         }
         return Err(if (t, u) < expected {
-            CliError::parse(
-                path,
-                line,
-                format!("user {} appears twice in bucket {}", user_ids[u], bucket_ids[t]),
-            )
+            let message = format!("user {} appears twice in bucket {}", ids.users[u], ids.buckets[t]);
+            CliError::parse(path, line, message)
         } else {
-            missing(path, &user_ids, &bucket_ids, expected)
+            missing(path, ids, expected)
         });
     }
     if !dense.len().is_multiple_of(users) {
-        return Err(missing(path, &user_ids, &bucket_ids, (dense.len() / users, dense.len() % users)));
+        return Err(missing(path, ids, (dense.len() / users, dense.len() % users)));
     }
-    if dense.len() / users < bucket_ids.len() {
-        return Err(missing(path, &user_ids, &bucket_ids, (dense.len() / users, 0)));
+    if dense.len() / users < ids.buckets.len() {
+        return Err(missing(path, ids, (dense.len() / users, 0)));
     }
-    let states = dense.chunks(users).map(|step| step.iter().map(|r| r.2).collect()).collect();
-    Ok(Stream { states, cell_ids, buckets })
+    Ok(())
 }
 
 /// The error for a (bucket, user) pair that has no row.
-fn missing(path: &Path, user_ids: &[u64], bucket_ids: &[u64], (t, u): (usize, usize)) -> CliError {
+fn missing(path: &Path, ids: &Ids, (t, u): (usize, usize)) -> CliError {
     CliError::parse(
         path,
         0,
         format!(
             "user {} never appears in bucket {}: a stream lists every user at every bucket",
-            user_ids[u], bucket_ids[t]
+            ids.users[u], ids.buckets[t]
         ),
     )
 }
@@ -179,46 +188,38 @@ fn check_spacing(path: &Path, ids: &[u64]) -> Result<(u64, u64)> {
 
 /// The stream file text of `states`.
 pub fn stream_text(states: &[Vec<usize>]) -> String {
-    let mut out = String::with_capacity(states.len() * states.first().map_or(0, Vec::len) * 10);
-    out.push_str(HEADER);
-    out.push('\n');
-    for (t, step) in states.iter().enumerate() {
-        for (u, c) in step.iter().enumerate() {
-            let _ = writeln!(out, "{t},{u},{c}");
+    csv_text(|w| {
+        w.record(COLUMNS)?;
+        for (t, step) in states.iter().enumerate() {
+            for (u, c) in step.iter().enumerate() {
+                w.value(t)?;
+                w.value(u)?;
+                w.value(c)?;
+                w.end()?;
+            }
         }
-    }
-    out
+        Ok(())
+    })
 }
 
 /// The counts file text (`timestamp_bucket,c0,…`) of a histogram.
 pub fn counts_text(counts: &[Vec<f64>]) -> String {
     let n = counts.first().map_or(0, Vec::len);
-    let mut out = String::from("timestamp_bucket");
-    for i in 0..n {
-        let _ = write!(out, ",c{i}");
-    }
-    out.push('\n');
-    for (t, row) in counts.iter().enumerate() {
-        let _ = write!(out, "{t}");
-        for v in row {
-            let _ = write!(out, ",{v}");
+    csv_text(|w| {
+        w.field("timestamp_bucket")?;
+        for i in 0..n {
+            w.value(format_args!("c{i}"))?;
         }
-        out.push('\n');
-    }
-    out
-}
-
-/// The matrix file text of `rows`, under `#` comment lines.
-pub fn matrix_text(comment: &str, rows: impl Iterator<Item = Vec<String>>) -> String {
-    let mut out = String::new();
-    for line in comment.lines() {
-        let _ = writeln!(out, "# {line}");
-    }
-    for row in rows {
-        out.push_str(&row.join(","));
-        out.push('\n');
-    }
-    out
+        w.end()?;
+        for (t, row) in counts.iter().enumerate() {
+            w.value(t)?;
+            for v in row {
+                w.value(v)?;
+            }
+            w.end()?;
+        }
+        Ok(())
+    })
 }
 
 #[cfg(test)]

@@ -1,6 +1,10 @@
-//! The plain-text conventions shared by every input file: `#` starts a comment, blank lines
-//! are ignored, values are separated by commas and/or whitespace; `-` as a file name is
-//! standard input. Also the one parser of numbers typed by people, in files and in flags.
+//! The plain-text conventions shared by every input file (`docs/formats.md` §1): `-` as a
+//! file name is standard input; blank lines and `#` comments are ignored. Two styles:
+//! *numeric text* (matrices, budgets, priors: values separated by commas and/or whitespace,
+//! `#` starts a comment anywhere on a line) keeps the small tokenizer [`for_each_record`],
+//! since no CSV reader splits on whitespace or ends a line at `#`; *CSV* (counts, releases,
+//! streams) goes through the `csv` crate, [`for_each_csv_record`]. Also the one parser of
+//! numbers typed by people, in files and in flags.
 
 use std::io::Read as _;
 use std::path::Path;
@@ -121,4 +125,45 @@ pub fn json_error(path: &Path, e: &serde_json::Error) -> CliError {
     let full = e.to_string();
     let reason = full.rsplit_once(" at line ").map_or(full.as_str(), |(r, _)| r);
     CliError::parse(path, e.line(), format!("column {}: invalid JSON: {reason}", e.column()))
+}
+
+/// The records of a CSV-style file, each with its 1-based line: fields split by the `csv`
+/// crate (RFC 4180 quoting) and trimmed; blank lines, lines of spaces and lines whose first
+/// non-blank character is `#` are skipped. A record is one line: a quoted field that runs
+/// past the end of its line is an error naming the line.
+pub fn for_each_csv_record(
+    path: &Path,
+    text: &str,
+    mut f: impl FnMut(usize, &csv::StringRecord) -> Result<()>,
+) -> Result<()> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .comment(Some(b'#'))
+        .from_reader(text.as_bytes());
+    // The reader skips exactly the empty lines and the lines starting with `#`; every other
+    // line is one record, so the k-th record is on the k-th of these lines. (The reader's own
+    // positions count a skipped line as the start of the next record.)
+    let mut lines =
+        text.lines().enumerate().filter(|(_, l)| !l.is_empty() && !l.starts_with('#')).map(|(i, _)| i + 1);
+    let mut record = csv::StringRecord::new();
+    loop {
+        let more = reader.read_record(&mut record).map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line() as usize);
+            CliError::parse(path, line, format!("not CSV: {e}"))
+        })?;
+        if !more {
+            return Ok(());
+        }
+        let line = lines.next().unwrap_or(0);
+        if record.iter().any(|field| field.contains(['\n', '\r'])) {
+            return Err(CliError::parse(path, line, "a quoted field runs past the end of the line"));
+        }
+        let blank = record.len() == 1 && record[0].is_empty();
+        if blank || record.get(0).unwrap_or("").starts_with('#') {
+            continue;
+        }
+        f(line, &record)?;
+    }
 }

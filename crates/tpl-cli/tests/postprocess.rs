@@ -1,4 +1,4 @@
-//! `tpl postprocess` through the built binary (`specs/map-postprocessing.md` §11): the JSON
+//! `tpl postprocess` through the built binary (`docs/map.md`, `docs/formats.md` §8): the JSON
 //! contract, the two-command pipeline from `tpl release --format csv`, headered and headerless
 //! releases, byte-identical reruns, the MSE gain on a correlated stream, and every bad input.
 
@@ -19,7 +19,7 @@ fn rows(v: &Value) -> Vec<Vec<f64>> {
 #[test]
 fn json_contract_and_the_hand_case() {
     let d = Scratch::new("pp_contract");
-    // Spec §10: p = (½, ½), r = (10, 0), N = 10, a = ln 2 (ε = 2 ln 2, Δ = 2) → x = (8, 2).
+    // A hand case: p = (½, ½), r = (10, 0), N = 10, a = ln 2 (ε = 2 ln 2, Δ = 2) → x = (8, 2).
     let r = d.file("r.csv", "10,0\n");
     let p = d.file("p.csv", "0.5 0.5\n");
     let eps = s(2.0 * 2f64.ln());
@@ -55,7 +55,7 @@ fn json_contract_and_the_hand_case() {
 }
 
 #[test]
-fn tie_rule_and_the_mle_cases_of_the_spec() {
+fn tie_rule_and_the_mle_edge_cases() {
     let d = Scratch::new("pp_spec_cases");
     let zero = d.file("zero.csv", "0,0,0\n");
     let out = json(&[

@@ -1,4 +1,4 @@
-//! `tpl release` through the built binary (`specs/w-event.md` §8): the JSON contract with its
+//! `tpl release` through the built binary (`docs/w-event.md`, `docs/formats.md` §7): the JSON contract with its
 //! exact key order, (W) for every scheme, the CSV that is itself a counts file, seeded
 //! reproducibility, the discrete sampler's integer noise, how every release says it was made,
 //! the limits of exact integer releases, and every bad input (exit 2).
@@ -10,7 +10,7 @@ use serde_json::Value;
 
 const SCHEMES: [&str; 6] = ["laplace", "uniform", "sample", "bd", "ba", "pba"];
 
-/// A small integer stream: 40 steps × 3 cells with a drift, header like the shared data.
+/// A small integer stream: 40 steps × 3 cells with a drift, header like the data in `testdata/`.
 fn stream() -> String {
     let mut s = String::from("timestamp_bucket,c0,c1,c2\n");
     for t in 0..40 {
@@ -51,7 +51,7 @@ fn json_contract_for_every_scheme() {
                 "releases",
                 "max_window_budget"
             ],
-            "keys in the order of the spec"
+            "keys in the order of the contract"
         );
         assert_eq!(out["scheme"], Value::String(scheme.into()));
         assert_eq!(out["sensitivity"], 2.0);

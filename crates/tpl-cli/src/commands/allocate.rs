@@ -11,9 +11,10 @@ use tpl_alloc::{
 };
 use tpl_core::{CoreError, Supremum};
 
+use crate::args::CorrelationArgs;
 use crate::error::{CliError, Result};
-use crate::matrix_file::{MatrixOptions, read_matrix};
-use crate::render::{Report, Table, csv_line, human};
+use crate::limits::check_horizon;
+use crate::render::{Report, Table, csv_text, human};
 
 /// The allocation strategies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -32,12 +33,8 @@ pub struct AllocateArgs {
     /// Allocation strategy.
     #[arg(long, value_enum)]
     pub strategy: Strategy,
-    /// Backward correlation P_B; omit if unknown to the adversary.
-    #[arg(long, value_name = "FILE")]
-    pub backward: Option<PathBuf>,
-    /// Forward correlation P_F; omit if unknown to the adversary.
-    #[arg(long, value_name = "FILE")]
-    pub forward: Option<PathBuf>,
+    #[command(flatten)]
+    pub correlation: CorrelationArgs,
     /// Target leakage α > 0.
     #[arg(long, value_name = "A", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
     pub alpha: f64,
@@ -51,8 +48,6 @@ pub struct AllocateArgs {
     /// Write an SVG chart of the budgets ε_t and the audited BPL, FPL, TPL over time.
     #[arg(long, value_name = "FILE.svg")]
     pub chart: Option<PathBuf>,
-    #[command(flatten)]
-    pub matrices: MatrixOptions,
 }
 
 /// The allocation, and the window audit when one was asked for.
@@ -70,16 +65,15 @@ pub fn run(args: &AllocateArgs) -> Result<AllocateReport> {
             source: AllocError::Core(CoreError::BadAlpha(args.alpha)),
         });
     }
-    crate::commands::leakage::check_horizon(args.horizon)?;
+    check_horizon(args.horizon)?;
     if let Some(w) = args.window
         && (w == 0 || w > args.horizon)
     {
         return Err(CliError::flag("--window", CoreError::BadWindow { window: w, horizon: args.horizon }));
     }
-    let pb = args.backward.as_ref().map(|p| read_matrix(p, &args.matrices)).transpose()?;
-    let pf = args.forward.as_ref().map(|p| read_matrix(p, &args.matrices)).transpose()?;
+    let (pb, pf) = args.correlation.read()?;
     let corr = Correlation::new(pb.as_ref(), pf.as_ref()).map_err(|source| {
-        let context = match (&args.backward, &args.forward) {
+        let context = match (&args.correlation.backward, &args.correlation.forward) {
             (Some(b), Some(f)) => format!("{} and {}: ", b.display(), f.display()),
             _ => String::new(),
         };
@@ -97,8 +91,10 @@ pub fn run(args: &AllocateArgs) -> Result<AllocateReport> {
     };
     let allocation = allocated.map_err(|source| {
         let context = match &source {
-            AllocError::Unbounded { side: Side::Backward } => file_context(args.backward.as_ref()),
-            AllocError::Unbounded { side: Side::Forward } => file_context(args.forward.as_ref()),
+            AllocError::Unbounded { side: Side::Backward } => {
+                file_context(args.correlation.backward.as_ref())
+            }
+            AllocError::Unbounded { side: Side::Forward } => file_context(args.correlation.forward.as_ref()),
             _ => String::new(),
         };
         CliError::Alloc { context, source }
@@ -169,17 +165,17 @@ impl Report for AllocateReport {
 
     fn csv(&self) -> String {
         let a = &self.allocation;
-        let mut out = csv_line(&["t".into(), "budget".into(), "bpl".into(), "fpl".into(), "tpl".into()]);
-        for i in 0..a.budgets().len() {
-            out.push_str(&csv_line(&[
-                (i + 1).to_string(),
-                a.budgets()[i].to_string(),
-                a.audit.series.bpl()[i].to_string(),
-                a.audit.series.fpl()[i].to_string(),
-                a.audit.series.tpl()[i].to_string(),
-            ]));
-        }
-        out
+        csv_text(|w| {
+            w.record(["t", "budget", "bpl", "fpl", "tpl"])?;
+            for i in 0..a.budgets().len() {
+                w.value(i + 1)?;
+                for v in [a.budgets()[i], a.audit.series.bpl()[i], a.audit.series.fpl()[i], a.audit.series.tpl()[i]] {
+                    w.value(v)?;
+                }
+                w.end()?;
+            }
+            Ok(())
+        })
     }
 
     fn table(&self) -> String {

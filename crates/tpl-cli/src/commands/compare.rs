@@ -10,13 +10,14 @@ use tpl_compare::{Comparison, Seed, Setup, Strategy, compare};
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism};
 
+use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
 use crate::chart::{Point, scatter_chart};
-use crate::commands::release::{VERSION, check_counts};
-use crate::counts_file::read_counts;
+use crate::counts_file::{check_counts, read_counts};
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix};
 use crate::progress;
-use crate::render::{Report, Table, csv_line, human};
+use crate::provenance::{VERSION, note_seeded};
+use crate::render::{Report, Table, csv_text, human};
 
 /// Post-processing applied to every strategy's releases (in extra rows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -31,18 +32,10 @@ pub struct CompareArgs {
     /// True counts: one row per step (header `timestamp_bucket,c0,…` or headerless), integers.
     #[arg(long, value_name = "FILE")]
     pub counts: PathBuf,
-    /// The adversary's backward correlation P_B (omit if unknown to them).
-    #[arg(long, value_name = "FILE")]
-    pub backward: Option<PathBuf>,
-    /// The adversary's forward correlation P_F (also the prior of MAP post-processing).
-    #[arg(long, value_name = "FILE")]
-    pub forward: Option<PathBuf>,
-    /// Budget ε > 0 of every window of W steps, for the w-event schemes.
-    #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
-    pub epsilon: f64,
-    /// Window W ≥ 1 of w-event privacy and of the audited window leakage.
-    #[arg(long, value_name = "W")]
-    pub window: usize,
+    #[command(flatten)]
+    pub wevent: WEventArgs,
+    #[command(flatten)]
+    pub correlation: CorrelationArgs,
     /// Strategies, comma-separated (default: all): laplace, uniform, sample, bd, ba, pba,
     /// upper-bound, quantified, window.
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = Strategy::parse)]
@@ -55,20 +48,14 @@ pub struct CompareArgs {
     #[arg(long, value_name = "R", default_value_t = 10)]
     pub runs: usize,
     /// Also score every strategy after post-processing (adds `<strategy>+map` rows and the
-    /// data-free `prior-mean` row).
+    /// data-free `prior-mean` row); MAP takes --forward as its public prior.
     #[arg(long, value_enum, value_name = "map")]
     pub postprocess: Option<Postprocess>,
-    /// L1 sensitivity Δ > 0 of one step's counts (2: one user moves between cells).
-    #[arg(long, value_name = "D", default_value_t = tpl_mechanisms::DEFAULT_SENSITIVITY, allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
-    pub sensitivity: f64,
-    /// Seed for reproducible runs; default: OS entropy (the seed used is reported).
-    #[arg(long, value_name = "S")]
-    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub seed: SeedArgs,
     /// Write an SVG chart of error against audited leakage.
     #[arg(long, value_name = "FILE.svg")]
     pub chart: Option<PathBuf>,
-    #[command(flatten)]
-    pub matrices: MatrixOptions,
 }
 
 /// The comparison table: the library's result, rendered and drawn here.
@@ -81,21 +68,22 @@ pub fn run(args: &CompareArgs) -> Result<CompareReport> {
     let validator = LaplaceMechanism::new(DiscreteLaplace::seeded(0));
     check_counts(&validator, &args.counts, &counts, "")?;
     let cells = counts.rows[0].len();
-    let backward = load(args.backward.as_deref(), cells, &args.counts, &args.matrices)?;
-    let forward = load(args.forward.as_deref(), cells, &args.counts, &args.matrices)?;
+    let corr = &args.correlation;
+    let backward = load(corr.backward.as_deref(), cells, &args.counts, &corr.matrices)?;
+    let forward = load(corr.forward.as_deref(), cells, &args.counts, &corr.matrices)?;
     let strategies = args.schemes.clone().unwrap_or_else(|| Strategy::ALL.to_vec());
     let report = run_comparison(
         &counts.rows,
         backward.as_ref(),
         forward.as_ref(),
         &Options {
-            epsilon: args.epsilon,
-            window: args.window,
+            epsilon: args.wevent.epsilon,
+            window: args.wevent.window,
             alpha: args.alpha,
-            sensitivity: args.sensitivity,
+            sensitivity: args.wevent.sensitivity,
             runs: args.runs,
             map: args.postprocess.is_some(),
-            seed: args.seed,
+            seed: args.seed.seed,
         },
         &strategies,
     )?;
@@ -106,9 +94,7 @@ pub fn run(args: &CompareArgs) -> Result<CompareReport> {
             .map_or(args.counts.display().to_string(), |n| n.to_string_lossy().into_owned());
         report.chart(path, &name)?;
     }
-    if let Some(seed) = args.seed {
-        eprintln!("tpl: note: --seed {seed} makes these releases reproducible, hence NOT private");
-    }
+    note_seeded(args.seed.seed, "these releases");
     Ok(report)
 }
 
@@ -233,32 +219,31 @@ impl Report for CompareReport {
             "published_fraction",
             "error",
         ];
-        let mut out = csv_line(&header.map(String::from));
-        for r in &self.0.rows {
-            let fields = match &r.outcome {
-                Ok(s) => vec![
-                    r.strategy.clone(),
-                    s.mae.mean.to_string(),
-                    s.mae.std.to_string(),
-                    s.mse.mean.to_string(),
-                    s.mse.std.to_string(),
-                    s.max_window_budget.to_string(),
-                    s.max_tpl.to_string(),
-                    s.max_window_leakage.to_string(),
-                    s.published_fraction.to_string(),
-                    String::new(),
-                ],
-                Err(why) => {
-                    let why = why.to_string();
-                    let mut f = vec![r.strategy.clone()];
-                    f.extend(std::iter::repeat_n(String::new(), 8));
-                    f.push(format!("\"{}\"", why.replace('"', "\"\"")));
-                    f
+        csv_text(|w| {
+            w.record(header)?;
+            for r in &self.0.rows {
+                w.field(&r.strategy)?;
+                match &r.outcome {
+                    Ok(s) => {
+                        let (mae, mse) = (&s.mae, &s.mse);
+                        for v in [mae.mean, mae.std, mse.mean, mse.std, s.max_window_budget, s.max_tpl] {
+                            w.value(v)?;
+                        }
+                        w.value(s.max_window_leakage)?;
+                        w.value(s.published_fraction)?;
+                        w.field("")?;
+                    }
+                    Err(why) => {
+                        for _ in 0..8 {
+                            w.field("")?;
+                        }
+                        w.field(&why.to_string())?;
+                    }
                 }
-            };
-            out.push_str(&csv_line(&fields));
-        }
-        out
+                w.end()?;
+            }
+            Ok(())
+        })
     }
 
     fn table(&self) -> String {

@@ -13,10 +13,11 @@ use tpl_core::{
 
 use crate::chart::leakage_chart;
 use crate::commands::compare::{CompareReport, Options, run_comparison};
-use crate::commands::simulate::{create_dir, write_file};
 use crate::error::{CliError, Result};
-use crate::render::{Report, Table, human};
-use crate::stream_file::{counts_text, matrix_text, parse_stream, stream_text};
+use crate::matrix_file::matrix_text;
+use crate::output_dir::{create_dir, write_file};
+use crate::render::{Report, Table, csv_text, human};
+use crate::stream_file::{counts_text, parse_stream, stream_text};
 
 /// Arguments of `tpl demo`.
 #[derive(Debug, Args)]
@@ -145,45 +146,9 @@ fn indent(text: &str) -> String {
     text.lines().map(|l| format!("   {l}\n")).collect()
 }
 
-impl Report for DemoReport {
-    fn json(&self) -> Value {
-        let sup: Vec<Value> = self
-            .suprema
-            .iter()
-            .map(|(e, s)| json!({ "epsilon": e, "bounded": s.value().is_some(), "supremum": s.value() }))
-            .collect();
-        json!({
-            "matrix": self.matrix.to_rows(),
-            "loss": { "alpha": self.alphas, "loss": self.losses },
-            "leakage": {
-                "epsilon": self.series.epsilon(), "bpl": self.series.bpl(), "fpl": self.series.fpl(),
-                "tpl": self.series.tpl(), "max_tpl": self.series.max_tpl(),
-                "window": WINDOW, "max_window_leakage": self.window_max,
-            },
-            "supremum": sup,
-            "synthetic": self.synthetic.json(),
-            "ais_hour": self.real.json(),
-            "out": self.out.display().to_string(),
-        })
-    }
-
-    fn csv(&self) -> String {
-        let mut s = String::from("t,epsilon,bpl,fpl,tpl\n");
-        for i in 0..self.series.len() {
-            let sr = &self.series;
-            s.push_str(&format!(
-                "{},{},{},{},{}\n",
-                i + 1,
-                sr.epsilon()[i],
-                sr.bpl()[i],
-                sr.fpl()[i],
-                sr.tpl()[i]
-            ));
-        }
-        s
-    }
-
-    fn table(&self) -> String {
+impl DemoReport {
+    /// The adversary's matrix.
+    fn intro(&self) -> String {
         let mut out = String::new();
         out.push_str(
             "tpl demo — what a stream of ε-DP releases really leaks when people's moves are predictable\n\n",
@@ -201,6 +166,12 @@ impl Report for DemoReport {
         }
         out.push_str(&m.render());
 
+        out
+    }
+
+    /// Part 1: L(α) at a few α.
+    fn loss_section(&self) -> String {
+        let mut out = String::new();
         out.push_str(
             "\n1. One step of correlation turns a leakage of α into L(α) more at the next step:\n\n",
         );
@@ -210,6 +181,12 @@ impl Report for DemoReport {
         }
         out.push_str(&l.render());
 
+        out
+    }
+
+    /// Part 2: BPL, FPL and TPL of the example release.
+    fn leakage_section(&self) -> String {
+        let mut out = String::new();
         let s = &self.series;
         out.push_str(&format!(
             "\n2. Publishing with ε = {EPSILON} at each of {HORIZON} steps (event-level {EPSILON}-DP):\n\n"
@@ -234,6 +211,12 @@ impl Report for DemoReport {
             human(s.horizon_leakage()),
         ));
 
+        out
+    }
+
+    /// Part 3: where the leakage ends under a constant budget.
+    fn supremum_section(&self) -> String {
+        let mut out = String::new();
         out.push_str("\n3. If the releases never stop, backward leakage converges to (Theorem 11):\n\n");
         let mut sup = Table::new(&["ε per step", "sup BPL", "× ε"]);
         for (e, v) in &self.suprema {
@@ -243,6 +226,12 @@ impl Report for DemoReport {
             }
         }
         out.push_str(&sup.render());
+        out
+    }
+
+    /// Parts 4 and 5: the comparisons on synthetic and real data.
+    fn comparison_sections(&self) -> String {
+        let mut out = String::new();
         out.push_str(&format!(
             "\n4. Which release strategy? {SIM_USERS} simulated users moving among {SIM_CELLS} places for {SIM_STEPS} steps\n   \
              (matrices estimated back from their stream), every strategy released {} times:\n\n",
@@ -255,6 +244,12 @@ impl Report for DemoReport {
              strategies have a bounded leakage):\n\n",
         );
         out.push_str(&indent(&self.real.table()));
+        out
+    }
+
+    /// What was written, and commands to try next.
+    fn closing(&self) -> String {
+        let mut out = String::new();
         out.push_str(&format!(
             "\nWrote {0}/report.md, the example matrix {0}/matrix.csv, the charts {0}/leakage_example.svg, {0}/compare_synthetic.svg and\n\
              {0}/compare_ais_hour.svg, and the synthetic stream in {0}/synthetic/.\n\n\
@@ -266,5 +261,55 @@ impl Report for DemoReport {
             self.out.display()
         ));
         out
+    }
+}
+
+impl Report for DemoReport {
+    fn json(&self) -> Value {
+        let sup: Vec<Value> = self
+            .suprema
+            .iter()
+            .map(|(e, s)| json!({ "epsilon": e, "bounded": s.value().is_some(), "supremum": s.value() }))
+            .collect();
+        json!({
+            "matrix": self.matrix.to_rows(),
+            "loss": { "alpha": self.alphas, "loss": self.losses },
+            "leakage": {
+                "epsilon": self.series.epsilon(), "bpl": self.series.bpl(), "fpl": self.series.fpl(),
+                "tpl": self.series.tpl(), "max_tpl": self.series.max_tpl(),
+                "window": WINDOW, "max_window_leakage": self.window_max,
+            },
+            "supremum": sup,
+            "synthetic": self.synthetic.json(),
+            "ais_hour": self.real.json(),
+            "out": self.out.display().to_string(),
+        })
+    }
+
+    fn csv(&self) -> String {
+        let s = &self.series;
+        csv_text(|w| {
+            w.record(["t", "epsilon", "bpl", "fpl", "tpl"])?;
+            for i in 0..s.len() {
+                w.value(i + 1)?;
+                for v in [s.epsilon()[i], s.bpl()[i], s.fpl()[i], s.tpl()[i]] {
+                    w.value(v)?;
+                }
+                w.end()?;
+            }
+            Ok(())
+        })
+    }
+
+    fn table(&self) -> String {
+        [
+            self.intro(),
+            self.loss_section(),
+            self.leakage_section(),
+            self.supremum_section(),
+            self.comparison_sections(),
+            self.closing(),
+        ]
+        .concat()
     }
 }

@@ -12,10 +12,12 @@ use clap::Args;
 use serde_json::{Value, json};
 use tpl_core::{EstimatedMatrix, TransitionCounts, TransitionMatrix};
 
-use crate::commands::simulate::{create_dir, write_file};
 use crate::error::{CliError, Result};
-use crate::render::{Report, csv_line};
-use crate::stream_file::{matrix_text, read_stream};
+use crate::limits::{MAX_CELLS, check_cells};
+use crate::matrix_file::matrix_text;
+use crate::output_dir::{create_dir, write_file};
+use crate::render::{Report, csv_text};
+use crate::stream_file::read_stream;
 
 /// Arguments of `tpl estimate`.
 #[derive(Debug, Args)]
@@ -51,10 +53,6 @@ pub struct EstimateReport {
     out: PathBuf,
 }
 
-/// The largest number of cells (matrix rows) `estimate` builds: three n × n tables of
-/// 8-byte numbers are 400 MB at n = 4096.
-pub const MAX_CELLS: usize = 4096;
-
 /// The files `estimate` writes.
 const FILES: [&str; 4] =
     ["transition_forward.csv", "transition_backward.csv", "transition_counts.csv", "cells.csv"];
@@ -63,10 +61,8 @@ const FILES: [&str; 4] =
 pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
     let mut stream = read_stream(&args.stream)?;
     let cell_ids: Vec<u64> = match args.cells {
-        Some(n) if n > MAX_CELLS => {
-            return Err(CliError::Usage(format!("--cells {n}: at most {MAX_CELLS} cells are supported")));
-        }
         Some(n) => {
+            check_cells(n)?;
             let largest = stream.cell_ids.last().copied().unwrap_or(0);
             if largest >= n as u64 {
                 return Err(CliError::Usage(format!(
@@ -223,11 +219,13 @@ impl Report for EstimateReport {
     }
 
     fn csv(&self) -> String {
-        let mut out = csv_line(&["file".into()]);
-        for f in FILES {
-            out.push_str(&csv_line(&[self.out.join(f).display().to_string()]));
-        }
-        out
+        csv_text(|w| {
+            w.record(["file"])?;
+            for f in FILES {
+                w.record([self.out.join(f).display().to_string()])?;
+            }
+            Ok(())
+        })
     }
 
     fn table(&self) -> String {

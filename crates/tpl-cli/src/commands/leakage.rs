@@ -12,22 +12,18 @@ use clap::Args;
 use serde_json::{Value, json};
 use tpl_core::{Budgets, CompactSeries, CoreError};
 
+use crate::args::CorrelationArgs;
 use crate::budget_file::read_budgets;
 use crate::error::{CliError, Result};
-use crate::matrix_file::{MatrixOptions, read_matrix};
-use crate::render::{Report, Table, csv_line, human, json_number};
+use crate::limits::check_horizon;
+use crate::render::{CsvWriter, Report, Table, csv_text, human, json_number};
 use crate::text::name;
 
 /// Arguments of `tpl leakage`.
 #[derive(Debug, Args)]
 pub struct LeakageArgs {
-    /// Backward correlation P_B (row j: Pr(value at t−1 | value at t = j)); omit if unknown
-    /// to the adversary. `-` reads standard input.
-    #[arg(long, value_name = "FILE")]
-    pub backward: Option<PathBuf>,
-    /// Forward correlation P_F (row j: Pr(value at t | value at t−1 = j)); omit if unknown.
-    #[arg(long, value_name = "FILE")]
-    pub forward: Option<PathBuf>,
+    #[command(flatten)]
+    pub correlation: CorrelationArgs,
     /// Constant budget ε > 0 at every step (with --horizon).
     #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
     pub epsilon: Option<f64>,
@@ -43,8 +39,6 @@ pub struct LeakageArgs {
     /// Write an SVG chart of ε_t, BPL, FPL and TPL over time.
     #[arg(long, value_name = "FILE.svg")]
     pub chart: Option<PathBuf>,
-    #[command(flatten)]
-    pub matrices: MatrixOptions,
 }
 
 /// The audited series, and the window length and worst window leakage when asked for.
@@ -55,7 +49,7 @@ pub struct LeakageReport {
 
 /// The budgets of `--epsilon E --horizon T` or `--budgets FILE`; `--horizon` is checked by
 /// [`check_horizon`].
-pub fn budgets_from_flags(
+fn budgets_from_flags(
     epsilon: Option<f64>,
     horizon: Option<usize>,
     file: Option<&PathBuf>,
@@ -81,20 +75,6 @@ pub fn budgets_from_flags(
     }
 }
 
-/// The longest horizon a command accepts: at 10⁸ steps the series alone is 1.6 GB.
-pub const MAX_HORIZON: usize = 100_000_000;
-
-/// Checks `--horizon T`: 1 ≤ T ≤ [`MAX_HORIZON`].
-pub fn check_horizon(t: usize) -> Result<()> {
-    if t == 0 {
-        return Err(CliError::flag("--horizon", CoreError::EmptyHorizon));
-    }
-    if t > MAX_HORIZON {
-        return Err(CliError::Usage(format!("--horizon {t}: at most {MAX_HORIZON} steps are supported")));
-    }
-    Ok(())
-}
-
 /// Runs `tpl leakage`.
 pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
     let budgets = budgets_from_flags(args.epsilon, args.horizon, args.budgets.as_ref())?;
@@ -104,12 +84,11 @@ pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
     {
         return Err(CliError::flag("--window", CoreError::BadWindow { window: w, horizon }));
     }
-    let pb = args.backward.as_ref().map(|p| read_matrix(p, &args.matrices)).transpose()?;
-    let pf = args.forward.as_ref().map(|p| read_matrix(p, &args.matrices)).transpose()?;
+    let (pb, pf) = args.correlation.read()?;
     // Budget-size problems (overflow) are reported against where the budgets came from,
     // a size mismatch against the two matrix files.
     let origin = |source| {
-        let context = match (&source, &args.backward, &args.forward) {
+        let context = match (&source, &args.correlation.backward, &args.correlation.forward) {
             (CoreError::MatrixSizes { .. }, Some(b), Some(f)) => {
                 format!("--backward {}, --forward {}: ", name(b), name(f))
             }
@@ -150,6 +129,32 @@ fn json_array(
         json_number(w, v(t))?;
     }
     w.write_all(b"]")
+}
+
+impl LeakageReport {
+    /// The CSV records, one step at a time (nothing the size of the horizon is built).
+    fn csv_records<W: Write>(&self, w: &mut CsvWriter<W>) -> std::io::Result<()> {
+        let s = &self.series;
+        w.record(["t", "epsilon", "bpl", "fpl", "tpl"].iter().chain(self.window.map(|_| &"window_leakage")))?;
+        let mut windows = match self.window {
+            Some((window, _)) => Some(s.window_leakage(window).map_err(std::io::Error::other)?),
+            None => None,
+        };
+        for i in 0..s.len() {
+            w.value(i + 1)?;
+            for v in [s.budgets().get(i), s.bpl()[i], s.fpl()[i], s.tpl_at(i)] {
+                w.value(v)?;
+            }
+            if let Some(values) = &mut windows {
+                match values.next() {
+                    Some(v) => w.value(v.map_err(std::io::Error::other)?)?,
+                    None => w.field("")?,
+                }
+            }
+            w.end()?;
+        }
+        Ok(())
+    }
 }
 
 impl Report for LeakageReport {
@@ -205,34 +210,13 @@ impl Report for LeakageReport {
     }
 
     fn csv(&self) -> String {
-        let mut out = Vec::new();
-        // Writing to a Vec cannot fail.
-        let _ = self.write_csv(&mut out);
-        String::from_utf8_lossy(&out).into_owned()
+        csv_text(|w| self.csv_records(w))
     }
 
     fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        let s = &self.series;
-        let mut header = vec!["t".to_string(), "epsilon".into(), "bpl".into(), "fpl".into(), "tpl".into()];
-        if self.window.is_some() {
-            header.push("window_leakage".into());
-        }
-        w.write_all(csv_line(&header).as_bytes())?;
-        let mut windows = match self.window {
-            Some((window, _)) => Some(s.window_leakage(window).map_err(std::io::Error::other)?),
-            None => None,
-        };
-        for i in 0..s.len() {
-            write!(w, "{},{},{},{},{}", i + 1, s.budgets().get(i), s.bpl()[i], s.fpl()[i], s.tpl_at(i))?;
-            if let Some(values) = &mut windows {
-                match values.next() {
-                    Some(v) => write!(w, ",{}", v.map_err(std::io::Error::other)?)?,
-                    None => w.write_all(b",")?,
-                }
-            }
-            w.write_all(b"\n")?;
-        }
-        Ok(())
+        let mut w = CsvWriter::new(w);
+        self.csv_records(&mut w)?;
+        w.flush()
     }
 
     fn table(&self) -> String {
@@ -297,9 +281,10 @@ mod tests {
             let mut csv = Vec::new();
             r.write_csv(&mut csv).unwrap();
             let csv = String::from_utf8(csv).unwrap();
-            // The CSV as the pre-streaming code built it: one csv_line of Display'ed fields.
+            // The CSV as the pre-streaming code built it: Display'ed fields joined by commas.
             let v = r.json();
-            let mut old = csv_line(
+            let line = |fields: &[String]| format!("{}\n", fields.join(","));
+            let mut old = line(
                 &["t", "epsilon", "bpl", "fpl", "tpl"]
                     .iter()
                     .map(|s| s.to_string())
@@ -316,7 +301,7 @@ mod tests {
                         v["window_leakage"].get(i).map_or(String::new(), |x| x.as_f64().unwrap().to_string()),
                     );
                 }
-                old.push_str(&csv_line(&row));
+                old.push_str(&line(&row));
             }
             assert_eq!(csv, old);
         }

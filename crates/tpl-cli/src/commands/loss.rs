@@ -9,7 +9,7 @@ use tpl_core::Loss;
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix};
 use crate::progress;
-use crate::render::{Report, Table, csv_line, human};
+use crate::render::{Report, Table, csv_text, human};
 
 /// Arguments of `tpl loss`.
 #[derive(Debug, Args)]
@@ -58,11 +58,15 @@ impl Report for LossReport {
     }
 
     fn csv(&self) -> String {
-        let mut s = csv_line(&["alpha".into(), "loss".into()]);
-        for (a, l) in self.alpha.iter().zip(&self.loss) {
-            s.push_str(&csv_line(&[a.to_string(), l.to_string()]));
-        }
-        s
+        csv_text(|w| {
+            w.record(["alpha", "loss"])?;
+            for (a, l) in self.alpha.iter().zip(&self.loss) {
+                w.value(a)?;
+                w.value(l)?;
+                w.end()?;
+            }
+            Ok(())
+        })
     }
 
     fn table(&self) -> String {

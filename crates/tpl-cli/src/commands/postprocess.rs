@@ -1,6 +1,6 @@
 //! `tpl postprocess`: MAP (or MLE) estimates of the true counts behind a noisy release
 //! stream, using the public forward correlation as prior knowledge
-//! (`specs/map-postprocessing.md` §11). Post-processing costs no privacy budget.
+//! (`docs/map.md`). Post-processing costs no privacy budget.
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +12,7 @@ use crate::budget_file::read_budgets;
 use crate::counts_file::{Counts, read_counts};
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix};
-use crate::render::{Report, Table, csv_line, human};
+use crate::render::{Report, Table, csv_text, human};
 use crate::text;
 
 /// Arguments of `tpl postprocess`.
@@ -65,7 +65,7 @@ pub struct PostprocessReport {
     total: u64,
 }
 
-/// Runs `tpl postprocess`; warnings of the prior (spec §5) go to stderr.
+/// Runs `tpl postprocess`; warnings of the prior (`docs/map.md` §5) go to stderr.
 pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
     if !(args.sensitivity.is_finite() && args.sensitivity > 0.0) {
         return Err(post("--sensitivity: ", PostprocessError::BadSensitivity(args.sensitivity)));
@@ -208,15 +208,21 @@ impl Report for PostprocessReport {
     fn csv(&self) -> String {
         let rows = &self.estimates.estimates;
         let n = rows.first().map_or(0, Vec::len);
-        let mut header = vec!["t".to_string()];
-        header.extend((0..n).map(|i| format!("x{i}")));
-        let mut out = csv_line(&header);
-        for (t, row) in rows.iter().enumerate() {
-            let mut fields = vec![(t + 1).to_string()];
-            fields.extend(row.iter().map(f64::to_string));
-            out.push_str(&csv_line(&fields));
-        }
-        out
+        csv_text(|w| {
+            w.field("t")?;
+            for i in 0..n {
+                w.value(format_args!("x{i}"))?;
+            }
+            w.end()?;
+            for (t, row) in rows.iter().enumerate() {
+                w.value(t + 1)?;
+                for v in row {
+                    w.value(v)?;
+                }
+                w.end()?;
+            }
+            Ok(())
+        })
     }
 
     fn table(&self) -> String {

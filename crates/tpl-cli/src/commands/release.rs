@@ -5,19 +5,16 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 use tpl_mechanisms::{
-    DiscreteLaplace, FloatLaplace, LaplaceMechanism, MechError, Mechanism, NoiseSource, PbaCorrelation, Run,
-    SchemeInputs, SchemeKind, WEventParams, run,
+    DiscreteLaplace, FloatLaplace, LaplaceMechanism, MechError, NoiseSource, PbaCorrelation, Run,
+    SchemeInputs, SchemeKind, run,
 };
 
+use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
 use crate::budget_file::read_budgets;
-
-use crate::counts_file::{Counts, read_counts};
+use crate::counts_file::{Counts, check_counts, read_counts};
 use crate::error::{CliError, Result};
-use crate::matrix_file::{MatrixOptions, read_matrix};
-use crate::render::{Report, Table, csv_line, human};
-
-/// The version of `tpl` that made an output, recorded in every release.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+use crate::provenance::{VERSION, note_seeded};
+use crate::render::{Report, Table, csv_text, human};
 
 /// The noise sampler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -45,37 +42,24 @@ pub struct ReleaseArgs {
     /// Counts file: one row per step (header `timestamp_bucket,c0,…` or headerless).
     #[arg(long, value_name = "FILE")]
     pub counts: PathBuf,
-    /// Stream scheme: laplace (event level), uniform, sample, bd, ba, pba (needs
-    /// --backward/--forward), or planned (needs --budgets).
+    /// Stream scheme: laplace (event level), uniform, sample, bd, ba, pba (needs --backward
+    /// and/or --forward: they decide whether its correlation pool is used), or planned (needs
+    /// --budgets).
     #[arg(long, value_parser = parse_scheme)]
     pub scheme: SchemeKind,
-    /// Budget ε > 0 of every window of W steps (of every step for laplace).
-    #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
-    pub epsilon: f64,
-    /// Window W ≥ 1 of w-event privacy.
-    #[arg(long, value_name = "W")]
-    pub window: usize,
-    /// L1 sensitivity Δ > 0 of one step's counts (2: one user moves between cells).
-    #[arg(long, value_name = "D", default_value_t = tpl_mechanisms::DEFAULT_SENSITIVITY, allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
-    pub sensitivity: f64,
-    /// Backward correlation P_B (pba uses it to decide whether correlation exists).
-    #[arg(long, value_name = "FILE")]
-    pub backward: Option<PathBuf>,
-    /// Forward correlation P_F (pba uses it to decide whether correlation exists).
-    #[arg(long, value_name = "FILE")]
-    pub forward: Option<PathBuf>,
+    #[command(flatten)]
+    pub wevent: WEventArgs,
+    #[command(flatten)]
+    pub correlation: CorrelationArgs,
     /// The planned scheme's budgets ε_t, one per step (a budgets file, as for `tpl leakage`);
     /// every window of W steps must sum to at most ε.
     #[arg(long, value_name = "FILE")]
     pub budgets: Option<PathBuf>,
-    /// Seed for a reproducible run (a seeded release is NOT private); default: OS entropy.
-    #[arg(long, value_name = "S")]
-    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub seed: SeedArgs,
     /// Noise sampler (`secure` is accepted for `discrete`).
     #[arg(long, value_enum, default_value_t = Sampler::Discrete)]
     pub sampler: Sampler,
-    #[command(flatten)]
-    pub matrices: MatrixOptions,
 }
 
 fn parse_scheme(name: &str) -> std::result::Result<SchemeKind, String> {
@@ -98,16 +82,8 @@ pub struct ReleaseReport {
 
 /// Runs `tpl release`.
 pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
-    let params = WEventParams::new(args.epsilon, args.window, args.sensitivity).map_err(|e| {
-        let flag = match e {
-            tpl_mechanisms::MechError::BadWindow(_) => "--window",
-            tpl_mechanisms::MechError::BadSensitivity(_) => "--sensitivity",
-            _ => "--epsilon",
-        };
-        CliError::Mech { context: format!("{flag}: "), source: e }
-    })?;
-    let pb = args.backward.as_ref().map(|p| read_matrix(p, &args.matrices)).transpose()?;
-    let pf = args.forward.as_ref().map(|p| read_matrix(p, &args.matrices)).transpose()?;
+    let params = args.wevent.params()?;
+    let (pb, pf) = args.correlation.read()?;
     if args.scheme == SchemeKind::Pba && pb.is_none() && pf.is_none() {
         return Err(CliError::Usage(
             "--scheme pba needs --backward and/or --forward: its correlation pool depends on them".into(),
@@ -122,7 +98,7 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
         (None, _) => Vec::new(),
     };
     let counts = read_counts(&args.counts, false)?;
-    let noise: Box<dyn NoiseSource> = match (args.sampler, args.seed) {
+    let noise: Box<dyn NoiseSource> = match (args.sampler, args.seed.seed) {
         (Sampler::Discrete, Some(seed)) => Box::new(DiscreteLaplace::seeded(seed)),
         (Sampler::Discrete, None) => Box::new(DiscreteLaplace::from_os_rng()),
         (Sampler::Float, Some(seed)) => Box::new(FloatLaplace::seeded(seed)),
@@ -144,9 +120,7 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     let run =
         run(scheme.as_mut(), &counts.rows).map_err(|e| run_error(args, &counts, scheme.steps() + 1, e))?;
     // Said once the release exists (an error stays one line).
-    if let Some(seed) = args.seed {
-        eprintln!("tpl: note: --seed {seed} makes this release reproducible, hence NOT private");
-    }
+    note_seeded(args.seed.seed, "this release");
     if args.sampler == Sampler::Float {
         eprintln!(
             "tpl: warning: --sampler float is NOT release-grade: the low-order bits of float Laplace noise can \
@@ -155,34 +129,13 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     }
     Ok(ReleaseReport {
         scheme: kind.name(),
-        epsilon: args.epsilon,
-        window: args.window,
-        sensitivity: args.sensitivity,
+        epsilon: args.wevent.epsilon,
+        window: args.wevent.window,
+        sensitivity: args.wevent.sensitivity,
         sampler: args.sampler,
-        seeded: args.seed.is_some(),
+        seeded: args.seed.seed.is_some(),
         run,
     })
-}
-
-/// Checks every row of `counts` with the mechanism's own [`Mechanism::validate`] before any
-/// noise is drawn (integers within ±2^52 for the exact sampler), naming file, line and value;
-/// `hint` is appended to the message for non-integer counts.
-///
-/// # Errors
-/// The first row the mechanism refuses.
-pub fn check_counts<M: Mechanism>(mechanism: &M, path: &Path, counts: &Counts, hint: &str) -> Result<()> {
-    for (row, &line) in counts.rows.iter().zip(&counts.lines) {
-        mechanism.validate(row).map_err(|e| {
-            let message = match e {
-                MechError::NotInteger { value } => format!(
-                    "count {value} is not an integer: the exact integer sampler needs integer counts{hint}"
-                ),
-                other => other.to_string(),
-            };
-            CliError::parse(path, line, message)
-        })?;
-    }
-    Ok(())
 }
 
 /// A failed step, blamed on what caused it: the budget (a noise scale the sampler cannot
@@ -193,14 +146,14 @@ fn run_error(args: &ReleaseArgs, counts: &Counts, step: usize, e: MechError) -> 
             CliError::Mech {
                 context: format!(
                     "--epsilon {:?} (with --window {} and --sensitivity {:?}): step {step}: ",
-                    args.epsilon, args.window, args.sensitivity
+                    args.wevent.epsilon, args.wevent.window, args.wevent.sensitivity
                 ),
                 source: e,
             }
         }
         MechError::NoiseOutOfRange => CliError::Mech { context: format!("step {step}: "), source: e },
         MechError::WindowSumOverflow { .. } => CliError::Mech {
-            context: format!("--epsilon {:?} (with --window {}): ", args.epsilon, args.window),
+            context: format!("--epsilon {:?} (with --window {}): ", args.wevent.epsilon, args.wevent.window),
             source: e,
         },
         MechError::CountTooLarge { value, .. } => CliError::parse(
@@ -255,28 +208,30 @@ impl Report for ReleaseReport {
     fn csv(&self) -> String {
         let r = &self.run;
         let d = r.releases.first().map_or(0, Vec::len);
-        let mut header = vec![
-            "timestamp_bucket".to_string(),
-            "published".into(),
-            "budget".into(),
-            "publication_budget".into(),
-        ];
-        header.extend((0..d).map(|j| format!("c{j}")));
         // A `#` line first: counts files skip it, so the CSV still reads back.
         let mut out = format!("# {}\n", self.provenance());
-        out.push_str(&csv_line(&header));
-        for t in 0..r.published.len() {
-            let spent = r.spent[t];
-            let fresh = if r.published[t] { spent.publication } else { 0.0 };
-            let mut row = vec![
-                (t + 1).to_string(),
-                u8::from(r.published[t]).to_string(),
-                spent.total().to_string(),
-                fresh.to_string(),
-            ];
-            row.extend(r.releases[t].iter().map(f64::to_string));
-            out.push_str(&csv_line(&row));
-        }
+        out.push_str(&csv_text(|w| {
+            for name in ["timestamp_bucket", "published", "budget", "publication_budget"] {
+                w.field(name)?;
+            }
+            for j in 0..d {
+                w.value(format_args!("c{j}"))?;
+            }
+            w.end()?;
+            for t in 0..r.published.len() {
+                let spent = r.spent[t];
+                let fresh = if r.published[t] { spent.publication } else { 0.0 };
+                w.value(t + 1)?;
+                w.value(u8::from(r.published[t]))?;
+                w.value(spent.total())?;
+                w.value(fresh)?;
+                for v in &r.releases[t] {
+                    w.value(v)?;
+                }
+                w.end()?;
+            }
+            Ok(())
+        }));
         out
     }
 

@@ -1,5 +1,5 @@
 //! `tpl simulate`: a synthetic population of Markov users (the data model of the TKDE and
-//! DBSec experiments), written as `stream.csv` and `counts.csv` in the shared data's formats.
+//! DBSec experiments), written as `stream.csv` and `counts.csv` (`docs/formats.md` §10).
 
 use std::path::{Path, PathBuf};
 
@@ -8,12 +8,14 @@ use serde_json::{Value, json};
 use tpl_compare::{Seed, USERS_STREAM, histogram, simulate_users};
 use tpl_core::TransitionMatrix;
 
-use crate::commands::estimate::MAX_CELLS;
-use crate::commands::leakage::check_horizon;
+use crate::args::SeedArgs;
 use crate::error::{CliError, Result};
+use crate::limits::{check_cells, check_horizon};
+use crate::matrix_file::matrix_text;
 use crate::matrix_file::{MatrixOptions, read_matrix};
-use crate::render::{Report, Table, csv_line, human};
-use crate::stream_file::{counts_text, matrix_text, stream_text};
+use crate::output_dir::{create_dir, write_file};
+use crate::render::{Report, Table, csv_text, human};
+use crate::stream_file::{counts_text, stream_text};
 use crate::text;
 
 /// Arguments of `tpl simulate`.
@@ -42,9 +44,8 @@ pub struct SimulateArgs {
     /// Initial distribution: uniform, or a file with one row of n probabilities.
     #[arg(long, value_name = "uniform|FILE", default_value = "uniform")]
     pub initial: String,
-    /// Seed for a reproducible stream; default: OS entropy.
-    #[arg(long, value_name = "S")]
-    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub seed: SeedArgs,
     /// Folder to write stream.csv, counts.csv and transition_forward.csv to.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -75,9 +76,7 @@ pub fn run(args: &SimulateArgs) -> Result<SimulateReport> {
             if n == 0 {
                 return Err(CliError::Usage("--cells 0: at least one cell is needed".into()));
             }
-            if n > MAX_CELLS {
-                return Err(CliError::Usage(format!("--cells {n}: at most {MAX_CELLS} cells are supported")));
-            }
+            check_cells(n)?;
             TransitionMatrix::smoothed_identity(n, s).map_err(|e| CliError::flag("--smoothing", e))?
         }
         _ => return Err(CliError::Usage("give --forward FILE, or --cells n --smoothing s".into())),
@@ -94,7 +93,7 @@ pub fn run(args: &SimulateArgs) -> Result<SimulateReport> {
     }
     let n = forward.n();
     let initial = initial_distribution(&args.initial, n)?;
-    let seed = Seed::new(args.seed);
+    let seed = Seed::new(args.seed.seed);
     let mut rng = seed.rng(USERS_STREAM, 0);
     let states = simulate_users(&forward, &initial, args.users, args.horizon, &mut rng)
         .map_err(|source| CliError::Compare { context: format!("--initial {}: ", args.initial), source })?;
@@ -146,16 +145,6 @@ fn write_outputs(
     write_file(&dir.join("transition_forward.csv"), &matrix_text(&comment, rows))
 }
 
-/// Creates `dir` and its parents.
-pub fn create_dir(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|source| CliError::Write { path: dir.to_path_buf(), source })
-}
-
-/// Writes `text` to `path`.
-pub fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|source| CliError::Write { path: path.to_path_buf(), source })
-}
-
 impl Report for SimulateReport {
     fn json(&self) -> Value {
         json!({
@@ -169,11 +158,16 @@ impl Report for SimulateReport {
     }
 
     fn csv(&self) -> String {
-        let mut out = csv_line(&["cell".into(), "first".into(), "last".into()]);
-        for i in 0..self.cells {
-            out.push_str(&csv_line(&[i.to_string(), self.first[i].to_string(), self.last[i].to_string()]));
-        }
-        out
+        csv_text(|w| {
+            w.record(["cell", "first", "last"])?;
+            for i in 0..self.cells {
+                w.value(i)?;
+                w.value(self.first[i])?;
+                w.value(self.last[i])?;
+                w.end()?;
+            }
+            Ok(())
+        })
     }
 
     fn table(&self) -> String {

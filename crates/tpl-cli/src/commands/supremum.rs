@@ -9,7 +9,7 @@ use tpl_core::{PiecewiseLoss, Supremum};
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix};
 use crate::progress;
-use crate::render::{Report, human};
+use crate::render::{Report, csv_text, human};
 
 /// Arguments of `tpl supremum`.
 #[derive(Debug, Args)]
@@ -49,7 +49,13 @@ impl Report for SupremumReport {
 
     fn csv(&self) -> String {
         let sup = self.supremum.value().map_or(String::new(), |v| v.to_string());
-        format!("epsilon,bounded,supremum\n{},{},{sup}\n", self.epsilon, self.supremum.value().is_some())
+        csv_text(|w| {
+            w.record(["epsilon", "bounded", "supremum"])?;
+            w.value(self.epsilon)?;
+            w.value(self.supremum.value().is_some())?;
+            w.field(&sup)?;
+            w.end()
+        })
     }
 
     fn table(&self) -> String {

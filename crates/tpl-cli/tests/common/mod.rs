@@ -220,3 +220,49 @@ pub const EXAMPLE4: &str = "0.1,0.2,0.7\n0.3,0.3,0.4\n0.5,0.3,0.2\n";
 pub const FIG3: &str = "[[0.8,0.2],[0,1]]";
 pub const FIG8_FORWARD: &str = "0.8 0.2\n0.1 0.9\n";
 pub const IDENTITY3: &str = "1 0 0\n0 1 0\n0 0 1\n";
+
+// ---------------------------------------------------------------------------------------------
+// Shared checks
+// ---------------------------------------------------------------------------------------------
+
+#[track_caller]
+pub fn check_leakage(out: &Value, expected_eps: &[f64]) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
+    let t_len = expected_eps.len();
+    let t: Vec<u64> = out["t"]
+        .as_array()
+        .unwrap_or_else(|| panic!("\"t\" must be an array in {out}"))
+        .iter()
+        .map(|x| x.as_u64().unwrap_or_else(|| panic!("\"t\" must hold integers in {out}")))
+        .collect();
+    assert_eq!(t, (1..=t_len as u64).collect::<Vec<_>>(), "t = [1..T]");
+    let eps = nums(out, "epsilon");
+    assert_eq!(eps, expected_eps, "epsilon echoes the audited budget sequence");
+    let bpl = nums(out, "bpl");
+    let fpl = nums(out, "fpl");
+    let tpl = nums(out, "tpl");
+    assert_eq!((bpl.len(), fpl.len(), tpl.len()), (t_len, t_len, t_len), "one value per step");
+    for i in 0..t_len {
+        assert_close(tpl[i], bpl[i] + fpl[i] - eps[i], 1e-12, &format!("TPL_{} = BPL + FPL − ε", i + 1));
+        assert!(bpl[i] >= eps[i] - 1e-15 && fpl[i] >= eps[i] - 1e-15, "leakage ≥ ε at t = {}", i + 1);
+    }
+    assert_eq!(bpl[0], eps[0], "BPL_1 = ε_1");
+    assert_eq!(fpl[t_len - 1], eps[t_len - 1], "FPL_T = ε_T");
+    (eps, bpl, fpl, tpl)
+}
+
+/// L of `matrix` at each α, through `tpl loss`.
+pub fn loss_of(matrix: &str, alphas: &[f64]) -> Vec<f64> {
+    let strs: Vec<String> = alphas.iter().map(|a| s(*a)).collect();
+    let mut args = vec!["loss", "--matrix", matrix];
+    for a in &strs {
+        args.extend(["--alpha", a.as_str()]);
+    }
+    let out = json(&args);
+    assert_eq!(nums(&out, "alpha"), alphas);
+    nums(&out, "loss")
+}
+
+/// A CSV field as a double, exactly as printed.
+pub fn parse_exact(field: &str) -> f64 {
+    field.parse::<f64>().unwrap_or_else(|e| panic!("CSV field {field:?} is not a number: {e}"))
+}

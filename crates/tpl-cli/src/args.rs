@@ -1,0 +1,74 @@
+//! Argument groups shared by several commands, defined once and flattened into each
+//! (`#[command(flatten)]`), so that a flag means the same thing and reads the same help
+//! everywhere. The output format is the global `--format`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use tpl_core::TransitionMatrix;
+use tpl_mechanisms::{MechError, WEventParams};
+
+use crate::error::{CliError, Result};
+use crate::matrix_file::{MatrixOptions, read_matrix};
+
+/// The adversary's temporal correlations: `--backward`, `--forward` and how matrix files are
+/// read (`--normalize`, `--smoothing`).
+#[derive(Debug, Args)]
+pub struct CorrelationArgs {
+    /// Backward correlation P_B known to the adversary (row j: Pr(value at t−1 | value at
+    /// t = j)); omit if unknown to them. `-` reads standard input.
+    #[arg(long, value_name = "FILE")]
+    pub backward: Option<PathBuf>,
+    /// Forward correlation P_F known to the adversary (row j: Pr(value at t | value at
+    /// t−1 = j)); omit if unknown to them.
+    #[arg(long, value_name = "FILE")]
+    pub forward: Option<PathBuf>,
+    #[command(flatten)]
+    pub matrices: MatrixOptions,
+}
+
+impl CorrelationArgs {
+    /// Reads the matrices given, (P_B, P_F); errors name the file and line.
+    pub fn read(&self) -> Result<(Option<TransitionMatrix>, Option<TransitionMatrix>)> {
+        let read = |path: &Option<PathBuf>| path.as_ref().map(|p| read_matrix(p, &self.matrices)).transpose();
+        Ok((read(&self.backward)?, read(&self.forward)?))
+    }
+}
+
+/// `--seed`: reproducible randomness on request, OS entropy otherwise.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct SeedArgs {
+    /// Seed S for a reproducible run; default: OS entropy. Anyone with the seed can redraw
+    /// the noise: a seeded release is NOT private.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+}
+
+/// The parameters of w-event privacy shared by the commands that release.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct WEventArgs {
+    /// Budget ε > 0 of every window of W steps (of every step for the event-level laplace
+    /// scheme).
+    #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    pub epsilon: f64,
+    /// Window W ≥ 1 of w-event privacy (and of the audited window leakage, where reported).
+    #[arg(long, value_name = "W")]
+    pub window: usize,
+    /// L1 sensitivity Δ > 0 of one step's counts (2: one user moves between cells).
+    #[arg(long, value_name = "D", default_value_t = tpl_mechanisms::DEFAULT_SENSITIVITY, allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    pub sensitivity: f64,
+}
+
+impl WEventArgs {
+    /// The checked parameters; an error names the flag at fault.
+    pub fn params(&self) -> Result<WEventParams> {
+        WEventParams::new(self.epsilon, self.window, self.sensitivity).map_err(|e| {
+            let flag = match e {
+                MechError::BadWindow(_) => "--window",
+                MechError::BadSensitivity(_) => "--sensitivity",
+                _ => "--epsilon",
+            };
+            CliError::Mech { context: format!("{flag}: "), source: e }
+        })
+    }
+}

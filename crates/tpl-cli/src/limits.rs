@@ -1,0 +1,32 @@
+//! The largest inputs the binary accepts, and the checks that enforce them before anything
+//! is allocated: no size typed by a user reaches an allocation unchecked.
+
+use tpl_core::CoreError;
+
+use crate::error::{CliError, Result};
+
+/// The longest horizon a command accepts: at 10⁸ steps a leakage series alone is 1.6 GB.
+pub const MAX_HORIZON: usize = 100_000_000;
+
+/// The largest number of cells (matrix rows) a command builds from a stream: three n × n
+/// tables of 8-byte numbers are 400 MB at n = 4096.
+pub const MAX_CELLS: usize = 4096;
+
+/// Checks `--horizon T`: 1 ≤ T ≤ [`MAX_HORIZON`].
+pub fn check_horizon(t: usize) -> Result<()> {
+    if t == 0 {
+        return Err(CliError::flag("--horizon", CoreError::EmptyHorizon));
+    }
+    if t > MAX_HORIZON {
+        return Err(CliError::Usage(format!("--horizon {t}: at most {MAX_HORIZON} steps are supported")));
+    }
+    Ok(())
+}
+
+/// Checks `--cells n`: n ≤ [`MAX_CELLS`].
+pub fn check_cells(n: usize) -> Result<()> {
+    if n > MAX_CELLS {
+        return Err(CliError::Usage(format!("--cells {n}: at most {MAX_CELLS} cells are supported")));
+    }
+    Ok(())
+}
