@@ -169,7 +169,12 @@ impl Report for AllocateReport {
             w.record(["t", "budget", "bpl", "fpl", "tpl"])?;
             for i in 0..a.budgets().len() {
                 w.value(i + 1)?;
-                for v in [a.budgets()[i], a.audit.series.bpl()[i], a.audit.series.fpl()[i], a.audit.series.tpl()[i]] {
+                for v in [
+                    a.budgets()[i],
+                    a.audit.series.bpl()[i],
+                    a.audit.series.fpl()[i],
+                    a.audit.series.tpl()[i],
+                ] {
                     w.value(v)?;
                 }
                 w.end()?;
