@@ -113,7 +113,8 @@ pub fn budget_for_effective(effective: f64, sensitivity: f64) -> f64 {
 /// on c_t before their first draw of a step (`docs/w-event.md` §2.1). Override `release`
 /// only to keep that order.
 ///
-/// A worked example (a geometric mechanism) is `examples/custom_mechanism.rs`.
+/// A worked example (a geometric mechanism, run through BD and audited) is
+/// `crates/tpl-compare/examples/custom_mechanism.rs`.
 pub trait Mechanism {
     /// A short name for reports.
     fn name(&self) -> &str;
