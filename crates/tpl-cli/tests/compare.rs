@@ -101,7 +101,7 @@ fn compare_on_the_ais_week_with_raw_matrices() {
 }
 
 #[test]
-fn estimate_reproduces_the_shared_matrix_and_smoothing_makes_quantified_exact() {
+fn estimate_reproduces_the_reference_matrix_and_smoothing_makes_quantified_exact() {
     let d = Scratch::new("compare_smooth");
     let out = d.path("est");
     let summary = json(&["estimate", "--stream", &week("stream.csv"), "--out", &out]);
@@ -117,9 +117,9 @@ fn estimate_reproduces_the_shared_matrix_and_smoothing_makes_quantified_exact() 
     };
     for side in ["forward", "backward"] {
         let ours = read(&format!("{out}/transition_{side}.csv"));
-        let shared = read(&week(&format!("transition_{side}.csv")));
-        assert_eq!(ours.len(), shared.len());
-        for (a, b) in ours.iter().flatten().zip(shared.iter().flatten()) {
+        let reference = read(&week(&format!("transition_{side}.csv")));
+        assert_eq!(ours.len(), reference.len());
+        for (a, b) in ours.iter().flatten().zip(reference.iter().flatten()) {
             assert!((a - b).abs() <= 1e-12, "{side}: {a} vs {b}");
         }
     }

@@ -56,7 +56,7 @@ fn json_contract_and_the_hand_case() {
 
 #[test]
 fn tie_rule_and_the_mle_edge_cases() {
-    let d = Scratch::new("pp_spec_cases");
+    let d = Scratch::new("pp_reference_cases");
     let zero = d.file("zero.csv", "0,0,0\n");
     let out = json(&[
         "postprocess",

@@ -346,7 +346,7 @@ fn float_laplace_matches_cdf_at_1e6_draws() {
 /// 1.95/√n (α = 0.001); sample mean within 4 standard errors of 0 (sd √2·b) and mean |x|
 /// within 4 standard errors of b (sd b); false failure per scale ≤ 0.001 + 2·6.3e-5.
 #[test]
-fn spec_float_laplace_20000_draws() {
+fn float_laplace_20000_draws_fit_the_law() {
     const N: usize = 20_000;
     for (i, b) in [0.5, 1.0, 8.0].into_iter().enumerate() {
         let mut samples = float_draws(0x5ec7_f000 + i as u64, b, N);
@@ -365,7 +365,7 @@ fn spec_float_laplace_20000_draws() {
 /// and mean |k| within 4 standard errors of its exact expectation 2p/(1 − p²) (≈ b − 1/(6b)
 /// for large b; the lattice law's E|k| is not b). False failure per scale ≤ 0.001 + 2·6.3e-5.
 #[test]
-fn spec_discrete_laplace_20000_draws() {
+fn discrete_laplace_20000_draws_fit_the_law() {
     const N: usize = 20_000;
     for (i, b) in [0.5, 1.0, 8.0].into_iter().enumerate() {
         let samples = discrete_draws(0x5ec7_d000 + i as u64, b, N);
