@@ -65,18 +65,8 @@ fn matrix_normalize_rescales_rows() {
         }
         let sup = json(&["supremum", "--matrix", m, "--epsilon", "0.1", "--normalize"]);
         assert_eq!(sup["bounded"], Value::Bool(true));
-        let lk = json(&[
-            "leakage",
-            "--backward",
-            m,
-            "--forward",
-            m,
-            "--epsilon",
-            "0.1",
-            "--horizon",
-            "3",
-            "--normalize",
-        ]);
+        let lk =
+            json(&cmd("leakage --backward {} --forward {} --epsilon 0.1 --horizon 3 --normalize", &[m, m]));
         check_leakage(&lk, &[0.1; 3]);
     }
     // Without --normalize the same files are rejected, naming the file (and line for text).
