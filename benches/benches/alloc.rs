@@ -11,11 +11,10 @@
 //! Run: `cargo bench -p tpl-benches --bench alloc -- --noplot [FILTER]` (about a minute).
 
 use std::hint::black_box;
-use std::time::Duration;
 
-use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use tpl_alloc::{Allocator, Correlation, Quantified, UpperBound, WindowAllocator};
-use tpl_benches::Family;
+use tpl_benches::{Family, Pace};
 
 /// Matrix size n.
 const N: usize = 200;
@@ -28,11 +27,7 @@ const WINDOW: usize = 10;
 
 fn allocators(c: &mut Criterion) {
     let mut group = c.benchmark_group("alloc");
-    group
-        .sampling_mode(SamplingMode::Flat)
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(5));
+    Pace::flat(10, 300, 5000).apply(&mut group);
     for family in Family::ALL {
         let p = family.matrix(N);
         let param = format!("{}/n={N}", family.name());

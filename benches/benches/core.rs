@@ -14,11 +14,10 @@
 //! holds about 2.7 GB. Peak memory is measured by the `memory` binary of this package.
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::measurement::WallTime;
-use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
-use tpl_benches::{ALPHA, EPSILON, Family, SIZES};
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, criterion_main};
+use tpl_benches::{ALPHA, EPSILON, Family, Pace, SIZES};
 use tpl_core::{LeakageSeries, Loss, LossEvaluator, PairTableLoss, PiecewiseLoss};
 
 /// Sizes at which one setup takes long enough for the cheap settings of [`pace`].
@@ -50,30 +49,13 @@ fn cost_of_setup(n: usize) -> Cost {
 
 /// Applies the settings for `cost` to the benchmarks added to `group` next.
 fn pace(group: &mut BenchmarkGroup<'_, WallTime>, cost: Cost) {
-    match cost {
-        Cost::Small => {
-            group
-                .sampling_mode(SamplingMode::Auto)
-                .sample_size(50)
-                .warm_up_time(Duration::from_millis(500))
-                .measurement_time(Duration::from_secs(1));
-        }
-        Cost::Medium => {
-            group
-                .sampling_mode(SamplingMode::Flat)
-                .sample_size(20)
-                .warm_up_time(Duration::from_millis(500))
-                .measurement_time(Duration::from_secs(2));
-        }
-        Cost::Large => {
-            // Too short on purpose: criterion warns and runs one iteration per sample.
-            group
-                .sampling_mode(SamplingMode::Flat)
-                .sample_size(10)
-                .warm_up_time(Duration::from_millis(1))
-                .measurement_time(Duration::from_millis(1));
-        }
-    }
+    let pace = match cost {
+        Cost::Small => Pace::auto(50, 500, 1000),
+        Cost::Medium => Pace::flat(20, 500, 2000),
+        // Too short on purpose: criterion warns and runs one iteration per sample.
+        Cost::Large => Pace::flat(10, 1, 1),
+    };
+    pace.apply(group);
 }
 
 /// Cold L(α) on the dense family: all setup inside the measured closure.

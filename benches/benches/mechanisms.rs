@@ -16,13 +16,13 @@
 //! minutes).
 
 use std::hint::black_box;
-use std::time::Duration;
 
-use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use tpl_benches::SplitMix64;
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use tpl_benches::{Pace, SplitMix64};
 use tpl_mechanisms::{
     DiscreteLaplace, FloatLaplace, LaplaceMechanism, Mechanism, NoiseSource, PbaCorrelation, SchemeKind,
-    WEventParams, run,
+    StreamScheme, WEventParams, run,
 };
 
 /// Draws per sampler iteration (and counts per release).
@@ -33,50 +33,38 @@ const DRAWS: usize = 1_000_000;
 const SCALES: [f64; 6] = [0.5, 2.0, 20.0, 1000.0, 0.3, 20.000_000_000_000_004];
 /// Seed of the noise generators.
 const NOISE_SEED: u64 = 0x6e6f_6973_6521;
-/// Stream shape of the scheme benches.
-const STEPS: usize = 10_000;
-const CELLS: usize = 100;
-/// w-event parameters of the scheme benches: ε = 1 per window of 30 steps, Δ = 2.
-const EPSILON: f64 = 1.0;
-const WINDOW: usize = 30;
-const SENSITIVITY: f64 = 2.0;
+/// Stream shape (steps, cells) of the scheme benches.
+const SHAPE: (usize, usize) = (10_000, 100);
+/// w-event parameters (ε, w, Δ) of the scheme benches: ε = 1 per window of 30 steps, Δ = 2.
+const W_EVENT: (f64, usize, f64) = (1.0, 30, 2.0);
+/// Stream shape (steps, cells) of the window-length benches.
+const LONG_SHAPE: (usize, usize) = (100_000, 4);
+/// Settings of the sampler and release groups (10⁶ draws per iteration).
+const MILLION_DRAWS: Pace = Pace::flat(20, 500, 4000);
 
-fn scale_label(b: f64) -> String {
-    format!("b={b}")
+/// `DRAWS` draws of `noise.laplace(b)` per iteration, as `name/b=…/1e6`.
+fn bench_sampler(group: &mut BenchmarkGroup<'_, WallTime>, name: &str, mut noise: impl NoiseSource, b: f64) {
+    group.bench_function(BenchmarkId::new(name, format!("b={b}/1e6")), |it| {
+        it.iter(|| {
+            let mut acc = 0.0;
+            for _ in 0..DRAWS {
+                acc += noise.laplace(black_box(b)).expect("valid scale");
+            }
+            black_box(acc)
+        });
+    });
 }
 
 /// Raw samplers: 10⁶ draws of `laplace(b)` per iteration.
 fn samplers(c: &mut Criterion) {
     let mut group = c.benchmark_group("sampler");
-    group
-        .sampling_mode(SamplingMode::Flat)
-        .sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(4))
-        .throughput(Throughput::Elements(DRAWS as u64));
+    MILLION_DRAWS.apply(&mut group);
+    group.throughput(Throughput::Elements(DRAWS as u64));
     for b in SCALES {
-        let mut noise = DiscreteLaplace::seeded(NOISE_SEED);
-        group.bench_function(BenchmarkId::new("discrete-laplace", format!("{}/1e6", scale_label(b))), |it| {
-            it.iter(|| {
-                let mut acc = 0.0;
-                for _ in 0..DRAWS {
-                    acc += noise.laplace(black_box(b)).expect("valid scale");
-                }
-                black_box(acc)
-            });
-        });
+        bench_sampler(&mut group, "discrete-laplace", DiscreteLaplace::seeded(NOISE_SEED), b);
     }
     for b in [1.0, 20.0] {
-        let mut noise = FloatLaplace::seeded(NOISE_SEED);
-        group.bench_function(BenchmarkId::new("float-laplace", format!("{}/1e6", scale_label(b))), |it| {
-            it.iter(|| {
-                let mut acc = 0.0;
-                for _ in 0..DRAWS {
-                    acc += noise.laplace(black_box(b)).expect("valid scale");
-                }
-                black_box(acc)
-            });
-        });
+        bench_sampler(&mut group, "float-laplace", FloatLaplace::seeded(NOISE_SEED), b);
     }
     group.finish();
 }
@@ -85,12 +73,8 @@ fn samplers(c: &mut Criterion) {
 /// input check and output vector included.
 fn release(c: &mut Criterion) {
     let mut group = c.benchmark_group("release");
-    group
-        .sampling_mode(SamplingMode::Flat)
-        .sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(4))
-        .throughput(Throughput::Elements(DRAWS as u64));
+    MILLION_DRAWS.apply(&mut group);
+    group.throughput(Throughput::Elements(DRAWS as u64));
     let mut rng = SplitMix64::new(0x636f_756e_7473);
     let counts: Vec<f64> = (0..DRAWS).map(|_| (rng.next_u64() % 10_000) as f64).collect();
     let mut exact = LaplaceMechanism::new(DiscreteLaplace::seeded(NOISE_SEED));
@@ -107,7 +91,7 @@ fn release(c: &mut Criterion) {
 /// A synthetic integer stream of `steps` × `cells`: each cell starts at a level in
 /// [100, 2100), follows a random walk of ±0..3 per step, and every 500 steps a third of the
 /// cells jump by up to ±300 (regime changes that make bd/ba/pba publish). Counts stay ≥ 0.
-fn stream(steps: usize, cells: usize) -> Vec<Vec<f64>> {
+fn stream((steps, cells): (usize, usize)) -> Vec<Vec<f64>> {
     let mut rng = SplitMix64::new(0x7374_7265_616d);
     let mut level: Vec<i64> = (0..cells).map(|_| 100 + (rng.next_u64() % 2000) as i64).collect();
     (0..steps)
@@ -125,84 +109,72 @@ fn stream(steps: usize, cells: usize) -> Vec<Vec<f64>> {
         .collect()
 }
 
+/// Scheme `kind` with parameters (ε, w, Δ) over the Laplace mechanism with `noise`.
+fn scheme<N: NoiseSource + 'static>(
+    kind: SchemeKind,
+    (epsilon, window, sensitivity): (f64, usize, f64),
+    noise: N,
+) -> Box<dyn StreamScheme> {
+    let params = WEventParams::new(epsilon, window, sensitivity).expect("valid parameters");
+    kind.build(params, LaplaceMechanism::new(noise), PbaCorrelation::Always).expect("builds")
+}
+
+/// Measures a whole run: the scheme built by `build`, run over `data` with the (W) ledger,
+/// releases collected.
+fn bench_run(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    id: BenchmarkId,
+    build: impl Fn() -> Box<dyn StreamScheme>,
+    data: &[Vec<f64>],
+) {
+    group.bench_function(id, |it| {
+        it.iter(|| {
+            let mut scheme = build();
+            black_box(run(scheme.as_mut(), black_box(data)).expect("valid stream"))
+        });
+    });
+}
+
 /// Each scheme over T = 10⁴ steps × d = 100 cells with the exact sampler: scheme built,
 /// run with the (W) ledger, releases collected — what `tpl release` does minus parsing and
 /// JSON. Prints, once, how often each scheme published (to read the timings against).
 fn schemes(c: &mut Criterion) {
-    let data = stream(STEPS, CELLS);
-    let params = WEventParams::new(EPSILON, WINDOW, SENSITIVITY).expect("valid parameters");
+    let data = stream(SHAPE);
+    let (steps, cells) = SHAPE;
     let mut group = c.benchmark_group("scheme");
-    group
-        .sampling_mode(SamplingMode::Flat)
-        .sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3))
-        .throughput(Throughput::Elements((STEPS * CELLS) as u64));
+    Pace::flat(20, 500, 3000).apply(&mut group);
+    group.throughput(Throughput::Elements((steps * cells) as u64));
     for kind in SchemeKind::ALL {
-        let build = || {
-            let noise = DiscreteLaplace::seeded(NOISE_SEED);
-            kind.build(params, LaplaceMechanism::new(noise), PbaCorrelation::Always).expect("builds")
-        };
+        let build = || scheme(kind, W_EVENT, DiscreteLaplace::seeded(NOISE_SEED));
         let published =
             run(build().as_mut(), &data).expect("valid stream").published.iter().filter(|&&p| p).count();
-        eprintln!("scheme {}: {published} of {STEPS} steps published", kind.name());
-        group.bench_function(BenchmarkId::new(kind.name(), format!("T=1e4/d={CELLS}")), |it| {
-            it.iter(|| {
-                let mut scheme = build();
-                black_box(run(scheme.as_mut(), black_box(&data)).expect("valid stream"))
-            });
-        });
+        eprintln!("scheme {}: {published} of {steps} steps published", kind.name());
+        bench_run(&mut group, BenchmarkId::new(kind.name(), format!("T=1e4/d={cells}")), build, &data);
     }
     // The two schemes that publish every step with the fast (not release-grade) sampler:
     // separates the cost of 10⁶ exact draws from the scheme and runner overhead.
     for kind in [SchemeKind::Laplace, SchemeKind::Uniform] {
-        let build = || {
-            let noise = FloatLaplace::seeded(NOISE_SEED);
-            kind.build(params, LaplaceMechanism::new(noise), PbaCorrelation::Always).expect("builds")
-        };
-        group.bench_function(
-            BenchmarkId::new(format!("{}+float", kind.name()), format!("T=1e4/d={CELLS}")),
-            |it| {
-                it.iter(|| {
-                    let mut scheme = build();
-                    black_box(run(scheme.as_mut(), black_box(&data)).expect("valid stream"))
-                });
-            },
-        );
+        let build = || scheme(kind, W_EVENT, FloatLaplace::seeded(NOISE_SEED));
+        let id = BenchmarkId::new(format!("{}+float", kind.name()), format!("T=1e4/d={cells}"));
+        bench_run(&mut group, id, build, &data);
     }
     group.finish();
 }
-
-/// Steps and cells of the window-length benches.
-const LONG_STEPS: usize = 100_000;
-const LONG_CELLS: usize = 4;
 
 /// `bd` over T = 10⁵ steps × d = 4 cells with a short window (w = 10) and a long one
 /// (w = 5·10⁴): the per-step cost should not depend on w (running window sums, state for
 /// min(w − 1, t) steps). Exact sampler, scheme built and run with the (W) ledger.
 fn window_length(c: &mut Criterion) {
-    let data = stream(LONG_STEPS, LONG_CELLS);
+    let data = stream(LONG_SHAPE);
+    let (steps, cells) = LONG_SHAPE;
     let mut group = c.benchmark_group("window");
-    group
-        .sampling_mode(SamplingMode::Flat)
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3))
-        .throughput(Throughput::Elements(LONG_STEPS as u64));
+    Pace::flat(10, 500, 3000).apply(&mut group);
+    group.throughput(Throughput::Elements(steps as u64));
+    let (epsilon, _, sensitivity) = W_EVENT;
     for window in [10, 50_000] {
-        let params = WEventParams::new(EPSILON, window, SENSITIVITY).expect("valid parameters");
-        let build = || {
-            let noise = DiscreteLaplace::seeded(NOISE_SEED);
-            SchemeKind::Bd
-                .build(params, LaplaceMechanism::new(noise), PbaCorrelation::Always)
-                .expect("builds")
-        };
-        group.bench_function(BenchmarkId::new("bd", format!("T=1e5/d={LONG_CELLS}/w={window}")), |it| {
-            it.iter(|| {
-                let mut scheme = build();
-                black_box(run(scheme.as_mut(), black_box(&data)).expect("valid stream"))
-            });
-        });
+        let build =
+            || scheme(SchemeKind::Bd, (epsilon, window, sensitivity), DiscreteLaplace::seeded(NOISE_SEED));
+        bench_run(&mut group, BenchmarkId::new("bd", format!("T=1e5/d={cells}/w={window}")), build, &data);
     }
     group.finish();
 }

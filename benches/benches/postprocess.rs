@@ -14,10 +14,9 @@
 //! minutes; the filter at n = 1000 takes a few seconds per iteration).
 
 use std::hint::black_box;
-use std::time::Duration;
 
-use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
-use tpl_benches::{Family, SplitMix64};
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use tpl_benches::{Family, Pace, SplitMix64};
 use tpl_postprocess::{FilterConfig, filter, map_integer_step, map_step, mle_step};
 
 /// Weight a = ε/Δ of the releases (ε = 1, Δ = 2).
@@ -49,11 +48,7 @@ fn inputs(n: usize, steps: usize) -> (Vec<f64>, Vec<Vec<f64>>, u64) {
 
 fn steps(c: &mut Criterion) {
     let mut group = c.benchmark_group("postprocess");
-    group
-        .sampling_mode(SamplingMode::Auto)
-        .sample_size(50)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2));
+    Pace::auto(50, 500, 2000).apply(&mut group);
     for n in [3, 10, 100, 1000] {
         let (p, releases, total) = inputs(n, 1);
         let r = &releases[0];
@@ -79,11 +74,8 @@ fn steps(c: &mut Criterion) {
 
 fn streams(c: &mut Criterion) {
     let mut group = c.benchmark_group("postprocess");
-    group
-        .sampling_mode(SamplingMode::Flat)
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(1))
-        .measurement_time(Duration::from_millis(1));
+    // Seconds per iteration: ten samples of one iteration each (criterion warns).
+    Pace::flat(10, 1, 1).apply(&mut group);
     let horizon = 10_000;
     let n = 1000;
     let (p, releases, total) = inputs(n, horizon);

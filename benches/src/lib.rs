@@ -4,6 +4,10 @@
 //! Randomness comes from a self-written splitmix64 rather than `rand`: the bench inputs must
 //! not change when a dependency's generator or its stream does.
 
+use std::time::Duration;
+
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, SamplingMode};
 use tpl_core::TransitionMatrix;
 
 /// Matrix sizes n of the cold paths and setups.
@@ -46,6 +50,48 @@ impl SplitMix64 {
     /// nor 1 occurs (a 0 entry could make two rows' supports disjoint and L(α) = α).
     pub fn next_open01(&mut self) -> f64 {
         ((self.next_u64() >> 12) as f64 + 0.5) * (1.0 / (1u64 << 52) as f64)
+    }
+}
+
+/// Criterion's sampling settings for the benchmarks added to a group next: how iterations are
+/// spread over samples, how many samples, and the warm-up and measurement times.
+#[derive(Debug, Clone, Copy)]
+pub struct Pace {
+    /// Criterion's sampling mode (`Flat` for iterations of a millisecond or more).
+    pub mode: SamplingMode,
+    /// Number of samples (criterion's minimum is 10).
+    pub samples: usize,
+    /// Warm-up time.
+    pub warm_up: Duration,
+    /// Measurement time (shorter than one sample takes: criterion warns and runs one
+    /// iteration per sample, the cheapest setting it allows).
+    pub measure: Duration,
+}
+
+impl Pace {
+    /// `Flat` sampling with `samples` samples, `warm_up_ms` of warm-up and `measure_ms` of
+    /// measurement.
+    pub const fn flat(samples: usize, warm_up_ms: u64, measure_ms: u64) -> Self {
+        Self {
+            mode: SamplingMode::Flat,
+            samples,
+            warm_up: Duration::from_millis(warm_up_ms),
+            measure: Duration::from_millis(measure_ms),
+        }
+    }
+
+    /// `Auto` sampling (criterion picks linear or flat), otherwise as [`Pace::flat`].
+    pub const fn auto(samples: usize, warm_up_ms: u64, measure_ms: u64) -> Self {
+        Self { mode: SamplingMode::Auto, ..Self::flat(samples, warm_up_ms, measure_ms) }
+    }
+
+    /// Applies these settings to `group`.
+    pub fn apply(self, group: &mut BenchmarkGroup<'_, WallTime>) {
+        group
+            .sampling_mode(self.mode)
+            .sample_size(self.samples)
+            .warm_up_time(self.warm_up)
+            .measurement_time(self.measure);
     }
 }
 

@@ -65,7 +65,7 @@ impl WEventArgs {
         WEventParams::new(self.epsilon, self.window, self.sensitivity).map_err(|e| {
             let flag = match e {
                 MechError::BadWindow(_) => "--window",
-                MechError::BadSensitivity(_) => "--sensitivity",
+                MechError::Core(tpl_core::CoreError::BadSensitivity(_)) => "--sensitivity",
                 _ => "--epsilon",
             };
             CliError::Mech { context: format!("{flag}: "), source: e }

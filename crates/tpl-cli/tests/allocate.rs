@@ -112,54 +112,25 @@ fn theorem_7_matrix_is_refused_by_unbounded_strategies_naming_the_file() {
     let id = d.file("identity.csv", IDENTITY3);
     let pf = d.file("smooth.csv", "0.9 0.05 0.05\n0.05 0.9 0.05\n0.05 0.05 0.9\n");
     for strategy in ["upper-bound", "quantified"] {
-        let args = [
-            "allocate",
-            "--strategy",
-            strategy,
-            "--backward",
-            &id,
-            "--forward",
-            &pf,
-            "--alpha",
-            "1",
-            "--horizon",
-            "10",
-        ];
+        let args = cmd(
+            "allocate --strategy {} --backward {} --forward {} --alpha 1 --horizon 10",
+            &[strategy, &id, &pf],
+        );
         let run = bad_input(&args, &[&id, "Theorem 7"], &[]);
         assert!(run.stderr.contains("window"), "suggests the window strategy: {}", run.describe());
     }
     // The window strategy answers for a finite horizon: with L(α) = α every step leaks the sum.
-    let out = json(&[
-        "allocate",
-        "--strategy",
-        "window",
-        "--backward",
-        &id,
-        "--forward",
-        &id,
-        "--alpha",
-        "1",
-        "--horizon",
-        "20",
-        "--window",
-        "4",
-    ]);
+    let out = json(&cmd(
+        "allocate --strategy window --backward {} --forward {} --alpha 1 --horizon 20 --window 4",
+        &[&id, &id],
+    ));
     assert_close(nums(&out, "budgets")[0], 1.0 / 20.0, 1e-12, "ε = α/T");
     assert_eq!(out["sup_backward"], Value::Null);
     // Smoothing makes the same matrix usable.
-    let ok = json(&[
-        "allocate",
-        "--strategy",
-        "upper-bound",
-        "--backward",
-        &id,
-        "--smoothing",
-        "0.1",
-        "--alpha",
-        "1",
-        "--horizon",
-        "5",
-    ]);
+    let ok = json(&cmd(
+        "allocate --strategy upper-bound --backward {} --smoothing 0.1 --alpha 1 --horizon 5",
+        &[&id],
+    ));
     assert!(nums(&ok, "budgets")[0] > 0.0);
 }
 
@@ -257,19 +228,10 @@ fn upper_bound_at_large_alpha_finds_the_largest_epsilon() {
     let pb = d.file("pb.csv", FIG8_BACKWARD);
     let pf = d.file("pf.csv", FIG8_FORWARD);
     for alpha in ["400", "1000", "100000"] {
-        let args = [
-            "allocate",
-            "--strategy",
-            "upper-bound",
-            "--backward",
-            &pb,
-            "--forward",
-            &pf,
-            "--alpha",
-            alpha,
-            "--horizon",
-            "50",
-        ];
+        let args = cmd(
+            "allocate --strategy upper-bound --backward {} --forward {} --alpha {} --horizon 50",
+            &[&pb, &pf, alpha],
+        );
         let run = tpl(&[&args[..], &["--format", "json"]].concat());
         let a: f64 = alpha.parse().unwrap();
         assert_eq!(run.code, Some(0), "α {alpha}\n{}", run.describe());
@@ -286,21 +248,10 @@ fn unreachable_targets_exit_2_instead_of_printing_a_violated_guarantee() {
     let pb = d.file("pb.csv", FIG8_BACKWARD);
     let pf = d.file("pf.csv", FIG8_FORWARD);
     for strategy in ["upper-bound", "window"] {
-        let args = [
-            "allocate",
-            "--strategy",
-            strategy,
-            "--backward",
-            &pb,
-            "--forward",
-            &pf,
-            "--alpha",
-            "5e-324",
-            "--horizon",
-            "10",
-            "--window",
-            "3",
-        ];
+        let args = cmd(
+            "allocate --strategy {} --backward {} --forward {} --alpha 5e-324 --horizon 10 --window 3",
+            &[strategy, &pb, &pf],
+        );
         bad_input(&args, &["too small", "5e-324"], &[]);
     }
 }
@@ -311,21 +262,10 @@ fn matrices_of_different_sizes_are_refused_naming_both_sizes() {
     let pb = d.file("pb.csv", FIG8_BACKWARD);
     let pf = d.file("pf3.csv", "0.9 0.05 0.05\n0.05 0.9 0.05\n0.05 0.05 0.9\n");
     for strategy in ["upper-bound", "quantified", "window"] {
-        let args = [
-            "allocate",
-            "--strategy",
-            strategy,
-            "--backward",
-            &pb,
-            "--forward",
-            &pf,
-            "--alpha",
-            "1",
-            "--horizon",
-            "10",
-            "--window",
-            "3",
-        ];
+        let args = cmd(
+            "allocate --strategy {} --backward {} --forward {} --alpha 1 --horizon 10 --window 3",
+            &[strategy, &pb, &pf],
+        );
         bad_input(&args, &["2×2", "3×3", &pb, &pf], &[]);
     }
 }

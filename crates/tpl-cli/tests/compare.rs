@@ -41,42 +41,15 @@ fn svg_texts(path: &str) -> Vec<String> {
 fn compare_on_the_ais_week_with_raw_matrices() {
     let d = Scratch::new("compare_raw");
     let chart = d.path("c.svg");
-    let out = json(&[
-        "compare",
-        "--counts",
-        &week("counts.csv"),
-        "--backward",
-        &week("transition_backward.csv"),
-        "--forward",
-        &week("transition_forward.csv"),
-        "--epsilon",
-        "1",
-        "--window",
-        "10",
-        "--runs",
-        "2",
-        "--postprocess",
-        "map",
-        "--seed",
-        "5",
-        "--chart",
-        &chart,
-    ]);
+    let out = json(&cmd(
+        "compare --counts {} --backward {} --forward {} --epsilon 1 --window 10 --runs 2 --postprocess map --seed 5 --chart {}",
+        &[&week("counts.csv"), &week("transition_backward.csv"), &week("transition_forward.csv"), &chart],
+    ));
     let rows = out["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 19, "9 strategies, 9 MAP rows, the prior mean");
     let keys: Vec<&str> = rows[0].as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(
-        &keys[..7],
-        [
-            "strategy",
-            "mae",
-            "mse",
-            "max_window_budget",
-            "max_tpl",
-            "max_window_leakage",
-            "published_fraction"
-        ]
-    );
+    let leading = "strategy mae mse max_window_budget max_tpl max_window_leakage published_fraction";
+    assert_eq!(keys[..7], leading.split(' ').collect::<Vec<_>>()[..]);
     for scheme in ["uniform", "sample", "bd", "ba", "pba"] {
         let r = row(&out, scheme);
         assert!(num(r, "max_window_budget") <= 1.0 + 1e-12, "{scheme}: (W) holds: {r}");
@@ -101,7 +74,7 @@ fn compare_on_the_ais_week_with_raw_matrices() {
 }
 
 #[test]
-fn estimate_reproduces_the_shared_matrix_and_smoothing_makes_quantified_exact() {
+fn estimate_reproduces_the_reference_matrix_and_smoothing_makes_quantified_exact() {
     let d = Scratch::new("compare_smooth");
     let out = d.path("est");
     let summary = json(&["estimate", "--stream", &week("stream.csv"), "--out", &out]);
@@ -117,33 +90,22 @@ fn estimate_reproduces_the_shared_matrix_and_smoothing_makes_quantified_exact() 
     };
     for side in ["forward", "backward"] {
         let ours = read(&format!("{out}/transition_{side}.csv"));
-        let shared = read(&week(&format!("transition_{side}.csv")));
-        assert_eq!(ours.len(), shared.len());
-        for (a, b) in ours.iter().flatten().zip(shared.iter().flatten()) {
+        let reference = read(&week(&format!("transition_{side}.csv")));
+        assert_eq!(ours.len(), reference.len());
+        for (a, b) in ours.iter().flatten().zip(reference.iter().flatten()) {
             assert!((a - b).abs() <= 1e-12, "{side}: {a} vs {b}");
         }
     }
     let smoothed = d.path("smoothed");
     json(&["estimate", "--stream", &week("stream.csv"), "--smoothing", "0.01", "--out", &smoothed]);
-    let cmp = json(&[
-        "compare",
-        "--counts",
-        &week("counts.csv"),
-        "--backward",
-        &format!("{smoothed}/transition_backward.csv"),
-        "--forward",
-        &format!("{smoothed}/transition_forward.csv"),
-        "--epsilon",
-        "1",
-        "--window",
-        "10",
-        "--runs",
-        "2",
-        "--schemes",
-        "quantified,upper-bound,bd",
-        "--seed",
-        "1",
-    ]);
+    let cmp = json(&cmd(
+        "compare --counts {} --backward {} --forward {} --epsilon 1 --window 10 --runs 2 --schemes quantified,upper-bound,bd --seed 1",
+        &[
+            &week("counts.csv"),
+            &format!("{smoothed}/transition_backward.csv"),
+            &format!("{smoothed}/transition_forward.csv"),
+        ],
+    ));
     assert_eq!(cmp["rows"].as_array().unwrap().len(), 3);
     assert_close(num(row(&cmp, "quantified"), "max_tpl"), 1.0, 1e-9, "quantified: max TPL = α");
     assert!(num(row(&cmp, "upper-bound"), "max_tpl") <= 1.0 + 1e-12);
@@ -153,21 +115,8 @@ fn estimate_reproduces_the_shared_matrix_and_smoothing_makes_quantified_exact() 
 fn simulate_then_estimate_round_trip() {
     let d = Scratch::new("simulate");
     let out = d.path("sim");
-    let summary = json(&[
-        "simulate",
-        "--cells",
-        "4",
-        "--smoothing",
-        "0.05",
-        "--users",
-        "300",
-        "--horizon",
-        "60",
-        "--seed",
-        "3",
-        "--out",
-        &out,
-    ]);
+    let summary =
+        json(&cmd("simulate --cells 4 --smoothing 0.05 --users 300 --horizon 60 --seed 3 --out {}", &[&out]));
     assert_eq!(summary["users"], 300);
     let counts = std::fs::read_to_string(format!("{out}/counts.csv")).unwrap();
     let mut lines = counts.lines();
@@ -178,21 +127,7 @@ fn simulate_then_estimate_round_trip() {
     }
     // Same seed, same bytes.
     let again = d.path("again");
-    json(&[
-        "simulate",
-        "--cells",
-        "4",
-        "--smoothing",
-        "0.05",
-        "--users",
-        "300",
-        "--horizon",
-        "60",
-        "--seed",
-        "3",
-        "--out",
-        &again,
-    ]);
+    json(&cmd("simulate --cells 4 --smoothing 0.05 --users 300 --horizon 60 --seed 3 --out {}", &[&again]));
     assert_eq!(
         std::fs::read(format!("{out}/stream.csv")).unwrap(),
         std::fs::read(format!("{again}/stream.csv")).unwrap()
@@ -213,19 +148,7 @@ fn simulate_then_estimate_round_trip() {
     let pf = d.file("pf.csv", "0.9 0.1\n0.2 0.8\n");
     let init = d.file("init.csv", "1 0\n");
     let out2 = d.path("sim2");
-    json(&[
-        "simulate",
-        "--forward",
-        &pf,
-        "--initial",
-        &init,
-        "--users",
-        "10",
-        "--horizon",
-        "2",
-        "--out",
-        &out2,
-    ]);
+    json(&cmd("simulate --forward {} --initial {} --users 10 --horizon 2 --out {}", &[&pf, &init, &out2]));
     let first_step = std::fs::read_to_string(format!("{out2}/counts.csv")).unwrap();
     assert_eq!(first_step.lines().nth(1), Some("0,10,0"), "everyone starts in cell 0");
 }
@@ -235,39 +158,19 @@ fn leakage_and_allocate_charts_are_svg_with_labels() {
     let d = Scratch::new("charts");
     let pb = d.file("pb.csv", FIG8_FORWARD);
     let chart = d.path("leak.svg");
-    json(&[
-        "leakage",
-        "--backward",
-        &pb,
-        "--forward",
-        &pb,
-        "--epsilon",
-        "0.1",
-        "--horizon",
-        "30",
-        "--chart",
-        &chart,
-    ]);
+    json(&cmd(
+        "leakage --backward {} --forward {} --epsilon 0.1 --horizon 30 --chart {}",
+        &[&pb, &pb, &chart],
+    ));
     let texts = svg_texts(&chart);
     for label in ["TPL_t (temporal)", "BPL_t (backward)", "step t"] {
         assert!(texts.iter().any(|t| t == label), "{label:?} in {texts:?}");
     }
     let chart = d.path("sub/alloc.svg");
-    json(&[
-        "allocate",
-        "--strategy",
-        "quantified",
-        "--backward",
-        &pb,
-        "--forward",
-        &pb,
-        "--alpha",
-        "1",
-        "--horizon",
-        "50",
-        "--chart",
-        &chart,
-    ]);
+    json(&cmd(
+        "allocate --strategy quantified --backward {} --forward {} --alpha 1 --horizon 50 --chart {}",
+        &[&pb, &pb, &chart],
+    ));
     assert!(svg_texts(&chart).iter().any(|t| t.contains("quantified")));
 }
 
@@ -330,17 +233,7 @@ fn bad_inputs_exit_2_with_one_line() {
         &["--users"],
         &["0"],
     );
-    usage_error(&[
-        "compare",
-        "--counts",
-        &counts,
-        "--epsilon",
-        "1",
-        "--window",
-        "2",
-        "--schemes",
-        "bd,magic",
-    ]);
+    usage_error(&cmd("compare --counts {} --epsilon 1 --window 2 --schemes bd,magic", &[&counts]));
     usage_error(&["simulate", "--users", "3", "--horizon", "3", "--out", &out]);
 }
 
@@ -364,23 +257,10 @@ fn leakage_is_audited_with_the_sensitivity() {
     let counts = d.file("counts.csv", &small_counts());
     let pm = d.file("p.csv", FIG8_FORWARD);
     let run = |delta: &str, matrices: bool| -> Value {
-        let mut args = vec![
-            "compare",
-            "--counts",
-            &counts,
-            "--epsilon",
-            "1",
-            "--window",
-            "4",
-            "--runs",
-            "1",
-            "--seed",
-            "5",
-            "--schemes",
-            "uniform,laplace,upper-bound,window",
-            "--sensitivity",
-            delta,
-        ];
+        let mut args = cmd(
+            "compare --counts {} --epsilon 1 --window 4 --runs 1 --seed 5 --schemes uniform,laplace,upper-bound,window --sensitivity {}",
+            &[&counts, delta],
+        );
         if matrices {
             args.extend(["--backward", &pm, "--forward", &pm]);
         }
@@ -407,21 +287,10 @@ fn leakage_is_audited_with_the_sensitivity() {
         assert!(num(row(out, "upper-bound"), "max_tpl") <= 1.0, "{out}");
         assert!(num(row(out, "window"), "max_window_leakage") <= 1.0, "{out}");
     }
-    let text = table(&[
-        "compare",
-        "--counts",
-        &counts,
-        "--epsilon",
-        "1",
-        "--window",
-        "4",
-        "--runs",
-        "1",
-        "--schemes",
-        "uniform",
-        "--sensitivity",
-        "1",
-    ]);
+    let text = table(&cmd(
+        "compare --counts {} --epsilon 1 --window 4 --runs 1 --schemes uniform --sensitivity 1",
+        &[&counts],
+    ));
     assert!(text.contains("Δ = 1"), "{text}");
 }
 
@@ -457,21 +326,10 @@ fn a_strategys_rows_do_not_depend_on_its_place_in_schemes() {
     let d = Scratch::new("compare_order");
     let counts = d.file("counts.csv", &small_counts());
     let rows = |schemes: &str| -> Vec<Value> {
-        let out = json(&[
-            "compare",
-            "--counts",
-            &counts,
-            "--epsilon",
-            "1",
-            "--window",
-            "4",
-            "--runs",
-            "3",
-            "--seed",
-            "5",
-            "--schemes",
-            schemes,
-        ]);
+        let out = json(&cmd(
+            "compare --counts {} --epsilon 1 --window 4 --runs 3 --seed 5 --schemes {}",
+            &[&counts, schemes],
+        ));
         let mut rows = out["rows"].as_array().unwrap().clone();
         rows.sort_by_key(|r| r["strategy"].as_str().unwrap_or_default().to_owned());
         rows

@@ -65,18 +65,8 @@ fn matrix_normalize_rescales_rows() {
         }
         let sup = json(&["supremum", "--matrix", m, "--epsilon", "0.1", "--normalize"]);
         assert_eq!(sup["bounded"], Value::Bool(true));
-        let lk = json(&[
-            "leakage",
-            "--backward",
-            m,
-            "--forward",
-            m,
-            "--epsilon",
-            "0.1",
-            "--horizon",
-            "3",
-            "--normalize",
-        ]);
+        let lk =
+            json(&cmd("leakage --backward {} --forward {} --epsilon 0.1 --horizon 3 --normalize", &[m, m]));
         check_leakage(&lk, &[0.1; 3]);
     }
     // Without --normalize the same files are rejected, naming the file (and line for text).
@@ -126,6 +116,19 @@ fn bad_matrix_everywhere(path: &str, needles: &[&str], values: &[&str]) {
     bad_input(&["leakage", "--forward", path, "--epsilon", "0.1", "--horizon", "3"], needles, values);
 }
 
+/// Writes each (file name, content, line, values) to `d` and checks that every matrix flag
+/// refuses it with a message naming `path:line` (the path alone for line 0) and `values`.
+fn bad_matrix_files(d: &Scratch, cases: &[(&str, &str, usize, &[&str])]) -> Vec<String> {
+    let mut paths = Vec::new();
+    for &(name, content, line, values) in cases {
+        let path = d.file(name, content);
+        let at = if line == 0 { path.clone() } else { format!("{path}:{line}") };
+        bad_matrix_everywhere(&path, &[&at], values);
+        paths.push(path);
+    }
+    paths
+}
+
 #[test]
 fn bad_matrix_missing_unreadable_and_empty_files() {
     let d = Scratch::new("bad_matrix_files");
@@ -133,60 +136,56 @@ fn bad_matrix_missing_unreadable_and_empty_files() {
     bad_matrix_everywhere(&missing, &[&missing], &[]);
     let dir = path_str(&d.dir);
     bad_matrix_everywhere(&dir, &[&dir], &[]);
-    let empty = d.file("empty.csv", "");
-    bad_matrix_everywhere(&empty, &[&empty], &[]);
-    let comments = d.file("comments.csv", "# nothing but comments\n\n   # and blanks\n\n");
-    bad_matrix_everywhere(&comments, &[&comments], &[]);
-    let empty_json = d.file("empty.json", "[]");
-    bad_matrix_everywhere(&empty_json, &[&empty_json], &[]);
-    let blank_json = d.file("blank.json", "");
-    bad_matrix_everywhere(&blank_json, &[&blank_json], &[]);
+    bad_matrix_files(
+        &d,
+        &[
+            ("empty.csv", "", 0, &[]),
+            ("comments.csv", "# nothing but comments\n\n   # and blanks\n\n", 0, &[]),
+            ("empty.json", "[]", 0, &[]),
+            ("blank.json", "", 0, &[]),
+        ],
+    );
 }
 
 #[test]
 fn bad_matrix_shape() {
     let d = Scratch::new("bad_matrix_shape");
-    let nonsquare = d.file("nonsquare.csv", "0.5,0.5\n0.5,0.5\n0.5,0.5\n");
-    bad_matrix_everywhere(&nonsquare, &[&nonsquare], &[]);
-    let wide = d.file("wide.csv", "0.2 0.3 0.5\n0.2 0.3 0.5\n");
-    bad_matrix_everywhere(&wide, &[&wide], &[]);
-    // Row 2 of the matrix is on line 4 of the file.
-    let ragged = d.file("ragged.csv", "# ragged\n0.5,0.5\n\n1\n");
-    bad_matrix_everywhere(&ragged, &[&format!("{ragged}:4")], &[]);
-    let ragged_json = d.file("ragged.json", "[[0.5,0.5],[1]]");
-    bad_matrix_everywhere(&ragged_json, &[&ragged_json], &[]);
-    let nonsquare_json = d.file("nonsquare.json", "[[0.5,0.5]]");
-    bad_matrix_everywhere(&nonsquare_json, &[&nonsquare_json], &[]);
-    let empty_rows = d.file("empty_rows.json", "[[],[]]");
-    bad_matrix_everywhere(&empty_rows, &[&empty_rows], &[]);
+    bad_matrix_files(
+        &d,
+        &[
+            ("nonsquare.csv", "0.5,0.5\n0.5,0.5\n0.5,0.5\n", 0, &[]),
+            ("wide.csv", "0.2 0.3 0.5\n0.2 0.3 0.5\n", 0, &[]),
+            // Row 2 of the matrix is on line 4 of the file.
+            ("ragged.csv", "# ragged\n0.5,0.5\n\n1\n", 4, &[]),
+            ("ragged.json", "[[0.5,0.5],[1]]", 0, &[]),
+            ("nonsquare.json", "[[0.5,0.5]]", 0, &[]),
+            ("empty_rows.json", "[[],[]]", 0, &[]),
+        ],
+    );
 }
 
 #[test]
 fn bad_matrix_entries() {
     let d = Scratch::new("bad_matrix_entries");
-    let nan = d.file("nan.csv", "# header\n0.5,0.5\n\nNaN,0.5\n");
-    bad_matrix_everywhere(&nan, &[&format!("{nan}:4")], &["NaN"]);
-    let inf = d.file("inf.csv", "0.5 0.5\ninf 0\n");
-    bad_matrix_everywhere(&inf, &[&format!("{inf}:2")], &["inf"]);
-    let big = d.file("big.csv", "1e400 0\n0.5 0.5\n");
-    bad_matrix_everywhere(&big, &[&format!("{big}:1")], &[]);
-    let neg = d.file("neg.csv", "0.5,0.5\n1.5,-0.5\n");
-    bad_matrix_everywhere(&neg, &[&format!("{neg}:2")], &["-0.5"]);
-    let sum = d.file("sum.csv", "0.5,0.5\n\n0.5,0.4\n");
-    bad_matrix_everywhere(&sum, &[&format!("{sum}:3")], &["0.9"]);
-    let token = d.file("token.csv", "0.5,0.5\n0.5,abc\n");
-    bad_matrix_everywhere(&token, &[&format!("{token}:2")], &[]);
-    bad_input(&["loss", "--matrix", &token, "--alpha", "1"], &["abc"], &[]);
+    let paths = bad_matrix_files(
+        &d,
+        &[
+            ("nan.csv", "# header\n0.5,0.5\n\nNaN,0.5\n", 4, &["NaN"]),
+            ("inf.csv", "0.5 0.5\ninf 0\n", 2, &["inf"]),
+            ("big.csv", "1e400 0\n0.5 0.5\n", 1, &[]),
+            ("neg.csv", "0.5,0.5\n1.5,-0.5\n", 2, &["-0.5"]),
+            ("sum.csv", "0.5,0.5\n\n0.5,0.4\n", 3, &["0.9"]),
+            ("token.csv", "0.5,0.5\n0.5,abc\n", 2, &[]),
+            ("empty_field.csv", "0.5,0.5\n0.5,,0.5\n", 2, &[]),
+            ("trailing.csv", "0.5,0.5,\n0.5,0.5\n", 1, &[]),
+            ("neg.json", "[[0.5,0.5],[1.5,-0.5]]", 0, &["-0.5"]),
+            ("sum.json", "[[0.5,0.5],[0.5,0.4]]", 0, &["0.9"]),
+        ],
+    );
+    let token = &paths[5];
+    bad_input(&["loss", "--matrix", token, "--alpha", "1"], &["abc"], &[]);
     let semicolon = d.file("semicolon.csv", "0.5;0.5\n0.5;0.5\n");
     bad_matrix_everywhere(&semicolon, &[&format!("{semicolon}:1"), "0.5;0.5"], &[]);
-    let empty_field = d.file("empty_field.csv", "0.5,0.5\n0.5,,0.5\n");
-    bad_matrix_everywhere(&empty_field, &[&format!("{empty_field}:2")], &[]);
-    let trailing = d.file("trailing.csv", "0.5,0.5,\n0.5,0.5\n");
-    bad_matrix_everywhere(&trailing, &[&format!("{trailing}:1")], &[]);
-    let neg_json = d.file("neg.json", "[[0.5,0.5],[1.5,-0.5]]");
-    bad_matrix_everywhere(&neg_json, &[&neg_json], &["-0.5"]);
-    let sum_json = d.file("sum.json", "[[0.5,0.5],[0.5,0.4]]");
-    bad_matrix_everywhere(&sum_json, &[&sum_json], &["0.9"]);
     let nonutf = d.path("latin1.csv");
     std::fs::write(&nonutf, b"0.5,0.5\n0.5,0.5 \xe9\n").unwrap();
     bad_matrix_everywhere(&nonutf, &[&nonutf], &[]);

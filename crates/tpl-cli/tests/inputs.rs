@@ -175,19 +175,7 @@ fn a_dash_reads_standard_input() {
     let run = tpl_with(
         None,
         Some("timestamp_bucket,c0,c1\n0,3,4\n1,2,5\n"),
-        &[
-            "release",
-            "--counts",
-            "-",
-            "--scheme",
-            "uniform",
-            "--epsilon",
-            "1",
-            "--window",
-            "2",
-            "--seed",
-            "1",
-        ],
+        &cmd("release --counts - --scheme uniform --epsilon 1 --window 2 --seed 1", &[]),
     );
     assert_eq!(run.code, Some(0), "{}", run.describe());
     // Errors name standard input; it cannot be read for two files.
@@ -252,21 +240,10 @@ fn simulate_help_lists_each_flag_once() {
     let d = Scratch::new("inputs_simulate");
     let pf = d.file("pf.csv", "1,0\n0,1\n");
     let out = d.path("sim");
-    let j = json(&[
-        "simulate",
-        "--forward",
-        &pf,
-        "--smoothing",
-        "1",
-        "--users",
-        "3",
-        "--horizon",
-        "2",
-        "--seed",
-        "1",
-        "--out",
-        &out,
-    ]);
+    let j = json(&cmd(
+        "simulate --forward {} --smoothing 1 --users 3 --horizon 2 --seed 1 --out {}",
+        &[&pf, &out],
+    ));
     assert_eq!(j["cells"], 2);
     assert_eq!(
         rows_of(&format!("{out}/transition_forward.csv")),

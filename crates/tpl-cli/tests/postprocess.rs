@@ -32,19 +32,10 @@ fn json_contract_and_the_hand_case() {
     assert_close(x[0], 8.0, 1e-12, "x0");
     assert_close(x[1], 2.0, 1e-12, "x1");
 
-    let int = json(&[
-        "postprocess",
-        "--releases",
-        &r,
-        "--total",
-        "10",
-        "--epsilon",
-        &eps,
-        "--prior",
-        &p,
-        "--estimator",
-        "map-integer",
-    ]);
+    let int = json(&cmd(
+        "postprocess --releases {} --total 10 --epsilon {} --prior {} --estimator map-integer",
+        &[&r, &eps, &p],
+    ));
     assert_eq!(int["estimator"], "map-integer");
     for v in int["estimates"][0].as_array().unwrap() {
         assert!(v.is_u64(), "map-integer prints JSON integers: {int}");
@@ -56,21 +47,12 @@ fn json_contract_and_the_hand_case() {
 
 #[test]
 fn tie_rule_and_the_mle_edge_cases() {
-    let d = Scratch::new("pp_spec_cases");
+    let d = Scratch::new("pp_reference_cases");
     let zero = d.file("zero.csv", "0,0,0\n");
-    let out = json(&[
-        "postprocess",
-        "--releases",
-        &zero,
-        "--total",
-        "4",
-        "--epsilon",
-        "1",
-        "--prior",
-        "uniform",
-        "--estimator",
-        "map-integer",
-    ]);
+    let out = json(&cmd(
+        "postprocess --releases {} --total 4 --epsilon 1 --prior uniform --estimator map-integer",
+        &[&zero],
+    ));
     assert_eq!(rows(&out)[0], vec![2.0, 1.0, 1.0], "ties go to the lower cell first");
     for (r, n, want) in
         [("5,0,3", "4", [3.0, 0.0, 1.0]), ("1,1,1", "6", [2.0, 2.0, 2.0]), ("-2,0,7", "4", [0.0, 0.0, 4.0])]
@@ -104,21 +86,8 @@ fn release_csv_pipes_into_postprocess() {
     let (counts, _) = correlated_counts();
     let counts = d.file("counts.csv", &counts);
     let pf = d.file("pf.csv", STAY);
-    let release = tpl(&[
-        "release",
-        "--counts",
-        &counts,
-        "--scheme",
-        "bd",
-        "--epsilon",
-        "2",
-        "--window",
-        "5",
-        "--seed",
-        "3",
-        "--format",
-        "csv",
-    ]);
+    let release =
+        tpl(&cmd("release --counts {} --scheme bd --epsilon 2 --window 5 --seed 3 --format csv", &[&counts]));
     assert_eq!(release.code, Some(0), "{}", release.describe());
     let r = d.file("r.csv", &release.stdout);
     // The budgets come from the publication_budget column: 0 where a release repeats.
@@ -141,19 +110,10 @@ fn release_csv_pipes_into_postprocess() {
     let b = d.file("b.txt", &(column.join("\n") + "\n"));
     let run_a =
         tpl(&["postprocess", "--releases", &r, "--total", "60", "--forward", &pf, "--format", "json"]);
-    let run_b = tpl(&[
-        "postprocess",
-        "--releases",
-        &r,
-        "--total",
-        "60",
-        "--forward",
-        &pf,
-        "--budgets",
-        &b,
-        "--format",
-        "json",
-    ]);
+    let run_b = tpl(&cmd(
+        "postprocess --releases {} --total 60 --forward {} --budgets {} --format json",
+        &[&r, &pf, &b],
+    ));
     assert_eq!(run_a.stdout, run_b.stdout, "column and budget file agree, byte for byte");
     let again =
         tpl(&["postprocess", "--releases", &r, "--total", "60", "--forward", &pf, "--format", "json"]);
@@ -166,37 +126,17 @@ fn map_beats_the_raw_release_on_correlated_data() {
     let (counts, truth) = correlated_counts();
     let counts = d.file("counts.csv", &counts);
     let pf = d.file("pf.csv", STAY);
-    let release = json(&[
-        "release",
-        "--counts",
-        &counts,
-        "--scheme",
-        "laplace",
-        "--epsilon",
-        "0.2",
-        "--window",
-        "1",
-        "--seed",
-        "11",
-    ]);
+    let release =
+        json(&cmd("release --counts {} --scheme laplace --epsilon 0.2 --window 1 --seed 11", &[&counts]));
     let raw: Vec<Vec<f64>> =
         rows(&Value::Object([("estimates".to_string(), release["releases"].clone())].into_iter().collect()));
     let text: String =
         raw.iter().map(|r| r.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",") + "\n").collect();
     let r = d.file("r.csv", &text);
-    let map = rows(&json(&[
-        "postprocess",
-        "--releases",
-        &r,
-        "--total",
-        "60",
-        "--epsilon",
-        "0.2",
-        "--forward",
-        &pf,
-        "--prior",
-        "uniform",
-    ]));
+    let map = rows(&json(&cmd(
+        "postprocess --releases {} --total 60 --epsilon 0.2 --forward {} --prior uniform",
+        &[&r, &pf],
+    )));
     let mse = |est: &[Vec<f64>]| {
         let n = (est.len() * est[0].len()) as f64;
         est.iter().zip(&truth).flat_map(|(e, t)| e.iter().zip(t).map(|(a, b)| (a - b).powi(2))).sum::<f64>()
@@ -213,36 +153,14 @@ fn headered_and_headerless_releases_agree() {
     let plain = d.file("plain.csv", "12,30,18\n9.5,-2,40\n");
     let headed = d.file("headed.csv", "timestamp_bucket,c0,c1,c2\n0,12,30,18\n1,9.5,-2,40\n");
     for est in ["map", "map-integer", "mle"] {
-        let a = tpl(&[
-            "postprocess",
-            "--releases",
-            &plain,
-            "--total",
-            "60",
-            "--epsilon",
-            "0.5",
-            "--forward",
-            &pf,
-            "--estimator",
-            est,
-            "--format",
-            "json",
-        ]);
-        let b = tpl(&[
-            "postprocess",
-            "--releases",
-            &headed,
-            "--total",
-            "60",
-            "--epsilon",
-            "0.5",
-            "--forward",
-            &pf,
-            "--estimator",
-            est,
-            "--format",
-            "json",
-        ]);
+        let a = tpl(&cmd(
+            "postprocess --releases {} --total 60 --epsilon 0.5 --forward {} --estimator {} --format json",
+            &[&plain, &pf, est],
+        ));
+        let b = tpl(&cmd(
+            "postprocess --releases {} --total 60 --epsilon 0.5 --forward {} --estimator {} --format json",
+            &[&headed, &pf, est],
+        ));
         assert_eq!(a.code, Some(0), "{}", a.describe());
         assert_eq!(a.stdout, b.stdout, "{est}");
     }
@@ -261,19 +179,10 @@ fn zero_prior_cell_with_a_positive_release_is_not_nan() {
     let r = d.file("r.csv", "5,5\n");
     let p = d.file("p.csv", "0,1\n");
     for est in ["map", "map-integer"] {
-        let out = json(&[
-            "postprocess",
-            "--releases",
-            &r,
-            "--total",
-            "10",
-            "--epsilon",
-            "1",
-            "--prior",
-            &p,
-            "--estimator",
-            est,
-        ]);
+        let out = json(&cmd(
+            "postprocess --releases {} --total 10 --epsilon 1 --prior {} --estimator {}",
+            &[&r, &p, est],
+        ));
         assert_eq!(rows(&out)[0], vec![0.0, 10.0], "{est}");
     }
     // The frequency prior warns (on stderr only) about cells whose first release is ≤ 0.
@@ -337,16 +246,6 @@ fn bad_inputs_exit_2_with_one_line() {
     }
     usage_error(&["postprocess", "--releases", &r, "--total", "-3", "--epsilon", "1"]);
     usage_error(&["postprocess", "--releases", &r, "--total", "2.5", "--epsilon", "1"]);
-    usage_error(&[
-        "postprocess",
-        "--releases",
-        &r,
-        "--total",
-        "12",
-        "--epsilon",
-        "1",
-        "--estimator",
-        "magic",
-    ]);
+    usage_error(&cmd("postprocess --releases {} --total 12 --epsilon 1 --estimator magic", &[&r]));
     usage_error(&["postprocess", "--releases", &r, "--total", "12", "--epsilon", "1", "--budgets", &b_short]);
 }

@@ -89,40 +89,16 @@ fn json_contract_for_every_scheme() {
 fn seeded_runs_are_reproducible_and_flagged() {
     let d = Scratch::new("release_seed");
     let counts = d.file("counts.csv", &stream());
-    let args = [
-        "release",
-        "--counts",
-        &counts,
-        "--scheme",
-        "bd",
-        "--epsilon",
-        "1",
-        "--window",
-        "5",
-        "--seed",
-        "3",
-        "--format",
-        "json",
-    ];
+    let args =
+        cmd("release --counts {} --scheme bd --epsilon 1 --window 5 --seed 3 --format json", &[&counts]);
     let (a, b) = (tpl(&args), tpl(&args));
     assert_eq!(a.code, Some(0));
     assert_eq!(a.stdout, b.stdout, "same seed, same bytes");
     assert!(a.stderr.contains("NOT private"), "a seeded release says it is not private: {}", a.describe());
-    let other = tpl(&[
-        "release",
-        "--counts",
-        &counts,
-        "--scheme",
-        "bd",
-        "--epsilon",
-        "1",
-        "--window",
-        "5",
-        "--seed",
-        "4",
-        "--format",
-        "json",
-    ]);
+    let other = tpl(&cmd(
+        "release --counts {} --scheme bd --epsilon 1 --window 5 --seed 4 --format json",
+        &[&counts],
+    ));
     assert_ne!(a.stdout, other.stdout, "different seeds, different releases");
 }
 
@@ -130,19 +106,8 @@ fn seeded_runs_are_reproducible_and_flagged() {
 fn csv_is_a_counts_file_and_float_sampler_works() {
     let d = Scratch::new("release_csv");
     let counts = d.file("counts.csv", &stream());
-    let (header, rows) = csv(&[
-        "release",
-        "--counts",
-        &counts,
-        "--scheme",
-        "ba",
-        "--epsilon",
-        "1",
-        "--window",
-        "5",
-        "--seed",
-        "1",
-    ]);
+    let (header, rows) =
+        csv(&cmd("release --counts {} --scheme ba --epsilon 1 --window 5 --seed 1", &[&counts]));
     assert_eq!(header, ["timestamp_bucket", "published", "budget", "publication_budget", "c0", "c1", "c2"]);
     assert_eq!(rows.len(), 40);
     for r in &rows {
@@ -158,21 +123,10 @@ fn csv_is_a_counts_file_and_float_sampler_works() {
             .map(|l| l + "\n")
             .collect();
     let noisy = d.file("noisy.csv", &text.replace(",-", ",").replace("\n-", "\n"));
-    let out = json(&[
-        "release",
-        "--counts",
-        &noisy,
-        "--scheme",
-        "uniform",
-        "--epsilon",
-        "1",
-        "--window",
-        "5",
-        "--seed",
-        "2",
-        "--sampler",
-        "float",
-    ]);
+    let out = json(&cmd(
+        "release --counts {} --scheme uniform --epsilon 1 --window 5 --seed 2 --sampler float",
+        &[&noisy],
+    ));
     assert_eq!(nums(&out, "t").len(), 40);
 }
 
@@ -185,19 +139,8 @@ fn non_integer_counts_need_the_float_sampler() {
         &["frac.csv:1", "--sampler float"],
         &["1.5"],
     );
-    let out = json(&[
-        "release",
-        "--counts",
-        &counts,
-        "--scheme",
-        "uniform",
-        "--epsilon",
-        "1",
-        "--window",
-        "2",
-        "--sampler",
-        "float",
-    ]);
+    let out =
+        json(&cmd("release --counts {} --scheme uniform --epsilon 1 --window 2 --sampler float", &[&counts]));
     assert_eq!(nums(&out, "t"), vec![1.0, 2.0]);
 }
 
@@ -210,19 +153,10 @@ fn bad_inputs_exit_2_with_one_line() {
     let word = d.file("word.csv", "1,2\n3,x\n");
     let empty = d.file("empty.csv", "# nothing\n");
     let run = |counts: &str, eps: &str, w: &str, delta: &str| -> Vec<String> {
-        [
-            "release",
-            "--counts",
-            counts,
-            "--scheme",
-            "bd",
-            "--epsilon",
-            eps,
-            "--window",
-            w,
-            "--sensitivity",
-            delta,
-        ]
+        cmd(
+            "release --counts {} --scheme bd --epsilon {} --window {} --sensitivity {}",
+            &[counts, eps, w, delta],
+        )
         .iter()
         .map(|s| s.to_string())
         .collect()
@@ -271,16 +205,10 @@ fn every_release_says_how_it_was_made() {
     let run = tpl(&args);
     assert_eq!(run.code, Some(0), "{}", run.describe());
     let first = run.stdout.lines().next().unwrap();
-    for fact in [
-        "# tpl ",
-        env!("CARGO_PKG_VERSION"),
-        "scheme=uniform",
-        "epsilon=1",
-        "window=5",
-        "sensitivity=1",
-        "sampler=discrete",
-        "seeded=true",
-    ] {
+    for fact in cmd(
+        "{} {} scheme=uniform epsilon=1 window=5 sensitivity=1 sampler=discrete seeded=true",
+        &["# tpl ", env!("CARGO_PKG_VERSION")],
+    ) {
         assert!(first.contains(fact), "the CSV's first line should say {fact:?}: {first}");
     }
     // The CSV still reads back as a release.
@@ -325,19 +253,7 @@ fn counts_beyond_two_to_52_are_refused_not_rounded() {
         let f = d.file(name, text);
         for scheme in ["laplace", "bd"] {
             bad_input(
-                &[
-                    "release",
-                    "--counts",
-                    &f,
-                    "--scheme",
-                    scheme,
-                    "--epsilon",
-                    "1",
-                    "--window",
-                    "2",
-                    "--seed",
-                    "1",
-                ],
+                &cmd("release --counts {} --scheme {} --epsilon 1 --window 2 --seed 1", &[&f, scheme]),
                 &[at, "cell", "2^52"],
                 &[],
             );
@@ -354,19 +270,8 @@ fn counts_beyond_two_to_52_are_refused_not_rounded() {
     let mut seen = Vec::new();
     for seed in 1..=12 {
         let s = seed.to_string();
-        let out = json(&[
-            "release",
-            "--counts",
-            &edge,
-            "--scheme",
-            "laplace",
-            "--epsilon",
-            "1",
-            "--window",
-            "1",
-            "--seed",
-            &s,
-        ]);
+        let out =
+            json(&cmd("release --counts {} --scheme laplace --epsilon 1 --window 1 --seed {}", &[&edge, &s]));
         let v = out["releases"][0][0].as_f64().unwrap();
         assert!(v.fract() == 0.0 && (v - 4503599627370496.0).abs() < 100.0, "{v}");
         seen.push(v);
@@ -385,19 +290,10 @@ fn tiny_epsilon_is_blamed_on_the_flag() {
     for sampler in ["discrete", "float"] {
         let eps = if sampler == "float" { "1e-310" } else { "1e-300" };
         let run = bad_input(
-            &[
-                "release",
-                "--counts",
-                &counts,
-                "--scheme",
-                "bd",
-                "--epsilon",
-                eps,
-                "--window",
-                "5",
-                "--sampler",
-                sampler,
-            ],
+            &cmd(
+                "release --counts {} --scheme bd --epsilon {} --window 5 --sampler {}",
+                &[&counts, eps, sampler],
+            ),
             &["--epsilon", eps, "noise scale", "exceeds"],
             &[],
         );
@@ -418,23 +314,10 @@ fn windows_longer_than_the_stream_run_without_allocating_by_w() {
     for w in ["18446744073709551615", "4611686018427387904", "1000000000"] {
         for scheme in SCHEMES {
             let pb = d.file("pb.csv", FIG8_FORWARD);
-            let args = [
-                "release",
-                "--counts",
-                &counts,
-                "--scheme",
-                scheme,
-                "--epsilon",
-                "1",
-                "--window",
-                w,
-                "--backward",
-                &pb,
-                "--sampler",
-                "float",
-                "--seed",
-                "3",
-            ];
+            let args = cmd(
+                "release --counts {} --scheme {} --epsilon 1 --window {} --backward {} --sampler float --seed 3",
+                &[&counts, scheme, w, &pb],
+            );
             let out = json(&args);
             assert_eq!(nums(&out, "budget").len(), 40, "{scheme} w = {w}");
             let max = num(&out, "max_window_budget");

@@ -153,6 +153,16 @@ mod tests {
     use super::*;
     use approx::assert_relative_eq;
 
+    #[test]
+    fn log_add_exp_limits() {
+        assert_eq!(log_add_exp(f64::NEG_INFINITY, 3.0), 3.0);
+        assert_eq!(log_add_exp(3.0, f64::NEG_INFINITY), 3.0);
+        assert_eq!(log_add_exp(f64::NEG_INFINITY, f64::NEG_INFINITY), f64::NEG_INFINITY);
+        assert_eq!(log_add_exp(f64::INFINITY, f64::INFINITY), f64::INFINITY);
+        assert!((log_add_exp(0.0, 0.0) - std::f64::consts::LN_2).abs() < 1e-16);
+        assert!((log_add_exp(1000.0, 1000.0) - (1000.0 + std::f64::consts::LN_2)).abs() < 1e-12);
+    }
+
     /// The textbook formula, fine where e^α is small.
     fn naive(c: &Candidate, alpha: f64) -> f64 {
         let x = alpha.exp() - 1.0;

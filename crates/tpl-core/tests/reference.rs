@@ -1,6 +1,6 @@
-//! Every case of `testdata/tpl_cases.json` (a copy of `shared/reference/tpl_cases.json`,
-//! computed outside this project by the authors' code and an independent LP solver) checked
-//! through the library API.
+//! Every case of `testdata/tpl_cases.json` (computed outside this project by the authors'
+//! code and an independent LP solver; `testdata/REFERENCE_README.md`) checked through the
+//! library API.
 //!
 //! Tolerances: 1e-9 relative for values computed directly (L, series) and 1e-7 for values
 //! from a root search — the reference values agree between two independent methods to about

@@ -4,13 +4,15 @@ use std::fmt;
 use std::sync::Arc;
 
 use thiserror::Error;
+use tpl_core::CoreError;
 
 /// What can go wrong when building or running a mechanism or stream scheme.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum MechError {
-    /// A privacy budget that is not finite and positive.
-    #[error("epsilon {0} must be finite and greater than 0")]
-    BadEpsilon(f64),
+    /// A budget ε or sensitivity Δ refused by `tpl-core`'s checks ([`tpl_core::check_epsilon`],
+    /// [`tpl_core::check_sensitivity`]); the message names the value.
+    #[error(transparent)]
+    Core(#[from] CoreError),
     /// A window of 0 steps.
     #[error("window {0} must be at least 1")]
     BadWindow(usize),
@@ -34,9 +36,6 @@ pub enum MechError {
         /// w.
         window: usize,
     },
-    /// A sensitivity that is not finite and positive.
-    #[error("sensitivity {0} must be finite and greater than 0")]
-    BadSensitivity(f64),
     /// An input distance of a privacy map that is not finite and ≥ 0.
     #[error("input distance {0} must be finite and at least 0")]
     BadDistance(f64),
@@ -110,17 +109,6 @@ pub enum MechError {
          is refused because count + noise could not be represented exactly"
     )]
     NoiseOutOfRange,
-    /// An initial distribution of a simulation that is not a probability vector.
-    #[error("initial distribution is not a probability vector: {0}")]
-    BadDistribution(String),
-    /// A simulation with no users or no steps.
-    #[error("a simulation needs at least one user and one step (got {users} users, {horizon} steps)")]
-    EmptyPopulation {
-        /// Users asked for.
-        users: usize,
-        /// Steps asked for.
-        horizon: usize,
-    },
     /// A scripted noise source ran out of values.
     #[error("scripted noise source is exhausted")]
     ScriptExhausted,

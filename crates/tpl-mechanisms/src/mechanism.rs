@@ -69,12 +69,8 @@ fn laplace_loss(d_in: f64, sensitivity: f64, budget: f64) -> f64 {
 
 /// Checks a release's calibration: budget and sensitivity finite and > 0.
 fn check_calibration(sensitivity: f64, budget: f64) -> Result<()> {
-    if !(budget.is_finite() && budget > 0.0) {
-        return Err(MechError::BadEpsilon(budget));
-    }
-    if !(sensitivity.is_finite() && sensitivity > 0.0) {
-        return Err(MechError::BadSensitivity(sensitivity));
-    }
+    tpl_core::check_epsilon(budget)?;
+    tpl_core::check_sensitivity(sensitivity)?;
     Ok(())
 }
 
@@ -117,7 +113,8 @@ pub fn budget_for_effective(effective: f64, sensitivity: f64) -> f64 {
 /// on c_t before their first draw of a step (`docs/w-event.md` §2.1). Override `release`
 /// only to keep that order.
 ///
-/// A worked example (a geometric mechanism) is `examples/custom_mechanism.rs`.
+/// A worked example (a geometric mechanism, run through BD and audited) is
+/// `crates/tpl-compare/examples/custom_mechanism.rs`.
 pub trait Mechanism {
     /// A short name for reports.
     fn name(&self) -> &str;
@@ -154,7 +151,7 @@ pub trait Mechanism {
     /// parameters, then [`Mechanism::validate`], then draws with [`Mechanism::sample`].
     ///
     /// # Errors
-    /// [`MechError::BadEpsilon`], [`MechError::BadSensitivity`], the error of `validate`
+    /// [`MechError::Core`] (a bad budget or sensitivity), the error of `validate`
     /// (then no randomness was consumed), or of `sample`.
     fn release(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> Result<Vec<f64>> {
         check_calibration(sensitivity, budget)?;
@@ -403,7 +400,10 @@ mod tests {
             f.release(&[5.0], 2.0, 1e-310),
             Err(MechError::ScaleTooLarge { scale: f64::INFINITY, max: f64::MAX })
         );
-        assert!(matches!(m.release(&[5.0], f64::NAN, 1.0), Err(MechError::BadSensitivity(_))));
+        assert!(matches!(
+            m.release(&[5.0], f64::NAN, 1.0),
+            Err(MechError::Core(tpl_core::CoreError::BadSensitivity(_)))
+        ));
     }
 
     /// A draw beyond ±2^52 fails the release instead of rounding c + noise; at ±2^52 the

@@ -11,9 +11,10 @@ impl Epsilon {
     /// Checks ε.
     ///
     /// # Errors
-    /// [`MechError::BadEpsilon`] unless ε is finite and > 0.
+    /// [`MechError::Core`] ([`tpl_core::CoreError::BadEpsilon`]) unless ε is finite and > 0
+    /// ([`tpl_core::check_epsilon`]).
     pub fn new(eps: f64) -> Result<Self> {
-        if eps.is_finite() && eps > 0.0 { Ok(Self(eps)) } else { Err(MechError::BadEpsilon(eps)) }
+        Ok(Self(tpl_core::check_epsilon(eps)?))
     }
 
     /// The value.
@@ -52,17 +53,15 @@ impl WEventParams {
     /// ```
     ///
     /// # Errors
-    /// [`MechError::BadEpsilon`], [`MechError::BadWindow`] (w = 0) or
-    /// [`MechError::BadSensitivity`], or [`MechError::ShareUnderflow`] when ε is so small
+    /// [`MechError::Core`] for a bad ε or Δ ([`tpl_core::check_epsilon`],
+    /// [`tpl_core::check_sensitivity`]), [`MechError::BadWindow`] (w = 0), or [`MechError::ShareUnderflow`] when ε is so small
     /// (subnormal) that ε/(2w) has no positive f64 below it.
     pub fn new(epsilon: f64, window: usize, sensitivity: f64) -> Result<Self> {
         let epsilon = Epsilon::new(epsilon)?;
         if window == 0 {
             return Err(MechError::BadWindow(window));
         }
-        if !(sensitivity.is_finite() && sensitivity > 0.0) {
-            return Err(MechError::BadSensitivity(sensitivity));
-        }
+        let sensitivity = tpl_core::check_sensitivity(sensitivity)?;
         let grid = Grid::new(epsilon.get(), window);
         let share = grid.share(grid.epsilon() / 2, window);
         if share <= 0.0 {

@@ -8,6 +8,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use common::*;
+use tpl_core::CoreError;
 use tpl_mechanisms::{
     Bd, DiscreteLaplace, Guarantee, LaplaceMechanism, MechError, Mechanism, PbaCorrelation, Planned,
     SchemeInputs, SchemeKind, Scripted, StreamScheme, WEventParams, Zero, effective_budget, run,
@@ -152,8 +153,8 @@ fn laplace_privacy_map_is_the_calibrated_loss() {
         assert!(loss * delta >= 3.0 * budget && (loss - 3.0 * budget / delta).abs() <= 1e-15 * loss);
     }
     assert_eq!(m.privacy_map(-1.0, 1.0, 1.0), Err(MechError::BadDistance(-1.0)));
-    assert_eq!(m.privacy_map(1.0, 0.0, 1.0), Err(MechError::BadSensitivity(0.0)));
-    assert!(matches!(m.privacy_map(1.0, 1.0, f64::NAN), Err(MechError::BadEpsilon(_))));
+    assert_eq!(m.privacy_map(1.0, 0.0, 1.0), Err(MechError::Core(CoreError::BadSensitivity(0.0))));
+    assert!(matches!(m.privacy_map(1.0, 1.0, f64::NAN), Err(MechError::Core(CoreError::BadEpsilon(_)))));
 }
 
 /// A mechanism that counts its draws and accepts only integers.
@@ -195,7 +196,7 @@ fn a_refused_answer_draws_nothing() {
     assert!(matches!(e, MechError::Custom(_)));
     assert_eq!(e.to_string(), "counting: 2.5 is not an integer");
     assert_eq!(draws.get(), 0);
-    assert_eq!(m.release(&[1.0], 2.0, 0.0), Err(MechError::BadEpsilon(0.0)));
+    assert_eq!(m.release(&[1.0], 2.0, 0.0), Err(MechError::Core(CoreError::BadEpsilon(0.0))));
     let mut bd = Bd::new(params(1.0, 3, 2.0), Counting { draws: Rc::clone(&draws) });
     bd.step(&[1.0, 2.0]).unwrap();
     let before = draws.get();

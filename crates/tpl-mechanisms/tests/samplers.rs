@@ -285,16 +285,22 @@ fn chi_square_quantiles_match_tables() {
 /// checked to within 1 % of 2p/(1 − p²), which is ≥ 5 standard errors at every b here
 /// (5.2 at b = 0.5, ~10 at b = 20): false failure < 3e-7. The sample mean is checked to
 /// within 4 standard errors of 0: false failure 6.3e-5. Total per scale < 1e-4.
+/// `n` seeded draws of the discrete sampler at scale b whose binned χ² must stay below the
+/// critical value at α = 1e-6; returns them with the law they should follow.
+fn discrete_fits_at_1e_6(seed: u64, b: f64, n: usize) -> (Vec<i64>, TwoSidedGeometric) {
+    let samples = discrete_draws(seed, b, n);
+    let (stat, df) = chi_square_discrete(&samples, b);
+    let critical = chi_square_critical(df, 1e-6);
+    println!("discrete b = {b}: χ² = {stat:.1}, df = {df}, critical (α = 1e-6) = {critical:.1}");
+    assert!(stat < critical, "b = {b}: χ² = {stat} ≥ {critical} (df {df})");
+    (samples, TwoSidedGeometric::new(b))
+}
+
 #[test]
 fn discrete_laplace_matches_exact_pmf_at_1e6_draws() {
     const N: usize = 1_000_000;
     for (i, b) in [0.5, 1.0, 8.0, 20.0].into_iter().enumerate() {
-        let samples = discrete_draws(0xd15c_0000 + i as u64, b, N);
-        let (stat, df) = chi_square_discrete(&samples, b);
-        let critical = chi_square_critical(df, 1e-6);
-        println!("discrete b = {b}: χ² = {stat:.1}, df = {df}, critical (α = 1e-6) = {critical:.1}");
-        assert!(stat < critical, "b = {b}: χ² = {stat} ≥ {critical} (df {df})");
-        let law = TwoSidedGeometric::new(b);
+        let (samples, law) = discrete_fits_at_1e_6(0xd15c_0000 + i as u64, b, N);
         assert!(0.01 * law.mean_abs() >= 5.0 * law.sd_abs() / (N as f64).sqrt(), "tolerance too tight");
         check_discrete_moments(&samples, b, 0.01 * law.mean_abs(), 4.0);
     }
@@ -310,12 +316,7 @@ fn discrete_laplace_matches_exact_pmf_at_1e6_draws() {
 fn discrete_laplace_non_dyadic_at_1e6_draws() {
     const N: usize = 1_000_000;
     for (i, b) in [0.3, 60f64.next_up(), 123.456].into_iter().enumerate() {
-        let samples = discrete_draws(0xd15c_1000 + i as u64, b, N);
-        let (stat, df) = chi_square_discrete(&samples, b);
-        let critical = chi_square_critical(df, 1e-6);
-        println!("discrete b = {b}: χ² = {stat:.1}, df = {df}, critical (α = 1e-6) = {critical:.1}");
-        assert!(stat < critical, "b = {b}: χ² = {stat} ≥ {critical} (df {df})");
-        let law = TwoSidedGeometric::new(b);
+        let (samples, law) = discrete_fits_at_1e_6(0xd15c_1000 + i as u64, b, N);
         check_discrete_moments(&samples, b, 0.01 * law.mean_abs(), 4.0);
     }
 }
@@ -346,7 +347,7 @@ fn float_laplace_matches_cdf_at_1e6_draws() {
 /// 1.95/√n (α = 0.001); sample mean within 4 standard errors of 0 (sd √2·b) and mean |x|
 /// within 4 standard errors of b (sd b); false failure per scale ≤ 0.001 + 2·6.3e-5.
 #[test]
-fn spec_float_laplace_20000_draws() {
+fn float_laplace_20000_draws_fit_the_law() {
     const N: usize = 20_000;
     for (i, b) in [0.5, 1.0, 8.0].into_iter().enumerate() {
         let mut samples = float_draws(0x5ec7_f000 + i as u64, b, N);
@@ -365,7 +366,7 @@ fn spec_float_laplace_20000_draws() {
 /// and mean |k| within 4 standard errors of its exact expectation 2p/(1 − p²) (≈ b − 1/(6b)
 /// for large b; the lattice law's E|k| is not b). False failure per scale ≤ 0.001 + 2·6.3e-5.
 #[test]
-fn spec_discrete_laplace_20000_draws() {
+fn discrete_laplace_20000_draws_fit_the_law() {
     const N: usize = 20_000;
     for (i, b) in [0.5, 1.0, 8.0].into_iter().enumerate() {
         let samples = discrete_draws(0x5ec7_d000 + i as u64, b, N);

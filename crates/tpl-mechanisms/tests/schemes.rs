@@ -11,6 +11,7 @@ mod common;
 use common::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha12Rng;
+use tpl_core::CoreError;
 use tpl_mechanisms::{
     Ba, Bd, DEFAULT_SENSITIVITY, DiscreteLaplace, EventLaplace, FloatLaplace, LaplaceMechanism, MechError,
     Pba, PbaCorrelation, Recording, Run, Sample, SchemeKind, Scripted, StreamScheme, Uniform, WEventParams,
@@ -468,11 +469,17 @@ fn same_seed_same_run_different_seed_different_releases() {
 #[test]
 fn params_are_validated() {
     for eps in [0.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0] {
-        assert!(matches!(WEventParams::new(eps, 3, 2.0), Err(MechError::BadEpsilon(_))), "ε = {eps}");
+        assert!(
+            matches!(WEventParams::new(eps, 3, 2.0), Err(MechError::Core(CoreError::BadEpsilon(_)))),
+            "ε = {eps}"
+        );
     }
     assert_eq!(WEventParams::new(1.0, 0, 2.0), Err(MechError::BadWindow(0)));
     for delta in [0.0, -2.0, f64::NAN, f64::INFINITY, -0.0] {
-        assert!(matches!(WEventParams::new(1.0, 3, delta), Err(MechError::BadSensitivity(_))), "Δ = {delta}");
+        assert!(
+            matches!(WEventParams::new(1.0, 3, delta), Err(MechError::Core(CoreError::BadSensitivity(_)))),
+            "Δ = {delta}"
+        );
     }
     let p = WEventParams::new(0.01, 1, 1e-3).unwrap();
     assert_eq!((p.epsilon(), p.window(), p.sensitivity()), (0.01, 1, 1e-3));

@@ -47,11 +47,22 @@ fn case() -> impl Strategy<Value = Case> {
         Just(0.01),
         Just(10.0),
     ];
+    cases(epsilon, 1usize..50, 1usize..8, 1usize..300)
+}
+
+/// Cases of the given ranges of ε, w, d and T; Δ ∈ {1, 2, 5}, any stream kind, seed and
+/// correlation pick.
+fn cases(
+    epsilon: impl Strategy<Value = f64>,
+    window: impl Strategy<Value = usize>,
+    d: std::ops::Range<usize>,
+    t_len: std::ops::Range<usize>,
+) -> impl Strategy<Value = Case> {
     (
         epsilon,
-        1usize..50,
-        1usize..8,
-        1usize..300,
+        window,
+        d,
+        t_len,
         prop_oneof![Just(1.0), Just(2.0), Just(5.0)],
         prop::sample::select(STREAM_KINDS.to_vec()),
         any::<u64>(),
@@ -129,26 +140,7 @@ fn wide_case() -> impl Strategy<Value = Case> {
         Just(0.7),
         Just(1e3),
     ];
-    (
-        epsilon,
-        prop_oneof![1usize..=200, Just(1usize), Just(200usize)],
-        1usize..4,
-        1usize..400,
-        prop_oneof![Just(1.0), Just(2.0), Just(5.0)],
-        prop::sample::select(STREAM_KINDS.to_vec()),
-        any::<u64>(),
-        any::<u8>(),
-    )
-        .prop_map(|(epsilon, window, d, t_len, delta, stream, seed, corr)| Case {
-            epsilon,
-            window,
-            d,
-            t_len,
-            delta,
-            stream,
-            seed,
-            corr,
-        })
+    cases(epsilon, prop_oneof![1usize..=200, Just(1usize), Just(200usize)], 1usize..4, 1usize..400)
 }
 
 /// (W) and the full step-by-step check for every scheme but laplace.

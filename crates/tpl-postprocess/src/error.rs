@@ -1,6 +1,7 @@
 //! The error type of `tpl-postprocess` (docs/map.md §9, "Errors").
 
 use thiserror::Error;
+use tpl_core::CoreError;
 
 /// Everything that can be wrong with the input of a post-processing call.
 ///
@@ -68,9 +69,6 @@ pub enum PostprocessError {
     /// A per-step budget ε_t that is negative, NaN or infinite (ε_t = 0 is allowed).
     #[error("budget ε = {0} must be finite and ≥ 0")]
     BadBudget(f64),
-    /// A constant per-step budget ε that is not finite and > 0.
-    #[error("epsilon {0} must be finite and greater than 0")]
-    BadEpsilon(f64),
     /// A budget sequence whose length differs from the number of releases.
     #[error("{len} budgets for {expected} releases: one budget per step is needed")]
     BudgetCount {
@@ -79,9 +77,11 @@ pub enum PostprocessError {
         /// Releases (T).
         expected: usize,
     },
-    /// A sensitivity Δ that is not finite and > 0.
-    #[error("sensitivity Δ = {0} must be finite and greater than 0")]
-    BadSensitivity(f64),
+    /// A constant budget ε, a sensitivity Δ or a horizon refused by `tpl-core`'s checks
+    /// ([`tpl_core::check_epsilon`], [`tpl_core::check_sensitivity`],
+    /// [`tpl_core::check_horizon`]); the message names the value.
+    #[error(transparent)]
+    Core(#[from] CoreError),
     /// A weight ε_t/Δ that overflows (a huge budget over a tiny sensitivity).
     #[error("budget ε = {epsilon} over sensitivity Δ = {sensitivity} gives a weight that is not finite")]
     WeightOverflow {

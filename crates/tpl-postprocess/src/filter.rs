@@ -176,7 +176,8 @@ impl<'a> Filter<'a> {
     /// # Errors
     /// [`NoCells`](PostprocessError::NoCells) for `cells = 0`;
     /// [`TotalTooLarge`](PostprocessError::TotalTooLarge);
-    /// [`BadSensitivity`](PostprocessError::BadSensitivity);
+    /// [`Core`](PostprocessError::Core) for a sensitivity Δ that is not finite and > 0
+    /// ([`tpl_core::check_sensitivity`]);
     /// [`MatrixSize`](PostprocessError::MatrixSize) for a forward matrix that is not
     /// `cells`×`cells`; the prior errors of [`PriorPolicy::initial`] for an explicit prior
     /// (checked for every estimator, although `mle` does not use it).
@@ -185,7 +186,7 @@ impl<'a> Filter<'a> {
             return Err(PostprocessError::NoCells);
         }
         validate::integer_total(config.total)?;
-        validate::sensitivity(config.sensitivity)?;
+        tpl_core::check_sensitivity(config.sensitivity)?;
         if let Some(m) = config.forward
             && m.n() != cells
         {
@@ -342,8 +343,8 @@ pub fn filter<R: AsRef<[f64]>>(
 /// per-step budget must be strictly positive.
 ///
 /// # Errors
-/// [`BadEpsilon`](PostprocessError::BadEpsilon) unless ε is finite and > 0;
-/// [`NoSteps`](PostprocessError::NoSteps) for a horizon of 0.
+/// [`Core`](PostprocessError::Core): [`tpl_core::check_epsilon`] unless ε is finite and > 0,
+/// [`tpl_core::check_horizon`] for a horizon of 0.
 ///
 /// ```
 /// assert_eq!(tpl_postprocess::constant_budgets(0.5, 3)?, vec![0.5; 3]);
@@ -351,11 +352,6 @@ pub fn filter<R: AsRef<[f64]>>(
 /// # Ok::<(), tpl_postprocess::PostprocessError>(())
 /// ```
 pub fn constant_budgets(epsilon: f64, horizon: usize) -> Result<Vec<f64>> {
-    if !(epsilon.is_finite() && epsilon > 0.0) {
-        return Err(PostprocessError::BadEpsilon(epsilon));
-    }
-    if horizon == 0 {
-        return Err(PostprocessError::NoSteps);
-    }
-    Ok(vec![epsilon; horizon])
+    let epsilon = tpl_core::check_epsilon(epsilon)?;
+    Ok(vec![epsilon; tpl_core::check_horizon(horizon)?])
 }

@@ -11,8 +11,10 @@
 //! (g_i = ln r_i − ln p_i), so sorting the breakpoints and a binary search for the piece
 //! that holds N leave one closed-form equation.
 
+use tpl_core::log_add_exp;
+
 use crate::error::Result;
-use crate::numeric::{clamp_between, ln_or_neg_inf, logaddexp, sum4};
+use crate::numeric::{clamp_between, ln_or_neg_inf, sum4};
 use crate::validate;
 
 /// The solution of one step of the continuous MAP problem (docs/map.md §3).
@@ -339,9 +341,9 @@ impl Piece {
             let (ln_above, ln_below) = (ln_or_neg_inf(self.p_above), ln_or_neg_inf(self.p_below));
             // S = e^{λ−a}P_above + e^{λ+a}P_below + R_at = N, solved for λ − a, λ + a and λ
             // in log space (never e^a).
-            let lo = ln_rest - logaddexp(ln_above, shift(ln_below, two_a));
-            let hi = ln_rest - logaddexp(shift(ln_above, -two_a), ln_below);
-            let lambda = ln_rest - logaddexp(shift(ln_above, -a), shift(ln_below, a));
+            let lo = ln_rest - log_add_exp(ln_above, shift(ln_below, two_a));
+            let hi = ln_rest - log_add_exp(shift(ln_above, -two_a), ln_below);
+            let lambda = ln_rest - log_add_exp(shift(ln_above, -a), shift(ln_below, a));
             (lo, hi, lambda)
         } else {
             // S met N at the piece's left end up to rounding: λ* = β_{k−1}. (k = 0 cannot

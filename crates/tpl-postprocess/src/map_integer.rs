@@ -177,43 +177,40 @@ fn count_cell(r: f64, ln_p: f64, a: f64, theta: f64, cap: u64) -> u64 {
     let ok = |k: u64| unit_cost(k, r, ln_p, a) <= theta;
     let guess = clamp_between(r.max(0.0), (ln_p + theta - a).exp(), (ln_p + theta + a).exp());
     // `as` saturates (and maps NaN to 0): any value is a valid starting point.
-    let mut m = (guess.floor() as u64).min(cap);
+    let m = (guess.floor() as u64).min(cap);
     if m > 0 && !ok(m) {
         // Too many: gallop down to a k with ok(k) (k = 0 counts as ok), then bisect.
-        let mut bad = m;
-        let mut step = 1u64;
-        let mut good = loop {
-            let k = bad.saturating_sub(step);
-            if k == 0 || ok(k) {
-                break k;
-            }
-            bad = k;
-            step = step.saturating_mul(2);
-        };
-        while bad - good > 1 {
-            let mid = good + (bad - good) / 2;
-            if ok(mid) { good = mid } else { bad = mid }
-        }
-        m = good;
+        let (good, bad) = gallop(m, |x, step| x.saturating_sub(step), |k| k == 0 || ok(k));
+        bisect(good, bad, ok)
     } else {
         // ok(m): gallop up to a k with !ok(k) (cap + 1 counts as not ok), then bisect.
-        let mut good = m;
-        let mut step = 1u64;
-        let mut bad = loop {
-            let k = good.saturating_add(step).min(cap + 1);
-            if k > cap || !ok(k) {
-                break k;
-            }
-            good = k;
-            step = step.saturating_mul(2);
-        };
-        while bad - good > 1 {
-            let mid = good + (bad - good) / 2;
-            if ok(mid) { good = mid } else { bad = mid }
-        }
-        m = good;
+        let (bad, good) = gallop(m, |x, step| x.saturating_add(step).min(cap + 1), |k| k > cap || !ok(k));
+        bisect(good, bad, ok)
     }
-    m
+}
+
+/// From `start`, moves by `advance(x, step)` with steps 1, 2, 4, … until `reached` holds:
+/// returns (the first point where it holds, the point before it, where it did not).
+fn gallop(start: u64, advance: impl Fn(u64, u64) -> u64, reached: impl Fn(u64) -> bool) -> (u64, u64) {
+    let (mut last, mut step) = (start, 1u64);
+    loop {
+        let k = advance(last, step);
+        if reached(k) {
+            return (k, last);
+        }
+        last = k;
+        step = step.saturating_mul(2);
+    }
+}
+
+/// The largest k with `ok(k)` between `good` (ok) and `bad` (not ok), by bisection; `ok` is
+/// monotone (true, then false) on that range.
+fn bisect(mut good: u64, mut bad: u64, ok: impl Fn(u64) -> bool) -> u64 {
+    while bad - good > 1 {
+        let mid = good + (bad - good) / 2;
+        if ok(mid) { good = mid } else { bad = mid }
+    }
+    good
 }
 
 /// The large-N variant of docs/map.md §4. Bisects on the cost θ, keeping

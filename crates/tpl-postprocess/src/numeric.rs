@@ -1,15 +1,5 @@
 //! Small log-space helpers for the solvers of docs/map.md §3–4: never form e^a, no silent NaN.
 
-/// ln(eˣ + eʸ) without overflow; −∞ is the identity, +∞ absorbs (never NaN for non-NaN
-/// inputs, including ∞ + ∞).
-pub(crate) fn logaddexp(x: f64, y: f64) -> f64 {
-    let (hi, lo) = if x >= y { (x, y) } else { (y, x) };
-    if lo == f64::NEG_INFINITY || hi == f64::INFINITY {
-        return hi;
-    }
-    hi + (lo - hi).exp().ln_1p()
-}
-
 /// ln of a non-negative number, with ln 0 = −∞ spelled out (the caller relies on it).
 pub(crate) fn ln_or_neg_inf(v: f64) -> f64 {
     if v > 0.0 { v.ln() } else { f64::NEG_INFINITY }
@@ -77,16 +67,6 @@ pub(crate) fn from_ordered(i: i64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn logaddexp_limits() {
-        assert_eq!(logaddexp(f64::NEG_INFINITY, 3.0), 3.0);
-        assert_eq!(logaddexp(3.0, f64::NEG_INFINITY), 3.0);
-        assert_eq!(logaddexp(f64::NEG_INFINITY, f64::NEG_INFINITY), f64::NEG_INFINITY);
-        assert_eq!(logaddexp(f64::INFINITY, f64::INFINITY), f64::INFINITY);
-        assert!((logaddexp(0.0, 0.0) - std::f64::consts::LN_2).abs() < 1e-16);
-        assert!((logaddexp(1000.0, 1000.0) - (1000.0 + std::f64::consts::LN_2)).abs() < 1e-12);
-    }
 
     #[test]
     fn ln_factorial_matches_sum_of_logs() {

@@ -56,11 +56,6 @@ pub(crate) fn budget(epsilon: f64) -> Result<()> {
     if epsilon.is_finite() && epsilon >= 0.0 { Ok(()) } else { Err(PostprocessError::BadBudget(epsilon)) }
 }
 
-/// The L1 sensitivity Δ > 0 of one step's histogram (docs/map.md §1; default 2).
-pub(crate) fn sensitivity(delta: f64) -> Result<()> {
-    if delta.is_finite() && delta > 0.0 { Ok(()) } else { Err(PostprocessError::BadSensitivity(delta)) }
-}
-
 /// An estimate to be scored: same length as the release, finite and non-negative.
 pub(crate) fn estimate(x: &[f64], n: usize) -> Result<()> {
     if x.len() != n {

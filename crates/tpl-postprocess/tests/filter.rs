@@ -2,7 +2,7 @@
 //! frequency fallback, a three-step hand computation, and every input error.
 
 use approx::{abs_diff_eq, assert_abs_diff_eq};
-use tpl_core::TransitionMatrix;
+use tpl_core::{CoreError, TransitionMatrix};
 use tpl_postprocess::{
     Estimator, Filter, FilterConfig, PostprocessError, PriorPolicy, PriorUpdate, Warning, filter, map_step,
     mle_step,
@@ -255,11 +255,11 @@ fn errors_name_the_step_cell_and_value() {
     );
     assert_eq!(
         run(&rs, &five, 0.0, 5, &freq, Some(&m), Estimator::Map),
-        Err(PostprocessError::BadSensitivity(0.0))
+        Err(PostprocessError::Core(CoreError::BadSensitivity(0.0)))
     );
     assert!(matches!(
         run(&rs, &five, f64::NAN, 5, &freq, Some(&m), Estimator::Map),
-        Err(PostprocessError::BadSensitivity(_))
+        Err(PostprocessError::Core(CoreError::BadSensitivity(_)))
     ));
     assert_eq!(
         run(&rs, &five, 2.0, u64::MAX, &freq, Some(&m), Estimator::Map),
@@ -298,8 +298,8 @@ fn estimator_names() {
 fn constant_budgets_need_a_positive_epsilon() {
     use tpl_postprocess::constant_budgets;
     assert_eq!(constant_budgets(0.25, 2).unwrap(), vec![0.25, 0.25]);
-    assert_eq!(constant_budgets(0.0, 2), Err(PostprocessError::BadEpsilon(0.0)));
-    assert_eq!(constant_budgets(-1.0, 2), Err(PostprocessError::BadEpsilon(-1.0)));
-    assert!(matches!(constant_budgets(f64::NAN, 2), Err(PostprocessError::BadEpsilon(_))));
-    assert_eq!(constant_budgets(1.0, 0), Err(PostprocessError::NoSteps));
+    assert_eq!(constant_budgets(0.0, 2), Err(PostprocessError::Core(CoreError::BadEpsilon(0.0))));
+    assert_eq!(constant_budgets(-1.0, 2), Err(PostprocessError::Core(CoreError::BadEpsilon(-1.0))));
+    assert!(matches!(constant_budgets(f64::NAN, 2), Err(PostprocessError::Core(CoreError::BadEpsilon(_)))));
+    assert_eq!(constant_budgets(1.0, 0), Err(PostprocessError::Core(CoreError::EmptyHorizon)));
 }

@@ -90,6 +90,15 @@ fn delta_f(x: f64, h: f64, r: f64, p: f64, a: f64) -> (f64, f64) {
     (a * absolute + entropy, h)
 }
 
+/// One step's problem: release r, prior p, population N and weight a.
+#[derive(Clone, Copy)]
+struct Problem<'a> {
+    r: &'a [f64],
+    p: &'a [f64],
+    total: f64,
+    a: f64,
+}
+
 /// Asserts every optimality property of `s` for the problem (r, p, N, a).
 fn check_optimal(r: &[f64], p: &[f64], total: f64, a: f64, s: &MapStep) -> Result<(), TestCaseError> {
     check_feasible(p, total, s)?;
@@ -97,10 +106,11 @@ fn check_optimal(r: &[f64], p: &[f64], total: f64, a: f64, s: &MapStep) -> Resul
         prop_assert_eq!(s.lambda, None);
         return Ok(());
     }
-    check_matches_bisection(r, p, total, a, s)?;
-    check_conditions(r, p, a, s)?;
-    check_no_improving_move(r, p, total, a, s)?;
-    check_beats_baselines(r, p, total, a, s)
+    let problem = Problem { r, p, total, a };
+    check_matches_bisection(problem, s)?;
+    check_conditions(problem, s)?;
+    check_no_improving_move(problem, s)?;
+    check_beats_baselines(problem, s)
 }
 
 /// x is finite, non-negative, zero where p_i = 0, and sums to N.
@@ -119,13 +129,8 @@ fn check_feasible(p: &[f64], total: f64, s: &MapStep) -> Result<(), TestCaseErro
 }
 
 /// The closed form equals the independent bisection on λ to 1e-12·N per cell.
-fn check_matches_bisection(
-    r: &[f64],
-    p: &[f64],
-    total: f64,
-    a: f64,
-    s: &MapStep,
-) -> Result<(), TestCaseError> {
+fn check_matches_bisection(problem: Problem<'_>, s: &MapStep) -> Result<(), TestCaseError> {
+    let Problem { r, p, total, a } = problem;
     let n = r.len();
     let reference = bisect(r, p, total, a);
     for i in 0..n {
@@ -143,7 +148,8 @@ fn check_matches_bisection(
 
 /// The optimality conditions: every x_i is the median formula at the returned λ, or, when
 /// λ is absent, every cell of positive prior sits at its release with a spread of g_i ≤ 2a.
-fn check_conditions(r: &[f64], p: &[f64], a: f64, s: &MapStep) -> Result<(), TestCaseError> {
+fn check_conditions(problem: Problem<'_>, s: &MapStep) -> Result<(), TestCaseError> {
+    let Problem { r, p, a, .. } = problem;
     let n = r.len();
     match s.lambda {
         Some(lambda) => {
@@ -178,13 +184,8 @@ fn check_conditions(r: &[f64], p: &[f64], a: f64, s: &MapStep) -> Result<(), Tes
 /// No move between two cells lowers F: h = 1e-6·N (docs/map.md §10), and a sharp
 /// h = 1e-9·x_i, whose second-order gain (≈ h/(2x) per unit moved) is small enough that a
 /// multiplier off by 1e-9 shows as a first-order loss.
-fn check_no_improving_move(
-    r: &[f64],
-    p: &[f64],
-    total: f64,
-    a: f64,
-    s: &MapStep,
-) -> Result<(), TestCaseError> {
+fn check_no_improving_move(problem: Problem<'_>, s: &MapStep) -> Result<(), TestCaseError> {
+    let Problem { r, p, total, a } = problem;
     let n = r.len();
     for i in 0..n {
         if p[i] == 0.0 || s.x[i] == 0.0 {
@@ -226,7 +227,8 @@ fn objective_scale(r: &[f64], p: &[f64], a: f64, x: &[f64]) -> f64 {
 
 /// Neither the prior mean N p nor the MLE point (both feasible) has a lower F, up to the
 /// rounding of F at either point.
-fn check_beats_baselines(r: &[f64], p: &[f64], total: f64, a: f64, s: &MapStep) -> Result<(), TestCaseError> {
+fn check_beats_baselines(problem: Problem<'_>, s: &MapStep) -> Result<(), TestCaseError> {
+    let Problem { r, p, total, a } = problem;
     let f = map_objective(r, p, a, &s.x).unwrap();
     let mle = mle_step(r, total).unwrap();
     let tol = 1e-12 * objective_scale(r, p, a, &s.x).max(objective_scale(r, p, a, &mle));

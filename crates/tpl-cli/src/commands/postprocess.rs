@@ -67,9 +67,7 @@ pub struct PostprocessReport {
 
 /// Runs `tpl postprocess`; warnings of the prior (`docs/map.md` §5) go to stderr.
 pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
-    if !(args.sensitivity.is_finite() && args.sensitivity > 0.0) {
-        return Err(post("--sensitivity: ", PostprocessError::BadSensitivity(args.sensitivity)));
-    }
+    tpl_core::check_sensitivity(args.sensitivity).map_err(|e| post("--sensitivity: ", e.into()))?;
     let counts = read_counts(&args.releases, true)?;
     let horizon = counts.rows.len();
     let cells = counts.rows[0].len();

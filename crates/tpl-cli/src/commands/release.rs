@@ -142,15 +142,15 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
 /// take names `--epsilon`) or the counts file's line.
 fn run_error(args: &ReleaseArgs, counts: &Counts, step: usize, e: MechError) -> CliError {
     match e {
-        MechError::ScaleTooLarge { .. } | MechError::BadEpsilon(_) | MechError::BadScale(_) => {
-            CliError::Mech {
-                context: format!(
-                    "--epsilon {:?} (with --window {} and --sensitivity {:?}): step {step}: ",
-                    args.wevent.epsilon, args.wevent.window, args.wevent.sensitivity
-                ),
-                source: e,
-            }
-        }
+        MechError::ScaleTooLarge { .. }
+        | MechError::Core(tpl_core::CoreError::BadEpsilon(_))
+        | MechError::BadScale(_) => CliError::Mech {
+            context: format!(
+                "--epsilon {:?} (with --window {} and --sensitivity {:?}): step {step}: ",
+                args.wevent.epsilon, args.wevent.window, args.wevent.sensitivity
+            ),
+            source: e,
+        },
         MechError::NoiseOutOfRange => CliError::Mech { context: format!("step {step}: "), source: e },
         MechError::WindowSumOverflow { .. } => CliError::Mech {
             context: format!("--epsilon {:?} (with --window {}): ", args.wevent.epsilon, args.wevent.window),

@@ -47,6 +47,19 @@ pub fn path_str(p: &Path) -> String {
     p.to_str().expect("temporary paths are UTF-8").to_string()
 }
 
+/// The arguments of a command line written as the shell shows it: `template` split at
+/// spaces, each `{}` replaced by the next of `values` (paths and values that may hold spaces).
+/// `cmd("release --counts {} --scheme bd", &[&path])`.
+pub fn cmd<'a>(template: &'a str, values: &[&'a str]) -> Vec<&'a str> {
+    let mut values = values.iter().copied();
+    let args: Vec<&str> = template
+        .split_whitespace()
+        .map(|w| if w == "{}" { values.next().expect("a value for every {}") } else { w })
+        .collect();
+    assert!(values.next().is_none(), "more values than {{}} in {template:?}");
+    args
+}
+
 /// What one run of the binary produced.
 pub struct Run {
     pub code: Option<i32>,

@@ -583,26 +583,26 @@ pub fn script(pattern: &str, d: usize, test_publish: f64, test_skip: f64, cell: 
     q
 }
 
-/// Reads a counts file: header `timestamp_bucket,…`; the cells are the columns named `c`
-/// followed by digits.
+/// Reads a counts file of `docs/formats.md` with the `csv` crate (quoting, blank lines and
+/// `#` comments as that format allows): the header starts with `timestamp_bucket` and the
+/// cells are the columns named `c` followed by digits; other columns (labels) are skipped.
 pub fn load_counts(path: &str) -> Vec<Vec<f64>> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#'));
-    let header: Vec<&str> = lines.next().expect("header").split(',').map(str::trim).collect();
-    assert_eq!(header[0], "timestamp_bucket", "{path}: header");
-    let cols: Vec<usize> = header
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| h.len() > 1 && h.starts_with('c') && h[1..].bytes().all(|b| b.is_ascii_digit()))
-        .map(|(i, _)| i)
-        .collect();
+    let mut reader = csv::ReaderBuilder::new()
+        .comment(Some(b'#'))
+        .trim(csv::Trim::All)
+        .from_path(path)
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    let header = reader.headers().unwrap_or_else(|e| panic!("{path}: {e}")).clone();
+    assert_eq!(&header[0], "timestamp_bucket", "{path}: header");
+    let is_cell = |h: &str| h.len() > 1 && h.starts_with('c') && h[1..].bytes().all(|b| b.is_ascii_digit());
+    let cols: Vec<usize> = header.iter().enumerate().filter(|(_, h)| is_cell(h)).map(|(i, _)| i).collect();
     assert!(!cols.is_empty(), "{path}: no c<digits> columns");
-    lines
-        .map(|line| {
-            let f: Vec<&str> = line.split(',').map(str::trim).collect();
-            assert_eq!(f.len(), header.len(), "{path}: row {line}");
+    reader
+        .records()
+        .map(|record| {
+            let record = record.unwrap_or_else(|e| panic!("{path}: {e}"));
             cols.iter()
-                .map(|&i| f[i].parse::<f64>().unwrap_or_else(|e| panic!("{path}: {}: {e}", f[i])))
+                .map(|&i| record[i].parse::<f64>().unwrap_or_else(|e| panic!("{path}: {}: {e}", &record[i])))
                 .collect()
         })
         .collect()

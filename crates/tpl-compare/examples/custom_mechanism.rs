@@ -10,16 +10,15 @@
 //! spends ≤ ε) holds, but an adversary who knows how people move (a Markov chain) can learn
 //! more than ε about one person — the temporal privacy leakage (TPL) of Cao et al.
 //!
-//! Everything here is seeded (ChaCha12), so the output is the same on every run: an
-//! experiment, not a release.
+//! Everything here is seeded (the people's moves by [`Seed`], the mechanism's draws by
+//! ChaCha12), so the output is the same on every run: an experiment, not a release.
 //!
-//! Run: `cargo run --release -p tpl-mechanisms --example custom_mechanism` (no arguments,
+//! Run: `cargo run --release -p tpl-compare --example custom_mechanism` (no arguments,
 //! well under a second).
 
-use rand::distr::Distribution;
-use rand::distr::weighted::WeightedIndex;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha12Rng;
+use tpl_compare::{Seed, USERS_STREAM, histogram, simulate_users};
 use tpl_core::{LeakageSeries, TransitionMatrix};
 use tpl_mechanisms::{Bd, MAX_EXACT_COUNT, MechError, Mechanism, StreamScheme, WEventParams, run};
 
@@ -104,27 +103,21 @@ impl Mechanism for GeometricMechanism {
     }
 }
 
-/// A synthetic stream: `people` people move between `cells` cells, each step following the
-/// rows of `chain` (so the audit below knows the true correlation); c_t[j] counts the people
-/// in cell j. The population is fixed, so one person changing cell moves two counts by one:
-/// L1 sensitivity Δ = 2 (substitution, the default of `docs/w-event.md` §1.2).
-fn synthetic_stream(chain: &TransitionMatrix, people: usize, steps: usize, seed: u64) -> Vec<Vec<f64>> {
-    let mut rng = ChaCha12Rng::seed_from_u64(seed);
+/// A synthetic stream: `people` people, spread uniformly over the cells at step 1, then each
+/// moving along the rows of `chain` ([`simulate_users`], so the audit below knows the true
+/// correlation); c_t[j] counts the people in cell j ([`histogram`]). The population is
+/// fixed, so one person changing cell moves two counts by one: L1 sensitivity Δ = 2
+/// (substitution, the default of `docs/w-event.md` §1.2).
+fn synthetic_stream(
+    chain: &TransitionMatrix,
+    people: usize,
+    steps: usize,
+    seed: u64,
+) -> Result<Vec<Vec<f64>>, Box<dyn std::error::Error>> {
     let cells = chain.n();
-    // The rows of a validated transition matrix are probability vectors: valid weights.
-    let rows: Vec<WeightedIndex<f64>> =
-        chain.rows().map(|row| WeightedIndex::new(row).expect("a transition matrix row")).collect();
-    let mut at: Vec<usize> = (0..people).map(|_| rng.random_range(0..cells)).collect();
-    (0..steps)
-        .map(|_| {
-            for cell in at.iter_mut() {
-                *cell = rows[*cell].sample(&mut rng);
-            }
-            let mut counts = vec![0.0; cells];
-            at.iter().for_each(|&c| counts[c] += 1.0);
-            counts
-        })
-        .collect()
+    let mut rng = Seed::given(seed).rng(USERS_STREAM, 0);
+    let states = simulate_users(chain, &vec![1.0 / cells as f64; cells], people, steps, &mut rng)?;
+    Ok(histogram(&states, cells)?)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -133,7 +126,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The adversary's (and here also the simulation's) knowledge: people mostly stay put.
     let chain = TransitionMatrix::smoothed_identity(cells, 0.05)?;
-    let stream = synthetic_stream(&chain, people, steps, 2024);
+    let stream = synthetic_stream(&chain, people, steps, 2024)?;
 
     let params = WEventParams::new(epsilon, window, sensitivity)?;
     let mut bd = Bd::new(params, GeometricMechanism::seeded(7));
