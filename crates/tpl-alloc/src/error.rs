@@ -44,8 +44,8 @@ pub enum AllocError {
     },
     /// Algorithm 8's middle budget a_B + a_F − α is not positive.
     #[error(
-        "the quantified allocation has no positive middle budget: a_B = {a_b}, a_F = {a_f} give \
-         ε_mid = a_B + a_F − α = {mid} ≤ 0 for α = {alpha}: the budget left for the middle steps \
+        "the quantified allocation has no positive middle budget: a_B = {a_b:?}, a_F = {a_f:?} give \
+         ε_mid = a_B + a_F − α = {mid:?} ≤ 0 for α = {alpha:?}: the budget left for the middle steps \
          rounds to nothing; use the upper-bound strategy (it needs only the steady-state equation) or \
          the window strategy"
     )]

@@ -11,7 +11,7 @@ use crate::text;
 pub fn read_budgets(path: &Path) -> Result<Vec<f64>> {
     let content = text::read(path)?;
     let bad = |line: usize, at: String, v: f64| {
-        CliError::parse(path, line, format!("{at}budget {v} must be a finite number ≥ 0"))
+        CliError::parse(path, line, format!("{at}budget {v:?} must be a finite number ≥ 0"))
     };
     let mut values: Vec<f64> = Vec::new();
     if text::is_json(path) {

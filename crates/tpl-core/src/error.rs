@@ -24,7 +24,7 @@ pub enum CoreError {
     },
     /// An entry that is NaN, infinite or negative.
     #[error(
-        "transition matrix entry at row {row}, column {col} is {value}: entries must be finite and non-negative"
+        "transition matrix entry at row {row}, column {col} is {value:?}: entries must be finite and non-negative"
     )]
     BadEntry {
         /// 1-based row index.
@@ -36,7 +36,7 @@ pub enum CoreError {
     },
     /// A row whose entries do not sum to 1 within [`crate::ROW_SUM_TOLERANCE`].
     #[error(
-        "transition matrix row {row} sums to {sum}, not 1 (tolerance 1e-9; normalize explicitly to rescale rows)"
+        "transition matrix row {row} sums to {sum:?}, not 1 (tolerance 1e-9; normalize explicitly to rescale rows)"
     )]
     RowSum {
         /// 1-based row index.
@@ -51,10 +51,10 @@ pub enum CoreError {
         row: usize,
     },
     /// A Laplacian smoothing parameter that is negative or not finite.
-    #[error("smoothing parameter {0} must be finite and non-negative")]
+    #[error("smoothing parameter {0:?} must be finite and non-negative")]
     BadSmoothing(f64),
     /// A privacy budget ε_t that is negative or not finite (ε_t = 0 is allowed).
-    #[error("budget at step {step} is {value}: budgets must be finite and non-negative")]
+    #[error("budget at step {step} is {value:?}: budgets must be finite and non-negative")]
     BadBudget {
         /// 1-based time step.
         step: usize,
@@ -62,19 +62,19 @@ pub enum CoreError {
         value: f64,
     },
     /// A constant budget ε that must be strictly positive and finite.
-    #[error("epsilon {0} must be finite and greater than 0")]
+    #[error("epsilon {0:?} must be finite and greater than 0")]
     BadEpsilon(f64),
     /// An empty budget sequence (horizon 0).
     #[error("the horizon is 0: at least one step is needed")]
     EmptyHorizon,
     /// A target leakage α that is not finite and > 0.
-    #[error("alpha {0} must be finite and greater than 0")]
+    #[error("alpha {0:?} must be finite and greater than 0")]
     BadAlpha(f64),
     /// An argument of L(α) that is negative or not finite.
-    #[error("the loss function's argument alpha {0} must be a finite number ≥ 0")]
+    #[error("the loss function's argument alpha {0:?} must be a finite number ≥ 0")]
     BadLossArgument(f64),
     /// A sensitivity Δ that is not finite and > 0.
-    #[error("sensitivity {0} must be finite and greater than 0")]
+    #[error("sensitivity {0:?} must be finite and greater than 0")]
     BadSensitivity(f64),
     /// A window length of 0 or longer than the horizon.
     #[error("window {window} must be between 1 and the horizon {horizon}")]

@@ -43,7 +43,7 @@ impl<M: Mechanism> Planned<M> {
             if !(b.is_finite() && b >= 0.0) {
                 return Err(MechError::BadPlan {
                     step,
-                    reason: format!("budget {b} must be finite and at least 0"),
+                    reason: format!("budget {b:?} must be finite and at least 0"),
                 });
             }
             if step == 1 && b == 0.0 {
@@ -57,7 +57,7 @@ impl<M: Mechanism> Planned<M> {
                 return Err(MechError::BadPlan {
                     step,
                     reason: format!(
-                        "the window of {} steps ending here spends {sum}, more than epsilon = {}",
+                        "the window of {} steps ending here spends {sum:?}, more than epsilon = {:?}",
                         params.window(),
                         params.epsilon()
                     ),
