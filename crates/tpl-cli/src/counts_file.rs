@@ -10,6 +10,7 @@
 //! with `allow_negative`), not a counts file: its noisy values may be negative.
 
 use std::path::Path;
+use tpl_core::Short;
 
 use tpl_mechanisms::{MechError, Mechanism};
 
@@ -52,7 +53,7 @@ impl Counts {
             let record = reader.records().next()?.ok()?;
             Some(record.get(self.column(cell) - 1)?.to_string())
         });
-        typed.unwrap_or_else(|| format!("{:?}", self.rows[row][cell]))
+        typed.unwrap_or_else(|| Short(self.rows[row][cell]).to_string())
     }
 }
 

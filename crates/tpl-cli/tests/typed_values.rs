@@ -67,8 +67,19 @@ fn pba_refuses_matrices_that_do_not_fit_the_counts() {
     let counts = d.file("c2.csv", COUNTS);
     let m3 = d.file("example4.csv", EXAMPLE4);
     let args = [
-        "release", "--counts", &counts, "--scheme", "pba", "--epsilon", "1", "--window", "2", "--backward", &m3,
-        "--forward", &m3,
+        "release",
+        "--counts",
+        &counts,
+        "--scheme",
+        "pba",
+        "--epsilon",
+        "1",
+        "--window",
+        "2",
+        "--backward",
+        &m3,
+        "--forward",
+        &m3,
     ];
     bad_input(&args, &["example4.csv", "3×3", "c2.csv", "2 cells"], &[]);
 }
@@ -79,8 +90,21 @@ fn pba_release_records_the_matrices_it_used() {
     let counts = d.file("c.csv", COUNTS);
     let pb = d.file("pb.csv", FIG8_FORWARD);
     let args = [
-        "release", "--counts", &counts, "--scheme", "pba", "--epsilon", "1", "--window", "2", "--backward", &pb,
-        "--smoothing", "0.5", "--seed", "3",
+        "release",
+        "--counts",
+        &counts,
+        "--scheme",
+        "pba",
+        "--epsilon",
+        "1",
+        "--window",
+        "2",
+        "--backward",
+        &pb,
+        "--smoothing",
+        "0.5",
+        "--seed",
+        "3",
     ];
     let j = json(&args);
     assert_eq!(j["backward"]["file"], Value::from(pb.as_str()));
@@ -99,7 +123,8 @@ fn pba_release_records_the_matrices_it_used() {
 fn compare_csv_starts_with_a_provenance_line() {
     let d = Scratch::new("typed_compare_provenance");
     let counts = d.file("c.csv", COUNTS);
-    let args = ["compare", "--counts", &counts, "--epsilon", "1", "--window", "2", "--runs", "2", "--format", "csv"];
+    let args =
+        ["compare", "--counts", &counts, "--epsilon", "1", "--window", "2", "--runs", "2", "--format", "csv"];
     let run = tpl(&args);
     assert_eq!(run.code, Some(0), "{}", run.describe());
     let first = run.stdout.lines().next().unwrap_or("");
@@ -141,11 +166,25 @@ fn counts_in_errors_are_echoed_as_typed() {
 fn nonzero_numbers_that_round_to_zero_are_refused() {
     let d = Scratch::new("typed_underflow");
     let counts = d.file("c.csv", COUNTS);
-    let run = usage_error(&["release", "--counts", &counts, "--scheme", "uniform", "--epsilon", "1e-400", "--window", "2"]);
+    let run = usage_error(&[
+        "release",
+        "--counts",
+        &counts,
+        "--scheme",
+        "uniform",
+        "--epsilon",
+        "1e-400",
+        "--window",
+        "2",
+    ]);
     assert!(run.stderr.contains("1e-400") && run.stderr.contains("rounds to 0"), "{}", run.describe());
     let budgets = d.file("b.txt", "0.1\n1e-400\n");
     let pb = d.file("pb.csv", FIG8_FORWARD);
-    bad_input(&["leakage", "--backward", &pb, "--budgets", &budgets], &["b.txt:2:", "rounds to 0"], &["1e-400"]);
+    bad_input(
+        &["leakage", "--backward", &pb, "--budgets", &budgets],
+        &["b.txt:2:", "rounds to 0"],
+        &["1e-400"],
+    );
     let tiny = d.file("tiny.csv", "timestamp_bucket,c0\n0,1e-400\n");
     bad_input(&release(&tiny, &[]), &["tiny.csv:2:", "column 2", "rounds to 0"], &["1e-400"]);
     // 0 typed as 0 (in any spelling) stays a valid value.
@@ -159,15 +198,39 @@ fn an_overflowing_noise_scale_is_named_without_inf() {
     let counts = d.file("c.csv", COUNTS);
     for sampler in ["discrete", "float"] {
         let args = [
-            "release", "--counts", &counts, "--scheme", "laplace", "--epsilon", "1e-320", "--window", "2",
-            "--sensitivity", "1e308", "--sampler", sampler,
+            "release",
+            "--counts",
+            &counts,
+            "--scheme",
+            "laplace",
+            "--epsilon",
+            "1e-320",
+            "--window",
+            "2",
+            "--sensitivity",
+            "1e308",
+            "--sampler",
+            sampler,
         ];
         let run = bad_input(&args, &["sensitivity/budget = 1e308/1e-320 overflows"], &[]);
         assert!(!has_token(&run.stderr, "inf"), "{}", run.describe());
     }
     let args = [
-        "compare", "--counts", &counts, "--epsilon", "1e-320", "--window", "2", "--sensitivity", "1e308", "--runs",
-        "1", "--schemes", "laplace", "--format", "json",
+        "compare",
+        "--counts",
+        &counts,
+        "--epsilon",
+        "1e-320",
+        "--window",
+        "2",
+        "--sensitivity",
+        "1e308",
+        "--runs",
+        "1",
+        "--schemes",
+        "laplace",
+        "--format",
+        "json",
     ];
     let run = tpl(&args);
     assert!(run.stdout.contains("1e308/1e-320 overflows"), "{}", run.describe());
@@ -197,7 +260,17 @@ fn a_byte_order_mark_is_skipped_in_every_input() {
     let releases = bom("r.csv", "3,4\n5,6\n");
     let prior = bom("prior.csv", "0.5 0.5\n");
     json(&[
-        "postprocess", "--releases", &releases, "--epsilon", "1", "--forward", &matrix, "--total", "7", "--prior", &prior,
+        "postprocess",
+        "--releases",
+        &releases,
+        "--epsilon",
+        "1",
+        "--forward",
+        &matrix,
+        "--total",
+        "7",
+        "--prior",
+        &prior,
     ]);
 }
 
@@ -207,7 +280,16 @@ fn huge_values_in_messages_are_printed_short() {
     let pb = d.file("absorbing.csv", "0.8, 0.2\n0.0, 1.0\n");
     let pf = d.file("pf.csv", FIG8_FORWARD);
     let args = [
-        "allocate", "--strategy", "quantified", "--backward", &pb, "--forward", &pf, "--alpha", "1e300", "--horizon",
+        "allocate",
+        "--strategy",
+        "quantified",
+        "--backward",
+        &pb,
+        "--forward",
+        &pf,
+        "--alpha",
+        "1e300",
+        "--horizon",
         "5",
     ];
     let run = bad_input(&args, &[], &["1e300"]);
@@ -221,7 +303,18 @@ fn huge_values_in_messages_are_printed_short() {
 fn a_chart_path_is_named_as_given_and_no_folder_is_created() {
     let d = Scratch::new("typed_chart_path");
     let pf = d.file("pf.csv", FIG8_FORWARD);
-    let base = ["allocate", "--strategy", "upper-bound", "--forward", &pf, "--alpha", "1", "--horizon", "5", "--chart"];
+    let base = [
+        "allocate",
+        "--strategy",
+        "upper-bound",
+        "--forward",
+        &pf,
+        "--alpha",
+        "1",
+        "--horizon",
+        "5",
+        "--chart",
+    ];
     let inside_a_file = format!("{pf}/x.svg");
     let mut args = base.to_vec();
     args.push(&inside_a_file);
@@ -245,7 +338,11 @@ fn estimate_notes_name_cell_ids_and_a_bad_smoothing_fails_before_any_note() {
     assert!(!run.stderr.contains("cells 0"), "{}", run.describe());
     let backward = std::fs::read_to_string(d.dir.join("out/transition_backward.csv")).unwrap();
     assert!(backward.contains("identity rows (cell ids): [5]"), "{backward}");
-    bad_input(&["estimate", "--stream", &stream, "--smoothing", "-1", "--out", &d.path("bad")], &["--smoothing"], &[]);
+    bad_input(
+        &["estimate", "--stream", &stream, "--smoothing", "-1", "--out", &d.path("bad")],
+        &["--smoothing"],
+        &[],
+    );
     assert!(!d.dir.join("bad").exists());
 }
 

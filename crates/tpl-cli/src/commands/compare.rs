@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use serde_json::Value;
 use tpl_compare::{Comparison, Seed, Setup, Strategy, compare};
-use tpl_core::TransitionMatrix;
+use tpl_core::{Short, TransitionMatrix};
 use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism};
 
 use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
@@ -201,9 +201,16 @@ impl Report for CompareReport {
         // A `#` line first, as in the CSV of `tpl release`: how the comparison was made.
         let seed = if c.seeded { format!(" seed={}", c.seed) } else { String::new() };
         let mut out = format!(
-            "# tpl {VERSION} compare: epsilon={:?} window={} alpha={:?} sensitivity={:?} runs={} seeded={}{seed} \
+            "# tpl {VERSION} compare: epsilon={} window={} alpha={} sensitivity={} runs={} seeded={}{seed} \
              steps={} cells={}\n",
-            c.epsilon, c.window, c.alpha, c.sensitivity, c.runs, c.seeded, c.horizon, c.cells
+            Short(c.epsilon),
+            c.window,
+            Short(c.alpha),
+            Short(c.sensitivity),
+            c.runs,
+            c.seeded,
+            c.horizon,
+            c.cells
         );
         out.push_str(&csv_text(|w| {
             w.record(header)?;

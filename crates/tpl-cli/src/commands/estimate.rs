@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::{Value, json};
-use tpl_core::{EstimatedMatrix, TransitionCounts, TransitionMatrix};
+use tpl_core::{EstimatedMatrix, Short, TransitionCounts, TransitionMatrix};
 
 use crate::error::{CliError, Result};
 use crate::limits::{MAX_CELLS, check_cells};
@@ -190,7 +190,7 @@ impl EstimateReport {
     }
 
     fn out_comment(&self) -> String {
-        let smoothing = self.smoothing.map_or("none".to_string(), |s| format!("s = {s:?}"));
+        let smoothing = self.smoothing.map_or("none".to_string(), |s| format!("s = {}", Short(s)));
         format!(
             "tpl estimate: {} users, {} steps (buckets {} to {} every {}), {} cells; Laplacian smoothing {smoothing}",
             self.users,
@@ -241,7 +241,11 @@ impl Report for EstimateReport {
         let total = self.transitions();
         let stay = if total > 0 { 100.0 * self.staying() as f64 / total as f64 } else { 0.0 };
         let empty = |m: &EstimatedMatrix| {
-            if m.empty_rows.is_empty() { "none".to_string() } else { format!("cell ids {}", self.ids(&m.empty_rows)) }
+            if m.empty_rows.is_empty() {
+                "none".to_string()
+            } else {
+                format!("cell ids {}", self.ids(&m.empty_rows))
+            }
         };
         format!(
             "{}.\n{total} transitions, {stay:.1} % of them stay in the same cell.\n\

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
-use tpl_core::TransitionMatrix;
+use tpl_core::{Short, TransitionMatrix};
 use tpl_mechanisms::{
     DiscreteLaplace, FloatLaplace, LaplaceMechanism, MechError, NoiseSource, PbaCorrelation, Run,
     SchemeInputs, SchemeKind, run,
@@ -15,8 +15,8 @@ use crate::budget_file::read_budgets;
 use crate::counts_file::{Counts, check_counts, read_counts};
 use crate::error::{CliError, Result};
 use crate::provenance::{VERSION, note_seeded};
-use crate::text;
 use crate::render::{Report, Table, csv_text, human};
+use crate::text;
 
 /// The noise sampler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -129,7 +129,7 @@ impl MatricesUsed {
                 out.push_str(" normalize=true");
             }
             if let Some(s) = self.smoothing {
-                out.push_str(&format!(" smoothing={s:?}"));
+                out.push_str(&format!(" smoothing={}", Short(s)));
             }
         }
         out
@@ -205,15 +205,21 @@ fn run_error(args: &ReleaseArgs, counts: &Counts, step: usize, e: MechError) -> 
         MechError::ScaleTooLarge { .. } | MechError::BadEpsilon(_) | MechError::BadScale(_) => {
             CliError::Mech {
                 context: format!(
-                    "--epsilon {:?} (with --window {} and --sensitivity {:?}): step {step}: ",
-                    args.wevent.epsilon, args.wevent.window, args.wevent.sensitivity
+                    "--epsilon {} (with --window {} and --sensitivity {}): step {step}: ",
+                    Short(args.wevent.epsilon),
+                    args.wevent.window,
+                    Short(args.wevent.sensitivity)
                 ),
                 source: e,
             }
         }
         MechError::NoiseOutOfRange => CliError::Mech { context: format!("step {step}: "), source: e },
         MechError::WindowSumOverflow { .. } => CliError::Mech {
-            context: format!("--epsilon {:?} (with --window {}): ", args.wevent.epsilon, args.wevent.window),
+            context: format!(
+                "--epsilon {} (with --window {}): ",
+                Short(args.wevent.epsilon),
+                args.wevent.window
+            ),
             source: e,
         },
         MechError::CountTooLarge { value, .. } => CliError::parse(
@@ -234,11 +240,11 @@ impl ReleaseReport {
     /// How the release was made, in one line (the CSV's leading `#` comment).
     fn provenance(&self) -> String {
         format!(
-            "tpl {VERSION} release: scheme={} epsilon={:?} window={} sensitivity={:?} sampler={} seeded={}{}",
+            "tpl {VERSION} release: scheme={} epsilon={} window={} sensitivity={} sampler={} seeded={}{}",
             self.scheme,
-            self.epsilon,
+            Short(self.epsilon),
             self.window,
-            self.sensitivity,
+            Short(self.sensitivity),
             self.sampler.name(),
             self.seeded,
             self.matrices.provenance()
