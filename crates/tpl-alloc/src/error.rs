@@ -44,10 +44,10 @@ pub enum AllocError {
     },
     /// Algorithm 8's middle budget a_B + a_F − α is not positive.
     #[error(
-        "the quantified allocation has no positive middle budget: a_B = {a_b}, a_F = {a_f} give \
-         ε_mid = a_B + a_F − α = {mid} ≤ 0 for α = {alpha}: the budget left for the middle steps \
+        "the quantified allocation has no positive middle budget: a_B = {}, a_F = {} give \
+         ε_mid = a_B + a_F − α = {} ≤ 0 for α = {}: the budget left for the middle steps \
          rounds to nothing; use the upper-bound strategy (it needs only the steady-state equation) or \
-         the window strategy"
+         the window strategy", tpl_core::Short(*.a_b), tpl_core::Short(*.a_f), tpl_core::Short(*.mid), tpl_core::Short(*.alpha)
     )]
     NoMiddleBudget {
         /// The solved a_B.
@@ -62,8 +62,8 @@ pub enum AllocError {
     /// The limit leakage of a constant budget could not be computed as a finite number, so
     /// the largest budget for α cannot be located.
     #[error(
-        "cannot find the largest budget for alpha {alpha:?}: the limit of the leakage at ε = {eps:?} \
-         (Theorem 11) did not come out as a finite number; use a smaller alpha or the window strategy"
+        "cannot find the largest budget for alpha {}: the limit of the leakage at ε = {} \
+         (Theorem 11) did not come out as a finite number; use a smaller alpha or the window strategy", tpl_core::Short(*.alpha), tpl_core::Short(*.eps)
     )]
     LimitNotComputable {
         /// The target.
@@ -73,8 +73,8 @@ pub enum AllocError {
     },
     /// α so small that no positive double budget keeps the audited leakage within it.
     #[error(
-        "alpha {alpha:?} is too small: no positive budget keeps the audited leakage ≤ alpha in \
-         floating point (every budget rounds to 0)"
+        "alpha {} is too small: no positive budget keeps the audited leakage ≤ alpha in \
+         floating point (every budget rounds to 0)", tpl_core::Short(*.alpha)
     )]
     NoPositiveBudget {
         /// The target.
@@ -83,8 +83,8 @@ pub enum AllocError {
     /// The audit of the final budgets does not keep the promise (a defect: allocators shrink
     /// their budgets until it does, or fail with another error).
     #[error(
-        "the {strategy} allocation does not keep its guarantee in floating point: audited {achieved:?} \
-         against the bound {bound:?}"
+        "the {strategy} allocation does not keep its guarantee in floating point: audited {} \
+         against the bound {}", tpl_core::Short(*.achieved), tpl_core::Short(*.bound)
     )]
     GuaranteeUnmet {
         /// The allocator.

@@ -2,14 +2,14 @@
 //! (`#[command(flatten)]`), so that a flag means the same thing and reads the same help
 //! everywhere. The output format is the global `--format`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{MechError, WEventParams};
 
 use crate::error::{CliError, Result};
-use crate::matrix_file::{MatrixOptions, read_matrix};
+use crate::matrix_file::{MatrixOptions, read_matrix, read_matrix_for};
 
 /// The adversary's temporal correlations: `--backward`, `--forward` and how matrix files are
 /// read (`--normalize`, `--smoothing`).
@@ -32,6 +32,19 @@ impl CorrelationArgs {
     pub fn read(&self) -> Result<(Option<TransitionMatrix>, Option<TransitionMatrix>)> {
         let read = |path: &Option<PathBuf>| path.as_ref().map(|p| read_matrix(p, &self.matrices)).transpose();
         Ok((read(&self.backward)?, read(&self.forward)?))
+    }
+
+    /// As [`CorrelationArgs::read`], for a stream of `cells` cells read from `counts`: each
+    /// matrix must be `cells`×`cells` ([`read_matrix_for`]).
+    pub fn read_for(
+        &self,
+        cells: usize,
+        counts: &Path,
+    ) -> Result<(Option<TransitionMatrix>, Option<TransitionMatrix>)> {
+        let read = |path: &Option<PathBuf>, side| {
+            path.as_ref().map(|p| read_matrix_for(p, &self.matrices, side, cells, counts)).transpose()
+        };
+        Ok((read(&self.backward, "backward")?, read(&self.forward, "forward")?))
     }
 }
 

@@ -3,6 +3,7 @@
 //! is valid. Only the values are kept (8 bytes a step).
 
 use std::path::Path;
+use tpl_core::Short;
 
 use crate::error::{CliError, Result};
 use crate::text;
@@ -11,7 +12,7 @@ use crate::text;
 pub fn read_budgets(path: &Path) -> Result<Vec<f64>> {
     let content = text::read(path)?;
     let bad = |line: usize, at: String, v: f64| {
-        CliError::parse(path, line, format!("{at}budget {v} must be a finite number ≥ 0"))
+        CliError::parse(path, line, format!("{at}budget {} must be a finite number ≥ 0", Short(v)))
     };
     let mut values: Vec<f64> = Vec::new();
     if text::is_json(path) {

@@ -4,11 +4,13 @@
 //! lines ignored ([`text::for_each_csv_record`]). If the first field
 //! of the first line is `timestamp_bucket`, that line is a header: the cell columns are the
 //! fields named `c` + digits, in file order, if there is one; otherwise every column after
-//! the first. Other columns (labels) are ignored; row t is step t. Without that header every
-//! field is a cell. The release CSV of `tpl release --format csv` is a releases file (read
+//! the first. Other columns (labels) are ignored; row t is step t. The buckets must be
+//! integers ≥ 0 that increase strictly from row to row (gaps are allowed: a curator may skip
+//! a bucket). Without that header every field is a cell. The release CSV of `tpl release --format csv` is a releases file (read
 //! with `allow_negative`), not a counts file: its noisy values may be negative.
 
 use std::path::Path;
+use tpl_core::Short;
 
 use tpl_mechanisms::{MechError, Mechanism};
 
@@ -21,9 +23,38 @@ pub struct Counts {
     pub rows: Vec<Vec<f64>>,
     /// The 1-based file line of each row.
     pub lines: Vec<usize>,
+    /// The `timestamp_bucket` of each row, when the file has that header: integers ≥ 0,
+    /// strictly increasing (gaps allowed).
+    pub buckets: Option<Vec<u64>>,
     /// The `publication_budget` column, when the header has one (the CSV of `tpl release`:
     /// the budget that set each step's noise, 0 where a release repeats an earlier one).
     pub publication_budget: Option<Vec<f64>>,
+    /// The file's text, kept to echo a value as typed in an error message.
+    text: String,
+    /// The 0-based file column of each cell.
+    columns: Vec<usize>,
+}
+
+impl Counts {
+    /// The 1-based file column of cell `cell`.
+    pub fn column(&self, cell: usize) -> usize {
+        self.columns.get(cell).copied().unwrap_or(cell) + 1
+    }
+
+    /// The count of row `row` (0-based), cell `cell`, as typed in the file.
+    pub fn token(&self, row: usize, cell: usize) -> String {
+        let typed = self.lines.get(row).and_then(|&line| {
+            let text = self.text.lines().nth(line.checked_sub(1)?)?;
+            let mut reader = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .flexible(true)
+                .trim(csv::Trim::All)
+                .from_reader(text.as_bytes());
+            let record = reader.records().next()?.ok()?;
+            Some(record.get(self.column(cell) - 1)?.to_string())
+        });
+        typed.unwrap_or_else(|| Short(self.rows[row][cell]).to_string())
+    }
 }
 
 /// Reads a counts file (`-`: standard input); `allow_negative` accepts negative values
@@ -31,7 +62,9 @@ pub struct Counts {
 pub fn read_counts(path: &Path, allow_negative: bool) -> Result<Counts> {
     let content = text::read(path)?;
     let mut layout: Option<Layout> = None;
-    let mut counts = Counts { rows: Vec::new(), lines: Vec::new(), publication_budget: None };
+    let mut rows = Vec::new();
+    let mut lines = Vec::new();
+    let mut buckets: Vec<(u64, usize)> = Vec::new();
     let mut budgets = Vec::new();
     text::for_each_csv_record(path, &content, |line, fields| {
         let layout = match &mut layout {
@@ -47,22 +80,42 @@ pub fn read_counts(path: &Path, allow_negative: bool) -> Result<Counts> {
             }
         };
         layout.check_width(path, line, fields.len())?;
-        let row: Result<Vec<f64>> = match &layout.cells {
-            Some(cells) => cells.iter().map(|&k| cell(path, line, k, &fields[k], allow_negative)).collect(),
-            None => fields.iter().enumerate().map(|(k, f)| cell(path, line, k, f, allow_negative)).collect(),
-        };
-        counts.rows.push(row?);
-        counts.lines.push(line);
+        let row: Result<Vec<f64>> =
+            layout.cells.iter().map(|&k| cell(path, line, k, &fields[k], allow_negative)).collect();
+        rows.push(row?);
+        lines.push(line);
+        if layout.header {
+            let bucket = bucket(path, line, &fields[0])?;
+            if let Some(&(previous, at)) = buckets.last()
+                && bucket <= previous
+            {
+                return Err(CliError::parse(
+                    path,
+                    line,
+                    format!(
+                        "column 1: timestamp_bucket {bucket} is not after {previous} (line {at}): buckets must \
+                         increase strictly (gaps are allowed)"
+                    ),
+                ));
+            }
+            buckets.push((bucket, line));
+        }
         if let Some(k) = layout.budget_column {
             budgets.push(publication_budget(path, line, k, &fields[k])?);
         }
         Ok(())
     })?;
-    if counts.rows.is_empty() {
+    let Some(layout) = layout.filter(|_| !rows.is_empty()) else {
         return Err(CliError::parse(path, 0, "no data rows"));
-    }
-    counts.publication_budget = layout.and_then(|l| l.budget_column).map(|_| budgets);
-    Ok(counts)
+    };
+    Ok(Counts {
+        rows,
+        lines,
+        buckets: layout.header.then(|| buckets.into_iter().map(|(b, _)| b).collect()),
+        publication_budget: layout.budget_column.map(|_| budgets),
+        text: content,
+        columns: layout.cells,
+    })
 }
 
 /// Which columns of a counts file hold what, as its first record says.
@@ -71,8 +124,8 @@ struct Layout {
     header: bool,
     /// Fields per record.
     width: usize,
-    /// The 0-based cell columns; `None`: every column (no header).
-    cells: Option<Vec<usize>>,
+    /// The 0-based cell columns (every column when there is no header).
+    cells: Vec<usize>,
     /// The `publication_budget` column, when the header has one.
     budget_column: Option<usize>,
 }
@@ -82,7 +135,7 @@ impl Layout {
     fn of_first_record(path: &Path, line: usize, fields: &csv::StringRecord) -> Result<Self> {
         let width = fields.len();
         if &fields[0] != "timestamp_bucket" {
-            return Ok(Self { header: false, width, cells: None, budget_column: None });
+            return Ok(Self { header: false, width, cells: (0..width).collect(), budget_column: None });
         }
         let named: Vec<usize> = (0..width).filter(|&k| is_cell_name(&fields[k])).collect();
         let cells = if named.is_empty() { (1..width).collect() } else { named };
@@ -90,7 +143,7 @@ impl Layout {
             return Err(CliError::parse(path, line, "header has no cell columns"));
         }
         let budget_column = fields.iter().position(|f| f == "publication_budget");
-        Ok(Self { header: true, width, cells: Some(cells), budget_column })
+        Ok(Self { header: true, width, cells, budget_column })
     }
 
     /// Checks that a data record has as many fields as the first record.
@@ -103,13 +156,22 @@ impl Layout {
     }
 }
 
-/// The count in 0-based column `k`: a finite number, ≥ 0 unless `allow_negative`.
+/// The `timestamp_bucket` of a data record (its first field): an integer ≥ 0.
+fn bucket(path: &Path, line: usize, token: &str) -> Result<u64> {
+    token.parse().map_err(|_| {
+        CliError::parse(
+            path,
+            line,
+            format!("column 1: timestamp_bucket {token:?} is not an integer from 0 to 18446744073709551615"),
+        )
+    })
+}
+
+/// The count in 0-based column `k`: a finite number ([`text::finite_f64`]), ≥ 0 unless
+/// `allow_negative`.
 fn cell(path: &Path, line: usize, k: usize, token: &str, allow_negative: bool) -> Result<f64> {
     let at = |message: String| CliError::parse(path, line, format!("column {}: {message}", k + 1));
-    let value: f64 = token.parse().map_err(|_| at(format!("{token:?} is not a number")))?;
-    if !value.is_finite() {
-        return Err(at(format!("{token} is not a finite number")));
-    }
+    let value = text::finite_f64(token).map_err(at)?;
     if value < 0.0 && !allow_negative {
         return Err(at(format!("count {token} is negative")));
     }
@@ -118,7 +180,7 @@ fn cell(path: &Path, line: usize, k: usize, token: &str, allow_negative: bool) -
 
 /// The publication budget in 0-based column `k`: a finite number ≥ 0.
 fn publication_budget(path: &Path, line: usize, k: usize, token: &str) -> Result<f64> {
-    token.parse().ok().filter(|b: &f64| b.is_finite() && *b >= 0.0).ok_or_else(|| {
+    text::finite_f64(token).ok().filter(|b| *b >= 0.0).ok_or_else(|| {
         CliError::parse(
             path,
             line,
@@ -128,17 +190,29 @@ fn publication_budget(path: &Path, line: usize, k: usize, token: &str) -> Result
 }
 
 /// Checks every row of `counts` with the mechanism's own [`Mechanism::validate`] before any
-/// noise is drawn (integers within ±2^52 for the exact sampler), naming file, line and value;
-/// `hint` is appended to the message for non-integer counts.
+/// noise is drawn (integers within ±2^52 for the exact sampler), naming file, line, column
+/// and the value as typed; `hint` is appended to the message for non-integer counts.
 ///
 /// # Errors
 /// The first row the mechanism refuses.
 pub fn check_counts<M: Mechanism>(mechanism: &M, path: &Path, counts: &Counts, hint: &str) -> Result<()> {
-    for (row, &line) in counts.rows.iter().zip(&counts.lines) {
+    for (t, (row, &line)) in counts.rows.iter().zip(&counts.lines).enumerate() {
         mechanism.validate(row).map_err(|e| {
             let message = match e {
-                MechError::NotInteger { value } => format!(
-                    "count {value} is not an integer: the exact integer sampler needs integer counts{hint}"
+                MechError::NotInteger { .. } => {
+                    let k = row.iter().position(|v| v.fract() != 0.0).unwrap_or(0);
+                    format!(
+                        "column {}: count {} is not an integer: the exact integer sampler needs integer counts{hint}",
+                        counts.column(k),
+                        counts.token(t, k)
+                    )
+                }
+                MechError::CountTooLarge { cell, .. } => format!(
+                    "column {}: count {} is beyond ±2^52 = 4503599627370496, the largest the exact integer release \
+                     supports (larger counts, or integers that are not exact doubles, cannot take noise without \
+                     rounding)",
+                    counts.column(cell),
+                    counts.token(t, cell)
                 ),
                 other => other.to_string(),
             };

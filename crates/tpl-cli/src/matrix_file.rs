@@ -31,6 +31,27 @@ pub fn read_matrix(path: &Path, opts: &MatrixOptions) -> Result<TransitionMatrix
     }
 }
 
+/// [`read_matrix`] for a stream of `cells` cells read from `counts`: the `side` ("backward"
+/// or "forward") matrix must be `cells`×`cells`; otherwise an error names the file and both
+/// sizes. The one size check of every command that pairs a matrix with counts.
+pub fn read_matrix_for(
+    path: &Path,
+    opts: &MatrixOptions,
+    side: &str,
+    cells: usize,
+    counts: &Path,
+) -> Result<TransitionMatrix> {
+    let m = read_matrix(path, opts)?;
+    if m.n() != cells {
+        return Err(CliError::parse(
+            path,
+            0,
+            format!("the {side} matrix is {0}×{0} but {1} has {cells} cells", m.n(), text::name(counts)),
+        ));
+    }
+    Ok(m)
+}
+
 fn read_raw(path: &Path, normalize: bool) -> Result<TransitionMatrix> {
     let content = text::read(path)?;
     let (rows, lines): (Vec<Vec<f64>>, Vec<usize>) = if text::is_json(path) {

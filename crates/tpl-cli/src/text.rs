@@ -32,11 +32,14 @@ pub fn name(path: &Path) -> String {
 }
 
 /// A finite number from `token` as typed, or why not: the value parser of every float flag
-/// and of every number in an input file. "inf", "NaN" and numbers beyond the largest double
-/// (1e400, which would round to inf) are refused with the token as typed.
+/// and of every number in an input file. "inf", "NaN", numbers beyond the largest double
+/// (1e400, which would round to inf) and non-zero numbers below the smallest (1e-400, which
+/// would round to 0) are refused with the token as typed.
 pub fn finite_f64(token: &str) -> std::result::Result<f64, String> {
     let value: f64 = token.trim().parse().map_err(|_| format!("{token:?} is not a number"))?;
-    if value.is_nan() {
+    if value == 0.0 && nonzero_literal(token) {
+        Err(format!("{token} rounds to 0: it is below the smallest positive double (4.9e-324)"))
+    } else if value.is_nan() {
         Err(format!("{token} is not a number"))
     } else if value.is_infinite() {
         let literal = token.trim().trim_start_matches(['+', '-']).to_ascii_lowercase();
@@ -50,6 +53,13 @@ pub fn finite_f64(token: &str) -> std::result::Result<f64, String> {
     }
 }
 
+/// True when the decimal literal `token` (already known to parse) has a non-zero digit
+/// before its exponent: a number that is not 0 as typed.
+fn nonzero_literal(token: &str) -> bool {
+    let mantissa = token.trim().split(['e', 'E']).next().unwrap_or("");
+    mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b))
+}
+
 /// One non-blank line of a text file: its 1-based number and its values.
 pub struct Record {
     /// 1-based line number in the file.
@@ -58,18 +68,28 @@ pub struct Record {
     pub values: Vec<f64>,
 }
 
-/// Reads a whole file (`-`: standard input, once) to a string; names the file on failure.
+/// The UTF-8 byte-order mark some editors write at the start of a text file.
+const BOM: char = '\u{feff}';
+
+/// Reads a whole file (`-`: standard input, once) to a string, without a leading UTF-8
+/// byte-order mark; names the file on failure. Every text input of the binary (matrices,
+/// budgets, counts, streams, releases, priors, JSON) is read here.
 pub fn read(path: &Path) -> Result<String> {
     let failed = |source| CliError::Read { path: path.to_path_buf(), source };
-    if is_stdin(path) {
+    let mut text = if is_stdin(path) {
         if STDIN_TAKEN.swap(true, Ordering::SeqCst) {
             return Err(CliError::parse(path, 0, "standard input is already read for another file"));
         }
         let mut text = String::new();
         std::io::stdin().lock().read_to_string(&mut text).map_err(failed)?;
-        return Ok(text);
+        text
+    } else {
+        std::fs::read_to_string(path).map_err(failed)?
+    };
+    if text.starts_with(BOM) {
+        text.drain(..BOM.len_utf8());
     }
-    std::fs::read_to_string(path).map_err(failed)
+    Ok(text)
 }
 
 /// Splits `text` into records of numbers. A token that is not a number is an error naming
@@ -119,12 +139,14 @@ pub fn is_json(path: &Path) -> bool {
     path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"))
 }
 
-/// serde_json's error as "line L column C: reason".
+/// serde_json's error as "line L column C: reason" (1-based column; serde_json's column 0,
+/// "before the first character", as in an error at the end of the text, is named as no column).
 pub fn json_error(path: &Path, e: &serde_json::Error) -> CliError {
     // serde_json's message ends with " at line L column C"; we put the position up front.
     let full = e.to_string();
     let reason = full.rsplit_once(" at line ").map_or(full.as_str(), |(r, _)| r);
-    CliError::parse(path, e.line(), format!("column {}: invalid JSON: {reason}", e.column()))
+    let column = if e.column() > 0 { format!("column {}: ", e.column()) } else { String::new() };
+    CliError::parse(path, e.line(), format!("{column}invalid JSON: {reason}"))
 }
 
 /// The records of a CSV-style file, each with its 1-based line: fields split by the `csv`

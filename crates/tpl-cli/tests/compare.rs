@@ -166,6 +166,8 @@ fn leakage_and_allocate_charts_are_svg_with_labels() {
     for label in ["TPL_t (temporal)", "BPL_t (backward)", "step t"] {
         assert!(texts.iter().any(|t| t == label), "{label:?} in {texts:?}");
     }
+    // A chart goes into an existing folder (only `--out DIR` folders are created).
+    std::fs::create_dir(d.dir.join("sub")).unwrap();
     let chart = d.path("sub/alloc.svg");
     json(&cmd(
         "allocate --strategy quantified --backward {} --forward {} --alpha 1 --horizon 50 --chart {}",

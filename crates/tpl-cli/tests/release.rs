@@ -21,7 +21,7 @@ fn stream() -> String {
 
 fn release(d: &Scratch, scheme: &str, extra: &[&str]) -> Value {
     let counts = d.file("counts.csv", &stream());
-    let pb = d.file("pb.csv", FIG8_FORWARD);
+    let pb = d.file("pb.csv", EXAMPLE4);
     let mut args =
         vec!["release", "--counts", &counts, "--scheme", scheme, "--epsilon", "1", "--window", "5"];
     args.extend_from_slice(&["--seed", "7", "--backward", &pb]);
@@ -49,10 +49,14 @@ fn json_contract_for_every_scheme() {
                 "published",
                 "budget",
                 "releases",
-                "max_window_budget"
+                "max_window_budget",
+                "backward",
+                "forward"
             ],
-            "keys in the order of the contract"
+            "keys in the order of the contract (then the matrices given)"
         );
+        assert_eq!(out["backward"]["n"], 3, "{out}");
+        assert!(out["forward"].is_null(), "{out}");
         assert_eq!(out["scheme"], Value::String(scheme.into()));
         assert_eq!(out["sensitivity"], 2.0);
         assert_eq!(out["sampler"], "discrete");
@@ -254,7 +258,7 @@ fn counts_beyond_two_to_52_are_refused_not_rounded() {
         for scheme in ["laplace", "bd"] {
             bad_input(
                 &cmd("release --counts {} --scheme {} --epsilon 1 --window 2 --seed 1", &[&f, scheme]),
-                &[at, "cell", "2^52"],
+                &[at, "column", "2^52"],
                 &[],
             );
         }
@@ -282,7 +286,8 @@ fn counts_beyond_two_to_52_are_refused_not_rounded() {
 }
 
 /// Regression: `--epsilon 1e-300` blamed the counts file and called the finite scale 2e300
-/// non-finite. The error now names `--epsilon` and the scale that exceeds the sampler's bound.
+/// non-finite. The error now names `--epsilon` and the scale that exceeds the sampler's bound
+/// (or the quotient that overflows, never `inf`).
 #[test]
 fn tiny_epsilon_is_blamed_on_the_flag() {
     let d = Scratch::new("release_tiny_eps");
@@ -294,9 +299,12 @@ fn tiny_epsilon_is_blamed_on_the_flag() {
                 "release --counts {} --scheme bd --epsilon {} --window 5 --sampler {}",
                 &[&counts, eps, sampler],
             ),
-            &["--epsilon", eps, "noise scale", "exceeds"],
+            &["--epsilon", eps, "noise scale"],
             &[],
         );
+        // 2/1e-300 exceeds the exact sampler's bound; 2/1e-310 overflows a double.
+        let why = if sampler == "float" { "overflows" } else { "exceeds" };
+        assert!(run.stderr.contains(why) && !has_token(&run.stderr, "inf"), "{}", run.describe());
         assert!(!run.stderr.contains("counts.csv"), "the counts are not at fault: {}", run.describe());
         assert!(!run.stderr.contains("finite"), "{}", run.describe());
     }
@@ -313,7 +321,7 @@ fn windows_longer_than_the_stream_run_without_allocating_by_w() {
     let counts = d.file("counts.csv", &stream());
     for w in ["18446744073709551615", "4611686018427387904", "1000000000"] {
         for scheme in SCHEMES {
-            let pb = d.file("pb.csv", FIG8_FORWARD);
+            let pb = d.file("pb.csv", EXAMPLE4);
             let args = cmd(
                 "release --counts {} --scheme {} --epsilon 1 --window {} --backward {} --sampler float --seed 3",
                 &[&counts, scheme, w, &pb],

@@ -120,7 +120,7 @@ impl<'a> Setup<'a> {
     fn check(&self) -> Result<(f64, usize)> {
         let invalid = |name, value: f64, reason: &str| CompareError::InvalidParameter {
             name,
-            value: value.to_string(),
+            value: tpl_core::Short(value).to_string(),
             reason: reason.into(),
         };
         let positive = "must be finite and greater than 0";

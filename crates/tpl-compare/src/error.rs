@@ -81,7 +81,7 @@ pub enum CompareError {
         truth: usize,
     },
     /// The floor δ of the mean relative error is not a finite number > 0.
-    #[error("the floor of the relative error is {0}: it must be finite and greater than 0")]
+    #[error("the floor of the relative error is {}: it must be finite and greater than 0", tpl_core::Short(*.0))]
     BadFloor(f64),
     /// An initial distribution of a simulation that is not a probability vector over the
     /// states.

@@ -24,7 +24,7 @@ pub enum CoreError {
     },
     /// An entry that is NaN, infinite or negative.
     #[error(
-        "transition matrix entry at row {row}, column {col} is {value}: entries must be finite and non-negative"
+        "transition matrix entry at row {row}, column {col} is {}: entries must be finite and non-negative", Short(*.value)
     )]
     BadEntry {
         /// 1-based row index.
@@ -36,7 +36,7 @@ pub enum CoreError {
     },
     /// A row whose entries do not sum to 1 within [`crate::ROW_SUM_TOLERANCE`].
     #[error(
-        "transition matrix row {row} sums to {sum}, not 1 (tolerance 1e-9; normalize explicitly to rescale rows)"
+        "transition matrix row {row} sums to {}, not 1 (tolerance 1e-9; normalize explicitly to rescale rows)", Short(*.sum)
     )]
     RowSum {
         /// 1-based row index.
@@ -51,10 +51,10 @@ pub enum CoreError {
         row: usize,
     },
     /// A Laplacian smoothing parameter that is negative or not finite.
-    #[error("smoothing parameter {0} must be finite and non-negative")]
+    #[error("smoothing parameter {} must be finite and non-negative", Short(*.0))]
     BadSmoothing(f64),
     /// A privacy budget ε_t that is negative or not finite (ε_t = 0 is allowed).
-    #[error("budget at step {step} is {value}: budgets must be finite and non-negative")]
+    #[error("budget at step {step} is {}: budgets must be finite and non-negative", Short(*.value))]
     BadBudget {
         /// 1-based time step.
         step: usize,
@@ -62,19 +62,19 @@ pub enum CoreError {
         value: f64,
     },
     /// A constant budget ε that must be strictly positive and finite.
-    #[error("epsilon {0} must be finite and greater than 0")]
+    #[error("epsilon {} must be finite and greater than 0", Short(*.0))]
     BadEpsilon(f64),
     /// An empty budget sequence (horizon 0).
     #[error("the horizon is 0: at least one step is needed")]
     EmptyHorizon,
     /// A target leakage α that is not finite and > 0.
-    #[error("alpha {0} must be finite and greater than 0")]
+    #[error("alpha {} must be finite and greater than 0", Short(*.0))]
     BadAlpha(f64),
     /// An argument of L(α) that is negative or not finite.
-    #[error("the loss function's argument alpha {0} must be a finite number ≥ 0")]
+    #[error("the loss function's argument alpha {} must be a finite number ≥ 0", Short(*.0))]
     BadLossArgument(f64),
     /// A sensitivity Δ that is not finite and > 0.
-    #[error("sensitivity {0} must be finite and greater than 0")]
+    #[error("sensitivity {} must be finite and greater than 0", Short(*.0))]
     BadSensitivity(f64),
     /// A window length of 0 or longer than the horizon.
     #[error("window {window} must be between 1 and the horizon {horizon}")]
@@ -125,3 +125,25 @@ pub enum CoreError {
 
 /// Shorthand for results of this crate.
 pub type Result<T> = std::result::Result<T, CoreError>;
+
+/// An f64 as messages print it: an integer below 10^16 in plain digits (`-1`, `10`), any
+/// other value in Rust's shortest round-trip form, with an exponent when the magnitude is
+/// very large or small (`0.25`, `1e300`, `1e-320`), so that a message never spells a double
+/// in hundreds of digits. Used by the error messages of every `tpl` crate.
+///
+/// ```
+/// use tpl_core::Short;
+/// assert_eq!(Short(-1.0).to_string(), "-1");
+/// assert_eq!(Short(0.25).to_string(), "0.25");
+/// assert_eq!(Short(1e300).to_string(), "1e300");
+/// assert_eq!(Short(1e-320).to_string(), "1e-320");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Short(pub f64);
+
+impl std::fmt::Display for Short {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let x = self.0;
+        if x.fract() == 0.0 && x.abs() < 1e16 { write!(f, "{x}") } else { write!(f, "{x:?}") }
+    }
+}

@@ -58,7 +58,7 @@ pub use candidate::{Candidate, log_add_exp};
 pub use check::{
     check_alpha, check_epsilon, check_horizon, check_sensitivity, check_window, validate_budgets,
 };
-pub use error::{CoreError, Result};
+pub use error::{CoreError, Result, Short};
 pub use loss::{DirectLoss, Loss, LossEvaluator, PairTableLoss, PiecewiseLoss, Segment};
 pub use matrix::{ROW_SUM_TOLERANCE, TransitionMatrix};
 pub use personalized::{PersonalizedLeakage, UserCorrelation};

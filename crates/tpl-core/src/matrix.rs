@@ -83,7 +83,9 @@ impl TransitionMatrix {
     }
 
     /// Laplacian smoothing of TKDE eq. (28): every entry becomes (p + s)/Σ_k(p_k + s).
-    /// Larger `s` means weaker correlation; `s = 0` returns the matrix unchanged.
+    /// Larger `s` means weaker correlation; `s = 0` returns the matrix unchanged. For s > 1
+    /// the same value is computed as (p/s + 1)/Σ_k(p_k/s + 1), whose terms lie in [1, 2], so
+    /// that no sum overflows for any finite `s` (s = 1e308 gives the uniform matrix).
     ///
     /// # Errors
     /// [`CoreError::BadSmoothing`] when `s` is negative or not finite.
@@ -95,15 +97,24 @@ impl TransitionMatrix {
     /// # Ok::<(), tpl_core::CoreError>(())
     /// ```
     pub fn smoothed(&self, s: f64) -> Result<Self> {
-        if !(s.is_finite() && s >= 0.0) {
-            return Err(CoreError::BadSmoothing(s));
-        }
+        Self::check_smoothing(s)?;
         let mut data = self.data.clone();
+        // (p + s) scaled by 1/s when s > 1: the same ratios, without overflow.
+        let term = |p: f64| if s > 1.0 { p / s + 1.0 } else { p + s };
         for row in data.chunks_mut(self.n) {
-            let total: f64 = row.iter().map(|p| p + s).sum();
-            row.iter_mut().for_each(|p| *p = (*p + s) / total);
+            let total: f64 = row.iter().map(|&p| term(p)).sum();
+            row.iter_mut().for_each(|p| *p = term(*p) / total);
         }
         Ok(Self { n: self.n, data })
+    }
+
+    /// Checks a Laplacian smoothing parameter (eq. 28) before any matrix exists: `s` must be
+    /// finite and ≥ 0.
+    ///
+    /// # Errors
+    /// [`CoreError::BadSmoothing`] otherwise.
+    pub fn check_smoothing(s: f64) -> Result<()> {
+        if s.is_finite() && s >= 0.0 { Ok(()) } else { Err(CoreError::BadSmoothing(s)) }
     }
 
     /// The n×n identity smoothed with parameter `s` (TKDE §6: the "strong to weak
@@ -216,5 +227,17 @@ mod tests {
         assert!(TransitionMatrix::new(p.to_rows()).is_ok());
         assert_eq!(p.smoothed(-1.0), Err(CoreError::BadSmoothing(-1.0)));
         assert_eq!(TransitionMatrix::identity(2).smoothed(0.0).unwrap(), TransitionMatrix::identity(2));
+    }
+
+    /// A huge s once overflowed the row sum n·s and gave rows of zeros; it must give the
+    /// uniform matrix.
+    #[test]
+    fn smoothing_by_a_huge_s_gives_the_uniform_matrix() {
+        for s in [1e308, f64::MAX, 1e200] {
+            let p = TransitionMatrix::identity(3).smoothed(s).unwrap();
+            for row in p.rows() {
+                assert!(row.iter().all(|&q| (q - 1.0 / 3.0).abs() < 1e-15), "s = {s:e}: {row:?}");
+            }
+        }
     }
 }

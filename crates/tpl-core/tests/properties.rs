@@ -466,6 +466,30 @@ proptest! {
         prop_assert!(relative_eq!(last, sup, epsilon = SUBNORMAL_FLOOR, max_relative = 1e-9), "BPL_{t} = {last}, supremum {sup}");
     }
 
+    /// Laplacian smoothing (eq. 28) gives a row-stochastic matrix for every finite s ≥ 0,
+    /// from 1e-300 to the largest double: no row sum overflows (s = 1e308 once gave rows of
+    /// zeros), each row equals (p + s)/Σ(p + s) (computed naively where that cannot
+    /// overflow), and a huge s gives the uniform matrix.
+    #[test]
+    fn smoothing_is_stochastic_for_every_s(rows in weight_rows(1..=8), log_s in -300.0f64..308.25) {
+        let m = normalize(rows)?;
+        let s = 10f64.powf(log_s).min(f64::MAX);
+        let smoothed = m.smoothed(s).unwrap();
+        let n = m.n();
+        prop_assert!(TransitionMatrix::new(smoothed.to_rows()).is_ok(), "s = {s:e}: {smoothed:?}");
+        for (row, out) in m.rows().zip(smoothed.rows()) {
+            if s < 1e300 {
+                let total: f64 = row.iter().map(|p| p + s).sum();
+                for (p, q) in row.iter().zip(out) {
+                    prop_assert!(relative_eq!(*q, (p + s) / total, max_relative = 1e-12), "s = {s:e}: {q} vs {}", (p + s) / total);
+                }
+            }
+            if s > 1e20 {
+                prop_assert!(out.iter().all(|q| relative_eq!(*q, 1.0 / n as f64, max_relative = 1e-12)), "s = {s:e}: {out:?}");
+            }
+        }
+    }
+
     /// Property 7: TPL_t = BPL_t + FPL_t − ε_t (eq. 11) and Theorem 3's windows, for random
     /// budget sequences with zeros and random (or no) backward / forward knowledge.
     #[test]

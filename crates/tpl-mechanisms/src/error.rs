@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use thiserror::Error;
-use tpl_core::CoreError;
+use tpl_core::{CoreError, Short};
 
 /// What can go wrong when building or running a mechanism or stream scheme.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -17,7 +17,7 @@ pub enum MechError {
     #[error("window {0} must be at least 1")]
     BadWindow(usize),
     /// A budget so small that one step's share ε/(2w) is below the smallest positive f64.
-    #[error("epsilon {epsilon} is too small to give each of the {window} steps of a window a positive share")]
+    #[error("epsilon {} is too small to give each of the {window} steps of a window a positive share", Short(*.epsilon))]
     ShareUnderflow {
         /// ε.
         epsilon: f64,
@@ -37,10 +37,10 @@ pub enum MechError {
         window: usize,
     },
     /// An input distance of a privacy map that is not finite and ≥ 0.
-    #[error("input distance {0} must be finite and at least 0")]
+    #[error("input distance {} must be finite and at least 0", Short(*.0))]
     BadDistance(f64),
     /// A noise scale that is not finite and positive.
-    #[error("noise scale {0} must be finite and greater than 0")]
+    #[error("noise scale {} must be finite and greater than 0", Short(*.0))]
     BadScale(f64),
     /// A count vector whose length differs from the first step's.
     #[error("step {step} has {got} cells, but the stream started with {expected}")]
@@ -59,7 +59,7 @@ pub enum MechError {
         step: usize,
     },
     /// A count that is NaN or infinite.
-    #[error("step {step}, cell {cell}: count {value} is not finite")]
+    #[error("step {step}, cell {cell}: count {} is not finite", Short(*.value))]
     NonFinite {
         /// 1-based step.
         step: usize,
@@ -70,8 +70,8 @@ pub enum MechError {
     },
     /// The release-grade sampler needs integer-valued queries (counts).
     #[error(
-        "value {value} is not an integer: the release-grade sampler adds exact integer noise and needs \
-         integer counts (use the float sampler for non-integer data; it is not release-grade)"
+        "value {} is not an integer: the release-grade sampler adds exact integer noise and needs \
+         integer counts (use the float sampler for non-integer data; it is not release-grade)", Short(*.value)
     )]
     NotInteger {
         /// The value.
@@ -80,9 +80,9 @@ pub enum MechError {
     /// A value beyond ±2^52 (a count, or a scheme's dissimilarity sum), where an exact
     /// integer release cannot add noise without rounding (see [`crate::MAX_EXACT_COUNT`]).
     #[error(
-        "cell {cell}: value {value} is beyond ±2^52 = 4503599627370496, the largest the exact integer release \
+        "cell {cell}: value {} is beyond ±2^52 = 4503599627370496, the largest the exact integer release \
          supports (a count, or the dissimilarity sum Σ|c − r| that bd, ba and pba test): larger values, or integers \
-         that are not exact doubles, cannot take noise without rounding"
+         that are not exact doubles, cannot take noise without rounding", Short(*.value)
     )]
     CountTooLarge {
         /// 0-based cell.
@@ -91,13 +91,15 @@ pub enum MechError {
         value: f64,
     },
     /// A noise scale Δ/ε_t above what the sampler supports (an exact integer release:
-    /// [`crate::MAX_EXACT_SCALE`]; the float sampler: the largest finite double).
-    #[error(
-        "the noise scale sensitivity/budget = {scale:e} exceeds {max:e}, the largest this sampler supports: \
-         the budget is too small for the sensitivity"
-    )]
+    /// [`crate::MAX_EXACT_SCALE`]; the float sampler: the largest finite double), or a
+    /// quotient that overflows.
+    #[error("{}", scale_too_large(*sensitivity, *budget, *scale, *max))]
     ScaleTooLarge {
-        /// The scale asked for (may be infinite).
+        /// The sensitivity Δ.
+        sensitivity: f64,
+        /// The budget ε_t.
+        budget: f64,
+        /// The scale asked for (infinite when Δ/ε_t overflows).
         scale: f64,
         /// The largest supported.
         max: f64,
@@ -133,6 +135,23 @@ pub enum MechError {
     /// A failure of a user's own [`crate::Mechanism`] (see [`MechError::custom`]).
     #[error(transparent)]
     Custom(CustomError),
+}
+
+/// The message of [`MechError::ScaleTooLarge`]: the quotient as typed (shortest digits), and
+/// "overflows" rather than an infinite scale.
+fn scale_too_large(sensitivity: f64, budget: f64, scale: f64, max: f64) -> String {
+    let quotient = format!("the noise scale sensitivity/budget = {}/{}", Short(sensitivity), Short(budget));
+    if scale.is_finite() {
+        format!(
+            "{quotient} = {scale:e} exceeds {max:e}, the largest this sampler supports: the budget is too small for \
+             the sensitivity"
+        )
+    } else {
+        format!(
+            "{quotient} overflows a double: the budget is too small for the sensitivity (this sampler takes scales \
+             up to {max:e})"
+        )
+    }
 }
 
 impl MechError {

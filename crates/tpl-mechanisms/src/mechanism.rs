@@ -240,7 +240,7 @@ impl<N: NoiseSource> Mechanism for LaplaceMechanism<N> {
         let exact = self.noise.integer_valued();
         let max = if exact { MAX_EXACT_SCALE } else { f64::MAX };
         if scale.is_nan() || scale > max {
-            return Err(MechError::ScaleTooLarge { scale, max });
+            return Err(MechError::ScaleTooLarge { sensitivity, budget, scale, max });
         }
         answer
             .iter()
@@ -388,7 +388,7 @@ mod tests {
         assert!(m.release(&[5.0], 1.0, 1.0 / MAX_EXACT_SCALE).is_ok());
         let budget = (1.0 / MAX_EXACT_SCALE).next_down();
         match m.release(&[5.0], 1.0, budget) {
-            Err(MechError::ScaleTooLarge { scale, max }) => {
+            Err(MechError::ScaleTooLarge { scale, max, .. }) => {
                 assert!(scale > MAX_EXACT_SCALE && max == MAX_EXACT_SCALE, "{scale} {max}");
             }
             other => panic!("expected ScaleTooLarge, got {other:?}"),
@@ -396,10 +396,18 @@ mod tests {
         assert!(matches!(m.release(&[5.0], 2.0, 1e-300), Err(MechError::ScaleTooLarge { .. })));
         let mut f = LaplaceMechanism::new(FloatLaplace::seeded(1));
         assert!(f.release(&[5.0], 2.0, 1e-300).is_ok());
+        let overflow = f.release(&[5.0], 2.0, 1e-310);
         assert_eq!(
-            f.release(&[5.0], 2.0, 1e-310),
-            Err(MechError::ScaleTooLarge { scale: f64::INFINITY, max: f64::MAX })
+            overflow,
+            Err(MechError::ScaleTooLarge {
+                sensitivity: 2.0,
+                budget: 1e-310,
+                scale: f64::INFINITY,
+                max: f64::MAX
+            })
         );
+        let message = overflow.unwrap_err().to_string();
+        assert!(message.contains("2/1e-310 overflows") && !message.contains("inf"), "{message}");
         assert!(matches!(
             m.release(&[5.0], f64::NAN, 1.0),
             Err(MechError::Core(tpl_core::CoreError::BadSensitivity(_)))

@@ -20,7 +20,7 @@ pub enum PostprocessError {
     #[error("no releases: at least one step is needed (T ≥ 1)")]
     NoSteps,
     /// A release value that is NaN or infinite.
-    #[error("release value in cell {cell} is {value}: releases must be finite")]
+    #[error("release value in cell {cell} is {}: releases must be finite", tpl_core::Short(*.value))]
     BadRelease {
         /// 1-based cell index.
         cell: usize,
@@ -44,7 +44,7 @@ pub enum PostprocessError {
         expected: usize,
     },
     /// A prior entry that is negative, NaN or infinite.
-    #[error("prior entry for cell {cell} is {value}: entries must be finite and non-negative")]
+    #[error("prior entry for cell {cell} is {}: entries must be finite and non-negative", tpl_core::Short(*.value))]
     BadPriorEntry {
         /// 1-based cell index.
         cell: usize,
@@ -52,22 +52,22 @@ pub enum PostprocessError {
         value: f64,
     },
     /// A prior whose entries do not sum to 1 within 1e-9.
-    #[error("prior entries sum to {sum}, not 1 (tolerance 1e-9)")]
+    #[error("prior entries sum to {}, not 1 (tolerance 1e-9)", tpl_core::Short(*.sum))]
     PriorSum {
         /// The sum found.
         sum: f64,
     },
     /// A likelihood weight a = ε_t/Δ that is negative, NaN or infinite.
-    #[error("likelihood weight a = {0} must be finite and ≥ 0")]
+    #[error("likelihood weight a = {} must be finite and ≥ 0", tpl_core::Short(*.0))]
     BadWeight(f64),
     /// A population N (real-valued, for `map` and `mle`) that is negative, NaN or infinite.
-    #[error("population N = {0} must be finite and ≥ 0")]
+    #[error("population N = {} must be finite and ≥ 0", tpl_core::Short(*.0))]
     BadTotal(f64),
     /// A population N above 2^53, where counts stop being exact in f64.
     #[error("population N = {0} exceeds 2^53 = 9007199254740992, the largest count exact in f64")]
     TotalTooLarge(u64),
     /// A per-step budget ε_t that is negative, NaN or infinite (ε_t = 0 is allowed).
-    #[error("budget ε = {0} must be finite and ≥ 0")]
+    #[error("budget ε = {} must be finite and ≥ 0", tpl_core::Short(*.0))]
     BadBudget(f64),
     /// A budget sequence whose length differs from the number of releases.
     #[error("{len} budgets for {expected} releases: one budget per step is needed")]
@@ -83,7 +83,7 @@ pub enum PostprocessError {
     #[error(transparent)]
     Core(#[from] CoreError),
     /// A weight ε_t/Δ that overflows (a huge budget over a tiny sensitivity).
-    #[error("budget ε = {epsilon} over sensitivity Δ = {sensitivity} gives a weight that is not finite")]
+    #[error("budget ε = {} over sensitivity Δ = {} gives a weight that is not finite", tpl_core::Short(*.epsilon), tpl_core::Short(*.sensitivity))]
     WeightOverflow {
         /// The budget ε_t.
         epsilon: f64,
@@ -117,7 +117,7 @@ pub enum PostprocessError {
         expected: usize,
     },
     /// An estimate entry that is negative, NaN or infinite (objective evaluation).
-    #[error("estimate value in cell {cell} is {value}: estimates must be finite and non-negative")]
+    #[error("estimate value in cell {cell} is {}: estimates must be finite and non-negative", tpl_core::Short(*.value))]
     BadEstimate {
         /// 1-based cell index.
         cell: usize,

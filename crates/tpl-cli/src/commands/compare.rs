@@ -7,14 +7,13 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use serde_json::Value;
 use tpl_compare::{Comparison, Seed, Setup, Strategy, compare};
-use tpl_core::TransitionMatrix;
+use tpl_core::{Short, TransitionMatrix};
 use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism};
 
 use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
 use crate::chart::{Point, scatter_chart};
 use crate::counts_file::{check_counts, read_counts};
-use crate::error::{CliError, Result};
-use crate::matrix_file::{MatrixOptions, read_matrix};
+use crate::error::Result;
 use crate::progress;
 use crate::provenance::{VERSION, note_seeded};
 use crate::render::{Report, Table, csv_text, human};
@@ -68,9 +67,7 @@ pub fn run(args: &CompareArgs) -> Result<CompareReport> {
     let validator = LaplaceMechanism::new(DiscreteLaplace::seeded(0));
     check_counts(&validator, &args.counts, &counts, "")?;
     let cells = counts.rows[0].len();
-    let corr = &args.correlation;
-    let backward = load(corr.backward.as_deref(), cells, &args.counts, &corr.matrices)?;
-    let forward = load(corr.forward.as_deref(), cells, &args.counts, &corr.matrices)?;
+    let (backward, forward) = args.correlation.read_for(cells, &args.counts)?;
     let strategies = args.schemes.clone().unwrap_or_else(|| Strategy::ALL.to_vec());
     let report = run_comparison(
         &counts.rows,
@@ -96,25 +93,6 @@ pub fn run(args: &CompareArgs) -> Result<CompareReport> {
     }
     note_seeded(args.seed.seed, "these releases");
     Ok(report)
-}
-
-/// Reads an optional matrix and checks it against the number of cells of the counts.
-fn load(
-    path: Option<&Path>,
-    cells: usize,
-    counts: &Path,
-    opts: &MatrixOptions,
-) -> Result<Option<TransitionMatrix>> {
-    let Some(path) = path else { return Ok(None) };
-    let m = read_matrix(path, opts)?;
-    if m.n() != cells {
-        return Err(CliError::parse(
-            path,
-            0,
-            format!("the matrix is {0}×{0} but {1} has {cells} cells", m.n(), counts.display()),
-        ));
-    }
-    Ok(Some(m))
 }
 
 /// The flags of a comparison, before validation.
@@ -219,7 +197,22 @@ impl Report for CompareReport {
             "published_fraction",
             "error",
         ];
-        csv_text(|w| {
+        let c = &self.0;
+        // A `#` line first, as in the CSV of `tpl release`: how the comparison was made.
+        let seed = if c.seeded { format!(" seed={}", c.seed) } else { String::new() };
+        let mut out = format!(
+            "# tpl {VERSION} compare: epsilon={} window={} alpha={} sensitivity={} runs={} seeded={}{seed} \
+             steps={} cells={}\n",
+            Short(c.epsilon),
+            c.window,
+            Short(c.alpha),
+            Short(c.sensitivity),
+            c.runs,
+            c.seeded,
+            c.horizon,
+            c.cells
+        );
+        out.push_str(&csv_text(|w| {
             w.record(header)?;
             for r in &self.0.rows {
                 w.field(&r.strategy)?;
@@ -243,7 +236,8 @@ impl Report for CompareReport {
                 w.end()?;
             }
             Ok(())
-        })
+        }));
+        out
     }
 
     fn table(&self) -> String {

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::{Value, json};
-use tpl_core::{EstimatedMatrix, TransitionCounts, TransitionMatrix};
+use tpl_core::{EstimatedMatrix, Short, TransitionCounts, TransitionMatrix};
 
 use crate::error::{CliError, Result};
 use crate::limits::{MAX_CELLS, check_cells};
@@ -59,6 +59,11 @@ const FILES: [&str; 4] =
 
 /// Runs `tpl estimate`.
 pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
+    // Notes are said once the matrices exist (an error stays one line).
+    let mut notes = Vec::new();
+    if let Some(s) = args.smoothing {
+        TransitionMatrix::check_smoothing(s).map_err(|e| CliError::flag("--smoothing", e))?;
+    }
     let mut stream = read_stream(&args.stream)?;
     let cell_ids: Vec<u64> = match args.cells {
         Some(n) => {
@@ -87,11 +92,11 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
         }
         None => {
             if !stream.ids_are_indices() {
-                eprintln!(
-                    "tpl: note: cell ids are not 0..{}: row and column i of the matrices is the i-th \
-                     distinct cell id, ascending (see cells.csv; --cells n indexes by id instead)",
+                notes.push(format!(
+                    "cell ids are not 0..{}: row and column i of the matrices is the i-th distinct cell id, \
+                     ascending (see cells.csv; --cells n indexes by id instead)",
                     stream.cells() - 1
-                );
+                ));
             }
             stream.cell_ids.clone()
         }
@@ -124,20 +129,24 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
     report.write()?;
     for (side, m) in [("forward", &report.forward), ("backward", &report.backward)] {
         if !m.empty_rows.is_empty() {
-            eprintln!(
-                "tpl: note: {side} rows without data became identity rows: cells {}",
-                list(&m.empty_rows)
-            );
+            notes.push(format!(
+                "{side} rows without data became identity rows: cell ids {}",
+                report.ids(&m.empty_rows)
+            ));
         }
+    }
+    for note in notes {
+        eprintln!("tpl: note: {note}");
     }
     Ok(report)
 }
 
-fn list(cells: &[usize]) -> String {
-    cells.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
-}
-
 impl EstimateReport {
+    /// The cell ids of matrix rows `rows`, comma-separated.
+    fn ids(&self, rows: &[usize]) -> String {
+        rows.iter().map(|&i| self.cell_ids[i].to_string()).collect::<Vec<_>>().join(", ")
+    }
+
     fn write(&self) -> Result<()> {
         create_dir(&self.out)?;
         let source = self.out_comment();
@@ -149,8 +158,8 @@ impl EstimateReport {
             &self.out.join("transition_forward.csv"),
             &matrix_text(
                 &format!(
-                    "{source}\nP_F[i][j] = Pr(cell j at t+1 | cell i at t); identity rows: [{}]",
-                    list(&self.forward.empty_rows)
+                    "{source}\nP_F[i][j] = Pr(cell j at t+1 | cell i at t); identity rows (cell ids): [{}]",
+                    self.ids(&self.forward.empty_rows)
                 ),
                 matrix(&self.forward.matrix).into_iter(),
             ),
@@ -159,8 +168,8 @@ impl EstimateReport {
             &self.out.join("transition_backward.csv"),
             &matrix_text(
                 &format!(
-                    "{source}\nP_B[j][i] = Pr(cell i at t-1 | cell j at t); identity rows: [{}]",
-                    list(&self.backward.empty_rows)
+                    "{source}\nP_B[j][i] = Pr(cell i at t-1 | cell j at t); identity rows (cell ids): [{}]",
+                    self.ids(&self.backward.empty_rows)
                 ),
                 matrix(&self.backward.matrix).into_iter(),
             ),
@@ -181,7 +190,7 @@ impl EstimateReport {
     }
 
     fn out_comment(&self) -> String {
-        let smoothing = self.smoothing.map_or("none".to_string(), |s| format!("s = {s}"));
+        let smoothing = self.smoothing.map_or("none".to_string(), |s| format!("s = {}", Short(s)));
         format!(
             "tpl estimate: {} users, {} steps (buckets {} to {} every {}), {} cells; Laplacian smoothing {smoothing}",
             self.users,
@@ -232,7 +241,11 @@ impl Report for EstimateReport {
         let total = self.transitions();
         let stay = if total > 0 { 100.0 * self.staying() as f64 / total as f64 } else { 0.0 };
         let empty = |m: &EstimatedMatrix| {
-            if m.empty_rows.is_empty() { "none".to_string() } else { list(&m.empty_rows) }
+            if m.empty_rows.is_empty() {
+                "none".to_string()
+            } else {
+                format!("cell ids {}", self.ids(&m.empty_rows))
+            }
         };
         format!(
             "{}.\n{total} transitions, {stay:.1} % of them stay in the same cell.\n\

@@ -11,7 +11,7 @@ use tpl_postprocess::{Estimates, Estimator, FilterConfig, PostprocessError, Prio
 use crate::budget_file::read_budgets;
 use crate::counts_file::{Counts, read_counts};
 use crate::error::{CliError, Result};
-use crate::matrix_file::{MatrixOptions, read_matrix};
+use crate::matrix_file::{MatrixOptions, read_matrix_for};
 use crate::render::{Report, Table, csv_text, human};
 use crate::text;
 
@@ -72,15 +72,11 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
     let horizon = counts.rows.len();
     let cells = counts.rows[0].len();
     let budgets = budgets(args, &counts)?;
-    let forward = args.forward.as_ref().map(|p| read_matrix(p, &args.matrices)).transpose()?;
-    if let (Some(m), Some(path)) = (&forward, &args.forward)
-        && m.n() != cells
-    {
-        return Err(post(
-            &format!("{}: ", path.display()),
-            PostprocessError::MatrixSize { size: m.n(), cells },
-        ));
-    }
+    let forward = args
+        .forward
+        .as_ref()
+        .map(|p| read_matrix_for(p, &args.matrices, "forward", cells, &args.releases))
+        .transpose()?;
     if horizon > 1 && args.estimator.uses_prior() && forward.is_none() {
         return Err(post(
             "--forward: ",

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
+use tpl_core::{Short, TransitionMatrix};
 use tpl_mechanisms::{
     DiscreteLaplace, FloatLaplace, LaplaceMechanism, MechError, NoiseSource, PbaCorrelation, Run,
     SchemeInputs, SchemeKind, run,
@@ -15,6 +16,7 @@ use crate::counts_file::{Counts, check_counts, read_counts};
 use crate::error::{CliError, Result};
 use crate::provenance::{VERSION, note_seeded};
 use crate::render::{Report, Table, csv_text, human};
+use crate::text;
 
 /// The noise sampler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -77,14 +79,68 @@ pub struct ReleaseReport {
     sensitivity: f64,
     sampler: Sampler,
     seeded: bool,
+    /// The input's `timestamp_bucket` of each step, when it has that column.
+    buckets: Option<Vec<u64>>,
+    matrices: MatricesUsed,
     run: Run,
+}
+
+/// The correlation matrices a release was given (the pba scheme's pool depends on them):
+/// file name and size of each, and how the files were read.
+struct MatricesUsed {
+    backward: Option<(String, usize)>,
+    forward: Option<(String, usize)>,
+    normalize: bool,
+    smoothing: Option<f64>,
+}
+
+impl MatricesUsed {
+    fn new(corr: &CorrelationArgs, pb: Option<&TransitionMatrix>, pf: Option<&TransitionMatrix>) -> Self {
+        let used = |path: &Option<PathBuf>, m: Option<&TransitionMatrix>| {
+            path.as_deref().zip(m).map(|(p, m)| (text::name(p), m.n()))
+        };
+        Self {
+            backward: used(&corr.backward, pb),
+            forward: used(&corr.forward, pf),
+            normalize: corr.matrices.normalize,
+            smoothing: corr.matrices.smoothing,
+        }
+    }
+
+    fn json(&self) -> Value {
+        let one = |m: &Option<(String, usize)>| {
+            m.as_ref().map(|(file, n)| {
+                json!({ "file": file, "n": n, "normalize": self.normalize, "smoothing": self.smoothing })
+            })
+        };
+        json!({ "backward": one(&self.backward), "forward": one(&self.forward) })
+    }
+
+    /// ` backward=FILE(n=N)` for each matrix given, and how they were read; empty without.
+    fn provenance(&self) -> String {
+        let mut out = String::new();
+        for (side, m) in [("backward", &self.backward), ("forward", &self.forward)] {
+            if let Some((file, n)) = m {
+                out.push_str(&format!(" {side}={file}(n={n})"));
+            }
+        }
+        if !out.is_empty() {
+            if self.normalize {
+                out.push_str(" normalize=true");
+            }
+            if let Some(s) = self.smoothing {
+                out.push_str(&format!(" smoothing={}", Short(s)));
+            }
+        }
+        out
+    }
 }
 
 /// Runs `tpl release`.
 pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     let params = args.wevent.params()?;
-    let (pb, pf) = args.correlation.read()?;
-    if args.scheme == SchemeKind::Pba && pb.is_none() && pf.is_none() {
+    let corr = &args.correlation;
+    if args.scheme == SchemeKind::Pba && corr.backward.is_none() && corr.forward.is_none() {
         return Err(CliError::Usage(
             "--scheme pba needs --backward and/or --forward: its correlation pool depends on them".into(),
         ));
@@ -98,6 +154,8 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
         (None, _) => Vec::new(),
     };
     let counts = read_counts(&args.counts, false)?;
+    let (pb, pf) = corr.read_for(counts.rows[0].len(), &args.counts)?;
+    let matrices = MatricesUsed::new(corr, pb.as_ref(), pf.as_ref());
     let noise: Box<dyn NoiseSource> = match (args.sampler, args.seed.seed) {
         (Sampler::Discrete, Some(seed)) => Box::new(DiscreteLaplace::seeded(seed)),
         (Sampler::Discrete, None) => Box::new(DiscreteLaplace::from_os_rng()),
@@ -134,6 +192,8 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
         sensitivity: args.wevent.sensitivity,
         sampler: args.sampler,
         seeded: args.seed.seed.is_some(),
+        buckets: counts.buckets,
+        matrices,
         run,
     })
 }
@@ -146,14 +206,20 @@ fn run_error(args: &ReleaseArgs, counts: &Counts, step: usize, e: MechError) -> 
         | MechError::Core(tpl_core::CoreError::BadEpsilon(_))
         | MechError::BadScale(_) => CliError::Mech {
             context: format!(
-                "--epsilon {:?} (with --window {} and --sensitivity {:?}): step {step}: ",
-                args.wevent.epsilon, args.wevent.window, args.wevent.sensitivity
+                "--epsilon {} (with --window {} and --sensitivity {}): step {step}: ",
+                Short(args.wevent.epsilon),
+                args.wevent.window,
+                Short(args.wevent.sensitivity)
             ),
             source: e,
         },
         MechError::NoiseOutOfRange => CliError::Mech { context: format!("step {step}: "), source: e },
         MechError::WindowSumOverflow { .. } => CliError::Mech {
-            context: format!("--epsilon {:?} (with --window {}): ", args.wevent.epsilon, args.wevent.window),
+            context: format!(
+                "--epsilon {} (with --window {}): ",
+                Short(args.wevent.epsilon),
+                args.wevent.window
+            ),
             source: e,
         },
         MechError::CountTooLarge { value, .. } => CliError::parse(
@@ -174,13 +240,14 @@ impl ReleaseReport {
     /// How the release was made, in one line (the CSV's leading `#` comment).
     fn provenance(&self) -> String {
         format!(
-            "tpl {VERSION} release: scheme={} epsilon={} window={} sensitivity={} sampler={} seeded={}",
+            "tpl {VERSION} release: scheme={} epsilon={} window={} sensitivity={} sampler={} seeded={}{}",
             self.scheme,
-            self.epsilon,
+            Short(self.epsilon),
             self.window,
-            self.sensitivity,
+            Short(self.sensitivity),
             self.sampler.name(),
-            self.seeded
+            self.seeded,
+            self.matrices.provenance()
         )
     }
 }
@@ -189,6 +256,7 @@ impl Report for ReleaseReport {
     fn json(&self) -> Value {
         let r = &self.run;
         let t: Vec<usize> = (1..=r.published.len()).collect();
+        let matrices = self.matrices.json();
         json!({
             "scheme": self.scheme,
             "epsilon": self.epsilon,
@@ -202,6 +270,8 @@ impl Report for ReleaseReport {
             "budget": r.budgets(),
             "releases": r.releases,
             "max_window_budget": r.max_window_budget,
+            "backward": matrices["backward"],
+            "forward": matrices["forward"],
         })
     }
 
@@ -221,7 +291,10 @@ impl Report for ReleaseReport {
             for t in 0..r.published.len() {
                 let spent = r.spent[t];
                 let fresh = if r.published[t] { spent.publication } else { 0.0 };
-                w.value(t + 1)?;
+                match &self.buckets {
+                    Some(buckets) => w.value(buckets[t])?,
+                    None => w.value(t + 1)?,
+                }
                 w.value(u8::from(r.published[t]))?;
                 w.value(spent.total())?;
                 w.value(fresh)?;

@@ -7,6 +7,7 @@ use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
 use crate::scheme::rule::Rule;
 use crate::scheme::{Scheme, Step, StepBudget, StepOutcome};
+use tpl_core::Short;
 
 /// `planned`: step t publishes with the planned budget ε_t, or repeats r_{t−1} when ε_t = 0;
 /// a step past the plan is refused ([`MechError::PastHorizon`]) before anything is drawn.
@@ -43,7 +44,7 @@ impl<M: Mechanism> Planned<M> {
             if !(b.is_finite() && b >= 0.0) {
                 return Err(MechError::BadPlan {
                     step,
-                    reason: format!("budget {b} must be finite and at least 0"),
+                    reason: format!("budget {} must be finite and at least 0", Short(b)),
                 });
             }
             if step == 1 && b == 0.0 {
@@ -57,9 +58,10 @@ impl<M: Mechanism> Planned<M> {
                 return Err(MechError::BadPlan {
                     step,
                     reason: format!(
-                        "the window of {} steps ending here spends {sum}, more than epsilon = {}",
+                        "the window of {} steps ending here spends {}, more than epsilon = {}",
                         params.window(),
-                        params.epsilon()
+                        Short(sum),
+                        Short(params.epsilon())
                     ),
                 });
             }
