@@ -9,7 +9,7 @@
 
 use proptest::prelude::*;
 use tpl_alloc::{AllocError, Allocation, Allocator, Correlation, Quantified, UpperBound, WindowAllocator};
-use tpl_core::{LeakageSeries, LossEvaluator, PiecewiseLoss, TransitionMatrix};
+use tpl_core::{Budgets, LeakageSeries, LossEvaluator, PiecewiseLoss, TransitionMatrix};
 
 fn smoothed_matrix_of(n: usize) -> impl Strategy<Value = TransitionMatrix> {
     (0.01f64..2.0, prop::collection::vec(prop::collection::vec(prop_oneof![Just(0.0), 0.0f64..1.0], n), n))
@@ -68,9 +68,9 @@ fn check_audit(
     pf: &TransitionMatrix,
     alpha: f64,
 ) -> Result<(), TestCaseError> {
-    prop_assert!(a.budgets().iter().all(|&e| e > 0.0), "budgets must be positive");
+    prop_assert!(a.budgets().iter().all(|e| e > 0.0), "budgets must be positive");
     prop_assert!(a.guarantee.holds(&a.audit));
-    let (max_tpl, max_window) = leakage_command(pb, pf, a.budgets(), a.audit.window);
+    let (max_tpl, max_window) = leakage_command(pb, pf, &a.budgets().to_vec(), a.audit.window);
     prop_assert_eq!(max_tpl, a.max_tpl(), "the allocator's audit is the leakage command's");
     match a.audit.window {
         Some(_) => {
@@ -92,7 +92,7 @@ fn upper_bound_is_right(
     let corr = Correlation::new(Some(pb), Some(pf)).unwrap();
     let a = UpperBound::new(&corr, alpha).allocate(t).unwrap();
     check_audit(&a, pb, pf, alpha)?;
-    let eps = a.budgets()[0];
+    let eps = a.budgets().to_vec()[0];
     let at = limit_tpl(pb, pf, eps);
     prop_assert!(at <= alpha * (1.0 + 1e-10), "limit TPL {at} of ε {eps} exceeds α {alpha}");
     let more = limit_tpl(pb, pf, eps * (1.0 + 1e-9));
@@ -113,11 +113,11 @@ proptest! {
         let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
         let q = Quantified::new(&corr, alpha).allocate(t).unwrap();
         check_audit(&q, &pb, &pf, alpha)?;
-        prop_assert!(q.audit.series.tpl().iter().all(|&v| v >= alpha * (1.0 - 1e-9)));
+        prop_assert!(tpls(&q.audit.series).iter().all(|&v| v >= alpha * (1.0 - 1e-9)));
         let w = w.min(t);
         let win = WindowAllocator::new(&corr, alpha, w).allocate(t).unwrap();
         check_audit(&win, &pb, &pf, alpha)?;
-        let eps = win.budgets()[0];
+        let eps = win.budgets().to_vec()[0];
         let (_, more) = leakage_command(&pb, &pf, &vec![eps.next_up(); t], Some(w));
         prop_assert!(eps >= alpha / w as f64 * (1.0 - 1e-15) || more > alpha);
     }
@@ -154,7 +154,7 @@ fn upper_bound_on_fig8_keeps_tiny_alpha_as_printed() {
     let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
     for alpha in [1e-9, 1e-12, 1e-16, 1e-17, 1e-300] {
         let a = UpperBound::new(&corr, alpha).allocate(3000).unwrap();
-        let (max_tpl, _) = leakage_command(&pb, &pf, a.budgets(), None);
+        let (max_tpl, _) = leakage_command(&pb, &pf, &a.budgets().to_vec(), None);
         assert!(max_tpl <= alpha, "α {alpha}: audited max TPL {max_tpl}");
         assert!(a.guarantee.holds(&a.audit));
     }
@@ -166,7 +166,7 @@ fn upper_bound_on_fig8_large_alpha_is_largest() {
     let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
     for alpha in [360.0, 400.0, 1000.0, 1e4, 1e5, 1e300] {
         let a = UpperBound::new(&corr, alpha).allocate(100).unwrap();
-        let eps = a.budgets()[0];
+        let eps = a.budgets().to_vec()[0];
         assert!(a.max_tpl() <= alpha);
         assert!(limit_tpl(&pb, &pf, eps) <= alpha * (1.0 + 1e-12));
         assert!(limit_tpl(&pb, &pf, eps * (1.0 + 1e-12)) > alpha, "α {alpha}: ε {eps} is not the largest");
@@ -197,8 +197,13 @@ fn audit_is_the_leakage_series_for_every_horizon() {
     let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
     for t in 1..=6 {
         let budgets: Vec<f64> = (0..t).map(|i| 0.37 + 0.11 * i as f64).collect();
-        let ours = corr.series(&budgets).unwrap();
+        let ours = LeakageSeries::from(corr.series(Budgets::PerStep(budgets.clone())).unwrap());
         let theirs = LeakageSeries::from_matrices(Some(&pb), Some(&pf), &budgets).unwrap();
         assert_eq!(ours, theirs, "T = {t}");
     }
+}
+
+/// TPL_1..TPL_T of a compact series.
+fn tpls(s: &tpl_core::CompactSeries) -> Vec<f64> {
+    (0..s.len()).map(|t| s.tpl_at(t)).collect()
 }
