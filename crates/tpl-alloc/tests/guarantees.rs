@@ -8,7 +8,7 @@
 //! not rest on the supremum code it exercises.
 
 use proptest::prelude::*;
-use tpl_alloc::{AllocError, Allocation, Allocator, Correlation, Quantified, UpperBound, WindowAllocator};
+use tpl_alloc::{AllocError, Allocation, Allocator, Correlation, Quantified, Side, UpperBound, WindowAllocator};
 use tpl_core::{Budgets, LeakageSeries, LossEvaluator, PiecewiseLoss, TransitionMatrix};
 
 fn smoothed_matrix_of(n: usize) -> impl Strategy<Value = TransitionMatrix> {
@@ -206,4 +206,69 @@ fn audit_is_the_leakage_series_for_every_horizon() {
 /// TPL_1..TPL_T of a compact series.
 fn tpls(s: &tpl_core::CompactSeries) -> Vec<f64> {
     (0..s.len()).map(|t| s.tpl_at(t)).collect()
+}
+
+#[test]
+fn upper_bound_names_the_cap_that_keeps_it_below_alpha() {
+    let absorbing = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.0, 1.0]]).unwrap();
+    let (pb, pf) = fig8();
+    let cap = (1.25f64).ln();
+    for (b, f, side) in [(&absorbing, &pf, Side::Backward), (&pb, &absorbing, Side::Forward)] {
+        let corr = Correlation::new(Some(b), Some(f)).unwrap();
+        let a = UpperBound::new(&corr, 1e300).allocate(50).unwrap();
+        let limit = a.limited_by.expect("capped");
+        assert_eq!(limit.side, side);
+        assert_eq!(limit.q, 0.8);
+        assert!((limit.epsilon - cap).abs() < 1e-15, "{limit:?}");
+        let eps = a.budgets().get(0);
+        assert!(eps < cap && eps > cap * (1.0 - 1e-14), "ε {eps}");
+        assert!(a.max_tpl() < 1e3 && a.guarantee.holds(&a.audit));
+    }
+    // Below the cap α decides: no limit reported, even with the absorbing matrix.
+    let corr = Correlation::new(Some(&absorbing), Some(&pf)).unwrap();
+    assert_eq!(UpperBound::new(&corr, 0.5).allocate(50).unwrap().limited_by, None);
+    let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+    assert_eq!(UpperBound::new(&corr, 1e300).allocate(50).unwrap().limited_by, None);
+}
+
+#[test]
+fn budgets_are_stored_once_whatever_the_horizon() {
+    let (pb, pf) = fig8();
+    let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+    let t = 200_000;
+    let ub = UpperBound::new(&corr, 1.0).allocate(t).unwrap();
+    assert!(matches!(ub.budgets(), Budgets::Constant { steps, .. } if *steps == t));
+    let win = WindowAllocator::new(&corr, 1.0, 10).allocate(t).unwrap();
+    assert!(matches!(win.budgets(), Budgets::Constant { steps, .. } if *steps == t));
+    let q = Quantified::new(&corr, 1.0).allocate(t).unwrap();
+    assert!(matches!(q.budgets(), Budgets::Ends { steps, .. } if *steps == t));
+}
+
+/// Counts the series an allocation computes (each ends with done = total).
+fn series_computed(run: impl FnOnce(&dyn Fn(usize, usize))) -> usize {
+    let count = std::cell::Cell::new(0);
+    run(&|done, total| {
+        if done == total {
+            count.set(count.get() + 1)
+        }
+    });
+    count.get()
+}
+
+#[test]
+fn window_search_computes_few_series_and_still_ends_at_the_largest_double() {
+    let (pb, pf) = fig8();
+    let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+    for (alpha, w, t) in [(1.0, 10, 5000), (0.1, 1, 3000), (50.0, 7, 4000)] {
+        let mut result = None;
+        let n = series_computed(|p| result = Some(WindowAllocator::new(&corr, alpha, w).allocate_with_progress(t, p)));
+        let a = result.unwrap().unwrap();
+        // Bisection over the bit patterns took about 60; the plan, its audit and the check
+        // of the supremum start are three of these.
+        assert!(n <= 25, "α {alpha}, w {w}: {n} series");
+        let eps = a.budgets().get(0);
+        let above = corr.series(Budgets::Constant { epsilon: eps.next_up(), steps: t }).unwrap();
+        assert!(above.max_window_leakage(w).unwrap() > alpha, "α {alpha}: ε {eps} is not the largest");
+        assert!(a.audit.max_window_leakage.unwrap() <= alpha);
+    }
 }

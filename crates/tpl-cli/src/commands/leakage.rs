@@ -16,7 +16,7 @@ use crate::args::CorrelationArgs;
 use crate::budget_file::read_budgets;
 use crate::error::{CliError, Result};
 use crate::limits::check_horizon;
-use crate::render::{CsvWriter, Report, Table, csv_text, human, json_number};
+use crate::render::{CsvWriter, Report, Table, csv_text, human, json_array, json_number};
 use crate::text::name;
 
 /// Arguments of `tpl leakage`.
@@ -98,7 +98,12 @@ pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
         };
         CliError::Core { context, source }
     };
-    let series = CompactSeries::from_matrices(pb.as_ref(), pf.as_ref(), budgets).map_err(origin)?;
+    let bar = crate::progress::SeriesBar::new(horizon, "computing leakage");
+    let series = CompactSeries::from_matrices_with_progress(pb.as_ref(), pf.as_ref(), budgets, &|done, total| {
+        bar.update(done, total)
+    });
+    bar.finish();
+    let series = series.map_err(origin)?;
     let window = match args.window {
         Some(w) => Some((w, series.max_window_leakage(w).map_err(origin)?)),
         None => None,
@@ -112,23 +117,6 @@ pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
         crate::chart::compact_leakage_chart(path, &title, &series)?;
     }
     Ok(LeakageReport { series, window })
-}
-
-/// Writes `"key":[v(0),…,v(len−1)]` (serde_json's rendering of a number array).
-fn json_array(
-    w: &mut dyn Write,
-    key: &str,
-    len: usize,
-    mut v: impl FnMut(usize) -> f64,
-) -> std::io::Result<()> {
-    write!(w, "\"{key}\":[")?;
-    for t in 0..len {
-        if t > 0 {
-            w.write_all(b",")?;
-        }
-        json_number(w, v(t))?;
-    }
-    w.write_all(b"]")
 }
 
 impl LeakageReport {
