@@ -90,7 +90,12 @@ impl Correlation {
     ) -> Result<CompactSeries> {
         if budgets.len() <= DIRECT_HORIZON {
             let (pb, pf) = &self.matrices;
-            return Ok(CompactSeries::from_matrices_with_progress(pb.as_ref(), pf.as_ref(), budgets, progress)?);
+            return Ok(CompactSeries::from_matrices_with_progress(
+                pb.as_ref(),
+                pf.as_ref(),
+                budgets,
+                progress,
+            )?);
         }
         fn as_dyn(l: &PiecewiseLoss) -> &dyn LossEvaluator {
             l

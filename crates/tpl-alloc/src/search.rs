@@ -136,7 +136,12 @@ mod tests {
             x * x * x + x
         };
         let x = largest_at_most(0.0, 0.0, 10.0, 2.0, g);
-        assert!(x * x * x + x <= 2.0 && { let y = x.next_up(); y * y * y + y > 2.0 });
+        assert!(
+            x * x * x + x <= 2.0 && {
+                let y = x.next_up();
+                y * y * y + y > 2.0
+            }
+        );
         assert!(calls.get() < 20, "{} evaluations", calls.get());
         // A step function (worst case for interpolation) still ends at the threshold.
         let step = largest_at_most(0.0, 0.0, 1.0, 0.5, |x| if x <= 0.3 { 0.0 } else { 1.0 });

@@ -133,6 +133,10 @@ impl Allocator for UpperBound<'_> {
     fn plan(&self, horizon: usize, _progress: &dyn Fn(usize, usize)) -> Result<Plan> {
         check_target(self.alpha, horizon)?;
         let (eps, limited_by) = self.limit()?;
-        Ok(Plan { budgets: Budgets::Constant { epsilon: eps, steps: horizon }, steady_budget: eps, limited_by })
+        Ok(Plan {
+            budgets: Budgets::Constant { epsilon: eps, steps: horizon },
+            steady_budget: eps,
+            limited_by,
+        })
     }
 }

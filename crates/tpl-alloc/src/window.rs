@@ -107,6 +107,10 @@ impl Allocator for WindowAllocator<'_> {
         if eps <= 0.0 {
             return Err(AllocError::NoPositiveBudget { alpha: self.alpha });
         }
-        Ok(Plan { budgets: Budgets::Constant { epsilon: eps, steps: horizon }, steady_budget: eps, limited_by: None })
+        Ok(Plan {
+            budgets: Budgets::Constant { epsilon: eps, steps: horizon },
+            steady_budget: eps,
+            limited_by: None,
+        })
     }
 }

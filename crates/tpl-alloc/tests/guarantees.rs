@@ -8,7 +8,9 @@
 //! not rest on the supremum code it exercises.
 
 use proptest::prelude::*;
-use tpl_alloc::{AllocError, Allocation, Allocator, Correlation, Quantified, Side, UpperBound, WindowAllocator};
+use tpl_alloc::{
+    AllocError, Allocation, Allocator, Correlation, Quantified, Side, UpperBound, WindowAllocator,
+};
 use tpl_core::{Budgets, LeakageSeries, LossEvaluator, PiecewiseLoss, TransitionMatrix};
 
 fn smoothed_matrix_of(n: usize) -> impl Strategy<Value = TransitionMatrix> {
@@ -261,7 +263,9 @@ fn window_search_computes_few_series_and_still_ends_at_the_largest_double() {
     let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
     for (alpha, w, t) in [(1.0, 10, 5000), (0.1, 1, 3000), (50.0, 7, 4000)] {
         let mut result = None;
-        let n = series_computed(|p| result = Some(WindowAllocator::new(&corr, alpha, w).allocate_with_progress(t, p)));
+        let n = series_computed(|p| {
+            result = Some(WindowAllocator::new(&corr, alpha, w).allocate_with_progress(t, p))
+        });
         let a = result.unwrap().unwrap();
         // Bisection over the bit patterns took about 60; the plan, its audit and the check
         // of the supremum start are three of these.

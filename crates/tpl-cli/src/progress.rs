@@ -83,3 +83,20 @@ impl SeriesBar {
         self.bar.finish_and_clear();
     }
 }
+
+/// A bar for writing `rows` output rows of a `steps`-step series (JSON arrays or CSV lines),
+/// hidden below [`SERIES_MIN_STEPS`] steps and when stderr is not a terminal. Advance it
+/// with [`tick`] per row.
+pub fn writing_bar(rows: usize, steps: usize) -> ProgressBar {
+    if steps < SERIES_MIN_STEPS {
+        return ProgressBar::hidden();
+    }
+    bar(rows as u64, "writing", "values")
+}
+
+/// Moves `bar` to `done` rows every 65 536 rows (cheap enough to call per value).
+pub fn tick(bar: &ProgressBar, done: usize) {
+    if done.is_multiple_of(1 << 16) {
+        bar.set_position(done as u64);
+    }
+}

@@ -336,8 +336,17 @@ fn capped_upper_bound_budget_says_why_alpha_is_not_reached() {
     let pb = d.file("absorbing.csv", "0.8,0.2\n0,1\n");
     let pf = d.file("pf.csv", FIG8_FORWARD);
     let args = [
-        "allocate", "--strategy", "upper-bound", "--backward", &pb, "--forward", &pf, "--alpha", "1e300",
-        "--horizon", "5",
+        "allocate",
+        "--strategy",
+        "upper-bound",
+        "--backward",
+        &pb,
+        "--forward",
+        &pf,
+        "--alpha",
+        "1e300",
+        "--horizon",
+        "5",
     ];
     let out = json(&args);
     check_contract(&out, "upper-bound", 1e300, 5);
@@ -352,8 +361,20 @@ fn capped_upper_bound_budget_says_why_alpha_is_not_reached() {
     // An uncapped allocation has no note.
     let plain = allocate(&d, "upper-bound", &["--alpha", "1", "--horizon", "5"]);
     assert!(plain.get("note").is_none(), "{plain}");
-    assert!(!table(&["allocate", "--strategy", "upper-bound", "--backward", &pb, "--alpha", "0.1", "--horizon", "5"])
-        .contains("capped"));
+    assert!(
+        !table(&[
+            "allocate",
+            "--strategy",
+            "upper-bound",
+            "--backward",
+            &pb,
+            "--alpha",
+            "0.1",
+            "--horizon",
+            "5"
+        ])
+        .contains("capped")
+    );
 }
 
 #[test]
@@ -370,7 +391,16 @@ fn long_horizon_json_and_csv_stream_every_step() {
     }
     let pb = d.file("pb.csv", FIG8_BACKWARD);
     let (header, rows) = csv(&[
-        "allocate", "--strategy", "window", "--window", "10", "--backward", &pb, "--alpha", "1", "--horizon",
+        "allocate",
+        "--strategy",
+        "window",
+        "--window",
+        "10",
+        "--backward",
+        &pb,
+        "--alpha",
+        "1",
+        "--horizon",
         "1000000",
     ]);
     assert_eq!(header, vec!["t", "budget", "bpl", "fpl", "tpl"]);

@@ -27,7 +27,7 @@ fn bpl_of(
         };
         out.push(value);
         prev = value;
-        if (t + 1) % PROGRESS_EVERY == 0 {
+        if (t + 1).is_multiple_of(PROGRESS_EVERY) {
             progress(t + 1);
         }
     }
@@ -48,7 +48,7 @@ pub(crate) fn fpl_of(
         for t in (0..len.saturating_sub(1)).rev() {
             out[t] = l.loss(out[t + 1]) + eps(t);
             let done = len - t;
-            if done % PROGRESS_EVERY == 0 {
+            if done.is_multiple_of(PROGRESS_EVERY) {
                 progress(done);
             }
         }

@@ -135,8 +135,22 @@ fn ends_budgets_are_validated_at_the_step_they_sit() {
     let e = Budgets::Ends { first: 0.1, middle: 0.1, last: f64::NAN, steps: 5 };
     assert!(matches!(bad(e), CoreError::BadBudget { step: 5, .. }));
     // Unused values are not checked: T = 1 spends only `first`, T = 2 has no middle.
-    assert!(CompactSeries::from_matrices(None, None, Budgets::Ends { first: 0.1, middle: -1.0, last: -1.0, steps: 1 }).is_ok());
-    assert!(CompactSeries::from_matrices(None, None, Budgets::Ends { first: 0.1, middle: -1.0, last: 0.2, steps: 2 }).is_ok());
+    assert!(
+        CompactSeries::from_matrices(
+            None,
+            None,
+            Budgets::Ends { first: 0.1, middle: -1.0, last: -1.0, steps: 1 }
+        )
+        .is_ok()
+    );
+    assert!(
+        CompactSeries::from_matrices(
+            None,
+            None,
+            Budgets::Ends { first: 0.1, middle: -1.0, last: 0.2, steps: 2 }
+        )
+        .is_ok()
+    );
     assert_eq!(bad(Budgets::Ends { first: 0.1, middle: 0.1, last: 0.1, steps: 0 }), CoreError::EmptyHorizon);
 }
 
@@ -146,10 +160,11 @@ fn progress_counts_both_passes_to_the_end_and_changes_nothing() {
     let steps = 200_000;
     let calls = std::cell::RefCell::new(Vec::new());
     let budgets = Budgets::Constant { epsilon: 0.1, steps };
-    let with = CompactSeries::from_matrices_with_progress(Some(&p), Some(&p), budgets.clone(), &|done, total| {
-        calls.borrow_mut().push((done, total))
-    })
-    .unwrap();
+    let with =
+        CompactSeries::from_matrices_with_progress(Some(&p), Some(&p), budgets.clone(), &|done, total| {
+            calls.borrow_mut().push((done, total))
+        })
+        .unwrap();
     assert_eq!(with, CompactSeries::from_matrices(Some(&p), Some(&p), budgets).unwrap());
     let calls = calls.into_inner();
     assert!(calls.len() >= 4, "{calls:?}");

@@ -9,7 +9,10 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
-use tpl_alloc::{AllocError, Allocation, Allocator, Cap, Correlation, Quantified, Quantity, Side, UpperBound, WindowAllocator};
+use tpl_alloc::{
+    AllocError, Allocation, Allocator, Cap, Correlation, Quantified, Quantity, Side, UpperBound,
+    WindowAllocator,
+};
 use tpl_core::{CoreError, Supremum};
 
 use crate::args::CorrelationArgs;
@@ -83,8 +86,12 @@ pub fn run(args: &AllocateArgs) -> Result<AllocateReport> {
     let bar = crate::progress::SeriesBar::new(args.horizon, "allocating");
     let progress = |done, total| bar.update(done, total);
     let allocated = match args.strategy {
-        Strategy::UpperBound => UpperBound::new(&corr, args.alpha).allocate_with_progress(args.horizon, &progress),
-        Strategy::Quantified => Quantified::new(&corr, args.alpha).allocate_with_progress(args.horizon, &progress),
+        Strategy::UpperBound => {
+            UpperBound::new(&corr, args.alpha).allocate_with_progress(args.horizon, &progress)
+        }
+        Strategy::Quantified => {
+            Quantified::new(&corr, args.alpha).allocate_with_progress(args.horizon, &progress)
+        }
         Strategy::Window => {
             let w = args.window.ok_or_else(|| {
                 CliError::Usage("--strategy window needs --window W (the window length)".into())
@@ -156,6 +163,9 @@ fn cap_note(cap: &Cap, alpha: f64, max_tpl: f64) -> String {
     )
 }
 
+/// A per-step value of the report: the number at 0-based step t.
+type StepValue<'a> = Box<dyn Fn(usize) -> f64 + 'a>;
+
 impl AllocateReport {
     /// The JSON fields before the per-step arrays.
     fn head(&self) -> Vec<(&'static str, Value)> {
@@ -163,7 +173,7 @@ impl AllocateReport {
     }
 
     /// The per-step arrays: name and value at 0-based step t.
-    fn arrays(&self) -> [(&'static str, Box<dyn Fn(usize) -> f64 + '_>); 4] {
+    fn arrays(&self) -> [(&'static str, StepValue<'_>); 4] {
         let s = &self.allocation.audit.series;
         [
             ("budgets", Box::new(|t| s.budgets().get(t))),
@@ -203,13 +213,17 @@ impl AllocateReport {
     fn csv_records<W: Write>(&self, w: &mut CsvWriter<W>) -> std::io::Result<()> {
         w.record(["t", "budget", "bpl", "fpl", "tpl"])?;
         let arrays = self.arrays();
-        for i in 0..self.allocation.audit.series.len() {
+        let n = self.allocation.audit.series.len();
+        let bar = crate::progress::writing_bar(n, n);
+        for i in 0..n {
+            crate::progress::tick(&bar, i);
             w.value(i + 1)?;
             for (_, v) in &arrays {
                 w.value(v(i))?;
             }
             w.end()?;
         }
+        bar.finish_and_clear();
         Ok(())
     }
 }
@@ -243,10 +257,15 @@ impl Report for AllocateReport {
         for (k, v) in self.head() {
             field(w, k, &v)?;
         }
-        for (k, v) in self.arrays() {
+        let bar = crate::progress::writing_bar(4 * n, n);
+        for (i, (k, v)) in self.arrays().into_iter().enumerate() {
             w.write_all(b",")?;
-            json_array(w, k, n, v)?;
+            json_array(w, k, n, |t| {
+                crate::progress::tick(&bar, i * n + t);
+                v(t)
+            })?;
         }
+        bar.finish_and_clear();
         for (k, v) in self.tail() {
             field(w, k, &v)?;
         }
@@ -310,7 +329,13 @@ mod tests {
     use super::*;
     use tpl_core::TransitionMatrix;
 
-    fn report(pb: &TransitionMatrix, strategy: Strategy, alpha: f64, horizon: usize, window: Option<usize>) -> AllocateReport {
+    fn report(
+        pb: &TransitionMatrix,
+        strategy: Strategy,
+        alpha: f64,
+        horizon: usize,
+        window: Option<usize>,
+    ) -> AllocateReport {
         let pf = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.1, 0.9]]).unwrap();
         let corr = Correlation::new(Some(pb), Some(&pf)).unwrap();
         let allocation = match strategy {

@@ -99,9 +99,10 @@ pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
         CliError::Core { context, source }
     };
     let bar = crate::progress::SeriesBar::new(horizon, "computing leakage");
-    let series = CompactSeries::from_matrices_with_progress(pb.as_ref(), pf.as_ref(), budgets, &|done, total| {
-        bar.update(done, total)
-    });
+    let series =
+        CompactSeries::from_matrices_with_progress(pb.as_ref(), pf.as_ref(), budgets, &|done, total| {
+            bar.update(done, total)
+        });
     bar.finish();
     let series = series.map_err(origin)?;
     let window = match args.window {
@@ -128,7 +129,9 @@ impl LeakageReport {
             Some((window, _)) => Some(s.window_leakage(window).map_err(std::io::Error::other)?),
             None => None,
         };
+        let bar = crate::progress::writing_bar(s.len(), s.len());
         for i in 0..s.len() {
+            crate::progress::tick(&bar, i);
             w.value(i + 1)?;
             for v in [s.budgets().get(i), s.bpl()[i], s.fpl()[i], s.tpl_at(i)] {
                 w.value(v)?;
@@ -141,6 +144,7 @@ impl LeakageReport {
             }
             w.end()?;
         }
+        bar.finish_and_clear();
         Ok(())
     }
 }
@@ -176,13 +180,28 @@ impl Report for LeakageReport {
             write!(w, "{t}")?;
         }
         w.write_all(b"],")?;
-        json_array(w, "epsilon", n, |t| s.budgets().get(t))?;
+        let bar = crate::progress::writing_bar(4 * n, n);
+        let tick = |i: usize, t: usize| crate::progress::tick(&bar, i * n + t);
+        json_array(w, "epsilon", n, |t| {
+            tick(0, t);
+            s.budgets().get(t)
+        })?;
         w.write_all(b",")?;
-        json_array(w, "bpl", n, |t| s.bpl()[t])?;
+        json_array(w, "bpl", n, |t| {
+            tick(1, t);
+            s.bpl()[t]
+        })?;
         w.write_all(b",")?;
-        json_array(w, "fpl", n, |t| s.fpl()[t])?;
+        json_array(w, "fpl", n, |t| {
+            tick(2, t);
+            s.fpl()[t]
+        })?;
         w.write_all(b",")?;
-        json_array(w, "tpl", n, |t| s.tpl_at(t))?;
+        json_array(w, "tpl", n, |t| {
+            tick(3, t);
+            s.tpl_at(t)
+        })?;
+        bar.finish_and_clear();
         w.write_all(b",\"max_tpl\":")?;
         json_number(w, s.max_tpl())?;
         if let Some((window, max)) = self.window {
