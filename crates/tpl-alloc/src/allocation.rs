@@ -1,10 +1,10 @@
 //! What an allocator promises, what it returns, and the audit that checks one against the
 //! other (OpenDP style: the guarantee is part of the result, and a test can ask it).
 
-use tpl_core::{LeakageSeries, Supremum, check_alpha, check_horizon};
+use tpl_core::{Budgets, CompactSeries, Supremum, check_alpha, check_horizon};
 
 use crate::correlation::Correlation;
-use crate::error::{AllocError, Result};
+use crate::error::{AllocError, Result, Side};
 use crate::search::{smallest_where, ulps_below};
 
 /// The quantity an allocator bounds.
@@ -45,7 +45,8 @@ impl Guarantee {
         self.bound_kept(audit)
             && match self.quantity {
                 Quantity::TplEveryStep => {
-                    audit.series.tpl().iter().all(|&v| v >= self.bound * (1.0 - EXACT_SLACK))
+                    let s = &audit.series;
+                    (0..s.len()).all(|t| s.tpl_at(t) >= self.bound * (1.0 - EXACT_SLACK))
                 }
                 _ => true,
             }
@@ -68,24 +69,44 @@ impl Guarantee {
     }
 }
 
+/// Why a budget stops short of the target: above `epsilon` = log(1/q) a constant budget makes
+/// the leakage of `side` grow without bound (TKDE Theorem 11: a candidate (q, d = 0) of L
+/// has no fixed point once q e^ε ≥ 1), so no larger budget is allowed whatever α is, and the
+/// achieved leakage may stay far below α.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Cap {
+    /// The side whose leakage diverges above the cap.
+    pub side: Side,
+    /// q of the diverging candidate (the largest q with d = 0).
+    pub q: f64,
+    /// log(1/q): the smallest constant budget with unbounded leakage on that side.
+    pub epsilon: f64,
+}
+
 /// What an allocator plans before the audit: ε_1..ε_T and the budget it spends at steady
 /// state.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Plan {
-    /// ε_t for t = 1..T, exact up to rounding.
-    pub budgets: Vec<f64>,
+    /// ε_t for t = 1..T, exact up to rounding (constant, or constant but at both ends:
+    /// stored once, whatever T).
+    pub budgets: Budgets,
     /// The budget spent at steady state (every step for upper-bound and window, the middle
     /// steps for quantified).
     pub steady_budget: f64,
+    /// Set when the steady budget is the largest below a [`Cap`] rather than the one the
+    /// target α calls for.
+    pub limited_by: Option<Cap>,
 }
 
 /// The audit of a budget sequence through `tpl-core` (`docs/model.md` §4): what it leaks.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Audit {
-    /// ε_t, BPL_t, FPL_t and TPL_t under the budgets (TKDE eqs. 11–15).
-    pub series: LeakageSeries,
+    /// ε_t, BPL_t, FPL_t and TPL_t under the budgets (TKDE eqs. 11–15), in the compact
+    /// form (16 bytes a step; `LeakageSeries::from` materialises it).
+    pub series: CompactSeries,
     /// max_t TPL_t: the α of α-DP_T achieved.
     pub max_tpl: f64,
     /// The window checked, if one was asked for.
@@ -103,7 +124,7 @@ pub struct Allocation {
     pub strategy: &'static str,
     /// What it promised.
     pub guarantee: Guarantee,
-    /// The audit of the budgets (they are `audit.series.epsilon()`, see
+    /// The audit of the budgets (they are `audit.series.budgets()`, see
     /// [`Allocation::budgets`]); it keeps [`Guarantee::holds`].
     pub audit: Audit,
     /// The budget spent at steady state, lowered with the others.
@@ -112,12 +133,15 @@ pub struct Allocation {
     pub sup_backward: Supremum,
     /// sup FPL at the steady budget.
     pub sup_forward: Supremum,
+    /// Set when the budget is capped below what α calls for because a larger one makes a
+    /// side's leakage unbounded ([`Plan::limited_by`]).
+    pub limited_by: Option<Cap>,
 }
 
 impl Allocation {
     /// ε_t for t = 1..T, as audited.
-    pub fn budgets(&self) -> &[f64] {
-        self.audit.series.epsilon()
+    pub fn budgets(&self) -> &Budgets {
+        self.audit.series.budgets()
     }
 
     /// max_t TPL_t of the budgets.
@@ -133,8 +157,19 @@ impl Allocation {
 ///
 /// # Errors
 /// Invalid budgets or window.
-pub fn audit(corr: &Correlation, budgets: &[f64], window: Option<usize>) -> Result<Audit> {
-    let series = corr.series(budgets)?;
+pub fn audit(corr: &Correlation, budgets: Budgets, window: Option<usize>) -> Result<Audit> {
+    audit_with_progress(corr, budgets, window, &|_, _| {})
+}
+
+/// [`audit`], reporting the progress of the series as
+/// [`tpl_core::CompactSeries::compute_with_progress`] does.
+fn audit_with_progress(
+    corr: &Correlation,
+    budgets: Budgets,
+    window: Option<usize>,
+    progress: &dyn Fn(usize, usize),
+) -> Result<Audit> {
+    let series = corr.series_with_progress(budgets, progress)?;
     let max_tpl = series.max_tpl();
     let max_window_leakage = match window {
         Some(w) => Some(series.max_window_leakage(w)?),
@@ -161,11 +196,12 @@ pub trait Allocator {
     /// The correlation it plans against.
     fn correlation(&self) -> &Correlation;
 
-    /// ε_1..ε_T and the steady-state budget, before the audit.
+    /// ε_1..ε_T and the steady-state budget, before the audit; `progress` as in
+    /// [`Allocator::allocate_with_progress`].
     ///
     /// # Errors
     /// When no valid allocation exists; the error says why.
-    fn plan(&self, horizon: usize) -> Result<Plan>;
+    fn plan(&self, horizon: usize, progress: &dyn Fn(usize, usize)) -> Result<Plan>;
 
     /// The budgets with their audit; the audit is part of the result so that a caller sees
     /// what was achieved, not only what was promised.
@@ -176,26 +212,50 @@ pub trait Allocator {
     /// lowered by the same smallest number of ulps that makes it pass (a gallop and a
     /// bisection on that number). The result always keeps [`Guarantee::holds`].
     ///
+    /// Memory: one series of the horizon at a time (16 bytes a step); the budgets of every
+    /// allocator are stored in O(1).
+    ///
     /// # Errors
     /// As [`Allocator::plan`]; [`AllocError::NoPositiveBudget`] when only zero budgets pass
     /// the audit; [`AllocError::GuaranteeUnmet`] if the audit still fails (a defect).
     fn allocate(&self, horizon: usize) -> Result<Allocation> {
+        self.allocate_with_progress(horizon, &|_, _| {})
+    }
+
+    /// As [`Allocator::allocate`], calling `progress(done, total)` while each leakage series
+    /// of the horizon is computed (every search step and audit computes one; each counts
+    /// from 0 to its own total, as [`tpl_core::CompactSeries::compute_with_progress`]).
+    ///
+    /// # Errors
+    /// As [`Allocator::allocate`].
+    fn allocate_with_progress(&self, horizon: usize, progress: &dyn Fn(usize, usize)) -> Result<Allocation> {
         let guarantee = self.guarantee();
-        let plan = self.plan(horizon)?;
+        let plan = self.plan(horizon, progress)?;
         let corr = self.correlation();
-        let k = ulps_to_pass(corr, guarantee, &plan.budgets)?;
-        let budgets: Vec<f64> = plan.budgets.iter().map(|&b| ulps_below(b, k)).collect();
-        if budgets.iter().any(|&b| b <= 0.0) {
+        let window = guarantee.window();
+        // The plan as it is usually passes; only if rounding breaks the bound is it lowered,
+        // with one series in memory at a time.
+        let (k, audited) = match audit_with_progress(corr, plan.budgets.clone(), window, progress) {
+            Ok(a) if guarantee.bound_kept(&a) => (0, a),
+            failed => {
+                drop(failed);
+                let k = ulps_to_pass(corr, guarantee, &plan.budgets, progress)?;
+                let lowered = plan.budgets.map(|b| ulps_below(b, k));
+                (k, audit_with_progress(corr, lowered, window, progress)?)
+            }
+        };
+        if audited.series.budgets().iter().any(|b| b <= 0.0) {
             return Err(AllocError::NoPositiveBudget { alpha: guarantee.bound });
         }
         let steady_budget = ulps_below(plan.steady_budget, k);
         let allocation = Allocation {
             strategy: self.name(),
             guarantee,
-            audit: audit(corr, &budgets, guarantee.window())?,
+            audit: audited,
             steady_budget,
             sup_backward: corr.sup_backward(steady_budget)?,
             sup_forward: corr.sup_forward(steady_budget)?,
+            limited_by: plan.limited_by,
         };
         if !guarantee.holds(&allocation.audit) {
             let a = &allocation.audit;
@@ -209,17 +269,23 @@ pub trait Allocator {
     }
 }
 
-/// The smallest number k of ulps by which lowering every planned budget makes the audit keep
-/// the bound of `guarantee` (0 when the plan passes as it is).
+/// The smallest number k ≥ 1 of ulps by which lowering every planned budget makes the audit
+/// keep the bound of `guarantee`, for a plan that fails as it is.
 ///
 /// # Errors
 /// [`AllocError::NoPositiveBudget`] when not even budgets lowered to 0 pass.
-fn ulps_to_pass(corr: &Correlation, guarantee: Guarantee, planned: &[f64]) -> Result<u64> {
+fn ulps_to_pass(
+    corr: &Correlation,
+    guarantee: Guarantee,
+    planned: &Budgets,
+    progress: &dyn Fn(usize, usize),
+) -> Result<u64> {
     let window = guarantee.window();
     let passes = |k: u64| {
-        let lowered: Vec<f64> = planned.iter().map(|&b| ulps_below(b, k)).collect();
-        audit(corr, &lowered, window).is_ok_and(|a| guarantee.bound_kept(&a))
+        k > 0
+            && audit_with_progress(corr, planned.map(|b| ulps_below(b, k)), window, progress)
+                .is_ok_and(|a| guarantee.bound_kept(&a))
     };
-    let max_k = planned.iter().map(|b| b.to_bits()).max().unwrap_or(0);
+    let max_k = planned.iter().map(f64::to_bits).max().unwrap_or(0);
     smallest_where(max_k, passes).ok_or(AllocError::NoPositiveBudget { alpha: guarantee.bound })
 }

@@ -1,10 +1,12 @@
 //! The adversary's knowledge an allocator plans against: L_B and L_F as piecewise functions.
 
-use tpl_core::{CoreError, LeakageSeries, LossEvaluator, PiecewiseLoss, Supremum, TransitionMatrix};
+use tpl_core::{Budgets, CompactSeries, CoreError, LossEvaluator, PiecewiseLoss, Supremum, TransitionMatrix};
+
+use crate::allocation::Cap;
 
 use crate::error::{AllocError, Result, Side};
 
-/// Horizons up to which [`LeakageSeries::from_matrices`] (what `tpl leakage` audits with)
+/// Horizons up to which [`CompactSeries::from_matrices`] (what `tpl leakage` audits with)
 /// evaluates L by Algorithm 1 rather than by the piecewise function; [`Correlation::series`]
 /// does the same so that an allocator's audit is bit for bit the one `tpl leakage` prints
 /// (the test `audit_is_the_leakage_series_for_every_horizon` keeps the two in step).
@@ -66,24 +68,64 @@ impl Correlation {
     }
 
     /// The leakage series of a budget sequence (the audit of TKDE eqs. 11–15), identical to
-    /// [`LeakageSeries::from_matrices`] on the same matrices, as `tpl leakage` computes it.
+    /// [`CompactSeries::from_matrices`] (and so to `tpl_core::LeakageSeries::from_matrices`)
+    /// on the same matrices, as `tpl leakage` computes it.
     ///
     /// # Errors
     /// As [`tpl_core::validate_budgets`]; [`tpl_core::CoreError::Overflow`] for budgets near
     /// the largest double.
-    pub fn series(&self, budgets: &[f64]) -> Result<LeakageSeries> {
+    pub fn series(&self, budgets: Budgets) -> Result<CompactSeries> {
+        self.series_with_progress(budgets, &|_, _| {})
+    }
+
+    /// As [`Correlation::series`], reporting progress as
+    /// [`CompactSeries::compute_with_progress`] does.
+    ///
+    /// # Errors
+    /// As [`Correlation::series`].
+    pub fn series_with_progress(
+        &self,
+        budgets: Budgets,
+        progress: &dyn Fn(usize, usize),
+    ) -> Result<CompactSeries> {
         if budgets.len() <= DIRECT_HORIZON {
             let (pb, pf) = &self.matrices;
-            return Ok(LeakageSeries::from_matrices(pb.as_ref(), pf.as_ref(), budgets)?);
+            return Ok(CompactSeries::from_matrices_with_progress(
+                pb.as_ref(),
+                pf.as_ref(),
+                budgets,
+                progress,
+            )?);
         }
         fn as_dyn(l: &PiecewiseLoss) -> &dyn LossEvaluator {
             l
         }
-        Ok(LeakageSeries::compute(
+        Ok(CompactSeries::compute_with_progress(
             self.backward.as_ref().map(as_dyn),
             self.forward.as_ref().map(as_dyn),
             budgets,
+            progress,
         )?)
+    }
+
+    /// The cap on constant budgets of `side` (Theorem 11): the candidate (q, d = 0) of its L
+    /// with the largest q < 1 makes the leakage unbounded from ε = log(1/q) on; `None` when
+    /// that side is bounded for every ε (or absent, or L(α) = α, which diverges for all ε).
+    pub(crate) fn cap(&self, side: Side) -> Option<Cap> {
+        let loss = match side {
+            Side::Backward => self.backward.as_ref(),
+            Side::Forward => self.forward.as_ref(),
+        }?;
+        if loss.is_identity() {
+            return None;
+        }
+        let q = loss
+            .candidates()
+            .iter()
+            .filter(|c| c.d == 0.0 && c.q() < 1.0)
+            .map(|c| c.q())
+            .fold(None, |best: Option<f64>, q| Some(best.map_or(q, |b| b.max(q))))?;
+        Some(Cap { side, q, epsilon: -q.ln() })
     }
 
     /// Fails when a side has L(α) = α (Theorem 7): then no constant ε > 0 keeps that side's

@@ -21,7 +21,7 @@
 //! let q = Quantified::new(&corr, 1.0).allocate(50)?;
 //! assert!(ub.max_tpl() <= 1.0);
 //! assert!((q.max_tpl() - 1.0).abs() < 1e-9);
-//! assert!(q.budgets()[0] > ub.budgets()[0]); // quantified spends more at the ends
+//! assert!(q.budgets().get(0) > ub.budgets().get(0)); // quantified spends more at the ends
 //! # Ok::<(), tpl_alloc::AllocError>(())
 //! ```
 
@@ -35,7 +35,7 @@ mod search;
 mod upper_bound;
 mod window;
 
-pub use allocation::{Allocation, Allocator, Audit, Guarantee, Plan, Quantity, audit};
+pub use allocation::{Allocation, Allocator, Audit, Cap, Guarantee, Plan, Quantity, audit};
 pub use correlation::Correlation;
 pub use error::{AllocError, Result, Side};
 pub use quantified::{Quantified, QuantifiedBudgets};

@@ -1,6 +1,8 @@
 //! Algorithm 8 of the TKDE paper: more budget at the first and last steps so that TPL equals
 //! the target at every step.
 
+use tpl_core::Budgets;
+
 use crate::allocation::{Allocator, Guarantee, Plan, Quantity, check_target};
 use crate::correlation::Correlation;
 use crate::error::{AllocError, Result};
@@ -34,7 +36,7 @@ use crate::search::largest_where;
 /// let pf = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.1, 0.9]])?;
 /// let corr = Correlation::new(Some(&pb), Some(&pf))?;
 /// let a = Quantified::new(&corr, 1.0).allocate(30)?;
-/// assert!(a.audit.series.tpl().iter().all(|&v| (v - 1.0).abs() < 1e-12));
+/// assert!((0..30).all(|t| (a.audit.series.tpl_at(t) - 1.0).abs() < 1e-12));
 /// # Ok::<(), tpl_alloc::AllocError>(())
 /// ```
 #[derive(Debug, Clone, Copy)]
@@ -96,18 +98,13 @@ impl Allocator for Quantified<'_> {
         self.corr
     }
 
-    fn plan(&self, horizon: usize) -> Result<Plan> {
+    fn plan(&self, horizon: usize, _progress: &dyn Fn(usize, usize)) -> Result<Plan> {
         check_target(self.alpha, horizon)?;
         let q = self.solve()?;
         let budgets = match horizon {
-            1 => vec![self.alpha],
-            _ => {
-                let mut b = vec![q.middle; horizon];
-                b[0] = q.first;
-                b[horizon - 1] = q.last;
-                b
-            }
+            1 => Budgets::Constant { epsilon: self.alpha, steps: 1 },
+            _ => Budgets::Ends { first: q.first, middle: q.middle, last: q.last, steps: horizon },
         };
-        Ok(Plan { budgets, steady_budget: q.middle })
+        Ok(Plan { budgets, steady_budget: q.middle, limited_by: None })
     }
 }

@@ -4,9 +4,11 @@ use std::cell::Cell;
 
 use tpl_core::Supremum;
 
-use crate::allocation::{Allocator, Guarantee, Plan, Quantity, check_target};
+use tpl_core::Budgets;
+
+use crate::allocation::{Allocator, Cap, Guarantee, Plan, Quantity, check_target};
 use crate::correlation::Correlation;
-use crate::error::{AllocError, Result};
+use crate::error::{AllocError, Result, Side};
 use crate::search::largest_where;
 
 /// The constant ε with sup_B(ε) + sup_F(ε) − ε = α (TKDE Algorithm 7): TPL stays ≤ α at
@@ -22,6 +24,11 @@ use crate::search::largest_where;
 /// predicate. [`Allocator::allocate`] then lowers ε by ulps until the audited series of the
 /// horizon is ≤ α as printed. The paper's loop compares h with α for exact equality and may
 /// not end; ours always does, in ≤ 64 steps of O(m) each.
+///
+/// **Capped budgets.** When a side's L has a candidate (q, d = 0), every ε ≥ log(1/q) makes
+/// that side's leakage unbounded (Theorem 11), so h jumps to +∞ there. For a large α the
+/// answer is then the last double below that cap and max TPL stays below α, however large α
+/// is; [`UpperBound::limit`] (and [`crate::Allocation::limited_by`]) say so.
 ///
 /// ```
 /// use tpl_alloc::{Allocator, Correlation, UpperBound};
@@ -53,6 +60,16 @@ impl<'c> UpperBound<'c> {
     /// number; [`AllocError::NoPositiveBudget`] when α is so small that no positive double
     /// passes.
     pub fn epsilon(&self) -> Result<f64> {
+        Ok(self.limit()?.0)
+    }
+
+    /// The constant budget ε of [`UpperBound::epsilon`] and, when it is the last double
+    /// below a side's divergence cap (the next double up makes that side's supremum
+    /// unbounded) rather than where h reaches α, that [`Cap`].
+    ///
+    /// # Errors
+    /// As [`UpperBound::epsilon`].
+    pub fn limit(&self) -> Result<(f64, Option<Cap>)> {
         check_target(self.alpha, 1)?;
         self.corr.require_bounded()?;
         let alpha = self.alpha;
@@ -83,7 +100,20 @@ impl<'c> UpperBound<'c> {
         if eps <= 0.0 {
             return Err(AllocError::NoPositiveBudget { alpha });
         }
-        Ok(eps)
+        let cap = if eps < alpha {
+            let above = eps.next_up();
+            let unbounded = |s: Result<Supremum>| matches!(s, Ok(Supremum::Unbounded));
+            if unbounded(self.corr.sup_backward(above)) {
+                self.corr.cap(Side::Backward)
+            } else if unbounded(self.corr.sup_forward(above)) {
+                self.corr.cap(Side::Forward)
+            } else {
+                None
+            }
+        } else {
+            None
+        };
+        Ok((eps, cap))
     }
 }
 
@@ -100,9 +130,13 @@ impl Allocator for UpperBound<'_> {
         self.corr
     }
 
-    fn plan(&self, horizon: usize) -> Result<Plan> {
+    fn plan(&self, horizon: usize, _progress: &dyn Fn(usize, usize)) -> Result<Plan> {
         check_target(self.alpha, horizon)?;
-        let eps = self.epsilon()?;
-        Ok(Plan { budgets: vec![eps; horizon], steady_budget: eps })
+        let (eps, limited_by) = self.limit()?;
+        Ok(Plan {
+            budgets: Budgets::Constant { epsilon: eps, steps: horizon },
+            steady_budget: eps,
+            limited_by,
+        })
     }
 }

@@ -45,9 +45,9 @@ proptest! {
     fn quantified_reaches_alpha_exactly((pb, pf) in sides(), alpha in 0.01f64..10.0, t in 1usize..500) {
         let corr = Correlation::new(pb.as_ref(), pf.as_ref()).unwrap();
         let a = Quantified::new(&corr, alpha).allocate(t).unwrap();
-        let worst = a.audit.series.tpl().iter().map(|v| (v - alpha).abs()).fold(0.0, f64::max);
+        let worst = tpls(&a.audit.series).iter().map(|v| (v - alpha).abs()).fold(0.0, f64::max);
         prop_assert!(worst <= 1e-9 * alpha, "max |TPL - α| = {worst}");
-        prop_assert!(a.budgets().iter().all(|&e| e > 0.0));
+        prop_assert!(a.budgets().iter().all(|e| e > 0.0));
         prop_assert!(a.guarantee.holds(&a.audit));
     }
 
@@ -56,15 +56,21 @@ proptest! {
         let corr = Correlation::new(pb.as_ref(), pf.as_ref()).unwrap();
         let ub = UpperBound::new(&corr, alpha).allocate(t).unwrap();
         prop_assert!(ub.max_tpl() <= alpha, "upper-bound max TPL {} > α {alpha}", ub.max_tpl());
-        prop_assert!(ub.budgets().iter().all(|&e| e > 0.0));
+        prop_assert!(ub.budgets().iter().all(|e| e > 0.0));
         let w = w.min(t);
         let win = WindowAllocator::new(&corr, alpha, w).allocate(t).unwrap();
         let m = win.audit.max_window_leakage.unwrap();
         prop_assert!(m <= alpha, "window leakage {m} > α {alpha}");
-        prop_assert!(win.budgets().iter().all(|&e| e > 0.0));
+        prop_assert!(win.budgets().iter().all(|e| e > 0.0));
         // Largest: one ulp more budget would break the bound (or hit the α/w cap).
-        let eps = win.budgets()[0];
-        let more = corr.series(&vec![eps.next_up(); t]).unwrap().window_leakage(w).unwrap();
+        let eps = win.budgets().to_vec()[0];
+        let more: Vec<f64> = corr
+            .series(tpl_core::Budgets::Constant { epsilon: eps.next_up(), steps: t })
+            .unwrap()
+            .window_leakage(w)
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
         prop_assert!(eps >= alpha / w as f64 * (1.0 - 1e-15) || more.into_iter().fold(0.0, f64::max) > alpha);
     }
 
@@ -73,13 +79,13 @@ proptest! {
         let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
         let eps = UpperBound::new(&corr, alpha).epsilon().unwrap();
         let q = Quantified::new(&corr, alpha).allocate(t).unwrap();
-        let mid = q.budgets()[1];
+        let mid = q.budgets().to_vec()[1];
         prop_assert!((eps - mid).abs() <= 1e-9 * eps, "upper-bound ε {eps} vs ε_mid {mid}");
-        prop_assert!(q.budgets()[1..t - 1].iter().all(|&e| e == mid));
+        prop_assert!(q.budgets().to_vec()[1..t - 1].iter().all(|&e| e == mid));
         // With no correlation on a side, a_B (or a_F) equals ε_mid exactly in real numbers;
         // computed as a_B + a_F − α, ε_mid may then exceed it by an ulp.
         let floor = mid * (1.0 - 1e-12);
-        prop_assert!(q.budgets()[0] >= floor && q.budgets()[t - 1] >= floor);
+        prop_assert!(q.budgets().to_vec()[0] >= floor && q.budgets().to_vec()[t - 1] >= floor);
     }
 }
 
@@ -150,25 +156,30 @@ fn theorem_7_matrices_are_refused_by_unbounded_strategies_but_not_by_window() {
         AllocError::Unbounded { side: Side::Forward }
     );
     let w = WindowAllocator::new(&corr, 1.0, 4).allocate(50).unwrap();
-    assert!(w.audit.max_window_leakage.unwrap() <= 1.0 && w.budgets()[0] > 0.0);
+    assert!(w.audit.max_window_leakage.unwrap() <= 1.0 && w.budgets().to_vec()[0] > 0.0);
 }
 
 #[test]
 fn no_correlation_spends_alpha() {
     let corr = Correlation::new(None, None).unwrap();
-    assert_eq!(UpperBound::new(&corr, 0.7).allocate(4).unwrap().budgets(), vec![0.7; 4]);
-    assert_eq!(Quantified::new(&corr, 0.7).allocate(4).unwrap().budgets(), vec![0.7; 4]);
+    assert_eq!(UpperBound::new(&corr, 0.7).allocate(4).unwrap().budgets().to_vec(), vec![0.7; 4]);
+    assert_eq!(Quantified::new(&corr, 0.7).allocate(4).unwrap().budgets().to_vec(), vec![0.7; 4]);
     // A window of 3 steps without correlation leaks the sum of its budgets.
     let w = WindowAllocator::new(&corr, 0.9, 3).allocate(4).unwrap();
-    assert!((w.budgets()[0] - 0.3).abs() < 1e-15);
+    assert!((w.budgets().to_vec()[0] - 0.3).abs() < 1e-15);
 }
 
 #[test]
 fn short_horizons_of_quantified() {
     let corr = fig8();
     let q = Quantified::new(&corr, 1.0).solve().unwrap();
-    assert_eq!(Quantified::new(&corr, 1.0).allocate(1).unwrap().budgets(), vec![1.0]);
+    assert_eq!(Quantified::new(&corr, 1.0).allocate(1).unwrap().budgets().to_vec(), vec![1.0]);
     let two = Quantified::new(&corr, 1.0).allocate(2).unwrap();
-    assert_eq!(two.budgets(), vec![q.first, q.last]);
-    assert!(two.audit.series.tpl().iter().all(|v| (v - 1.0).abs() < 1e-12));
+    assert_eq!(two.budgets().to_vec(), vec![q.first, q.last]);
+    assert!(tpls(&two.audit.series).iter().all(|v| (v - 1.0).abs() < 1e-12));
+}
+
+/// TPL_1..TPL_T of a compact series.
+fn tpls(s: &tpl_core::CompactSeries) -> Vec<f64> {
+    (0..s.len()).map(|t| s.tpl_at(t)).collect()
 }

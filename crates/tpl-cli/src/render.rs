@@ -69,6 +69,24 @@ pub fn json_number(w: &mut dyn Write, x: f64) -> std::io::Result<()> {
     serde_json::to_writer(w, &x).map_err(std::io::Error::other)
 }
 
+/// Writes `"key":[v(0),…,v(len−1)]`, serde_json's rendering of a number array, number by
+/// number (for reports that stream their JSON).
+pub fn json_array(
+    w: &mut dyn Write,
+    key: &str,
+    len: usize,
+    mut v: impl FnMut(usize) -> f64,
+) -> std::io::Result<()> {
+    write!(w, "\"{key}\":[")?;
+    for t in 0..len {
+        if t > 0 {
+            w.write_all(b",")?;
+        }
+        json_number(w, v(t))?;
+    }
+    w.write_all(b"]")
+}
+
 /// A number for people: 6 significant digits, plain notation when that is short.
 pub fn human(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {

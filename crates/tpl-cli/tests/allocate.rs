@@ -269,3 +269,81 @@ fn matrices_of_different_sizes_are_refused_naming_both_sizes() {
         bad_input(&args, &["2×2", "3×3", &pb, &pf], &[]);
     }
 }
+
+#[test]
+fn capped_upper_bound_budget_says_why_alpha_is_not_reached() {
+    let d = Scratch::new("alloc_capped");
+    let pb = d.file("absorbing.csv", "0.8,0.2\n0,1\n");
+    let pf = d.file("pf.csv", FIG8_FORWARD);
+    let args = [
+        "allocate",
+        "--strategy",
+        "upper-bound",
+        "--backward",
+        &pb,
+        "--forward",
+        &pf,
+        "--alpha",
+        "1e300",
+        "--horizon",
+        "5",
+    ];
+    let out = json(&args);
+    check_contract(&out, "upper-bound", 1e300, 5);
+    let note = out["note"].as_str().expect("a note on the capped budget");
+    for needle in ["capped at 0.223144", "log(1/0.8)", "backward", "not reached", "max TPL"] {
+        assert!(note.contains(needle), "{needle:?} in {note}");
+    }
+    let eps = nums(&out, "budgets")[0];
+    assert!(eps < (1.25f64).ln() && eps >= (1.25f64).ln() * (1.0 - 1e-15), "ε {eps}");
+    let text = table(&args);
+    assert!(text.contains("note: ε is capped at 0.223144") && text.contains("not reached"), "{text}");
+    // An uncapped allocation has no note.
+    let plain = allocate(&d, "upper-bound", &["--alpha", "1", "--horizon", "5"]);
+    assert!(plain.get("note").is_none(), "{plain}");
+    assert!(
+        !table(&[
+            "allocate",
+            "--strategy",
+            "upper-bound",
+            "--backward",
+            &pb,
+            "--alpha",
+            "0.1",
+            "--horizon",
+            "5"
+        ])
+        .contains("capped")
+    );
+}
+
+#[test]
+fn long_horizon_json_and_csv_stream_every_step() {
+    let d = Scratch::new("alloc_long");
+    let t = 1_000_000;
+    for strategy in ["upper-bound", "quantified"] {
+        let out = allocate(&d, strategy, &["--alpha", "1", "--horizon", "1000000"]);
+        let tpl = nums(&out, "tpl");
+        assert_eq!(tpl.len(), t);
+        assert_eq!(nums(&out, "budgets").len(), t);
+        assert_eq!(num(&out, "max_tpl"), tpl.iter().copied().fold(0.0, f64::max));
+        assert!(num(&out, "max_tpl") <= 1.0);
+    }
+    let pb = d.file("pb.csv", FIG8_BACKWARD);
+    let (header, rows) = csv(&[
+        "allocate",
+        "--strategy",
+        "window",
+        "--window",
+        "10",
+        "--backward",
+        &pb,
+        "--alpha",
+        "1",
+        "--horizon",
+        "1000000",
+    ]);
+    assert_eq!(header, vec!["t", "budget", "bpl", "fpl", "tpl"]);
+    assert_eq!(rows.len(), t);
+    assert_eq!(rows[t - 1][0], "1000000");
+}

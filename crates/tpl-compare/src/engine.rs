@@ -358,7 +358,8 @@ struct Leakage {
 /// ε_t·2/Δ (TKDE Theorem 3 for the windows).
 fn audit(corr: &Correlation, budgets: &[f64], sensitivity: f64, window: usize) -> Result<Leakage> {
     let effective: Vec<f64> = budgets.iter().map(|&b| effective_budget(b, sensitivity)).collect();
-    let a = tpl_alloc::audit(corr, &effective, Some(window)).map_err(CompareError::Audit)?;
+    let a = tpl_alloc::audit(corr, tpl_core::Budgets::PerStep(effective), Some(window))
+        .map_err(CompareError::Audit)?;
     Ok(Leakage { max_tpl: a.max_tpl, max_window_leakage: a.max_window_leakage.unwrap_or(a.max_tpl) })
 }
 
@@ -376,7 +377,7 @@ fn plan(strategy: Strategy, run: &Checked<'_>, corr: &Correlation) -> Result<Pla
     .map_err(CompareError::Allocation)?;
     // The plan is per-step leakage; the mechanism gets the budget that spends no more.
     let budgets: Vec<f64> =
-        allocation.budgets().iter().map(|&e| budget_for_effective(e, run.sensitivity)).collect();
+        allocation.budgets().iter().map(|e| budget_for_effective(e, run.sensitivity)).collect();
     let leakage = audit(corr, &budgets, run.sensitivity, run.window)?;
     Ok(Plan::Budgets { max_window_budget: window_budget(&budgets, run.window), leakage, budgets })
 }

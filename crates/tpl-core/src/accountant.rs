@@ -81,7 +81,8 @@ impl LeakageAccountant {
             return None;
         }
         let eps = |t| self.epsilon[t];
-        let fpl = fpl_of(self.forward.as_ref().map(|l| l as &dyn LossEvaluator), self.epsilon.len(), eps);
+        let fpl =
+            fpl_of(self.forward.as_ref().map(|l| l as &dyn LossEvaluator), self.epsilon.len(), eps, &|_| {});
         Some(LeakageSeries::assemble(self.epsilon.clone(), self.bpl.clone(), fpl))
     }
 }

@@ -6,10 +6,18 @@ use crate::loss::{Loss, LossEvaluator};
 use crate::matrix::TransitionMatrix;
 use crate::window;
 
+/// How many steps a series computation does between two calls of its progress hook.
+const PROGRESS_EVERY: usize = 1 << 16;
+
 /// BPL_1 = ε_1, BPL_t = L_B(BPL_{t−1}) + ε_t (TKDE eq. (13)); with no backward knowledge
 /// (`None`) BPL_t = ε_t; for `len` budgets given by `eps(t)`, 0-based, that have passed
-/// [`validate_budgets`].
-fn bpl_of(backward: Option<&dyn LossEvaluator>, len: usize, eps: impl Fn(usize) -> f64) -> Vec<f64> {
+/// [`validate_budgets`]. Calls `progress(t)` after every [`PROGRESS_EVERY`] steps t.
+fn bpl_of(
+    backward: Option<&dyn LossEvaluator>,
+    len: usize,
+    eps: impl Fn(usize) -> f64,
+    progress: &dyn Fn(usize),
+) -> Vec<f64> {
     let mut out = Vec::with_capacity(len);
     let mut prev = 0.0;
     for t in 0..len {
@@ -19,22 +27,30 @@ fn bpl_of(backward: Option<&dyn LossEvaluator>, len: usize, eps: impl Fn(usize) 
         };
         out.push(value);
         prev = value;
+        if (t + 1).is_multiple_of(PROGRESS_EVERY) {
+            progress(t + 1);
+        }
     }
     out
 }
 
 /// FPL_T = ε_T, FPL_t = L_F(FPL_{t+1}) + ε_t (TKDE eq. (15)); with no forward knowledge
 /// FPL_t = ε_t; for `len` budgets given by `eps(t)`, 0-based, that have passed
-/// [`validate_budgets`].
+/// [`validate_budgets`]. Calls `progress(done)` after every [`PROGRESS_EVERY`] steps done.
 pub(crate) fn fpl_of(
     forward: Option<&dyn LossEvaluator>,
     len: usize,
     eps: impl Fn(usize) -> f64,
+    progress: &dyn Fn(usize),
 ) -> Vec<f64> {
     let mut out: Vec<f64> = (0..len).map(&eps).collect();
     if let Some(l) = forward {
         for t in (0..len.saturating_sub(1)).rev() {
             out[t] = l.loss(out[t + 1]) + eps(t);
+            let done = len - t;
+            if done.is_multiple_of(PROGRESS_EVERY) {
+                progress(done);
+            }
         }
     }
     out
@@ -188,8 +204,8 @@ impl From<CompactSeries> for LeakageSeries {
     /// Materialises ε_t and TPL_t; every value is bit-identical to the compact series'.
     fn from(c: CompactSeries) -> Self {
         let epsilon = match c.budgets {
-            Budgets::Constant { epsilon, steps } => vec![epsilon; steps],
             Budgets::PerStep(v) => v,
+            other => other.to_vec(),
         };
         Self::assemble(epsilon, c.bpl, c.fpl)
     }
@@ -213,7 +229,8 @@ impl window::Steps for LeakageSeries {
     }
 }
 
-/// The budgets of a release: one ε at every step (stored once), or one ε_t per step.
+/// The budgets of a release: one ε at every step (stored once), one ε at every step but
+/// the first and the last (TKDE Algorithm 8's shape), or one ε_t per step.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum Budgets {
@@ -221,6 +238,17 @@ pub enum Budgets {
     Constant {
         /// The budget of every step.
         epsilon: f64,
+        /// The horizon T.
+        steps: usize,
+    },
+    /// ε_1 = `first`, ε_T = `last` and `middle` in between (T = 1: `first` alone).
+    Ends {
+        /// ε_1.
+        first: f64,
+        /// ε_t for 1 < t < T.
+        middle: f64,
+        /// ε_T (T ≥ 2).
+        last: f64,
         /// The horizon T.
         steps: usize,
     },
@@ -232,7 +260,7 @@ impl Budgets {
     /// The horizon T.
     pub fn len(&self) -> usize {
         match self {
-            Self::Constant { steps, .. } => *steps,
+            Self::Constant { steps, .. } | Self::Ends { steps, .. } => *steps,
             Self::PerStep(v) => v.len(),
         }
     }
@@ -246,20 +274,52 @@ impl Budgets {
     pub fn get(&self, t: usize) -> f64 {
         match self {
             Self::Constant { epsilon, .. } => *epsilon,
+            Self::Ends { first, .. } if t == 0 => *first,
+            Self::Ends { last, steps, .. } if t + 1 == *steps => *last,
+            Self::Ends { middle, .. } => *middle,
             Self::PerStep(v) => v[t],
+        }
+    }
+
+    /// ε_1..ε_T in order, without materialising them.
+    pub fn iter(&self) -> impl Iterator<Item = f64> + '_ {
+        (0..self.len()).map(|t| self.get(t))
+    }
+
+    /// ε_1..ε_T as a vector (T doubles: for short horizons and per-step consumers).
+    pub fn to_vec(&self) -> Vec<f64> {
+        self.iter().collect()
+    }
+
+    /// The same shape with every stored value v replaced by `f(v)` (a constant stays one
+    /// value, so this costs O(1) unless the budgets are per step).
+    pub fn map(&self, f: impl Fn(f64) -> f64) -> Self {
+        match self {
+            Self::Constant { epsilon, steps } => Self::Constant { epsilon: f(*epsilon), steps: *steps },
+            Self::Ends { first, middle, last, steps } => {
+                Self::Ends { first: f(*first), middle: f(*middle), last: f(*last), steps: *steps }
+            }
+            Self::PerStep(v) => Self::PerStep(v.iter().map(|&b| f(b)).collect()),
         }
     }
 
     /// Checks as [`validate_budgets`] does.
     fn validate(&self) -> Result<()> {
+        let one = |step: usize, value: f64| {
+            if is_budget(value) { Ok(()) } else { Err(CoreError::BadBudget { step, value }) }
+        };
         match self {
             Self::Constant { epsilon, steps } => {
                 check_horizon(*steps)?;
-                if is_budget(*epsilon) {
-                    Ok(())
-                } else {
-                    Err(CoreError::BadBudget { step: 1, value: *epsilon })
+                one(1, *epsilon)
+            }
+            Self::Ends { first, middle, last, steps } => {
+                check_horizon(*steps)?;
+                one(1, *first)?;
+                if *steps > 2 {
+                    one(2, *middle)?;
                 }
+                if *steps > 1 { one(*steps, *last) } else { Ok(()) }
             }
             Self::PerStep(v) => validate_budgets(v),
         }
@@ -301,10 +361,27 @@ impl CompactSeries {
         forward: Option<&dyn LossEvaluator>,
         budgets: Budgets,
     ) -> Result<Self> {
+        Self::compute_with_progress(backward, forward, budgets, &no_progress)
+    }
+
+    /// As [`CompactSeries::compute`], calling `progress(done, 2T)` every 65 536 steps of
+    /// its two passes (BPL forward, then FPL backward) and once at the end with done = 2T:
+    /// the hook a caller uses to show progress on long horizons.
+    ///
+    /// # Errors
+    /// As [`CompactSeries::compute`].
+    pub fn compute_with_progress(
+        backward: Option<&dyn LossEvaluator>,
+        forward: Option<&dyn LossEvaluator>,
+        budgets: Budgets,
+        progress: &dyn Fn(usize, usize),
+    ) -> Result<Self> {
         budgets.validate()?;
+        let len = budgets.len();
         let eps = |t| budgets.get(t);
-        let bpl = bpl_of(backward, budgets.len(), eps);
-        let fpl = fpl_of(forward, budgets.len(), eps);
+        let bpl = bpl_of(backward, len, eps, &|done| progress(done, 2 * len));
+        let fpl = fpl_of(forward, len, eps, &|done| progress(len + done, 2 * len));
+        progress(2 * len, 2 * len);
         let series = Self { budgets, bpl, fpl };
         match (0..series.len()).find(|&t| {
             !(series.bpl[t].is_finite() && series.fpl[t].is_finite() && series.tpl_at(t).is_finite())
@@ -325,12 +402,27 @@ impl CompactSeries {
         forward: Option<&TransitionMatrix>,
         budgets: Budgets,
     ) -> Result<Self> {
+        Self::from_matrices_with_progress(backward, forward, budgets, &no_progress)
+    }
+
+    /// As [`CompactSeries::from_matrices`], reporting progress as
+    /// [`CompactSeries::compute_with_progress`] does.
+    ///
+    /// # Errors
+    /// As [`CompactSeries::from_matrices`].
+    pub fn from_matrices_with_progress(
+        backward: Option<&TransitionMatrix>,
+        forward: Option<&TransitionMatrix>,
+        budgets: Budgets,
+        progress: &dyn Fn(usize, usize),
+    ) -> Result<Self> {
         budgets.validate()?;
         let (lb, lf) = losses(backward, forward, budgets.len())?;
-        Self::compute(
+        Self::compute_with_progress(
             lb.as_ref().map(|l| l as &dyn LossEvaluator),
             lf.as_ref().map(|l| l as &dyn LossEvaluator),
             budgets,
+            progress,
         )
     }
 
@@ -393,6 +485,9 @@ impl CompactSeries {
         window::max_window(self, w)
     }
 }
+
+/// The progress hook that reports nothing.
+fn no_progress(_done: usize, _total: usize) {}
 
 impl window::Steps for CompactSeries {
     fn len(&self) -> usize {

@@ -101,3 +101,74 @@ fn constant_budgets_are_validated() {
         Err(CoreError::Overflow { step: 2 })
     );
 }
+
+proptest! {
+    /// Budgets that differ only at both ends (an allocator's Algorithm 8 shape) give the
+    /// series of the same budgets listed per step, bit for bit, for every horizon from 1.
+    #[test]
+    fn ends_budgets_are_the_per_step_series(
+        p in matrix(3),
+        first in 0.0f64..2.0,
+        middle in 0.0f64..2.0,
+        last in 0.0f64..2.0,
+        steps in 1usize..12,
+    ) {
+        let ends = Budgets::Ends { first, middle, last, steps };
+        let listed = ends.to_vec();
+        prop_assert_eq!(listed.len(), steps);
+        prop_assert_eq!(listed[0], first);
+        if steps > 1 {
+            prop_assert_eq!(listed[steps - 1], last);
+        }
+        prop_assert!(listed[1..steps.saturating_sub(1).max(1)].iter().all(|&e| e == middle));
+        let c = CompactSeries::from_matrices(Some(&p), Some(&p), ends).unwrap();
+        let s = LeakageSeries::from_matrices(Some(&p), Some(&p), &listed).unwrap();
+        assert_same(&c, &s);
+    }
+}
+
+#[test]
+fn ends_budgets_are_validated_at_the_step_they_sit() {
+    let bad = |b: Budgets| CompactSeries::from_matrices(None, None, b).unwrap_err();
+    let e = Budgets::Ends { first: 0.1, middle: -1.0, last: 0.1, steps: 5 };
+    assert_eq!(bad(e), CoreError::BadBudget { step: 2, value: -1.0 });
+    let e = Budgets::Ends { first: 0.1, middle: 0.1, last: f64::NAN, steps: 5 };
+    assert!(matches!(bad(e), CoreError::BadBudget { step: 5, .. }));
+    // Unused values are not checked: T = 1 spends only `first`, T = 2 has no middle.
+    assert!(
+        CompactSeries::from_matrices(
+            None,
+            None,
+            Budgets::Ends { first: 0.1, middle: -1.0, last: -1.0, steps: 1 }
+        )
+        .is_ok()
+    );
+    assert!(
+        CompactSeries::from_matrices(
+            None,
+            None,
+            Budgets::Ends { first: 0.1, middle: -1.0, last: 0.2, steps: 2 }
+        )
+        .is_ok()
+    );
+    assert_eq!(bad(Budgets::Ends { first: 0.1, middle: 0.1, last: 0.1, steps: 0 }), CoreError::EmptyHorizon);
+}
+
+#[test]
+fn progress_counts_both_passes_to_the_end_and_changes_nothing() {
+    let p = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.1, 0.9]]).unwrap();
+    let steps = 200_000;
+    let calls = std::cell::RefCell::new(Vec::new());
+    let budgets = Budgets::Constant { epsilon: 0.1, steps };
+    let with =
+        CompactSeries::from_matrices_with_progress(Some(&p), Some(&p), budgets.clone(), &|done, total| {
+            calls.borrow_mut().push((done, total))
+        })
+        .unwrap();
+    assert_eq!(with, CompactSeries::from_matrices(Some(&p), Some(&p), budgets).unwrap());
+    let calls = calls.into_inner();
+    assert!(calls.len() >= 4, "{calls:?}");
+    assert!(calls.iter().all(|&(done, total)| total == 2 * steps && done <= total));
+    assert!(calls.windows(2).all(|w| w[0].0 <= w[1].0), "non-decreasing: {calls:?}");
+    assert_eq!(calls.last(), Some(&(2 * steps, 2 * steps)));
+}

@@ -1,20 +1,24 @@
 //! `tpl allocate`: budgets per step that keep temporal leakage under α (TKDE Algorithms 7
 //! and 8, and the window allocator), with the audit of what they achieve.
+//!
+//! Memory is the audited series, two doubles a step (the budgets are stored once): the JSON
+//! and CSV outputs are written number by number and the table builds only the rows it shows.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 use tpl_alloc::{
-    AllocError, Allocation, Allocator, Correlation, Quantified, Quantity, Side, UpperBound, WindowAllocator,
-    audit,
+    AllocError, Allocation, Allocator, Cap, Correlation, Quantified, Quantity, Side, UpperBound,
+    WindowAllocator,
 };
 use tpl_core::{CoreError, Supremum};
 
 use crate::args::CorrelationArgs;
 use crate::error::{CliError, Result};
 use crate::limits::check_horizon;
-use crate::render::{Report, Table, csv_text, human};
+use crate::render::{CsvWriter, Report, Table, csv_text, human, json_array};
 
 /// The allocation strategies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -79,16 +83,23 @@ pub fn run(args: &AllocateArgs) -> Result<AllocateReport> {
         };
         CliError::Alloc { context, source }
     })?;
+    let bar = crate::progress::SeriesBar::new(args.horizon, "allocating");
+    let progress = |done, total| bar.update(done, total);
     let allocated = match args.strategy {
-        Strategy::UpperBound => UpperBound::new(&corr, args.alpha).allocate(args.horizon),
-        Strategy::Quantified => Quantified::new(&corr, args.alpha).allocate(args.horizon),
+        Strategy::UpperBound => {
+            UpperBound::new(&corr, args.alpha).allocate_with_progress(args.horizon, &progress)
+        }
+        Strategy::Quantified => {
+            Quantified::new(&corr, args.alpha).allocate_with_progress(args.horizon, &progress)
+        }
         Strategy::Window => {
             let w = args.window.ok_or_else(|| {
                 CliError::Usage("--strategy window needs --window W (the window length)".into())
             })?;
-            WindowAllocator::new(&corr, args.alpha, w).allocate(args.horizon)
+            WindowAllocator::new(&corr, args.alpha, w).allocate_with_progress(args.horizon, &progress)
         }
     };
+    bar.finish();
     let allocation = allocated.map_err(|source| {
         let context = match &source {
             AllocError::Unbounded { side: Side::Backward } => {
@@ -102,10 +113,11 @@ pub fn run(args: &AllocateArgs) -> Result<AllocateReport> {
     let window = match (allocation.audit.window, allocation.audit.max_window_leakage, args.window) {
         (Some(w), Some(m), _) => Some((w, m)),
         (_, _, Some(w)) => {
-            let m = audit(&corr, allocation.budgets(), Some(w))
-                .map_err(|source| CliError::Alloc { context: "--window: ".into(), source })?
-                .max_window_leakage;
-            m.map(|m| (w, m))
+            let m = allocation.audit.series.max_window_leakage(w).map_err(|source| CliError::Alloc {
+                context: "--window: ".into(),
+                source: AllocError::Core(source),
+            })?;
+            Some((w, m))
         }
         _ => None,
     };
@@ -116,7 +128,7 @@ pub fn run(args: &AllocateArgs) -> Result<AllocateReport> {
             human(args.alpha),
             args.horizon
         );
-        crate::chart::leakage_chart(path, &title, &allocation.audit.series)?;
+        crate::chart::compact_leakage_chart(path, &title, &allocation.audit.series)?;
     }
     Ok(AllocateReport { alpha: args.alpha, allocation, window })
 }
@@ -137,65 +149,152 @@ fn quantity_name(q: Quantity) -> &'static str {
     }
 }
 
+/// The sentence explaining a capped budget: why it is below what α calls for, and that α
+/// is not reached.
+fn cap_note(cap: &Cap, alpha: f64, max_tpl: f64) -> String {
+    format!(
+        "ε is capped at {} = log(1/{}): above it the {} leakage grows without bound (Theorem 11); \
+         the target α = {} is not reached: max TPL {}",
+        human(cap.epsilon),
+        human(cap.q),
+        cap.side,
+        human(alpha),
+        human(max_tpl),
+    )
+}
+
+/// A per-step value of the report: the number at 0-based step t.
+type StepValue<'a> = Box<dyn Fn(usize) -> f64 + 'a>;
+
+impl AllocateReport {
+    /// The JSON fields before the per-step arrays.
+    fn head(&self) -> Vec<(&'static str, Value)> {
+        vec![("strategy", json!(self.allocation.strategy)), ("alpha", json!(self.alpha))]
+    }
+
+    /// The per-step arrays: name and value at 0-based step t.
+    fn arrays(&self) -> [(&'static str, StepValue<'_>); 4] {
+        let s = &self.allocation.audit.series;
+        [
+            ("budgets", Box::new(|t| s.budgets().get(t))),
+            ("bpl", Box::new(|t| s.bpl()[t])),
+            ("fpl", Box::new(|t| s.fpl()[t])),
+            ("tpl", Box::new(|t| s.tpl_at(t))),
+        ]
+    }
+
+    /// The JSON fields after the arrays.
+    fn tail(&self) -> Vec<(&'static str, Value)> {
+        let a = &self.allocation;
+        let mut fields = vec![
+            ("max_tpl", json!(a.max_tpl())),
+            ("sup_backward", sup_json(a.sup_backward)),
+            ("sup_forward", sup_json(a.sup_forward)),
+        ];
+        if let Some((w, m)) = self.window {
+            fields.push(("window", json!(w)));
+            fields.push(("max_window_leakage", json!(m)));
+        }
+        fields.push((
+            "guarantee",
+            json!({
+                "quantity": quantity_name(a.guarantee.quantity),
+                "bound": a.guarantee.bound,
+                "holds": a.guarantee.holds(&a.audit),
+            }),
+        ));
+        if let Some(cap) = &a.limited_by {
+            fields.push(("note", json!(cap_note(cap, self.alpha, a.max_tpl()))));
+        }
+        fields
+    }
+
+    /// The CSV records, one step at a time.
+    fn csv_records<W: Write>(&self, w: &mut CsvWriter<W>) -> std::io::Result<()> {
+        w.record(["t", "budget", "bpl", "fpl", "tpl"])?;
+        let arrays = self.arrays();
+        let n = self.allocation.audit.series.len();
+        let bar = crate::progress::writing_bar(n, n);
+        for i in 0..n {
+            crate::progress::tick(&bar, i);
+            w.value(i + 1)?;
+            for (_, v) in &arrays {
+                w.value(v(i))?;
+            }
+            w.end()?;
+        }
+        bar.finish_and_clear();
+        Ok(())
+    }
+}
+
 impl Report for AllocateReport {
     fn json(&self) -> Value {
-        let a = &self.allocation;
-        let mut obj = json!({
-            "strategy": a.strategy,
-            "alpha": self.alpha,
-            "budgets": a.budgets(),
-            "bpl": a.audit.series.bpl(),
-            "fpl": a.audit.series.fpl(),
-            "tpl": a.audit.series.tpl(),
-            "max_tpl": a.max_tpl(),
-            "sup_backward": sup_json(a.sup_backward),
-            "sup_forward": sup_json(a.sup_forward),
-        });
-        if let Some((w, m)) = self.window {
-            obj["window"] = json!(w);
-            obj["max_window_leakage"] = json!(m);
+        let n = self.allocation.audit.series.len();
+        let mut obj = serde_json::Map::new();
+        for (k, v) in self.head() {
+            obj.insert(k.into(), v);
         }
-        obj["guarantee"] = json!({
-            "quantity": quantity_name(a.guarantee.quantity),
-            "bound": a.guarantee.bound,
-            "holds": a.guarantee.holds(&a.audit),
-        });
-        obj
+        for (k, v) in self.arrays() {
+            obj.insert(k.into(), json!((0..n).map(v).collect::<Vec<f64>>()));
+        }
+        for (k, v) in self.tail() {
+            obj.insert(k.into(), v);
+        }
+        Value::Object(obj)
+    }
+
+    /// Same bytes as `json()`, the arrays written number by number.
+    fn write_json(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        let n = self.allocation.audit.series.len();
+        let mut sep = b"{".as_slice();
+        let mut field = |w: &mut dyn Write, k: &str, v: &Value| -> std::io::Result<()> {
+            w.write_all(sep)?;
+            sep = b",";
+            write!(w, "\"{k}\":")?;
+            serde_json::to_writer(&mut *w, v).map_err(std::io::Error::other)
+        };
+        for (k, v) in self.head() {
+            field(w, k, &v)?;
+        }
+        let bar = crate::progress::writing_bar(4 * n, n);
+        for (i, (k, v)) in self.arrays().into_iter().enumerate() {
+            w.write_all(b",")?;
+            json_array(w, k, n, |t| {
+                crate::progress::tick(&bar, i * n + t);
+                v(t)
+            })?;
+        }
+        bar.finish_and_clear();
+        for (k, v) in self.tail() {
+            field(w, k, &v)?;
+        }
+        w.write_all(b"}\n")
     }
 
     fn csv(&self) -> String {
-        let a = &self.allocation;
-        csv_text(|w| {
-            w.record(["t", "budget", "bpl", "fpl", "tpl"])?;
-            for i in 0..a.budgets().len() {
-                w.value(i + 1)?;
-                for v in [
-                    a.budgets()[i],
-                    a.audit.series.bpl()[i],
-                    a.audit.series.fpl()[i],
-                    a.audit.series.tpl()[i],
-                ] {
-                    w.value(v)?;
-                }
-                w.end()?;
-            }
-            Ok(())
-        })
+        csv_text(|w| self.csv_records(w))
+    }
+
+    fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        let mut w = CsvWriter::new(w);
+        self.csv_records(&mut w)?;
+        w.flush()
     }
 
     fn table(&self) -> String {
         let a = &self.allocation;
+        let s = &a.audit.series;
         let mut t = Table::new(&["t", "ε_t", "BPL_t", "FPL_t", "TPL_t"]);
-        for i in 0..a.budgets().len() {
-            t.row(vec![
+        t.elided_rows(s.len(), 3, |i| {
+            vec![
                 (i + 1).to_string(),
-                human(a.budgets()[i]),
-                human(a.audit.series.bpl()[i]),
-                human(a.audit.series.fpl()[i]),
-                human(a.audit.series.tpl()[i]),
-            ]);
-        }
-        t.elide(3);
+                human(s.budgets().get(i)),
+                human(s.bpl()[i]),
+                human(s.fpl()[i]),
+                human(s.tpl_at(i)),
+            ]
+        });
         let sup = |s: Supremum| s.value().map_or("unbounded".to_string(), human);
         let promise = match a.guarantee.quantity {
             Quantity::MaxTpl => format!("TPL_t ≤ {} at every step, for any horizon", human(self.alpha)),
@@ -218,6 +317,77 @@ impl Report for AllocateReport {
         if let Some((w, m)) = self.window {
             out.push_str(&format!("  largest leakage of {w} consecutive steps = {}\n", human(m)));
         }
+        if let Some(cap) = &a.limited_by {
+            out.push_str(&format!("  note: {}\n", cap_note(cap, self.alpha, a.max_tpl())));
+        }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tpl_core::TransitionMatrix;
+
+    fn report(
+        pb: &TransitionMatrix,
+        strategy: Strategy,
+        alpha: f64,
+        horizon: usize,
+        window: Option<usize>,
+    ) -> AllocateReport {
+        let pf = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.1, 0.9]]).unwrap();
+        let corr = Correlation::new(Some(pb), Some(&pf)).unwrap();
+        let allocation = match strategy {
+            Strategy::UpperBound => UpperBound::new(&corr, alpha).allocate(horizon),
+            Strategy::Quantified => Quantified::new(&corr, alpha).allocate(horizon),
+            Strategy::Window => WindowAllocator::new(&corr, alpha, window.unwrap_or(1)).allocate(horizon),
+        }
+        .unwrap();
+        let window = window.map(|w| (w, allocation.audit.series.max_window_leakage(w).unwrap()));
+        AllocateReport { alpha, allocation, window }
+    }
+
+    #[test]
+    fn streamed_json_and_csv_are_the_bytes_of_the_object_rendering() {
+        let fig8 = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.2, 0.8]]).unwrap();
+        let absorbing = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.0, 1.0]]).unwrap();
+        let cases = [
+            (&fig8, Strategy::UpperBound, 1.0, 1, None),
+            (&fig8, Strategy::UpperBound, 1.0, 12, Some(3)),
+            (&fig8, Strategy::Quantified, 1.0, 2, None),
+            (&fig8, Strategy::Quantified, 0.5, 9, Some(9)),
+            (&fig8, Strategy::Window, 1.0, 10, Some(4)),
+            (&absorbing, Strategy::UpperBound, 1e300, 5, None),
+        ];
+        for (pb, strategy, alpha, horizon, window) in cases {
+            let r = report(pb, strategy, alpha, horizon, window);
+            let mut streamed = Vec::new();
+            r.write_json(&mut streamed).unwrap();
+            assert_eq!(String::from_utf8(streamed).unwrap(), format!("{}\n", r.json()), "{strategy:?}");
+            let mut csv = Vec::new();
+            r.write_csv(&mut csv).unwrap();
+            assert_eq!(String::from_utf8(csv).unwrap(), r.csv());
+            // The CSV as the object's numbers print (Display, shortest round trip).
+            let v = r.json();
+            let mut lines = r.csv().lines().map(str::to_string).collect::<Vec<_>>().into_iter();
+            assert_eq!(lines.next().unwrap(), "t,budget,bpl,fpl,tpl");
+            for (i, line) in lines.enumerate() {
+                let fields: Vec<String> = ["budgets", "bpl", "fpl", "tpl"]
+                    .iter()
+                    .map(|k| v[k][i].as_f64().unwrap().to_string())
+                    .collect();
+                assert_eq!(line, format!("{},{}", i + 1, fields.join(",")));
+            }
+        }
+    }
+
+    #[test]
+    fn the_table_builds_only_the_rows_it_shows() {
+        let fig8 = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.2, 0.8]]).unwrap();
+        let text = report(&fig8, Strategy::UpperBound, 1.0, 1000, None).table();
+        assert!(text.contains(" 1000 ") && text.contains('…'), "{text}");
+        let rows = text.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).count();
+        assert_eq!(rows, 6, "{text}");
     }
 }

@@ -16,7 +16,7 @@ use crate::args::CorrelationArgs;
 use crate::budget_file::read_budgets;
 use crate::error::{CliError, Result};
 use crate::limits::check_horizon;
-use crate::render::{CsvWriter, Report, Table, csv_text, human, json_number};
+use crate::render::{CsvWriter, Report, Table, csv_text, human, json_array, json_number};
 use crate::text::name;
 
 /// Arguments of `tpl leakage`.
@@ -98,7 +98,13 @@ pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
         };
         CliError::Core { context, source }
     };
-    let series = CompactSeries::from_matrices(pb.as_ref(), pf.as_ref(), budgets).map_err(origin)?;
+    let bar = crate::progress::SeriesBar::new(horizon, "computing leakage");
+    let series =
+        CompactSeries::from_matrices_with_progress(pb.as_ref(), pf.as_ref(), budgets, &|done, total| {
+            bar.update(done, total)
+        });
+    bar.finish();
+    let series = series.map_err(origin)?;
     let window = match args.window {
         Some(w) => Some((w, series.max_window_leakage(w).map_err(origin)?)),
         None => None,
@@ -114,23 +120,6 @@ pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
     Ok(LeakageReport { series, window })
 }
 
-/// Writes `"key":[v(0),…,v(len−1)]` (serde_json's rendering of a number array).
-fn json_array(
-    w: &mut dyn Write,
-    key: &str,
-    len: usize,
-    mut v: impl FnMut(usize) -> f64,
-) -> std::io::Result<()> {
-    write!(w, "\"{key}\":[")?;
-    for t in 0..len {
-        if t > 0 {
-            w.write_all(b",")?;
-        }
-        json_number(w, v(t))?;
-    }
-    w.write_all(b"]")
-}
-
 impl LeakageReport {
     /// The CSV records, one step at a time (nothing the size of the horizon is built).
     fn csv_records<W: Write>(&self, w: &mut CsvWriter<W>) -> std::io::Result<()> {
@@ -140,7 +129,9 @@ impl LeakageReport {
             Some((window, _)) => Some(s.window_leakage(window).map_err(std::io::Error::other)?),
             None => None,
         };
+        let bar = crate::progress::writing_bar(s.len(), s.len());
         for i in 0..s.len() {
+            crate::progress::tick(&bar, i);
             w.value(i + 1)?;
             for v in [s.budgets().get(i), s.bpl()[i], s.fpl()[i], s.tpl_at(i)] {
                 w.value(v)?;
@@ -153,6 +144,7 @@ impl LeakageReport {
             }
             w.end()?;
         }
+        bar.finish_and_clear();
         Ok(())
     }
 }
@@ -188,13 +180,28 @@ impl Report for LeakageReport {
             write!(w, "{t}")?;
         }
         w.write_all(b"],")?;
-        json_array(w, "epsilon", n, |t| s.budgets().get(t))?;
+        let bar = crate::progress::writing_bar(4 * n, n);
+        let tick = |i: usize, t: usize| crate::progress::tick(&bar, i * n + t);
+        json_array(w, "epsilon", n, |t| {
+            tick(0, t);
+            s.budgets().get(t)
+        })?;
         w.write_all(b",")?;
-        json_array(w, "bpl", n, |t| s.bpl()[t])?;
+        json_array(w, "bpl", n, |t| {
+            tick(1, t);
+            s.bpl()[t]
+        })?;
         w.write_all(b",")?;
-        json_array(w, "fpl", n, |t| s.fpl()[t])?;
+        json_array(w, "fpl", n, |t| {
+            tick(2, t);
+            s.fpl()[t]
+        })?;
         w.write_all(b",")?;
-        json_array(w, "tpl", n, |t| s.tpl_at(t))?;
+        json_array(w, "tpl", n, |t| {
+            tick(3, t);
+            s.tpl_at(t)
+        })?;
+        bar.finish_and_clear();
         w.write_all(b",\"max_tpl\":")?;
         json_number(w, s.max_tpl())?;
         if let Some((window, max)) = self.window {
