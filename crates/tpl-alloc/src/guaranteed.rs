@@ -106,7 +106,11 @@ pub struct GuaranteedAudit {
 /// [`CoreError::EmptyHorizon`]); a `window` outside 1..=T or a limit's window of 0
 /// ([`CoreError::BadWindow`]); a limit that is not finite and > 0 ([`CoreError::BadEpsilon`]);
 /// [`CoreError::Overflow`] when a bound exceeds the largest double.
-pub fn guaranteed_audit(corr: &Correlation, spending: Spending<'_>, window: Option<usize>) -> Result<GuaranteedAudit> {
+pub fn guaranteed_audit(
+    corr: &Correlation,
+    spending: Spending<'_>,
+    window: Option<usize>,
+) -> Result<GuaranteedAudit> {
     let (caps, limit) = match spending {
         Spending::Fixed(budgets) => {
             let a = audit(corr, budgets, window)?;
@@ -171,7 +175,8 @@ pub fn guaranteed_audit(corr: &Correlation, spending: Spending<'_>, window: Opti
         ),
     };
     let out = GuaranteedAudit { bpl, fpl, tpl, max_tpl, window, max_window_leakage, exact: false };
-    let overflow = (0..horizon).find(|&t| ![out.bpl[t], out.fpl[t], out.tpl[t]].iter().all(|v| v.is_finite()));
+    let overflow =
+        (0..horizon).find(|&t| ![out.bpl[t], out.fpl[t], out.tpl[t]].iter().all(|v| v.is_finite()));
     match overflow {
         Some(t) => Err(CoreError::Overflow { step: t + 1 }.into()),
         None if !out.max_window_leakage.is_none_or(f64::is_finite) => {
@@ -196,14 +201,14 @@ fn chain(loss: &dyn Fn(f64) -> f64, caps: &[f64], sums: &CapSums, limit: Option<
     // (s, L^{(k)}(B_s)), for the windows longer than k.
     let mut far: VecDeque<(usize, f64)> = VecDeque::new();
     let mut out: Vec<f64> = Vec::with_capacity(horizon);
-    for i in 0..horizon {
+    for (i, &c) in caps.iter().enumerate() {
         if let Some(&prev) = out.last() {
             for m in (1..k).rev() {
                 composed[m] = loss(composed[m - 1]);
             }
             composed[0] = loss(prev);
         }
-        let mut best = add_up(caps[i], composed[0]);
+        let mut best = add_up(c, composed[0]);
         if limit.is_some() {
             for (m, &carried) in (1..=k).zip(&composed) {
                 let spent = sums.up((i + 1).saturating_sub(m), i + 1).min(cap);
@@ -340,7 +345,9 @@ mod tests {
         let g = guaranteed_audit(&c, Spending::Capped { caps: &caps, limit: None }, Some(5)).unwrap();
         let a = audit(&c, &caps, Some(5)).unwrap();
         assert!(!g.exact);
-        for (got, want) in [(g.max_tpl, a.max_tpl), (g.max_window_leakage.unwrap(), a.max_window_leakage.unwrap())] {
+        for (got, want) in
+            [(g.max_tpl, a.max_tpl), (g.max_window_leakage.unwrap(), a.max_window_leakage.unwrap())]
+        {
             assert!(got >= want && got <= want * (1.0 + 1e-9), "{got} vs {want}");
         }
     }

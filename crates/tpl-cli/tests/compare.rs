@@ -107,7 +107,8 @@ fn compare_rows_carry_the_guaranteed_leakage_on_the_ais_week() {
     let d = Scratch::new("compare_guaranteed");
     let smoothed = d.path("smoothed");
     json(&["estimate", "--stream", &week("stream.csv"), "--smoothing", "0.01", "--out", &smoothed]);
-    let (pb, pf) = (format!("{smoothed}/transition_backward.csv"), format!("{smoothed}/transition_forward.csv"));
+    let (pb, pf) =
+        (format!("{smoothed}/transition_backward.csv"), format!("{smoothed}/transition_forward.csv"));
     let chart = d.path("c.svg");
     let args = || {
         vec![
@@ -159,7 +160,8 @@ fn compare_rows_carry_the_guaranteed_leakage_on_the_ais_week() {
     assert!(num(row(&out, "window"), "guaranteed_max_window_leakage") <= 1.0);
 
     let (header, csv_rows) = csv(&args().iter().map(String::as_str).collect::<Vec<_>>());
-    let at = |key: &str| header.iter().position(|h| h == key).unwrap_or_else(|| panic!("{key} in {header:?}"));
+    let at =
+        |key: &str| header.iter().position(|h| h == key).unwrap_or_else(|| panic!("{key} in {header:?}"));
     let (gt, gw) = (at("guaranteed_max_tpl"), at("guaranteed_max_window_leakage"));
     assert_eq!(gw, at("max_window_leakage") + 2);
     for (r, j) in csv_rows.iter().zip(rows) {

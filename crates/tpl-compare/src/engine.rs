@@ -414,7 +414,8 @@ fn plan(strategy: Strategy, run: &Checked<'_>, corr: &Correlation) -> Result<Pla
 
 /// The parameters and inputs of a w-event scheme in this comparison.
 fn scheme_params(run: &Checked<'_>) -> Result<(WEventParams, SchemeInputs)> {
-    let params = WEventParams::new(run.epsilon, run.window, run.sensitivity).map_err(CompareError::Release)?;
+    let params =
+        WEventParams::new(run.epsilon, run.window, run.sensitivity).map_err(CompareError::Release)?;
     Ok((params, SchemeInputs::from(PbaCorrelation::from_matrices(run.backward, run.forward))))
 }
 

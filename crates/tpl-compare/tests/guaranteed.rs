@@ -31,7 +31,11 @@ fn matrix(kind: u8, n: usize, seed: u64) -> TransitionMatrix {
         }
         2 => return TransitionMatrix::smoothed_identity(n, rng.random_range(0.001..0.5)).unwrap(),
         3 => (0..n)
-            .map(|i| (0..n).map(|j| if i == j || rng.random_bool(0.3) { rng.random_range(0.0..1.0) } else { 0.0 }).collect())
+            .map(|i| {
+                (0..n)
+                    .map(|j| if i == j || rng.random_bool(0.3) { rng.random_range(0.0..1.0) } else { 0.0 })
+                    .collect()
+            })
             .collect(),
         _ => (0..n).map(|_| (0..n).map(|_| rng.random_range(0.01..1.0)).collect()).collect(),
     };
@@ -80,30 +84,25 @@ fn case() -> impl Strategy<Value = Case> {
     let noise = prop_oneof![
         any::<u64>().prop_map(|s| RunNoise::Common(Noise::Discrete(s))),
         any::<u64>().prop_map(|s| RunNoise::Common(Noise::Float(s))),
-        (any::<u64>(), 1.0f64..1e4).prop_map(|(seed, spread)| RunNoise::Common(Noise::Adversarial { seed, spread })),
+        (any::<u64>(), 1.0f64..1e4)
+            .prop_map(|(seed, spread)| RunNoise::Common(Noise::Adversarial { seed, spread })),
         Just(RunNoise::Common(Noise::Zero)),
         Just(RunNoise::AlwaysPublish),
     ];
     (
         (prop::sample::select(kinds), (-2.0f64..=0.7).prop_map(|x| 10f64.powf(x)), 1usize..20, 1usize..4),
-        (1usize..120, prop_oneof![Just(1.0), Just(2.0), Just(5.0)], prop::sample::select(STREAM_KINDS.to_vec())),
+        (
+            1usize..120,
+            prop_oneof![Just(1.0), Just(2.0), Just(5.0)],
+            prop::sample::select(STREAM_KINDS.to_vec()),
+        ),
         (noise, any::<u64>(), any::<u8>(), 0u8..3, any::<u8>(), 2usize..5),
     )
-        .prop_map(|((kind, epsilon, window, d), (t_len, delta, stream), (noise, seed, pick, sides, matrix, n))| Case {
-            kind,
-            epsilon,
-            window,
-            d,
-            t_len,
-            delta,
-            stream,
-            noise,
-            seed,
-            pick,
-            sides,
-            matrix,
-            n,
-        })
+        .prop_map(
+            |((kind, epsilon, window, d), (t_len, delta, stream), (noise, seed, pick, sides, matrix, n))| {
+                Case { kind, epsilon, window, d, t_len, delta, stream, noise, seed, pick, sides, matrix, n }
+            },
+        )
 }
 
 /// A plan for `planned` whose windows stay within ε (random fractions of ε/w, the first > 0).
@@ -111,7 +110,15 @@ fn plan(case: &Case) -> Vec<f64> {
     let mut rng = ChaCha12Rng::seed_from_u64(case.seed ^ 0x9e37);
     let share = case.epsilon / case.window as f64 * (1.0 - 1e-12);
     (0..case.t_len)
-        .map(|t| if t == 0 { share } else if rng.random_bool(0.3) { 0.0 } else { share * rng.random_range(0.0..1.0) })
+        .map(|t| {
+            if t == 0 {
+                share
+            } else if rng.random_bool(0.3) {
+                0.0
+            } else {
+                share * rng.random_range(0.0..1.0)
+            }
+        })
         .collect()
 }
 
@@ -126,7 +133,8 @@ fn run_case(case: &Case) -> (GuaranteedAudit, Vec<f64>, Correlation) {
     };
     let corr = Correlation::new(backward, forward).unwrap();
     let params = WEventParams::new(case.epsilon, case.window, case.delta).unwrap();
-    let inputs = SchemeInputs { correlation: correlation(case.pick, case.t_len, case.seed), plan: plan(case) };
+    let inputs =
+        SchemeInputs { correlation: correlation(case.pick, case.t_len, case.seed), plan: plan(case) };
     let stream = make_stream(case.stream, case.t_len, case.d, case.seed);
     let noise = match case.noise {
         RunNoise::Common(n) => n,
@@ -197,8 +205,13 @@ fn the_window_constraint_tightens_the_bound_of_the_adaptive_schemes() {
     let (eps, w, horizon) = (1.0, 10, 300);
     for kind in [SchemeKind::Bd, SchemeKind::Ba, SchemeKind::Pba] {
         let params = WEventParams::new(eps, w, 2.0).unwrap();
-        let scheme =
-            kind.build(params, tpl_mechanisms::LaplaceMechanism::new(tpl_mechanisms::Zero), PbaCorrelation::Always).unwrap();
+        let scheme = kind
+            .build(
+                params,
+                tpl_mechanisms::LaplaceMechanism::new(tpl_mechanisms::Zero),
+                PbaCorrelation::Always,
+            )
+            .unwrap();
         let g = guaranteed_leakage(scheme.as_ref(), &corr, horizon, w).unwrap();
         let s = effective_spending(scheme.as_ref(), horizon);
         let simple = audit(&corr, &s.caps, Some(w)).unwrap();

@@ -60,8 +60,8 @@ pub use noise::{Recording, Scripted, Zero};
 pub use params::{DEFAULT_SENSITIVITY, Epsilon, WEventParams};
 pub use runner::{Run, run};
 pub use scheme::{DecisionRule, Guarantee, Scheme, StepBudget, StepOutcome, StreamScheme};
-pub use spending::{EffectiveSpending, effective_spending};
 pub use schemes::{
     Ba, BaRule, Bd, BdRule, EventLaplace, LaplaceRule, Pba, PbaCorrelation, PbaRule, Planned, PlannedRule,
     Sample, SampleRule, SchemeInputs, SchemeKind, Uniform, UniformRule,
 };
+pub use spending::{EffectiveSpending, effective_spending};

@@ -27,9 +27,9 @@ pub struct EffectiveSpending {
 /// The window constraint of a w-event scheme holds for its mechanism budgets: every w
 /// consecutive ε_t sum to at most ε exactly (`docs/w-event.md` §1.7). Each effective budget
 /// is 2ε_t/Δ rounded up, by at most a relative 2^−51 and, for a subnormal, 2^−1073; so any
-/// w consecutive effective budgets sum to at most E = (1 + 2^−51)·[`effective_budget`]`(ε, Δ)`
-/// + w·2^−1073, rounded up — the E reported here, never below the true sum of any run's
-/// effective window.
+/// w consecutive effective budgets sum to at most
+/// E = (1 + 2^−51)·[`effective_budget`]`(ε, Δ)` plus w·2^−1073, rounded up: the E reported
+/// here, never below the true sum of any run's effective window.
 ///
 /// ```
 /// use tpl_mechanisms::{LaplaceMechanism, SchemeKind, PbaCorrelation, WEventParams, Zero, effective_spending};
