@@ -10,7 +10,9 @@
 //!
 //! Every allocator states its [`Guarantee`] and audits its own budgets through `tpl-core`
 //! ([`Allocation`] carries both: the [`Plan`] after rounding and its [`Audit`]); [`audit`]
-//! does the same for any budget sequence.
+//! does the same for any budget sequence (the realised leakage of a run), and
+//! [`guaranteed_audit`] bounds the leakage of every run a scheme could produce from what it
+//! may spend per step and per window (`docs/model.md` §9).
 //!
 //! ```
 //! use tpl_alloc::{Allocator, Correlation, Quantified, UpperBound};
@@ -30,6 +32,7 @@
 mod allocation;
 mod correlation;
 mod error;
+mod guaranteed;
 mod quantified;
 mod search;
 mod upper_bound;
@@ -38,6 +41,7 @@ mod window;
 pub use allocation::{Allocation, Allocator, Audit, Cap, Guarantee, Plan, Quantity, audit};
 pub use correlation::Correlation;
 pub use error::{AllocError, Result, Side};
+pub use guaranteed::{GuaranteedAudit, Spending, WindowLimit, guaranteed_audit};
 pub use quantified::{Quantified, QuantifiedBudgets};
 pub use upper_bound::UpperBound;
 pub use window::WindowAllocator;

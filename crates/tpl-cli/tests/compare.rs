@@ -48,8 +48,9 @@ fn compare_on_the_ais_week_with_raw_matrices() {
     let rows = out["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 19, "9 strategies, 9 MAP rows, the prior mean");
     let keys: Vec<&str> = rows[0].as_object().unwrap().keys().map(String::as_str).collect();
-    let leading = "strategy mae mse max_window_budget max_tpl max_window_leakage published_fraction";
-    assert_eq!(keys[..7], leading.split(' ').collect::<Vec<_>>()[..]);
+    let leading = "strategy mae mse max_window_budget max_tpl max_window_leakage guaranteed_max_tpl \
+                   guaranteed_max_window_leakage published_fraction";
+    assert_eq!(keys[..9], leading.split_whitespace().collect::<Vec<_>>()[..]);
     for scheme in ["uniform", "sample", "bd", "ba", "pba"] {
         let r = row(&out, scheme);
         assert!(num(r, "max_window_budget") <= 1.0 + 1e-12, "{scheme}: (W) holds: {r}");
@@ -71,6 +72,81 @@ fn compare_on_the_ais_week_with_raw_matrices() {
     for label in ["bd", "window", "w-event schemes", "TPL allocators"] {
         assert!(texts.iter().any(|t| t == label), "chart shows {label:?}: {texts:?}");
     }
+}
+
+#[test]
+fn compare_rows_carry_the_guaranteed_leakage_on_the_ais_week() {
+    let d = Scratch::new("compare_guaranteed");
+    let smoothed = d.path("smoothed");
+    json(&["estimate", "--stream", &week("stream.csv"), "--smoothing", "0.01", "--out", &smoothed]);
+    let (pb, pf) =
+        (format!("{smoothed}/transition_backward.csv"), format!("{smoothed}/transition_forward.csv"));
+    let chart = d.path("c.svg");
+    let args = || {
+        vec![
+            "compare".to_string(),
+            "--counts".into(),
+            week("counts.csv"),
+            "--backward".into(),
+            pb.clone(),
+            "--forward".into(),
+            pf.clone(),
+            "--epsilon".into(),
+            "1".into(),
+            "--window".into(),
+            "10".into(),
+            "--runs".into(),
+            "3".into(),
+            "--seed".into(),
+            "1".into(),
+        ]
+    };
+    let mut with_chart = args();
+    with_chart.extend(["--chart".to_string(), chart.clone()]);
+    let out = json(&with_chart.iter().map(String::as_str).collect::<Vec<_>>());
+    let rows = out["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 9, "{out}");
+    for r in rows {
+        let name = r["strategy"].as_str().unwrap();
+        for (realised, guaranteed) in
+            [("max_tpl", "guaranteed_max_tpl"), ("max_window_leakage", "guaranteed_max_window_leakage")]
+        {
+            let (a, g) = (num(r, realised), num(r, guaranteed));
+            match name {
+                // Budgets fixed in advance: every run spends them, the bound is attained.
+                "laplace" | "uniform" | "sample" | "upper-bound" | "quantified" | "window" => {
+                    assert_eq!(a.to_bits(), g.to_bits(), "{name} {guaranteed}: {r}")
+                }
+                // Data-dependent schemes: the runs drawn spend less than the worst run.
+                "bd" | "ba" | "pba" => assert!(g > a, "{name} {guaranteed}: {r}"),
+                other => panic!("unexpected row {other}"),
+            }
+        }
+    }
+    // Every window of a w-event scheme spends ≤ ε: the guaranteed bound of bd, ba and pba is
+    // the same, and below that of the event-level laplace.
+    let g = |s: &str| num(row(&out, s), "guaranteed_max_window_leakage");
+    assert_eq!(g("bd"), g("ba"));
+    assert_eq!(g("bd"), g("pba"));
+    assert!(g("bd") < g("laplace"));
+    assert!(num(row(&out, "window"), "guaranteed_max_window_leakage") <= 1.0);
+
+    let (header, csv_rows) = csv(&args().iter().map(String::as_str).collect::<Vec<_>>());
+    let at =
+        |key: &str| header.iter().position(|h| h == key).unwrap_or_else(|| panic!("{key} in {header:?}"));
+    let (gt, gw) = (at("guaranteed_max_tpl"), at("guaranteed_max_window_leakage"));
+    assert_eq!(gw, at("max_window_leakage") + 2);
+    for (r, j) in csv_rows.iter().zip(rows) {
+        assert_close(r[gt].parse().unwrap(), num(j, "guaranteed_max_tpl"), 1e-12, "csv guaranteed_max_tpl");
+        assert_close(r[gw].parse().unwrap(), num(j, "guaranteed_max_window_leakage"), 1e-12, "csv");
+    }
+    let text = table(&args().iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(text.contains("guar. max TPL") && text.contains("guar. max w-leakage"), "{text}");
+    let texts = svg_texts(&chart);
+    for label in ["bd (guaranteed)", "schemes: guaranteed over every run", "bd"] {
+        assert!(texts.iter().any(|t| t == label), "chart shows {label:?}: {texts:?}");
+    }
+    assert!(!texts.iter().any(|t| t == "uniform (guaranteed)"), "no second marker where they coincide");
 }
 
 #[test]

@@ -7,14 +7,22 @@
 //! change, `effective_budget` = ε_t·2/Δ for a release calibrated to sensitivity Δ. The
 //! allocators' budgets are such per-step leakages: they are executed with the mechanism
 //! budget `budget_for_effective` of each, so that they keep α whatever Δ is.
+//!
+//! Besides the leakage of the runs it drew (realised), every strategy is scored on the
+//! leakage it guarantees over every run it could produce (`docs/model.md` §9): for a scheme,
+//! from each step's largest spend and its window constraint; for budgets fixed in advance,
+//! the realised leakage itself.
 
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
-use tpl_alloc::{Allocator, Correlation, Quantified, UpperBound, WindowAllocator};
+use tpl_alloc::{
+    Allocator, Correlation, GuaranteedAudit, Quantified, Spending, UpperBound, WindowAllocator, WindowLimit,
+    guaranteed_audit,
+};
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{
     DEFAULT_SENSITIVITY, DiscreteLaplace, LaplaceMechanism, PbaCorrelation, SchemeInputs, SchemeKind,
-    WEventParams, WindowLedger, budget_for_effective, effective_budget,
+    StreamScheme, WEventParams, WindowLedger, budget_for_effective, effective_budget, effective_spending,
 };
 use tpl_postprocess::{FilterConfig, PriorPolicy};
 
@@ -297,6 +305,7 @@ fn rows(
         };
         let scores = |pick: &dyn Fn(&RunResult) -> (f64, f64)| -> Result<Scores> {
             let runs = runs.as_ref().map_err(Clone::clone)?;
+            let guaranteed = plans[i].as_ref().map_err(Clone::clone)?.guaranteed();
             let errors: Vec<(f64, f64)> = runs.iter().map(|r| pick(r)).collect();
             Ok(Scores {
                 mae: Stat::of(&errors.iter().map(|e| e.0).collect::<Vec<_>>()),
@@ -304,6 +313,8 @@ fn rows(
                 max_window_budget: runs.iter().map(|r| r.max_window_budget).fold(0.0, f64::max),
                 max_tpl: runs.iter().map(|r| r.max_tpl).fold(0.0, f64::max),
                 max_window_leakage: runs.iter().map(|r| r.max_window_leakage).fold(0.0, f64::max),
+                guaranteed_max_tpl: guaranteed.max_tpl,
+                guaranteed_max_window_leakage: guaranteed.max_window_leakage,
                 published_fraction: runs.iter().map(|r| r.published_fraction).sum::<f64>()
                     / runs.len() as f64,
             })
@@ -341,10 +352,21 @@ fn population(truth: &[Vec<f64>]) -> Option<u64> {
 }
 
 /// The releases a strategy plans before any noise: budgets fixed in advance (allocators;
-/// `budgets` are the mechanism's, for sensitivity Δ) or decided by a scheme step by step.
+/// `budgets` are the mechanism's, for sensitivity Δ) or decided by a scheme step by step,
+/// with the leakage guaranteed over every run.
 enum Plan {
-    Scheme(SchemeKind),
+    Scheme { kind: SchemeKind, guaranteed: Leakage },
     Budgets { budgets: Vec<f64>, leakage: Leakage, max_window_budget: f64 },
+}
+
+impl Plan {
+    /// The leakage guaranteed over every run: for fixed budgets, their own.
+    fn guaranteed(&self) -> Leakage {
+        match self {
+            Self::Scheme { guaranteed, .. } => *guaranteed,
+            Self::Budgets { leakage, .. } => *leakage,
+        }
+    }
 }
 
 /// The audited leakage of one sequence of budgets.
@@ -369,7 +391,16 @@ fn plan(strategy: Strategy, run: &Checked<'_>, corr: &Correlation) -> Result<Pla
         Strategy::Scheme(SchemeKind::Pba) if run.backward.is_none() && run.forward.is_none() => {
             return Err(CompareError::PbaNeedsCorrelation);
         }
-        Strategy::Scheme(kind) => return Ok(Plan::Scheme(kind)),
+        Strategy::Scheme(kind) => {
+            let params = scheme_params(run)?;
+            // Only the parameters are read: building the scheme draws nothing.
+            let scheme = kind.build(params.0, mechanism(run.seed.rng(kind.name(), 0)), params.1);
+            let scheme = scheme.map_err(CompareError::Release)?;
+            let g = guaranteed_leakage(scheme.as_ref(), corr, horizon, run.window)?;
+            let guaranteed =
+                Leakage { max_tpl: g.max_tpl, max_window_leakage: g.max_window_leakage.unwrap_or(g.max_tpl) };
+            return Ok(Plan::Scheme { kind, guaranteed });
+        }
         Strategy::UpperBound => UpperBound::new(corr, run.alpha).allocate(horizon),
         Strategy::Quantified => Quantified::new(corr, run.alpha).allocate(horizon),
         Strategy::Window => WindowAllocator::new(corr, run.alpha, run.window).allocate(horizon),
@@ -380,6 +411,37 @@ fn plan(strategy: Strategy, run: &Checked<'_>, corr: &Correlation) -> Result<Pla
         allocation.budgets().iter().map(|e| budget_for_effective(e, run.sensitivity)).collect();
     let leakage = audit(corr, &budgets, run.sensitivity, run.window)?;
     Ok(Plan::Budgets { max_window_budget: window_budget(&budgets, run.window), leakage, budgets })
+}
+
+/// The parameters and inputs of a w-event scheme in this comparison.
+fn scheme_params(run: &Checked<'_>) -> Result<(WEventParams, SchemeInputs)> {
+    let params =
+        WEventParams::new(run.epsilon, run.window, run.sensitivity).map_err(CompareError::Release)?;
+    Ok((params, SchemeInputs::from(PbaCorrelation::from_matrices(run.backward, run.forward))))
+}
+
+/// The guaranteed audit of `scheme` (its parameters, from step 1) over `horizon` steps and of
+/// every window of `window` steps against `corr` (`docs/model.md` §9): the caps
+/// [`effective_spending`] states, with the scheme's window constraint; for a scheme whose
+/// every run spends its caps (`laplace`, `uniform`, `sample`, `planned`), the realised audit
+/// of those budgets, exactly.
+///
+/// # Errors
+/// [`CompareError::Audit`] when the audit refuses the horizon or window, or overflows.
+pub fn guaranteed_leakage(
+    scheme: &dyn StreamScheme,
+    corr: &Correlation,
+    horizon: usize,
+    window: usize,
+) -> Result<GuaranteedAudit> {
+    let s = effective_spending(scheme, horizon);
+    let spending = if s.fixed {
+        Spending::Fixed(&s.caps)
+    } else {
+        let limit = s.window_limit.map(|(window, limit)| WindowLimit { window, limit });
+        Spending::Capped { caps: &s.caps, limit }
+    };
+    guaranteed_audit(corr, spending, Some(window)).map_err(CompareError::Audit)
 }
 
 /// The largest sum of `window` consecutive budgets.
@@ -412,10 +474,9 @@ struct Released {
 fn release(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng) -> Result<Released> {
     let mechanism = mechanism(rng);
     let (kind, params, inputs) = match plan {
-        Plan::Scheme(kind) => {
-            let params =
-                WEventParams::new(run.epsilon, run.window, run.sensitivity).map_err(CompareError::Release)?;
-            (*kind, params, SchemeInputs::from(PbaCorrelation::from_matrices(run.backward, run.forward)))
+        Plan::Scheme { kind, .. } => {
+            let (params, inputs) = scheme_params(run)?;
+            (*kind, params, inputs)
         }
         Plan::Budgets { budgets, max_window_budget, .. } => {
             // The plan's own largest window spend is the ε its windows are held to.
@@ -429,7 +490,7 @@ fn release(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng)
     let out = tpl_mechanisms::run(scheme.as_mut(), run.truth).map_err(CompareError::Release)?;
     let leakage = match plan {
         Plan::Budgets { leakage, .. } => *leakage,
-        Plan::Scheme(_) => audit(corr, &out.budgets(), run.sensitivity, run.window)?,
+        Plan::Scheme { .. } => audit(corr, &out.budgets(), run.sensitivity, run.window)?,
     };
     let fresh = out.spent.iter().zip(&out.published).map(|(s, &p)| if p { s.publication } else { 0.0 });
     Ok(Released {
@@ -496,6 +557,8 @@ fn prior_mean_row(run: &Checked<'_>, blocker: Option<CompareError>) -> Row {
                     max_window_budget: 0.0,
                     max_tpl: 0.0,
                     max_window_leakage: 0.0,
+                    guaranteed_max_tpl: 0.0,
+                    guaranteed_max_window_leakage: 0.0,
                     published_fraction: 0.0,
                 })
             })

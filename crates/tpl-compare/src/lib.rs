@@ -56,7 +56,7 @@ mod report;
 mod seed;
 mod strategy;
 
-pub use engine::{DEFAULT_RUNS, MAX_RUNS, Setup, compare};
+pub use engine::{DEFAULT_RUNS, MAX_RUNS, Setup, compare, guaranteed_leakage};
 pub use error::{CompareError, DistributionFault, Result};
 pub use metrics::{mae, mre, mse};
 pub use population::{DISTRIBUTION_TOLERANCE, histogram, simulate_users};

@@ -1,5 +1,5 @@
-//! What a comparison returns: per strategy, its error over the runs and the leakage it
-//! really gave, or why it could not run.
+//! What a comparison returns: per strategy, its error over the runs, the leakage it really
+//! gave and the leakage it guarantees over every run, or why it could not run.
 
 use crate::Strategy;
 use crate::error::CompareError;
@@ -54,6 +54,13 @@ pub struct Scores {
     /// Largest leakage of w consecutive steps under the correlation, from the effective
     /// budgets (max over runs).
     pub max_window_leakage: f64,
+    /// An upper bound of TPL_t over every run the strategy could produce (`docs/model.md`
+    /// §9): from each step's largest spend and the window constraint; for budgets fixed in
+    /// advance, `max_tpl` itself.
+    pub guaranteed_max_tpl: f64,
+    /// An upper bound of the leakage of w consecutive steps over every run the strategy
+    /// could produce; for budgets fixed in advance, `max_window_leakage` itself.
+    pub guaranteed_max_window_leakage: f64,
     /// Fraction of steps that published fresh noisy counts (mean over runs).
     pub published_fraction: f64,
 }
@@ -64,12 +71,14 @@ pub type Column = (&'static str, fn(&Scores) -> f64);
 impl Scores {
     /// The columns of a row, in the order of its serialised form (the `tpl compare --format
     /// json` contract): every score a row reports is listed here once.
-    pub const COLUMNS: [Column; 8] = [
+    pub const COLUMNS: [Column; 10] = [
         ("mae", |s| s.mae.mean),
         ("mse", |s| s.mse.mean),
         ("max_window_budget", |s| s.max_window_budget),
         ("max_tpl", |s| s.max_tpl),
         ("max_window_leakage", |s| s.max_window_leakage),
+        ("guaranteed_max_tpl", |s| s.guaranteed_max_tpl),
+        ("guaranteed_max_window_leakage", |s| s.guaranteed_max_window_leakage),
         ("published_fraction", |s| s.published_fraction),
         ("mae_std", |s| s.mae.std),
         ("mse_std", |s| s.mse.std),

@@ -153,6 +153,8 @@ fn rows_serialise_flat_in_the_contract_order() {
         "max_window_budget",
         "max_tpl",
         "max_window_leakage",
+        "guaranteed_max_tpl",
+        "guaranteed_max_window_leakage",
         "published_fraction",
         "mae_std",
         "mse_std",

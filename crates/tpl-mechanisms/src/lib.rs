@@ -47,6 +47,7 @@ mod params;
 mod runner;
 mod scheme;
 mod schemes;
+mod spending;
 
 pub use error::{CustomError, MechError, Result};
 pub use ledger::WindowLedger;
@@ -63,3 +64,4 @@ pub use schemes::{
     Ba, BaRule, Bd, BdRule, EventLaplace, LaplaceRule, Pba, PbaCorrelation, PbaRule, Planned, PlannedRule,
     Sample, SampleRule, SchemeInputs, SchemeKind, Uniform, UniformRule,
 };
+pub use spending::{EffectiveSpending, effective_spending};
