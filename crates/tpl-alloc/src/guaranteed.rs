@@ -86,17 +86,17 @@ pub struct GuaranteedAudit {
 ///
 /// ```
 /// use tpl_alloc::{Correlation, Spending, WindowLimit, audit, guaranteed_audit};
-/// use tpl_core::TransitionMatrix;
+/// use tpl_core::{Budgets, TransitionMatrix};
 /// let p = TransitionMatrix::smoothed_identity(3, 0.1)?;
 /// let corr = Correlation::new(Some(&p), Some(&p))?;
 /// // Each step may spend up to 0.5, but any 4 consecutive steps at most 1.
 /// let caps = [0.5; 40];
 /// let limit = Some(WindowLimit { window: 4, limit: 1.0 });
 /// let g = guaranteed_audit(&corr, Spending::Capped { caps: &caps, limit }, Some(4))?;
-/// let simple = audit(&corr, &caps, Some(4))?; // every step at its cap: not a possible run
+/// let simple = audit(&corr, Budgets::PerStep(caps.to_vec()), Some(4))?; // every step at its cap: not a possible run
 /// assert!(g.max_tpl < simple.max_tpl);
 /// // One possible run: 0.25 at every step.
-/// let run = audit(&corr, &[0.25; 40], Some(4))?;
+/// let run = audit(&corr, Budgets::PerStep(vec![0.25; 40]), Some(4))?;
 /// assert!(run.max_tpl <= g.max_tpl && run.max_window_leakage <= g.max_window_leakage);
 /// # Ok::<(), tpl_alloc::AllocError>(())
 /// ```
