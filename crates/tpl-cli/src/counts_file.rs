@@ -24,6 +24,8 @@ pub struct Counts {
     /// The `publication_budget` column, when the header has one (the CSV of `tpl release`:
     /// the budget that set each step's noise, 0 where a release repeats an earlier one).
     pub publication_budget: Option<Vec<f64>>,
+    /// The `timestamp_bucket` field of each row, when the file has that header.
+    pub keys: Option<Vec<String>>,
 }
 
 /// Reads a counts file (`-`: standard input); `allow_negative` accepts negative values
@@ -31,7 +33,8 @@ pub struct Counts {
 pub fn read_counts(path: &Path, allow_negative: bool) -> Result<Counts> {
     let content = text::read(path)?;
     let mut layout: Option<Layout> = None;
-    let mut counts = Counts { rows: Vec::new(), lines: Vec::new(), publication_budget: None };
+    let mut counts = Counts { rows: Vec::new(), lines: Vec::new(), publication_budget: None, keys: None };
+    let mut keys = Vec::new();
     let mut budgets = Vec::new();
     text::for_each_csv_record(path, &content, |line, fields| {
         let layout = match &mut layout {
@@ -53,6 +56,9 @@ pub fn read_counts(path: &Path, allow_negative: bool) -> Result<Counts> {
         };
         counts.rows.push(row?);
         counts.lines.push(line);
+        if layout.header {
+            keys.push(fields[0].to_string());
+        }
         if let Some(k) = layout.budget_column {
             budgets.push(publication_budget(path, line, k, &fields[k])?);
         }
@@ -61,6 +67,7 @@ pub fn read_counts(path: &Path, allow_negative: bool) -> Result<Counts> {
     if counts.rows.is_empty() {
         return Err(CliError::parse(path, 0, "no data rows"));
     }
+    counts.keys = layout.as_ref().is_some_and(|l| l.header).then_some(keys);
     counts.publication_budget = layout.and_then(|l| l.budget_column).map(|_| budgets);
     Ok(counts)
 }

@@ -311,7 +311,10 @@ impl<R: DecisionRule, M: Mechanism> StreamScheme for Scheme<R, M> {
         }
         let max = self.rule.max_spend(&self.params, t);
         if spent.total() > max {
-            return Err(bad(format!("spent {} but the scheme spends at most {max} at this step", spent.total())));
+            return Err(bad(format!(
+                "spent {} but the scheme spends at most {max} at this step",
+                spent.total()
+            )));
         }
         if outcome.published {
             if spent.publication <= 0.0 {

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use tpl_mechanisms::{
-    LaplaceMechanism, MechError, PbaCorrelation, Scripted, SchemeInputs, SchemeKind, StepBudget, StepOutcome,
+    LaplaceMechanism, MechError, PbaCorrelation, SchemeInputs, SchemeKind, Scripted, StepBudget, StepOutcome,
     StreamScheme, WEventParams,
 };
 
@@ -21,7 +21,9 @@ fn noise(seed: u64, n: usize) -> Vec<f64> {
 }
 
 fn build(kind: SchemeKind, params: WEventParams, values: Vec<f64>) -> Box<dyn StreamScheme> {
-    let plan: Vec<f64> = (0..200).map(|t| if t % 3 == 0 { params.epsilon() / (2 * params.window()) as f64 } else { 0.0 }).collect();
+    let plan: Vec<f64> = (0..200)
+        .map(|t| if t % 3 == 0 { params.epsilon() / (2 * params.window()) as f64 } else { 0.0 })
+        .collect();
     let inputs = SchemeInputs { correlation: PbaCorrelation::Always, plan };
     kind.build(params, LaplaceMechanism::new(Scripted::new(values)), inputs).unwrap()
 }
@@ -93,10 +95,11 @@ fn records_no_scheme_could_produce_are_refused_and_change_nothing() {
     assert_eq!(bd.steps(), 1);
     // A plan's horizon holds for restored steps too.
     let mut planned = SchemeKind::Planned
-        .build(params, LaplaceMechanism::new(Scripted::new([])), SchemeInputs {
-            correlation: PbaCorrelation::Never,
-            plan: vec![0.5],
-        })
+        .build(
+            params,
+            LaplaceMechanism::new(Scripted::new([])),
+            SchemeInputs { correlation: PbaCorrelation::Never, plan: vec![0.5] },
+        )
         .unwrap();
     let ok = StepOutcome { release: vec![1.0], published: true, spent: StepBudget::fresh(0.5) };
     planned.restore(&ok).unwrap();

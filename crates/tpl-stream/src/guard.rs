@@ -152,3 +152,28 @@ impl Mechanism for Enforced {
         self.inner.sample(answer, sensitivity, budget)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_draw_that_would_take_a_window_over_epsilon_is_refused() {
+        let mut g = Guard::new(1.0, 2.0, None, None);
+        g.set_window(2);
+        g.begin();
+        g.admit(0.75).unwrap();
+        assert_eq!(g.record(g.spent()), 0.75);
+        g.begin();
+        // 0.75 + 0.25 = 1 exactly: admitted; then nothing more fits in this window.
+        g.admit(0.125).unwrap();
+        g.admit(0.125).unwrap();
+        assert!(g.admit(f64::MIN_POSITIVE).is_err());
+        assert_eq!(g.spent(), 0.25);
+        assert_eq!(g.record(g.spent()), 1.0);
+        // The next window holds 0.25 + what comes: 0.75 fits, 0.75 + one ulp does not.
+        g.begin();
+        assert!(g.admit(0.75f64.next_up()).unwrap_err().contains("over epsilon"));
+        g.admit(0.75).unwrap();
+    }
+}
