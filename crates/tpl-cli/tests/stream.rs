@@ -214,14 +214,14 @@ fn a_push_killed_at_random_instants_leaves_a_valid_ledger() {
     let scratch = Scratch::new("stream-crash");
     let db = scratch.path("s.db");
     init(&db, "ba");
-    let steps = 600;
+    let steps = 3000;
     let c = counts_file(&scratch, "c.csv", 0, steps, 8);
     let mut seen: Vec<Value> = Vec::new();
     let mut x = u64::from(std::process::id());
     for _ in 0..6 {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         let mut child = spawn_push(&db, &c);
-        std::thread::sleep(Duration::from_millis(20 + (x >> 33) % 120));
+        std::thread::sleep(Duration::from_millis(5 + (x >> 33) % 40));
         let _ = child.kill(); // SIGKILL on Unix
         let _ = child.wait();
         let e = ledger(&db);
