@@ -84,6 +84,8 @@ pub struct Stream {
 /// The scheme and the guard as of `synced` recorded steps.
 struct State {
     scheme: Box<dyn StreamScheme>,
+    /// Totals ε_t of every step, windows of w (for reports; the guard checks the promise's).
+    spend: WindowLedger,
     guard: Rc<RefCell<Guard>>,
     last_key: Option<i64>,
     last_release: Vec<f64>,
@@ -108,7 +110,13 @@ impl State {
             Guarantee::WEvent { window, .. } => window,
             Guarantee::EventLevel { .. } => 1,
         });
-        Ok(Self { scheme, guard, last_key: None, last_release: Vec::new() })
+        Ok(Self {
+            scheme,
+            spend: WindowLedger::new(config.window),
+            guard,
+            last_key: None,
+            last_release: Vec::new(),
+        })
     }
 }
 
@@ -262,25 +270,31 @@ impl Stream {
         result
     }
 
-    /// Makes every committed step durable against power loss (an fsync of the write-ahead
-    /// log and the database). Each step's commit already survives the process being killed;
-    /// call this before showing releases to anyone, so that nothing shown can be lost with
-    /// the machine's power and drawn again (`docs/stream.md` §4).
+    /// Makes every committed step durable against power loss: an fsync of the write-ahead
+    /// log, where commits go (a checkpoint into the database file is synced by SQLite
+    /// itself). Each step's commit already survives the process being killed; call this
+    /// before showing releases to anyone, so that nothing shown can be lost with the
+    /// machine's power and drawn again (`docs/stream.md` §4).
     ///
     /// # Errors
-    /// The file cannot be synced.
+    /// The log cannot be synced.
     pub fn flush(&self) -> Result<()> {
         let mut wal = self.path.clone().into_os_string();
         wal.push("-wal");
-        for file in [PathBuf::from(wal), self.path.clone()] {
-            match std::fs::File::open(&file).and_then(|f| f.sync_all()) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(StreamError::ReadOnly { path: file, reason: e.to_string() });
-                }
-                _ => {}
+        let wal = PathBuf::from(wal);
+        match std::fs::File::open(&wal).and_then(|f| f.sync_all()) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(StreamError::ReadOnly { path: wal, reason: e.to_string() })
             }
+            _ => Ok(()),
         }
-        Ok(())
+    }
+
+    /// The largest exact sum of ε_t over a window of w steps of every step this handle has
+    /// seen (all recorded steps as of its last push), rounded up: [`Status::max_window_spend`]
+    /// without reading the file again.
+    pub fn max_window_spend(&self) -> f64 {
+        self.state.spend.max_window_budget()
     }
 
     /// Every recorded step, in order (a read transaction: a consistent snapshot).
@@ -347,6 +361,7 @@ fn commit(
         });
     }
     let window_sum = state.guard.borrow_mut().record(total);
+    state.spend.push(total);
     if !(window_sum <= config.epsilon) {
         return Err(StreamError::Corrupt {
             path: path.to_path_buf(),
@@ -434,6 +449,7 @@ fn sync(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State) -> Resul
         let outcome = StepOutcome { release, published, spent: StepBudget { test, publication, absorbed } };
         state.scheme.restore(&outcome).map_err(|e| corrupt(e.to_string()))?;
         let window = state.guard.borrow_mut().record(outcome.spent.total());
+        state.spend.push(outcome.spent.total());
         if !(window <= state.guard.borrow().epsilon()) {
             return Err(corrupt(format!("step {t}: a window spends {window}, over epsilon")));
         }

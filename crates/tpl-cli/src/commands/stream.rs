@@ -116,10 +116,12 @@ pub fn run(args: &StreamArgs) -> Result<StreamReport> {
             let mut s = open(a)?;
             let steps = s.steps().map_err(stream_error)?;
             let status = s.status().map_err(stream_error)?;
+            let steps = steps.into_iter().map(|r| (r, false));
             Ok(StreamReport::Releases(releases(
                 "stream export",
-                &status,
-                steps.into_iter().map(|r| (r, false)),
+                &status.config,
+                status.max_window_spend,
+                steps,
             )))
         }
     }
@@ -187,9 +189,11 @@ fn push(a: &PushArgs) -> Result<ReleaseReport> {
         pushed.push((p.record, p.replayed));
     }
     // Nothing is shown before every step shown is on disk.
-    stream.flush().map_err(stream_error)?;
-    let status = stream.status().map_err(stream_error)?;
-    Ok(releases("stream push", &status, pushed.into_iter()))
+    if pushed.iter().any(|(_, replayed)| !replayed) {
+        stream.flush().map_err(stream_error)?;
+    }
+    let spend = stream.max_window_spend();
+    Ok(releases("stream push", stream.config(), spend, pushed.into_iter()))
 }
 
 /// Refuses flags that contradict the stored parameters.
@@ -220,15 +224,12 @@ fn check_flags(a: &PushArgs, c: &StreamConfig) -> Result<()> {
 /// The releases of `steps` in `tpl release`'s formats; the window spend is the stream's.
 fn releases(
     command: &'static str,
-    status: &Status,
+    config: &StreamConfig,
+    max_window_spend: f64,
     steps: impl Iterator<Item = (StepRecord, bool)>,
 ) -> ReleaseReport {
-    let mut run = Run {
-        published: vec![],
-        spent: vec![],
-        releases: vec![],
-        max_window_budget: status.max_window_spend,
-    };
+    let mut run =
+        Run { published: vec![], spent: vec![], releases: vec![], max_window_budget: max_window_spend };
     let mut extra = StreamSteps { t: vec![], key: vec![], replayed: vec![], refused: vec![] };
     for (r, replayed) in steps {
         run.published.push(r.published);
@@ -239,7 +240,7 @@ fn releases(
         extra.replayed.push(replayed);
         extra.refused.push(r.refused);
     }
-    ReleaseReport::of_stream(command, &status.config, run, extra)
+    ReleaseReport::of_stream(command, config, run, extra)
 }
 
 /// `tpl stream status` (and what `init` prints).
