@@ -10,6 +10,11 @@ use tpl_mechanisms::{
     LaplaceMechanism, MechError, Mechanism, NoiseSource, StepBudget, WindowLedger, effective_budget,
 };
 
+/// x ≤ bound, false when x is NaN: the one comparison every promise check makes.
+pub(crate) fn within(x: f64, bound: f64) -> bool {
+    x <= bound
+}
+
 /// The spend of the stream so far and of the step under way, shared between the stream and
 /// its mechanism.
 pub(crate) struct Guard {
@@ -74,7 +79,7 @@ impl Guard {
     fn admit(&mut self, budget: f64) -> Result<(), String> {
         let total = StepBudget { test: self.step, publication: budget, absorbed: 0.0 }.total();
         let window = self.ledger.peek(total);
-        if !(window <= self.epsilon) {
+        if !within(window, self.epsilon) {
             return Err(format!(
                 "its budget {total} would take a window to {window}, over epsilon = {}",
                 self.epsilon
@@ -84,7 +89,7 @@ impl Guard {
             let mut budgets = self.effective.clone();
             budgets.push(effective_budget(total, self.sensitivity));
             let tpl = audit(corr, &budgets, None).map_err(|e| e.to_string())?.max_tpl;
-            if !(tpl <= alpha) {
+            if !within(tpl, alpha) {
                 return Err(format!(
                     "its budget {total} would take the temporal leakage to {tpl}, over alpha = {alpha}"
                 ));

@@ -10,7 +10,7 @@ use tpl_mechanisms::{Guarantee, NoiseSource, StepBudget, StepOutcome, StreamSche
 
 use crate::config::StreamConfig;
 use crate::error::{Result, StreamError};
-use crate::guard::{Enforced, Guard};
+use crate::guard::{Enforced, Guard, within};
 use crate::store::{
     check_header, counts_digest, decode_release, encode_release, initialise, read_config, sqlite_error,
 };
@@ -362,7 +362,7 @@ fn commit(
     }
     let window_sum = state.guard.borrow_mut().record(total);
     state.spend.push(total);
-    if !(window_sum <= config.epsilon) {
+    if !within(window_sum, config.epsilon) {
         return Err(StreamError::Corrupt {
             path: path.to_path_buf(),
             reason: format!("step {t}: a window would spend {window_sum}, over epsilon"),
@@ -406,6 +406,9 @@ fn commit(
     Ok(Pushed { record, replayed: false })
 }
 
+/// (t, key, test, publication, absorbed, published, release) of a stored step.
+type StepRow = (i64, i64, f64, f64, f64, bool, Option<Vec<u8>>);
+
 /// Brings `state` up to the last committed step: restores every step recorded since (by
 /// another process, or before this one opened the file) into the scheme and the guard,
 /// drawing nothing.
@@ -424,7 +427,7 @@ fn sync(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State) -> Resul
         .map_err(|e| sqlite_error(path, e))?;
     let mut rows = stmt.query([done as i64]).map_err(|e| sqlite_error(path, e))?;
     while let Some(r) = rows.next().map_err(|e| sqlite_error(path, e))? {
-        let row = || -> rusqlite::Result<(i64, i64, f64, f64, f64, bool, Option<Vec<u8>>)> {
+        let row = || -> rusqlite::Result<StepRow> {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
         };
         let (t, key, test, publication, absorbed, published, release) =
@@ -450,7 +453,7 @@ fn sync(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State) -> Resul
         state.scheme.restore(&outcome).map_err(|e| corrupt(e.to_string()))?;
         let window = state.guard.borrow_mut().record(outcome.spent.total());
         state.spend.push(outcome.spent.total());
-        if !(window <= state.guard.borrow().epsilon()) {
+        if !within(window, state.guard.borrow().epsilon()) {
             return Err(corrupt(format!("step {t}: a window spends {window}, over epsilon")));
         }
         state.last_key = Some(key);

@@ -57,7 +57,7 @@ fn shared(seed: u64, n: usize) -> Shared {
     Shared(Rc::new(RefCell::new(values)))
 }
 
-fn open(path: &PathBuf, noise: &Shared) -> Stream {
+fn open(path: &std::path::Path, noise: &Shared) -> Stream {
     let noise = noise.clone();
     Stream::open_with_noise(path, move || Box::new(noise.clone())).unwrap()
 }
@@ -177,9 +177,9 @@ fn a_resumed_stream_spends_and_releases_as_an_uninterrupted_one() {
         let (na, nb) = (shared(9, 2000), shared(9, 2000));
         let mut whole = open(&a, &na);
         let uninterrupted: Vec<_> =
-            (0..80).map(|t| whole.push(Some(t as i64), &counts(t)).unwrap().record).collect();
+            (0..40).map(|t| whole.push(Some(t as i64), &counts(t)).unwrap().record).collect();
         let mut resumed = Vec::new();
-        for chunk in (0..80).collect::<Vec<usize>>().chunks(7) {
+        for chunk in (0..40).collect::<Vec<usize>>().chunks(7) {
             let mut s = open(&b, &nb); // a new process per chunk
             for &t in chunk {
                 resumed.push(s.push(Some(t as i64), &counts(t)).unwrap().record);
