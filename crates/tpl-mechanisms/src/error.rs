@@ -132,6 +132,15 @@ pub enum MechError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A recorded step that [`crate::StreamScheme::restore`] cannot take: not one the scheme
+    /// could have produced at that point (a damaged or foreign record).
+    #[error("stored step {step}: {reason}")]
+    BadRestore {
+        /// 1-based step of the record.
+        step: usize,
+        /// Why it cannot be the scheme's.
+        reason: String,
+    },
     /// A failure of a user's own [`crate::Mechanism`] (see [`MechError::custom`]).
     #[error(transparent)]
     Custom(CustomError),

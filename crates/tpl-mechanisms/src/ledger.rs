@@ -66,6 +66,35 @@ impl WindowLedger {
         sum
     }
 
+    /// The exact sum, rounded up, of the window that would end with a next step spending
+    /// `eps` (finite, ≥ 0), without recording it: what [`WindowLedger::push`] would return.
+    /// O(1); a check before a budget is spent (`docs/stream.md`).
+    ///
+    /// ```
+    /// use tpl_mechanisms::WindowLedger;
+    /// let mut l = WindowLedger::new(2);
+    /// l.push(0.5);
+    /// assert_eq!(l.peek(0.5), 1.0);
+    /// assert!(l.peek(0.5000000000000001) > 1.0);
+    /// assert_eq!(l.max_window_budget(), 0.5); // nothing recorded
+    /// ```
+    pub fn peek(&self, eps: f64) -> f64 {
+        if let Some(v) = self.non_finite {
+            return v;
+        }
+        if !eps.is_finite() {
+            return if eps.is_nan() { eps } else { f64::INFINITY };
+        }
+        let mut sum = self.sum.clone();
+        if self.budgets.len() == self.window
+            && let Some(&old) = self.budgets.front()
+        {
+            sum.add(-old);
+        }
+        sum.add(eps);
+        sum.round_up()
+    }
+
     /// max over t of Σ_{k = max(1, t−w+1)}^{t} ε_k, the exact maximum rounded up to an f64.
     pub fn max_window_budget(&self) -> f64 {
         self.max

@@ -104,6 +104,26 @@ pub trait StreamScheme {
 
     /// The largest ε_t any step can spend: the maximum of [`StreamScheme::max_spend`] over t.
     fn max_step_budget(&self) -> f64;
+
+    /// Takes a step that was decided earlier (a record of [`StreamScheme::step`]'s outcome,
+    /// e.g. read back from a durable ledger) as if it had just been stepped, drawing nothing:
+    /// the state after restoring outcomes 1..t is the state after stepping them, so the
+    /// next [`StreamScheme::step`] decides as an uninterrupted run would.
+    ///
+    /// # Errors
+    /// [`MechError::BadRestore`] for a record the scheme could not have produced at that
+    /// step (a first step that did not publish, a release of the wrong length or with
+    /// non-finite values, a repeat that differs from the last release, budgets that are not
+    /// finite and ≥ 0 or exceed [`StreamScheme::max_spend`], a step past a plan's horizon);
+    /// nothing changes then. The default refuses every record: a scheme that cannot be
+    /// resumed says so rather than resuming wrongly.
+    fn restore(&mut self, outcome: &StepOutcome) -> Result<()> {
+        let _ = outcome;
+        Err(MechError::BadRestore {
+            step: self.steps() + 1,
+            reason: format!("scheme {} cannot be resumed from recorded steps", self.name()),
+        })
+    }
 }
 
 impl<S: StreamScheme + ?Sized> StreamScheme for Box<S> {
@@ -133,6 +153,10 @@ impl<S: StreamScheme + ?Sized> StreamScheme for Box<S> {
 
     fn max_step_budget(&self) -> f64 {
         (**self).max_step_budget()
+    }
+
+    fn restore(&mut self, outcome: &StepOutcome) -> Result<()> {
+        (**self).restore(outcome)
     }
 }
 
@@ -172,6 +196,13 @@ pub(crate) mod rule {
 
         /// Decides step `cx.t()`, whose counts passed every check.
         fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome>;
+
+        /// Updates the rule's own state with step `t`'s recorded outcome exactly as
+        /// [`Rule::step`] does when it decides that outcome (`outcome` has been checked
+        /// against the stream and [`Rule::max_spend`]). Default: a stateless rule.
+        fn restore(&mut self, params: &WEventParams, t: usize, outcome: &StepOutcome) {
+            let _ = (params, t, outcome);
+        }
 
         /// The guarantee.
         fn guarantee(&self, params: &WEventParams) -> Guarantee {
@@ -267,6 +298,41 @@ impl<R: DecisionRule, M: Mechanism> StreamScheme for Scheme<R, M> {
 
     fn max_step_budget(&self) -> f64 {
         self.rule.max_step_budget(&self.params)
+    }
+
+    fn restore(&mut self, outcome: &StepOutcome) -> Result<()> {
+        let t = self.stream.t + 1;
+        let bad = |reason: String| MechError::BadRestore { step: t, reason };
+        self.rule.admit(t).map_err(|e| bad(e.to_string()))?;
+        let spent = outcome.spent;
+        let parts = [spent.test, spent.publication, spent.absorbed];
+        if !parts.iter().all(|b| b.is_finite() && *b >= 0.0) || spent.absorbed > spent.publication {
+            return Err(bad(format!("budgets {parts:?} are not finite, ≥ 0 and absorbed ≤ publication")));
+        }
+        let max = self.rule.max_spend(&self.params, t);
+        if spent.total() > max {
+            return Err(bad(format!(
+                "spent {} but the scheme spends at most {max} at this step",
+                spent.total()
+            )));
+        }
+        if outcome.published {
+            if spent.publication <= 0.0 {
+                return Err(bad("a fresh release with no publication budget".into()));
+            }
+            self.stream.check(&outcome.release).map_err(|e| bad(e.to_string()))?;
+        } else if t == 1 {
+            return Err(bad("the first step must publish: there is nothing to repeat".into()));
+        } else if spent.publication != 0.0 || outcome.release != self.stream.last {
+            return Err(bad("a repeat must spend no publication budget and repeat the last release".into()));
+        }
+        self.rule.restore(&self.params, t, outcome);
+        if outcome.published {
+            self.stream.publish(outcome.release.clone(), spent);
+        } else {
+            self.stream.repeat(spent);
+        }
+        Ok(())
     }
 }
 

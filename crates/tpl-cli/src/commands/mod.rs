@@ -10,4 +10,5 @@ pub mod loss;
 pub mod postprocess;
 pub mod release;
 pub mod simulate;
+pub mod stream;
 pub mod supremum;

@@ -64,15 +64,19 @@ pub struct ReleaseArgs {
     pub sampler: Sampler,
 }
 
-fn parse_scheme(name: &str) -> std::result::Result<SchemeKind, String> {
+/// The scheme named on the command line.
+pub fn parse_scheme(name: &str) -> std::result::Result<SchemeKind, String> {
     SchemeKind::from_name(name).ok_or_else(|| {
         let all: Vec<&str> = SchemeKind::ALL.iter().chain(&[SchemeKind::Planned]).map(|k| k.name()).collect();
         format!("unknown scheme {name:?}; one of: {}", all.join(", "))
     })
 }
 
-/// A finished release, with how it was made.
+/// A finished release, with how it was made (also the output of `tpl stream push` and
+/// `export`, whose steps carry their stream step numbers and keys).
 pub struct ReleaseReport {
+    /// The command, for the provenance line (`release`, `stream push`, `stream export`).
+    pub command: &'static str,
     scheme: &'static str,
     epsilon: f64,
     window: usize,
@@ -83,6 +87,59 @@ pub struct ReleaseReport {
     buckets: Option<Vec<u64>>,
     matrices: MatricesUsed,
     run: Run,
+    /// Stream steps: t, key, whether the stored release was returned, and why a step was
+    /// refused; `None` for `tpl release` (t = 1..T, key = t).
+    stream: Option<StreamSteps>,
+}
+
+/// The per-step extras of a stream's releases.
+pub struct StreamSteps {
+    /// t of each step.
+    pub t: Vec<usize>,
+    /// Its key.
+    pub key: Vec<i64>,
+    /// True when the push returned the stored release (nothing spent).
+    pub replayed: Vec<bool>,
+    /// Why the stream's checks refused the step, if they did.
+    pub refused: Vec<Option<String>>,
+}
+
+impl ReleaseReport {
+    /// The releases of stream steps (`tpl stream push`, `tpl stream export`).
+    pub fn of_stream(
+        command: &'static str,
+        config: &tpl_stream::StreamConfig,
+        run: Run,
+        steps: StreamSteps,
+    ) -> Self {
+        let sampler = match config.sampler {
+            tpl_stream::Sampler::Discrete => Sampler::Discrete,
+            tpl_stream::Sampler::Float => Sampler::Float,
+        };
+        Self {
+            command,
+            scheme: config.scheme.name(),
+            epsilon: config.epsilon,
+            window: config.window,
+            sensitivity: config.sensitivity,
+            sampler,
+            seeded: false,
+            buckets: None,
+            matrices: MatricesUsed::stored(config),
+            run,
+            stream: Some(steps),
+        }
+    }
+
+    /// t of row i.
+    fn t(&self, i: usize) -> usize {
+        self.stream.as_ref().map_or(i + 1, |s| s.t[i])
+    }
+
+    /// The key of row i (the CSV's `timestamp_bucket`).
+    fn key(&self, i: usize) -> i64 {
+        self.stream.as_ref().map_or(i as i64 + 1, |s| s.key[i])
+    }
 }
 
 /// The correlation matrices a release was given (the pba scheme's pool depends on them):
@@ -104,6 +161,18 @@ impl MatricesUsed {
             forward: used(&corr.forward, pf),
             normalize: corr.matrices.normalize,
             smoothing: corr.matrices.smoothing,
+        }
+    }
+
+    /// The matrices a stream stored at `init` (their contents live in the stream file).
+    fn stored(config: &tpl_stream::StreamConfig) -> Self {
+        let one =
+            |m: &Option<TransitionMatrix>| m.as_ref().map(|m| ("(stored in the stream)".to_string(), m.n()));
+        Self {
+            backward: one(&config.backward),
+            forward: one(&config.forward),
+            normalize: false,
+            smoothing: None,
         }
     }
 
@@ -186,6 +255,7 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
         );
     }
     Ok(ReleaseReport {
+        command: "release",
         scheme: kind.name(),
         epsilon: args.wevent.epsilon,
         window: args.wevent.window,
@@ -195,6 +265,7 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
         buckets: counts.buckets,
         matrices,
         run,
+        stream: None,
     })
 }
 
@@ -240,7 +311,8 @@ impl ReleaseReport {
     /// How the release was made, in one line (the CSV's leading `#` comment).
     fn provenance(&self) -> String {
         format!(
-            "tpl {VERSION} release: scheme={} epsilon={} window={} sensitivity={} sampler={} seeded={}{}",
+            "tpl {VERSION} {}: scheme={} epsilon={} window={} sensitivity={} sampler={} seeded={}{}",
+            self.command,
             self.scheme,
             Short(self.epsilon),
             self.window,
@@ -255,9 +327,9 @@ impl ReleaseReport {
 impl Report for ReleaseReport {
     fn json(&self) -> Value {
         let r = &self.run;
-        let t: Vec<usize> = (1..=r.published.len()).collect();
+        let t: Vec<usize> = (0..r.published.len()).map(|i| self.t(i)).collect();
         let matrices = self.matrices.json();
-        json!({
+        let mut out = json!({
             "scheme": self.scheme,
             "epsilon": self.epsilon,
             "window": self.window,
@@ -272,7 +344,13 @@ impl Report for ReleaseReport {
             "max_window_budget": r.max_window_budget,
             "backward": matrices["backward"],
             "forward": matrices["forward"],
-        })
+        });
+        if let (Some(s), Some(map)) = (&self.stream, out.as_object_mut()) {
+            map.insert("key".into(), json!(s.key));
+            map.insert("replayed".into(), json!(s.replayed));
+            map.insert("refused".into(), json!(s.refused));
+        }
+        out
     }
 
     fn csv(&self) -> String {
@@ -291,9 +369,10 @@ impl Report for ReleaseReport {
             for t in 0..r.published.len() {
                 let spent = r.spent[t];
                 let fresh = if r.published[t] { spent.publication } else { 0.0 };
-                match &self.buckets {
-                    Some(buckets) => w.value(buckets[t])?,
-                    None => w.value(t + 1)?,
+                match (&self.stream, &self.buckets) {
+                    (Some(_), _) => w.value(self.key(t))?,
+                    (None, Some(buckets)) => w.value(buckets[t])?,
+                    (None, None) => w.value(t + 1)?,
                 }
                 w.value(u8::from(r.published[t]))?;
                 w.value(spent.total())?;
@@ -315,21 +394,36 @@ impl Report for ReleaseReport {
         for i in 0..r.published.len() {
             let cells: Vec<String> = r.releases[i].iter().take(4).map(|&v| human(v)).collect();
             let more = if r.releases[i].len() > 4 { ", …" } else { "" };
+            let note = match &self.stream {
+                Some(s) if s.refused[i].is_some() => " (refused)",
+                Some(s) if s.replayed[i] => " (stored)",
+                _ => "",
+            };
             t.row(vec![
-                (i + 1).to_string(),
-                if r.published[i] { "yes" } else { "-" }.into(),
+                self.t(i).to_string(),
+                format!("{}{note}", if r.published[i] { "yes" } else { "-" }),
                 human(r.spent[i].total()),
                 format!("{}{more}", cells.join(", ")),
             ]);
         }
         t.elide(5);
+        let stream_line = match &self.stream {
+            Some(s) => format!(
+                "{} of these steps new, {} returned as stored (nothing spent), {} refused by the stream's checks \
+                 (the last release repeated at ε_t = 0).\n",
+                s.replayed.iter().filter(|&&r| !r).count(),
+                s.replayed.iter().filter(|&&r| r).count(),
+                s.refused.iter().filter(|r| r.is_some()).count()
+            ),
+            None => String::new(),
+        };
         format!(
-            "Scheme {}: {} steps, {} fresh publications ({:.1} %); every window of {} steps spends at most {} (ε = {}).\n\
+            "{stream_line}Scheme {}: {} steps, {} fresh publications ({:.1} %); every window of {} steps spends at most {} (ε = {}).\n\
              Sensitivity Δ = {}, {} sampler{}, {}{}.\n\n{}",
             self.scheme,
             r.published.len(),
             published,
-            100.0 * published as f64 / r.published.len() as f64,
+            100.0 * published as f64 / r.published.len().max(1) as f64,
             self.window,
             human(r.max_window_budget),
             human(self.epsilon),

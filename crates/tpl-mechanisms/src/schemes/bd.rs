@@ -77,6 +77,13 @@ impl Rule for BdRule {
         }
     }
 
+    /// [step total, total − test] in grid units, as [`Rule::step`] records every branch.
+    fn restore(&mut self, params: &WEventParams, _: usize, outcome: &StepOutcome) {
+        let grid = params.grid();
+        let total = grid.units(outcome.spent.total());
+        self.recent.push([total, total.saturating_sub(grid.units(outcome.spent.test))]);
+    }
+
     /// t = 1: the first publication. t ≥ 2: the test share s plus half of what the window
     /// can have left of the pool: all of it for t > w (the previous w − 1 steps may have
     /// published nothing), the pool less step 1's publication for t ≤ w (step 1 is still in

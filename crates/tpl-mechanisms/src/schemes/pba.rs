@@ -130,6 +130,16 @@ impl Rule for PbaRule {
         }
     }
 
+    /// [step total, base e, total − test − e] in grid units, e = publication − absorbed, as
+    /// [`Rule::step`] records every branch.
+    fn restore(&mut self, params: &WEventParams, _: usize, outcome: &StepOutcome) {
+        let grid = params.grid();
+        let spent = outcome.spent;
+        let total = grid.units(spent.total());
+        let e = grid.units(spent.publication).saturating_sub(grid.units(spent.absorbed));
+        self.recent.push([total, e, total.saturating_sub(grid.units(spent.test)).saturating_sub(e)]);
+    }
+
     /// t = 1: the first base publication. t ≥ 2: the test share plus a base part of half what
     /// the window can have left of the base pool (all of it for t > w, less step 1's part for
     /// t ≤ w, as for BD), doubled when corr(t) (the absorbed part is at most the base part):

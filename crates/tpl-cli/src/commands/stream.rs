@@ -1,0 +1,363 @@
+//! `tpl stream init|push|status|export`: a durable stream in one SQLite file
+//! (`docs/stream.md`); the ledger logic is the `tpl-stream` library's.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use serde_json::{Value, json};
+use tpl_mechanisms::{Run, SchemeKind};
+use tpl_stream::{Status, StepRecord, Stream, StreamConfig, StreamError};
+
+use crate::args::{CorrelationArgs, WEventArgs};
+use crate::budget_file::read_budgets;
+use crate::commands::release::{ReleaseReport, Sampler, StreamSteps, parse_scheme};
+use crate::counts_file::read_counts;
+use crate::error::{CliError, Result};
+use crate::provenance::VERSION;
+use crate::render::{Report, Table, csv_text, human};
+
+/// Arguments of `tpl stream`.
+#[derive(Debug, Args)]
+pub struct StreamArgs {
+    #[command(subcommand)]
+    pub command: StreamCommand,
+}
+
+/// The stream subcommands.
+#[derive(Debug, Subcommand)]
+pub enum StreamCommand {
+    /// Create a stream file with its parameters (refuses an existing file).
+    Init(InitArgs),
+    /// Release the new steps of a counts file (one transaction per step).
+    Push(PushArgs),
+    /// Where the stream stands: spend, publications, realised leakage.
+    Status(DbArgs),
+    /// Every release so far, as `tpl release` prints them.
+    Export(DbArgs),
+}
+
+/// `--db`.
+#[derive(Debug, Args)]
+pub struct DbArgs {
+    /// The stream file (SQLite).
+    #[arg(long, value_name = "FILE")]
+    pub db: PathBuf,
+}
+
+/// Arguments of `tpl stream init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Stream scheme: laplace (event level), uniform, sample, bd, ba, pba (needs --backward
+    /// and/or --forward), or planned (needs --budgets).
+    #[arg(long, value_parser = parse_scheme)]
+    pub scheme: SchemeKind,
+    #[command(flatten)]
+    pub wevent: WEventArgs,
+    #[command(flatten)]
+    pub correlation: CorrelationArgs,
+    /// With --backward/--forward: the largest temporal privacy leakage any step may reach;
+    /// a step that would exceed it is not published.
+    #[arg(long, value_name = "A", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    pub alpha: Option<f64>,
+    /// The planned scheme's budgets ε_t (a budgets file); steps past the plan are refused.
+    #[arg(long, value_name = "FILE")]
+    pub budgets: Option<PathBuf>,
+    /// Noise sampler of every release.
+    #[arg(long, value_enum, default_value_t = Sampler::Discrete)]
+    pub sampler: Sampler,
+}
+
+/// Arguments of `tpl stream push`.
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Counts file: one row per step; with a `timestamp_bucket` header that column (an
+    /// integer) is each step's key, else rows are appended after the last key.
+    #[arg(long, value_name = "FILE")]
+    pub counts: PathBuf,
+    /// Refuse unless the stream's scheme is this one (a guard against the wrong file).
+    #[arg(long, value_parser = parse_scheme)]
+    pub scheme: Option<SchemeKind>,
+    /// Refuse unless the stream's ε is this one.
+    #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    pub epsilon: Option<f64>,
+    /// Refuse unless the stream's window is this one.
+    #[arg(long, value_name = "W")]
+    pub window: Option<usize>,
+    /// Refuse unless the stream's sensitivity is this one.
+    #[arg(long, value_name = "D", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    pub sensitivity: Option<f64>,
+    /// Refuse unless the stream's sampler is this one.
+    #[arg(long, value_enum)]
+    pub sampler: Option<Sampler>,
+}
+
+/// What `tpl stream …` prints.
+pub enum StreamReport {
+    /// `init` and `status`.
+    Status(StatusReport),
+    /// `push` and `export`.
+    Releases(ReleaseReport),
+}
+
+/// Runs `tpl stream …`.
+pub fn run(args: &StreamArgs) -> Result<StreamReport> {
+    match &args.command {
+        StreamCommand::Init(a) => init(a).map(StreamReport::Status),
+        StreamCommand::Push(a) => push(a).map(StreamReport::Releases),
+        StreamCommand::Status(a) => {
+            let mut s = open(a)?;
+            Ok(StreamReport::Status(StatusReport { status: s.status().map_err(stream_error)? }))
+        }
+        StreamCommand::Export(a) => {
+            let mut s = open(a)?;
+            let steps = s.steps().map_err(stream_error)?;
+            let status = s.status().map_err(stream_error)?;
+            let steps = steps.into_iter().map(|r| (r, false));
+            Ok(StreamReport::Releases(releases(
+                "stream export",
+                &status.config,
+                status.max_window_spend,
+                steps,
+            )))
+        }
+    }
+}
+
+/// Every stream error is the user's to fix (a file, a key, a flag): one line, exit 2.
+fn stream_error(e: StreamError) -> CliError {
+    CliError::Usage(e.to_string())
+}
+
+fn open(db: &DbArgs) -> Result<Stream> {
+    Stream::open(&db.db).map_err(stream_error)
+}
+
+fn init(a: &InitArgs) -> Result<StatusReport> {
+    let (backward, forward) = a.correlation.read()?;
+    let budgets = match &a.budgets {
+        Some(path) => read_budgets(path)?,
+        None => Vec::new(),
+    };
+    let config = StreamConfig {
+        scheme: a.scheme,
+        epsilon: a.wevent.epsilon,
+        window: a.wevent.window,
+        sensitivity: a.wevent.sensitivity,
+        sampler: match a.sampler {
+            Sampler::Discrete => tpl_stream::Sampler::Discrete,
+            Sampler::Float => tpl_stream::Sampler::Float,
+        },
+        backward,
+        forward,
+        alpha: a.alpha,
+        budgets,
+    };
+    a.wevent.params()?;
+    Stream::create(&a.db.db, &config).map_err(stream_error)?;
+    let mut s = open(&a.db)?;
+    Ok(StatusReport { status: s.status().map_err(stream_error)? })
+}
+
+fn push(a: &PushArgs) -> Result<ReleaseReport> {
+    let mut stream = open(&a.db)?;
+    check_flags(a, stream.config())?;
+    let counts = read_counts(&a.counts, false)?;
+    let keys = match &counts.buckets {
+        Some(buckets) => buckets
+            .iter()
+            .zip(&counts.lines)
+            .map(|(&k, &line)| {
+                i64::try_from(k).map(Some).map_err(|_| {
+                    CliError::parse(
+                        &a.counts,
+                        line,
+                        format!("timestamp_bucket {k} is beyond 2^63 − 1, the largest key a stream stores"),
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>>>()?,
+        None => vec![None; counts.rows.len()],
+    };
+    let mut pushed = Vec::with_capacity(counts.rows.len());
+    for ((row, key), &line) in counts.rows.iter().zip(keys).zip(&counts.lines) {
+        let p = stream.push(key, row).map_err(|e| match e {
+            StreamError::Step { .. } | StreamError::KeyConflict { .. } | StreamError::KeyOrder { .. } => {
+                CliError::parse(&a.counts, line, format!("{e} (the steps before this row are recorded)"))
+            }
+            other => stream_error(other),
+        })?;
+        pushed.push((p.record, p.replayed));
+    }
+    // Nothing is shown before every step shown is on disk.
+    if pushed.iter().any(|(_, replayed)| !replayed) {
+        stream.flush().map_err(stream_error)?;
+    }
+    let spend = stream.max_window_spend();
+    Ok(releases("stream push", stream.config(), spend, pushed.into_iter()))
+}
+
+/// Refuses flags that contradict the stored parameters.
+fn check_flags(a: &PushArgs, c: &StreamConfig) -> Result<()> {
+    let stored_sampler = c.sampler.name();
+    let contradictions = [
+        a.scheme
+            .filter(|&s| s != c.scheme)
+            .map(|s| format!("--scheme {} (stored: {})", s.name(), c.scheme.name())),
+        a.epsilon.filter(|&e| e != c.epsilon).map(|e| format!("--epsilon {e} (stored: {})", c.epsilon)),
+        a.window.filter(|&w| w != c.window).map(|w| format!("--window {w} (stored: {})", c.window)),
+        a.sensitivity
+            .filter(|&d| d != c.sensitivity)
+            .map(|d| format!("--sensitivity {d} (stored: {})", c.sensitivity)),
+        a.sampler
+            .filter(|s| s.name() != stored_sampler)
+            .map(|s| format!("--sampler {} (stored: {stored_sampler})", s.name())),
+    ];
+    match contradictions.into_iter().flatten().next() {
+        Some(what) => Err(CliError::Usage(format!(
+            "{}: {what} contradicts the stream's parameters; nothing was pushed",
+            a.db.db.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The releases of `steps` in `tpl release`'s formats; the window spend is the stream's.
+fn releases(
+    command: &'static str,
+    config: &StreamConfig,
+    max_window_spend: f64,
+    steps: impl Iterator<Item = (StepRecord, bool)>,
+) -> ReleaseReport {
+    let mut run =
+        Run { published: vec![], spent: vec![], releases: vec![], max_window_budget: max_window_spend };
+    let mut extra = StreamSteps { t: vec![], key: vec![], replayed: vec![], refused: vec![] };
+    for (r, replayed) in steps {
+        run.published.push(r.published);
+        run.spent.push(r.spent);
+        run.releases.push(r.release);
+        extra.t.push(r.t);
+        extra.key.push(r.key);
+        extra.replayed.push(replayed);
+        extra.refused.push(r.refused);
+    }
+    ReleaseReport::of_stream(command, config, run, extra)
+}
+
+/// `tpl stream status` (and what `init` prints).
+pub struct StatusReport {
+    status: Status,
+}
+
+impl StatusReport {
+    fn status_json(&self) -> Value {
+        let s = &self.status;
+        let c = &s.config;
+        let realized = s.realized.map(|(tpl, w)| json!({"max_tpl": tpl, "max_window_leakage": w}));
+        json!({
+            "steps": s.budgets.len(),
+            "scheme": c.scheme.name(),
+            "epsilon": c.epsilon,
+            "window": c.window,
+            "sensitivity": c.sensitivity,
+            "sampler": c.sampler.name(),
+            "alpha": c.alpha,
+            "budgets": s.budgets,
+            "published": s.published,
+            "refused": s.refused,
+            "last_key": s.last_key,
+            "max_window_spend": s.max_window_spend,
+            "leakage": {"realized": realized, "guaranteed": Value::Null},
+            "format_version": tpl_stream::FORMAT_VERSION,
+            "version": VERSION,
+        })
+    }
+}
+
+impl Report for StatusReport {
+    fn json(&self) -> Value {
+        self.status_json()
+    }
+
+    fn csv(&self) -> String {
+        let s = &self.status;
+        csv_text(|w| {
+            w.record(["t", "budget", "published", "refused"])?;
+            for (i, (&b, &p)) in s.budgets.iter().zip(&s.published).enumerate() {
+                w.value(i + 1)?;
+                w.value(b)?;
+                w.value(u8::from(p))?;
+                w.value(u8::from(s.refused.binary_search(&(i + 1)).is_ok()))?;
+                w.end()?;
+            }
+            Ok(())
+        })
+    }
+
+    fn table(&self) -> String {
+        let s = &self.status;
+        let c = &s.config;
+        let steps = s.budgets.len();
+        let published = s.published.iter().filter(|&&p| p).count();
+        let leakage = match s.realized {
+            Some((tpl, w)) => format!(
+                "Realised leakage of the budgets spent: max TPL {}, largest window leakage {}{}.\n",
+                human(tpl),
+                human(w),
+                c.alpha.map_or(String::new(), |a| format!(" (α = {})", human(a)))
+            ),
+            None if c.backward.is_some() || c.forward.is_some() => "No step yet: nothing leaked.\n".into(),
+            None => "No matrices: leakage under temporal correlation is not audited.\n".into(),
+        };
+        let mut t = Table::new(&["t", "ε_t", "published"]);
+        let first = steps.saturating_sub(10);
+        for i in first..steps {
+            let note = if s.refused.binary_search(&(i + 1)).is_ok() { "refused" } else { "-" };
+            t.row(vec![
+                (i + 1).to_string(),
+                human(s.budgets[i]),
+                if s.published[i] { "yes".into() } else { note.into() },
+            ]);
+        }
+        format!(
+            "Stream: scheme {}, ε = {} per window of {} steps, Δ = {}, {} sampler; tpl {VERSION}.\n\
+             {steps} steps ({published} fresh publications, {} refused by the stream's checks), last key {}; \
+             the largest window spends {}.\n{leakage}{}",
+            c.scheme.name(),
+            human(c.epsilon),
+            c.window,
+            human(c.sensitivity),
+            c.sampler.name(),
+            s.refused.len(),
+            s.last_key.map_or("-".into(), |k| k.to_string()),
+            human(s.max_window_spend),
+            if steps > 0 { format!("\nLast steps:\n{}", t.render()) } else { String::new() }
+        )
+    }
+}
+
+impl Report for StreamReport {
+    fn json(&self) -> Value {
+        match self {
+            Self::Status(r) => r.json(),
+            Self::Releases(r) => r.json(),
+        }
+    }
+
+    fn csv(&self) -> String {
+        match self {
+            Self::Status(r) => r.csv(),
+            Self::Releases(r) => r.csv(),
+        }
+    }
+
+    fn table(&self) -> String {
+        match self {
+            Self::Status(r) => r.table(),
+            Self::Releases(r) => r.table(),
+        }
+    }
+}

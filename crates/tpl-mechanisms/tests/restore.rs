@@ -1,0 +1,108 @@
+//! `StreamScheme::restore`: a scheme fed the recorded outcomes of steps 1..k decides every
+//! later step exactly as the scheme that stepped them (same noise, same outcomes), for every
+//! built-in scheme; and records no scheme could have produced are refused, changing nothing.
+
+use proptest::prelude::*;
+use tpl_mechanisms::{
+    LaplaceMechanism, MechError, PbaCorrelation, SchemeInputs, SchemeKind, Scripted, StepBudget, StepOutcome,
+    StreamScheme, WEventParams,
+};
+
+/// Noise that makes every decision go either way: large and small, both signs.
+fn noise(seed: u64, n: usize) -> Vec<f64> {
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let v = ((x >> 33) % 41) as f64 - 20.0;
+            if (x >> 20) & 3 == 0 { v * 10.0 } else { v }
+        })
+        .collect()
+}
+
+fn build(kind: SchemeKind, params: WEventParams, values: Vec<f64>) -> Box<dyn StreamScheme> {
+    let plan: Vec<f64> = (0..200)
+        .map(|t| if t % 3 == 0 { params.epsilon() / (2 * params.window()) as f64 } else { 0.0 })
+        .collect();
+    let inputs = SchemeInputs { correlation: PbaCorrelation::Always, plan };
+    kind.build(params, LaplaceMechanism::new(Scripted::new(values)), inputs).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn restored_scheme_continues_as_the_uninterrupted_one(
+        kind in prop::sample::select(SchemeKind::ALL.iter().copied().chain([SchemeKind::Planned]).collect::<Vec<_>>()),
+        window in 1usize..8,
+        epsilon in prop::sample::select(vec![0.1, 1.0, 0.7, 3.0]),
+        steps in 2usize..60,
+        cut in 1usize..60,
+        seed in any::<u64>(),
+    ) {
+        let cut = cut.min(steps - 1);
+        let params = WEventParams::new(epsilon, window, 2.0).unwrap();
+        let stream: Vec<Vec<f64>> = (0..steps).map(|t| vec![(t * 7 % 13) as f64 * 10.0, (t % 5) as f64]).collect();
+        // The uninterrupted run, recording how many draws each step took.
+        let values = noise(seed, 4 * steps);
+        let mut whole = build(kind, params, values.clone());
+        let mut outcomes = Vec::new();
+        for c in &stream {
+            outcomes.push(whole.step(c).unwrap());
+        }
+        // Resume with the script shifted by the draws steps 1..cut consumed.
+        let used = draws(kind, params, &values, &stream[..cut]);
+        let mut resumed = build(kind, params, values[used..].to_vec());
+        for o in &outcomes[..cut] {
+            resumed.restore(o).unwrap();
+        }
+        prop_assert_eq!(resumed.steps(), cut);
+        for (t, c) in stream.iter().enumerate().skip(cut) {
+            let got = resumed.step(c).unwrap();
+            prop_assert_eq!(&got, &outcomes[t], "step {}", t + 1);
+        }
+    }
+}
+
+/// How many noise values the scheme draws over `stream`.
+fn draws(kind: SchemeKind, params: WEventParams, values: &[f64], stream: &[Vec<f64>]) -> usize {
+    // A run on a script of exactly n values succeeds iff it needs at most n.
+    (0..=values.len())
+        .find(|&n| {
+            let mut s = build(kind, params, values[..n].to_vec());
+            stream.iter().all(|c| s.step(c).is_ok())
+        })
+        .unwrap()
+}
+
+#[test]
+fn records_no_scheme_could_produce_are_refused_and_change_nothing() {
+    let params = WEventParams::new(1.0, 4, 2.0).unwrap();
+    let mut bd = build(SchemeKind::Bd, params, vec![0.0; 8]);
+    let repeat = StepOutcome { release: vec![1.0], published: false, spent: StepBudget::default() };
+    assert!(matches!(bd.restore(&repeat), Err(MechError::BadRestore { step: 1, .. })));
+    let greedy = StepOutcome { release: vec![1.0], published: true, spent: StepBudget::fresh(1.0) };
+    assert!(matches!(bd.restore(&greedy), Err(MechError::BadRestore { step: 1, .. })));
+    let nan = StepOutcome { release: vec![f64::NAN], published: true, spent: StepBudget::fresh(0.25) };
+    assert!(bd.restore(&nan).is_err());
+    assert_eq!(bd.steps(), 0);
+    let first = StepOutcome { release: vec![1.0], published: true, spent: StepBudget::fresh(0.25) };
+    bd.restore(&first).unwrap();
+    let other = StepOutcome { release: vec![2.0], published: false, spent: StepBudget::default() };
+    assert!(bd.restore(&other).is_err(), "a repeat must repeat the last release");
+    let wrong_len = StepOutcome { release: vec![1.0, 2.0], published: true, spent: StepBudget::fresh(0.1) };
+    assert!(bd.restore(&wrong_len).is_err());
+    assert_eq!(bd.steps(), 1);
+    // A plan's horizon holds for restored steps too.
+    let mut planned = SchemeKind::Planned
+        .build(
+            params,
+            LaplaceMechanism::new(Scripted::new([])),
+            SchemeInputs { correlation: PbaCorrelation::Never, plan: vec![0.5] },
+        )
+        .unwrap();
+    let ok = StepOutcome { release: vec![1.0], published: true, spent: StepBudget::fresh(0.5) };
+    planned.restore(&ok).unwrap();
+    let again = StepOutcome { release: vec![1.0], published: false, spent: StepBudget::default() };
+    assert!(planned.restore(&again).is_err());
+}

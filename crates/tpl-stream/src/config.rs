@@ -1,0 +1,136 @@
+//! The parameters a stream is created with, fixed for its life.
+
+use tpl_alloc::Correlation;
+use tpl_core::{TransitionMatrix, check_alpha};
+use tpl_mechanisms::{
+    DiscreteLaplace, FloatLaplace, NoiseSource, PbaCorrelation, SchemeInputs, SchemeKind, WEventParams,
+};
+
+use crate::error::{Result, StreamError};
+
+/// The noise sampler of every release of the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sampler {
+    /// The exact discrete Laplace ([`DiscreteLaplace`]): release-grade, integer counts.
+    Discrete,
+    /// Inverse-CDF float Laplace ([`FloatLaplace`]): any data, not release-grade.
+    Float,
+}
+
+impl Sampler {
+    /// The name stored and printed (`discrete`, `float`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Discrete => "discrete",
+            Self::Float => "float",
+        }
+    }
+
+    /// The sampler called `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Discrete, Self::Float].into_iter().find(|s| s.name() == name)
+    }
+
+    /// A fresh sampler seeded from the operating system: every push draws anew, and no
+    /// generator state is ever stored.
+    pub fn from_os_rng(self) -> Box<dyn NoiseSource> {
+        match self {
+            Self::Discrete => Box::new(DiscreteLaplace::from_os_rng()),
+            Self::Float => Box::new(FloatLaplace::from_os_rng()),
+        }
+    }
+}
+
+/// Everything fixed when a stream is created (`docs/stream.md`, table `params`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamConfig {
+    /// The w-event scheme (or `planned`).
+    pub scheme: SchemeKind,
+    /// ε of every window of `window` steps (of every step for the event-level `laplace`).
+    pub epsilon: f64,
+    /// w.
+    pub window: usize,
+    /// Δ, the L1 sensitivity of one step's counts.
+    pub sensitivity: f64,
+    /// The noise sampler.
+    pub sampler: Sampler,
+    /// P_B known to the adversary, if any (audits leakage; decides PBA's correlation pool).
+    pub backward: Option<TransitionMatrix>,
+    /// P_F known to the adversary, if any.
+    pub forward: Option<TransitionMatrix>,
+    /// With matrices: the largest temporal privacy leakage (TPL of the TKDE paper) any step
+    /// may reach; a step that would exceed it is not published.
+    pub alpha: Option<f64>,
+    /// The planned scheme's budgets ε_1, ε_2, … (empty for the other schemes).
+    pub budgets: Vec<f64>,
+}
+
+impl StreamConfig {
+    /// The checked w-event parameters.
+    ///
+    /// # Errors
+    /// [`StreamError::Config`] naming the parameter at fault.
+    pub fn params(&self) -> Result<WEventParams> {
+        WEventParams::new(self.epsilon, self.window, self.sensitivity)
+            .map_err(|e| StreamError::Config(format!("stream parameters: {e}")))
+    }
+
+    /// The adversary's correlation, when a matrix was given.
+    ///
+    /// # Errors
+    /// [`StreamError::Config`] for matrices over different numbers of states.
+    pub fn correlation(&self) -> Result<Option<Correlation>> {
+        if self.backward.is_none() && self.forward.is_none() {
+            return Ok(None);
+        }
+        Correlation::new(self.backward.as_ref(), self.forward.as_ref())
+            .map(Some)
+            .map_err(|e| StreamError::Config(format!("--backward/--forward: {e}")))
+    }
+
+    /// What the scheme needs beyond (ε, w, Δ).
+    pub fn inputs(&self) -> SchemeInputs {
+        SchemeInputs {
+            correlation: PbaCorrelation::from_matrices(self.backward.as_ref(), self.forward.as_ref()),
+            plan: self.budgets.clone(),
+        }
+    }
+
+    /// Checks that the parameters make a stream: valid (ε, w, Δ); `pba` with a matrix;
+    /// budgets for `planned` only, and a plan it accepts; α > 0 only with a matrix.
+    ///
+    /// # Errors
+    /// [`StreamError::Config`] with the flag-level reason.
+    pub fn check(&self) -> Result<()> {
+        let params = self.params()?;
+        let has_matrix = self.backward.is_some() || self.forward.is_some();
+        if self.scheme == SchemeKind::Pba && !has_matrix {
+            return Err(StreamError::Config(
+                "--scheme pba needs --backward and/or --forward: its correlation pool depends on them".into(),
+            ));
+        }
+        match (self.scheme, self.budgets.is_empty()) {
+            (SchemeKind::Planned, true) => {
+                return Err(StreamError::Config(
+                    "--scheme planned needs --budgets: the budget of every step".into(),
+                ));
+            }
+            (SchemeKind::Planned, false) | (_, true) => {}
+            (_, false) => return Err(StreamError::Config("--budgets is for --scheme planned only".into())),
+        }
+        if let Some(alpha) = self.alpha {
+            check_alpha(alpha).map_err(|e| StreamError::Config(format!("--alpha: {e}")))?;
+            if !has_matrix {
+                return Err(StreamError::Config(
+                    "--alpha needs --backward and/or --forward: the leakage it bounds depends on them".into(),
+                ));
+            }
+        }
+        self.correlation()?;
+        // The scheme builds (a plan it refuses is named here, before any file exists).
+        self.scheme
+            .build(params, tpl_mechanisms::LaplaceMechanism::new(self.sampler.from_os_rng()), self.inputs())
+            .map_err(|e| StreamError::Config(format!("--budgets: {e}")))?;
+        Ok(())
+    }
+}

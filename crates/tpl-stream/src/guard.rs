@@ -1,0 +1,186 @@
+//! Enforcement before noise (`docs/stream.md` §3): every draw a scheme asks for passes the
+//! stream's own checks first — the window of w steps stays within ε, and with matrices and α
+//! the audited TPL of every step so far stays within α — or no noise is drawn at all.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use tpl_alloc::{Correlation, audit};
+use tpl_core::Budgets;
+use tpl_mechanisms::{
+    LaplaceMechanism, MechError, Mechanism, NoiseSource, StepBudget, WindowLedger, effective_budget,
+};
+
+/// x ≤ bound, false when x is NaN: the one comparison every promise check makes.
+pub(crate) fn within(x: f64, bound: f64) -> bool {
+    x <= bound
+}
+
+/// The spend of the stream so far and of the step under way, shared between the stream and
+/// its mechanism.
+pub(crate) struct Guard {
+    epsilon: f64,
+    sensitivity: f64,
+    /// Totals ε_t of the recorded steps, windows of the promise's length (1 for the
+    /// event-level `laplace`).
+    ledger: WindowLedger,
+    /// Effective budgets ε_t·2/Δ of the recorded steps (kept when an audit needs them).
+    effective: Vec<f64>,
+    corr: Option<Correlation>,
+    alpha: Option<f64>,
+    /// This step's spend so far (sum of the admitted draws, rounded up).
+    step: f64,
+    /// Why the step's last draw was refused, if it was.
+    refused: Option<String>,
+}
+
+impl Guard {
+    /// A guard for a stream with no recorded step.
+    pub fn new(epsilon: f64, sensitivity: f64, corr: Option<Correlation>, alpha: Option<f64>) -> Self {
+        Self {
+            epsilon,
+            sensitivity,
+            ledger: WindowLedger::new(1),
+            effective: Vec::new(),
+            corr,
+            alpha,
+            step: 0.0,
+            refused: None,
+        }
+    }
+
+    /// Sets the length of the windows checked (before any step is recorded).
+    pub fn set_window(&mut self, window: usize) {
+        self.ledger = WindowLedger::new(window);
+    }
+
+    /// ε of every window.
+    pub fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+
+    /// Starts a step: nothing spent, nothing refused.
+    pub fn begin(&mut self) {
+        self.step = 0.0;
+        self.refused = None;
+    }
+
+    /// This step's spend so far.
+    pub fn spent(&self) -> f64 {
+        self.step
+    }
+
+    /// Why the step was refused, if it was.
+    pub fn refused(&self) -> Option<&str> {
+        self.refused.as_deref()
+    }
+
+    /// Admits a draw of `budget`, or says which promise it would break (then nothing is
+    /// drawn and the step's spend is unchanged).
+    fn admit(&mut self, budget: f64) -> Result<(), String> {
+        let total = StepBudget { test: self.step, publication: budget, absorbed: 0.0 }.total();
+        let window = self.ledger.peek(total);
+        if !within(window, self.epsilon) {
+            return Err(format!(
+                "its budget {total} would take a window to {window}, over epsilon = {}",
+                self.epsilon
+            ));
+        }
+        if let (Some(corr), Some(alpha)) = (&self.corr, self.alpha) {
+            let mut budgets = self.effective.clone();
+            budgets.push(effective_budget(total, self.sensitivity));
+            let tpl = audit(corr, Budgets::PerStep(budgets), None).map_err(|e| e.to_string())?.max_tpl;
+            if !within(tpl, alpha) {
+                return Err(format!(
+                    "its budget {total} would take the temporal leakage to {tpl}, over alpha = {alpha}"
+                ));
+            }
+        }
+        self.step = total;
+        Ok(())
+    }
+
+    /// Records a finished step that spent `total`; returns the sum of the window it ends
+    /// (exact, rounded up).
+    pub fn record(&mut self, total: f64) -> f64 {
+        if self.corr.is_some() {
+            self.effective.push(effective_budget(total, self.sensitivity));
+        }
+        self.ledger.push(total)
+    }
+
+    /// The audited (realised) leakage of the recorded steps: max TPL and the largest
+    /// leakage of a window of min(w, T) steps; `None` without matrices or steps.
+    pub fn leakage(&self, window: usize) -> Result<Option<(f64, f64)>, tpl_alloc::AllocError> {
+        let Some(corr) = &self.corr else { return Ok(None) };
+        if self.effective.is_empty() {
+            return Ok(None);
+        }
+        let a =
+            audit(corr, Budgets::PerStep(self.effective.clone()), Some(window.min(self.effective.len())))?;
+        Ok(Some((a.max_tpl, a.max_window_leakage.unwrap_or(a.max_tpl))))
+    }
+}
+
+/// The stream's mechanism: Laplace noise from the stream's sampler, every draw admitted by
+/// the [`Guard`] first.
+pub(crate) struct Enforced {
+    inner: LaplaceMechanism<Box<dyn NoiseSource>>,
+    guard: Rc<RefCell<Guard>>,
+}
+
+impl Enforced {
+    pub fn new(noise: Box<dyn NoiseSource>, guard: Rc<RefCell<Guard>>) -> Self {
+        Self { inner: LaplaceMechanism::new(noise), guard }
+    }
+}
+
+impl Mechanism for Enforced {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn validate(&self, answer: &[f64]) -> tpl_mechanisms::Result<()> {
+        self.inner.validate(answer)
+    }
+
+    fn privacy_map(&self, d_in: f64, sensitivity: f64, budget: f64) -> tpl_mechanisms::Result<f64> {
+        self.inner.privacy_map(d_in, sensitivity, budget)
+    }
+
+    /// Admits the draw, then draws; a refused draw draws nothing and fails the step.
+    fn sample(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> tpl_mechanisms::Result<Vec<f64>> {
+        let mut guard = self.guard.borrow_mut();
+        if let Err(reason) = guard.admit(budget) {
+            guard.refused = Some(reason.clone());
+            return Err(MechError::custom(reason));
+        }
+        drop(guard);
+        self.inner.sample(answer, sensitivity, budget)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_draw_that_would_take_a_window_over_epsilon_is_refused() {
+        let mut g = Guard::new(1.0, 2.0, None, None);
+        g.set_window(2);
+        g.begin();
+        g.admit(0.75).unwrap();
+        assert_eq!(g.record(g.spent()), 0.75);
+        g.begin();
+        // 0.75 + 0.25 = 1 exactly: admitted; then nothing more fits in this window.
+        g.admit(0.125).unwrap();
+        g.admit(0.125).unwrap();
+        assert!(g.admit(f64::MIN_POSITIVE).is_err());
+        assert_eq!(g.spent(), 0.25);
+        assert_eq!(g.record(g.spent()), 1.0);
+        // The next window holds 0.25 + what comes: 0.75 fits, 0.75 + one ulp does not.
+        g.begin();
+        assert!(g.admit(0.75f64.next_up()).unwrap_err().contains("over epsilon"));
+        g.admit(0.75).unwrap();
+    }
+}

@@ -1,0 +1,54 @@
+//! # tpl-stream
+//!
+//! Durable continual release (`docs/stream.md`): a w-event stream scheme of
+//! `tpl-mechanisms` whose parameters, per-step spend and releases live in one SQLite file, so
+//! that a curator can release one step at a time — every five minutes, for months — from
+//! separate processes, and trust that:
+//!
+//! - a release is returned only after its step is committed (one transaction per step);
+//! - a step is never released twice: a key already stored with the same counts returns the
+//!   stored release and spends nothing, with other counts it is refused;
+//! - every draw is admitted first by the stream's own checks — every window of w steps within
+//!   ε, exactly in f64, and with the adversary's matrices and α, the audited temporal privacy
+//!   leakage (TKDE paper, Theorem 3 and eqs. 11–15) of every step within α — so a step that
+//!   would break the promise is not published (it repeats the last release and says why);
+//! - the scheme resumes where it stopped: its state is rebuilt from the recorded steps
+//!   ([`tpl_mechanisms::StreamScheme::restore`]), never from stored generator state (each
+//!   push draws from the operating system).
+//!
+//! ```
+//! use tpl_mechanisms::SchemeKind;
+//! use tpl_stream::{Sampler, Stream, StreamConfig};
+//! let dir = std::env::temp_dir().join(format!("tpl-stream-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! let path = dir.join("s.db");
+//! let config = StreamConfig {
+//!     scheme: SchemeKind::Bd, epsilon: 1.0, window: 10, sensitivity: 2.0, sampler: Sampler::Discrete,
+//!     backward: None, forward: None, alpha: None, budgets: vec![],
+//! };
+//! Stream::create(&path, &config)?;
+//! let mut s = Stream::open(&path)?;
+//! let first = s.push(Some(0), &[120.0, 30.0])?;
+//! assert!(first.record.published && !first.replayed);
+//! // A retry of the same key and counts returns the stored release and spends nothing.
+//! let again = s.push(Some(0), &[120.0, 30.0])?;
+//! assert!(again.replayed && again.record == first.record);
+//! assert!(s.push(Some(0), &[121.0, 30.0]).is_err()); // same key, other counts
+//! assert_eq!(s.status()?.budgets.len(), 1);
+//! # drop(s);
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![warn(missing_docs)]
+
+mod config;
+mod error;
+mod guard;
+mod store;
+mod stream;
+
+pub use config::{Sampler, StreamConfig};
+pub use error::{Result, StreamError};
+pub use store::{APPLICATION_ID, FORMAT_VERSION, counts_digest};
+pub use stream::{BUSY_TIMEOUT, Pushed, Status, StepRecord, Stream};

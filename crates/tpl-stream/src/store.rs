@@ -1,0 +1,259 @@
+//! The file format (`docs/stream.md` §1): one SQLite database in WAL mode, identified by its
+//! application id and a `meta` row, versioned by `PRAGMA user_version`.
+
+use std::io::Read;
+use std::path::Path;
+
+use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
+use sha2::{Digest, Sha256};
+use tpl_core::TransitionMatrix;
+use tpl_mechanisms::SchemeKind;
+
+use crate::config::{Sampler, StreamConfig};
+use crate::error::{Result, StreamError};
+
+/// `PRAGMA application_id` of a tpl stream: "tplS" in ASCII.
+pub const APPLICATION_ID: i32 = 0x74_70_6c_53;
+
+/// The format version this crate writes and reads (`PRAGMA user_version`).
+pub const FORMAT_VERSION: i64 = 1;
+
+/// The tables of format version 1.
+const SCHEMA: &str = "
+CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+CREATE TABLE params (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    scheme TEXT NOT NULL,
+    epsilon REAL NOT NULL,
+    window INTEGER NOT NULL,
+    sensitivity REAL NOT NULL,
+    sampler TEXT NOT NULL,
+    alpha REAL,
+    backward TEXT,
+    backward_sha256 TEXT,
+    forward TEXT,
+    forward_sha256 TEXT,
+    budgets TEXT NOT NULL,
+    budgets_sha256 TEXT NOT NULL
+) STRICT;
+CREATE TABLE steps (
+    t INTEGER PRIMARY KEY,
+    key INTEGER NOT NULL UNIQUE,
+    counts_sha256 BLOB NOT NULL,
+    test REAL NOT NULL,
+    publication REAL NOT NULL,
+    absorbed REAL NOT NULL,
+    published INTEGER NOT NULL,
+    refused TEXT,
+    release BLOB,
+    max_tpl REAL,
+    max_window_leakage REAL
+) STRICT;
+";
+
+/// The SHA-256 of a step's counts: the cell count as a little-endian u64, then each count's
+/// f64 bits, little-endian (−0 taken as 0). Identifies the counts without storing them.
+pub fn counts_digest(counts: &[f64]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update((counts.len() as u64).to_le_bytes());
+    for &c in counts {
+        let c = if c == 0.0 { 0.0f64 } else { c };
+        h.update(c.to_bits().to_le_bytes());
+    }
+    h.finalize().into()
+}
+
+/// Lowercase hex of a SHA-256 of `text`.
+fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A release vector as stored: each value's f64 bits, little-endian (exact).
+pub fn encode_release(release: &[f64]) -> Vec<u8> {
+    release.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// The inverse of [`encode_release`]; `None` for a length that is not a multiple of 8.
+pub fn decode_release(bytes: &[u8]) -> Option<Vec<f64>> {
+    if !bytes.len().is_multiple_of(8) {
+        return None;
+    }
+    Some(bytes.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect())
+}
+
+/// Maps a SQLite error on `path` to the stream's error.
+pub fn sqlite_error(path: &Path, e: rusqlite::Error) -> StreamError {
+    let code = e.sqlite_error_code();
+    match code {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+            StreamError::Busy { path: path.to_path_buf(), seconds: crate::stream::BUSY_TIMEOUT.as_secs() }
+        }
+        Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => {
+            StreamError::ReadOnly { path: path.to_path_buf(), reason: e.to_string() }
+        }
+        Some(ErrorCode::NotADatabase) => {
+            StreamError::Foreign { path: path.to_path_buf(), reason: "not an SQLite database".into() }
+        }
+        Some(ErrorCode::DatabaseCorrupt) => {
+            StreamError::Corrupt { path: path.to_path_buf(), reason: e.to_string() }
+        }
+        _ => StreamError::Sqlite { path: path.to_path_buf(), source: e },
+    }
+}
+
+/// Checks the file's first bytes before SQLite sees it: an SQLite header whose recorded
+/// size fits the file (a truncated copy is named as such).
+pub fn check_header(path: &Path) -> Result<()> {
+    let foreign = |reason: &str| StreamError::Foreign { path: path.to_path_buf(), reason: reason.into() };
+    let mut file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(StreamError::Missing { path: path.to_path_buf() });
+        }
+        Err(e) => return Err(StreamError::ReadOnly { path: path.to_path_buf(), reason: e.to_string() }),
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut header = [0u8; 100];
+    if len < 100 || file.read_exact(&mut header).is_err() {
+        return Err(foreign("too short to be an SQLite database"));
+    }
+    if &header[..16] != b"SQLite format 3\0" {
+        return Err(foreign("not an SQLite database"));
+    }
+    let page_size = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65536,
+        n => u64::from(n),
+    };
+    let pages = u64::from(u32::from_be_bytes([header[28], header[29], header[30], header[31]]));
+    // The size in the header is valid when its change counter matches (offsets 24 and 92).
+    let valid = header[24..28] == header[92..96];
+    if valid && pages * page_size > len {
+        return Err(StreamError::Corrupt {
+            path: path.to_path_buf(),
+            reason: format!("truncated: the header records {} bytes, the file has {len}", pages * page_size),
+        });
+    }
+    Ok(())
+}
+
+/// Sets up a fresh database: WAL, the identification, the tables and the parameters.
+pub fn initialise(conn: &mut Connection, config: &StreamConfig) -> rusqlite::Result<()> {
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "application_id", APPLICATION_ID)?;
+    let tx = conn.transaction()?;
+    tx.execute_batch(SCHEMA)?;
+    tx.execute("INSERT INTO meta (name, value) VALUES ('format', 'tpl-stream')", [])?;
+    tx.execute(
+        "INSERT INTO meta (name, value) VALUES ('created_by', ?1)",
+        [concat!("tpl ", env!("CARGO_PKG_VERSION"))],
+    )?;
+    let matrix = |m: &Option<TransitionMatrix>| m.as_ref().map(matrix_json);
+    let (pb, pf) = (matrix(&config.backward), matrix(&config.forward));
+    let budgets = serde_json::to_string(&config.budgets).unwrap_or_else(|_| "[]".into());
+    tx.execute(
+        "INSERT INTO params (id, scheme, epsilon, window, sensitivity, sampler, alpha, backward, backward_sha256, \
+         forward, forward_sha256, budgets, budgets_sha256) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        params![
+            config.scheme.name(),
+            config.epsilon,
+            i64::try_from(config.window).unwrap_or(i64::MAX),
+            config.sensitivity,
+            config.sampler.name(),
+            config.alpha,
+            pb,
+            pb.as_deref().map(sha256_hex),
+            pf,
+            pf.as_deref().map(sha256_hex),
+            budgets,
+            sha256_hex(&budgets),
+        ],
+    )?;
+    tx.pragma_update(None, "user_version", FORMAT_VERSION)?;
+    tx.commit()
+}
+
+/// A matrix as JSON rows (full-precision numbers).
+fn matrix_json(m: &TransitionMatrix) -> String {
+    let rows: Vec<Vec<f64>> = m.rows().map(<[f64]>::to_vec).collect();
+    serde_json::to_string(&rows).unwrap_or_else(|_| "[]".into())
+}
+
+/// Checks that the open database is a tpl stream of a version this crate reads, and reads
+/// its parameters.
+pub fn read_config(conn: &Connection, path: &Path) -> Result<StreamConfig> {
+    let sql = |e| sqlite_error(path, e);
+    let foreign = |reason: &str| StreamError::Foreign { path: path.to_path_buf(), reason: reason.into() };
+    let corrupt = |reason: String| StreamError::Corrupt { path: path.to_path_buf(), reason };
+    let app: i32 = conn.pragma_query_value(None, "application_id", |r| r.get(0)).map_err(sql)?;
+    if app != APPLICATION_ID {
+        return Err(foreign("an SQLite database of another program (application id differs)"));
+    }
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(sql)?;
+    if version > FORMAT_VERSION {
+        return Err(StreamError::NewerFormat {
+            path: path.to_path_buf(),
+            found: version,
+            supported: FORMAT_VERSION,
+        });
+    }
+    if version < 1 {
+        return Err(corrupt("no format version: the stream was never fully created".into()));
+    }
+    let format: Option<String> = conn
+        .query_row("SELECT value FROM meta WHERE name = 'format'", [], |r| r.get(0))
+        .optional()
+        .map_err(sql)?;
+    if format.as_deref() != Some("tpl-stream") {
+        return Err(foreign("its meta table does not say tpl-stream"));
+    }
+    type Row = (String, f64, i64, f64, String, Option<f64>, Option<String>, Option<String>);
+    type Row2 = (Option<String>, Option<String>, String, String);
+    let (row, row2): (Row, Row2) = conn
+        .query_row(
+            "SELECT scheme, epsilon, window, sensitivity, sampler, alpha, backward, backward_sha256, forward, \
+             forward_sha256, budgets, budgets_sha256 FROM params WHERE id = 1",
+            [],
+            |r| {
+                Ok((
+                    (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?),
+                    (r.get(8)?, r.get(9)?, r.get(10)?, r.get(11)?),
+                ))
+            },
+        )
+        .optional()
+        .map_err(sql)?
+        .ok_or_else(|| corrupt("no parameters row".into()))?;
+    let (scheme, epsilon, window, sensitivity, sampler, alpha, pb, pb_sha) = row;
+    let (pf, pf_sha, budgets, budgets_sha) = row2;
+    let checked = |what: &str, text: &str, sha: Option<&str>| -> Result<()> {
+        if sha != Some(sha256_hex(text).as_str()) {
+            return Err(corrupt(format!("the stored {what} does not match its SHA-256")));
+        }
+        Ok(())
+    };
+    let matrix =
+        |what: &str, text: Option<String>, sha: Option<String>| -> Result<Option<TransitionMatrix>> {
+            let Some(text) = text else { return Ok(None) };
+            checked(what, &text, sha.as_deref())?;
+            let rows: Vec<Vec<f64>> =
+                serde_json::from_str(&text).map_err(|e| corrupt(format!("the stored {what}: {e}")))?;
+            TransitionMatrix::new(rows).map(Some).map_err(|e| corrupt(format!("the stored {what}: {e}")))
+        };
+    checked("budget plan", &budgets, Some(&budgets_sha))?;
+    let config = StreamConfig {
+        scheme: SchemeKind::from_name(&scheme)
+            .ok_or_else(|| corrupt(format!("unknown scheme {scheme:?}")))?,
+        epsilon,
+        window: usize::try_from(window).map_err(|_| corrupt(format!("window {window}")))?,
+        sensitivity,
+        sampler: Sampler::from_name(&sampler)
+            .ok_or_else(|| corrupt(format!("unknown sampler {sampler:?}")))?,
+        backward: matrix("backward matrix", pb, pb_sha)?,
+        forward: matrix("forward matrix", pf, pf_sha)?,
+        alpha,
+        budgets: serde_json::from_str(&budgets)
+            .map_err(|e| corrupt(format!("the stored budget plan: {e}")))?,
+    };
+    config.check().map_err(|e| corrupt(format!("stored parameters: {e}")))?;
+    Ok(config)
+}

@@ -1,0 +1,204 @@
+//! The durable stream's promises, on scripted noise: idempotent keys, refused conflicts and
+//! out-of-order keys, enforcement before noise, and resumption equal to an uninterrupted run.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use tpl_core::TransitionMatrix;
+use tpl_mechanisms::{MechError, NoiseSource, SchemeKind};
+use tpl_stream::{Sampler, Stream, StreamConfig, StreamError};
+
+/// A fresh path in a fresh temporary folder.
+fn temp_db(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tpl-stream-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("s.db")
+}
+
+fn config(scheme: SchemeKind, epsilon: f64, window: usize) -> StreamConfig {
+    StreamConfig {
+        scheme,
+        epsilon,
+        window,
+        sensitivity: 2.0,
+        sampler: Sampler::Discrete,
+        backward: None,
+        forward: None,
+        alpha: None,
+        budgets: vec![],
+    }
+}
+
+/// Noise from one queue shared by every sampler made from it: a stream reopened any number
+/// of times draws the same sequence as one kept open.
+#[derive(Clone)]
+struct Shared(Rc<RefCell<VecDeque<f64>>>);
+
+impl NoiseSource for Shared {
+    fn laplace(&mut self, _: f64) -> tpl_mechanisms::Result<f64> {
+        self.0.borrow_mut().pop_front().ok_or(MechError::ScriptExhausted)
+    }
+    fn integer_valued(&self) -> bool {
+        true
+    }
+}
+
+fn shared(seed: u64, n: usize) -> Shared {
+    let mut x = seed;
+    let values = (0..n)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 33) % 61) as f64 - 30.0
+        })
+        .collect();
+    Shared(Rc::new(RefCell::new(values)))
+}
+
+fn open(path: &std::path::Path, noise: &Shared) -> Stream {
+    let noise = noise.clone();
+    Stream::open_with_noise(path, move || Box::new(noise.clone())).unwrap()
+}
+
+fn counts(t: usize) -> Vec<f64> {
+    vec![(t * 37 % 101) as f64, (t % 7) as f64 * 20.0, 50.0]
+}
+
+#[test]
+fn a_retried_key_returns_the_stored_release_and_spends_nothing() {
+    let path = temp_db("retry");
+    Stream::create(&path, &config(SchemeKind::Bd, 1.0, 5)).unwrap();
+    let mut s = open(&path, &shared(1, 100));
+    let first = s.push(Some(10), &counts(1)).unwrap();
+    let second = s.push(Some(11), &counts(2)).unwrap();
+    drop(s);
+    let mut s = Stream::open(&path).unwrap(); // fresh OS noise: a replay must not draw
+    let again = s.push(Some(10), &counts(1)).unwrap();
+    assert!(again.replayed);
+    assert_eq!(again.record, first.record);
+    assert_eq!(s.push(Some(11), &counts(2)).unwrap().record, second.record);
+    assert_eq!(s.status().unwrap().budgets.len(), 2);
+}
+
+#[test]
+fn the_same_key_with_other_counts_is_refused_and_changes_nothing() {
+    let path = temp_db("conflict");
+    Stream::create(&path, &config(SchemeKind::Uniform, 1.0, 4)).unwrap();
+    let mut s = Stream::open(&path).unwrap();
+    s.push(Some(0), &counts(0)).unwrap();
+    let before = s.steps().unwrap();
+    let e = s.push(Some(0), &counts(1)).unwrap_err();
+    assert!(matches!(e, StreamError::KeyConflict { key: 0, step: 1 }), "{e}");
+    assert_eq!(s.steps().unwrap(), before);
+}
+
+#[test]
+fn keys_must_increase() {
+    let path = temp_db("order");
+    Stream::create(&path, &config(SchemeKind::Uniform, 1.0, 4)).unwrap();
+    let mut s = Stream::open(&path).unwrap();
+    s.push(Some(5), &counts(0)).unwrap();
+    let e = s.push(Some(3), &counts(1)).unwrap_err();
+    assert!(matches!(e, StreamError::KeyOrder { key: 3, last: 5 }), "{e}");
+    // Rows without a key follow the last one.
+    assert_eq!(s.push(None, &counts(2)).unwrap().record.key, 6);
+    assert_eq!(s.steps().unwrap().len(), 2);
+}
+
+#[test]
+fn every_window_of_a_long_stream_stays_within_epsilon() {
+    // The schemes keep (W) by construction; the stream checks it again before every draw
+    // (unit test `guard::tests::a_draw_that_would_take_a_window_over_epsilon_is_refused`)
+    // and on every stored step it resumes from.
+    let path = temp_db("window");
+    Stream::create(&path, &config(SchemeKind::Ba, 1.0, 4)).unwrap();
+    let mut s = open(&path, &shared(3, 1000));
+    for t in 0..60 {
+        s.push(None, &counts(t)).unwrap();
+    }
+    let status = s.status().unwrap();
+    assert!(status.max_window_spend <= 1.0);
+    assert!(status.refused.is_empty());
+}
+
+#[test]
+fn a_step_that_would_take_leakage_over_alpha_repeats_the_last_release_at_zero() {
+    let path = temp_db("alpha");
+    let p = TransitionMatrix::smoothed_identity(3, 0.05).unwrap();
+    let mut c = config(SchemeKind::Uniform, 1.0, 2);
+    c.backward = Some(p.clone());
+    c.forward = Some(p);
+    c.alpha = Some(1.5);
+    Stream::create(&path, &c).unwrap();
+    let mut s = open(&path, &shared(4, 1000));
+    let mut refused = 0;
+    for t in 0..30 {
+        let r = s.push(None, &counts(t)).unwrap().record;
+        if let Some(reason) = &r.refused {
+            refused += 1;
+            assert!(!r.published && r.spent.total() == 0.0, "{r:?}");
+            assert!(reason.contains("alpha"), "{reason}");
+        }
+        assert!(r.max_tpl.unwrap() <= 1.5, "{r:?}");
+    }
+    assert!(refused > 0, "uniform at 0.5 per step must reach α = 1.5 under strong correlation");
+    let status = s.status().unwrap();
+    assert!(status.realized.unwrap().0 <= 1.5);
+    assert_eq!(status.refused.len(), refused);
+}
+
+#[test]
+fn a_first_step_over_alpha_is_refused_and_nothing_is_recorded() {
+    let path = temp_db("first");
+    let p = TransitionMatrix::smoothed_identity(3, 0.05).unwrap();
+    let mut c = config(SchemeKind::Sample, 1.0, 2);
+    c.backward = Some(p);
+    c.alpha = Some(0.5);
+    Stream::create(&path, &c).unwrap();
+    let mut s = Stream::open(&path).unwrap();
+    assert!(matches!(s.push(None, &counts(0)), Err(StreamError::FirstRefused { .. })));
+    assert!(s.steps().unwrap().is_empty());
+}
+
+#[test]
+fn a_resumed_stream_spends_and_releases_as_an_uninterrupted_one() {
+    for scheme in SchemeKind::ALL {
+        let mut c = config(scheme, 1.0, 5);
+        let p = TransitionMatrix::smoothed_identity(3, 0.2).unwrap();
+        c.forward = Some(p);
+        let (a, b) = (
+            temp_db(&format!("resume-a-{}", scheme.name())),
+            temp_db(&format!("resume-b-{}", scheme.name())),
+        );
+        Stream::create(&a, &c).unwrap();
+        Stream::create(&b, &c).unwrap();
+        let (na, nb) = (shared(9, 2000), shared(9, 2000));
+        let mut whole = open(&a, &na);
+        let uninterrupted: Vec<_> =
+            (0..40).map(|t| whole.push(Some(t as i64), &counts(t)).unwrap().record).collect();
+        let mut resumed = Vec::new();
+        for chunk in (0..40).collect::<Vec<usize>>().chunks(7) {
+            let mut s = open(&b, &nb); // a new process per chunk
+            for &t in chunk {
+                resumed.push(s.push(Some(t as i64), &counts(t)).unwrap().record);
+            }
+        }
+        assert_eq!(resumed, uninterrupted, "{}", scheme.name());
+    }
+}
+
+#[test]
+fn bad_parameters_create_nothing() {
+    let path = temp_db("params");
+    let mut c = config(SchemeKind::Pba, 1.0, 5);
+    assert!(matches!(Stream::create(&path, &c), Err(StreamError::Config(_))));
+    c.scheme = SchemeKind::Bd;
+    c.alpha = Some(1.0);
+    assert!(matches!(Stream::create(&path, &c), Err(StreamError::Config(_))));
+    assert!(!path.exists());
+    c.alpha = None;
+    Stream::create(&path, &c).unwrap();
+    assert!(matches!(Stream::create(&path, &c), Err(StreamError::Exists { .. })));
+}
