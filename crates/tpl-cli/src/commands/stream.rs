@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
-use tpl_mechanisms::{Run, SchemeKind};
+use tpl_alloc::Correlation;
+use tpl_compare::guaranteed_leakage;
+use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism, PbaCorrelation, Run, SchemeInputs, SchemeKind};
 use tpl_stream::{Status, StepRecord, Stream, StreamConfig, StreamError};
 
 use crate::args::{CorrelationArgs, WEventArgs};
@@ -110,7 +112,7 @@ pub fn run(args: &StreamArgs) -> Result<StreamReport> {
         StreamCommand::Push(a) => push(a).map(StreamReport::Releases),
         StreamCommand::Status(a) => {
             let mut s = open(a)?;
-            Ok(StreamReport::Status(StatusReport { status: s.status().map_err(stream_error)? }))
+            Ok(StreamReport::Status(StatusReport::new(s.status().map_err(stream_error)?)?))
         }
         StreamCommand::Export(a) => {
             let mut s = open(a)?;
@@ -159,7 +161,7 @@ fn init(a: &InitArgs) -> Result<StatusReport> {
     a.wevent.params()?;
     Stream::create(&a.db.db, &config).map_err(stream_error)?;
     let mut s = open(&a.db)?;
-    Ok(StatusReport { status: s.status().map_err(stream_error)? })
+    StatusReport::new(s.status().map_err(stream_error)?)
 }
 
 fn push(a: &PushArgs) -> Result<ReleaseReport> {
@@ -250,6 +252,39 @@ fn releases(
 /// `tpl stream status` (and what `init` prints).
 pub struct StatusReport {
     status: Status,
+    /// The guaranteed leakage over every run the scheme could have produced so far (max TPL,
+    /// max window leakage; `docs/model.md` §9), when the stream has matrices and steps.
+    guaranteed: Option<(f64, f64)>,
+}
+
+/// The guaranteed (ex-ante) leakage of a stream's scheme over its steps so far: the same
+/// audit `tpl compare` reports, from the stored parameters (nothing is drawn).
+fn guaranteed(status: &Status) -> Result<Option<(f64, f64)>> {
+    let c = &status.config;
+    let steps = status.budgets.len();
+    if steps == 0 || (c.backward.is_none() && c.forward.is_none()) {
+        return Ok(None);
+    }
+    let corr = Correlation::new(c.backward.as_ref(), c.forward.as_ref())
+        .map_err(|e| CliError::Usage(format!("the stream's matrices: {e}")))?;
+    let params = c.params().map_err(stream_error)?;
+    let inputs = SchemeInputs {
+        correlation: PbaCorrelation::from_matrices(c.backward.as_ref(), c.forward.as_ref()),
+        plan: c.budgets.clone(),
+    };
+    // The scheme only states its caps here; its mechanism never draws.
+    let mechanism = LaplaceMechanism::new(DiscreteLaplace::from_os_rng());
+    let scheme = c.scheme.build(params, mechanism, inputs).map_err(|e| CliError::Usage(e.to_string()))?;
+    let g = guaranteed_leakage(scheme.as_ref(), &corr, steps, c.window.min(steps))
+        .map_err(|e| CliError::Usage(format!("the guaranteed audit: {e}")))?;
+    Ok(Some((g.max_tpl, g.max_window_leakage.unwrap_or(g.max_tpl))))
+}
+
+impl StatusReport {
+    fn new(status: Status) -> Result<Self> {
+        let guaranteed = guaranteed(&status)?;
+        Ok(Self { status, guaranteed })
+    }
 }
 
 impl StatusReport {
@@ -257,6 +292,7 @@ impl StatusReport {
         let s = &self.status;
         let c = &s.config;
         let realized = s.realized.map(|(tpl, w)| json!({"max_tpl": tpl, "max_window_leakage": w}));
+        let guaranteed = self.guaranteed.map(|(tpl, w)| json!({"max_tpl": tpl, "max_window_leakage": w}));
         json!({
             "steps": s.budgets.len(),
             "scheme": c.scheme.name(),
@@ -270,7 +306,7 @@ impl StatusReport {
             "refused": s.refused,
             "last_key": s.last_key,
             "max_window_spend": s.max_window_spend,
-            "leakage": {"realized": realized, "guaranteed": Value::Null},
+            "leakage": {"realized": realized, "guaranteed": guaranteed},
             "format_version": tpl_stream::FORMAT_VERSION,
             "version": VERSION,
         })
