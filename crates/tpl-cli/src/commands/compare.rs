@@ -2,21 +2,17 @@
 //! leakage the adversary's correlation really gives (TKDE Theorem 3 audit), with an
 //! optional chart of error against leakage.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use serde_json::Value;
-use tpl_compare::{Comparison, Seed, Setup, Strategy, compare};
-use tpl_core::{Short, TransitionMatrix};
+use tpl_compare::Strategy;
 use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism};
 
 use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
-use crate::chart::{Point, scatter_chart};
+use crate::comparison_report::{CompareReport, Options, run_comparison};
 use crate::counts_file::{check_counts, read_counts};
 use crate::error::Result;
-use crate::progress;
-use crate::provenance::{VERSION, note_seeded};
-use crate::render::{Report, Table, csv_text, human};
+use crate::provenance::note_seeded;
 
 /// Post-processing applied to every strategy's releases (in extra rows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -57,9 +53,6 @@ pub struct CompareArgs {
     pub chart: Option<PathBuf>,
 }
 
-/// The comparison table: the library's result, rendered and drawn here.
-pub struct CompareReport(pub Comparison);
-
 /// Runs `tpl compare`.
 pub fn run(args: &CompareArgs) -> Result<CompareReport> {
     let counts = read_counts(&args.counts, false)?;
@@ -93,245 +86,4 @@ pub fn run(args: &CompareArgs) -> Result<CompareReport> {
     }
     note_seeded(args.seed.seed, "these releases");
     Ok(report)
-}
-
-/// The flags of a comparison, before validation.
-pub struct Options {
-    /// ε of the schemes.
-    pub epsilon: f64,
-    /// w.
-    pub window: usize,
-    /// α of the allocators (default ε).
-    pub alpha: Option<f64>,
-    /// Δ.
-    pub sensitivity: f64,
-    /// R.
-    pub runs: usize,
-    /// MAP rows.
-    pub map: bool,
-    /// --seed.
-    pub seed: Option<u64>,
-}
-
-/// Runs the comparison of `tpl-compare`, with a progress bar on a terminal.
-pub fn run_comparison(
-    truth: &[Vec<f64>],
-    backward: Option<&TransitionMatrix>,
-    forward: Option<&TransitionMatrix>,
-    o: &Options,
-    strategies: &[Strategy],
-) -> Result<CompareReport> {
-    let setup = Setup::new(truth, o.epsilon, o.window)
-        .backward(backward)
-        .forward(forward)
-        .alpha(o.alpha)
-        .sensitivity(o.sensitivity)
-        .runs(o.runs)
-        .map(o.map)
-        .seed(Seed::new(o.seed));
-    let bar = progress::bar(setup.total_runs(strategies) as u64, "comparing", "runs");
-    let comparison = compare(&setup, strategies, &|| bar.inc(1));
-    bar.finish_and_clear();
-    Ok(CompareReport(comparison?))
-}
-
-impl CompareReport {
-    /// Writes the error-vs-leakage chart: one labelled point per strategy that ran at its
-    /// realised leakage, and, for a scheme whose guaranteed leakage is higher, a second point
-    /// at the guaranteed leakage (same error) in a group of its own.
-    pub fn chart(&self, path: &Path, data: &str) -> Result<()> {
-        let baseline = self
-            .0
-            .rows
-            .iter()
-            .find(|r| r.base.is_none())
-            .and_then(|r| r.outcome.as_ref().ok())
-            .map(|s| s.mse.mean);
-        let mut points: Vec<Point> = self
-            .0
-            .rows
-            .iter()
-            .filter_map(|r| {
-                let s = r.outcome.as_ref().ok()?;
-                let group = match (r.base?, r.map) {
-                    (Strategy::Scheme(_), m) => usize::from(m) * 2,
-                    (_, m) => 1 + usize::from(m) * 2,
-                };
-                Some(Point { label: r.strategy.clone(), x: s.max_window_leakage, y: s.mse.mean, group })
-            })
-            .collect();
-        // The guaranteed leakage of the schemes that do not always spend their caps (the
-        // others' coincides with the realised point).
-        points.extend(self.0.rows.iter().filter(|r| !r.map).filter_map(|r| {
-            let s = r.outcome.as_ref().ok()?;
-            let above = s.guaranteed_max_window_leakage > s.max_window_leakage * (1.0 + 1e-9);
-            above.then(|| Point {
-                label: format!("{} (guaranteed)", r.strategy),
-                x: s.guaranteed_max_window_leakage,
-                y: s.mse.mean,
-                group: 4,
-            })
-        }));
-        scatter_chart(
-            path,
-            &format!(
-                "Error vs. leakage: {data} (ε = {}, w = {}, α = {})",
-                human(self.0.epsilon),
-                self.0.window,
-                human(self.0.alpha)
-            ),
-            &format!("largest leakage of {} consecutive steps under the correlation (log)", self.0.window),
-            "mean squared error per cell and step (log)",
-            &[
-                "w-event schemes",
-                "TPL allocators",
-                "schemes + MAP",
-                "allocators + MAP",
-                "schemes: guaranteed over every run",
-            ],
-            &points,
-            baseline.map(|y| ("no release: prior mean (leaks 0)", y)),
-        )
-    }
-}
-
-impl Report for CompareReport {
-    fn json(&self) -> Value {
-        let mut out = serde_json::to_value(&self.0).unwrap_or(Value::Null);
-        if let Value::Object(map) = &mut out {
-            map.insert("version".into(), VERSION.into());
-        }
-        out
-    }
-
-    fn csv(&self) -> String {
-        let header = [
-            "strategy",
-            "mae",
-            "mae_std",
-            "mse",
-            "mse_std",
-            "max_window_budget",
-            "max_tpl",
-            "max_window_leakage",
-            "guaranteed_max_tpl",
-            "guaranteed_max_window_leakage",
-            "published_fraction",
-            "error",
-        ];
-        let c = &self.0;
-        // A `#` line first, as in the CSV of `tpl release`: how the comparison was made.
-        let seed = if c.seeded { format!(" seed={}", c.seed) } else { String::new() };
-        let mut out = format!(
-            "# tpl {VERSION} compare: epsilon={} window={} alpha={} sensitivity={} runs={} seeded={}{seed} \
-             steps={} cells={}\n",
-            Short(c.epsilon),
-            c.window,
-            Short(c.alpha),
-            Short(c.sensitivity),
-            c.runs,
-            c.seeded,
-            c.horizon,
-            c.cells
-        );
-        out.push_str(&csv_text(|w| {
-            w.record(header)?;
-            for r in &self.0.rows {
-                w.field(&r.strategy)?;
-                match &r.outcome {
-                    Ok(s) => {
-                        let (mae, mse) = (&s.mae, &s.mse);
-                        for v in [mae.mean, mae.std, mse.mean, mse.std, s.max_window_budget, s.max_tpl] {
-                            w.value(v)?;
-                        }
-                        w.value(s.max_window_leakage)?;
-                        w.value(s.guaranteed_max_tpl)?;
-                        w.value(s.guaranteed_max_window_leakage)?;
-                        w.value(s.published_fraction)?;
-                        w.field("")?;
-                    }
-                    Err(why) => {
-                        for _ in 0..10 {
-                            w.field("")?;
-                        }
-                        w.field(&why.to_string())?;
-                    }
-                }
-                w.end()?;
-            }
-            Ok(())
-        }));
-        out
-    }
-
-    fn table(&self) -> String {
-        let mut t = Table::new(&[
-            "strategy",
-            "MAE",
-            "MSE (± sd)",
-            "max w-budget",
-            "max TPL",
-            "max w-leakage",
-            "guar. max TPL",
-            "guar. max w-leakage",
-            "published",
-        ]);
-        let mut notes = Vec::new();
-        for r in &self.0.rows {
-            match &r.outcome {
-                Ok(s) => t.row(vec![
-                    r.strategy.clone(),
-                    human(s.mae.mean),
-                    format!("{} ± {}", human(s.mse.mean), human(s.mse.std)),
-                    human(s.max_window_budget),
-                    human(s.max_tpl),
-                    human(s.max_window_leakage),
-                    human(s.guaranteed_max_tpl),
-                    human(s.guaranteed_max_window_leakage),
-                    format!("{:.1} %", 100.0 * s.published_fraction),
-                ]),
-                Err(why) => {
-                    let why = why.to_string();
-                    if !notes.iter().any(|n: &String| n.ends_with(why.as_str())) {
-                        notes.push(format!("  {}: {why}", r.strategy));
-                    }
-                    t.row(vec![
-                        r.strategy.clone(),
-                        "-".into(),
-                        "cannot run (see below)".into(),
-                        "-".into(),
-                        "-".into(),
-                        "-".into(),
-                        "-".into(),
-                        "-".into(),
-                        "-".into(),
-                    ]);
-                }
-            }
-        }
-        let mut out = format!(
-            "{} strategies on {} steps × {} cells, {} run(s) each (seed {}{}); schemes: ε = {} per {} steps, allocators: α = {}; \
-             sensitivity Δ = {}.\n\
-             Error is per cell and step; leakage is audited under the given correlation, each step spending \
-             ε_t·2/Δ against one person's change: max = the worst of the runs drawn (realised), guar. = a bound \
-             over every run the strategy could produce (guaranteed; equal for budgets fixed in advance).\n\n{}",
-            self.0.rows.len(),
-            self.0.horizon,
-            self.0.cells,
-            self.0.runs,
-            self.0.seed,
-            if self.0.seeded { ", given: NOT private" } else { "" },
-            human(self.0.epsilon),
-            self.0.window,
-            human(self.0.alpha),
-            human(self.0.sensitivity),
-            t.render()
-        );
-        if !notes.is_empty() {
-            out.push_str("\nWhy some strategies cannot run:\n");
-            out.push_str(&notes.join("\n"));
-            out.push('\n');
-        }
-        out
-    }
 }

@@ -12,7 +12,7 @@ use tpl_core::{
 };
 
 use crate::chart::leakage_chart;
-use crate::commands::compare::{CompareReport, Options, run_comparison};
+use crate::comparison_report::{CompareReport, Options, run_comparison};
 use crate::error::{CliError, Result};
 use crate::matrix_file::matrix_text;
 use crate::output_dir::{create_dir, write_file};

@@ -12,10 +12,10 @@ use tpl_stream::{Status, StepRecord, Stream, StreamConfig, StreamError};
 
 use crate::args::{CorrelationArgs, WEventArgs};
 use crate::budget_file::read_budgets;
-use crate::commands::release::{ReleaseReport, Sampler, StreamSteps, parse_scheme};
 use crate::counts_file::read_counts;
 use crate::error::{CliError, Result};
 use crate::provenance::VERSION;
+use crate::release_report::{ReleaseReport, Sampler, StreamSteps, parse_scheme};
 use crate::render::{Report, Table, csv_text, human};
 
 /// Arguments of `tpl stream`.

@@ -1,0 +1,309 @@
+//! The output of a release — `tpl release`, and the steps of `tpl stream push` and `export`:
+//! the releases with how they were made, in the three formats.
+
+use std::path::PathBuf;
+
+use clap::ValueEnum;
+use serde_json::{Value, json};
+use tpl_core::{Short, TransitionMatrix};
+use tpl_mechanisms::{Run, SchemeKind};
+
+use crate::args::CorrelationArgs;
+use crate::provenance::VERSION;
+use crate::render::{Report, Table, csv_text, human};
+use crate::text;
+
+/// The noise sampler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Sampler {
+    /// Exact discrete Laplace on the integers (release-grade; integer counts within ±2^52).
+    #[value(alias = "secure")]
+    Discrete,
+    /// Inverse-CDF float Laplace: fast, any data, NOT release-grade.
+    Float,
+}
+
+impl Sampler {
+    /// The name in outputs (`"discrete"` or `"float"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Discrete => "discrete",
+            Self::Float => "float",
+        }
+    }
+}
+
+/// The scheme named on the command line.
+pub fn parse_scheme(name: &str) -> std::result::Result<SchemeKind, String> {
+    SchemeKind::from_name(name).ok_or_else(|| {
+        let all: Vec<&str> = SchemeKind::ALL.iter().chain(&[SchemeKind::Planned]).map(|k| k.name()).collect();
+        format!("unknown scheme {name:?}; one of: {}", all.join(", "))
+    })
+}
+
+/// A finished release, with how it was made (also the output of `tpl stream push` and
+/// `export`, whose steps carry their stream step numbers and keys).
+pub struct ReleaseReport {
+    /// The command, for the provenance line (`release`, `stream push`, `stream export`).
+    pub command: &'static str,
+    pub(crate) scheme: &'static str,
+    pub(crate) epsilon: f64,
+    pub(crate) window: usize,
+    pub(crate) sensitivity: f64,
+    pub(crate) sampler: Sampler,
+    pub(crate) seeded: bool,
+    /// The input's `timestamp_bucket` of each step, when it has that column.
+    pub(crate) buckets: Option<Vec<u64>>,
+    pub(crate) matrices: MatricesUsed,
+    pub(crate) run: Run,
+    /// Stream steps: t, key, whether the stored release was returned, and why a step was
+    /// refused; `None` for `tpl release` (t = 1..T, key = t).
+    pub(crate) stream: Option<StreamSteps>,
+}
+
+/// The per-step extras of a stream's releases.
+pub struct StreamSteps {
+    /// t of each step.
+    pub t: Vec<usize>,
+    /// Its key.
+    pub key: Vec<i64>,
+    /// True when the push returned the stored release (nothing spent).
+    pub replayed: Vec<bool>,
+    /// Why the stream's checks refused the step, if they did.
+    pub refused: Vec<Option<String>>,
+}
+
+impl ReleaseReport {
+    /// The releases of stream steps (`tpl stream push`, `tpl stream export`).
+    pub fn of_stream(
+        command: &'static str,
+        config: &tpl_stream::StreamConfig,
+        run: Run,
+        steps: StreamSteps,
+    ) -> Self {
+        let sampler = match config.sampler {
+            tpl_stream::Sampler::Discrete => Sampler::Discrete,
+            tpl_stream::Sampler::Float => Sampler::Float,
+        };
+        Self {
+            command,
+            scheme: config.scheme.name(),
+            epsilon: config.epsilon,
+            window: config.window,
+            sensitivity: config.sensitivity,
+            sampler,
+            seeded: false,
+            buckets: None,
+            matrices: MatricesUsed::stored(config),
+            run,
+            stream: Some(steps),
+        }
+    }
+
+    /// t of row i.
+    fn t(&self, i: usize) -> usize {
+        self.stream.as_ref().map_or(i + 1, |s| s.t[i])
+    }
+
+    /// The key of row i (the CSV's `timestamp_bucket`).
+    fn key(&self, i: usize) -> i64 {
+        self.stream.as_ref().map_or(i as i64 + 1, |s| s.key[i])
+    }
+}
+
+/// The correlation matrices a release was given (the pba scheme's pool depends on them):
+/// file name and size of each, and how the files were read.
+pub(crate) struct MatricesUsed {
+    pub(crate) backward: Option<(String, usize)>,
+    pub(crate) forward: Option<(String, usize)>,
+    pub(crate) normalize: bool,
+    pub(crate) smoothing: Option<f64>,
+}
+
+impl MatricesUsed {
+    pub(crate) fn new(
+        corr: &CorrelationArgs,
+        pb: Option<&TransitionMatrix>,
+        pf: Option<&TransitionMatrix>,
+    ) -> Self {
+        let used = |path: &Option<PathBuf>, m: Option<&TransitionMatrix>| {
+            path.as_deref().zip(m).map(|(p, m)| (text::name(p), m.n()))
+        };
+        Self {
+            backward: used(&corr.backward, pb),
+            forward: used(&corr.forward, pf),
+            normalize: corr.matrices.normalize,
+            smoothing: corr.matrices.smoothing,
+        }
+    }
+
+    /// The matrices a stream stored at `init` (their contents live in the stream file).
+    fn stored(config: &tpl_stream::StreamConfig) -> Self {
+        let one =
+            |m: &Option<TransitionMatrix>| m.as_ref().map(|m| ("(stored in the stream)".to_string(), m.n()));
+        Self {
+            backward: one(&config.backward),
+            forward: one(&config.forward),
+            normalize: false,
+            smoothing: None,
+        }
+    }
+
+    fn json(&self) -> Value {
+        let one = |m: &Option<(String, usize)>| {
+            m.as_ref().map(|(file, n)| {
+                json!({ "file": file, "n": n, "normalize": self.normalize, "smoothing": self.smoothing })
+            })
+        };
+        json!({ "backward": one(&self.backward), "forward": one(&self.forward) })
+    }
+
+    /// ` backward=FILE(n=N)` for each matrix given, and how they were read; empty without.
+    fn provenance(&self) -> String {
+        let mut out = String::new();
+        for (side, m) in [("backward", &self.backward), ("forward", &self.forward)] {
+            if let Some((file, n)) = m {
+                out.push_str(&format!(" {side}={file}(n={n})"));
+            }
+        }
+        if !out.is_empty() {
+            if self.normalize {
+                out.push_str(" normalize=true");
+            }
+            if let Some(s) = self.smoothing {
+                out.push_str(&format!(" smoothing={}", Short(s)));
+            }
+        }
+        out
+    }
+}
+
+impl ReleaseReport {
+    /// How the release was made, in one line (the CSV's leading `#` comment).
+    fn provenance(&self) -> String {
+        format!(
+            "tpl {VERSION} {}: scheme={} epsilon={} window={} sensitivity={} sampler={} seeded={}{}",
+            self.command,
+            self.scheme,
+            Short(self.epsilon),
+            self.window,
+            Short(self.sensitivity),
+            self.sampler.name(),
+            self.seeded,
+            self.matrices.provenance()
+        )
+    }
+}
+
+impl Report for ReleaseReport {
+    fn json(&self) -> Value {
+        let r = &self.run;
+        let t: Vec<usize> = (0..r.published.len()).map(|i| self.t(i)).collect();
+        let matrices = self.matrices.json();
+        let mut out = json!({
+            "scheme": self.scheme,
+            "epsilon": self.epsilon,
+            "window": self.window,
+            "sensitivity": self.sensitivity,
+            "sampler": self.sampler.name(),
+            "seeded": self.seeded,
+            "version": VERSION,
+            "t": t,
+            "published": r.published,
+            "budget": r.budgets(),
+            "releases": r.releases,
+            "max_window_budget": r.max_window_budget,
+            "backward": matrices["backward"],
+            "forward": matrices["forward"],
+        });
+        if let (Some(s), Some(map)) = (&self.stream, out.as_object_mut()) {
+            map.insert("key".into(), json!(s.key));
+            map.insert("replayed".into(), json!(s.replayed));
+            map.insert("refused".into(), json!(s.refused));
+        }
+        out
+    }
+
+    fn csv(&self) -> String {
+        let r = &self.run;
+        let d = r.releases.first().map_or(0, Vec::len);
+        // A `#` line first: counts files skip it, so the CSV still reads back.
+        let mut out = format!("# {}\n", self.provenance());
+        out.push_str(&csv_text(|w| {
+            for name in ["timestamp_bucket", "published", "budget", "publication_budget"] {
+                w.field(name)?;
+            }
+            for j in 0..d {
+                w.value(format_args!("c{j}"))?;
+            }
+            w.end()?;
+            for t in 0..r.published.len() {
+                let spent = r.spent[t];
+                let fresh = if r.published[t] { spent.publication } else { 0.0 };
+                match (&self.stream, &self.buckets) {
+                    (Some(_), _) => w.value(self.key(t))?,
+                    (None, Some(buckets)) => w.value(buckets[t])?,
+                    (None, None) => w.value(t + 1)?,
+                }
+                w.value(u8::from(r.published[t]))?;
+                w.value(spent.total())?;
+                w.value(fresh)?;
+                for v in &r.releases[t] {
+                    w.value(v)?;
+                }
+                w.end()?;
+            }
+            Ok(())
+        }));
+        out
+    }
+
+    fn table(&self) -> String {
+        let r = &self.run;
+        let published = r.published.iter().filter(|&&p| p).count();
+        let mut t = Table::new(&["t", "published", "ε_t", "release (first cells)"]);
+        for i in 0..r.published.len() {
+            let cells: Vec<String> = r.releases[i].iter().take(4).map(|&v| human(v)).collect();
+            let more = if r.releases[i].len() > 4 { ", …" } else { "" };
+            let note = match &self.stream {
+                Some(s) if s.refused[i].is_some() => " (refused)",
+                Some(s) if s.replayed[i] => " (stored)",
+                _ => "",
+            };
+            t.row(vec![
+                self.t(i).to_string(),
+                format!("{}{note}", if r.published[i] { "yes" } else { "-" }),
+                human(r.spent[i].total()),
+                format!("{}{more}", cells.join(", ")),
+            ]);
+        }
+        t.elide(5);
+        let stream_line = match &self.stream {
+            Some(s) => format!(
+                "{} of these steps new, {} returned as stored (nothing spent), {} refused by the stream's checks \
+                 (the last release repeated at ε_t = 0).\n",
+                s.replayed.iter().filter(|&&r| !r).count(),
+                s.replayed.iter().filter(|&&r| r).count(),
+                s.refused.iter().filter(|r| r.is_some()).count()
+            ),
+            None => String::new(),
+        };
+        format!(
+            "{stream_line}Scheme {}: {} steps, {} fresh publications ({:.1} %); every window of {} steps spends at most {} (ε = {}).\n\
+             Sensitivity Δ = {}, {} sampler{}, {}{}.\n\n{}",
+            self.scheme,
+            r.published.len(),
+            published,
+            100.0 * published as f64 / r.published.len().max(1) as f64,
+            self.window,
+            human(r.max_window_budget),
+            human(self.epsilon),
+            human(self.sensitivity),
+            self.sampler.name(),
+            if self.sampler == Sampler::Float { " (NOT release-grade)" } else { "" },
+            if self.seeded { "seeded (reproducible, NOT private)" } else { "OS randomness" },
+            format_args!("; tpl {VERSION}"),
+            t.render()
+        )
+    }
+}
