@@ -14,14 +14,17 @@ use serde_json::Value;
 /// A per-test scratch folder (process id + test name), removed on drop.
 pub struct Scratch {
     pub dir: PathBuf,
+    /// Removes the folder when the test ends.
+    _folder: tempfile::TempDir,
 }
 
 impl Scratch {
     pub fn new(test: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("tpl-cli-test-{}-{test}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create scratch folder");
-        Self { dir }
+        let folder = tempfile::Builder::new()
+            .prefix(&format!("tpl-cli-test-{test}-"))
+            .tempdir()
+            .expect("create scratch folder");
+        Self { dir: folder.path().to_path_buf(), _folder: folder }
     }
 
     /// Writes `content` to `name` in the folder and returns the path as a string.
@@ -34,12 +37,6 @@ impl Scratch {
     /// A path in the folder that is not created.
     pub fn path(&self, name: &str) -> String {
         path_str(&self.dir.join(name))
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
