@@ -10,12 +10,11 @@ use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{MechError, NoiseSource, SchemeKind};
 use tpl_stream::{Sampler, Stream, StreamConfig, StreamError};
 
-/// A fresh path in a fresh temporary folder.
-fn temp_db(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tpl-stream-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join("s.db")
+/// A fresh path in a fresh temporary folder (removed when the folder is dropped).
+fn temp_db(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::Builder::new().prefix(&format!("tpl-stream-test-{name}-")).tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    (dir, path)
 }
 
 fn config(scheme: SchemeKind, epsilon: f64, window: usize) -> StreamConfig {
@@ -68,7 +67,7 @@ fn counts(t: usize) -> Vec<f64> {
 
 #[test]
 fn a_retried_key_returns_the_stored_release_and_spends_nothing() {
-    let path = temp_db("retry");
+    let (_dir, path) = temp_db("retry");
     Stream::create(&path, &config(SchemeKind::Bd, 1.0, 5)).unwrap();
     let mut s = open(&path, &shared(1, 100));
     let first = s.push(Some(10), &counts(1)).unwrap();
@@ -84,7 +83,7 @@ fn a_retried_key_returns_the_stored_release_and_spends_nothing() {
 
 #[test]
 fn the_same_key_with_other_counts_is_refused_and_changes_nothing() {
-    let path = temp_db("conflict");
+    let (_dir, path) = temp_db("conflict");
     Stream::create(&path, &config(SchemeKind::Uniform, 1.0, 4)).unwrap();
     let mut s = Stream::open(&path).unwrap();
     s.push(Some(0), &counts(0)).unwrap();
@@ -96,7 +95,7 @@ fn the_same_key_with_other_counts_is_refused_and_changes_nothing() {
 
 #[test]
 fn keys_must_increase() {
-    let path = temp_db("order");
+    let (_dir, path) = temp_db("order");
     Stream::create(&path, &config(SchemeKind::Uniform, 1.0, 4)).unwrap();
     let mut s = Stream::open(&path).unwrap();
     s.push(Some(5), &counts(0)).unwrap();
@@ -112,7 +111,7 @@ fn every_window_of_a_long_stream_stays_within_epsilon() {
     // The schemes keep (W) by construction; the stream checks it again before every draw
     // (unit test `guard::tests::a_draw_that_would_take_a_window_over_epsilon_is_refused`)
     // and on every stored step it resumes from.
-    let path = temp_db("window");
+    let (_dir, path) = temp_db("window");
     Stream::create(&path, &config(SchemeKind::Ba, 1.0, 4)).unwrap();
     let mut s = open(&path, &shared(3, 1000));
     for t in 0..60 {
@@ -125,7 +124,7 @@ fn every_window_of_a_long_stream_stays_within_epsilon() {
 
 #[test]
 fn a_step_that_would_take_leakage_over_alpha_repeats_the_last_release_at_zero() {
-    let path = temp_db("alpha");
+    let (_dir, path) = temp_db("alpha");
     let p = TransitionMatrix::smoothed_identity(3, 0.05).unwrap();
     let mut c = config(SchemeKind::Uniform, 1.0, 2);
     c.backward = Some(p.clone());
@@ -151,7 +150,7 @@ fn a_step_that_would_take_leakage_over_alpha_repeats_the_last_release_at_zero() 
 
 #[test]
 fn a_first_step_over_alpha_is_refused_and_nothing_is_recorded() {
-    let path = temp_db("first");
+    let (_dir, path) = temp_db("first");
     let p = TransitionMatrix::smoothed_identity(3, 0.05).unwrap();
     let mut c = config(SchemeKind::Sample, 1.0, 2);
     c.backward = Some(p);
@@ -168,7 +167,7 @@ fn a_resumed_stream_spends_and_releases_as_an_uninterrupted_one() {
         let mut c = config(scheme, 1.0, 5);
         let p = TransitionMatrix::smoothed_identity(3, 0.2).unwrap();
         c.forward = Some(p);
-        let (a, b) = (
+        let ((_dir_a, a), (_dir_b, b)) = (
             temp_db(&format!("resume-a-{}", scheme.name())),
             temp_db(&format!("resume-b-{}", scheme.name())),
         );
@@ -191,7 +190,7 @@ fn a_resumed_stream_spends_and_releases_as_an_uninterrupted_one() {
 
 #[test]
 fn bad_parameters_create_nothing() {
-    let path = temp_db("params");
+    let (_dir, path) = temp_db("params");
     let mut c = config(SchemeKind::Pba, 1.0, 5);
     assert!(matches!(Stream::create(&path, &c), Err(StreamError::Config(_))));
     c.scheme = SchemeKind::Bd;
