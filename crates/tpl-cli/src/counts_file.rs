@@ -59,14 +59,29 @@ impl Counts {
 
 /// Reads a counts file (`-`: standard input); `allow_negative` accepts negative values
 /// (noisy releases).
+///
+/// # Errors
+/// The first bad row, naming file, line and value.
 pub fn read_counts(path: &Path, allow_negative: bool) -> Result<Counts> {
+    match read_counts_prefix(path, allow_negative)? {
+        (counts, None) => Ok(counts),
+        (_, Some(bad_row)) => Err(bad_row),
+    }
+}
+
+/// The valid rows of a counts file up to its first bad row, and that row's error (for a
+/// durable stream, whose valid steps before a bad row stand).
+///
+/// # Errors
+/// A file that cannot be read, or whose first data row is already bad.
+pub fn read_counts_prefix(path: &Path, allow_negative: bool) -> Result<(Counts, Option<CliError>)> {
     let content = text::read(path)?;
     let mut layout: Option<Layout> = None;
     let mut rows = Vec::new();
     let mut lines = Vec::new();
     let mut buckets: Vec<(u64, usize)> = Vec::new();
     let mut budgets = Vec::new();
-    text::for_each_csv_record(path, &content, |line, fields| {
+    let outcome = text::for_each_csv_record(path, &content, |line, fields| {
         let layout = match &mut layout {
             Some(layout) => layout,
             None => {
@@ -80,10 +95,12 @@ pub fn read_counts(path: &Path, allow_negative: bool) -> Result<Counts> {
             }
         };
         layout.check_width(path, line, fields.len())?;
-        let row: Result<Vec<f64>> =
-            layout.cells.iter().map(|&k| cell(path, line, k, &fields[k], allow_negative)).collect();
-        rows.push(row?);
-        lines.push(line);
+        // The whole row is checked before any of it is kept.
+        let row: Vec<f64> = layout
+            .cells
+            .iter()
+            .map(|&k| cell(path, line, k, &fields[k], allow_negative))
+            .collect::<Result<_>>()?;
         if layout.header {
             let bucket = bucket(path, line, &fields[0])?;
             if let Some(&(previous, at)) = buckets.last()
@@ -103,19 +120,25 @@ pub fn read_counts(path: &Path, allow_negative: bool) -> Result<Counts> {
         if let Some(k) = layout.budget_column {
             budgets.push(publication_budget(path, line, k, &fields[k])?);
         }
+        rows.push(row);
+        lines.push(line);
         Ok(())
-    })?;
+    });
+    let bad_row = outcome.err();
     let Some(layout) = layout.filter(|_| !rows.is_empty()) else {
-        return Err(CliError::parse(path, 0, "no data rows"));
+        return Err(bad_row.unwrap_or_else(|| CliError::parse(path, 0, "no data rows")));
     };
-    Ok(Counts {
+    buckets.truncate(rows.len());
+    budgets.truncate(rows.len());
+    let counts = Counts {
         rows,
         lines,
         buckets: layout.header.then(|| buckets.into_iter().map(|(b, _)| b).collect()),
         publication_budget: layout.budget_column.map(|_| budgets),
         text: content,
         columns: layout.cells,
-    })
+    };
+    Ok((counts, bad_row))
 }
 
 /// Which columns of a counts file hold what, as its first record says.

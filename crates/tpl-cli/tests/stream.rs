@@ -259,3 +259,29 @@ fn concurrent_pushes_make_one_valid_stream() {
         assert_eq!(releases(&v), releases(&e));
     }
 }
+
+/// A bad row in the middle of a counts file: the valid steps before it are recorded and
+/// stand, the bad row is named (exit 2, one line), and pushing the fixed file finishes the
+/// stream without spending anything again for the recorded steps.
+#[test]
+fn a_bad_row_mid_file_keeps_the_steps_before_it_and_is_named() {
+    let scratch = Scratch::new("stream-bad-row");
+    let db = scratch.path("s.db");
+    init(&db, "uniform");
+    let good = counts_file(&scratch, "good.csv", 0, 8, 3);
+    let text = std::fs::read_to_string(&good).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    lines[6] = "5,1,x,3".into(); // line 7 of the file: the step with key 5
+    let bad = scratch.file("bad.csv", &(lines.join("\n") + "\n"));
+    bad_input(&["stream", "push", "--db", &db, "--counts", &bad], &["bad.csv:7", "5 valid steps"], &["x"]);
+    let status = json(&["stream", "status", "--db", &db]);
+    assert_eq!(status["steps"].as_u64(), Some(5), "the steps before the bad row stand");
+    let before = releases(&ledger(&db));
+    let run = json(&["stream", "push", "--db", &db, "--counts", &good]);
+    let replayed: Vec<bool> =
+        run["replayed"].as_array().unwrap().iter().map(|v| v.as_bool().unwrap()).collect();
+    assert_eq!(replayed, [true, true, true, true, true, false, false, false]);
+    let after = releases(&ledger(&db));
+    assert_eq!(after.len(), 8);
+    assert_eq!(after[..5], before[..], "stored releases never change");
+}

@@ -12,7 +12,7 @@ use tpl_stream::{Status, StepRecord, Stream, StreamConfig, StreamError};
 
 use crate::args::{CorrelationArgs, WEventArgs};
 use crate::budget_file::read_budgets;
-use crate::counts_file::read_counts;
+use crate::counts_file::read_counts_prefix;
 use crate::error::{CliError, Result};
 use crate::provenance::VERSION;
 use crate::release_report::{ReleaseReport, Sampler, StreamSteps, parse_scheme};
@@ -167,7 +167,8 @@ fn init(a: &InitArgs) -> Result<StatusReport> {
 fn push(a: &PushArgs) -> Result<ReleaseReport> {
     let mut stream = open(&a.db)?;
     check_flags(a, stream.config())?;
-    let counts = read_counts(&a.counts, false)?;
+    // The valid rows before a bad one are pushed (and stand); the bad row is then named.
+    let (counts, bad_row) = read_counts_prefix(&a.counts, false)?;
     let keys = match &counts.buckets {
         Some(buckets) => buckets
             .iter()
@@ -197,6 +198,12 @@ fn push(a: &PushArgs) -> Result<ReleaseReport> {
     // Nothing is shown before every step shown is on disk.
     if pushed.iter().any(|(_, replayed)| !replayed) {
         stream.flush().map_err(stream_error)?;
+    }
+    if let Some(bad_row) = bad_row {
+        return Err(CliError::Usage(format!(
+            "{bad_row} (the {} valid steps before this row are recorded; push the file again once the row is fixed)",
+            pushed.len()
+        )));
     }
     let spend = stream.max_window_spend();
     Ok(releases("stream push", stream.config(), spend, pushed.into_iter()))
