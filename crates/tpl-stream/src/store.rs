@@ -127,13 +127,22 @@ pub fn check_header(path: &Path) -> Result<()> {
     let pages = u64::from(u32::from_be_bytes([header[28], header[29], header[30], header[31]]));
     // The size in the header is valid when its change counter matches (offsets 24 and 92).
     let valid = header[24..28] == header[92..96];
-    if valid && pages * page_size > len {
+    // A writer killed during a checkpoint can leave the header ahead of the file's length;
+    // the frames are still in the write-ahead log, from which SQLite completes the file.
+    if valid && pages * page_size > len && !has_log(path) {
         return Err(StreamError::Corrupt {
             path: path.to_path_buf(),
             reason: format!("truncated: the header records {} bytes, the file has {len}", pages * page_size),
         });
     }
     Ok(())
+}
+
+/// Whether a non-empty write-ahead log (`<file>-wal`) lies beside the stream.
+fn has_log(path: &Path) -> bool {
+    let mut log = path.as_os_str().to_owned();
+    log.push("-wal");
+    std::fs::metadata(Path::new(&log)).is_ok_and(|m| m.len() > 0)
 }
 
 /// Sets up a fresh database: WAL, the identification, the tables and the parameters.
@@ -256,4 +265,30 @@ pub fn read_config(conn: &Connection, path: &Path) -> Result<StreamConfig> {
     };
     config.check().map_err(|e| corrupt(format!("stored parameters: {e}")))?;
     Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A header that records more pages than the file holds: corrupt without a log beside
+    /// it, but sound while a non-empty write-ahead log can complete it (a writer killed
+    /// during a checkpoint leaves exactly that).
+    #[test]
+    fn a_header_ahead_of_the_file_is_corrupt_only_without_a_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let mut header = [0u8; 100];
+        header[..16].copy_from_slice(b"SQLite format 3\0");
+        header[16..18].copy_from_slice(&4096u16.to_be_bytes());
+        header[24..28].copy_from_slice(&7u32.to_be_bytes());
+        header[92..96].copy_from_slice(&7u32.to_be_bytes());
+        header[28..32].copy_from_slice(&3u32.to_be_bytes()); // 3 pages recorded
+        let mut file = header.to_vec();
+        file.resize(2 * 4096, 0); // 2 pages present
+        std::fs::write(&path, &file).unwrap();
+        assert!(matches!(check_header(&path), Err(StreamError::Corrupt { .. })));
+        std::fs::write(dir.path().join("s.db-wal"), [1u8; 32]).unwrap();
+        assert!(check_header(&path).is_ok());
+    }
 }
