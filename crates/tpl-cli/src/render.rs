@@ -166,6 +166,33 @@ pub fn csv_text(write: impl FnOnce(&mut CsvWriter<&mut Vec<u8>>) -> std::io::Res
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Writes the CSV records of `records` to `w` and flushes: the streamed counterpart of
+/// [`csv_text`], so that a report writes the same bytes either way.
+pub fn write_csv_records(
+    w: &mut dyn Write,
+    records: impl FnOnce(&mut CsvWriter<&mut dyn Write>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut w = CsvWriter::new(w);
+    records(&mut w)?;
+    w.flush()
+}
+
+/// The per-step table of a leakage series (t, ε_t, BPL_t, FPL_t, TPL_t), `keep` rows at
+/// each end of a long series (TKDE eqs. 11–15 name the quantities).
+pub fn leakage_table(s: &tpl_core::CompactSeries, keep: usize) -> Table {
+    let mut t = Table::new(&["t", "ε_t", "BPL_t", "FPL_t", "TPL_t"]);
+    t.elided_rows(s.len(), keep, |i| {
+        vec![
+            (i + 1).to_string(),
+            human(s.budgets().get(i)),
+            human(s.bpl()[i]),
+            human(s.fpl()[i]),
+            human(s.tpl_at(i)),
+        ]
+    });
+    t
+}
+
 /// A text table with right-aligned columns.
 pub struct Table {
     header: Vec<String>,
