@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use tpl_core::Short;
 use tpl_mechanisms::{
-    DiscreteLaplace, FloatLaplace, LaplaceMechanism, MechError, NoiseSource, PbaCorrelation, SchemeInputs,
-    SchemeKind, run,
+    LaplaceMechanism, MechError, PbaCorrelation, SamplerKind, SchemeInputs, SchemeKind, run,
 };
 
 use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
@@ -38,7 +37,7 @@ pub struct ReleaseArgs {
     #[command(flatten)]
     pub seed: SeedArgs,
     /// Noise sampler (`secure` is accepted for `discrete`).
-    #[arg(long, value_enum, default_value_t = Sampler::Discrete)]
+    #[arg(long, value_enum, default_value_t = Sampler(SamplerKind::Discrete))]
     pub sampler: Sampler,
 }
 
@@ -62,16 +61,15 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     let counts = read_counts(&args.counts, false)?;
     let (pb, pf) = corr.read_for(counts.rows[0].len(), &args.counts)?;
     let matrices = MatricesUsed::new(corr, pb.as_ref(), pf.as_ref());
-    let noise: Box<dyn NoiseSource> = match (args.sampler, args.seed.seed) {
-        (Sampler::Discrete, Some(seed)) => Box::new(DiscreteLaplace::seeded(seed)),
-        (Sampler::Discrete, None) => Box::new(DiscreteLaplace::from_os_rng()),
-        (Sampler::Float, Some(seed)) => Box::new(FloatLaplace::seeded(seed)),
-        (Sampler::Float, None) => Box::new(FloatLaplace::from_os_rng()),
+    let sampler = args.sampler.0;
+    let noise = match args.seed.seed {
+        Some(seed) => sampler.seeded(seed),
+        None => sampler.from_os_rng(),
     };
     let mechanism = LaplaceMechanism::new(noise);
-    let hint = match args.sampler {
-        Sampler::Discrete => " (--sampler float takes any data, but is not release-grade)",
-        Sampler::Float => "",
+    let hint = match sampler {
+        SamplerKind::Discrete => " (--sampler float takes any data, but is not release-grade)",
+        SamplerKind::Float => "",
     };
     check_counts(&mechanism, &args.counts, &counts, hint)?;
     let correlation = PbaCorrelation::from_matrices(pb.as_ref(), pf.as_ref());
@@ -85,7 +83,7 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
         run(scheme.as_mut(), &counts.rows).map_err(|e| run_error(args, &counts, scheme.steps() + 1, e))?;
     // Said once the release exists (an error stays one line).
     note_seeded(args.seed.seed, "this release");
-    if args.sampler == Sampler::Float {
+    if sampler == SamplerKind::Float {
         eprintln!(
             "tpl: warning: --sampler float is NOT release-grade: the low-order bits of float Laplace noise can \
              reveal the counts; release with the default discrete sampler"
@@ -97,7 +95,7 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
         epsilon: args.wevent.epsilon,
         window: args.wevent.window,
         sensitivity: args.wevent.sensitivity,
-        sampler: args.sampler,
+        sampler,
         seeded: args.seed.seed.is_some(),
         buckets: counts.buckets,
         matrices,

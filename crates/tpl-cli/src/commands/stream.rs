@@ -7,7 +7,9 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use tpl_alloc::Correlation;
 use tpl_compare::guaranteed_leakage;
-use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism, PbaCorrelation, Run, SchemeInputs, SchemeKind};
+use tpl_mechanisms::{
+    DiscreteLaplace, LaplaceMechanism, PbaCorrelation, Run, SamplerKind, SchemeInputs, SchemeKind,
+};
 use tpl_stream::{Status, StepRecord, Stream, StreamConfig, StreamError};
 
 use crate::args::{CorrelationArgs, WEventArgs};
@@ -67,7 +69,7 @@ pub struct InitArgs {
     #[arg(long, value_name = "FILE")]
     pub budgets: Option<PathBuf>,
     /// Noise sampler of every release.
-    #[arg(long, value_enum, default_value_t = Sampler::Discrete)]
+    #[arg(long, value_enum, default_value_t = Sampler(SamplerKind::Discrete))]
     pub sampler: Sampler,
 }
 
@@ -149,10 +151,7 @@ fn init(a: &InitArgs) -> Result<StatusReport> {
         epsilon: a.wevent.epsilon,
         window: a.wevent.window,
         sensitivity: a.wevent.sensitivity,
-        sampler: match a.sampler {
-            Sampler::Discrete => tpl_stream::Sampler::Discrete,
-            Sampler::Float => tpl_stream::Sampler::Float,
-        },
+        sampler: a.sampler.0,
         backward,
         forward,
         alpha: a.alpha,
@@ -215,8 +214,8 @@ fn check_flags(a: &PushArgs, c: &StreamConfig) -> Result<()> {
             .filter(|&d| d != c.sensitivity)
             .map(|d| format!("--sensitivity {d} (stored: {})", c.sensitivity)),
         a.sampler
-            .filter(|s| s.name() != stored_sampler)
-            .map(|s| format!("--sampler {} (stored: {stored_sampler})", s.name())),
+            .filter(|s| s.0.name() != stored_sampler)
+            .map(|s| format!("--sampler {} (stored: {stored_sampler})", s.0.name())),
     ];
     match contradictions.into_iter().flatten().next() {
         Some(what) => Err(CliError::Usage(format!(
