@@ -272,14 +272,6 @@ impl Report for AllocateReport {
         w.write_all(b"}\n")
     }
 
-    fn csv(&self) -> String {
-        csv_text(|w| self.csv_records(w))
-    }
-
-    fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        write_csv_records(w, |w| self.csv_records(w))
-    }
-
     fn table(&self) -> String {
         let a = &self.allocation;
         let s = &a.audit.series;
@@ -310,6 +302,14 @@ impl Report for AllocateReport {
             out.push_str(&format!("  note: {}\n", cap_note(cap, self.alpha, a.max_tpl())));
         }
         out
+    }
+
+    fn csv(&self) -> String {
+        csv_text(|w| self.csv_records(w))
+    }
+
+    fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        write_csv_records(w, |w| self.csv_records(w))
     }
 }
 

@@ -218,14 +218,6 @@ impl Report for LeakageReport {
         w.write_all(b"}\n")
     }
 
-    fn csv(&self) -> String {
-        csv_text(|w| self.csv_records(w))
-    }
-
-    fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        write_csv_records(w, |w| self.csv_records(w))
-    }
-
     fn table(&self) -> String {
         let s = &self.series;
         let t = leakage_table(s, 8);
@@ -245,6 +237,14 @@ impl Report for LeakageReport {
             ));
         }
         out
+    }
+
+    fn csv(&self) -> String {
+        csv_text(|w| self.csv_records(w))
+    }
+
+    fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        write_csv_records(w, |w| self.csv_records(w))
     }
 }
 

@@ -8,28 +8,27 @@ use tpl_mechanisms::{
     LaplaceMechanism, MechError, PbaCorrelation, SamplerKind, SchemeInputs, SchemeKind, run,
 };
 
-use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
+use crate::args::{ReleaseSetup, SeedArgs};
 use crate::budget_file::read_budgets;
 use crate::counts_file::{Counts, check_counts, read_counts};
 use crate::error::{CliError, Result};
 use crate::provenance::note_seeded;
-use crate::release_report::{MatricesUsed, ReleaseReport, Sampler, parse_scheme};
+use crate::release_report::{MatricesUsed, ReleaseReport, Sampler};
+
+/// The help of `--scheme` for `tpl release`, which adds to [`ReleaseSetup`]'s how the matrices
+/// decide PBA's correlation pool.
+const SCHEME_HELP: &str = "Stream scheme: laplace (event level), uniform, sample, bd, ba, pba (needs --backward and/or \
+                           --forward: they decide whether its correlation pool is used), or planned (needs --budgets)";
 
 /// Arguments of `tpl release`.
 #[derive(Debug, Args)]
+#[command(mut_args(|a| if a.get_id() == "scheme" { a.help(SCHEME_HELP) } else { a }))]
 pub struct ReleaseArgs {
     /// Counts file: one row per step (header `timestamp_bucket,c0,…` or headerless).
     #[arg(long, value_name = "FILE")]
     pub counts: PathBuf,
-    /// Stream scheme: laplace (event level), uniform, sample, bd, ba, pba (needs --backward
-    /// and/or --forward: they decide whether its correlation pool is used), or planned (needs
-    /// --budgets).
-    #[arg(long, value_parser = parse_scheme)]
-    pub scheme: SchemeKind,
     #[command(flatten)]
-    pub wevent: WEventArgs,
-    #[command(flatten)]
-    pub correlation: CorrelationArgs,
+    pub setup: ReleaseSetup,
     /// The planned scheme's budgets ε_t, one per step (a budgets file, as for `tpl leakage`);
     /// every window of W steps must sum to at most ε.
     #[arg(long, value_name = "FILE")]
@@ -43,14 +42,14 @@ pub struct ReleaseArgs {
 
 /// Runs `tpl release`.
 pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
-    let params = args.wevent.params()?;
-    let corr = &args.correlation;
-    if args.scheme == SchemeKind::Pba && corr.backward.is_none() && corr.forward.is_none() {
+    let params = args.setup.wevent.params()?;
+    let corr = &args.setup.correlation;
+    if args.setup.scheme == SchemeKind::Pba && corr.backward.is_none() && corr.forward.is_none() {
         return Err(CliError::Usage(
             "--scheme pba needs --backward and/or --forward: its correlation pool depends on them".into(),
         ));
     }
-    let plan = match (&args.budgets, args.scheme) {
+    let plan = match (&args.budgets, args.setup.scheme) {
         (Some(path), SchemeKind::Planned) => read_budgets(path)?,
         (None, SchemeKind::Planned) => {
             return Err(CliError::Usage("--scheme planned needs --budgets: the budget of every step".into()));
@@ -73,7 +72,7 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     };
     check_counts(&mechanism, &args.counts, &counts, hint)?;
     let correlation = PbaCorrelation::from_matrices(pb.as_ref(), pf.as_ref());
-    let kind = args.scheme;
+    let kind = args.setup.scheme;
     let inputs = SchemeInputs { correlation, plan };
     let mut scheme = kind.build(params, mechanism, inputs).map_err(|e| CliError::Mech {
         context: format!("{}: ", args.budgets.as_deref().unwrap_or(Path::new("--budgets")).display()),
@@ -92,9 +91,9 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     Ok(ReleaseReport {
         command: "release",
         scheme: kind.name(),
-        epsilon: args.wevent.epsilon,
-        window: args.wevent.window,
-        sensitivity: args.wevent.sensitivity,
+        epsilon: args.setup.wevent.epsilon,
+        window: args.setup.wevent.window,
+        sensitivity: args.setup.wevent.sensitivity,
         sampler,
         seeded: args.seed.seed.is_some(),
         buckets: counts.buckets,
@@ -113,9 +112,9 @@ fn run_error(args: &ReleaseArgs, counts: &Counts, step: usize, e: MechError) -> 
         | MechError::BadScale(_) => CliError::Mech {
             context: format!(
                 "--epsilon {} (with --window {} and --sensitivity {}): step {step}: ",
-                Short(args.wevent.epsilon),
-                args.wevent.window,
-                Short(args.wevent.sensitivity)
+                Short(args.setup.wevent.epsilon),
+                args.setup.wevent.window,
+                Short(args.setup.wevent.sensitivity)
             ),
             source: e,
         },
@@ -123,8 +122,8 @@ fn run_error(args: &ReleaseArgs, counts: &Counts, step: usize, e: MechError) -> 
         MechError::WindowSumOverflow { .. } => CliError::Mech {
             context: format!(
                 "--epsilon {} (with --window {}): ",
-                Short(args.wevent.epsilon),
-                args.wevent.window
+                Short(args.setup.wevent.epsilon),
+                args.setup.wevent.window
             ),
             source: e,
         },

@@ -12,7 +12,7 @@ use tpl_mechanisms::{
 };
 use tpl_stream::{Status, StepRecord, Stream, StreamConfig, StreamError};
 
-use crate::args::{CorrelationArgs, WEventArgs};
+use crate::args::ReleaseSetup;
 use crate::budget_file::read_budgets;
 use crate::counts_file::read_counts;
 use crate::error::{CliError, Result};
@@ -53,14 +53,8 @@ pub struct DbArgs {
 pub struct InitArgs {
     #[command(flatten)]
     pub db: DbArgs,
-    /// Stream scheme: laplace (event level), uniform, sample, bd, ba, pba (needs --backward
-    /// and/or --forward), or planned (needs --budgets).
-    #[arg(long, value_parser = parse_scheme)]
-    pub scheme: SchemeKind,
     #[command(flatten)]
-    pub wevent: WEventArgs,
-    #[command(flatten)]
-    pub correlation: CorrelationArgs,
+    pub setup: ReleaseSetup,
     /// With --backward/--forward: the largest temporal privacy leakage any step may reach;
     /// a step that would exceed it is not published.
     #[arg(long, value_name = "A", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
@@ -141,23 +135,23 @@ fn open(db: &DbArgs) -> Result<Stream> {
 }
 
 fn init(a: &InitArgs) -> Result<StatusReport> {
-    let (backward, forward) = a.correlation.read()?;
+    let (backward, forward) = a.setup.correlation.read()?;
     let budgets = match &a.budgets {
         Some(path) => read_budgets(path)?,
         None => Vec::new(),
     };
     let config = StreamConfig {
-        scheme: a.scheme,
-        epsilon: a.wevent.epsilon,
-        window: a.wevent.window,
-        sensitivity: a.wevent.sensitivity,
+        scheme: a.setup.scheme,
+        epsilon: a.setup.wevent.epsilon,
+        window: a.setup.wevent.window,
+        sensitivity: a.setup.wevent.sensitivity,
         sampler: a.sampler.0,
         backward,
         forward,
         alpha: a.alpha,
         budgets,
     };
-    a.wevent.params()?;
+    a.setup.wevent.params()?;
     Stream::create(&a.db.db, &config).map_err(stream_error)?;
     let mut s = open(&a.db)?;
     StatusReport::new(s.status().map_err(stream_error)?)
