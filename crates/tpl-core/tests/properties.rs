@@ -38,8 +38,8 @@ use approx::relative_eq;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use tpl_core::{
-    DirectLoss, LeakageAccountant, LeakageSeries, LossEvaluator, PairTableLoss, PiecewiseLoss, Supremum,
-    TransitionMatrix,
+    Budgets, CompactSeries, DirectLoss, LeakageAccountant, LeakageSeries, LossEvaluator, PairTableLoss,
+    PiecewiseLoss, Supremum, TransitionMatrix,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -556,11 +556,12 @@ proptest! {
         let lb = pb.as_ref().map(PiecewiseLoss::new);
         let lf = pf.as_ref().map(PiecewiseLoss::new);
         let batch = |budgets: &[f64]| {
-            LeakageSeries::compute(
+            CompactSeries::compute(
                 lb.as_ref().map(|l| l as &dyn LossEvaluator),
                 lf.as_ref().map(|l| l as &dyn LossEvaluator),
-                budgets,
+                Budgets::PerStep(budgets.to_vec()),
             )
+            .map(LeakageSeries::from)
             .unwrap()
         };
         let full = batch(&eps);

@@ -10,7 +10,8 @@
 use approx::relative_eq;
 use serde_json::Value;
 use tpl_core::{
-    DirectLoss, LeakageSeries, LossEvaluator, PairTableLoss, PiecewiseLoss, Supremum, TransitionMatrix,
+    Budgets, CompactSeries, DirectLoss, LeakageSeries, LossEvaluator, PairTableLoss, PiecewiseLoss, Supremum,
+    TransitionMatrix,
 };
 
 const RTOL_DIRECT: f64 = 1e-9;
@@ -92,7 +93,9 @@ fn bpl_series_cases() {
         check_all(id, "fpl", s.fpl(), &eps, RTOL_DIRECT, &mut failures);
         // The direct evaluator gives the same series.
         let direct = DirectLoss::new(&m);
-        let s2 = LeakageSeries::compute(Some(&direct), None, &eps).unwrap();
+        let s2 = LeakageSeries::from(
+            CompactSeries::compute(Some(&direct), None, Budgets::PerStep(eps.clone())).unwrap(),
+        );
         check_all(id, "bpl (direct)", s2.bpl(), &nums(&case["bpl"]), RTOL_DIRECT, &mut failures);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
