@@ -26,8 +26,14 @@ pub enum Format {
 pub trait Report {
     /// The JSON object of the contract.
     fn json(&self) -> Value;
-    /// CSV text, header first.
-    fn csv(&self) -> String;
+    /// CSV text, header first. A report written record by record implements
+    /// [`Report::write_csv`] instead and keeps this default (one of the two must be given).
+    fn csv(&self) -> String {
+        let mut out = Vec::new();
+        // Writing to memory cannot fail.
+        let _ = self.write_csv(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
     /// Text for a terminal.
     fn table(&self) -> String;
 
@@ -38,7 +44,8 @@ pub trait Report {
         w.write_all(b"\n")
     }
 
-    /// Writes the CSV text to `w`; overridden like [`Report::write_json`].
+    /// Writes the CSV text to `w`; overridden like [`Report::write_json`] (and then
+    /// [`Report::csv`] is the same bytes in memory).
     fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
         w.write_all(self.csv().as_bytes())
     }

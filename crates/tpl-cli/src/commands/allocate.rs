@@ -18,7 +18,7 @@ use tpl_core::{CoreError, Supremum};
 use crate::args::CorrelationArgs;
 use crate::error::{CliError, Result};
 use crate::limits::check_horizon;
-use crate::render::{CsvWriter, Report, csv_text, human, json_array, leakage_table, write_csv_records};
+use crate::render::{CsvWriter, Report, human, json_array, leakage_table, write_csv_records};
 
 /// The allocation strategies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -302,10 +302,6 @@ impl Report for AllocateReport {
             out.push_str(&format!("  note: {}\n", cap_note(cap, self.alpha, a.max_tpl())));
         }
         out
-    }
-
-    fn csv(&self) -> String {
-        csv_text(|w| self.csv_records(w))
     }
 
     fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {

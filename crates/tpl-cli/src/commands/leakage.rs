@@ -16,9 +16,7 @@ use crate::args::CorrelationArgs;
 use crate::budget_file::read_budgets;
 use crate::error::{CliError, Result};
 use crate::limits::check_horizon;
-use crate::render::{
-    CsvWriter, Report, csv_text, human, json_array, json_number, leakage_table, write_csv_records,
-};
+use crate::render::{CsvWriter, Report, human, json_array, json_number, leakage_table, write_csv_records};
 use crate::text::name;
 
 /// Arguments of `tpl leakage`.
@@ -237,10 +235,6 @@ impl Report for LeakageReport {
             ));
         }
         out
-    }
-
-    fn csv(&self) -> String {
-        csv_text(|w| self.csv_records(w))
     }
 
     fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
