@@ -102,24 +102,10 @@ fn the_ais_week_with_matrices_audits_realised_leakage() {
     let db = scratch.path("s.db");
     let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/ais_nyharbor_week_5min");
     let (pb, pf) = (format!("{data}/transition_backward.csv"), format!("{data}/transition_forward.csv"));
-    let run = tpl(&[
-        "stream",
-        "init",
-        "--db",
-        &db,
-        "--scheme",
-        "pba",
-        "--epsilon",
-        "1",
-        "--window",
-        "12",
-        "--backward",
-        &pb,
-        "--forward",
-        &pf,
-        "--alpha",
-        "2",
-    ]);
+    let run = tpl(&cmd(
+        "stream init --db {} --scheme pba --epsilon 1 --window 12 --backward {} --forward {} --alpha 2",
+        &[&db, &pb, &pf],
+    ));
     assert_eq!(run.code, Some(0), "{}", run.describe());
     let all = std::fs::read_to_string(format!("{data}/counts.csv")).unwrap();
     let head: String = all.lines().take(41).map(|l| format!("{l}\n")).collect();
