@@ -18,6 +18,13 @@ fn temp_db(name: &str) -> PathBuf {
     dir.join("s.db")
 }
 
+/// A new stream in a fresh temporary file `name`: `scheme` with ε = 1 per window of 4 steps.
+fn created(name: &str, scheme: SchemeKind) -> Stream {
+    let path = temp_db(name);
+    Stream::create(&path, &config(scheme, 1.0, 4)).unwrap();
+    Stream::open(&path).unwrap()
+}
+
 fn config(scheme: SchemeKind, epsilon: f64, window: usize) -> StreamConfig {
     StreamConfig {
         scheme,
@@ -84,9 +91,7 @@ fn a_retried_key_returns_the_stored_release_and_spends_nothing() {
 
 #[test]
 fn the_same_key_with_other_counts_is_refused_and_changes_nothing() {
-    let path = temp_db("conflict");
-    Stream::create(&path, &config(SchemeKind::Uniform, 1.0, 4)).unwrap();
-    let mut s = Stream::open(&path).unwrap();
+    let mut s = created("conflict", SchemeKind::Uniform);
     s.push(Some(0), &counts(0)).unwrap();
     let before = s.steps().unwrap();
     let e = s.push(Some(0), &counts(1)).unwrap_err();
@@ -96,9 +101,7 @@ fn the_same_key_with_other_counts_is_refused_and_changes_nothing() {
 
 #[test]
 fn keys_must_increase() {
-    let path = temp_db("order");
-    Stream::create(&path, &config(SchemeKind::Uniform, 1.0, 4)).unwrap();
-    let mut s = Stream::open(&path).unwrap();
+    let mut s = created("order", SchemeKind::Uniform);
     s.push(Some(5), &counts(0)).unwrap();
     let e = s.push(Some(3), &counts(1)).unwrap_err();
     assert!(matches!(e, StreamError::KeyOrder { key: 3, last: 5 }), "{e}");
