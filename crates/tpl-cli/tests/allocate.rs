@@ -273,8 +273,7 @@ fn matrices_of_different_sizes_are_refused_naming_both_sizes() {
 #[test]
 fn capped_upper_bound_budget_says_why_alpha_is_not_reached() {
     let d = Scratch::new("alloc_capped");
-    let pb = d.file("absorbing.csv", "0.8,0.2\n0,1\n");
-    let pf = d.file("pf.csv", FIG8_FORWARD);
+    let (pb, pf) = capped_matrices(&d);
     let args = cmd(
         "allocate --strategy upper-bound --backward {} --forward {} --alpha 1e300 --horizon 5",
         &[&pb, &pf],

@@ -211,8 +211,7 @@ fn a_byte_order_mark_is_skipped_in_every_input() {
 #[test]
 fn huge_values_in_messages_are_printed_short() {
     let d = Scratch::new("typed_short_numbers");
-    let pb = d.file("absorbing.csv", "0.8, 0.2\n0.0, 1.0\n");
-    let pf = d.file("pf.csv", FIG8_FORWARD);
+    let (pb, pf) = capped_matrices(&d);
     let args = cmd(
         "allocate --strategy quantified --backward {} --forward {} --alpha 1e300 --horizon 5",
         &[&pb, &pf],
