@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use tpl_core::TransitionMatrix;
-use tpl_mechanisms::{MechError, WEventParams};
+use tpl_mechanisms::{MechError, SchemeKind, WEventParams};
 
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix, read_matrix_for};
@@ -46,6 +46,20 @@ impl CorrelationArgs {
         };
         Ok((read(&self.backward, "backward")?, read(&self.forward, "forward")?))
     }
+}
+
+/// What a release is made with, shared by `tpl release` and `tpl stream init`: the scheme,
+/// its w-event parameters and the adversary's correlations.
+#[derive(Debug, Args)]
+pub struct ReleaseSetup {
+    /// Stream scheme: laplace (event level), uniform, sample, bd, ba, pba (needs --backward
+    /// and/or --forward), or planned (needs --budgets).
+    #[arg(long, value_parser = crate::release_report::parse_scheme)]
+    pub scheme: SchemeKind,
+    #[command(flatten)]
+    pub wevent: WEventArgs,
+    #[command(flatten)]
+    pub correlation: CorrelationArgs,
 }
 
 /// `--seed`: reproducible randomness on request, OS entropy otherwise.

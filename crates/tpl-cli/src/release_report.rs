@@ -4,32 +4,34 @@
 use std::path::PathBuf;
 
 use clap::ValueEnum;
+use clap::builder::PossibleValue;
 use serde_json::{Value, json};
 use tpl_core::{Short, TransitionMatrix};
-use tpl_mechanisms::{Run, SchemeKind};
+use tpl_mechanisms::{Run, SamplerKind, SchemeKind};
 
 use crate::args::CorrelationArgs;
 use crate::provenance::VERSION;
 use crate::render::{Report, Table, csv_text, human};
 use crate::text;
 
-/// The noise sampler.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Sampler {
-    /// Exact discrete Laplace on the integers (release-grade; integer counts within ±2^52).
-    #[value(alias = "secure")]
-    Discrete,
-    /// Inverse-CDF float Laplace: fast, any data, NOT release-grade.
-    Float,
-}
+/// The noise sampler as a command-line value: [`SamplerKind`] with its help and the alias
+/// `secure` for `discrete`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sampler(pub SamplerKind);
 
-impl Sampler {
-    /// The name in outputs (`"discrete"` or `"float"`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Discrete => "discrete",
-            Self::Float => "float",
-        }
+impl ValueEnum for Sampler {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Sampler(SamplerKind::Discrete), Sampler(SamplerKind::Float)]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        let value = PossibleValue::new(self.0.name());
+        Some(match self.0 {
+            SamplerKind::Discrete => value
+                .help("Exact discrete Laplace on the integers (release-grade; integer counts within ±2^52)")
+                .alias("secure"),
+            SamplerKind::Float => value.help("Inverse-CDF float Laplace: fast, any data, NOT release-grade"),
+        })
     }
 }
 
@@ -50,7 +52,7 @@ pub struct ReleaseReport {
     pub(crate) epsilon: f64,
     pub(crate) window: usize,
     pub(crate) sensitivity: f64,
-    pub(crate) sampler: Sampler,
+    pub(crate) sampler: SamplerKind,
     pub(crate) seeded: bool,
     /// The input's `timestamp_bucket` of each step, when it has that column.
     pub(crate) buckets: Option<Vec<u64>>,
@@ -81,17 +83,13 @@ impl ReleaseReport {
         run: Run,
         steps: StreamSteps,
     ) -> Self {
-        let sampler = match config.sampler {
-            tpl_stream::Sampler::Discrete => Sampler::Discrete,
-            tpl_stream::Sampler::Float => Sampler::Float,
-        };
         Self {
             command,
             scheme: config.scheme.name(),
             epsilon: config.epsilon,
             window: config.window,
             sensitivity: config.sensitivity,
-            sampler,
+            sampler: config.sampler,
             seeded: false,
             buckets: None,
             matrices: MatricesUsed::stored(config),
@@ -300,7 +298,7 @@ impl Report for ReleaseReport {
             human(self.epsilon),
             human(self.sensitivity),
             self.sampler.name(),
-            if self.sampler == Sampler::Float { " (NOT release-grade)" } else { "" },
+            if self.sampler == SamplerKind::Float { " (NOT release-grade)" } else { "" },
             if self.seeded { "seeded (reproducible, NOT private)" } else { "OS randomness" },
             format_args!("; tpl {VERSION}"),
             t.render()

@@ -26,8 +26,14 @@ pub enum Format {
 pub trait Report {
     /// The JSON object of the contract.
     fn json(&self) -> Value;
-    /// CSV text, header first.
-    fn csv(&self) -> String;
+    /// CSV text, header first. A report written record by record implements
+    /// [`Report::write_csv`] instead and keeps this default (one of the two must be given).
+    fn csv(&self) -> String {
+        let mut out = Vec::new();
+        // Writing to memory cannot fail.
+        let _ = self.write_csv(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
     /// Text for a terminal.
     fn table(&self) -> String;
 
@@ -38,7 +44,8 @@ pub trait Report {
         w.write_all(b"\n")
     }
 
-    /// Writes the CSV text to `w`; overridden like [`Report::write_json`].
+    /// Writes the CSV text to `w`; overridden like [`Report::write_json`] (and then
+    /// [`Report::csv`] is the same bytes in memory).
     fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
         w.write_all(self.csv().as_bytes())
     }
@@ -164,6 +171,33 @@ pub fn csv_text(write: impl FnOnce(&mut CsvWriter<&mut Vec<u8>>) -> std::io::Res
         let _ = write(&mut w).and_then(|()| w.flush());
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Writes the CSV records of `records` to `w` and flushes: the streamed counterpart of
+/// [`csv_text`], so that a report writes the same bytes either way.
+pub fn write_csv_records(
+    w: &mut dyn Write,
+    records: impl FnOnce(&mut CsvWriter<&mut dyn Write>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut w = CsvWriter::new(w);
+    records(&mut w)?;
+    w.flush()
+}
+
+/// The per-step table of a leakage series (t, ε_t, BPL_t, FPL_t, TPL_t), `keep` rows at
+/// each end of a long series (TKDE eqs. 11–15 name the quantities).
+pub fn leakage_table(s: &tpl_core::CompactSeries, keep: usize) -> Table {
+    let mut t = Table::new(&["t", "ε_t", "BPL_t", "FPL_t", "TPL_t"]);
+    t.elided_rows(s.len(), keep, |i| {
+        vec![
+            (i + 1).to_string(),
+            human(s.budgets().get(i)),
+            human(s.bpl()[i]),
+            human(s.fpl()[i]),
+            human(s.tpl_at(i)),
+        ]
+    });
+    t
 }
 
 /// A text table with right-aligned columns.

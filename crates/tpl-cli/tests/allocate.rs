@@ -273,21 +273,11 @@ fn matrices_of_different_sizes_are_refused_naming_both_sizes() {
 #[test]
 fn capped_upper_bound_budget_says_why_alpha_is_not_reached() {
     let d = Scratch::new("alloc_capped");
-    let pb = d.file("absorbing.csv", "0.8,0.2\n0,1\n");
-    let pf = d.file("pf.csv", FIG8_FORWARD);
-    let args = [
-        "allocate",
-        "--strategy",
-        "upper-bound",
-        "--backward",
-        &pb,
-        "--forward",
-        &pf,
-        "--alpha",
-        "1e300",
-        "--horizon",
-        "5",
-    ];
+    let (pb, pf) = capped_matrices(&d);
+    let args = cmd(
+        "allocate --strategy upper-bound --backward {} --forward {} --alpha 1e300 --horizon 5",
+        &[&pb, &pf],
+    );
     let out = json(&args);
     check_contract(&out, "upper-bound", 1e300, 5);
     let note = out["note"].as_str().expect("a note on the capped budget");
@@ -330,19 +320,8 @@ fn long_horizon_json_and_csv_stream_every_step() {
         assert!(num(&out, "max_tpl") <= 1.0);
     }
     let pb = d.file("pb.csv", FIG8_BACKWARD);
-    let (header, rows) = csv(&[
-        "allocate",
-        "--strategy",
-        "window",
-        "--window",
-        "10",
-        "--backward",
-        &pb,
-        "--alpha",
-        "1",
-        "--horizon",
-        "1000000",
-    ]);
+    let (header, rows) =
+        csv(&cmd("allocate --strategy window --window 10 --backward {} --alpha 1 --horizon 1000000", &[&pb]));
     assert_eq!(header, vec!["t", "budget", "bpl", "fpl", "tpl"]);
     assert_eq!(rows.len(), t);
     assert_eq!(rows[t - 1][0], "1000000");

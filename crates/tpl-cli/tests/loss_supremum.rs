@@ -224,26 +224,27 @@ fn supremum_csv_and_table() {
     let d = Scratch::new("supremum_csv");
     let m = d.file("fig3.json", FIG3);
     let id = d.file("id.csv", IDENTITY3);
-    let args = ["supremum", "--matrix", m.as_str(), "--epsilon", "0.1"];
-    let j = json(&args);
-    let (header, rows) = csv(&args);
-    assert_eq!(header, ["epsilon", "bounded", "supremum"]);
-    assert_eq!(rows.len(), 1);
-    assert_eq!(parse_exact(&rows[0][0]), 0.1);
-    assert_eq!(rows[0][1], "true");
-    assert_eq!(parse_exact(&rows[0][2]), num(&j, "supremum"), "CSV supremum parses back exactly");
-    table(&args);
+    // The one CSV row of `supremum` at ε = 0.1 for `matrix`, its table printed as well.
+    let row = |matrix: &str| {
+        let args = ["supremum", "--matrix", matrix, "--epsilon", "0.1"];
+        let (header, rows) = csv(&args);
+        assert_eq!(header, ["epsilon", "bounded", "supremum"]);
+        assert_eq!(rows.len(), 1);
+        table(&args);
+        rows[0].clone()
+    };
+    let j = json(&["supremum", "--matrix", &m, "--epsilon", "0.1"]);
+    let bounded = row(&m);
+    assert_eq!(parse_exact(&bounded[0]), 0.1);
+    assert_eq!(bounded[1], "true");
+    assert_eq!(parse_exact(&bounded[2]), num(&j, "supremum"), "CSV supremum parses back exactly");
 
-    let uargs = ["supremum", "--matrix", id.as_str(), "--epsilon", "0.1"];
-    let (header, rows) = csv(&uargs);
-    assert_eq!(header, ["epsilon", "bounded", "supremum"]);
-    assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0][1], "false");
+    let unbounded = row(&id);
+    assert_eq!(unbounded[1], "false");
     assert!(
-        rows[0][2].parse::<f64>().map_or(true, |v| !v.is_finite()),
+        unbounded[2].parse::<f64>().map_or(true, |v| !v.is_finite()),
         "unbounded: no finite supremum in CSV"
     );
-    table(&uargs);
 }
 
 #[test]

@@ -80,12 +80,17 @@ fn correlated_counts() -> (String, Vec<Vec<f64>>) {
 
 const STAY: &str = "0.9 0.1 0\n0.05 0.95 0\n0 0 1\n";
 
+/// The files of [`correlated_counts`] in `d`: the counts and the forward matrix `STAY` that
+/// made them, with the true counts.
+fn correlated_files(d: &Scratch) -> (String, String, Vec<Vec<f64>>) {
+    let (counts, truth) = correlated_counts();
+    (d.file("counts.csv", &counts), d.file("pf.csv", STAY), truth)
+}
+
 #[test]
 fn release_csv_pipes_into_postprocess() {
     let d = Scratch::new("pp_pipeline");
-    let (counts, _) = correlated_counts();
-    let counts = d.file("counts.csv", &counts);
-    let pf = d.file("pf.csv", STAY);
+    let (counts, pf, _) = correlated_files(&d);
     let release =
         tpl(&cmd("release --counts {} --scheme bd --epsilon 2 --window 5 --seed 3 --format csv", &[&counts]));
     assert_eq!(release.code, Some(0), "{}", release.describe());
@@ -123,9 +128,7 @@ fn release_csv_pipes_into_postprocess() {
 #[test]
 fn map_beats_the_raw_release_on_correlated_data() {
     let d = Scratch::new("pp_mse");
-    let (counts, truth) = correlated_counts();
-    let counts = d.file("counts.csv", &counts);
-    let pf = d.file("pf.csv", STAY);
+    let (counts, pf, truth) = correlated_files(&d);
     let release =
         json(&cmd("release --counts {} --scheme laplace --epsilon 0.2 --window 1 --seed 11", &[&counts]));
     let raw: Vec<Vec<f64>> =

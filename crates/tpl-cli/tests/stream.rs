@@ -47,6 +47,15 @@ fn ledger(db: &str) -> Value {
     e
 }
 
+/// A scratch folder named `name` holding a stream `s.db` created with `scheme`, and the
+/// stream's path.
+fn new_stream(name: &str, scheme: &str) -> (Scratch, String) {
+    let scratch = Scratch::new(name);
+    let db = scratch.path("s.db");
+    init(&db, scheme);
+    (scratch, db)
+}
+
 /// The releases of steps 1..n of an export.
 fn releases(e: &Value) -> Vec<Value> {
     e["releases"].as_array().unwrap().clone()
@@ -54,9 +63,7 @@ fn releases(e: &Value) -> Vec<Value> {
 
 #[test]
 fn init_push_status_export_round_trip() {
-    let scratch = Scratch::new("stream-round-trip");
-    let db = scratch.path("s.db");
-    init(&db, "bd");
+    let (scratch, db) = new_stream("stream-round-trip", "bd");
     let c = counts_file(&scratch, "c.csv", 0, 20, 4);
     let pushed = json(&["stream", "push", "--db", &db, "--counts", &c]);
     assert_eq!(nums(&pushed, "budget").len(), 20);
@@ -102,24 +109,10 @@ fn the_ais_week_with_matrices_audits_realised_leakage() {
     let db = scratch.path("s.db");
     let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/ais_nyharbor_week_5min");
     let (pb, pf) = (format!("{data}/transition_backward.csv"), format!("{data}/transition_forward.csv"));
-    let run = tpl(&[
-        "stream",
-        "init",
-        "--db",
-        &db,
-        "--scheme",
-        "pba",
-        "--epsilon",
-        "1",
-        "--window",
-        "12",
-        "--backward",
-        &pb,
-        "--forward",
-        &pf,
-        "--alpha",
-        "2",
-    ]);
+    let run = tpl(&cmd(
+        "stream init --db {} --scheme pba --epsilon 1 --window 12 --backward {} --forward {} --alpha 2",
+        &[&db, &pb, &pf],
+    ));
     assert_eq!(run.code, Some(0), "{}", run.describe());
     let all = std::fs::read_to_string(format!("{data}/counts.csv")).unwrap();
     let head: String = all.lines().take(41).map(|l| format!("{l}\n")).collect();
@@ -181,9 +174,7 @@ fn files_that_are_not_streams_are_refused_and_left_alone() {
 
 #[test]
 fn a_read_only_stream_is_refused_and_left_alone() {
-    let scratch = Scratch::new("stream-read-only");
-    let db = scratch.path("s.db");
-    init(&db, "uniform");
+    let (scratch, db) = new_stream("stream-read-only", "uniform");
     let c = counts_file(&scratch, "c.csv", 0, 3, 2);
     let mut perms = std::fs::metadata(&db).unwrap().permissions();
     perms.set_readonly(true);
@@ -211,9 +202,7 @@ fn spawn_push(db: &str, counts: &str) -> std::process::Child {
 
 #[test]
 fn a_push_killed_at_random_instants_leaves_a_valid_ledger() {
-    let scratch = Scratch::new("stream-crash");
-    let db = scratch.path("s.db");
-    init(&db, "ba");
+    let (scratch, db) = new_stream("stream-crash", "ba");
     let steps = 3000;
     let c = counts_file(&scratch, "c.csv", 0, steps, 8);
     let mut seen: Vec<Value> = Vec::new();
@@ -244,9 +233,7 @@ fn a_push_killed_at_random_instants_leaves_a_valid_ledger() {
 
 #[test]
 fn concurrent_pushes_make_one_valid_stream() {
-    let scratch = Scratch::new("stream-concurrent");
-    let db = scratch.path("s.db");
-    init(&db, "bd");
+    let (scratch, db) = new_stream("stream-concurrent", "bd");
     let c = counts_file(&scratch, "c.csv", 0, 150, 6);
     let children: Vec<_> = (0..3).map(|_| spawn_push(&db, &c)).collect();
     let outputs: Vec<_> = children.into_iter().map(|ch| ch.wait_with_output().unwrap()).collect();

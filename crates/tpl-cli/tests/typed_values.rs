@@ -66,21 +66,10 @@ fn pba_refuses_matrices_that_do_not_fit_the_counts() {
     let d = Scratch::new("typed_pba_size");
     let counts = d.file("c2.csv", COUNTS);
     let m3 = d.file("example4.csv", EXAMPLE4);
-    let args = [
-        "release",
-        "--counts",
-        &counts,
-        "--scheme",
-        "pba",
-        "--epsilon",
-        "1",
-        "--window",
-        "2",
-        "--backward",
-        &m3,
-        "--forward",
-        &m3,
-    ];
+    let args = cmd(
+        "release --counts {} --scheme pba --epsilon 1 --window 2 --backward {} --forward {}",
+        &[&counts, &m3, &m3],
+    );
     bad_input(&args, &["example4.csv", "3×3", "c2.csv", "2 cells"], &[]);
 }
 
@@ -89,23 +78,10 @@ fn pba_release_records_the_matrices_it_used() {
     let d = Scratch::new("typed_pba_provenance");
     let counts = d.file("c.csv", COUNTS);
     let pb = d.file("pb.csv", FIG8_FORWARD);
-    let args = [
-        "release",
-        "--counts",
-        &counts,
-        "--scheme",
-        "pba",
-        "--epsilon",
-        "1",
-        "--window",
-        "2",
-        "--backward",
-        &pb,
-        "--smoothing",
-        "0.5",
-        "--seed",
-        "3",
-    ];
+    let args = cmd(
+        "release --counts {} --scheme pba --epsilon 1 --window 2 --backward {} --smoothing 0.5 --seed 3",
+        &[&counts, &pb],
+    );
     let j = json(&args);
     assert_eq!(j["backward"]["file"], Value::from(pb.as_str()));
     assert_eq!(j["backward"]["n"], 2);
@@ -166,17 +142,8 @@ fn counts_in_errors_are_echoed_as_typed() {
 fn nonzero_numbers_that_round_to_zero_are_refused() {
     let d = Scratch::new("typed_underflow");
     let counts = d.file("c.csv", COUNTS);
-    let run = usage_error(&[
-        "release",
-        "--counts",
-        &counts,
-        "--scheme",
-        "uniform",
-        "--epsilon",
-        "1e-400",
-        "--window",
-        "2",
-    ]);
+    let run =
+        usage_error(&cmd("release --counts {} --scheme uniform --epsilon 1e-400 --window 2", &[&counts]));
     assert!(run.stderr.contains("1e-400") && run.stderr.contains("rounds to 0"), "{}", run.describe());
     let budgets = d.file("b.txt", "0.1\n1e-400\n");
     let pb = d.file("pb.csv", FIG8_FORWARD);
@@ -197,41 +164,17 @@ fn an_overflowing_noise_scale_is_named_without_inf() {
     let d = Scratch::new("typed_scale_overflow");
     let counts = d.file("c.csv", COUNTS);
     for sampler in ["discrete", "float"] {
-        let args = [
-            "release",
-            "--counts",
-            &counts,
-            "--scheme",
-            "laplace",
-            "--epsilon",
-            "1e-320",
-            "--window",
-            "2",
-            "--sensitivity",
-            "1e308",
-            "--sampler",
-            sampler,
-        ];
+        let args = cmd(
+            "release --counts {} --scheme laplace --epsilon 1e-320 --window 2 --sensitivity 1e308 --sampler {}",
+            &[&counts, sampler],
+        );
         let run = bad_input(&args, &["sensitivity/budget = 1e308/1e-320 overflows"], &[]);
         assert!(!has_token(&run.stderr, "inf"), "{}", run.describe());
     }
-    let args = [
-        "compare",
-        "--counts",
-        &counts,
-        "--epsilon",
-        "1e-320",
-        "--window",
-        "2",
-        "--sensitivity",
-        "1e308",
-        "--runs",
-        "1",
-        "--schemes",
-        "laplace",
-        "--format",
-        "json",
-    ];
+    let args = cmd(
+        "compare --counts {} --epsilon 1e-320 --window 2 --sensitivity 1e308 --runs 1 --schemes laplace --format json",
+        &[&counts],
+    );
     let run = tpl(&args);
     assert!(run.stdout.contains("1e308/1e-320 overflows"), "{}", run.describe());
     assert!(!has_token(&run.stdout, "inf"), "{}", run.describe());
@@ -259,39 +202,20 @@ fn a_byte_order_mark_is_skipped_in_every_input() {
     json(&["estimate", "--stream", &stream, "--out", &d.path("est")]);
     let releases = bom("r.csv", "3,4\n5,6\n");
     let prior = bom("prior.csv", "0.5 0.5\n");
-    json(&[
-        "postprocess",
-        "--releases",
-        &releases,
-        "--epsilon",
-        "1",
-        "--forward",
-        &matrix,
-        "--total",
-        "7",
-        "--prior",
-        &prior,
-    ]);
+    json(&cmd(
+        "postprocess --releases {} --epsilon 1 --forward {} --total 7 --prior {}",
+        &[&releases, &matrix, &prior],
+    ));
 }
 
 #[test]
 fn huge_values_in_messages_are_printed_short() {
     let d = Scratch::new("typed_short_numbers");
-    let pb = d.file("absorbing.csv", "0.8, 0.2\n0.0, 1.0\n");
-    let pf = d.file("pf.csv", FIG8_FORWARD);
-    let args = [
-        "allocate",
-        "--strategy",
-        "quantified",
-        "--backward",
-        &pb,
-        "--forward",
-        &pf,
-        "--alpha",
-        "1e300",
-        "--horizon",
-        "5",
-    ];
+    let (pb, pf) = capped_matrices(&d);
+    let args = cmd(
+        "allocate --strategy quantified --backward {} --forward {} --alpha 1e300 --horizon 5",
+        &[&pb, &pf],
+    );
     let run = bad_input(&args, &[], &["1e300"]);
     assert!(run.stderr.len() < 400 && !run.stderr.contains("0000000000"), "{}", run.describe());
     let big = d.file("big.txt", "1e300\n-1e300\n");
@@ -303,18 +227,7 @@ fn huge_values_in_messages_are_printed_short() {
 fn a_chart_path_is_named_as_given_and_no_folder_is_created() {
     let d = Scratch::new("typed_chart_path");
     let pf = d.file("pf.csv", FIG8_FORWARD);
-    let base = [
-        "allocate",
-        "--strategy",
-        "upper-bound",
-        "--forward",
-        &pf,
-        "--alpha",
-        "1",
-        "--horizon",
-        "5",
-        "--chart",
-    ];
+    let base = cmd("allocate --strategy upper-bound --forward {} --alpha 1 --horizon 5 --chart", &[&pf]);
     let inside_a_file = format!("{pf}/x.svg");
     let mut args = base.to_vec();
     args.push(&inside_a_file);

@@ -65,11 +65,10 @@ enum RunNoise {
 #[derive(Debug, Clone)]
 struct Case {
     kind: SchemeKind,
-    epsilon: f64,
-    window: usize,
+    /// ε, w and Δ.
+    params: WEventParams,
     d: usize,
     t_len: usize,
-    delta: f64,
     stream: StreamKind,
     noise: RunNoise,
     seed: u64,
@@ -100,7 +99,8 @@ fn case() -> impl Strategy<Value = Case> {
     )
         .prop_map(
             |((kind, epsilon, window, d), (t_len, delta, stream), (noise, seed, pick, sides, matrix, n))| {
-                Case { kind, epsilon, window, d, t_len, delta, stream, noise, seed, pick, sides, matrix, n }
+                let params = WEventParams::new(epsilon, window, delta).unwrap();
+                Case { kind, params, d, t_len, stream, noise, seed, pick, sides, matrix, n }
             },
         )
 }
@@ -108,7 +108,7 @@ fn case() -> impl Strategy<Value = Case> {
 /// A plan for `planned` whose windows stay within ε (random fractions of ε/w, the first > 0).
 fn plan(case: &Case) -> Vec<f64> {
     let mut rng = ChaCha12Rng::seed_from_u64(case.seed ^ 0x9e37);
-    let share = case.epsilon / case.window as f64 * (1.0 - 1e-12);
+    let share = case.params.epsilon() / case.params.window() as f64 * (1.0 - 1e-12);
     (0..case.t_len)
         .map(|t| {
             if t == 0 {
@@ -132,7 +132,7 @@ fn run_case(case: &Case) -> (GuaranteedAudit, Vec<f64>, Correlation) {
         _ => (None, Some(&p)),
     };
     let corr = Correlation::new(backward, forward).unwrap();
-    let params = WEventParams::new(case.epsilon, case.window, case.delta).unwrap();
+    let params = case.params;
     let inputs =
         SchemeInputs { correlation: correlation(case.pick, case.t_len, case.seed), plan: plan(case) };
     let stream = make_stream(case.stream, case.t_len, case.d, case.seed);
@@ -145,10 +145,11 @@ fn run_case(case: &Case) -> (GuaranteedAudit, Vec<f64>, Correlation) {
     if let RunNoise::AlwaysPublish = case.noise {
         handle.borrow_mut().source = Source::Script(Scripted::new(vec![1e9; case.t_len * (case.d + 1)]));
     }
-    let window = case.window.min(case.t_len);
+    let window = case.params.window().min(case.t_len);
     let guaranteed = guaranteed_leakage(scheme.as_ref(), &corr, case.t_len, window).unwrap();
     let trace = drive(scheme.as_mut(), &handle, &stream, noise).unwrap();
-    let effective: Vec<f64> = trace.budgets().iter().map(|&b| effective_budget(b, case.delta)).collect();
+    let effective: Vec<f64> =
+        trace.budgets().iter().map(|&b| effective_budget(b, case.params.sensitivity())).collect();
     (guaranteed, effective, corr)
 }
 
@@ -159,7 +160,7 @@ proptest! {
     #[test]
     fn the_guaranteed_leakage_bounds_every_run(case in case()) {
         let (g, effective, corr) = run_case(&case);
-        let window = case.window.min(case.t_len);
+        let window = case.params.window().min(case.t_len);
         let a = audit(&corr, Budgets::PerStep(effective.clone()), Some(window)).unwrap();
         let s = &a.series;
         for t in 0..case.t_len {
@@ -183,11 +184,11 @@ proptest! {
     #[test]
     fn the_window_aware_bound_is_at_most_the_simple_one(case in case()) {
         let (g, _, corr) = run_case(&case);
-        let params = WEventParams::new(case.epsilon, case.window, case.delta).unwrap();
+        let params = case.params;
         let inputs = SchemeInputs { correlation: correlation(case.pick, case.t_len, case.seed), plan: plan(&case) };
         let scheme = case.kind.build(params, tpl_mechanisms::LaplaceMechanism::new(tpl_mechanisms::Zero), inputs).unwrap();
         let caps = effective_spending(scheme.as_ref(), case.t_len).caps;
-        let window = case.window.min(case.t_len);
+        let window = case.params.window().min(case.t_len);
         let simple = guaranteed_audit(&corr, Spending::Capped { caps: &caps, limit: None }, Some(window)).unwrap();
         let slack = 1.0 + 1e-12;
         prop_assert!(g.max_tpl <= simple.max_tpl * slack, "{} > {}", g.max_tpl, simple.max_tpl);

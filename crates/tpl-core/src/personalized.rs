@@ -6,7 +6,7 @@ use crate::check::validate_budgets;
 use crate::error::{CoreError, Result};
 use crate::loss::{Loss, LossEvaluator};
 use crate::matrix::TransitionMatrix;
-use crate::series::LeakageSeries;
+use crate::series::{Budgets, CompactSeries, LeakageSeries};
 
 /// The correlation an adversary knows about one user.
 #[derive(Debug, Clone, Default)]
@@ -60,11 +60,14 @@ impl PersonalizedLeakage {
         for u in users {
             let lb = u.backward.as_ref().map(|m| Loss::new(m, steps));
             let lf = u.forward.as_ref().map(|m| Loss::new(m, steps));
-            series.push(LeakageSeries::compute(
-                lb.as_ref().map(|l| l as &dyn LossEvaluator),
-                lf.as_ref().map(|l| l as &dyn LossEvaluator),
-                budgets,
-            )?);
+            series.push(
+                CompactSeries::compute(
+                    lb.as_ref().map(|l| l as &dyn LossEvaluator),
+                    lf.as_ref().map(|l| l as &dyn LossEvaluator),
+                    Budgets::PerStep(budgets.to_vec()),
+                )
+                .map(LeakageSeries::from)?,
+            );
         }
         let worst = |pick: fn(&LeakageSeries) -> &[f64]| -> Vec<f64> {
             (0..steps).map(|t| series.iter().map(|s| pick(s)[t]).fold(0.0, f64::max)).collect()

@@ -106,25 +106,12 @@ pub struct LeakageSeries {
 }
 
 impl LeakageSeries {
-    /// The series for any evaluators of L_B and L_F (`None`: no knowledge on that side).
-    ///
-    /// # Errors
-    /// As [`validate_budgets`]; [`CoreError::Overflow`] when a value exceeds the largest
-    /// double (only for budgets near 1e308).
-    pub fn compute(
-        backward: Option<&dyn LossEvaluator>,
-        forward: Option<&dyn LossEvaluator>,
-        budgets: &[f64],
-    ) -> Result<Self> {
-        Ok(CompactSeries::compute(backward, forward, Budgets::PerStep(budgets.to_vec()))?.into())
-    }
-
     /// The series straight from matrices, with the evaluator [`Loss::new`] picks for T steps.
     ///
     /// # Errors
     /// As [`validate_budgets`]; [`CoreError::MatrixSizes`] when the backward and forward
     /// matrices have different numbers of states; [`CoreError::Overflow`] as
-    /// [`LeakageSeries::compute`].
+    /// [`CompactSeries::compute`].
     pub fn from_matrices(
         backward: Option<&TransitionMatrix>,
         forward: Option<&TransitionMatrix>,

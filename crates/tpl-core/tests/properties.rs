@@ -38,8 +38,8 @@ use approx::relative_eq;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use tpl_core::{
-    DirectLoss, LeakageAccountant, LeakageSeries, LossEvaluator, PairTableLoss, PiecewiseLoss, Supremum,
-    TransitionMatrix,
+    Budgets, CompactSeries, DirectLoss, LeakageAccountant, LeakageSeries, LossEvaluator, PairTableLoss,
+    PiecewiseLoss, Supremum, TransitionMatrix,
 };
 
 // ---------------------------------------------------------------------------------------
@@ -229,6 +229,25 @@ fn brute_force_large(m: &TransitionMatrix, alpha: f64) -> f64 {
 const SUBNORMAL_FLOOR: f64 = 1e-300;
 
 /// The three evaluators of one matrix.
+/// Property 4's check: every evaluator's L(α) equals `brute_force` at each α of `alphas`.
+fn matches_brute_force(
+    m: TransitionMatrix,
+    alphas: &[f64],
+    brute_force: fn(&TransitionMatrix, f64) -> f64,
+) -> Result<(), TestCaseError> {
+    for &a in alphas {
+        let expected = brute_force(&m, a);
+        for (name, l) in evaluators(&m) {
+            let v = l.loss(a);
+            prop_assert!(
+                relative_eq!(v, expected, epsilon = SUBNORMAL_FLOOR, max_relative = 1e-12),
+                "{name}: L({a}) = {v}, brute force {expected}"
+            );
+        }
+    }
+    Ok(())
+}
+
 fn evaluators(m: &TransitionMatrix) -> [(&'static str, Box<dyn LossEvaluator>); 3] {
     [
         ("direct", Box::new(DirectLoss::new(m))),
@@ -299,14 +318,7 @@ proptest! {
         rows in weight_rows(1..=6),
         alphas in prop::collection::vec(moderate_alpha(), 1..6),
     ) {
-        let m = normalize(rows)?;
-        for &a in &alphas {
-            let expected = brute_force_moderate(&m, a);
-            for (name, l) in evaluators(&m) {
-                let v = l.loss(a);
-                prop_assert!(relative_eq!(v, expected, epsilon = SUBNORMAL_FLOOR, max_relative = 1e-12), "{name}: L({a}) = {v}, brute force {expected}");
-            }
-        }
+        matches_brute_force(normalize(rows)?, &alphas, brute_force_moderate)?;
     }
 
     /// Property 4, continued: the same brute force at α ∈ [800, 10⁴], in log form.
@@ -315,14 +327,7 @@ proptest! {
         rows in weight_rows(1..=6),
         alphas in prop::collection::vec(800.0f64..10_000.0, 1..6),
     ) {
-        let m = normalize(rows)?;
-        for &a in &alphas {
-            let expected = brute_force_large(&m, a);
-            for (name, l) in evaluators(&m) {
-                let v = l.loss(a);
-                prop_assert!(relative_eq!(v, expected, epsilon = SUBNORMAL_FLOOR, max_relative = 1e-12), "{name}: L({a}) = {v}, brute force {expected}");
-            }
-        }
+        matches_brute_force(normalize(rows)?, &alphas, brute_force_large)?;
     }
 
     /// Property 9: with no two disjoint-support rows, L(α) is finite and ≤ α even where e^α
@@ -556,11 +561,12 @@ proptest! {
         let lb = pb.as_ref().map(PiecewiseLoss::new);
         let lf = pf.as_ref().map(PiecewiseLoss::new);
         let batch = |budgets: &[f64]| {
-            LeakageSeries::compute(
+            CompactSeries::compute(
                 lb.as_ref().map(|l| l as &dyn LossEvaluator),
                 lf.as_ref().map(|l| l as &dyn LossEvaluator),
-                budgets,
+                Budgets::PerStep(budgets.to_vec()),
             )
+            .map(LeakageSeries::from)
             .unwrap()
         };
         let full = batch(&eps);

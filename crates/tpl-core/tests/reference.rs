@@ -10,7 +10,8 @@
 use approx::relative_eq;
 use serde_json::Value;
 use tpl_core::{
-    DirectLoss, LeakageSeries, LossEvaluator, PairTableLoss, PiecewiseLoss, Supremum, TransitionMatrix,
+    Budgets, CompactSeries, DirectLoss, LeakageSeries, LossEvaluator, PairTableLoss, PiecewiseLoss, Supremum,
+    TransitionMatrix,
 };
 
 const RTOL_DIRECT: f64 = 1e-9;
@@ -55,13 +56,21 @@ fn of_kind(kind: &str) -> Vec<Value> {
     cases().into_iter().filter(|c| c["kind"] == kind).collect()
 }
 
+/// Runs `check(id, case, failures)` on every reference case of `kind` (there must be `count`)
+/// and fails with every mismatch recorded, not only the first.
+fn check_cases(kind: &str, count: usize, check: impl Fn(&str, &Value, &mut Vec<String>)) {
+    let mut failures = Vec::new();
+    let cases = of_kind(kind);
+    assert_eq!(cases.len(), count);
+    for case in &cases {
+        check(case["id"].as_str().unwrap(), case, &mut failures);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn loss_cases_all_three_evaluators() {
-    let mut failures = Vec::new();
-    let cases = of_kind("loss");
-    assert_eq!(cases.len(), 14);
-    for case in cases {
-        let id = case["id"].as_str().unwrap();
+    check_cases("loss", 14, |id, case, failures| {
         let m = matrix(&case["matrix"]).unwrap();
         let alpha = nums(&case["alpha"]);
         let expected = nums(&case["loss"]);
@@ -72,39 +81,31 @@ fn loss_cases_all_three_evaluators() {
         ];
         for (name, ev) in evaluators {
             let got: Vec<f64> = alpha.iter().map(|&a| ev.loss(a)).collect();
-            check_all(id, name, &got, &expected, RTOL_DIRECT, &mut failures);
+            check_all(id, name, &got, &expected, RTOL_DIRECT, failures);
         }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    });
 }
 
 #[test]
 fn bpl_series_cases() {
-    let mut failures = Vec::new();
-    let cases = of_kind("bpl_series");
-    assert_eq!(cases.len(), 20);
-    for case in cases {
-        let id = case["id"].as_str().unwrap();
+    check_cases("bpl_series", 20, |id, case, failures| {
         let m = matrix(&case["matrix"]).unwrap();
         let eps = nums(&case["epsilon"]);
         let s = LeakageSeries::from_matrices(Some(&m), None, &eps).unwrap();
-        check_all(id, "bpl", s.bpl(), &nums(&case["bpl"]), RTOL_DIRECT, &mut failures);
-        check_all(id, "fpl", s.fpl(), &eps, RTOL_DIRECT, &mut failures);
+        check_all(id, "bpl", s.bpl(), &nums(&case["bpl"]), RTOL_DIRECT, failures);
+        check_all(id, "fpl", s.fpl(), &eps, RTOL_DIRECT, failures);
         // The direct evaluator gives the same series.
         let direct = DirectLoss::new(&m);
-        let s2 = LeakageSeries::compute(Some(&direct), None, &eps).unwrap();
-        check_all(id, "bpl (direct)", s2.bpl(), &nums(&case["bpl"]), RTOL_DIRECT, &mut failures);
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+        let s2 = LeakageSeries::from(
+            CompactSeries::compute(Some(&direct), None, Budgets::PerStep(eps.clone())).unwrap(),
+        );
+        check_all(id, "bpl (direct)", s2.bpl(), &nums(&case["bpl"]), RTOL_DIRECT, failures);
+    });
 }
 
 #[test]
 fn tpl_series_cases() {
-    let mut failures = Vec::new();
-    let cases = of_kind("tpl_series");
-    assert_eq!(cases.len(), 16);
-    for case in cases {
-        let id = case["id"].as_str().unwrap();
+    check_cases("tpl_series", 16, |id, case, failures| {
         let (pb, pf) = (matrix(&case["backward"]), matrix(&case["forward"]));
         let eps = nums(&case["epsilon"]);
         let s = LeakageSeries::from_matrices(pb.as_ref(), pf.as_ref(), &eps).unwrap();
@@ -114,19 +115,14 @@ fn tpl_series_cases() {
                 "fpl" => &s.fpl(),
                 _ => &s.tpl(),
             };
-            check_all(id, field, got, &nums(&case[field]), RTOL_DIRECT, &mut failures);
+            check_all(id, field, got, &nums(&case[field]), RTOL_DIRECT, failures);
         }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    });
 }
 
 #[test]
 fn supremum_cases() {
-    let mut failures = Vec::new();
-    let cases = of_kind("supremum");
-    assert_eq!(cases.len(), 15);
-    for case in cases {
-        let id = case["id"].as_str().unwrap();
+    check_cases("supremum", 15, |id, case, failures| {
         let m = matrix(&case["matrix"]).unwrap();
         let eps = num(&case["epsilon"]);
         let expected = num(&case["supremum"]);
@@ -144,17 +140,12 @@ fn supremum_cases() {
             }
             (g, _) => failures.push(format!("{id}: got {g:?}, expected {expected}")),
         }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    });
 }
 
 #[test]
 fn loss_function_cases_segments_and_spots() {
-    let mut failures = Vec::new();
-    let cases = of_kind("loss_function");
-    assert_eq!(cases.len(), 3);
-    for case in cases {
-        let id = case["id"].as_str().unwrap();
+    check_cases("loss_function", 3, |id, case, failures| {
         let m = matrix(&case["matrix"]).unwrap();
         let l = PiecewiseLoss::new(&m);
         let alpha_max = num(&case["alpha_max"]);
@@ -162,7 +153,7 @@ fn loss_function_cases_segments_and_spots() {
         let expected = case["segments"].as_array().unwrap();
         if segs.len() != expected.len() {
             failures.push(format!("{id}: {} segments, expected {}: {segs:?}", segs.len(), expected.len()));
-            continue;
+            return;
         }
         for (k, (s, e)) in segs.iter().zip(expected).enumerate() {
             let pairs = [
@@ -178,7 +169,6 @@ fn loss_function_cases_segments_and_spots() {
             }
         }
         let spots: Vec<f64> = nums(&case["spot_alpha"]).iter().map(|&a| l.loss(a)).collect();
-        check_all(id, "spot", &spots, &nums(&case["spot_loss"]), RTOL_DIRECT, &mut failures);
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+        check_all(id, "spot", &spots, &nums(&case["spot_loss"]), RTOL_DIRECT, failures);
+    });
 }

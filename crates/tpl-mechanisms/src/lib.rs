@@ -54,7 +54,7 @@ pub use ledger::WindowLedger;
 pub use mechanism::{
     LaplaceMechanism, MAX_EXACT_COUNT, MAX_EXACT_SCALE, Mechanism, budget_for_effective, effective_budget,
 };
-pub use noise::{DiscreteLaplace, FloatLaplace, NoiseSource, laplace_inverse_cdf};
+pub use noise::{DiscreteLaplace, FloatLaplace, NoiseSource, SamplerKind, laplace_inverse_cdf};
 #[cfg(any(test, feature = "test-util"))]
 pub use noise::{Recording, Scripted, Zero};
 pub use params::{DEFAULT_SENSITIVITY, Epsilon, WEventParams};

@@ -22,6 +22,18 @@ fn params(eps: f64, w: usize, delta: f64) -> WEventParams {
     WEventParams::new(eps, w, delta).unwrap()
 }
 
+/// Runs `kind` at ε = 1, w = 3, Δ = 1 over `make_stream(stream)` (kind, steps, cells, seed)
+/// with the scripted queue of `pattern` whose tests publish and skip without doubt.
+fn scripted_pattern(
+    kind: SchemeKind,
+    corr: PbaCorrelation,
+    pattern: &str,
+    (stream, steps, cells, seed): (StreamKind, usize, usize, u64),
+) -> Run {
+    let stream = make_stream(stream, steps, cells, seed);
+    scripted_run(kind, params(1.0, 3, 1.0), corr, &stream, script(pattern, cells, 1e9, -1e9, 0.0))
+}
+
 /// Runs `kind` with a `Scripted` queue built from `pattern` and checks the queue is used up.
 fn scripted_run(
     kind: SchemeKind,
@@ -225,11 +237,9 @@ fn fixed_noise_table() {
 
 #[test]
 fn scripted_bd_publishing_every_step() {
-    let p = params(1.0, 3, 1.0);
-    let stream = make_stream(StreamKind::RandomWalk, 8, 2, 5);
-    let pattern = "F P P P P P P P";
-    let r =
-        scripted_run(SchemeKind::Bd, p, PbaCorrelation::Never, &stream, script(pattern, 2, 1e9, -1e9, 0.0));
+    let stream = (StreamKind::RandomWalk, 8, 2, 5);
+    let r = scripted_pattern(SchemeKind::Bd, PbaCorrelation::Never, "F P P P P P P P", stream);
+    let data = make_stream(stream.0, stream.1, stream.2, stream.3);
     assert!(r.published.iter().all(|&b| b));
     let want_p =
         [1.0 / 4.0, 1.0 / 8.0, 1.0 / 16.0, 5.0 / 32.0, 9.0 / 64.0, 13.0 / 128.0, 33.0 / 256.0, 69.0 / 512.0];
@@ -247,18 +257,15 @@ fn scripted_bd_publishing_every_step() {
     for t in 0..8 {
         assert_close(r.spent[t].publication, want_p[t], &format!("P_{}", t + 1));
         assert_close(sums[t], want_w[t], &format!("window sum at t = {}", t + 1));
-        assert_eq!(r.releases[t], stream[t], "cell draws are 0");
+        assert_eq!(r.releases[t], data[t], "cell draws are 0");
     }
     assert_close(r.max_window_budget, 115.0 / 128.0, "max window (at t = 6)");
 }
 
 #[test]
 fn scripted_ba_publish_at_4_7_9() {
-    let p = params(1.0, 3, 1.0);
-    let stream = make_stream(StreamKind::Random, 11, 2, 6);
     let pattern = "F S S P N N P S P N S";
-    let r =
-        scripted_run(SchemeKind::Ba, p, PbaCorrelation::Never, &stream, script(pattern, 2, 1e9, -1e9, 0.0));
+    let r = scripted_pattern(SchemeKind::Ba, PbaCorrelation::Never, pattern, (StreamKind::Random, 11, 2, 6));
     assert_eq!(r.published, pattern_published(pattern));
     let s = 1.0 / 6.0;
     let m = [Some(1), None, None, Some(3), None, None, Some(1), None, Some(2), None, None];
@@ -291,11 +298,8 @@ fn scripted_ba_publish_at_4_7_9() {
 /// absorbs w shares at the second-to-last step leaves a single nullified step.
 #[test]
 fn ba_nullification_is_cut_by_the_horizon() {
-    let p = params(1.0, 3, 1.0);
-    let stream = make_stream(StreamKind::Random, 5, 1, 2);
     let pattern = "F S S P N";
-    let r =
-        scripted_run(SchemeKind::Ba, p, PbaCorrelation::Never, &stream, script(pattern, 1, 1e9, -1e9, 0.0));
+    let r = scripted_pattern(SchemeKind::Ba, PbaCorrelation::Never, pattern, (StreamKind::Random, 5, 1, 2));
     assert_eq!(r.published, pattern_published(pattern));
     assert_close(r.spent[3].publication, 0.5, "m = 3");
     assert_eq!(r.spent[4].total(), 0.0);
@@ -303,11 +307,13 @@ fn ba_nullification_is_cut_by_the_horizon() {
 
 #[test]
 fn scripted_pba_paper_figure_3() {
-    let p = params(1.0, 3, 1.0);
-    let stream = make_stream(StreamKind::RandomWalk, 5, 3, 7);
-    let corr = PbaCorrelation::Schedule(vec![false, false, false, true, true]);
     let pattern = "F S P P P";
-    let r = scripted_run(SchemeKind::Pba, p, corr, &stream, script(pattern, 3, 1e9, -1e9, 0.0));
+    let r = scripted_pattern(
+        SchemeKind::Pba,
+        PbaCorrelation::Schedule(vec![false, false, false, true, true]),
+        pattern,
+        (StreamKind::RandomWalk, 5, 3, 7),
+    );
     assert_eq!(r.published, vec![true, false, true, true, true]);
     let base = [1.0 / 8.0, 0.0, 1.0 / 16.0, 3.0 / 32.0, 3.0 / 64.0];
     let absorbed = [0.0, 0.0, 0.0, 3.0 / 32.0, 3.0 / 64.0];

@@ -2,44 +2,12 @@
 
 use tpl_alloc::Correlation;
 use tpl_core::{TransitionMatrix, check_alpha};
-use tpl_mechanisms::{
-    DiscreteLaplace, FloatLaplace, NoiseSource, PbaCorrelation, SchemeInputs, SchemeKind, WEventParams,
-};
+use tpl_mechanisms::{PbaCorrelation, SchemeInputs, SchemeKind, WEventParams};
 
 use crate::error::{Result, StreamError};
 
-/// The noise sampler of every release of the stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sampler {
-    /// The exact discrete Laplace ([`DiscreteLaplace`]): release-grade, integer counts.
-    Discrete,
-    /// Inverse-CDF float Laplace ([`FloatLaplace`]): any data, not release-grade.
-    Float,
-}
-
-impl Sampler {
-    /// The name stored and printed (`discrete`, `float`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Discrete => "discrete",
-            Self::Float => "float",
-        }
-    }
-
-    /// The sampler called `name`.
-    pub fn from_name(name: &str) -> Option<Self> {
-        [Self::Discrete, Self::Float].into_iter().find(|s| s.name() == name)
-    }
-
-    /// A fresh sampler seeded from the operating system: every push draws anew, and no
-    /// generator state is ever stored.
-    pub fn from_os_rng(self) -> Box<dyn NoiseSource> {
-        match self {
-            Self::Discrete => Box::new(DiscreteLaplace::from_os_rng()),
-            Self::Float => Box::new(FloatLaplace::from_os_rng()),
-        }
-    }
-}
+/// The noise sampler of every release of the stream (the mechanisms' sampler choice).
+pub use tpl_mechanisms::SamplerKind as Sampler;
 
 /// Everything fixed when a stream is created (`docs/stream.md`, table `params`).
 #[derive(Debug, Clone, PartialEq)]

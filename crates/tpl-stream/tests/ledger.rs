@@ -17,6 +17,15 @@ fn temp_db(name: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
+/// A new stream in a fresh temporary file `name`: `scheme` with ε = 1 per window of 4 steps.
+/// A new stream (ε = 1, w = 4) in its own temporary folder, which lives as long as the
+/// returned guard.
+fn created(name: &str, scheme: SchemeKind) -> (tempfile::TempDir, Stream) {
+    let (dir, path) = temp_db(name);
+    Stream::create(&path, &config(scheme, 1.0, 4)).unwrap();
+    (dir, Stream::open(&path).unwrap())
+}
+
 fn config(scheme: SchemeKind, epsilon: f64, window: usize) -> StreamConfig {
     StreamConfig {
         scheme,
@@ -83,9 +92,7 @@ fn a_retried_key_returns_the_stored_release_and_spends_nothing() {
 
 #[test]
 fn the_same_key_with_other_counts_is_refused_and_changes_nothing() {
-    let (_dir, path) = temp_db("conflict");
-    Stream::create(&path, &config(SchemeKind::Uniform, 1.0, 4)).unwrap();
-    let mut s = Stream::open(&path).unwrap();
+    let (_dir, mut s) = created("conflict", SchemeKind::Uniform);
     s.push(Some(0), &counts(0)).unwrap();
     let before = s.steps().unwrap();
     let e = s.push(Some(0), &counts(1)).unwrap_err();
@@ -95,9 +102,7 @@ fn the_same_key_with_other_counts_is_refused_and_changes_nothing() {
 
 #[test]
 fn keys_must_increase() {
-    let (_dir, path) = temp_db("order");
-    Stream::create(&path, &config(SchemeKind::Uniform, 1.0, 4)).unwrap();
-    let mut s = Stream::open(&path).unwrap();
+    let (_dir, mut s) = created("order", SchemeKind::Uniform);
     s.push(Some(5), &counts(0)).unwrap();
     let e = s.push(Some(3), &counts(1)).unwrap_err();
     assert!(matches!(e, StreamError::KeyOrder { key: 3, last: 5 }), "{e}");

@@ -18,7 +18,7 @@ use tpl_core::{CoreError, Supremum};
 use crate::args::CorrelationArgs;
 use crate::error::{CliError, Result};
 use crate::limits::check_horizon;
-use crate::render::{CsvWriter, Report, Table, csv_text, human, json_array};
+use crate::render::{CsvWriter, Report, human, json_array, leakage_table, write_csv_records};
 
 /// The allocation strategies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -272,29 +272,10 @@ impl Report for AllocateReport {
         w.write_all(b"}\n")
     }
 
-    fn csv(&self) -> String {
-        csv_text(|w| self.csv_records(w))
-    }
-
-    fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        let mut w = CsvWriter::new(w);
-        self.csv_records(&mut w)?;
-        w.flush()
-    }
-
     fn table(&self) -> String {
         let a = &self.allocation;
         let s = &a.audit.series;
-        let mut t = Table::new(&["t", "ε_t", "BPL_t", "FPL_t", "TPL_t"]);
-        t.elided_rows(s.len(), 3, |i| {
-            vec![
-                (i + 1).to_string(),
-                human(s.budgets().get(i)),
-                human(s.bpl()[i]),
-                human(s.fpl()[i]),
-                human(s.tpl_at(i)),
-            ]
-        });
+        let t = leakage_table(s, 3);
         let sup = |s: Supremum| s.value().map_or("unbounded".to_string(), human);
         let promise = match a.guarantee.quantity {
             Quantity::MaxTpl => format!("TPL_t ≤ {} at every step, for any horizon", human(self.alpha)),
@@ -321,6 +302,10 @@ impl Report for AllocateReport {
             out.push_str(&format!("  note: {}\n", cap_note(cap, self.alpha, a.max_tpl())));
         }
         out
+    }
+
+    fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        write_csv_records(w, |w| self.csv_records(w))
     }
 }
 

@@ -16,7 +16,7 @@ use crate::args::CorrelationArgs;
 use crate::budget_file::read_budgets;
 use crate::error::{CliError, Result};
 use crate::limits::check_horizon;
-use crate::render::{CsvWriter, Report, Table, csv_text, human, json_array, json_number};
+use crate::render::{CsvWriter, Report, human, json_array, json_number, leakage_table, write_csv_records};
 use crate::text::name;
 
 /// Arguments of `tpl leakage`.
@@ -216,28 +216,9 @@ impl Report for LeakageReport {
         w.write_all(b"}\n")
     }
 
-    fn csv(&self) -> String {
-        csv_text(|w| self.csv_records(w))
-    }
-
-    fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        let mut w = CsvWriter::new(w);
-        self.csv_records(&mut w)?;
-        w.flush()
-    }
-
     fn table(&self) -> String {
         let s = &self.series;
-        let mut t = Table::new(&["t", "ε_t", "BPL_t", "FPL_t", "TPL_t"]);
-        t.elided_rows(s.len(), 8, |i| {
-            vec![
-                (i + 1).to_string(),
-                human(s.budgets().get(i)),
-                human(s.bpl()[i]),
-                human(s.fpl()[i]),
-                human(s.tpl_at(i)),
-            ]
-        });
+        let t = leakage_table(s, 8);
         let max_tpl = s.max_tpl();
         let mut out = format!(
             "Temporal privacy leakage of {} releases (Σε = {}).\n\n{}\n  max TPL = {}: the release is {}-DP_T against this adversary.\n",
@@ -254,6 +235,10 @@ impl Report for LeakageReport {
             ));
         }
         out
+    }
+
+    fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        write_csv_records(w, |w| self.csv_records(w))
     }
 }
 

@@ -5,32 +5,30 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use tpl_core::Short;
 use tpl_mechanisms::{
-    DiscreteLaplace, FloatLaplace, LaplaceMechanism, MechError, NoiseSource, PbaCorrelation, SchemeInputs,
-    SchemeKind, run,
+    LaplaceMechanism, MechError, PbaCorrelation, SamplerKind, SchemeInputs, SchemeKind, run,
 };
 
-use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
+use crate::args::{ReleaseSetup, SeedArgs};
 use crate::budget_file::read_budgets;
 use crate::counts_file::{Counts, check_counts, read_counts};
 use crate::error::{CliError, Result};
 use crate::provenance::note_seeded;
-use crate::release_report::{MatricesUsed, ReleaseReport, Sampler, parse_scheme};
+use crate::release_report::{MatricesUsed, ReleaseReport, Sampler};
+
+/// The help of `--scheme` for `tpl release`, which adds to [`ReleaseSetup`]'s how the matrices
+/// decide PBA's correlation pool.
+const SCHEME_HELP: &str = "Stream scheme: laplace (event level), uniform, sample, bd, ba, pba (needs --backward and/or \
+                           --forward: they decide whether its correlation pool is used), or planned (needs --budgets)";
 
 /// Arguments of `tpl release`.
 #[derive(Debug, Args)]
+#[command(mut_args(|a| if a.get_id() == "scheme" { a.help(SCHEME_HELP) } else { a }))]
 pub struct ReleaseArgs {
     /// Counts file: one row per step (header `timestamp_bucket,c0,…` or headerless).
     #[arg(long, value_name = "FILE")]
     pub counts: PathBuf,
-    /// Stream scheme: laplace (event level), uniform, sample, bd, ba, pba (needs --backward
-    /// and/or --forward: they decide whether its correlation pool is used), or planned (needs
-    /// --budgets).
-    #[arg(long, value_parser = parse_scheme)]
-    pub scheme: SchemeKind,
     #[command(flatten)]
-    pub wevent: WEventArgs,
-    #[command(flatten)]
-    pub correlation: CorrelationArgs,
+    pub setup: ReleaseSetup,
     /// The planned scheme's budgets ε_t, one per step (a budgets file, as for `tpl leakage`);
     /// every window of W steps must sum to at most ε.
     #[arg(long, value_name = "FILE")]
@@ -38,20 +36,20 @@ pub struct ReleaseArgs {
     #[command(flatten)]
     pub seed: SeedArgs,
     /// Noise sampler (`secure` is accepted for `discrete`).
-    #[arg(long, value_enum, default_value_t = Sampler::Discrete)]
+    #[arg(long, value_enum, default_value_t = Sampler(SamplerKind::Discrete))]
     pub sampler: Sampler,
 }
 
 /// Runs `tpl release`.
 pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
-    let params = args.wevent.params()?;
-    let corr = &args.correlation;
-    if args.scheme == SchemeKind::Pba && corr.backward.is_none() && corr.forward.is_none() {
+    let params = args.setup.wevent.params()?;
+    let corr = &args.setup.correlation;
+    if args.setup.scheme == SchemeKind::Pba && corr.backward.is_none() && corr.forward.is_none() {
         return Err(CliError::Usage(
             "--scheme pba needs --backward and/or --forward: its correlation pool depends on them".into(),
         ));
     }
-    let plan = match (&args.budgets, args.scheme) {
+    let plan = match (&args.budgets, args.setup.scheme) {
         (Some(path), SchemeKind::Planned) => read_budgets(path)?,
         (None, SchemeKind::Planned) => {
             return Err(CliError::Usage("--scheme planned needs --budgets: the budget of every step".into()));
@@ -62,20 +60,19 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     let counts = read_counts(&args.counts, false)?;
     let (pb, pf) = corr.read_for(counts.rows[0].len(), &args.counts)?;
     let matrices = MatricesUsed::new(corr, pb.as_ref(), pf.as_ref());
-    let noise: Box<dyn NoiseSource> = match (args.sampler, args.seed.seed) {
-        (Sampler::Discrete, Some(seed)) => Box::new(DiscreteLaplace::seeded(seed)),
-        (Sampler::Discrete, None) => Box::new(DiscreteLaplace::from_os_rng()),
-        (Sampler::Float, Some(seed)) => Box::new(FloatLaplace::seeded(seed)),
-        (Sampler::Float, None) => Box::new(FloatLaplace::from_os_rng()),
+    let sampler = args.sampler.0;
+    let noise = match args.seed.seed {
+        Some(seed) => sampler.seeded(seed),
+        None => sampler.from_os_rng(),
     };
     let mechanism = LaplaceMechanism::new(noise);
-    let hint = match args.sampler {
-        Sampler::Discrete => " (--sampler float takes any data, but is not release-grade)",
-        Sampler::Float => "",
+    let hint = match sampler {
+        SamplerKind::Discrete => " (--sampler float takes any data, but is not release-grade)",
+        SamplerKind::Float => "",
     };
     check_counts(&mechanism, &args.counts, &counts, hint)?;
     let correlation = PbaCorrelation::from_matrices(pb.as_ref(), pf.as_ref());
-    let kind = args.scheme;
+    let kind = args.setup.scheme;
     let inputs = SchemeInputs { correlation, plan };
     let mut scheme = kind.build(params, mechanism, inputs).map_err(|e| CliError::Mech {
         context: format!("{}: ", args.budgets.as_deref().unwrap_or(Path::new("--budgets")).display()),
@@ -85,7 +82,7 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
         run(scheme.as_mut(), &counts.rows).map_err(|e| run_error(args, &counts, scheme.steps() + 1, e))?;
     // Said once the release exists (an error stays one line).
     note_seeded(args.seed.seed, "this release");
-    if args.sampler == Sampler::Float {
+    if sampler == SamplerKind::Float {
         eprintln!(
             "tpl: warning: --sampler float is NOT release-grade: the low-order bits of float Laplace noise can \
              reveal the counts; release with the default discrete sampler"
@@ -94,10 +91,10 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     Ok(ReleaseReport {
         command: "release",
         scheme: kind.name(),
-        epsilon: args.wevent.epsilon,
-        window: args.wevent.window,
-        sensitivity: args.wevent.sensitivity,
-        sampler: args.sampler,
+        epsilon: args.setup.wevent.epsilon,
+        window: args.setup.wevent.window,
+        sensitivity: args.setup.wevent.sensitivity,
+        sampler,
         seeded: args.seed.seed.is_some(),
         buckets: counts.buckets,
         matrices,
@@ -115,9 +112,9 @@ fn run_error(args: &ReleaseArgs, counts: &Counts, step: usize, e: MechError) -> 
         | MechError::BadScale(_) => CliError::Mech {
             context: format!(
                 "--epsilon {} (with --window {} and --sensitivity {}): step {step}: ",
-                Short(args.wevent.epsilon),
-                args.wevent.window,
-                Short(args.wevent.sensitivity)
+                Short(args.setup.wevent.epsilon),
+                args.setup.wevent.window,
+                Short(args.setup.wevent.sensitivity)
             ),
             source: e,
         },
@@ -125,8 +122,8 @@ fn run_error(args: &ReleaseArgs, counts: &Counts, step: usize, e: MechError) -> 
         MechError::WindowSumOverflow { .. } => CliError::Mech {
             context: format!(
                 "--epsilon {} (with --window {}): ",
-                Short(args.wevent.epsilon),
-                args.wevent.window
+                Short(args.setup.wevent.epsilon),
+                args.setup.wevent.window
             ),
             source: e,
         },

@@ -7,10 +7,12 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use tpl_alloc::Correlation;
 use tpl_compare::guaranteed_leakage;
-use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism, PbaCorrelation, Run, SchemeInputs, SchemeKind};
+use tpl_mechanisms::{
+    DiscreteLaplace, LaplaceMechanism, PbaCorrelation, Run, SamplerKind, SchemeInputs, SchemeKind,
+};
 use tpl_stream::{Status, StepRecord, Stream, StreamConfig, StreamError};
 
-use crate::args::{CorrelationArgs, WEventArgs};
+use crate::args::ReleaseSetup;
 use crate::budget_file::read_budgets;
 use crate::counts_file::read_counts_prefix;
 use crate::error::{CliError, Result};
@@ -51,14 +53,8 @@ pub struct DbArgs {
 pub struct InitArgs {
     #[command(flatten)]
     pub db: DbArgs,
-    /// Stream scheme: laplace (event level), uniform, sample, bd, ba, pba (needs --backward
-    /// and/or --forward), or planned (needs --budgets).
-    #[arg(long, value_parser = parse_scheme)]
-    pub scheme: SchemeKind,
     #[command(flatten)]
-    pub wevent: WEventArgs,
-    #[command(flatten)]
-    pub correlation: CorrelationArgs,
+    pub setup: ReleaseSetup,
     /// With --backward/--forward: the largest temporal privacy leakage any step may reach;
     /// a step that would exceed it is not published.
     #[arg(long, value_name = "A", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
@@ -67,7 +63,7 @@ pub struct InitArgs {
     #[arg(long, value_name = "FILE")]
     pub budgets: Option<PathBuf>,
     /// Noise sampler of every release.
-    #[arg(long, value_enum, default_value_t = Sampler::Discrete)]
+    #[arg(long, value_enum, default_value_t = Sampler(SamplerKind::Discrete))]
     pub sampler: Sampler,
 }
 
@@ -139,26 +135,23 @@ fn open(db: &DbArgs) -> Result<Stream> {
 }
 
 fn init(a: &InitArgs) -> Result<StatusReport> {
-    let (backward, forward) = a.correlation.read()?;
+    let (backward, forward) = a.setup.correlation.read()?;
     let budgets = match &a.budgets {
         Some(path) => read_budgets(path)?,
         None => Vec::new(),
     };
     let config = StreamConfig {
-        scheme: a.scheme,
-        epsilon: a.wevent.epsilon,
-        window: a.wevent.window,
-        sensitivity: a.wevent.sensitivity,
-        sampler: match a.sampler {
-            Sampler::Discrete => tpl_stream::Sampler::Discrete,
-            Sampler::Float => tpl_stream::Sampler::Float,
-        },
+        scheme: a.setup.scheme,
+        epsilon: a.setup.wevent.epsilon,
+        window: a.setup.wevent.window,
+        sensitivity: a.setup.wevent.sensitivity,
+        sampler: a.sampler.0,
         backward,
         forward,
         alpha: a.alpha,
         budgets,
     };
-    a.wevent.params()?;
+    a.setup.wevent.params()?;
     Stream::create(&a.db.db, &config).map_err(stream_error)?;
     let mut s = open(&a.db)?;
     StatusReport::new(s.status().map_err(stream_error)?)
@@ -222,8 +215,8 @@ fn check_flags(a: &PushArgs, c: &StreamConfig) -> Result<()> {
             .filter(|&d| d != c.sensitivity)
             .map(|d| format!("--sensitivity {d} (stored: {})", c.sensitivity)),
         a.sampler
-            .filter(|s| s.name() != stored_sampler)
-            .map(|s| format!("--sampler {} (stored: {stored_sampler})", s.name())),
+            .filter(|s| s.0.name() != stored_sampler)
+            .map(|s| format!("--sampler {} (stored: {stored_sampler})", s.0.name())),
     ];
     match contradictions.into_iter().flatten().next() {
         Some(what) => Err(CliError::Usage(format!(

@@ -231,6 +231,12 @@ pub const FIG3: &str = "[[0.8,0.2],[0,1]]";
 pub const FIG8_FORWARD: &str = "0.8 0.2\n0.1 0.9\n";
 pub const IDENTITY3: &str = "1 0 0\n0 1 0\n0 0 1\n";
 
+/// An absorbing P_B (any budget above log(1/0.8) leaks without bound) and the Fig. 8 P_F,
+/// written in `d`: the matrices of a capped allocation.
+pub fn capped_matrices(d: &Scratch) -> (String, String) {
+    (d.file("absorbing.csv", "0.8,0.2\n0,1\n"), d.file("pf.csv", FIG8_FORWARD))
+}
+
 // ---------------------------------------------------------------------------------------------
 // Shared checks
 // ---------------------------------------------------------------------------------------------

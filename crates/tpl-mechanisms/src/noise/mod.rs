@@ -50,6 +50,50 @@ impl<N: NoiseSource + ?Sized> NoiseSource for Box<N> {
     }
 }
 
+/// Which Laplace sampler a release draws from: the choice a user makes, stored and printed
+/// by its [`SamplerKind::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SamplerKind {
+    /// The exact discrete Laplace ([`DiscreteLaplace`]): release-grade, integer counts.
+    Discrete,
+    /// Inverse-CDF float Laplace ([`FloatLaplace`]): any data, not release-grade.
+    Float,
+}
+
+impl SamplerKind {
+    /// Every sampler, in the order they are listed.
+    pub const ALL: [Self; 2] = [Self::Discrete, Self::Float];
+
+    /// The name stored and printed (`discrete`, `float`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Discrete => "discrete",
+            Self::Float => "float",
+        }
+    }
+
+    /// The sampler called `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// A fresh sampler seeded from the operating system.
+    pub fn from_os_rng(self) -> Box<dyn NoiseSource> {
+        match self {
+            Self::Discrete => Box::new(DiscreteLaplace::from_os_rng()),
+            Self::Float => Box::new(FloatLaplace::from_os_rng()),
+        }
+    }
+
+    /// A sampler from `seed`: reproducible, and so for tests and simulations only.
+    pub fn seeded(self, seed: u64) -> Box<dyn NoiseSource> {
+        match self {
+            Self::Discrete => Box::new(DiscreteLaplace::seeded(seed)),
+            Self::Float => Box::new(FloatLaplace::seeded(seed)),
+        }
+    }
+}
+
 pub(crate) fn check_scale(scale: f64) -> Result<()> {
     if scale.is_finite() && scale > 0.0 { Ok(()) } else { Err(MechError::BadScale(scale)) }
 }
