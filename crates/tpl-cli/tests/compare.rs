@@ -272,12 +272,14 @@ fn demo_writes_report_and_charts() {
 #[test]
 fn bad_inputs_exit_2_with_one_line() {
     let d = Scratch::new("compare_bad");
-    let counts = d.file("counts.csv", "timestamp_bucket,c0,c1\n0,3,4\n1,4,3\n2,5,2\n");
-    let neg = d.file("neg.csv", "3,4\n4,-3\n");
-    let empty = d.file("empty.csv", "timestamp_bucket,c0,c1\n");
-    let frac = d.file("frac.csv", "3,4.5\n");
-    let p3 = d.file("p3.csv", "1 0 0\n0 1 0\n0 0 1\n");
-    let gap = d.file("gap.csv", "timestamp_bucket,user_id,location_cell\n0,0,1\n0,2,0\n1,0,1\n");
+    let [counts, neg, empty, frac, p3, gap] = d.files([
+        ("counts.csv", "timestamp_bucket,c0,c1\n0,3,4\n1,4,3\n2,5,2\n"),
+        ("neg.csv", "3,4\n4,-3\n"),
+        ("empty.csv", "timestamp_bucket,c0,c1\n"),
+        ("frac.csv", "3,4.5\n"),
+        ("p3.csv", "1 0 0\n0 1 0\n0 0 1\n"),
+        ("gap.csv", "timestamp_bucket,user_id,location_cell\n0,0,1\n0,2,0\n1,0,1\n"),
+    ]);
     let out = d.path("o");
     let cmp = |c: &str| -> Vec<String> {
         ["compare", "--counts", c, "--epsilon", "1", "--window", "2"].iter().map(|s| s.to_string()).collect()
@@ -382,17 +384,15 @@ fn seeded_compare_says_it_is_not_private() {
         ["compare", "--counts", &counts, "--epsilon", "1", "--window", "4", "--runs", "1", "--schemes", "bd"];
     let mut args = base.to_vec();
     args.extend(["--seed", "9", "--format", "json"]);
-    let seeded = tpl(&args);
-    assert_eq!(seeded.code, Some(0), "{}", seeded.describe());
+    let seeded = tpl_ok(&args);
     assert!(seeded.stderr.contains("NOT private"), "{}", seeded.describe());
-    let out: Value = serde_json::from_str(&seeded.stdout).unwrap();
+    let out = stdout_json(&seeded);
     assert_eq!(out["seeded"], true);
     let mut args = base.to_vec();
     args.extend(["--format", "json"]);
-    let unseeded = tpl(&args);
-    assert_eq!(unseeded.code, Some(0), "{}", unseeded.describe());
+    let unseeded = tpl_ok(&args);
     assert!(!unseeded.stderr.contains("NOT private"), "{}", unseeded.describe());
-    let out: Value = serde_json::from_str(&unseeded.stdout).unwrap();
+    let out = stdout_json(&unseeded);
     assert_eq!(out["seeded"], false);
 }
 

@@ -54,9 +54,11 @@ fn matrix_row_sum_tolerance_is_1e_9() {
 fn matrix_normalize_rescales_rows() {
     let d = Scratch::new("matrix_normalize");
     // Counts instead of probabilities: rows sum to 10, 1 and 4.
-    let counts = d.file("counts.csv", "# transition counts\n1, 2, 7\n0.3 0.3 0.4\n\n2 1.2 0.8\n");
-    let counts_json = d.file("counts.json", "[[1,2,7],[0.3,0.3,0.4],[2,1.2,0.8]]");
-    let plain = d.file("ex4.csv", EXAMPLE4);
+    let [counts, counts_json, plain] = d.files([
+        ("counts.csv", "# transition counts\n1, 2, 7\n0.3 0.3 0.4\n\n2 1.2 0.8\n"),
+        ("counts.json", "[[1,2,7],[0.3,0.3,0.4],[2,1.2,0.8]]"),
+        ("ex4.csv", EXAMPLE4),
+    ]);
     let reference = json(&["loss", "--matrix", &plain, "--alpha", "1", "--alpha", "30"]);
     for m in [&counts, &counts_json] {
         let out = json(&["loss", "--matrix", m, "--alpha", "1", "--alpha", "30", "--normalize"]);

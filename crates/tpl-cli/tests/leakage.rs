@@ -95,9 +95,11 @@ fn leakage_json_budgets_text_file_with_comments_blank_lines_and_zero() {
 #[test]
 fn leakage_json_budgets_json_array_matches_text_file() {
     let d = Scratch::new("leakage_budgets_json");
-    let m = d.file("ex4.csv", EXAMPLE4);
-    let bj = d.file("budgets.json", "[0.1, 0, 0.25, 0.05]");
-    let bt = d.file("budgets.txt", "0.1\n0\n0.25\n0.05\n");
+    let [m, bj, bt] = d.files([
+        ("ex4.csv", EXAMPLE4),
+        ("budgets.json", "[0.1, 0, 0.25, 0.05]"),
+        ("budgets.txt", "0.1\n0\n0.25\n0.05\n"),
+    ]);
     let expected = [0.1, 0.0, 0.25, 0.05];
     let a = json(&["leakage", "--budgets", &bj, "--backward", &m, "--forward", &m]);
     let b = json(&["leakage", "--budgets", &bt, "--backward", &m, "--forward", &m]);
@@ -114,9 +116,11 @@ fn leakage_json_budgets_json_array_matches_text_file() {
 #[test]
 fn leakage_json_window_fields() {
     let d = Scratch::new("leakage_window");
-    let pb = d.file("pb.csv", EXAMPLE4);
-    let pf = d.file("pf.csv", "0.8 0.1 0.1\n0.2 0.7 0.1\n0.1 0.2 0.7\n");
-    let b = d.file("b.txt", "0.1\n0\n0.3\n0.05\n0.2\n0.1\n0.15\n");
+    let [pb, pf, b] = d.files([
+        ("pb.csv", EXAMPLE4),
+        ("pf.csv", "0.8 0.1 0.1\n0.2 0.7 0.1\n0.1 0.2 0.7\n"),
+        ("b.txt", "0.1\n0\n0.3\n0.05\n0.2\n0.1\n0.15\n"),
+    ]);
     let t_len = 7;
     for w in 1..=t_len {
         let ws = w.to_string();

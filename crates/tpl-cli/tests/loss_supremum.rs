@@ -63,8 +63,7 @@ fn progress_stays_off_stderr_when_it_is_not_a_terminal() {
         vec!["loss", "--matrix", &m, "--normalize", "--alpha", "1"],
         vec!["supremum", "--matrix", &m, "--normalize", "--epsilon", "1", "--format", "json"],
     ] {
-        let run = tpl(&args);
-        assert_eq!(run.code, Some(0), "{}", run.describe());
+        let run = tpl_ok(&args);
         assert!(run.stderr.is_empty(), "{}", run.describe());
     }
 }

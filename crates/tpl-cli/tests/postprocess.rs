@@ -91,9 +91,10 @@ fn correlated_files(d: &Scratch) -> (String, String, Vec<Vec<f64>>) {
 fn release_csv_pipes_into_postprocess() {
     let d = Scratch::new("pp_pipeline");
     let (counts, pf, _) = correlated_files(&d);
-    let release =
-        tpl(&cmd("release --counts {} --scheme bd --epsilon 2 --window 5 --seed 3 --format csv", &[&counts]));
-    assert_eq!(release.code, Some(0), "{}", release.describe());
+    let release = tpl_ok(&cmd(
+        "release --counts {} --scheme bd --epsilon 2 --window 5 --seed 3 --format csv",
+        &[&counts],
+    ));
     let r = d.file("r.csv", &release.stdout);
     // The budgets come from the publication_budget column: 0 where a release repeats.
     let from_column = json(&["postprocess", "--releases", &r, "--total", "60", "--forward", &pf]);
@@ -152,9 +153,11 @@ fn map_beats_the_raw_release_on_correlated_data() {
 #[test]
 fn headered_and_headerless_releases_agree() {
     let d = Scratch::new("pp_header");
-    let pf = d.file("pf.csv", STAY);
-    let plain = d.file("plain.csv", "12,30,18\n9.5,-2,40\n");
-    let headed = d.file("headed.csv", "timestamp_bucket,c0,c1,c2\n0,12,30,18\n1,9.5,-2,40\n");
+    let [pf, plain, headed] = d.files([
+        ("pf.csv", STAY),
+        ("plain.csv", "12,30,18\n9.5,-2,40\n"),
+        ("headed.csv", "timestamp_bucket,c0,c1,c2\n0,12,30,18\n1,9.5,-2,40\n"),
+    ]);
     for est in ["map", "map-integer", "mle"] {
         let a = tpl(&cmd(
             "postprocess --releases {} --total 60 --epsilon 0.5 --forward {} --estimator {} --format json",
@@ -199,18 +202,20 @@ fn zero_prior_cell_with_a_positive_release_is_not_nan() {
 #[test]
 fn bad_inputs_exit_2_with_one_line() {
     let d = Scratch::new("pp_bad");
-    let r = d.file("r.csv", "3,4,5\n6,2,4\n");
-    let r1 = d.file("r1.csv", "3,4,5\n");
-    let pf = d.file("pf.csv", STAY);
-    let pf2 = d.file("pf2.csv", "0.5 0.5\n0.5 0.5\n");
-    let nan = d.file("nan.csv", "3,4,5\n6,nan,4\n");
-    let ragged = d.file("ragged.csv", "3,4,5\n6,4\n");
-    let p_len = d.file("plen.csv", "0.5,0.5\n");
-    let p_sum = d.file("psum.csv", "0.5,0.5,0.5\n");
-    let p_neg = d.file("pneg.csv", "-0.5,1,0.5\n");
-    let p_rows = d.file("prows.csv", "0.5,0.5,0\n0.5,0.5,0\n");
-    let b_short = d.file("bshort.txt", "0.5\n");
-    let b_neg = d.file("bneg.txt", "0.5\n-1\n");
+    let [r, r1, pf, pf2, nan, ragged, p_len, p_sum, p_neg, p_rows, b_short, b_neg] = d.files([
+        ("r.csv", "3,4,5\n6,2,4\n"),
+        ("r1.csv", "3,4,5\n"),
+        ("pf.csv", STAY),
+        ("pf2.csv", "0.5 0.5\n0.5 0.5\n"),
+        ("nan.csv", "3,4,5\n6,nan,4\n"),
+        ("ragged.csv", "3,4,5\n6,4\n"),
+        ("plen.csv", "0.5,0.5\n"),
+        ("psum.csv", "0.5,0.5,0.5\n"),
+        ("pneg.csv", "-0.5,1,0.5\n"),
+        ("prows.csv", "0.5,0.5,0\n0.5,0.5,0\n"),
+        ("bshort.txt", "0.5\n"),
+        ("bneg.txt", "0.5\n-1\n"),
+    ]);
     let missing = d.path("missing.csv");
     let base = ["postprocess", "--releases"];
     let cases: Vec<(Vec<&str>, Vec<&str>, Vec<&str>)> = vec![

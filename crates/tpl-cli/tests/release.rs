@@ -232,13 +232,10 @@ fn float_sampler_warns_that_it_is_not_release_grade() {
     let base = ["release", "--counts", &counts, "--scheme", "bd", "--epsilon", "1", "--window", "5"];
     let mut args = base.to_vec();
     args.extend(["--sampler", "float", "--format", "json"]);
-    let run = tpl(&args);
-    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let run = tpl_ok(&args);
     assert!(run.stderr.contains("NOT release-grade"), "{}", run.describe());
-    let out: Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(out["sampler"], "float");
-    let quiet = tpl(&base);
-    assert_eq!(quiet.code, Some(0), "{}", quiet.describe());
+    assert_eq!(stdout_json(&run)["sampler"], "float");
+    let quiet = tpl_ok(&base);
     assert!(quiet.stderr.is_empty(), "the discrete sampler needs no warning: {}", quiet.describe());
 }
 

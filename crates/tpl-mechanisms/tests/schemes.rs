@@ -510,8 +510,7 @@ fn bad_steps_change_nothing() {
     for kind in SchemeKind::ALL {
         let p = params(1.0, 5, 2.0);
         let noise = Noise::Float(21);
-        let (mut clean, hc) = build(kind, p, PbaCorrelation::Always, noise);
-        let reference = drive(clean.as_mut(), &hc, &stream, noise).unwrap();
+        let reference = drive_fresh(kind, p, &stream, noise);
         let (mut dirty, hd) = build(kind, p, PbaCorrelation::Always, noise);
         for (i, c) in stream.iter().enumerate() {
             let step = i + 1;
@@ -595,8 +594,7 @@ fn runner_collects_every_step() {
     for kind in SchemeKind::ALL {
         let p = params(1.0, 6, 2.0);
         let noise = Noise::Float(2);
-        let (mut a, ha) = build(kind, p, PbaCorrelation::Always, noise);
-        let manual = drive(a.as_mut(), &ha, &stream, noise).unwrap();
+        let manual = drive_fresh(kind, p, &stream, noise);
         let (mut b, _hb) = build(kind, p, PbaCorrelation::Always, noise);
         let r = run(b.as_mut(), &stream).unwrap();
         assert_eq!(r.published, manual.published());

@@ -34,6 +34,11 @@ impl Scratch {
         path_str(&path)
     }
 
+    /// Writes each `(name, content)` to the folder, in order, and returns the paths.
+    pub fn files<const N: usize>(&self, files: [(&str, &str); N]) -> [String; N] {
+        files.map(|(name, content)| self.file(name, content))
+    }
+
     /// A path in the folder that is not created.
     pub fn path(&self, name: &str) -> String {
         path_str(&self.dir.join(name))
@@ -119,14 +124,27 @@ pub fn tpl_with(dir: Option<&Path>, input: Option<&str>, args: &[&str]) -> Run {
     run
 }
 
+/// Runs `tpl ARGS` and expects success (exit 0).
+#[track_caller]
+pub fn tpl_ok(args: &[&str]) -> Run {
+    let run = tpl(args);
+    assert_eq!(run.code, Some(0), "expected success\n{}", run.describe());
+    run
+}
+
+/// The standard output of `run` parsed as one JSON value.
+#[track_caller]
+pub fn stdout_json(run: &Run) -> Value {
+    serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON value ({e})\n{}", run.describe()))
+}
+
 /// Runs `tpl ARGS --format json`, expects success and returns the parsed object.
 pub fn json(args: &[&str]) -> Value {
     let mut all = args.to_vec();
     all.extend(["--format", "json"]);
-    let run = tpl(&all);
-    assert_eq!(run.code, Some(0), "expected success\n{}", run.describe());
-    let value: Value = serde_json::from_str(&run.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not one JSON value ({e})\n{}", run.describe()));
+    let run = tpl_ok(&all);
+    let value = stdout_json(&run);
     assert!(value.is_object(), "JSON output must be an object\n{}", run.describe());
     value
 }
@@ -136,8 +154,7 @@ pub fn json(args: &[&str]) -> Value {
 pub fn csv(args: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
     let mut all = args.to_vec();
     all.extend(["--format", "csv"]);
-    let run = tpl(&all);
-    assert_eq!(run.code, Some(0), "expected success\n{}", run.describe());
+    let run = tpl_ok(&all);
     let mut lines = run.stdout.lines().skip_while(|l| l.starts_with('#'));
     let header: Vec<String> = lines
         .next()
@@ -156,8 +173,7 @@ pub fn csv(args: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
 pub fn table(args: &[&str]) -> String {
     let mut all = args.to_vec();
     all.extend(["--format", "table"]);
-    let run = tpl(&all);
-    assert_eq!(run.code, Some(0), "expected success\n{}", run.describe());
+    let run = tpl_ok(&all);
     assert!(!run.stdout.trim().is_empty(), "empty table\n{}", run.describe());
     assert!(
         serde_json::from_str::<Value>(&run.stdout).is_err(),

@@ -185,6 +185,14 @@ pub fn drive(
     Ok(trace)
 }
 
+/// A fresh scheme `kind` (always correlated, for PBA) driven over the whole of `stream`;
+/// every step must succeed.
+#[track_caller]
+pub fn drive_fresh(kind: SchemeKind, params: WEventParams, stream: &[Vec<f64>], noise: Noise) -> Trace {
+    let (mut scheme, handle) = build(kind, params, PbaCorrelation::Always, noise);
+    drive(scheme.as_mut(), &handle, stream, noise).unwrap()
+}
+
 /// Step t ↦ corr(t) of `docs/w-event.md` §3.6 (independent of the scheme's own evaluation).
 pub fn corr_at(c: &PbaCorrelation, t: usize) -> bool {
     t >= 2
