@@ -45,6 +45,7 @@ pub const MAX_EXACT_SCALE: f64 = 70_368_744_177_664.0;
 /// assert_eq!(effective_budget(0.1, 2.0), 0.1);
 /// assert_eq!(effective_budget(0.1, 1.0), 0.2);
 /// assert!(effective_budget(0.7, 3.0) * 3.0 >= 1.4);
+/// assert_eq!(effective_budget(0.0, 3.0), 0.0); // a step that spends nothing
 /// ```
 pub fn effective_budget(budget: f64, sensitivity: f64) -> f64 {
     laplace_loss(DEFAULT_SENSITIVITY, sensitivity, budget)
@@ -56,7 +57,11 @@ fn laplace_loss(d_in: f64, sensitivity: f64, budget: f64) -> f64 {
     let q = budget / sensitivity;
     // q ≥ ε_t/Δ exactly: a quotient that rounded down is bumped one ulp (fma's sign is exact;
     // a subnormal quotient is bumped regardless).
-    let q = if q.is_finite() && (q < f64::MIN_POSITIVE || q.mul_add(sensitivity, -budget) < 0.0) {
+    // A step that spends nothing loses nothing: an exact 0 stays 0.
+    let q = if q.is_finite()
+        && budget > 0.0
+        && (q < f64::MIN_POSITIVE || q.mul_add(sensitivity, -budget) < 0.0)
+    {
         q.next_up()
     } else {
         q
