@@ -260,7 +260,11 @@ impl Stream {
                 }
                 o
             }
-            (Err(e), None) => return Err(StreamError::Step { step: t, source: e }),
+            (Err(e), None) => {
+                // The scheme may have drawn (a test) before failing: rebuild it from the file.
+                self.state = State::new(&self.config, (self.noise)())?;
+                return Err(StreamError::Step { step: t, source: e });
+            }
         };
         let result = commit(&mut self.state, &self.config, &path, tx, (t, key, &digest), outcome, refused);
         if result.is_err() {
@@ -318,21 +322,9 @@ impl Stream {
         for &b in &budgets {
             ledger.push(b);
         }
-        let realized = match (self.config.correlation()?, budgets.is_empty()) {
-            (Some(corr), false) => {
-                let effective: Vec<f64> = budgets
-                    .iter()
-                    .map(|&b| tpl_mechanisms::effective_budget(b, self.config.sensitivity))
-                    .collect();
-                let a = tpl_alloc::audit(
-                    &corr,
-                    tpl_core::Budgets::PerStep(effective),
-                    Some(self.config.window.min(budgets.len())),
-                )?;
-                Some((a.max_tpl, a.max_window_leakage.unwrap_or(a.max_tpl)))
-            }
-            _ => None,
-        };
+        // Each step stored the realised leakage of the stream up to it: the last one's is the
+        // stream's (the audit is not run again).
+        let realized = steps.last().and_then(|s| s.max_tpl.zip(s.max_window_leakage));
         Ok(Status {
             config: self.config.clone(),
             published: steps.iter().map(|s| s.published).collect(),

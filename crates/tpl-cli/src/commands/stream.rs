@@ -5,11 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
-use tpl_alloc::Correlation;
 use tpl_compare::guaranteed_leakage;
-use tpl_mechanisms::{
-    DiscreteLaplace, LaplaceMechanism, PbaCorrelation, Run, SamplerKind, SchemeInputs, SchemeKind,
-};
+use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism, Run, SamplerKind, SchemeKind};
 use tpl_stream::{Status, StepRecord, Stream, StreamConfig, StreamError};
 
 use crate::args::ReleaseSetup;
@@ -262,19 +259,13 @@ pub struct StatusReport {
 fn guaranteed(status: &Status) -> Result<Option<(f64, f64)>> {
     let c = &status.config;
     let steps = status.budgets.len();
-    if steps == 0 || (c.backward.is_none() && c.forward.is_none()) {
+    let Some(corr) = c.correlation().map_err(stream_error)?.filter(|_| steps > 0) else {
         return Ok(None);
-    }
-    let corr = Correlation::new(c.backward.as_ref(), c.forward.as_ref())
-        .map_err(|e| CliError::Usage(format!("the stream's matrices: {e}")))?;
-    let params = c.params().map_err(stream_error)?;
-    let inputs = SchemeInputs {
-        correlation: PbaCorrelation::from_matrices(c.backward.as_ref(), c.forward.as_ref()),
-        plan: c.budgets.clone(),
     };
+    let params = c.params().map_err(stream_error)?;
     // The scheme only states its caps here; its mechanism never draws.
     let mechanism = LaplaceMechanism::new(DiscreteLaplace::from_os_rng());
-    let scheme = c.scheme.build(params, mechanism, inputs).map_err(|e| CliError::Usage(e.to_string()))?;
+    let scheme = c.scheme.build(params, mechanism, c.inputs()).map_err(|e| CliError::Usage(e.to_string()))?;
     let g = guaranteed_leakage(scheme.as_ref(), &corr, steps, c.window.min(steps))
         .map_err(|e| CliError::Usage(format!("the guaranteed audit: {e}")))?;
     Ok(Some((g.max_tpl, g.max_window_leakage.unwrap_or(g.max_tpl))))
