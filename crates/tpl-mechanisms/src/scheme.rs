@@ -105,6 +105,14 @@ pub trait StreamScheme {
     /// The largest ε_t any step can spend: the maximum of [`StreamScheme::max_spend`] over t.
     fn max_step_budget(&self) -> f64;
 
+    /// Whether every run spends exactly [`StreamScheme::max_spend`] at every step (budgets
+    /// fixed in advance, whatever the data and the noise), so that the leakage of any run is
+    /// the audit of those caps. Default: false, which is always safe (the caps then only
+    /// bound what a run spends).
+    fn spends_its_caps(&self) -> bool {
+        false
+    }
+
     /// Takes a step that was decided earlier (a record of [`StreamScheme::step`]'s outcome,
     /// e.g. read back from a durable ledger) as if it had just been stepped, drawing nothing:
     /// the state after restoring outcomes 1..t is the state after stepping them, so the
@@ -155,6 +163,10 @@ impl<S: StreamScheme + ?Sized> StreamScheme for Box<S> {
         (**self).max_step_budget()
     }
 
+    fn spends_its_caps(&self) -> bool {
+        (**self).spends_its_caps()
+    }
+
     fn restore(&mut self, outcome: &StepOutcome) -> Result<()> {
         (**self).restore(outcome)
     }
@@ -187,6 +199,9 @@ pub(crate) mod rule {
     pub trait Rule {
         /// The scheme's name.
         const NAME: &'static str;
+
+        /// Whether every step spends exactly its [`Rule::max_spend`] (budgets fixed in advance).
+        const SPENDS_ITS_CAPS: bool = false;
 
         /// Refuses step `t` before anything is checked or drawn (a plan's horizon).
         fn admit(&self, t: usize) -> Result<()> {
@@ -298,6 +313,10 @@ impl<R: DecisionRule, M: Mechanism> StreamScheme for Scheme<R, M> {
 
     fn max_step_budget(&self) -> f64 {
         self.rule.max_step_budget(&self.params)
+    }
+
+    fn spends_its_caps(&self) -> bool {
+        R::SPENDS_ITS_CAPS
     }
 
     fn restore(&mut self, outcome: &StepOutcome) -> Result<()> {

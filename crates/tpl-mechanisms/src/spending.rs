@@ -4,7 +4,6 @@
 
 use crate::mechanism::effective_budget;
 use crate::scheme::{Guarantee, StreamScheme};
-use crate::schemes::SchemeKind;
 
 /// The per-step caps and the window constraint of a scheme over a horizon, in effective
 /// budgets ε_t·2/Δ ([`effective_budget`]).
@@ -49,11 +48,7 @@ pub fn effective_spending(scheme: &dyn StreamScheme, horizon: usize) -> Effectiv
         Guarantee::WEvent { epsilon, window } => Some((window, window_limit(epsilon, window, delta))),
         Guarantee::EventLevel { .. } => None,
     };
-    let fixed = matches!(
-        SchemeKind::from_name(scheme.name()),
-        Some(SchemeKind::Laplace | SchemeKind::Uniform | SchemeKind::Sample | SchemeKind::Planned)
-    );
-    EffectiveSpending { caps, window_limit, fixed }
+    EffectiveSpending { caps, window_limit, fixed: scheme.spends_its_caps() }
 }
 
 /// E of [`effective_spending`]: (1 + 2^−51)·effective_budget(ε, Δ) + w·2^−1073, rounded up.
@@ -68,6 +63,7 @@ fn window_limit(epsilon: f64, window: usize, delta: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schemes::SchemeKind;
     use crate::{LaplaceMechanism, PbaCorrelation, WEventParams, Zero};
 
     fn spending(kind: SchemeKind, eps: f64, w: usize, delta: f64, horizon: usize) -> EffectiveSpending {

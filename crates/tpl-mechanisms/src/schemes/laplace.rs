@@ -17,6 +17,7 @@ pub struct LaplaceRule;
 
 impl Rule for LaplaceRule {
     const NAME: &'static str = "laplace";
+    const SPENDS_ITS_CAPS: bool = true;
 
     fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome> {
         let eps = cx.params.epsilon();

@@ -83,6 +83,7 @@ pub struct PlannedRule {
 
 impl Rule for PlannedRule {
     const NAME: &'static str = "planned";
+    const SPENDS_ITS_CAPS: bool = true;
 
     fn admit(&self, t: usize) -> Result<()> {
         if t > self.budgets.len() {

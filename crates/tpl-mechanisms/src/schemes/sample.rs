@@ -21,6 +21,7 @@ fn publishes(t: usize, window: usize) -> bool {
 
 impl Rule for SampleRule {
     const NAME: &'static str = "sample";
+    const SPENDS_ITS_CAPS: bool = true;
 
     fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome> {
         if !publishes(cx.t(), cx.params.window()) {

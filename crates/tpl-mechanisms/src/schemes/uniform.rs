@@ -24,6 +24,7 @@ impl UniformRule {
 
 impl Rule for UniformRule {
     const NAME: &'static str = "uniform";
+    const SPENDS_ITS_CAPS: bool = true;
 
     fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome> {
         let p = Self::budget(cx.params);
