@@ -17,7 +17,7 @@ pub fn read_budgets(path: &Path) -> Result<Vec<f64>> {
     let mut values: Vec<f64> = Vec::new();
     if text::is_json(path) {
         values = serde_json::from_str(&content).map_err(|e| text::json_error(path, &e))?;
-        if let Some(k) = values.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
+        if let Some(k) = values.iter().position(|&v| !tpl_core::is_budget(v)) {
             return Err(bad(0, format!("entry {}: ", k + 1), values[k]));
         }
     } else {
@@ -29,7 +29,7 @@ pub fn read_budgets(path: &Path) -> Result<Vec<f64>> {
                     format!("{} values on one line; a budget file holds one ε per line", r.values.len()),
                 ));
             }
-            if r.values[0] < 0.0 {
+            if !tpl_core::is_budget(r.values[0]) {
                 return Err(bad(r.line, String::new(), r.values[0]));
             }
             values.push(r.values[0]);

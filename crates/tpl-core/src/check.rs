@@ -18,8 +18,12 @@ pub fn validate_budgets(budgets: &[f64]) -> Result<()> {
     }
 }
 
-/// Whether ε_t is a valid per-step budget: finite and ≥ 0.
-pub(crate) fn is_budget(eps: f64) -> bool {
+/// Whether ε_t is a valid per-step budget: finite and ≥ 0 (0: a step that spends nothing).
+///
+/// ```
+/// assert!(tpl_core::is_budget(0.0) && !tpl_core::is_budget(-1.0) && !tpl_core::is_budget(f64::NAN));
+/// ```
+pub fn is_budget(eps: f64) -> bool {
     eps.is_finite() && eps >= 0.0
 }
 

@@ -56,7 +56,7 @@ mod window;
 pub use accountant::LeakageAccountant;
 pub use candidate::{Candidate, log_add_exp};
 pub use check::{
-    check_alpha, check_epsilon, check_horizon, check_sensitivity, check_window, validate_budgets,
+    check_alpha, check_epsilon, check_horizon, check_sensitivity, check_window, is_budget, validate_budgets,
 };
 pub use error::{CoreError, Result, Short};
 pub use loss::{DirectLoss, Loss, LossEvaluator, PairTableLoss, PiecewiseLoss, Segment};

@@ -325,7 +325,7 @@ impl<R: DecisionRule, M: Mechanism> StreamScheme for Scheme<R, M> {
         self.rule.admit(t).map_err(|e| bad(e.to_string()))?;
         let spent = outcome.spent;
         let parts = [spent.test, spent.publication, spent.absorbed];
-        if !parts.iter().all(|b| b.is_finite() && *b >= 0.0) || spent.absorbed > spent.publication {
+        if !parts.iter().all(|&b| tpl_core::is_budget(b)) || spent.absorbed > spent.publication {
             return Err(bad(format!("budgets {parts:?} are not finite, ≥ 0 and absorbed ≤ publication")));
         }
         let max = self.rule.max_spend(&self.params, t);

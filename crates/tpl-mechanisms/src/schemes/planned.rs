@@ -41,7 +41,7 @@ impl<M: Mechanism> Planned<M> {
         let mut ledger = WindowLedger::new(params.window());
         for (i, &b) in budgets.iter().enumerate() {
             let step = i + 1;
-            if !(b.is_finite() && b >= 0.0) {
+            if !tpl_core::is_budget(b) {
                 return Err(MechError::BadPlan {
                     step,
                     reason: format!("budget {} must be finite and at least 0", Short(b)),
