@@ -1,62 +1,232 @@
 //! A streaming leakage accountant for open-ended releases: feed ε_t as each step is
-//! published and read the leakage so far.
+//! published and read the leakage so far — the same numbers as an audit of all the budgets
+//! from scratch, at the cost of the steps whose FPL the new step changes (`docs/model.md` §8).
 
-use crate::check::is_budget;
+use crate::check::{check_window, is_budget};
 use crate::error::{CoreError, Result};
 use crate::loss::{LossEvaluator, PiecewiseLoss};
 use crate::matrix::TransitionMatrix;
-use crate::series::{LeakageSeries, fpl_of};
+use crate::series::LeakageSeries;
+use crate::window::{Neumaier, window_value};
 
-/// Tracks BPL online (O(log m) per step) and gives FPL/TPL of all steps so far on demand,
-/// treating the latest step as the last one (its FPL is then its own ε). FPL of earlier
-/// steps can only grow as later steps arrive, so a value read now is a lower bound of the
-/// final one; BPL values are final.
+/// Tracks BPL, FPL and TPL of every step so far, treating the latest step as the last one
+/// (its FPL is then its own ε), and — with a window w — the largest leakage of a window of
+/// min(w, t) steps (Theorem 3 of the TKDE paper).
+///
+/// A new step ε_{T+1} changes FPL_t only from the end backwards (FPL_t = L_F(FPL_{t+1}) + ε_t,
+/// TKDE eq. (15)), and once one FPL_t comes out bit-identical to its previous value every
+/// earlier one does too. So [`LeakageAccountant::push`] recomputes only that changed suffix
+/// (a few steps when L_F contracts, all of them only when the leakage grows without bound),
+/// and the maxima of TPL and of the window leakage are kept as prefix maxima. Every value is
+/// bit-identical to [`crate::CompactSeries`] over the same budgets with the same evaluators.
+/// Memory: 48 bytes a step.
 ///
 /// ```
 /// use tpl_core::{LeakageAccountant, TransitionMatrix};
 /// let p = TransitionMatrix::smoothed_identity(4, 0.1)?;
-/// let mut acc = LeakageAccountant::new(Some(&p), Some(&p));
+/// let mut acc = LeakageAccountant::new(Some(&p), Some(&p)).with_window(3)?;
 /// let b1 = acc.push(0.5)?;
 /// let b2 = acc.push(0.5)?;
 /// assert_eq!(b1, 0.5);
 /// assert!(b2 > 0.5);
-/// assert_eq!(acc.series().unwrap().tpl().len(), 2);
+/// let would = acc.max_tpl_with(0.5)?; // nothing recorded
+/// acc.push(0.5)?;
+/// assert_eq!(acc.max_tpl(), Some(would));
+/// assert_eq!(acc.series().unwrap().tpl().len(), 3);
 /// # Ok::<(), tpl_core::CoreError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct LeakageAccountant {
     backward: Option<PiecewiseLoss>,
     forward: Option<PiecewiseLoss>,
+    window: Option<usize>,
     epsilon: Vec<f64>,
     bpl: Vec<f64>,
+    /// FPL_t with the latest step as the last.
+    fpl: Vec<f64>,
+    /// max_{s ≤ t} TPL_s, with the latest step as the last.
+    tpl_max: Vec<f64>,
+    /// Neumaier sums of ε_1..ε_t (kept with a window).
+    prefix: Vec<Neumaier>,
+    /// The largest leakage of a full window of w steps ending at or before t (0 before the
+    /// first full window; kept with a window).
+    window_max: Vec<f64>,
+}
+
+/// What recording ε_{T+1} changes: computed first, written only when every value is finite.
+struct Update {
+    bpl: f64,
+    /// The first step (0-based) whose FPL changes; `fpl[k]` is the new FPL of step from + k.
+    from: usize,
+    fpl: Vec<f64>,
+    /// The new prefix maxima of TPL from `from` on.
+    tpl_max: Vec<f64>,
+    /// The new prefix maxima of the full windows ending at steps from `from` on.
+    window_max: Vec<f64>,
 }
 
 impl LeakageAccountant {
-    /// An accountant for an adversary knowing P_B and/or P_F (`None`: no knowledge).
+    /// An accountant for an adversary knowing P_B and/or P_F (`None`: no knowledge), with
+    /// the piecewise evaluators of the TKDE paper's Algorithms 2 and 4.
     pub fn new(backward: Option<&TransitionMatrix>, forward: Option<&TransitionMatrix>) -> Self {
+        Self::from_losses(backward.map(PiecewiseLoss::new), forward.map(PiecewiseLoss::new))
+    }
+
+    /// An accountant with evaluators already built (e.g. shared with an allocator's audit,
+    /// which then computes bit-identical values).
+    pub fn from_losses(backward: Option<PiecewiseLoss>, forward: Option<PiecewiseLoss>) -> Self {
         Self {
-            backward: backward.map(PiecewiseLoss::new),
-            forward: forward.map(PiecewiseLoss::new),
+            backward,
+            forward,
+            window: None,
             epsilon: Vec::new(),
             bpl: Vec::new(),
+            fpl: Vec::new(),
+            tpl_max: Vec::new(),
+            prefix: Vec::new(),
+            window_max: Vec::new(),
         }
+    }
+
+    /// Also tracks the largest leakage of a window of min(w, t) steps
+    /// ([`LeakageAccountant::max_window_leakage`]); set before the first step.
+    ///
+    /// # Errors
+    /// [`CoreError::BadWindow`] for w = 0, or once steps are recorded.
+    pub fn with_window(mut self, w: usize) -> Result<Self> {
+        if w == 0 || !self.epsilon.is_empty() {
+            return Err(CoreError::BadWindow { window: w, horizon: self.epsilon.len() });
+        }
+        self.window = Some(w);
+        Ok(self)
     }
 
     /// Records a step that spent ε_t and returns its BPL_t.
     ///
     /// # Errors
-    /// [`CoreError::BadBudget`] for a negative or non-finite ε_t (nothing is recorded).
+    /// [`CoreError::BadBudget`] for a negative or non-finite ε_t, [`CoreError::Overflow`]
+    /// when a leakage exceeds the largest double (nothing is recorded then).
     pub fn push(&mut self, eps: f64) -> Result<f64> {
-        if !is_budget(eps) {
-            return Err(CoreError::BadBudget { step: self.epsilon.len() + 1, value: eps });
+        let u = self.update(eps)?;
+        let t = self.epsilon.len();
+        self.epsilon.push(eps);
+        self.bpl.push(u.bpl);
+        self.fpl.push(eps);
+        self.fpl[u.from..].copy_from_slice(&u.fpl);
+        self.tpl_max.truncate(u.from);
+        self.tpl_max.extend_from_slice(&u.tpl_max);
+        if self.window.is_some() {
+            let mut sum = self.prefix.last().copied().unwrap_or_default();
+            sum.add(eps);
+            self.prefix.push(sum);
+            self.window_max.truncate(u.from);
+            self.window_max.extend_from_slice(&u.window_max);
         }
-        let value = match (&self.backward, self.bpl.last()) {
+        debug_assert_eq!(self.tpl_max.len(), t + 1);
+        Ok(u.bpl)
+    }
+
+    /// The largest TPL over steps 1..T+1 if step T + 1 spent `eps`; nothing is recorded.
+    ///
+    /// # Errors
+    /// As [`LeakageAccountant::push`].
+    pub fn max_tpl_with(&self, eps: f64) -> Result<f64> {
+        Ok(self.update(eps)?.tpl_max.last().copied().unwrap_or(0.0))
+    }
+
+    /// What recording `eps` would change, checked finite.
+    fn update(&self, eps: f64) -> Result<Update> {
+        let t_new = self.epsilon.len();
+        if !is_budget(eps) {
+            return Err(CoreError::BadBudget { step: t_new + 1, value: eps });
+        }
+        let overflow = |t: usize| CoreError::Overflow { step: t + 1 };
+        let bpl = match (&self.backward, self.bpl.last()) {
             (Some(l), Some(&prev)) => l.loss(prev) + eps,
             _ => eps,
         };
-        self.epsilon.push(eps);
-        self.bpl.push(value);
-        Ok(value)
+        if !bpl.is_finite() {
+            return Err(overflow(t_new));
+        }
+        // FPL backwards from the new last step, until a value repeats bit for bit.
+        let mut fpl = vec![eps];
+        let mut next = eps;
+        for t in (0..t_new).rev() {
+            let value = match &self.forward {
+                Some(l) => l.loss(next) + self.epsilon[t],
+                None => self.epsilon[t],
+            };
+            if value.to_bits() == self.fpl[t].to_bits() {
+                break;
+            }
+            if !value.is_finite() {
+                return Err(overflow(t));
+            }
+            fpl.push(value);
+            next = value;
+        }
+        fpl.reverse();
+        let from = t_new + 1 - fpl.len();
+        let at = |t: usize| -> (f64, f64, f64) {
+            if t == t_new { (eps, bpl, fpl[t - from]) } else { (self.epsilon[t], self.bpl[t], fpl[t - from]) }
+        };
+        let mut tpl_max = Vec::with_capacity(fpl.len());
+        let mut max = if from > 0 { self.tpl_max[from - 1] } else { 0.0 };
+        for t in from..=t_new {
+            let (e, b, f) = at(t);
+            let tpl = b + (f - e);
+            if !tpl.is_finite() {
+                return Err(overflow(t));
+            }
+            max = max.max(tpl);
+            tpl_max.push(max);
+        }
+        let window_max = match self.window {
+            None => Vec::new(),
+            Some(w) => self.windows(w, eps, from, &fpl, bpl)?,
+        };
+        Ok(Update { bpl, from, fpl, tpl_max, window_max })
+    }
+
+    /// The window part of [`LeakageAccountant::update`]: prefix maxima of the full windows
+    /// of `w` steps ending at `from`..=T (none while T + 1 < w, when the one window of all
+    /// steps is checked instead).
+    fn windows(&self, w: usize, eps: f64, from: usize, fpl: &[f64], bpl_new: f64) -> Result<Vec<f64>> {
+        let t_new = self.epsilon.len();
+        let len = t_new + 1;
+        let mut last = self.prefix.last().copied().unwrap_or_default();
+        last.add(eps);
+        // Prefix sums through step k, the new one included.
+        let prefix = |k: usize| if k == t_new { last } else { self.prefix[k] };
+        let bpl = |k: usize| if k == t_new { bpl_new } else { self.bpl[k] };
+        let tpl = |k: usize| {
+            let (e, f) = if k == t_new { (eps, fpl[k - from]) } else { (self.epsilon[k], fpl[k - from]) };
+            bpl(k) + (f - e)
+        };
+        // The window of `size` steps ending at `end` (0-based), as `CompactSeries` computes it.
+        let value = |end: usize, size: usize| -> Result<f64> {
+            let v = if size == 1 {
+                tpl(end)
+            } else {
+                let first = end + 1 - size;
+                window_value(bpl(first), fpl[end - from], &prefix(first), &prefix(end - 1))
+            };
+            if v.is_finite() { Ok(v) } else { Err(CoreError::Overflow { step: end + 2 - size }) }
+        };
+        if len < w {
+            value(t_new, len)?;
+            return Ok(vec![0.0; len - from]);
+        }
+        check_window(w, len)?;
+        let mut out = Vec::with_capacity(len - from);
+        let mut max = if from > 0 { self.window_max[from - 1] } else { 0.0 };
+        for end in from..=t_new {
+            if end + 1 >= w {
+                max = max.max(value(end, w)?);
+            }
+            out.push(max);
+        }
+        Ok(out)
     }
 
     /// Steps recorded so far.
@@ -74,15 +244,87 @@ impl LeakageAccountant {
         &self.bpl
     }
 
+    /// max_t TPL_t over the steps so far, or `None` before any step.
+    pub fn max_tpl(&self) -> Option<f64> {
+        self.tpl_max.last().copied()
+    }
+
+    /// With a window w: the largest leakage of a window of min(w, T) steps over the steps
+    /// so far (as [`crate::CompactSeries::max_window_leakage`]); `None` without a window or
+    /// before any step.
+    ///
+    /// # Errors
+    /// [`CoreError::Overflow`] when the one window of fewer than w steps overflows.
+    pub fn max_window_leakage(&self) -> Result<Option<f64>> {
+        let (Some(w), Some(&max)) = (self.window, self.window_max.last()) else { return Ok(None) };
+        if self.len() >= w {
+            return Ok(Some(max));
+        }
+        // Fewer steps than w: the one window of all of them (recomputed: O(1)).
+        let t = self.len() - 1;
+        if t == 0 {
+            return Ok(Some(self.bpl[0] + (self.fpl[0] - self.epsilon[0])));
+        }
+        let v = window_value(self.bpl[0], self.fpl[t], &self.prefix[0], &self.prefix[t - 1]);
+        if v.is_finite() { Ok(Some(v)) } else { Err(CoreError::Overflow { step: 1 }) }
+    }
+
     /// The full series as if the latest step were the last, or `None` before any step.
-    /// O(t log m): FPL is recomputed backwards from the latest step.
     pub fn series(&self) -> Option<LeakageSeries> {
         if self.epsilon.is_empty() {
             return None;
         }
-        let eps = |t| self.epsilon[t];
-        let fpl =
-            fpl_of(self.forward.as_ref().map(|l| l as &dyn LossEvaluator), self.epsilon.len(), eps, &|_| {});
-        Some(LeakageSeries::assemble(self.epsilon.clone(), self.bpl.clone(), fpl))
+        Some(LeakageSeries::assemble(self.epsilon.clone(), self.bpl.clone(), self.fpl.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Budgets, CompactSeries};
+
+    /// The batch series of the same budgets with the same (piecewise) evaluators.
+    fn batch(p: &TransitionMatrix, eps: &[f64]) -> CompactSeries {
+        let l = PiecewiseLoss::new(p);
+        CompactSeries::compute(Some(&l), Some(&l), Budgets::PerStep(eps.to_vec())).unwrap()
+    }
+
+    #[test]
+    fn every_prefix_matches_the_batch_audit_bit_for_bit() {
+        let p = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.1, 0.9]]).unwrap();
+        let eps: Vec<f64> = (0..60).map(|t| [0.1, 0.0, 0.35, 0.2, 0.05][t % 5] * (1.0 + t as f64 / 7.0)).collect();
+        for w in [1, 2, 4, 9, 100] {
+            let mut acc = LeakageAccountant::new(Some(&p), Some(&p)).with_window(w).unwrap();
+            for t in 0..eps.len() {
+                let would = acc.max_tpl_with(eps[t]).unwrap();
+                acc.push(eps[t]).unwrap();
+                let s = batch(&p, &eps[..=t]);
+                assert_eq!(acc.max_tpl().unwrap().to_bits(), s.max_tpl().to_bits(), "w {w} t {t}");
+                assert_eq!(would.to_bits(), s.max_tpl().to_bits());
+                let wl = s.max_window_leakage(w.min(t + 1)).unwrap();
+                assert_eq!(acc.max_window_leakage().unwrap().unwrap().to_bits(), wl.to_bits(), "w {w} t {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_contracting_forward_loss_recomputes_only_a_short_suffix() {
+        let p = TransitionMatrix::smoothed_identity(3, 1.0).unwrap();
+        let mut acc = LeakageAccountant::new(None, Some(&p));
+        for _ in 0..5000 {
+            acc.push(0.1).unwrap();
+        }
+        let u = acc.update(0.1).unwrap();
+        assert!(u.fpl.len() < 200, "{} steps recomputed", u.fpl.len());
+    }
+
+    #[test]
+    fn a_bad_budget_or_window_is_refused_and_nothing_is_recorded() {
+        let mut acc = LeakageAccountant::new(None, None).with_window(2).unwrap();
+        assert!(matches!(acc.push(-1.0), Err(CoreError::BadBudget { step: 1, .. })));
+        assert!(acc.is_empty());
+        acc.push(0.5).unwrap();
+        assert!(acc.clone().with_window(3).is_err());
+        assert!(LeakageAccountant::new(None, None).with_window(0).is_err());
     }
 }

@@ -67,9 +67,7 @@ fn windows<S: Steps>(series: &S, w: usize) -> Result<impl Iterator<Item = f64> +
             return series.tpl(t);
         }
         let end = t + w - 1;
-        // Σ ε_k for k strictly between t and end (0-based), from the prefix sums.
-        let inner = (hi.sum - lo.sum) + (hi.comp - lo.comp);
-        let value = round_up(series.bpl(t) + (series.fpl(end) + inner.max(0.0)));
+        let value = window_value(series.bpl(t), series.fpl(end), &lo, &hi);
         if end + 1 < t_len {
             lo.add(series.epsilon(t + 1));
             hi.add(series.epsilon(end));
@@ -88,6 +86,15 @@ pub(crate) fn outward_sum(len: usize, value: impl Fn(usize) -> f64) -> f64 {
     round_up(acc.sum + acc.comp)
 }
 
+/// The leakage of a window of w ≥ 2 steps from its first step's BPL, its last step's FPL
+/// and the Neumaier prefix sums of ε through its first step (`lo`) and through its
+/// last-but-one (`hi`): BPL + (FPL + Σ of the steps strictly inside), rounded up by one ulp.
+pub(crate) fn window_value(bpl_first: f64, fpl_last: f64, lo: &Neumaier, hi: &Neumaier) -> f64 {
+    // Σ ε_k for k strictly between the first and the last step, from the prefix sums.
+    let inner = (hi.sum - lo.sum) + (hi.comp - lo.comp);
+    round_up(bpl_first + (fpl_last + inner.max(0.0)))
+}
+
 /// One ulp up for a positive sum that carries rounding; an exact 0 stays 0.
 fn round_up(x: f64) -> f64 {
     if x > 0.0 { x.next_up() } else { x }
@@ -95,13 +102,13 @@ fn round_up(x: f64) -> f64 {
 
 /// A Neumaier running sum: (sum, compensation) of the values added so far.
 #[derive(Debug, Clone, Copy, Default)]
-struct Neumaier {
+pub(crate) struct Neumaier {
     sum: f64,
     comp: f64,
 }
 
 impl Neumaier {
-    fn add(&mut self, v: f64) {
+    pub(crate) fn add(&mut self, v: f64) {
         let t = self.sum + v;
         self.comp += if self.sum.abs() >= v.abs() { (self.sum - t) + v } else { (v - t) + self.sum };
         self.sum = t;

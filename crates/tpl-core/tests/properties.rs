@@ -23,7 +23,8 @@
 //! 7. `tpl_and_window_identities` — TPL_t = BPL_t + FPL_t − ε_t (eq. 11) and Theorem 3:
 //!    a window of one step leaks TPL_t, the whole horizon leaks Σ ε_t, and any window leaks
 //!    at least the TPL of each of its steps.
-//! 8. `accountant_matches_batch_series` — the streaming `LeakageAccountant` is the batch
+//! 8. `accountant_matches_batch_series` — the streaming `LeakageAccountant` (its incremental
+//!    maxima of TPL and of the window leakage included, bit for bit) is the batch
 //!    `LeakageSeries` computed online (same evaluator, same arithmetic: bit-identical).
 //! 9. `loss_is_finite_at_huge_alpha` — for α ∈ [800, 10⁴] (where e^α overflows a double)
 //!    L(α) stays finite and ≤ α when no two rows have disjoint supports (`docs/model.md` §3,
@@ -570,12 +571,20 @@ proptest! {
             .unwrap()
         };
         let full = batch(&eps);
-        let mut acc = LeakageAccountant::new(pb.as_ref(), pf.as_ref());
+        let w = 1 + eps.len() % 13;
+        let mut acc = LeakageAccountant::new(pb.as_ref(), pf.as_ref()).with_window(w).unwrap();
         prop_assert!(acc.series().is_none());
         for (t, &e) in eps.iter().enumerate() {
+            let would = acc.max_tpl_with(e).unwrap();
             prop_assert_eq!(acc.push(e).unwrap(), full.bpl()[t]);
+            // The incremental maxima are the batch audit's, bit for bit, at every step.
+            let prefix = batch(&eps[..=t]);
+            prop_assert_eq!(would.to_bits(), prefix.max_tpl().to_bits());
+            prop_assert_eq!(acc.max_tpl().unwrap().to_bits(), prefix.max_tpl().to_bits());
+            let window = prefix.max_window_leakage(w.min(t + 1)).unwrap();
+            prop_assert_eq!(acc.max_window_leakage().unwrap().unwrap().to_bits(), window.to_bits());
             if t % 37 == 0 {
-                prop_assert_eq!(acc.series().unwrap(), batch(&eps[..=t]));
+                prop_assert_eq!(acc.series().unwrap(), prefix);
             }
         }
         prop_assert_eq!(acc.bpl(), full.bpl());
