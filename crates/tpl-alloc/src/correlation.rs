@@ -1,6 +1,9 @@
 //! The adversary's knowledge an allocator plans against: L_B and L_F as piecewise functions.
 
-use tpl_core::{Budgets, CompactSeries, CoreError, LossEvaluator, PiecewiseLoss, Supremum, TransitionMatrix};
+use tpl_core::{
+    Budgets, CompactSeries, CoreError, LeakageAccountant, LossEvaluator, PiecewiseLoss, Supremum,
+    TransitionMatrix,
+};
 
 use crate::allocation::Cap;
 
@@ -10,7 +13,7 @@ use crate::error::{AllocError, Result, Side};
 /// evaluates L by Algorithm 1 rather than by the piecewise function; [`Correlation::series`]
 /// does the same so that an allocator's audit is bit for bit the one `tpl leakage` prints
 /// (the test `audit_is_the_leakage_series_for_every_horizon` keeps the two in step).
-const DIRECT_HORIZON: usize = 2;
+pub(crate) const DIRECT_HORIZON: usize = 2;
 
 /// Backward and forward correlation, each optional (absent: the adversary knows nothing on
 /// that side, L ≡ 0 and that side leaks only ε_t).
@@ -38,6 +41,12 @@ impl Correlation {
             forward: forward.map(PiecewiseLoss::new),
             matrices: (backward.cloned(), forward.cloned()),
         })
+    }
+
+    /// An online accountant with these evaluators: from T > 2 steps on, its values are
+    /// [`Correlation::series`]'s bit for bit ([`crate::StreamAudit`] covers every T).
+    pub fn accountant(&self) -> LeakageAccountant {
+        LeakageAccountant::from_losses(self.backward.clone(), self.forward.clone())
     }
 
     /// L_B(a) (0 without backward knowledge).

@@ -12,7 +12,8 @@
 //! ([`Allocation`] carries both: the [`Plan`] after rounding and its [`Audit`]); [`audit`]
 //! does the same for any budget sequence (the realised leakage of a run), and
 //! [`guaranteed_audit`] bounds the leakage of every run a scheme could produce from what it
-//! may spend per step and per window (`docs/model.md` §9).
+//! may spend per step and per window (`docs/model.md` §9); [`StreamAudit`] keeps [`audit`]'s
+//! numbers for an open-ended stream one step at a time.
 //!
 //! ```
 //! use tpl_alloc::{Allocator, Correlation, Quantified, UpperBound};
@@ -33,6 +34,7 @@ mod allocation;
 mod correlation;
 mod error;
 mod guaranteed;
+mod online;
 mod quantified;
 mod search;
 mod upper_bound;
@@ -42,6 +44,7 @@ pub use allocation::{Allocation, Allocator, Audit, Cap, Guarantee, Plan, Quantit
 pub use correlation::Correlation;
 pub use error::{AllocError, Result, Side};
 pub use guaranteed::{GuaranteedAudit, Spending, WindowLimit, guaranteed_audit};
+pub use online::StreamAudit;
 pub use quantified::{Quantified, QuantifiedBudgets};
 pub use upper_bound::UpperBound;
 pub use window::WindowAllocator;

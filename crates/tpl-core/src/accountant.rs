@@ -239,6 +239,11 @@ impl LeakageAccountant {
         self.epsilon.is_empty()
     }
 
+    /// ε_t of every step so far.
+    pub fn budgets(&self) -> &[f64] {
+        &self.epsilon
+    }
+
     /// BPL_t of every step so far (final values).
     pub fn bpl(&self) -> &[f64] {
         &self.bpl
@@ -292,7 +297,8 @@ mod tests {
     #[test]
     fn every_prefix_matches_the_batch_audit_bit_for_bit() {
         let p = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.1, 0.9]]).unwrap();
-        let eps: Vec<f64> = (0..60).map(|t| [0.1, 0.0, 0.35, 0.2, 0.05][t % 5] * (1.0 + t as f64 / 7.0)).collect();
+        let eps: Vec<f64> =
+            (0..60).map(|t| [0.1, 0.0, 0.35, 0.2, 0.05][t % 5] * (1.0 + t as f64 / 7.0)).collect();
         for w in [1, 2, 4, 9, 100] {
             let mut acc = LeakageAccountant::new(Some(&p), Some(&p)).with_window(w).unwrap();
             for t in 0..eps.len() {
