@@ -1,6 +1,7 @@
 //! `StreamScheme::restore`: a scheme fed the recorded outcomes of steps 1..k decides every
 //! later step exactly as the scheme that stepped them (same noise, same outcomes), for every
-//! built-in scheme; and records no scheme could have produced are refused, changing nothing.
+//! built-in scheme — also when `resume` skips all but the last steps; and records no scheme
+//! could have produced are refused, changing nothing.
 
 use proptest::prelude::*;
 use tpl_mechanisms::{
@@ -62,6 +63,44 @@ proptest! {
             prop_assert_eq!(&got, &outcomes[t], "step {}", t + 1);
         }
     }
+
+    /// `resume` past a prefix, given only its last publication, then `restore` of at least
+    /// the last w − 1 steps: the same continuation as restoring every step.
+    #[test]
+    fn scheme_resumed_past_a_prefix_continues_as_the_uninterrupted_one(
+        kind in prop::sample::select(SchemeKind::ALL.iter().copied().chain([SchemeKind::Planned]).collect::<Vec<_>>()),
+        window in 1usize..8,
+        epsilon in prop::sample::select(vec![0.1, 1.0, 0.7, 3.0]),
+        steps in 2usize..60,
+        cut in 1usize..60,
+        extra in 0usize..4,
+        seed in any::<u64>(),
+    ) {
+        let cut = cut.min(steps - 1);
+        let skip = cut.saturating_sub(window - 1 + extra);
+        let params = WEventParams::new(epsilon, window, 2.0).unwrap();
+        let stream: Vec<Vec<f64>> = (0..steps).map(|t| vec![(t * 7 % 13) as f64 * 10.0, (t % 5) as f64]).collect();
+        let values = noise(seed, 4 * steps);
+        let mut whole = build(kind, params, values.clone());
+        let mut outcomes = Vec::new();
+        for c in &stream {
+            outcomes.push(whole.step(c).unwrap());
+        }
+        let used = draws(kind, params, &values, &stream[..cut]);
+        let mut resumed = build(kind, params, values[used..].to_vec());
+        if skip > 0 {
+            let p = (1..=skip).rev().find(|&p| outcomes[p - 1].published).unwrap();
+            resumed.resume(skip, (p, &outcomes[p - 1])).unwrap();
+        }
+        for o in &outcomes[skip..cut] {
+            resumed.restore(o).unwrap();
+        }
+        prop_assert_eq!(resumed.steps(), cut);
+        for (t, c) in stream.iter().enumerate().skip(cut) {
+            let got = resumed.step(c).unwrap();
+            prop_assert_eq!(&got, &outcomes[t], "step {}", t + 1);
+        }
+    }
 }
 
 /// How many noise values the scheme draws over `stream`.
@@ -105,4 +144,24 @@ fn records_no_scheme_could_produce_are_refused_and_change_nothing() {
     planned.restore(&ok).unwrap();
     let again = StepOutcome { release: vec![1.0], published: false, spent: StepBudget::default() };
     assert!(planned.restore(&again).is_err());
+}
+
+#[test]
+fn resume_refuses_a_started_scheme_and_a_summary_no_scheme_could_produce() {
+    let params = WEventParams::new(1.0, 4, 2.0).unwrap();
+    let fresh = || build(SchemeKind::Bd, params, vec![0.0; 8]);
+    let first = StepOutcome { release: vec![1.0], published: true, spent: StepBudget::fresh(0.25) };
+    let repeat = StepOutcome { release: vec![1.0], published: false, spent: StepBudget::default() };
+    let greedy = StepOutcome { release: vec![1.0], published: true, spent: StepBudget::fresh(1.0) };
+    for (steps, p, o) in [(5, 6, &first), (5, 0, &first), (5, 3, &repeat), (5, 1, &greedy)] {
+        let mut s = fresh();
+        assert!(matches!(s.resume(steps, (p, o)), Err(MechError::BadRestore { .. })), "{steps} {p}");
+        assert_eq!(s.steps(), 0);
+    }
+    let mut s = fresh();
+    s.restore(&first).unwrap();
+    assert!(s.resume(5, (1, &first)).is_err(), "a scheme that processed steps cannot skip");
+    let mut s = fresh();
+    s.resume(5, (1, &first)).unwrap();
+    assert_eq!(s.steps(), 5);
 }

@@ -82,13 +82,18 @@ impl Rule for BaRule {
     /// The step's total in grid units; a publication of p = m shares becomes the last one
     /// with m shares (m = 1 at t = 1), as [`Rule::step`] records them.
     fn restore(&mut self, params: &WEventParams, t: usize, outcome: &StepOutcome) {
-        let grid = params.grid();
         if outcome.published {
-            let share = grid.units(params.share());
-            let m = (grid.units(outcome.spent.publication) / share).clamp(1, params.window() as u128);
-            (self.last, self.shares) = (t, m as usize);
+            self.resume(params, t, outcome);
         }
-        self.recent.push([grid.units(outcome.spent.total())]);
+        self.recent.push([params.grid().units(outcome.spent.total())]);
+    }
+
+    /// The publication of p = m shares at step t becomes the last one, with m shares.
+    fn resume(&mut self, params: &WEventParams, t: usize, outcome: &StepOutcome) {
+        let grid = params.grid();
+        let share = grid.units(params.share());
+        let m = (grid.units(outcome.spent.publication) / share).clamp(1, params.window() as u128);
+        (self.last, self.shares) = (t, m as usize);
     }
 
     /// t = 1: one share. t ≥ 2: the test share plus m shares, m ≤ min(t − 1, w): step 1
