@@ -165,3 +165,35 @@ fn resume_refuses_a_started_scheme_and_a_summary_no_scheme_could_produce() {
     s.resume(5, (1, &first)).unwrap();
     assert_eq!(s.steps(), 5);
 }
+
+/// BA right after a publication that absorbed shares: resuming at that publication (the
+/// nullified steps after it restored) must carry its step and share count, or the next
+/// step absorbs shares that do not exist.
+#[test]
+fn ba_resumed_at_an_absorbing_publication_keeps_its_share_count() {
+    let (window, steps) = (4, 40);
+    let params = WEventParams::new(1.0, window, 2.0).unwrap();
+    let stream: Vec<Vec<f64>> =
+        (0..steps).map(|t| vec![(t * 7 % 13) as f64 * 10.0, (t % 5) as f64]).collect();
+    let mut checked = 0;
+    for seed in 0..300 {
+        let values = noise(seed, 4 * steps);
+        let mut whole = build(SchemeKind::Ba, params, values.clone());
+        let outcomes: Vec<StepOutcome> = stream.iter().map(|c| whole.step(c).unwrap()).collect();
+        let absorbing =
+            (2..steps - window).find(|&t| outcomes[t - 1].published && outcomes[t - 1].spent.absorbed > 0.0);
+        let Some(skip) = absorbing else { continue };
+        let cut = skip + window - 1;
+        let used = draws(SchemeKind::Ba, params, &values, &stream[..cut]);
+        let mut resumed = build(SchemeKind::Ba, params, values[used..].to_vec());
+        resumed.resume(skip, (skip, &outcomes[skip - 1])).unwrap();
+        for o in &outcomes[skip..cut] {
+            resumed.restore(o).unwrap();
+        }
+        for (t, c) in stream.iter().enumerate().skip(cut) {
+            assert_eq!(resumed.step(c).unwrap(), outcomes[t], "seed {seed}, step {}", t + 1);
+        }
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} runs absorbed shares");
+}
