@@ -5,11 +5,12 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use tpl_alloc::{Correlation, audit};
-use tpl_core::Budgets;
+use tpl_alloc::{Correlation, StreamAudit};
 use tpl_mechanisms::{
     LaplaceMechanism, MechError, Mechanism, NoiseSource, StepBudget, WindowLedger, effective_budget,
 };
+
+use crate::error::{Result, StreamError};
 
 /// x ≤ bound, false when x is NaN: the one comparison every promise check makes.
 pub(crate) fn within(x: f64, bound: f64) -> bool {
@@ -24,9 +25,9 @@ pub(crate) struct Guard {
     /// Totals ε_t of the recorded steps, windows of the promise's length (1 for the
     /// event-level `laplace`).
     ledger: WindowLedger,
-    /// Effective budgets ε_t·2/Δ of the recorded steps (kept when an audit needs them).
-    effective: Vec<f64>,
-    corr: Option<Correlation>,
+    /// With matrices: the realised leakage of the effective budgets ε_t·2/Δ of every
+    /// recorded step, kept step by step.
+    audit: Option<StreamAudit>,
     alpha: Option<f64>,
     /// This step's spend so far (sum of the admitted draws, rounded up).
     step: f64,
@@ -35,18 +36,27 @@ pub(crate) struct Guard {
 }
 
 impl Guard {
-    /// A guard for a stream with no recorded step.
-    pub fn new(epsilon: f64, sensitivity: f64, corr: Option<Correlation>, alpha: Option<f64>) -> Self {
-        Self {
+    /// A guard for a stream with no recorded step, auditing windows of `window` steps.
+    pub fn new(
+        epsilon: f64,
+        sensitivity: f64,
+        corr: Option<Correlation>,
+        alpha: Option<f64>,
+        window: usize,
+    ) -> Result<Self> {
+        let audit = corr
+            .map(|c| StreamAudit::new(c, window))
+            .transpose()
+            .map_err(|e| StreamError::Config(e.to_string()))?;
+        Ok(Self {
             epsilon,
             sensitivity,
             ledger: WindowLedger::new(1),
-            effective: Vec::new(),
-            corr,
+            audit,
             alpha,
             step: 0.0,
             refused: None,
-        }
+        })
     }
 
     /// Sets the length of the windows checked (before any step is recorded).
@@ -57,6 +67,12 @@ impl Guard {
     /// ε of every window.
     pub fn epsilon(&self) -> f64 {
         self.epsilon
+    }
+
+    /// Whether the realised leakage is audited (the stream has matrices), so that every
+    /// step's budget must reach the audit.
+    pub fn audits(&self) -> bool {
+        self.audit.is_some()
     }
 
     /// Starts a step: nothing spent, nothing refused.
@@ -77,7 +93,7 @@ impl Guard {
 
     /// Admits a draw of `budget`, or says which promise it would break (then nothing is
     /// drawn and the step's spend is unchanged).
-    fn admit(&mut self, budget: f64) -> Result<(), String> {
+    fn admit(&mut self, budget: f64) -> std::result::Result<(), String> {
         let total = StepBudget { test: self.step, publication: budget, absorbed: 0.0 }.total();
         let window = self.ledger.peek(total);
         if !within(window, self.epsilon) {
@@ -86,10 +102,9 @@ impl Guard {
                 self.epsilon
             ));
         }
-        if let (Some(corr), Some(alpha)) = (&self.corr, self.alpha) {
-            let mut budgets = self.effective.clone();
-            budgets.push(effective_budget(total, self.sensitivity));
-            let tpl = audit(corr, Budgets::PerStep(budgets), None).map_err(|e| e.to_string())?.max_tpl;
+        if let (Some(audit), Some(alpha)) = (&self.audit, self.alpha) {
+            let tpl =
+                audit.max_tpl_with(effective_budget(total, self.sensitivity)).map_err(|e| e.to_string())?;
             if !within(tpl, alpha) {
                 return Err(format!(
                     "its budget {total} would take the temporal leakage to {tpl}, over alpha = {alpha}"
@@ -102,23 +117,33 @@ impl Guard {
 
     /// Records a finished step that spent `total`; returns the sum of the window it ends
     /// (exact, rounded up).
-    pub fn record(&mut self, total: f64) -> f64 {
-        if self.corr.is_some() {
-            self.effective.push(effective_budget(total, self.sensitivity));
+    ///
+    /// # Errors
+    /// A leakage beyond the largest double (nothing is recorded then).
+    pub fn record(&mut self, total: f64) -> std::result::Result<f64, tpl_alloc::AllocError> {
+        self.account(total)?;
+        Ok(self.ledger.push(total))
+    }
+
+    /// Records an earlier step that spent `total` in the audit only: a step before the last
+    /// w − 1, which no window checked from now on contains.
+    ///
+    /// # Errors
+    /// As [`Guard::record`].
+    pub fn account(&mut self, total: f64) -> std::result::Result<(), tpl_alloc::AllocError> {
+        match &mut self.audit {
+            Some(audit) => audit.push(effective_budget(total, self.sensitivity)),
+            None => Ok(()),
         }
-        self.ledger.push(total)
     }
 
     /// The audited (realised) leakage of the recorded steps: max TPL and the largest
     /// leakage of a window of min(w, T) steps; `None` without matrices or steps.
-    pub fn leakage(&self, window: usize) -> Result<Option<(f64, f64)>, tpl_alloc::AllocError> {
-        let Some(corr) = &self.corr else { return Ok(None) };
-        if self.effective.is_empty() {
-            return Ok(None);
+    pub fn leakage(&self) -> std::result::Result<Option<(f64, f64)>, tpl_alloc::AllocError> {
+        match &self.audit {
+            Some(audit) => audit.leakage(),
+            None => Ok(None),
         }
-        let a =
-            audit(corr, Budgets::PerStep(self.effective.clone()), Some(window.min(self.effective.len())))?;
-        Ok(Some((a.max_tpl, a.max_window_leakage.unwrap_or(a.max_tpl))))
     }
 }
 
@@ -166,18 +191,18 @@ mod tests {
 
     #[test]
     fn a_draw_that_would_take_a_window_over_epsilon_is_refused() {
-        let mut g = Guard::new(1.0, 2.0, None, None);
+        let mut g = Guard::new(1.0, 2.0, None, None, 2).unwrap();
         g.set_window(2);
         g.begin();
         g.admit(0.75).unwrap();
-        assert_eq!(g.record(g.spent()), 0.75);
+        assert_eq!(g.record(g.spent()).unwrap(), 0.75);
         g.begin();
         // 0.75 + 0.25 = 1 exactly: admitted; then nothing more fits in this window.
         g.admit(0.125).unwrap();
         g.admit(0.125).unwrap();
         assert!(g.admit(f64::MIN_POSITIVE).is_err());
         assert_eq!(g.spent(), 0.25);
-        assert_eq!(g.record(g.spent()), 1.0);
+        assert_eq!(g.record(g.spent()).unwrap(), 1.0);
         // The next window holds 0.25 + what comes: 0.75 fits, 0.75 + one ulp does not.
         g.begin();
         assert!(g.admit(0.75f64.next_up()).unwrap_err().contains("over epsilon"));

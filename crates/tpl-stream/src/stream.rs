@@ -81,11 +81,14 @@ pub struct Stream {
     state: State,
 }
 
-/// The scheme and the guard as of `synced` recorded steps.
+/// The scheme and the guard as of the recorded steps this handle has read.
 struct State {
     scheme: Box<dyn StreamScheme>,
-    /// Totals ε_t of every step, windows of w (for reports; the guard checks the promise's).
+    /// Totals ε_t of the last steps, windows of w (for reports; the guard checks the
+    /// promise's).
     spend: WindowLedger,
+    /// The largest window sum of `spend` ending at a step this handle recorded.
+    pushed_max: f64,
     guard: Rc<RefCell<Guard>>,
     last_key: Option<i64>,
     last_release: Vec<f64>,
@@ -99,7 +102,8 @@ impl State {
             config.sensitivity,
             config.correlation()?,
             config.alpha,
-        )));
+            config.window,
+        )?));
         let mechanism = Enforced::new(noise, Rc::clone(&guard));
         let scheme = config
             .scheme
@@ -113,6 +117,7 @@ impl State {
         Ok(Self {
             scheme,
             spend: WindowLedger::new(config.window),
+            pushed_max: 0.0,
             guard,
             last_key: None,
             last_release: Vec::new(),
@@ -294,11 +299,11 @@ impl Stream {
         }
     }
 
-    /// The largest exact sum of ε_t over a window of w steps of every step this handle has
-    /// seen (all recorded steps as of its last push), rounded up: [`Status::max_window_spend`]
-    /// without reading the file again.
+    /// The largest exact sum of ε_t over a window of w steps ending at a step this handle
+    /// recorded (0 before it records one), rounded up: what its pushes spent, windows reaching
+    /// back into earlier steps included. [`Status::max_window_spend`] is the stream's.
     pub fn max_window_spend(&self) -> f64 {
-        self.state.spend.max_window_budget()
+        self.state.pushed_max
     }
 
     /// Every recorded step, in order (a read transaction: a consistent snapshot).
@@ -356,15 +361,18 @@ fn commit(
             reason: format!("step {t}: the scheme reports {total} spent, its draws spent {spent_by_draws}"),
         });
     }
-    let window_sum = state.guard.borrow_mut().record(total);
-    state.spend.push(total);
+    let window_sum = state.guard.borrow_mut().record(total).map_err(|e| StreamError::Corrupt {
+        path: path.to_path_buf(),
+        reason: format!("step {t}: the audit of the leakage: {e}"),
+    })?;
+    state.pushed_max = state.pushed_max.max(state.spend.push(total));
     if !within(window_sum, config.epsilon) {
         return Err(StreamError::Corrupt {
             path: path.to_path_buf(),
             reason: format!("step {t}: a window would spend {window_sum}, over epsilon"),
         });
     }
-    let leakage = state.guard.borrow().leakage(config.window)?;
+    let leakage = state.guard.borrow().leakage()?;
     let s = outcome.spent;
     tx.execute(
         "INSERT INTO steps (t, key, counts_sha256, test, publication, absorbed, published, refused, release, \
@@ -405,23 +413,34 @@ fn commit(
 /// (t, key, test, publication, absorbed, published, release) of a stored step.
 type StepRow = (i64, i64, f64, f64, f64, bool, Option<Vec<u8>>);
 
-/// Brings `state` up to the last committed step: restores every step recorded since (by
-/// another process, or before this one opened the file) into the scheme and the guard,
-/// drawing nothing.
+/// Brings `state` up to the last committed step, drawing nothing: restores every step
+/// recorded since (by another process, or before this one opened the file) into the scheme
+/// and the guard — on a fresh state only the last w − 1 steps, past the rest
+/// ([`skip_prefix`]), so that opening a stream of T steps reads O(min(w, T)) releases.
 fn sync(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State) -> Result<()> {
     let done = state.scheme.steps();
     let last: Option<i64> =
         tx.query_row("SELECT MAX(t) FROM steps", [], |r| r.get(0)).map_err(|e| sqlite_error(path, e))?;
-    if last.unwrap_or(0) as usize == done {
+    let last = usize::try_from(last.unwrap_or(0)).unwrap_or(0);
+    if last == done {
         return Ok(());
     }
+    // A scheme's state is its last release, its last publication and the last w − 1 steps.
+    let memory = state.scheme.params().window() - 1;
+    let from = match last.checked_sub(memory) {
+        Some(skip) if done == 0 && skip >= 2 => {
+            skip_prefix(tx, path, state, skip)?;
+            skip
+        }
+        _ => done,
+    };
     let corrupt = |reason: String| StreamError::Corrupt { path: path.to_path_buf(), reason };
     let mut stmt = tx
         .prepare(
             "SELECT t, key, test, publication, absorbed, published, release FROM steps WHERE t > ?1 ORDER BY t",
         )
         .map_err(|e| sqlite_error(path, e))?;
-    let mut rows = stmt.query([done as i64]).map_err(|e| sqlite_error(path, e))?;
+    let mut rows = stmt.query([from as i64]).map_err(|e| sqlite_error(path, e))?;
     while let Some(r) = rows.next().map_err(|e| sqlite_error(path, e))? {
         let row = || -> rusqlite::Result<StepRow> {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
@@ -447,7 +466,7 @@ fn sync(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State) -> Resul
         };
         let outcome = StepOutcome { release, published, spent: StepBudget { test, publication, absorbed } };
         state.scheme.restore(&outcome).map_err(|e| corrupt(e.to_string()))?;
-        let window = state.guard.borrow_mut().record(outcome.spent.total());
+        let window = state.guard.borrow_mut().record(outcome.spent.total()).map_err(|e| corrupt(e.to_string()))?;
         state.spend.push(outcome.spent.total());
         if !within(window, state.guard.borrow().epsilon()) {
             return Err(corrupt(format!("step {t}: a window spends {window}, over epsilon")));
@@ -457,6 +476,62 @@ fn sync(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State) -> Resul
             state.last_release = outcome.release;
         }
     }
+    Ok(())
+}
+
+/// Positions a fresh `state` after recorded steps 1..`skip` without restoring them one by
+/// one: the scheme resumes from the last publication among them
+/// ([`StreamScheme::resume`]), the key and release carry over, and — with matrices — their
+/// budgets reach the leakage audit (a read of three numbers a step, no release).
+fn skip_prefix(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State, skip: usize) -> Result<()> {
+    let corrupt = |reason: String| StreamError::Corrupt { path: path.to_path_buf(), reason };
+    let sql = |e| sqlite_error(path, e);
+    if state.guard.borrow().audits() {
+        let mut stmt =
+            tx.prepare("SELECT t, test, publication FROM steps WHERE t <= ?1 ORDER BY t").map_err(sql)?;
+        let mut rows = stmt.query([skip as i64]).map_err(sql)?;
+        let mut expected = 1;
+        while let Some(r) = rows.next().map_err(sql)? {
+            let (t, test, publication): (i64, f64, f64) =
+                (r.get(0).map_err(sql)?, r.get(1).map_err(sql)?, r.get(2).map_err(sql)?);
+            if t != expected {
+                return Err(corrupt(format!("step {expected} is missing (found step {t})")));
+            }
+            if !(tpl_core::is_budget(test) && tpl_core::is_budget(publication)) {
+                return Err(corrupt(format!("step {t}: budgets {test} and {publication}")));
+            }
+            let total = StepBudget { test, publication, absorbed: 0.0 }.total();
+            state.guard.borrow_mut().account(total).map_err(|e| corrupt(format!("step {t}: {e}")))?;
+            expected += 1;
+        }
+        if expected != skip as i64 + 1 {
+            return Err(corrupt(format!("step {expected} is missing")));
+        }
+    }
+    type Publication = (i64, f64, f64, f64, Option<Vec<u8>>);
+    let (p, test, publication, absorbed, bytes): Publication = tx
+        .query_row(
+            "SELECT t, test, publication, absorbed, release FROM steps WHERE t <= ?1 AND published = 1 \
+             ORDER BY t DESC LIMIT 1",
+            [skip as i64],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .optional()
+        .map_err(sql)?
+        .ok_or_else(|| corrupt(format!("no publication among steps 1..{skip}")))?;
+    let release = bytes
+        .as_deref()
+        .and_then(decode_release)
+        .ok_or_else(|| corrupt(format!("step {p}: the release of a publication is missing or damaged")))?;
+    let outcome = StepOutcome { release, published: true, spent: StepBudget { test, publication, absorbed } };
+    state.scheme.resume(skip, (p as usize, &outcome)).map_err(|e| corrupt(e.to_string()))?;
+    let key: i64 = tx
+        .query_row("SELECT key FROM steps WHERE t = ?1", [skip as i64], |r| r.get(0))
+        .optional()
+        .map_err(sql)?
+        .ok_or_else(|| corrupt(format!("step {skip} is missing")))?;
+    state.last_key = Some(key);
+    state.last_release = outcome.release;
     Ok(())
 }
 

@@ -166,30 +166,40 @@ fn a_first_step_over_alpha_is_refused_and_nothing_is_recorded() {
     assert!(s.steps().unwrap().is_empty());
 }
 
+/// A new handle per chunk of steps (a process per push) skips all but the last w − 1
+/// recorded steps when it opens: its releases, spends and audited leakage (bit for bit) are
+/// those of one handle kept open — with and without α, for windows of 1, 3 and 5 steps.
 #[test]
 fn a_resumed_stream_spends_and_releases_as_an_uninterrupted_one() {
-    for scheme in SchemeKind::ALL {
-        let mut c = config(scheme, 1.0, 5);
-        let p = TransitionMatrix::smoothed_identity(3, 0.2).unwrap();
-        c.forward = Some(p);
-        let ((_dir_a, a), (_dir_b, b)) = (
-            temp_db(&format!("resume-a-{}", scheme.name())),
-            temp_db(&format!("resume-b-{}", scheme.name())),
-        );
-        Stream::create(&a, &c).unwrap();
-        Stream::create(&b, &c).unwrap();
-        let (na, nb) = (shared(9, 2000), shared(9, 2000));
-        let mut whole = open(&a, &na);
-        let uninterrupted: Vec<_> =
-            (0..40).map(|t| whole.push(Some(t as i64), &counts(t)).unwrap().record).collect();
-        let mut resumed = Vec::new();
-        for chunk in (0..40).collect::<Vec<usize>>().chunks(7) {
-            let mut s = open(&b, &nb); // a new process per chunk
-            for &t in chunk {
-                resumed.push(s.push(Some(t as i64), &counts(t)).unwrap().record);
+    for (window, chunk, alpha) in [(5, 7, None), (1, 1, None), (3, 1, Some(1.2)), (5, 2, Some(1.1))] {
+        let mut refused = false;
+        for scheme in SchemeKind::ALL {
+            let mut c = config(scheme, 1.0, window);
+            let p = TransitionMatrix::smoothed_identity(3, 0.2).unwrap();
+            c.forward = Some(p.clone());
+            if alpha.is_some() {
+                c.backward = Some(p);
+                c.alpha = alpha;
             }
+            let name = format!("resume-{}-{window}-{chunk}", scheme.name());
+            let ((_dir_a, a), (_dir_b, b)) = (temp_db(&format!("{name}-a")), temp_db(&format!("{name}-b")));
+            Stream::create(&a, &c).unwrap();
+            Stream::create(&b, &c).unwrap();
+            let (na, nb) = (shared(9, 2000), shared(9, 2000));
+            let mut whole = open(&a, &na);
+            let uninterrupted: Vec<_> =
+                (0..40).map(|t| whole.push(Some(t as i64), &counts(t)).unwrap().record).collect();
+            let mut resumed = Vec::new();
+            for steps in (0..40).collect::<Vec<usize>>().chunks(chunk) {
+                let mut s = open(&b, &nb); // a new process per chunk
+                for &t in steps {
+                    resumed.push(s.push(Some(t as i64), &counts(t)).unwrap().record);
+                }
+            }
+            assert_eq!(resumed, uninterrupted, "{name}");
+            refused |= uninterrupted.iter().any(|r| r.refused.is_some());
         }
-        assert_eq!(resumed, uninterrupted, "{}", scheme.name());
+        assert_eq!(refused, alpha.is_some(), "w = {window}: α must refuse steps of some scheme");
     }
 }
 
