@@ -466,7 +466,8 @@ fn sync(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State) -> Resul
         };
         let outcome = StepOutcome { release, published, spent: StepBudget { test, publication, absorbed } };
         state.scheme.restore(&outcome).map_err(|e| corrupt(e.to_string()))?;
-        let window = state.guard.borrow_mut().record(outcome.spent.total()).map_err(|e| corrupt(e.to_string()))?;
+        let window =
+            state.guard.borrow_mut().record(outcome.spent.total()).map_err(|e| corrupt(e.to_string()))?;
         state.spend.push(outcome.spent.total());
         if !within(window, state.guard.borrow().epsilon()) {
             return Err(corrupt(format!("step {t}: a window spends {window}, over epsilon")));
