@@ -123,6 +123,18 @@ fn the_ais_week_with_matrices_audits_realised_leakage() {
     assert!(realized["max_tpl"].as_f64().unwrap() <= 2.0, "{status}");
     assert!(realized["max_window_leakage"].as_f64().is_some());
     assert_eq!(status["alpha"], 2.0);
+    // The table states both figures, the guaranteed one as the JSON has it.
+    let guaranteed = status["leakage"]["guaranteed"]["max_tpl"].as_f64().unwrap();
+    let table = tpl(&["stream", "status", "--db", &db]);
+    assert!(table.stdout.contains("Realised leakage of the budgets spent"), "{}", table.stdout);
+    let line = table.stdout.lines().find(|l| l.starts_with("Guaranteed over every run")).unwrap_or_default();
+    let shown: f64 = line
+        .split("max TPL ")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(f64::NAN);
+    assert!((shown - guaranteed).abs() <= 1e-5 * guaranteed, "{}", table.stdout);
 }
 
 #[test]

@@ -29,6 +29,40 @@ fn build(kind: SchemeKind, params: WEventParams, values: Vec<f64>) -> Box<dyn St
     kind.build(params, LaplaceMechanism::new(Scripted::new(values)), inputs).unwrap()
 }
 
+/// An uninterrupted run of `steps` steps: its stream, its noise script and its outcomes.
+struct Run {
+    stream: Vec<Vec<f64>>,
+    values: Vec<f64>,
+    outcomes: Vec<StepOutcome>,
+}
+
+fn run(kind: SchemeKind, params: WEventParams, steps: usize, seed: u64) -> Run {
+    let stream: Vec<Vec<f64>> =
+        (0..steps).map(|t| vec![(t * 7 % 13) as f64 * 10.0, (t % 5) as f64]).collect();
+    let values = noise(seed, 4 * steps);
+    let mut whole = build(kind, params, values.clone());
+    let outcomes = stream.iter().map(|c| whole.step(c).unwrap()).collect();
+    Run { stream, values, outcomes }
+}
+
+impl Run {
+    /// A fresh scheme whose script continues where steps 1..cut left it.
+    fn fresh_after(&self, kind: SchemeKind, params: WEventParams, cut: usize) -> Box<dyn StreamScheme> {
+        let used = draws(kind, params, &self.values, &self.stream[..cut]);
+        build(kind, params, self.values[used..].to_vec())
+    }
+
+    /// Steps `resumed` (at step cut + 1) to the end; the outcomes must be the run's.
+    fn continues(&self, mut resumed: Box<dyn StreamScheme>, cut: usize) -> Result<(), TestCaseError> {
+        prop_assert_eq!(resumed.steps(), cut);
+        for (t, c) in self.stream.iter().enumerate().skip(cut) {
+            let got = resumed.step(c).unwrap();
+            prop_assert_eq!(&got, &self.outcomes[t], "step {}", t + 1);
+        }
+        Ok(())
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -43,25 +77,12 @@ proptest! {
     ) {
         let cut = cut.min(steps - 1);
         let params = WEventParams::new(epsilon, window, 2.0).unwrap();
-        let stream: Vec<Vec<f64>> = (0..steps).map(|t| vec![(t * 7 % 13) as f64 * 10.0, (t % 5) as f64]).collect();
-        // The uninterrupted run, recording how many draws each step took.
-        let values = noise(seed, 4 * steps);
-        let mut whole = build(kind, params, values.clone());
-        let mut outcomes = Vec::new();
-        for c in &stream {
-            outcomes.push(whole.step(c).unwrap());
-        }
-        // Resume with the script shifted by the draws steps 1..cut consumed.
-        let used = draws(kind, params, &values, &stream[..cut]);
-        let mut resumed = build(kind, params, values[used..].to_vec());
-        for o in &outcomes[..cut] {
+        let run = run(kind, params, steps, seed);
+        let mut resumed = run.fresh_after(kind, params, cut);
+        for o in &run.outcomes[..cut] {
             resumed.restore(o).unwrap();
         }
-        prop_assert_eq!(resumed.steps(), cut);
-        for (t, c) in stream.iter().enumerate().skip(cut) {
-            let got = resumed.step(c).unwrap();
-            prop_assert_eq!(&got, &outcomes[t], "step {}", t + 1);
-        }
+        run.continues(resumed, cut)?;
     }
 
     /// `resume` past a prefix, given only its last publication, then `restore` of at least
@@ -79,27 +100,16 @@ proptest! {
         let cut = cut.min(steps - 1);
         let skip = cut.saturating_sub(window - 1 + extra);
         let params = WEventParams::new(epsilon, window, 2.0).unwrap();
-        let stream: Vec<Vec<f64>> = (0..steps).map(|t| vec![(t * 7 % 13) as f64 * 10.0, (t % 5) as f64]).collect();
-        let values = noise(seed, 4 * steps);
-        let mut whole = build(kind, params, values.clone());
-        let mut outcomes = Vec::new();
-        for c in &stream {
-            outcomes.push(whole.step(c).unwrap());
-        }
-        let used = draws(kind, params, &values, &stream[..cut]);
-        let mut resumed = build(kind, params, values[used..].to_vec());
+        let run = run(kind, params, steps, seed);
+        let mut resumed = run.fresh_after(kind, params, cut);
         if skip > 0 {
-            let p = (1..=skip).rev().find(|&p| outcomes[p - 1].published).unwrap();
-            resumed.resume(skip, (p, &outcomes[p - 1])).unwrap();
+            let p = (1..=skip).rev().find(|&p| run.outcomes[p - 1].published).unwrap();
+            resumed.resume(skip, (p, &run.outcomes[p - 1])).unwrap();
         }
-        for o in &outcomes[skip..cut] {
+        for o in &run.outcomes[skip..cut] {
             resumed.restore(o).unwrap();
         }
-        prop_assert_eq!(resumed.steps(), cut);
-        for (t, c) in stream.iter().enumerate().skip(cut) {
-            let got = resumed.step(c).unwrap();
-            prop_assert_eq!(&got, &outcomes[t], "step {}", t + 1);
-        }
+        run.continues(resumed, cut)?;
     }
 }
 
@@ -173,26 +183,21 @@ fn resume_refuses_a_started_scheme_and_a_summary_no_scheme_could_produce() {
 fn ba_resumed_at_an_absorbing_publication_keeps_its_share_count() {
     let (window, steps) = (4, 40);
     let params = WEventParams::new(1.0, window, 2.0).unwrap();
-    let stream: Vec<Vec<f64>> =
-        (0..steps).map(|t| vec![(t * 7 % 13) as f64 * 10.0, (t % 5) as f64]).collect();
     let mut checked = 0;
     for seed in 0..300 {
-        let values = noise(seed, 4 * steps);
-        let mut whole = build(SchemeKind::Ba, params, values.clone());
-        let outcomes: Vec<StepOutcome> = stream.iter().map(|c| whole.step(c).unwrap()).collect();
-        let absorbing =
-            (2..steps - window).find(|&t| outcomes[t - 1].published && outcomes[t - 1].spent.absorbed > 0.0);
-        let Some(skip) = absorbing else { continue };
+        let run = run(SchemeKind::Ba, params, steps, seed);
+        let o = &run.outcomes;
+        let Some(skip) = (2..steps - window).find(|&t| o[t - 1].published && o[t - 1].spent.absorbed > 0.0)
+        else {
+            continue;
+        };
         let cut = skip + window - 1;
-        let used = draws(SchemeKind::Ba, params, &values, &stream[..cut]);
-        let mut resumed = build(SchemeKind::Ba, params, values[used..].to_vec());
-        resumed.resume(skip, (skip, &outcomes[skip - 1])).unwrap();
-        for o in &outcomes[skip..cut] {
-            resumed.restore(o).unwrap();
+        let mut resumed = run.fresh_after(SchemeKind::Ba, params, cut);
+        resumed.resume(skip, (skip, &o[skip - 1])).unwrap();
+        for r in &o[skip..cut] {
+            resumed.restore(r).unwrap();
         }
-        for (t, c) in stream.iter().enumerate().skip(cut) {
-            assert_eq!(resumed.step(c).unwrap(), outcomes[t], "seed {seed}, step {}", t + 1);
-        }
+        run.continues(resumed, cut).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         checked += 1;
     }
     assert!(checked >= 10, "only {checked} runs absorbed shares");

@@ -12,9 +12,11 @@
 //!   ε, exactly in f64, and with the adversary's matrices and α, the audited temporal privacy
 //!   leakage (TKDE paper, Theorem 3 and eqs. 11–15) of every step within α — so a step that
 //!   would break the promise is not published (it repeats the last release and says why);
-//! - the scheme resumes where it stopped: its state is rebuilt from the recorded steps
-//!   ([`tpl_mechanisms::StreamScheme::restore`]), never from stored generator state (each
-//!   push draws from the operating system).
+//! - the scheme resumes where it stopped: its state is rebuilt from the recorded steps —
+//!   the last publication and the last w − 1 steps ([`tpl_mechanisms::StreamScheme::resume`]
+//!   and [`tpl_mechanisms::StreamScheme::restore`]), so opening a long stream costs
+//!   O(min(w, T)) — never from stored generator state (each push draws from the operating
+//!   system); with matrices the leakage is audited step by step ([`tpl_alloc::StreamAudit`]).
 //!
 //! ```
 //! use tpl_mechanisms::SchemeKind;

@@ -339,6 +339,14 @@ impl Report for StatusReport {
             None if c.backward.is_some() || c.forward.is_some() => "No step yet: nothing leaked.\n".into(),
             None => "No matrices: leakage under temporal correlation is not audited.\n".into(),
         };
+        let guaranteed = self.guaranteed.map_or(String::new(), |(tpl, w)| {
+            format!(
+                "Guaranteed over every run the scheme could have produced in {steps} steps: max TPL {}, \
+                 largest window leakage {}.\n",
+                human(tpl),
+                human(w)
+            )
+        });
         let mut t = Table::new(&["t", "ε_t", "published"]);
         let first = steps.saturating_sub(10);
         for i in first..steps {
@@ -352,7 +360,7 @@ impl Report for StatusReport {
         format!(
             "Stream: scheme {}, ε = {} per window of {} steps, Δ = {}, {} sampler; tpl {VERSION}.\n\
              {steps} steps ({published} fresh publications, {} refused by the stream's checks), last key {}; \
-             the largest window spends {}.\n{leakage}{}",
+             the largest window spends {}.\n{leakage}{guaranteed}{}",
             c.scheme.name(),
             human(c.epsilon),
             c.window,
