@@ -71,6 +71,27 @@ pub struct SeedArgs {
     pub seed: Option<u64>,
 }
 
+/// `--interval`: per-cell confidence intervals at a level in (0, 1).
+#[derive(Debug, Clone, Copy, Args)]
+pub struct IntervalArgs {
+    /// Add per-cell LEVEL confidence intervals (e.g. 0.9): `lower`/`upper` in the JSON,
+    /// `lo_c…`/`hi_c…` columns in the CSV. Raw releases: the exact quantiles of each fresh
+    /// release's noise (a repeat carries its publication's); estimates: a parametric
+    /// bootstrap (docs/map.md).
+    #[arg(long, value_name = "LEVEL", allow_negative_numbers = true, value_parser = parse_level)]
+    pub interval: Option<f64>,
+}
+
+/// A confidence level: a number strictly between 0 and 1.
+fn parse_level(token: &str) -> std::result::Result<f64, String> {
+    let level = crate::text::finite_f64(token)?;
+    if level > 0.0 && level < 1.0 {
+        Ok(level)
+    } else {
+        Err(format!("{token} is not a level strictly between 0 and 1 (e.g. 0.9)"))
+    }
+}
+
 /// The parameters of w-event privacy shared by the commands that release.
 #[derive(Debug, Clone, Copy, Args)]
 pub struct WEventArgs {

@@ -7,9 +7,10 @@ use clap::ValueEnum;
 use clap::builder::PossibleValue;
 use serde_json::{Value, json};
 use tpl_core::{Short, TransitionMatrix};
-use tpl_mechanisms::{Run, SamplerKind, SchemeKind};
+use tpl_mechanisms::{Intervals, Run, SamplerKind, SchemeKind};
 
 use crate::args::CorrelationArgs;
+use crate::error::{CliError, Result};
 use crate::provenance::VERSION;
 use crate::render::{Report, Table, csv_text, human};
 use crate::text;
@@ -35,6 +36,23 @@ impl ValueEnum for Sampler {
     }
 }
 
+/// The `--interval level` intervals of a run's raw releases ([`Run::intervals`]), or `None`
+/// without the flag.
+///
+/// # Errors
+/// A release whose noise has no interval (a fresh step without publication budget).
+pub fn raw_intervals(
+    run: &Run,
+    sensitivity: f64,
+    sampler: SamplerKind,
+    level: Option<f64>,
+) -> Result<Option<Intervals>> {
+    level
+        .map(|level| run.intervals(sensitivity, sampler, level))
+        .transpose()
+        .map_err(|e| CliError::Usage(format!("--interval: {e}")))
+}
+
 /// The scheme named on the command line.
 pub fn parse_scheme(name: &str) -> std::result::Result<SchemeKind, String> {
     SchemeKind::from_name(name).ok_or_else(|| {
@@ -58,6 +76,8 @@ pub struct ReleaseReport {
     pub(crate) buckets: Option<Vec<u64>>,
     pub(crate) matrices: MatricesUsed,
     pub(crate) run: Run,
+    /// Per-cell intervals of the releases, with `--interval`.
+    pub(crate) intervals: Option<Intervals>,
     /// Stream steps: t, key, whether the stored release was returned, and why a step was
     /// refused; `None` for `tpl release` (t = 1..T, key = t).
     pub(crate) stream: Option<StreamSteps>,
@@ -82,8 +102,10 @@ impl ReleaseReport {
         config: &tpl_stream::StreamConfig,
         run: Run,
         steps: StreamSteps,
-    ) -> Self {
-        Self {
+        interval: Option<f64>,
+    ) -> Result<Self> {
+        let intervals = raw_intervals(&run, config.sensitivity, config.sampler, interval)?;
+        Ok(Self {
             command,
             scheme: config.scheme.name(),
             epsilon: config.epsilon,
@@ -94,8 +116,9 @@ impl ReleaseReport {
             buckets: None,
             matrices: MatricesUsed::stored(config),
             run,
+            intervals,
             stream: Some(steps),
-        }
+        })
     }
 
     /// t of row i.
@@ -219,6 +242,11 @@ impl Report for ReleaseReport {
             map.insert("replayed".into(), json!(s.replayed));
             map.insert("refused".into(), json!(s.refused));
         }
+        if let (Some(i), Some(map)) = (&self.intervals, out.as_object_mut()) {
+            map.insert("interval".into(), json!(i.level));
+            map.insert("lower".into(), json!(i.lower));
+            map.insert("upper".into(), json!(i.upper));
+        }
         out
     }
 
@@ -234,6 +262,13 @@ impl Report for ReleaseReport {
             for j in 0..d {
                 w.value(format_args!("c{j}"))?;
             }
+            if self.intervals.is_some() {
+                for side in ["lo", "hi"] {
+                    for j in 0..d {
+                        w.value(format_args!("{side}_c{j}"))?;
+                    }
+                }
+            }
             w.end()?;
             for t in 0..r.published.len() {
                 let spent = r.spent[t];
@@ -248,6 +283,11 @@ impl Report for ReleaseReport {
                 w.value(fresh)?;
                 for v in &r.releases[t] {
                     w.value(v)?;
+                }
+                if let Some(i) = &self.intervals {
+                    for v in i.lower[t].iter().chain(&i.upper[t]) {
+                        w.value(v)?;
+                    }
                 }
                 w.end()?;
             }
@@ -276,6 +316,14 @@ impl Report for ReleaseReport {
             ]);
         }
         t.elide(5);
+        let interval_line = match &self.intervals {
+            Some(i) => format!(
+                "{} % intervals of the raw releases in the JSON and CSV (`lower`/`upper`, `lo_c…`/`hi_c…`): \
+                 a fresh release ± its noise quantile; a repeat carries its publication's.\n",
+                human(100.0 * i.level)
+            ),
+            None => String::new(),
+        };
         let stream_line = match &self.stream {
             Some(s) => format!(
                 "{} of these steps new, {} returned as stored (nothing spent), {} refused by the stream's checks \
@@ -288,7 +336,7 @@ impl Report for ReleaseReport {
         };
         format!(
             "{stream_line}Scheme {}: {} steps, {} fresh publications ({:.1} %); every window of {} steps spends at most {} (ε = {}).\n\
-             Sensitivity Δ = {}, {} sampler{}, {}{}.\n\n{}",
+             Sensitivity Δ = {}, {} sampler{}, {}{}.\n{interval_line}\n{}",
             self.scheme,
             r.published.len(),
             published,

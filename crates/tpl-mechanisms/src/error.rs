@@ -42,6 +42,9 @@ pub enum MechError {
     /// A noise scale that is not finite and positive.
     #[error("noise scale {} must be finite and greater than 0", Short(*.0))]
     BadScale(f64),
+    /// A confidence level outside (0, 1).
+    #[error("interval level {} must be between 0 and 1 (exclusive), e.g. 0.9", Short(*.0))]
+    BadLevel(f64),
     /// A count vector whose length differs from the first step's.
     #[error("step {step} has {got} cells, but the stream started with {expected}")]
     WrongLength {

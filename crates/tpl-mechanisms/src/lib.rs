@@ -53,12 +53,13 @@ pub use error::{CustomError, MechError, Result};
 pub use ledger::WindowLedger;
 pub use mechanism::{
     LaplaceMechanism, MAX_EXACT_COUNT, MAX_EXACT_SCALE, Mechanism, budget_for_effective, effective_budget,
+    laplace_scale,
 };
 pub use noise::{DiscreteLaplace, FloatLaplace, NoiseSource, SamplerKind, laplace_inverse_cdf};
 #[cfg(any(test, feature = "test-util"))]
 pub use noise::{Recording, Scripted, Zero};
 pub use params::{DEFAULT_SENSITIVITY, Epsilon, WEventParams};
-pub use runner::{Run, run};
+pub use runner::{Intervals, Run, run};
 pub use scheme::{DecisionRule, Guarantee, Scheme, StepBudget, StepOutcome, StreamScheme};
 pub use schemes::{
     Ba, BaRule, Bd, BdRule, EventLaplace, LaplaceRule, Pba, PbaCorrelation, PbaRule, Planned, PlannedRule,

@@ -187,6 +187,19 @@ impl<M: Mechanism + ?Sized> Mechanism for Box<M> {
     }
 }
 
+/// The noise scale b of a Laplace release with budget p for sensitivity δ: δ/p, rounded up
+/// so that b·p ≥ δ exactly (a division that rounded down is bumped one ulp; the sign of the
+/// fused multiply-add is exact). The scale [`LaplaceMechanism`] draws at.
+///
+/// ```
+/// assert_eq!(tpl_mechanisms::laplace_scale(2.0, 0.5), 4.0);
+/// assert!(tpl_mechanisms::laplace_scale(1.0, 3.0) * 3.0 >= 1.0);
+/// ```
+pub fn laplace_scale(sensitivity: f64, budget: f64) -> f64 {
+    let scale = sensitivity / budget;
+    if scale.mul_add(budget, -sensitivity) < 0.0 { scale.next_up() } else { scale }
+}
+
 /// The Laplace mechanism: a + (X_1, …, X_m), X_j ~ Lap(δ/p) independent, drawn in order from
 /// its noise source (`docs/w-event.md` §1.3, §2.2). With [`crate::DiscreteLaplace`] the noise is exact
 /// integer noise, and integer answers are required.
@@ -237,11 +250,7 @@ impl<N: NoiseSource> Mechanism for LaplaceMechanism<N> {
     }
 
     fn sample(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> Result<Vec<f64>> {
-        // b ≥ δ/p exactly: a division that rounded down is bumped one ulp (fma's sign is exact).
-        let mut scale = sensitivity / budget;
-        if scale.mul_add(budget, -sensitivity) < 0.0 {
-            scale = scale.next_up();
-        }
+        let scale = laplace_scale(sensitivity, budget);
         let exact = self.noise.integer_valued();
         let max = if exact { MAX_EXACT_SCALE } else { f64::MAX };
         if scale.is_nan() || scale > max {

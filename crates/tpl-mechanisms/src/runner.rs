@@ -2,6 +2,8 @@
 
 use crate::error::{MechError, Result};
 use crate::ledger::WindowLedger;
+use crate::mechanism::laplace_scale;
+use crate::noise::SamplerKind;
 use crate::scheme::{StepBudget, StreamScheme};
 
 /// The outcome of a whole run (the data of `tpl release`'s JSON, `docs/w-event.md` §2.3).
@@ -23,6 +25,52 @@ impl Run {
     pub fn budgets(&self) -> Vec<f64> {
         self.spent.iter().map(StepBudget::total).collect()
     }
+
+    /// Per-cell `level` intervals r_t ± q of the raw releases, from the noise each fresh
+    /// release carries ([`SamplerKind::half_width`] at scale Δ/ε_pub, [`laplace_scale`]):
+    /// a fresh release's interval covers its step's true count with probability ≥ `level`.
+    /// A repeat carries the interval of the publication it repeats, which covers the count of
+    /// that earlier step — not of the repeating step, whose count may have moved since
+    /// (post-processing estimates give intervals for every step, `docs/map.md`).
+    ///
+    /// # Errors
+    /// [`MechError::BadLevel`]; [`MechError::BadScale`] for a fresh release with no
+    /// publication budget; a custom error for a first step that is a repeat.
+    pub fn intervals(&self, sensitivity: f64, sampler: SamplerKind, level: f64) -> Result<Intervals> {
+        let mut out = Intervals { level, lower: Vec::new(), upper: Vec::new() };
+        let mut q = None;
+        for (t, ((published, spent), release)) in
+            self.published.iter().zip(&self.spent).zip(&self.releases).enumerate()
+        {
+            if *published {
+                q = Some(sampler.half_width(laplace_scale(sensitivity, spent.publication), level)?);
+            } else if q.is_none() {
+                // Checked before any repeat: a level out of range is named as such.
+                sampler.half_width(1.0, level)?;
+                return Err(MechError::custom(format!(
+                    "step {}: a first step that repeats has no interval",
+                    t + 1
+                )));
+            }
+            let q = q.unwrap_or(0.0);
+            out.lower.push(release.iter().map(|r| r - q).collect());
+            out.upper.push(release.iter().map(|r| r + q).collect());
+        }
+        Ok(out)
+    }
+}
+
+/// Per-cell confidence intervals of a sequence of count vectors (raw releases, or
+/// estimates): `lower[t][j] ≤ c_t[j] ≤ upper[t][j]` at confidence `level`.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Intervals {
+    /// The nominal coverage, in (0, 1).
+    pub level: f64,
+    /// Lower ends, step by cell.
+    pub lower: Vec<Vec<f64>>,
+    /// Upper ends, step by cell.
+    pub upper: Vec<Vec<f64>>,
 }
 
 /// Feeds `stream` to `scheme` step by step. To watch steps as they complete (progress, a
@@ -47,4 +95,26 @@ pub fn run<S: StreamScheme + ?Sized>(scheme: &mut S, stream: &[Vec<f64>]) -> Res
         return Err(MechError::WindowSumOverflow { epsilon: params.epsilon(), window: params.window() });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeat_carries_the_interval_of_the_publication_it_repeats() {
+        let run = Run {
+            published: vec![true, false, true],
+            spent: vec![StepBudget::fresh(0.5), StepBudget::default(), StepBudget::fresh(1.0)],
+            releases: vec![vec![10.0, 3.0], vec![10.0, 3.0], vec![12.0, 0.0]],
+            max_window_budget: 1.0,
+        };
+        let i = run.intervals(2.0, SamplerKind::Discrete, 0.9).unwrap();
+        // b = 4 at steps 1–2 (q = 9), b = 2 at step 3.
+        assert_eq!(i.lower[0], vec![1.0, -6.0]);
+        assert_eq!(i.upper[1], vec![19.0, 12.0]);
+        let q = SamplerKind::Discrete.half_width(2.0, 0.9).unwrap();
+        assert_eq!(i.upper[2], vec![12.0 + q, q]);
+        assert!(run.intervals(2.0, SamplerKind::Discrete, 1.5).is_err());
+    }
 }

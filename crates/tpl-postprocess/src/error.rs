@@ -127,6 +127,10 @@ pub enum PostprocessError {
     /// An estimator name other than `map`, `map-integer` or `mle`.
     #[error("unknown estimator {0:?}: expected map, map-integer or mle")]
     UnknownEstimator(String),
+    /// A bootstrap setting that cannot give an interval (a level outside (0, 1), fewer than
+    /// two replicates), or a replicate the release or the estimator refused.
+    #[error("bootstrap: {0}")]
+    Bootstrap(String),
     /// An error at one step of a stream.
     #[error("step {step}: {source}")]
     AtStep {

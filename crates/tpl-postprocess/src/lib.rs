@@ -38,6 +38,8 @@
 //! - [`PriorPolicy`], [`PriorUpdate`], [`Warning`] — the prior p_1 and its propagation (§5);
 //! - [`Filter`] (stepper) and [`filter`] (whole stream), configured by one [`FilterConfig`];
 //!   [`Estimator`], [`Estimates`] (§5, §9);
+//! - [`bootstrap_intervals`] — per-cell intervals of any estimator's output by a
+//!   parametric bootstrap through the caller's mechanism;
 //! - [`PostprocessError`] — every input error, naming the step, cell and value.
 //!
 //! Feature `serde`: the result types ([`Estimates`], [`FilterStep`], [`MapStep`],
@@ -50,6 +52,7 @@
 
 mod error;
 mod filter;
+mod interval;
 mod map;
 mod map_integer;
 mod mle;
@@ -59,6 +62,7 @@ mod validate;
 
 pub use error::{PostprocessError, Result};
 pub use filter::{Estimates, Estimator, Filter, FilterConfig, FilterStep, constant_budgets, filter};
+pub use interval::{Bootstrap, EstimatorFn, ReleaseFn, bootstrap_intervals};
 pub use map::{MapStep, map_objective, map_step};
 pub use map_integer::{map_integer_objective, map_integer_step};
 pub use mle::mle_step;

@@ -8,12 +8,12 @@ use tpl_mechanisms::{
     LaplaceMechanism, MechError, PbaCorrelation, SamplerKind, SchemeInputs, SchemeKind, run,
 };
 
-use crate::args::{ReleaseSetup, SeedArgs};
+use crate::args::{IntervalArgs, ReleaseSetup, SeedArgs};
 use crate::budget_file::read_budgets;
 use crate::counts_file::{Counts, check_counts, read_counts};
 use crate::error::{CliError, Result};
 use crate::provenance::note_seeded;
-use crate::release_report::{MatricesUsed, ReleaseReport, Sampler};
+use crate::release_report::{MatricesUsed, ReleaseReport, Sampler, raw_intervals};
 
 /// The help of `--scheme` for `tpl release`, which adds to [`ReleaseSetup`]'s how the matrices
 /// decide PBA's correlation pool.
@@ -35,6 +35,8 @@ pub struct ReleaseArgs {
     pub budgets: Option<PathBuf>,
     #[command(flatten)]
     pub seed: SeedArgs,
+    #[command(flatten)]
+    pub interval: IntervalArgs,
     /// Noise sampler (`secure` is accepted for `discrete`).
     #[arg(long, value_enum, default_value_t = Sampler(SamplerKind::Discrete))]
     pub sampler: Sampler,
@@ -80,6 +82,7 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     })?;
     let run =
         run(scheme.as_mut(), &counts.rows).map_err(|e| run_error(args, &counts, scheme.steps() + 1, e))?;
+    let intervals = raw_intervals(&run, args.setup.wevent.sensitivity, sampler, args.interval.interval)?;
     // Said once the release exists (an error stays one line).
     note_seeded(args.seed.seed, "this release");
     if sampler == SamplerKind::Float {
@@ -99,6 +102,7 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
         buckets: counts.buckets,
         matrices,
         run,
+        intervals,
         stream: None,
     })
 }

@@ -9,7 +9,7 @@ use tpl_compare::guaranteed_leakage;
 use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism, Run, SamplerKind, SchemeKind};
 use tpl_stream::{Status, StepRecord, Stream, StreamConfig, StreamError};
 
-use crate::args::ReleaseSetup;
+use crate::args::{IntervalArgs, ReleaseSetup};
 use crate::budget_file::read_budgets;
 use crate::counts_file::read_counts_prefix;
 use crate::error::{CliError, Result};
@@ -34,7 +34,16 @@ pub enum StreamCommand {
     /// Where the stream stands: spend, publications, realised leakage.
     Status(DbArgs),
     /// Every release so far, as `tpl release` prints them.
-    Export(DbArgs),
+    Export(ExportArgs),
+}
+
+/// Arguments of `tpl stream export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[command(flatten)]
+    pub interval: IntervalArgs,
 }
 
 /// `--db`.
@@ -88,6 +97,8 @@ pub struct PushArgs {
     /// Refuse unless the stream's sampler is this one.
     #[arg(long, value_enum)]
     pub sampler: Option<Sampler>,
+    #[command(flatten)]
+    pub interval: IntervalArgs,
 }
 
 /// What `tpl stream …` prints.
@@ -108,7 +119,7 @@ pub fn run(args: &StreamArgs) -> Result<StreamReport> {
             Ok(StreamReport::Status(StatusReport::new(s.status().map_err(stream_error)?)?))
         }
         StreamCommand::Export(a) => {
-            let mut s = open(a)?;
+            let mut s = open(&a.db)?;
             let steps = s.steps().map_err(stream_error)?;
             let status = s.status().map_err(stream_error)?;
             let steps = steps.into_iter().map(|r| (r, false));
@@ -117,7 +128,8 @@ pub fn run(args: &StreamArgs) -> Result<StreamReport> {
                 &status.config,
                 status.max_window_spend,
                 steps,
-            )))
+                a.interval.interval,
+            )?))
         }
     }
 }
@@ -196,7 +208,7 @@ fn push(a: &PushArgs) -> Result<ReleaseReport> {
         )));
     }
     let spend = stream.max_window_spend();
-    Ok(releases("stream push", stream.config(), spend, pushed.into_iter()))
+    releases("stream push", stream.config(), spend, pushed.into_iter(), a.interval.interval)
 }
 
 /// Refuses flags that contradict the stored parameters.
@@ -230,7 +242,8 @@ fn releases(
     config: &StreamConfig,
     max_window_spend: f64,
     steps: impl Iterator<Item = (StepRecord, bool)>,
-) -> ReleaseReport {
+    interval: Option<f64>,
+) -> Result<ReleaseReport> {
     let mut run =
         Run { published: vec![], spent: vec![], releases: vec![], max_window_budget: max_window_spend };
     let mut extra = StreamSteps { t: vec![], key: vec![], replayed: vec![], refused: vec![] };
@@ -243,7 +256,7 @@ fn releases(
         extra.replayed.push(replayed);
         extra.refused.push(r.refused);
     }
-    ReleaseReport::of_stream(command, config, run, extra)
+    ReleaseReport::of_stream(command, config, run, extra, interval)
 }
 
 /// `tpl stream status` (and what `init` prints).

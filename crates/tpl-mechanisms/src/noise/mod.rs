@@ -16,6 +16,7 @@
 mod doubles;
 mod exact;
 mod float;
+mod interval;
 
 #[cfg(any(test, feature = "test-util"))]
 pub use doubles::{Recording, Scripted, Zero};
