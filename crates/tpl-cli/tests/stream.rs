@@ -89,6 +89,14 @@ fn init_push_status_export_round_trip() {
     let (header, rows) = csv(&["stream", "export", "--db", &db]);
     assert_eq!(&header[..4], ["timestamp_bucket", "published", "budget", "publication_budget"]);
     assert_eq!(rows.len(), 25);
+    // With --interval, export and push add the raw releases' intervals (a retried push too).
+    let with = json(&["stream", "export", "--db", &db, "--interval", "0.9"]);
+    assert_eq!(with["interval"], 0.9);
+    assert_eq!(with["lower"].as_array().unwrap().len(), 25);
+    let retried = json(&["stream", "push", "--db", &db, "--counts", &c, "--interval", "0.9"]);
+    assert_eq!(retried["upper"].as_array().unwrap()[..], with["upper"].as_array().unwrap()[..20]);
+    let (header, _) = csv(&["stream", "export", "--db", &db, "--interval", "0.5"]);
+    assert!(header.iter().any(|h| h == "lo_c3") && header.last().unwrap() == "hi_c3", "{header:?}");
     // A conflicting key: exit 2, the line named, nothing changed.
     let conflict = scratch.file("conflict.csv", "timestamp_bucket,c0,c1,c2,c3\n3,1,1,1,1\n");
     bad_input(&["stream", "push", "--db", &db, "--counts", &conflict], &["conflict.csv:2", "key 3"], &[]);
