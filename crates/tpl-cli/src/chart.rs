@@ -1,5 +1,6 @@
 //! SVG charts (plotters, SVG backend only, no font files: text is left to the viewer's
-//! fonts). The one place that draws: line charts over time and labelled scatter plots.
+//! fonts). The one place that draws: line charts over time, labelled scatter plots and the
+//! per-cell estimate panels of `tpl postprocess --chart`.
 
 use std::path::Path;
 
@@ -113,6 +114,87 @@ fn leakage_chart_of(path: &Path, title: &str, len: usize, at: impl Fn(usize) -> 
     let names = ["TPL_t (temporal)", "BPL_t (backward)", "FPL_t (forward)", "ε_t (budget spent)"];
     let lines: Vec<Line<'_>> = names.iter().zip(points).map(|(name, points)| Line { name, points }).collect();
     line_chart(path, title, "privacy leakage (ε units)", &lines)
+}
+
+/// The series of one cell in [`estimate_chart`], over steps 1..T.
+pub struct CellSeries<'a> {
+    /// The cell's name (`c7`).
+    pub name: String,
+    /// The raw releases r_t.
+    pub releases: Vec<f64>,
+    /// The estimates x̂_t.
+    pub estimates: Vec<f64>,
+    /// The true counts, when known.
+    pub truth: Option<Vec<f64>>,
+    /// The estimates' interval band (lower, upper) and its level.
+    pub band: Option<(Vec<f64>, Vec<f64>, f64)>,
+    /// The estimator's name, for the legend.
+    pub estimator: &'a str,
+}
+
+/// `tpl postprocess --chart`: one panel per cell, stacked, each with the raw release, the
+/// estimate, its interval band and the truth when given, over time. Long series are thinned
+/// to at most [`MAX_POINTS`] evenly spaced steps.
+pub fn estimate_chart(path: &Path, title: &str, cells: &[CellSeries<'_>]) -> Result<()> {
+    let svg = render(|root| {
+        let root = root.titled(title, (FONT, 22)).map_err(draw_error)?;
+        let panels = root.split_evenly((cells.len().max(1), 1));
+        for (cell, area) in cells.iter().zip(&panels) {
+            draw_cell(area, cell)?;
+        }
+        Ok(())
+    })?;
+    write_file(path, &svg)
+}
+
+/// One panel of [`estimate_chart`].
+fn draw_cell(area: &DrawingArea<SVGBackend<'_>, Shift>, cell: &CellSeries<'_>) -> std::result::Result<(), String> {
+    let len = cell.estimates.len();
+    let stride = len.div_ceil(MAX_POINTS).max(1);
+    let steps: Vec<usize> = (0..len).step_by(stride).collect();
+    let points = |v: &[f64]| -> Vec<(f64, f64)> { steps.iter().map(|&t| ((t + 1) as f64, v[t])).collect() };
+    let all = cell
+        .releases
+        .iter()
+        .chain(&cell.estimates)
+        .chain(cell.truth.iter().flatten())
+        .chain(cell.band.iter().flat_map(|(lo, hi, _)| lo.iter().chain(hi)))
+        .copied()
+        .filter(|v| v.is_finite());
+    let (lo, hi) = all.fold((0.0f64, 1.0f64), |(a, b), v| (a.min(v), b.max(v)));
+    let pad = (hi - lo) * 0.05;
+    let mut chart = ChartBuilder::on(area)
+        .caption(&cell.name, (FONT, 16))
+        .margin(8)
+        .x_label_area_size(32)
+        .y_label_area_size(64)
+        .build_cartesian_2d(1f64..(len.max(2) as f64), (lo - pad)..(hi + pad))
+        .map_err(draw_error)?;
+    draw_mesh(&mut chart, "step t", "count")?;
+    let grey = PALETTE[PALETTE.len() - 1];
+    if let Some((lower, upper, level)) = &cell.band {
+        let blue = PALETTE[0];
+        let outline: Vec<(f64, f64)> = points(lower).into_iter().chain(points(upper).into_iter().rev()).collect();
+        chart
+            .draw_series(std::iter::once(Polygon::new(outline, blue.mix(0.18).filled())))
+            .map_err(draw_error)?
+            .label(format!("{} % interval", human(100.0 * level)))
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 22, y + 5)], blue.mix(0.18).filled()));
+    }
+    let mut line = |name: String, v: &[f64], color: RGBColor, width: u32| -> std::result::Result<(), String> {
+        chart
+            .draw_series(LineSeries::new(points(v), color.stroke_width(width)))
+            .map_err(draw_error)?
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3)));
+        Ok(())
+    };
+    line("raw release".into(), &cell.releases, grey, 1)?;
+    if let Some(truth) = &cell.truth {
+        line("truth".into(), truth, BLACK, 2)?;
+    }
+    line(format!("estimate ({})", cell.estimator), &cell.estimates, PALETTE[0], 2)?;
+    draw_legend(&mut chart)
 }
 
 /// Draws labelled points on logarithmic axes, one legend entry per group name, and an
