@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use serde_json::Value;
-use tpl_compare::{Comparison, Seed, Setup, Strategy, compare};
-use tpl_core::{Short, TransitionMatrix};
+use serde_json::{Value, json};
+use tpl_compare::{Comparison, Holdout, Seed, Setup, Strategy, compare};
+use tpl_core::{Short, Steps, TransitionMatrix};
 
 use crate::chart::{Point, scatter_chart};
 use crate::error::Result;
@@ -13,8 +13,110 @@ use crate::progress;
 use crate::provenance::VERSION;
 use crate::render::{Report, Table, csv_text, human};
 
-/// The comparison table: the library's result, rendered and drawn here.
-pub struct CompareReport(pub Comparison);
+/// The comparison table: the library's result, and where its matrices came from, rendered
+/// and drawn here.
+pub struct CompareReport(pub Comparison, pub MatrixSource);
+
+/// Where the correlation matrices of a comparison came from and which steps it scored:
+/// whether the matrices were estimated from the scored data (`docs/cli.md`, `tpl compare`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MatrixSource {
+    /// How the matrices were obtained.
+    pub origin: MatrixOrigin,
+    /// The steps scored (from 1, of the counts or stream given).
+    pub score: Steps,
+}
+
+/// How the matrices of a comparison were obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatrixOrigin {
+    /// Estimated from these steps of the user stream whose other steps are scored.
+    Estimated(Holdout),
+    /// Read from files: whether they were estimated from the scored data is not known.
+    Files,
+    /// No matrix was given.
+    None,
+}
+
+impl MatrixSource {
+    /// Matrices estimated from the training steps of `holdout`, scoring its scored steps.
+    pub fn estimated(holdout: Holdout) -> Self {
+        Self { origin: MatrixOrigin::Estimated(holdout), score: holdout.score() }
+    }
+
+    /// Matrix files (`files`: at least one given) or none, scoring `score`.
+    pub fn given(files: bool, score: Steps) -> Self {
+        Self { origin: if files { MatrixOrigin::Files } else { MatrixOrigin::None }, score }
+    }
+
+    /// Whether the matrices came from the scored data: `Some(true)` when the training steps
+    /// share a scored step, `None` when it is not known (matrix files).
+    pub fn in_sample(&self) -> Option<bool> {
+        match self.origin {
+            MatrixOrigin::Estimated(h) => Some(h.in_sample()),
+            MatrixOrigin::Files => None,
+            MatrixOrigin::None => Some(false),
+        }
+    }
+
+    /// The `matrices` object of the JSON output.
+    fn json(&self) -> Value {
+        let pair = |s: Steps| json!([s.first(), s.last()]);
+        let (source, train) = match self.origin {
+            MatrixOrigin::Estimated(h) => ("estimated", pair(h.train())),
+            MatrixOrigin::Files => ("files", Value::Null),
+            MatrixOrigin::None => ("none", Value::Null),
+        };
+        json!({
+            "source": source,
+            "train_steps": train,
+            "score_steps": pair(self.score),
+            "in_sample": self.in_sample(),
+        })
+    }
+
+    /// The `#` line of the CSV output.
+    fn csv_line(&self) -> String {
+        let in_sample = self.in_sample().map_or("unknown".to_string(), |b| b.to_string());
+        match self.origin {
+            MatrixOrigin::Estimated(h) => format!(
+                "# matrices=estimated train_steps={} score_steps={} in_sample={in_sample}\n",
+                h.train(),
+                self.score
+            ),
+            MatrixOrigin::Files => format!("# matrices=files score_steps={} in_sample={in_sample}\n", self.score),
+            MatrixOrigin::None => format!("# matrices=none score_steps={} in_sample={in_sample}\n", self.score),
+        }
+    }
+
+    /// The sentence of the table output.
+    fn sentence(&self) -> String {
+        match self.origin {
+            MatrixOrigin::Estimated(h) => match h.train().overlap(&h.score()) {
+                None => format!(
+                    "Matrices estimated from steps {} of the stream, strategies scored on steps {}: out of sample \
+                     (the matrices never saw the scored data).",
+                    h.train(),
+                    self.score
+                ),
+                Some(shared) => format!(
+                    "Matrices estimated from steps {} of the stream, strategies scored on steps {}: IN SAMPLE — the \
+                     matrices saw {} of the {} scored steps, which flatters every estimator that uses them.",
+                    h.train(),
+                    self.score,
+                    shared.len(),
+                    self.score.len()
+                ),
+            },
+            MatrixOrigin::Files => format!(
+                "Matrices read from files, strategies scored on steps {}: whether the matrices were estimated from \
+                 the scored data is not known (--stream S --train-steps A..B estimates them from other steps).",
+                self.score
+            ),
+            MatrixOrigin::None => format!("No correlation matrices; strategies scored on steps {}.", self.score),
+        }
+    }
+}
 /// The flags of a comparison, before validation.
 pub struct Options {
     /// ε of the schemes.
@@ -33,11 +135,13 @@ pub struct Options {
     pub seed: Option<u64>,
 }
 
-/// Runs the comparison of `tpl-compare`, with a progress bar on a terminal.
+/// Runs the comparison of `tpl-compare`, with a progress bar on a terminal; `matrices` says
+/// where `backward` and `forward` came from and which steps `truth` is.
 pub fn run_comparison(
     truth: &[Vec<f64>],
     backward: Option<&TransitionMatrix>,
     forward: Option<&TransitionMatrix>,
+    matrices: MatrixSource,
     o: &Options,
     strategies: &[Strategy],
 ) -> Result<CompareReport> {
@@ -52,7 +156,7 @@ pub fn run_comparison(
     let bar = progress::bar(setup.total_runs(strategies) as u64, "comparing", "runs");
     let comparison = compare(&setup, strategies, &|| bar.inc(1));
     bar.finish_and_clear();
-    Ok(CompareReport(comparison?))
+    Ok(CompareReport(comparison?, matrices))
 }
 
 impl CompareReport {
@@ -120,6 +224,7 @@ impl Report for CompareReport {
         let mut out = serde_json::to_value(&self.0).unwrap_or(Value::Null);
         if let Value::Object(map) = &mut out {
             map.insert("version".into(), VERSION.into());
+            map.insert("matrices".into(), self.1.json());
         }
         out
     }
@@ -154,6 +259,7 @@ impl Report for CompareReport {
             c.horizon,
             c.cells
         );
+        out.push_str(&self.1.csv_line());
         out.push_str(&csv_text(|w| {
             w.record(header)?;
             for r in &self.0.rows {
@@ -234,7 +340,7 @@ impl Report for CompareReport {
              sensitivity Δ = {}.\n\
              Error is per cell and step; leakage is audited under the given correlation, each step spending \
              ε_t·2/Δ against one person's change: max = the worst of the runs drawn (realised), guar. = a bound \
-             over every run the strategy could produce (guaranteed; equal for budgets fixed in advance).\n\n{}",
+             over every run the strategy could produce (guaranteed; equal for budgets fixed in advance).\n{}\n\n{}",
             self.0.rows.len(),
             self.0.horizon,
             self.0.cells,
@@ -245,6 +351,7 @@ impl Report for CompareReport {
             self.0.window,
             human(self.0.alpha),
             human(self.0.sensitivity),
+            self.1.sentence(),
             t.render()
         );
         if !notes.is_empty() {
