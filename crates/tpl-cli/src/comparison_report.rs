@@ -84,8 +84,12 @@ impl MatrixSource {
                 h.train(),
                 self.score
             ),
-            MatrixOrigin::Files => format!("# matrices=files score_steps={} in_sample={in_sample}\n", self.score),
-            MatrixOrigin::None => format!("# matrices=none score_steps={} in_sample={in_sample}\n", self.score),
+            MatrixOrigin::Files => {
+                format!("# matrices=files score_steps={} in_sample={in_sample}\n", self.score)
+            }
+            MatrixOrigin::None => {
+                format!("# matrices=none score_steps={} in_sample={in_sample}\n", self.score)
+            }
         }
     }
 
@@ -113,7 +117,9 @@ impl MatrixSource {
                  the scored data is not known (--stream S --train-steps A..B estimates them from other steps).",
                 self.score
             ),
-            MatrixOrigin::None => format!("No correlation matrices; strategies scored on steps {}.", self.score),
+            MatrixOrigin::None => {
+                format!("No correlation matrices; strategies scored on steps {}.", self.score)
+            }
         }
     }
 }

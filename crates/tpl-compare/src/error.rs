@@ -131,7 +131,7 @@ pub enum CompareError {
     /// Training and scored steps that overlap, without the overlap allowed.
     #[error(
         "the matrices' steps {train} and the scored steps {score} share steps {}: matrices estimated from the \
-         scored data flatter every estimator that uses them (allow the overlap explicitly to score in sample)",
+         scored data flatter every estimator that uses them, so an overlap must be allowed explicitly",
         .train.overlap(.score).map_or_else(String::new, |s| s.to_string())
     )]
     InSample {

@@ -150,7 +150,10 @@ mod tests {
             Err(CompareError::InSample { train: s(1, 5), score: s(5, 10) })
         );
         let message = CompareError::InSample { train: s(1, 5), score: s(5, 10) }.to_string();
-        assert!(message.contains("5..5") && message.contains("1..5") && message.contains("5..10"), "{message}");
+        assert!(
+            message.contains("5..5") && message.contains("1..5") && message.contains("5..10"),
+            "{message}"
+        );
         assert!(Holdout::new(10, s(1, 10), Some(s(1, 10)), true).unwrap().in_sample());
         assert!(matches!(Holdout::new(10, s(1, 11), None, false), Err(CompareError::Steps(_))));
         assert!(matches!(Holdout::new(10, s(1, 5), Some(s(6, 11)), false), Err(CompareError::Steps(_))));

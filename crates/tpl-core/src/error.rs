@@ -119,7 +119,9 @@ pub enum CoreError {
         expected: usize,
     },
     /// A step range that is not `A..B`, `A..`, `..B` or `..` with whole numbers.
-    #[error("{0:?} is not a step range: write A..B (steps A to B, both included, numbered from 1), A.. or ..B")]
+    #[error(
+        "{0:?} is not a step range: write A..B (steps A to B, both included, numbered from 1), A.. or ..B"
+    )]
     StepRangeSyntax(String),
     /// A step range that names step 0.
     #[error("step range {range}: steps are numbered from 1")]

@@ -272,7 +272,10 @@ mod tests {
         assert_eq!(s(973, 1944).complement(1944), Ok(s(1, 972)));
         assert_eq!(s(1, 5).complement(5), Err(CoreError::NoStepsLeft { steps: 5 }));
         assert_eq!(s(2, 3).complement(5), Err(CoreError::StepsLeftSplit { first: 2, last: 3, steps: 5 }));
-        assert_eq!(s(2, 6).complement(5), Err(CoreError::StepRangeOutside { range: "2..6".into(), steps: 5 }));
+        assert_eq!(
+            s(2, 6).complement(5),
+            Err(CoreError::StepRangeOutside { range: "2..6".into(), steps: 5 })
+        );
     }
 
     #[test]

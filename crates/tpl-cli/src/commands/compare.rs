@@ -41,7 +41,6 @@ pub struct CompareArgs {
     #[arg(
         long,
         value_name = "A..B",
-        requires = "stream",
         conflicts_with_all = ["backward", "forward", "normalize"]
     )]
     pub train_steps: Option<StepRange>,
@@ -100,7 +99,10 @@ pub fn run(args: &CompareArgs) -> Result<CompareReport> {
         &strategies,
     )?;
     if let Some(path) = &args.chart {
-        let name = inputs.path.file_name().map_or(inputs.path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let name = inputs
+            .path
+            .file_name()
+            .map_or(inputs.path.display().to_string(), |n| n.to_string_lossy().into_owned());
         let name = if inputs.source.score == Steps::all(inputs.steps)? {
             name
         } else {
@@ -136,13 +138,20 @@ struct Inputs {
 fn read_inputs(args: &CompareArgs) -> Result<Inputs> {
     let flag = |name: &'static str| move |e| CliError::flag(name, e);
     let Some(path) = &args.stream else {
-        let path = args.counts.clone().ok_or_else(|| CliError::Usage("--counts or --stream is required".into()))?;
+        let path =
+            args.counts.clone().ok_or_else(|| CliError::Usage("--counts or --stream is required".into()))?;
+        if let Some(train) = args.train_steps {
+            return Err(CliError::Usage(format!(
+                "--train-steps {train}: the matrices are estimated from a user stream: give --stream instead of --counts"
+            )));
+        }
         let counts = read_counts(&path, false)?;
         // The mechanism every run releases with, here only to check the counts (no draw).
         let validator = LaplaceMechanism::new(DiscreteLaplace::seeded(0));
         check_counts(&validator, &path, &counts, "")?;
         let steps = counts.rows.len();
-        let score = args.score_steps.unwrap_or(StepRange::ALL).resolve(steps).map_err(flag("--score-steps"))?;
+        let score =
+            args.score_steps.unwrap_or(StepRange::ALL).resolve(steps).map_err(flag("--score-steps"))?;
         let cells = counts.rows[0].len();
         let (backward, forward) = args.correlation.read_for(cells, &path)?;
         let source = MatrixSource::given(backward.is_some() || forward.is_some(), score);
@@ -152,7 +161,11 @@ fn read_inputs(args: &CompareArgs) -> Result<Inputs> {
     let stream = read_stream(path)?;
     let cells = stream.cells();
     if cells > MAX_CELLS {
-        return Err(CliError::parse(path, 0, format!("{cells} distinct cells: at most {MAX_CELLS} are supported")));
+        return Err(CliError::parse(
+            path,
+            0,
+            format!("{cells} distinct cells: at most {MAX_CELLS} are supported"),
+        ));
     }
     let steps = stream.states.len();
     let score = args.score_steps.map(|r| r.resolve(steps).map_err(flag("--score-steps"))).transpose()?;
@@ -166,9 +179,11 @@ fn read_inputs(args: &CompareArgs) -> Result<Inputs> {
     let train = train.resolve(steps).map_err(flag("--train-steps"))?;
     let holdout = Holdout::new(steps, train, score, args.allow_overlap).map_err(|e| match (e, score) {
         (e @ CompareError::InSample { .. }, Some(score)) => CliError::Usage(format!(
-            "--train-steps {train} --score-steps {score}: {e}; --allow-overlap scores them all the same"
+            "--train-steps {train} --score-steps {score}: {e} (--allow-overlap; the output then says in_sample)"
         )),
-        (e, _) => CliError::Usage(format!("--train-steps {train}: {e}; name the steps to score with --score-steps")),
+        (e, _) => {
+            CliError::Usage(format!("--train-steps {train}: {e}; name the steps to score with --score-steps"))
+        }
     })?;
     let smoothing = args.correlation.matrices.smoothing;
     if let Some(s) = smoothing {

@@ -110,7 +110,8 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
     };
     let cells = cell_ids.len();
     let total = stream.states.len();
-    let steps = args.steps.unwrap_or(StepRange::ALL).resolve(total).map_err(|e| CliError::flag("--steps", e))?;
+    let steps =
+        args.steps.unwrap_or(StepRange::ALL).resolve(total).map_err(|e| CliError::flag("--steps", e))?;
     let counts = TransitionCounts::from_steps(cells, &stream.states, steps)
         .map_err(|e| CliError::Core { context: format!("{}: ", args.stream.display()), source: e })?;
     // The first bucket of the range: an existing bucket, so no overflow.
