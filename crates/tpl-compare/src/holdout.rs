@@ -102,15 +102,11 @@ impl Holdout {
             range.check_within(states.len()).map_err(CompareError::Steps)?;
         }
         let counts = TransitionCounts::from_steps(n, states, self.train).map_err(CompareError::Estimate)?;
-        let smooth = |m: EstimatedMatrix| -> Result<EstimatedMatrix> {
-            let matrix = match smoothing {
-                Some(s) => m.matrix.smoothed(s).map_err(CompareError::Estimate)?,
-                None => m.matrix,
-            };
-            Ok(EstimatedMatrix { matrix, empty_rows: m.empty_rows })
+        let estimate = |m: tpl_core::Result<EstimatedMatrix>| {
+            m.and_then(|m| m.smoothed(smoothing)).map_err(CompareError::Estimate)
         };
-        let backward = smooth(counts.backward().map_err(CompareError::Estimate)?)?;
-        let forward = smooth(counts.forward().map_err(CompareError::Estimate)?)?;
+        let backward = estimate(counts.backward())?;
+        let forward = estimate(counts.forward())?;
         let truth = histogram(&states[self.score.indices()], n)?;
         Ok(HeldOut { truth, backward, forward })
     }

@@ -39,6 +39,21 @@ pub struct EstimatedMatrix {
     pub empty_rows: Vec<usize>,
 }
 
+impl EstimatedMatrix {
+    /// The estimate with Laplacian smoothing `s` applied to every row, identity rows
+    /// included ([`TransitionMatrix::smoothed`], TKDE eq. 28), or unchanged for `None`;
+    /// the rows without data are still listed.
+    ///
+    /// # Errors
+    /// [`CoreError::BadSmoothing`] for `s` negative or not finite.
+    pub fn smoothed(self, s: Option<f64>) -> Result<Self> {
+        match s {
+            Some(s) => Ok(Self { matrix: self.matrix.smoothed(s)?, empty_rows: self.empty_rows }),
+            None => Ok(self),
+        }
+    }
+}
+
 impl TransitionCounts {
     /// No transitions yet among `n ≥ 1` states.
     ///
@@ -260,6 +275,21 @@ mod tests {
             let moves: u64 = flat(&parts[0]).iter().sum();
             prop_assert_eq!(moves, ((b - a) * paths[0].len()) as u64);
         }
+    }
+
+    #[test]
+    fn smoothing_an_estimate_keeps_its_empty_rows() {
+        let c = TransitionCounts::from_paths(2, &[vec![0], vec![0]]).unwrap();
+        let f = c.forward().unwrap();
+        assert_eq!(f.empty_rows, vec![1]);
+        let s = f.clone().smoothed(Some(1.0)).unwrap();
+        assert_eq!(
+            (s.matrix.row(0), s.matrix.row(1)),
+            (&[2.0 / 3.0, 1.0 / 3.0][..], &[1.0 / 3.0, 2.0 / 3.0][..])
+        );
+        assert_eq!(s.empty_rows, vec![1]);
+        assert_eq!(f.clone().smoothed(None).unwrap(), f);
+        assert_eq!(f.smoothed(Some(-1.0)), Err(CoreError::BadSmoothing(-1.0)));
     }
 
     #[test]

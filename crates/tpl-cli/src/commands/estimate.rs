@@ -117,15 +117,8 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
     // The first bucket of the range: an existing bucket, so no overflow.
     let (first, spacing) = stream.buckets;
     let first = first.saturating_add(spacing.saturating_mul(steps.indices().start as u64));
-    let smooth = |m: EstimatedMatrix| -> Result<EstimatedMatrix> {
-        match args.smoothing {
-            Some(s) => Ok(EstimatedMatrix {
-                matrix: m.matrix.smoothed(s).map_err(|e| CliError::flag("--smoothing", e))?,
-                empty_rows: m.empty_rows,
-            }),
-            None => Ok(m),
-        }
-    };
+    let smooth =
+        |m: EstimatedMatrix| m.smoothed(args.smoothing).map_err(|e| CliError::flag("--smoothing", e));
     let forward = smooth(counts.forward()?)?;
     let backward = smooth(counts.backward()?)?;
     let report = EstimateReport {
