@@ -13,6 +13,7 @@ mod counts_file;
 mod error;
 mod limits;
 mod matrix_file;
+mod matrix_source;
 mod output_dir;
 mod progress;
 mod provenance;

@@ -10,10 +10,11 @@ use tpl_core::{StepRange, Steps, TransitionMatrix};
 use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism};
 
 use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
-use crate::comparison_report::{CompareReport, MatrixSource, Options, run_comparison};
+use crate::comparison_report::{CompareReport, Options, run_comparison};
 use crate::counts_file::{check_counts, read_counts};
 use crate::error::{CliError, Result};
 use crate::limits::MAX_CELLS;
+use crate::matrix_source::MatrixSource;
 use crate::provenance::note_seeded;
 use crate::stream_file::read_stream;
 

@@ -10,9 +10,10 @@ use tpl_compare::{Holdout, Seed, Strategy, USERS_STREAM, histogram, simulate_use
 use tpl_core::{LeakageSeries, Loss, LossEvaluator, PiecewiseLoss, Steps, Supremum, TransitionMatrix};
 
 use crate::chart::leakage_chart;
-use crate::comparison_report::{CompareReport, MatrixSource, Options, run_comparison};
+use crate::comparison_report::{CompareReport, Options, run_comparison};
 use crate::error::{CliError, Result};
 use crate::matrix_file::matrix_text;
+use crate::matrix_source::MatrixSource;
 use crate::output_dir::{create_dir, write_file};
 use crate::render::{Report, Table, csv_text, human};
 use crate::stream_file::{counts_text, parse_stream, stream_text};
