@@ -9,12 +9,15 @@ use tpl_core::{Short, TransitionMatrix};
 
 use crate::chart::{Point, scatter_chart};
 use crate::error::Result;
+use crate::matrix_source::MatrixSource;
 use crate::progress;
 use crate::provenance::VERSION;
 use crate::render::{Report, Table, csv_text, human};
 
-/// The comparison table: the library's result, rendered and drawn here.
-pub struct CompareReport(pub Comparison);
+/// The comparison table: the library's result, and where its matrices came from, rendered
+/// and drawn here.
+pub struct CompareReport(pub Comparison, pub MatrixSource);
+
 /// The flags of a comparison, before validation.
 pub struct Options {
     /// ε of the schemes.
@@ -33,11 +36,13 @@ pub struct Options {
     pub seed: Option<u64>,
 }
 
-/// Runs the comparison of `tpl-compare`, with a progress bar on a terminal.
+/// Runs the comparison of `tpl-compare`, with a progress bar on a terminal; `matrices` says
+/// where `backward` and `forward` came from and which steps `truth` is.
 pub fn run_comparison(
     truth: &[Vec<f64>],
     backward: Option<&TransitionMatrix>,
     forward: Option<&TransitionMatrix>,
+    matrices: MatrixSource,
     o: &Options,
     strategies: &[Strategy],
 ) -> Result<CompareReport> {
@@ -52,7 +57,7 @@ pub fn run_comparison(
     let bar = progress::bar(setup.total_runs(strategies) as u64, "comparing", "runs");
     let comparison = compare(&setup, strategies, &|| bar.inc(1));
     bar.finish_and_clear();
-    Ok(CompareReport(comparison?))
+    Ok(CompareReport(comparison?, matrices))
 }
 
 impl CompareReport {
@@ -120,6 +125,7 @@ impl Report for CompareReport {
         let mut out = serde_json::to_value(&self.0).unwrap_or(Value::Null);
         if let Value::Object(map) = &mut out {
             map.insert("version".into(), VERSION.into());
+            map.insert("matrices".into(), self.1.json());
         }
         out
     }
@@ -154,6 +160,7 @@ impl Report for CompareReport {
             c.horizon,
             c.cells
         );
+        out.push_str(&self.1.csv_line());
         out.push_str(&csv_text(|w| {
             w.record(header)?;
             for r in &self.0.rows {
@@ -234,7 +241,7 @@ impl Report for CompareReport {
              sensitivity Δ = {}.\n\
              Error is per cell and step; leakage is audited under the given correlation, each step spending \
              ε_t·2/Δ against one person's change: max = the worst of the runs drawn (realised), guar. = a bound \
-             over every run the strategy could produce (guaranteed; equal for budgets fixed in advance).\n\n{}",
+             over every run the strategy could produce (guaranteed; equal for budgets fixed in advance).\n{}\n\n{}",
             self.0.rows.len(),
             self.0.horizon,
             self.0.cells,
@@ -245,6 +252,7 @@ impl Report for CompareReport {
             self.0.window,
             human(self.0.alpha),
             human(self.0.sensitivity),
+            self.1.sentence(),
             t.render()
         );
         if !notes.is_empty() {

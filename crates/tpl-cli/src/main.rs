@@ -13,6 +13,7 @@ mod counts_file;
 mod error;
 mod limits;
 mod matrix_file;
+mod matrix_source;
 mod output_dir;
 mod progress;
 mod provenance;
@@ -96,11 +97,15 @@ enum Command {
     )]
     Simulate(simulate::SimulateArgs),
     /// Estimate forward/backward transition matrices from a user stream (optionally smoothed).
-    #[command(after_help = "Example:\n  tpl estimate --stream sim/stream.csv --smoothing 0.01 --out sim")]
+    #[command(
+        after_help = "Examples:\n  tpl estimate --stream sim/stream.csv --smoothing 0.01 --out sim\n  \
+                            tpl estimate --stream stream.csv --steps ..1000 --out first-period"
+    )]
     Estimate(estimate::EstimateArgs),
     /// Compare release strategies on error and on real (audited) leakage, optionally with MAP.
     #[command(
         after_help = "Examples:\n  tpl compare --counts counts.csv --backward PB.csv --forward PF.csv --epsilon 1 --window 10\n  \
+                            tpl compare --stream stream.csv --train-steps ..1000 --epsilon 1 --window 10 --postprocess map\n  \
                             tpl compare --counts counts.csv --backward PB.csv --forward PF.csv --epsilon 1 --window 10 \\\n      \
                             --schemes bd,pba,window --runs 20 --postprocess map --chart compare.svg"
     )]

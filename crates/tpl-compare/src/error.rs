@@ -124,6 +124,26 @@ pub enum CompareError {
     /// PBA without any correlation matrix: its correlation pool depends on them.
     #[error("pba needs a backward and/or a forward matrix: its correlation pool depends on them")]
     PbaNeedsCorrelation,
+    /// A range of steps that does not fit the stream, or a training range whose other
+    /// steps are not one range to score ([`Holdout`](crate::Holdout)).
+    #[error("{0}")]
+    Steps(#[source] tpl_core::CoreError),
+    /// Training and scored steps that overlap, without the overlap allowed.
+    #[error(
+        "the matrices' steps {train} and the scored steps {score} share steps {}: matrices estimated from the \
+         scored data flatter every estimator that uses them, so an overlap must be allowed explicitly",
+        .train.overlap(.score).map_or_else(String::new, |s| s.to_string())
+    )]
+    InSample {
+        /// The steps the matrices are estimated from.
+        train: tpl_core::Steps,
+        /// The steps scored.
+        score: tpl_core::Steps,
+    },
+    /// Estimating the matrices from the training steps failed (a state out of range, a
+    /// ragged stream, a bad smoothing).
+    #[error("estimating the matrices: {0}")]
+    Estimate(#[source] tpl_core::CoreError),
     /// MAP post-processing without a forward matrix (its prior moves by it).
     #[error("MAP post-processing needs the forward matrix (its prior moves by it)")]
     MapNeedsForward,

@@ -17,6 +17,8 @@
 //! - [`simulate_users`] and [`histogram`] — synthetic populations of Markov users, the
 //!   data model of the TKDE and DBSec experiments, where the truth is known.
 //! - [`mae`], [`mse`], [`mre`] — error metrics of a release against the truth.
+//! - [`Holdout`] — honest evaluation: the matrices estimated from one period of a user
+//!   stream, the strategies scored on another ([`HeldOut`]).
 //!
 //! Two strategies on a small synthetic stream:
 //!
@@ -50,6 +52,7 @@
 
 mod engine;
 mod error;
+mod holdout;
 mod metrics;
 mod population;
 mod report;
@@ -58,6 +61,7 @@ mod strategy;
 
 pub use engine::{DEFAULT_RUNS, MAX_RUNS, Setup, compare, guaranteed_leakage};
 pub use error::{CompareError, DistributionFault, Result};
+pub use holdout::{HeldOut, Holdout};
 pub use metrics::{mae, mre, mse};
 pub use population::{DISTRIBUTION_TOLERANCE, histogram, simulate_users};
 pub use report::{Column, Comparison, Row, Scores, Stat};

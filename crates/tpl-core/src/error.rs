@@ -118,6 +118,51 @@ pub enum CoreError {
         /// Users at step 1.
         expected: usize,
     },
+    /// A step range that is not `A..B`, `A..`, `..B` or `..` with whole numbers.
+    #[error(
+        "{0:?} is not a step range: write A..B (steps A to B, both included, numbered from 1), A.. or ..B"
+    )]
+    StepRangeSyntax(String),
+    /// A step range that names step 0.
+    #[error("step range {range}: steps are numbered from 1")]
+    StepZero {
+        /// The range as typed.
+        range: String,
+    },
+    /// A step range whose last step comes before its first.
+    #[error("step range {first}..{last} is empty: its last step comes before its first")]
+    StepRangeEmpty {
+        /// The first step asked for.
+        first: usize,
+        /// The last step asked for.
+        last: usize,
+    },
+    /// A step range that goes past the last step of the data.
+    #[error("steps {range} are outside the data, which has {steps} steps (1..{steps})")]
+    StepRangeOutside {
+        /// The range as typed.
+        range: String,
+        /// Steps of the data.
+        steps: usize,
+    },
+    /// The steps outside a range were asked for, but the range holds every step.
+    #[error("the range holds all {steps} steps: no other step is left")]
+    NoStepsLeft {
+        /// Steps of the data.
+        steps: usize,
+    },
+    /// The steps outside a range were asked for, but they lie on both of its sides.
+    #[error(
+        "the steps outside {first}..{last} are two ranges, 1..{} and {}..{steps}, not one", first - 1, last + 1
+    )]
+    StepsLeftSplit {
+        /// First step of the range.
+        first: usize,
+        /// Last step of the range.
+        last: usize,
+        /// Steps of the data.
+        steps: usize,
+    },
     /// Personalised leakage was asked for with no users.
     #[error("no users: personalised leakage needs at least one user")]
     NoUsers,

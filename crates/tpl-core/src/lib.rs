@@ -23,7 +23,8 @@
 //! Map of the crate:
 //! - [`TransitionMatrix`] — validated row-stochastic matrices, Laplacian smoothing (eq. 28);
 //! - [`TransitionCounts`] — counts of observed moves between states, and the forward and
-//!   backward matrices estimated from them ([`EstimatedMatrix`]; `docs/model.md` §2);
+//!   backward matrices estimated from them ([`EstimatedMatrix`]; `docs/model.md` §2), from
+//!   a whole stream or from a range of its steps ([`StepRange`], [`Steps`]);
 //! - [`LossEvaluator`] and its three implementations of L(α) (eq. 24): [`DirectLoss`]
 //!   (Alg. 1), [`PairTableLoss`] (Alg. 2–3), [`PiecewiseLoss`] (Alg. 4–5), and [`Loss`], which
 //!   picks one for a workload;
@@ -49,6 +50,7 @@ mod loss;
 mod matrix;
 mod personalized;
 mod series;
+mod steps;
 mod supremum;
 mod transition_counts;
 mod window;
@@ -63,6 +65,7 @@ pub use loss::{DirectLoss, Loss, LossEvaluator, PairTableLoss, PiecewiseLoss, Se
 pub use matrix::{ROW_SUM_TOLERANCE, TransitionMatrix};
 pub use personalized::{PersonalizedLeakage, UserCorrelation};
 pub use series::{Budgets, CompactSeries, LeakageSeries};
+pub use steps::{StepRange, Steps};
 pub use supremum::{Supremum, supremum};
 pub use transition_counts::{EstimatedMatrix, TransitionCounts};
 

@@ -4,6 +4,7 @@
 
 use crate::error::{CoreError, Result};
 use crate::matrix::TransitionMatrix;
+use crate::steps::Steps;
 
 /// Transition counts C\[i\]\[j\]: how many times some user was in state i at one step and in
 /// state j at the next.
@@ -38,6 +39,21 @@ pub struct EstimatedMatrix {
     pub empty_rows: Vec<usize>,
 }
 
+impl EstimatedMatrix {
+    /// The estimate with Laplacian smoothing `s` applied to every row, identity rows
+    /// included ([`TransitionMatrix::smoothed`], TKDE eq. 28), or unchanged for `None`;
+    /// the rows without data are still listed.
+    ///
+    /// # Errors
+    /// [`CoreError::BadSmoothing`] for `s` negative or not finite.
+    pub fn smoothed(self, s: Option<f64>) -> Result<Self> {
+        match s {
+            Some(s) => Ok(Self { matrix: self.matrix.smoothed(s)?, empty_rows: self.empty_rows }),
+            None => Ok(self),
+        }
+    }
+}
+
 impl TransitionCounts {
     /// No transitions yet among `n ≥ 1` states.
     ///
@@ -58,6 +74,33 @@ impl TransitionCounts {
     /// [`CoreError::EmptyMatrix`] for `n = 0`; [`CoreError::StateOutOfRange`] for a state
     /// ≥ n; [`CoreError::StreamWidth`] for a step with another number of users than step 1.
     pub fn from_paths(n: usize, states: &[Vec<usize>]) -> Result<Self> {
+        match Steps::all(states.len()) {
+            Ok(all) => Self::from_steps(n, states, all),
+            // No step, no transition.
+            Err(_) => Self::new(n),
+        }
+    }
+
+    /// Counts the transitions of the dense stream `states` (as [`TransitionCounts::from_paths`])
+    /// between consecutive steps that both lie in `steps`, numbered from 1 (`states[t − 1]`
+    /// is step t): the moves an observer of those steps alone sees. A move into the first
+    /// step of the range or out of its last step is not counted, so the counts of adjacent
+    /// ranges plus the moves across their boundary are the counts of the whole stream.
+    ///
+    /// ```
+    /// use tpl_core::{Steps, TransitionCounts};
+    /// // One user: 0 → 1 → 1 → 0.
+    /// let path = [vec![0], vec![1], vec![1], vec![0]];
+    /// let c = TransitionCounts::from_steps(2, &path, Steps::new(2, 3)?)?;
+    /// assert_eq!((c.count(1, 1), c.count(0, 1), c.count(1, 0)), (1, 0, 0));
+    /// # Ok::<(), tpl_core::CoreError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`TransitionCounts::from_paths`], for any step of `states` (not only those in the
+    /// range; steps are numbered in `states`); [`CoreError::StepRangeOutside`] when `steps`
+    /// goes past the last step of `states`.
+    pub fn from_steps(n: usize, states: &[Vec<usize>], steps: Steps) -> Result<Self> {
         let mut c = Self::new(n)?;
         let users = states.first().map_or(0, Vec::len);
         for (t, step) in states.iter().enumerate() {
@@ -68,7 +111,8 @@ impl TransitionCounts {
                 return Err(CoreError::StateOutOfRange { state: s, n });
             }
         }
-        for pair in states.windows(2) {
+        steps.check_within(states.len())?;
+        for pair in states[steps.indices()].windows(2) {
             for (&from, &to) in pair[0].iter().zip(&pair[1]) {
                 c.counts[from * n + to] += 1;
             }
@@ -145,6 +189,107 @@ mod tests {
         let f = c.forward().unwrap();
         assert_eq!(f.empty_rows, vec![2]);
         assert_eq!(f.matrix.row(2), &[0.0, 0.0, 1.0]);
+    }
+
+    /// The entry-wise sum of several counts over n states.
+    fn total(n: usize, parts: &[TransitionCounts]) -> Vec<u64> {
+        (0..n * n).map(|k| parts.iter().map(|c| c.count(k / n, k % n)).sum()).collect()
+    }
+
+    fn flat(c: &TransitionCounts) -> Vec<u64> {
+        total(c.n(), std::slice::from_ref(c))
+    }
+
+    #[test]
+    fn a_range_counts_only_the_moves_within_it() {
+        // One user: 0 → 1 → 2 → 2 → 0 (steps 1..5).
+        let path: Vec<Vec<usize>> = [0, 1, 2, 2, 0].iter().map(|&s| vec![s]).collect();
+        let c = TransitionCounts::from_steps(3, &path, Steps::new(2, 4).unwrap()).unwrap();
+        // Steps 2..4 hold 1 → 2 and 2 → 2; 0 → 1 (into step 2) and 2 → 0 (out of 4) are not theirs.
+        assert_eq!(flat(&c), vec![0, 0, 0, 0, 0, 1, 0, 0, 1]);
+        // The range of every step is the whole stream; a one-step range has no move.
+        let all = TransitionCounts::from_steps(3, &path, Steps::all(5).unwrap()).unwrap();
+        assert_eq!(all, TransitionCounts::from_paths(3, &path).unwrap());
+        let one = TransitionCounts::from_steps(3, &path, Steps::new(5, 5).unwrap()).unwrap();
+        assert_eq!(flat(&one), vec![0; 9]);
+        // Equal to counting a stream that holds only those steps.
+        assert_eq!(c, TransitionCounts::from_paths(3, &path[1..4]).unwrap());
+    }
+
+    #[test]
+    fn a_range_past_the_stream_or_a_bad_step_outside_it_is_refused() {
+        let path = vec![vec![0, 1], vec![1, 1], vec![1, 0]];
+        assert_eq!(
+            TransitionCounts::from_steps(2, &path, Steps::new(2, 4).unwrap()),
+            Err(CoreError::StepRangeOutside { range: "2..4".into(), steps: 3 })
+        );
+        assert_eq!(
+            TransitionCounts::from_steps(2, &[], Steps::new(1, 1).unwrap()),
+            Err(CoreError::StepRangeOutside { range: "1..1".into(), steps: 0 })
+        );
+        // A state out of range at step 3 is named with its step in the stream, even outside 1..2.
+        let bad = vec![vec![0, 1], vec![1, 1], vec![1, 2]];
+        assert_eq!(
+            TransitionCounts::from_steps(2, &bad, Steps::new(1, 2).unwrap()),
+            Err(CoreError::StateOutOfRange { state: 2, n: 2 })
+        );
+        let ragged = vec![vec![0, 1], vec![1, 1], vec![1]];
+        assert_eq!(
+            TransitionCounts::from_steps(2, &ragged, Steps::new(1, 2).unwrap()),
+            Err(CoreError::StreamWidth { step: 3, users: 1, expected: 2 })
+        );
+        assert_eq!(TransitionCounts::from_paths(2, &[]).map(|c| flat(&c)), Ok(vec![0; 4]));
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Splitting a stream at the range A..B: the counts before it, of it and after it,
+        /// plus the moves across its two boundaries (A − 1 → A and B → B + 1), are the
+        /// counts of the whole stream.
+        #[test]
+        fn a_range_and_its_complements_add_up_to_the_whole_stream(
+            (n, paths, a, b) in (1usize..5, 1usize..4, 1usize..12).prop_flat_map(|(n, users, steps)| {
+                let paths = prop::collection::vec(prop::collection::vec(0..n, users), steps);
+                (Just(n), paths, 1..=steps, 1..=steps)
+            })
+        ) {
+            let (a, b) = (a.min(b), a.max(b));
+            let steps = paths.len();
+            let range = |first: usize, last: usize| {
+                TransitionCounts::from_steps(n, &paths, Steps::new(first, last).unwrap()).unwrap()
+            };
+            let mut parts = vec![range(a, b)];
+            if a > 1 {
+                parts.push(range(1, a - 1));
+                parts.push(range(a - 1, a)); // the moves into step a
+            }
+            if b < steps {
+                parts.push(range(b + 1, steps));
+                parts.push(range(b, b + 1)); // the moves out of step b
+            }
+            let whole = TransitionCounts::from_paths(n, &paths).unwrap();
+            prop_assert_eq!(total(n, &parts), flat(&whole));
+            // Each range is the count of a stream holding only its steps.
+            prop_assert_eq!(&parts[0], &TransitionCounts::from_paths(n, &paths[a - 1..b]).unwrap());
+            let moves: u64 = flat(&parts[0]).iter().sum();
+            prop_assert_eq!(moves, ((b - a) * paths[0].len()) as u64);
+        }
+    }
+
+    #[test]
+    fn smoothing_an_estimate_keeps_its_empty_rows() {
+        let c = TransitionCounts::from_paths(2, &[vec![0], vec![0]]).unwrap();
+        let f = c.forward().unwrap();
+        assert_eq!(f.empty_rows, vec![1]);
+        let s = f.clone().smoothed(Some(1.0)).unwrap();
+        assert_eq!(
+            (s.matrix.row(0), s.matrix.row(1)),
+            (&[2.0 / 3.0, 1.0 / 3.0][..], &[1.0 / 3.0, 2.0 / 3.0][..])
+        );
+        assert_eq!(s.empty_rows, vec![1]);
+        assert_eq!(f.clone().smoothed(None).unwrap(), f);
+        assert_eq!(f.smoothed(Some(-1.0)), Err(CoreError::BadSmoothing(-1.0)));
     }
 
     #[test]

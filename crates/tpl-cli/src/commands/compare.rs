@@ -5,14 +5,18 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use tpl_compare::Strategy;
+use tpl_compare::{CompareError, Holdout, Strategy, histogram};
+use tpl_core::{StepRange, Steps, TransitionMatrix};
 use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism};
 
 use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
 use crate::comparison_report::{CompareReport, Options, run_comparison};
 use crate::counts_file::{check_counts, read_counts};
-use crate::error::Result;
+use crate::error::{CliError, Result};
+use crate::limits::MAX_CELLS;
+use crate::matrix_source::MatrixSource;
 use crate::provenance::note_seeded;
+use crate::stream_file::read_stream;
 
 /// Post-processing applied to every strategy's releases (in extra rows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -25,8 +29,30 @@ pub enum Postprocess {
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// True counts: one row per step (header `timestamp_bucket,c0,…` or headerless), integers.
+    #[arg(long, value_name = "FILE", required_unless_present = "stream", conflicts_with = "stream")]
+    pub counts: Option<PathBuf>,
+    /// Instead of --counts, a user stream (`timestamp_bucket,user_id,location_cell`): the true
+    /// counts are its histogram (column i: the i-th distinct cell id, as in `tpl estimate`).
     #[arg(long, value_name = "FILE")]
-    pub counts: PathBuf,
+    pub stream: Option<PathBuf>,
+    /// Estimate the matrices from steps A..B of --stream (A.. and ..B: to the end), smoothed
+    /// with --smoothing if given, instead of reading --backward/--forward; the strategies are
+    /// scored on the other steps (or --score-steps). Steps are the stream's buckets in order,
+    /// from 1.
+    #[arg(
+        long,
+        value_name = "A..B",
+        conflicts_with_all = ["backward", "forward", "normalize"]
+    )]
+    pub train_steps: Option<StepRange>,
+    /// Score the strategies on steps C..D only (default: every step, or with --train-steps
+    /// the steps outside it).
+    #[arg(long, value_name = "C..D")]
+    pub score_steps: Option<StepRange>,
+    /// Let --score-steps share steps with --train-steps: an in-sample score, which the output
+    /// says (`"in_sample": true`).
+    #[arg(long, requires = "train_steps")]
+    pub allow_overlap: bool,
     #[command(flatten)]
     pub wevent: WEventArgs,
     #[command(flatten)]
@@ -55,17 +81,13 @@ pub struct CompareArgs {
 
 /// Runs `tpl compare`.
 pub fn run(args: &CompareArgs) -> Result<CompareReport> {
-    let counts = read_counts(&args.counts, false)?;
-    // The mechanism every run releases with, here only to check the counts (no draw).
-    let validator = LaplaceMechanism::new(DiscreteLaplace::seeded(0));
-    check_counts(&validator, &args.counts, &counts, "")?;
-    let cells = counts.rows[0].len();
-    let (backward, forward) = args.correlation.read_for(cells, &args.counts)?;
+    let inputs = read_inputs(args)?;
     let strategies = args.schemes.clone().unwrap_or_else(|| Strategy::ALL.to_vec());
     let report = run_comparison(
-        &counts.rows,
-        backward.as_ref(),
-        forward.as_ref(),
+        &inputs.truth,
+        inputs.backward.as_ref(),
+        inputs.forward.as_ref(),
+        inputs.source,
         &Options {
             epsilon: args.wevent.epsilon,
             window: args.wevent.window,
@@ -78,12 +100,116 @@ pub fn run(args: &CompareArgs) -> Result<CompareReport> {
         &strategies,
     )?;
     if let Some(path) = &args.chart {
-        let name = args
-            .counts
+        let name = inputs
+            .path
             .file_name()
-            .map_or(args.counts.display().to_string(), |n| n.to_string_lossy().into_owned());
+            .map_or(inputs.path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let name = if inputs.source.score == Steps::all(inputs.steps)? {
+            name
+        } else {
+            format!("{name}, steps {}", inputs.source.score)
+        };
         report.chart(path, &name)?;
+    }
+    for note in &inputs.notes {
+        eprintln!("tpl: note: {note}");
     }
     note_seeded(args.seed.seed, "these releases");
     Ok(report)
+}
+
+/// What a comparison scores and the matrices it uses.
+struct Inputs {
+    /// The true counts of the scored steps.
+    truth: Vec<Vec<f64>>,
+    backward: Option<TransitionMatrix>,
+    forward: Option<TransitionMatrix>,
+    /// Where the matrices came from, and the steps scored.
+    source: MatrixSource,
+    /// The counts or stream file.
+    path: PathBuf,
+    /// Its number of steps.
+    steps: usize,
+    /// Notes for standard error, said once the comparison is made (an error stays one line).
+    notes: Vec<String>,
+}
+
+/// Reads the counts (or the stream and its histogram) and the matrices (files, or estimated
+/// from the training steps of the stream), and selects the scored steps.
+fn read_inputs(args: &CompareArgs) -> Result<Inputs> {
+    let flag = |name: &'static str| move |e| CliError::flag(name, e);
+    let Some(path) = &args.stream else {
+        let path =
+            args.counts.clone().ok_or_else(|| CliError::Usage("--counts or --stream is required".into()))?;
+        if let Some(train) = args.train_steps {
+            return Err(CliError::Usage(format!(
+                "--train-steps {train}: the matrices are estimated from a user stream: give --stream instead of --counts"
+            )));
+        }
+        let counts = read_counts(&path, false)?;
+        // The mechanism every run releases with, here only to check the counts (no draw).
+        let validator = LaplaceMechanism::new(DiscreteLaplace::seeded(0));
+        check_counts(&validator, &path, &counts, "")?;
+        let steps = counts.rows.len();
+        let score =
+            args.score_steps.unwrap_or(StepRange::ALL).resolve(steps).map_err(flag("--score-steps"))?;
+        let cells = counts.rows[0].len();
+        let (backward, forward) = args.correlation.read_for(cells, &path)?;
+        let source = MatrixSource::given(backward.is_some() || forward.is_some(), score);
+        let truth = counts.rows[score.indices()].to_vec();
+        return Ok(Inputs { truth, backward, forward, source, path, steps, notes: Vec::new() });
+    };
+    let stream = read_stream(path)?;
+    let cells = stream.cells();
+    if cells > MAX_CELLS {
+        return Err(CliError::parse(
+            path,
+            0,
+            format!("{cells} distinct cells: at most {MAX_CELLS} are supported"),
+        ));
+    }
+    let steps = stream.states.len();
+    let score = args.score_steps.map(|r| r.resolve(steps).map_err(flag("--score-steps"))).transpose()?;
+    let Some(train) = args.train_steps else {
+        let score = score.unwrap_or(Steps::all(steps)?);
+        let (backward, forward) = args.correlation.read_for(cells, path)?;
+        let source = MatrixSource::given(backward.is_some() || forward.is_some(), score);
+        let truth = histogram(&stream.states[score.indices()], cells)?;
+        return Ok(Inputs { truth, backward, forward, source, path: path.clone(), steps, notes: Vec::new() });
+    };
+    let train = train.resolve(steps).map_err(flag("--train-steps"))?;
+    let holdout = Holdout::new(steps, train, score, args.allow_overlap).map_err(|e| match (e, score) {
+        (e @ CompareError::InSample { .. }, Some(score)) => CliError::Usage(format!(
+            "--train-steps {train} --score-steps {score}: {e} (--allow-overlap; the output then says in_sample)"
+        )),
+        (e, _) => {
+            CliError::Usage(format!("--train-steps {train}: {e}; name the steps to score with --score-steps"))
+        }
+    })?;
+    let smoothing = args.correlation.matrices.smoothing;
+    if let Some(s) = smoothing {
+        TransitionMatrix::check_smoothing(s).map_err(flag("--smoothing"))?;
+    }
+    let held = holdout
+        .split(&stream.states, cells, smoothing)
+        .map_err(|source| CliError::Compare { context: format!("{}: ", path.display()), source })?;
+    let mut notes = Vec::new();
+    for (side, m) in [("forward", &held.forward), ("backward", &held.backward)] {
+        if !m.empty_rows.is_empty() {
+            let ids: Vec<String> = m.empty_rows.iter().map(|&i| stream.cell_ids[i].to_string()).collect();
+            notes.push(format!(
+                "{side} rows without data in steps {train} became identity rows: cell ids {}",
+                ids.join(", ")
+            ));
+        }
+    }
+    Ok(Inputs {
+        truth: held.truth,
+        backward: Some(held.backward.matrix),
+        forward: Some(held.forward.matrix),
+        source: MatrixSource::estimated(holdout),
+        path: path.clone(),
+        steps,
+        notes,
+    })
 }

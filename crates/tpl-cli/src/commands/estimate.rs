@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::{Value, json};
-use tpl_core::{EstimatedMatrix, Short, TransitionCounts, TransitionMatrix};
+use tpl_core::{EstimatedMatrix, Short, StepRange, Steps, TransitionCounts, TransitionMatrix};
 
 use crate::error::{CliError, Result};
 use crate::limits::{MAX_CELLS, check_cells};
@@ -32,6 +32,11 @@ pub struct EstimateArgs {
     /// get identity rows (default: one row per distinct cell id, ascending).
     #[arg(long, value_name = "n")]
     pub cells: Option<usize>,
+    /// Estimate from steps A..B of the stream only (both included; A.. and ..B run to its
+    /// end): step t is the t-th time bucket in ascending order, from 1. A move into step A or
+    /// out of step B is not counted; the rows are still the cells of the whole stream.
+    #[arg(long, value_name = "A..B")]
+    pub steps: Option<StepRange>,
     /// Folder for transition_forward.csv, transition_backward.csv, transition_counts.csv
     /// and cells.csv (the cell id of each row/column).
     #[arg(long, value_name = "DIR")]
@@ -42,9 +47,11 @@ pub struct EstimateArgs {
 pub struct EstimateReport {
     /// The original cell id of each matrix row/column.
     cell_ids: Vec<u64>,
-    /// First bucket and bucket spacing of the stream.
+    /// First bucket and bucket spacing of the steps estimated from.
     buckets: (u64, u64),
     users: usize,
+    /// The steps estimated from, and the number of steps of the stream.
+    steps: (Steps, usize),
     horizon: usize,
     counts: TransitionCounts,
     forward: EstimatedMatrix,
@@ -102,24 +109,24 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
         }
     };
     let cells = cell_ids.len();
-    let counts = TransitionCounts::from_paths(cells, &stream.states)
+    let total = stream.states.len();
+    let steps =
+        args.steps.unwrap_or(StepRange::ALL).resolve(total).map_err(|e| CliError::flag("--steps", e))?;
+    let counts = TransitionCounts::from_steps(cells, &stream.states, steps)
         .map_err(|e| CliError::Core { context: format!("{}: ", args.stream.display()), source: e })?;
-    let smooth = |m: EstimatedMatrix| -> Result<EstimatedMatrix> {
-        match args.smoothing {
-            Some(s) => Ok(EstimatedMatrix {
-                matrix: m.matrix.smoothed(s).map_err(|e| CliError::flag("--smoothing", e))?,
-                empty_rows: m.empty_rows,
-            }),
-            None => Ok(m),
-        }
-    };
+    // The first bucket of the range: an existing bucket, so no overflow.
+    let (first, spacing) = stream.buckets;
+    let first = first.saturating_add(spacing.saturating_mul(steps.indices().start as u64));
+    let smooth =
+        |m: EstimatedMatrix| m.smoothed(args.smoothing).map_err(|e| CliError::flag("--smoothing", e));
     let forward = smooth(counts.forward()?)?;
     let backward = smooth(counts.backward()?)?;
     let report = EstimateReport {
         cell_ids,
-        buckets: stream.buckets,
+        buckets: (first, spacing),
         users: stream.states[0].len(),
-        horizon: stream.states.len(),
+        steps: (steps, total),
+        horizon: steps.len(),
         counts,
         forward,
         backward,
@@ -130,7 +137,8 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
     for (side, m) in [("forward", &report.forward), ("backward", &report.backward)] {
         if !m.empty_rows.is_empty() {
             notes.push(format!(
-                "{side} rows without data became identity rows: cell ids {}",
+                "{side} rows without data{} became identity rows: cell ids {}",
+                if steps.len() == total { String::new() } else { format!(" in steps {steps}") },
                 report.ids(&m.empty_rows)
             ));
         }
@@ -191,8 +199,10 @@ impl EstimateReport {
 
     fn out_comment(&self) -> String {
         let smoothing = self.smoothing.map_or("none".to_string(), |s| format!("s = {}", Short(s)));
+        let (steps, total) = self.steps;
+        let part = if steps.len() == total { String::new() } else { format!(" {steps} of {total}") };
         format!(
-            "tpl estimate: {} users, {} steps (buckets {} to {} every {}), {} cells; Laplacian smoothing {smoothing}",
+            "tpl estimate: {} users, {} steps{part} (buckets {} to {} every {}), {} cells; Laplacian smoothing {smoothing}",
             self.users,
             self.horizon,
             self.buckets.0,
@@ -224,6 +234,7 @@ impl Report for EstimateReport {
             "backward_identity_rows": self.backward.empty_rows,
             "out": self.out.display().to_string(),
             "files": FILES,
+            "steps": [self.steps.0.first(), self.steps.0.last()],
         })
     }
 
