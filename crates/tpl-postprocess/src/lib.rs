@@ -48,6 +48,7 @@
 
 #![warn(missing_docs)]
 
+mod calibrate;
 mod error;
 mod filter;
 mod map;
@@ -55,11 +56,14 @@ mod map_integer;
 mod mle;
 mod numeric;
 mod prior;
+mod smooth;
 mod validate;
 
+pub use calibrate::Calibration;
 pub use error::{PostprocessError, Result};
 pub use filter::{Estimates, Estimator, Filter, FilterConfig, FilterStep, constant_budgets, filter};
 pub use map::{MapStep, map_objective, map_step};
 pub use map_integer::{map_integer_objective, map_integer_step};
 pub use mle::mle_step;
 pub use prior::{PriorPolicy, PriorUpdate, Warning};
+pub use smooth::{WeightedPrior, pooled_map_objective, pooled_map_step};

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use tpl_compare::Strategy;
 use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism};
+use tpl_postprocess::Estimator;
 
 use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
 use crate::comparison_report::{CompareReport, Options, run_comparison};
@@ -14,11 +15,29 @@ use crate::counts_file::{check_counts, read_counts};
 use crate::error::Result;
 use crate::provenance::note_seeded;
 
-/// Post-processing applied to every strategy's releases (in extra rows).
+/// Post-processing applied to every strategy's releases (in extra rows
+/// `<strategy>+<name>`; `docs/map.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Postprocess {
-    /// MAP estimates with the forward matrix as public prior (DBSec 2023).
+    /// MAP with a prior whose strength is learned from the releases (the default of
+    /// `tpl postprocess`).
     Map,
+    /// MAP with the DBSec paper's prior at full strength.
+    MapDbsec,
+    /// Whole-sequence smoothing: every step from all releases, with --forward and, when
+    /// given, --backward.
+    Smooth,
+}
+
+impl Postprocess {
+    /// The estimator of `tpl-postprocess` it runs.
+    fn estimator(self) -> Estimator {
+        match self {
+            Self::Map => Estimator::Map,
+            Self::MapDbsec => Estimator::MapDbsec,
+            Self::Smooth => Estimator::Smooth,
+        }
+    }
 }
 
 /// Arguments of `tpl compare`.
@@ -42,9 +61,9 @@ pub struct CompareArgs {
     /// Releases per strategy (errors are averaged, leakage is the worst run).
     #[arg(long, value_name = "R", default_value_t = 10)]
     pub runs: usize,
-    /// Also score every strategy after post-processing (adds `<strategy>+map` rows and the
-    /// data-free `prior-mean` row); MAP takes --forward as its public prior.
-    #[arg(long, value_enum, value_name = "map")]
+    /// Also score every strategy after post-processing (adds `<strategy>+<name>` rows, e.g.
+    /// `bd+map`, and the data-free `prior-mean` row); --forward is the public prior.
+    #[arg(long, value_enum, value_name = "NAME")]
     pub postprocess: Option<Postprocess>,
     #[command(flatten)]
     pub seed: SeedArgs,
@@ -72,7 +91,7 @@ pub fn run(args: &CompareArgs) -> Result<CompareReport> {
             alpha: args.alpha,
             sensitivity: args.wevent.sensitivity,
             runs: args.runs,
-            map: args.postprocess.is_some(),
+            postprocess: args.postprocess.map(Postprocess::estimator),
             seed: args.seed.seed,
         },
         &strategies,

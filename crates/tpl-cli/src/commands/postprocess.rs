@@ -35,16 +35,22 @@ pub struct PostprocessArgs {
     /// L1 sensitivity Δ > 0 of one step's counts; the likelihood weight is ε_t/Δ.
     #[arg(long, value_name = "D", default_value_t = 2.0, allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
     pub sensitivity: f64,
-    /// Public forward matrix P (row i: next cell of a user now in i); needed by map and
-    /// map-integer when there is more than one step.
+    /// Public forward matrix P (row i: next cell of a user now in i); needed by every
+    /// estimator but mle when there is more than one step.
     #[arg(long, value_name = "FILE")]
     pub forward: Option<PathBuf>,
+    /// Public backward matrix (row j: previous cell of a user now in j), used by smooth to
+    /// carry estimates back in time (default: the forward matrix reversed).
+    #[arg(long, value_name = "FILE")]
+    pub backward: Option<PathBuf>,
     /// Initial prior: frequency (the first release, normalised), uniform, or a file with one
     /// row of n probabilities.
     #[arg(long, value_name = "frequency|uniform|FILE", default_value = "frequency")]
     pub prior: String,
-    /// Estimator: map (continuous, exact), map-integer (exact integer MAP) or mle (least
-    /// squares under the sum constraint; uses no prior).
+    /// Estimator: map (continuous MAP, prior strength learned from the releases), map-dbsec
+    /// (continuous MAP, the DBSec paper's prior at full strength), map-integer (exact integer
+    /// MAP, DBSec prior), mle (least squares under the sum constraint; uses no prior) or
+    /// smooth (every step from all releases, past and future).
     #[arg(long, value_parser = parse_estimator, default_value = "map")]
     pub estimator: Estimator,
     #[command(flatten)]
@@ -77,6 +83,11 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
         .as_ref()
         .map(|p| read_matrix_for(p, &args.matrices, "forward", cells, &args.releases))
         .transpose()?;
+    let backward = args
+        .backward
+        .as_ref()
+        .map(|p| read_matrix_for(p, &args.matrices, "backward", cells, &args.releases))
+        .transpose()?;
     if horizon > 1 && args.estimator.uses_prior() && forward.is_none() {
         return Err(post(
             "--forward: ",
@@ -87,6 +98,7 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
         sensitivity: args.sensitivity,
         prior: prior_policy(&args.prior)?,
         forward: forward.as_ref(),
+        backward: backward.as_ref(),
         estimator: args.estimator,
         ..FilterConfig::new(args.total)
     };

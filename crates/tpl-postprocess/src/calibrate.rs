@@ -1,0 +1,302 @@
+//! The calibrated prior of the default estimator `map` and of `smooth` (docs/map.md §8): how
+//! far the movement model is trusted is learned from the releases themselves, by scoring
+//! each release against the prediction that was made before it was seen.
+//!
+//! The prediction for step t from the previous count estimate x̂_{t−1} (q = x̂_{t−1}/N) is
+//! the family
+//!
+//!   p_t(γ) = (1 − γ)·q + γ·q·P,   prior strength 1/φ,
+//!
+//! indexed by the **move weight** γ ∈ [0, 1] (the share of people assumed to move by P, the
+//! rest staying where they were) and the **dispersion** φ > 0 (the prior's variance relative
+//! to the multinomial of the DBSec paper: its log-density is divided by φ, so φ = 1 is that
+//! prior and φ → ∞ discards it). Before step t is estimated, every member (γ, φ) on a fixed
+//! grid is scored by the log-likelihood of the releases r_2..r_{t−1} under its own one-step
+//! predictions, r_{s,i} ~ Normal(m_i, φ·m_i + 2/a_s²) with m = N·p_s(γ) (the prior's variance
+//! plus the Laplace noise's); the best-scoring member sets step t's prior. Releases with
+//! ε_s = 0 carry no information and are not scored.
+
+use tpl_core::TransitionMatrix;
+
+use crate::prior::propagate;
+
+/// The prior a calibrated step used (docs/map.md §8): the member of the family of
+/// predictions that scored best on the earlier releases.
+///
+/// ```
+/// use tpl_postprocess::Calibration;
+/// // The DBSec paper's prior: everyone moves by P, multinomial strength.
+/// assert_eq!(Calibration::DBSEC, Calibration { move_weight: 1.0, dispersion: 1.0 });
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Calibration {
+    /// γ ∈ [0, 1]: the prior is (1 − γ)·q + γ·q·P for the previous estimate's distribution
+    /// q, so γ = 1 moves everyone by the matrix and γ = 0 assumes nobody moves.
+    pub move_weight: f64,
+    /// φ > 0: the prior's variance relative to the multinomial (its log-density is divided
+    /// by φ); 1 is the DBSec paper's prior, larger values trust it less.
+    pub dispersion: f64,
+}
+
+impl Calibration {
+    /// The DBSec paper's prior (γ = 1, φ = 1): what step 1 and steps before any scored
+    /// release use.
+    pub const DBSEC: Self = Self { move_weight: 1.0, dispersion: 1.0 };
+}
+
+/// The move weights γ of the grid, the DBSec value first (it wins ties).
+const MOVE_WEIGHTS: [f64; 5] = [1.0, 0.75, 0.5, 0.25, 0.0];
+
+/// The dispersions φ of the grid: 2^k for k = −6..=12, the DBSec value first.
+fn dispersions() -> [f64; 19] {
+    let mut d = [0.0; 19];
+    d[0] = 1.0;
+    for k in 1..=12 {
+        d[k] = f64::from(1u32 << k);
+    }
+    for k in 1..=6 {
+        d[12 + k] = 1.0 / f64::from(1u32 << k);
+    }
+    d
+}
+
+/// At most this many cells are scored per step (rotating, so that over ⌈n/64⌉ steps every
+/// cell is scored once): two parameters need far fewer residuals than n·T, and the score then
+/// costs O(grid) per step instead of O(grid·n).
+const SCORED_CELLS: usize = 64;
+
+/// Smallest predictive variance: the spread of rounding a count to an integer (1/12), so
+/// that a release exactly at a prediction of variance 0 cannot score +∞.
+const MIN_VARIANCE: f64 = 1.0 / 12.0;
+
+/// The running scores of the grid (docs/map.md §8).
+#[derive(Debug, Clone)]
+pub(crate) struct Calibrator {
+    dispersions: [f64; 19],
+    /// scores[g·19 + k]: the predictive log-likelihood of the scored releases under
+    /// (MOVE_WEIGHTS[g], dispersions[k]).
+    scores: Vec<f64>,
+    /// Releases scored so far.
+    scored: usize,
+}
+
+impl Calibrator {
+    pub(crate) fn new() -> Self {
+        let dispersions = dispersions();
+        Self { dispersions, scores: vec![0.0; MOVE_WEIGHTS.len() * dispersions.len()], scored: 0 }
+    }
+
+    /// The best-scoring member; [`Calibration::DBSEC`] before any release was scored (and on
+    /// ties, which the grid order resolves towards it).
+    pub(crate) fn choice(&self) -> Calibration {
+        if self.scored == 0 {
+            return Calibration::DBSEC;
+        }
+        let mut best = 0;
+        for (k, &s) in self.scores.iter().enumerate() {
+            if s > self.scores[best] {
+                best = k;
+            }
+        }
+        let d = self.dispersions.len();
+        Calibration { move_weight: MOVE_WEIGHTS[best / d], dispersion: self.dispersions[best % d] }
+    }
+
+    /// Adds the log-likelihood of release `r` (weight a > 0) under every member's prediction
+    /// from q (the previous estimate's distribution) and u = q·P, for population N.
+    /// `step` picks the rotating subset of cells.
+    pub(crate) fn score(&mut self, r: &[f64], q: &[f64], u: &[f64], total: f64, a: f64, step: usize) {
+        let noise = 2.0 / (a * a);
+        if !(a > 0.0 && noise.is_finite()) {
+            return;
+        }
+        let n = r.len();
+        let stride = n.div_ceil(SCORED_CELLS);
+        let d = self.dispersions.len();
+        for (g, &gamma) in MOVE_WEIGHTS.iter().enumerate() {
+            let row = &mut self.scores[g * d..(g + 1) * d];
+            let mut i = step % stride;
+            while i < n {
+                let m = total * ((1.0 - gamma) * q[i] + gamma * u[i]);
+                let e = r[i] - m;
+                let e2 = e * e;
+                for (s, &phi) in row.iter_mut().zip(&self.dispersions) {
+                    let v = (phi * m + noise).max(MIN_VARIANCE);
+                    *s -= 0.5 * (v.ln() + e2 / v);
+                }
+                i += stride;
+            }
+        }
+        self.scored += 1;
+    }
+}
+
+/// How a pass moves a person's distribution one step: by a row-stochastic matrix (the
+/// forward matrix forwards, the backward matrix backwards), or backwards by the reversal of
+/// the forward matrix P under a fixed occupancy π (docs/map.md §9):
+/// (q·B)_i = π_i·Σ_j P_ij·q_j/(π·P)_j.
+#[derive(Debug, Clone)]
+pub(crate) enum Mover<'a> {
+    Matrix(&'a TransitionMatrix),
+    Reversed { forward: &'a TransitionMatrix, occupancy: Vec<f64>, moved: Vec<f64> },
+}
+
+impl<'a> Mover<'a> {
+    /// The reversal of `forward` under occupancy π (non-negative, summing to 1).
+    pub(crate) fn reversed(forward: &'a TransitionMatrix, occupancy: Vec<f64>) -> Self {
+        let moved = propagate(&occupancy, forward);
+        Self::Reversed { forward, occupancy, moved }
+    }
+
+    /// The distribution one step on from q (q ≥ 0, Σq = 1): sums to 1 up to rounding.
+    pub(crate) fn apply(&self, q: &[f64]) -> Vec<f64> {
+        match self {
+            Self::Matrix(m) => propagate(q, m),
+            Self::Reversed { forward, occupancy, moved } => {
+                let ratio: Vec<f64> =
+                    q.iter().zip(moved).map(|(&qj, &mj)| if mj > 0.0 { qj / mj } else { 0.0 }).collect();
+                let mut out: Vec<f64> = forward
+                    .rows()
+                    .zip(occupancy)
+                    .map(|(row, &pi)| if pi > 0.0 { pi * dot(row, &ratio) } else { 0.0 })
+                    .collect();
+                let sum: f64 = out.iter().sum();
+                if sum > 0.0 && sum.is_finite() {
+                    out.iter_mut().for_each(|v| *v /= sum);
+                    out
+                } else {
+                    // q sits where the occupancy says nobody can arrive: nothing to reverse.
+                    q.to_vec()
+                }
+            }
+        }
+    }
+}
+
+/// Σ_j a_j·b_j with four accumulators (vectorisable).
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let chunks = a.len() / 4;
+    for c in 0..chunks {
+        for k in 0..4 {
+            acc[k] += a[4 * c + k] * b[4 * c + k];
+        }
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for j in 4 * chunks..a.len() {
+        s += a[j] * b[j];
+    }
+    s
+}
+
+/// One direction of a calibrated stream (docs/map.md §8): the previous estimate, how it
+/// moves, and the scores of the family of predictions.
+#[derive(Debug, Clone)]
+pub(crate) struct Pass<'a> {
+    mover: Option<Mover<'a>>,
+    calibrator: Calibrator,
+    /// q = x̂_{t−1}/N and u = q·P of the pending prediction (empty before a step).
+    q: Vec<f64>,
+    u: Vec<f64>,
+    steps: usize,
+}
+
+/// A calibrated prediction: the prior of the step and the member that made it.
+pub(crate) struct Prediction {
+    pub(crate) prior: Vec<f64>,
+    pub(crate) calibration: Calibration,
+}
+
+impl<'a> Pass<'a> {
+    pub(crate) fn new(mover: Option<Mover<'a>>) -> Self {
+        Self { mover, calibrator: Calibrator::new(), q: Vec::new(), u: Vec::new(), steps: 0 }
+    }
+
+    /// The calibrated prior of the next step from the previous estimate (q, u of
+    /// [`Pass::moved`]); `None` if no step was estimated yet.
+    pub(crate) fn predict(&self) -> Option<Prediction> {
+        if self.q.is_empty() {
+            return None;
+        }
+        let calibration = self.calibrator.choice();
+        let g = calibration.move_weight;
+        let prior = self.q.iter().zip(&self.u).map(|(&q, &u)| (1.0 - g) * q + g * u).collect();
+        Some(Prediction { prior, calibration })
+    }
+
+    /// Scores release `r` (weight a) against the pending predictions, then moves the new
+    /// estimate x̂ one step for the next prediction. The mover must exist from the second
+    /// step on (checked by the callers).
+    pub(crate) fn observe(&mut self, r: &[f64], a: f64, total: f64, estimate: &[f64]) {
+        if !self.q.is_empty() && total > 0.0 {
+            self.calibrator.score(r, &self.q, &self.u, total, a, self.steps);
+        }
+        self.steps += 1;
+        let sum: f64 = estimate.iter().sum();
+        if let (Some(mover), true) = (&self.mover, sum > 0.0) {
+            self.q = estimate.iter().map(|v| v / sum).collect();
+            self.u = mover.apply(&self.q);
+        } else {
+            self.q.clear();
+            self.u.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_starts_at_the_dbsec_prior_and_is_sorted_out_by_scores() {
+        let c = Calibrator::new();
+        assert_eq!(c.choice(), Calibration::DBSEC);
+        assert_eq!(c.dispersions[0], 1.0);
+        assert!(c.dispersions.contains(&4096.0) && c.dispersions.contains(&(1.0 / 64.0)));
+    }
+
+    #[test]
+    fn releases_far_from_the_model_choose_a_weak_prior() {
+        // The model predicts everyone in cell 1; releases keep saying cell 2.
+        let mut c = Calibrator::new();
+        let (q, u) = ([1.0, 0.0], [1.0, 0.0]);
+        for t in 0..50 {
+            c.score(&[0.0, 100.0], &q, &u, 100.0, 1.0, t);
+        }
+        assert!(c.choice().dispersion >= 1024.0, "{:?}", c.choice());
+    }
+
+    #[test]
+    fn releases_at_the_model_keep_a_strong_prior() {
+        let mut c = Calibrator::new();
+        let (q, u) = ([0.5, 0.5], [0.5, 0.5]);
+        for t in 0..200 {
+            let noise = if t % 2 == 0 { 1.0 } else { -1.0 };
+            c.score(&[50.0 + noise, 50.0 - noise], &q, &u, 100.0, 1.0, t);
+        }
+        assert!(c.choice().dispersion <= 1.0 / 16.0, "{:?}", c.choice());
+    }
+
+    #[test]
+    fn the_move_weight_follows_the_releases() {
+        // P swaps the two cells; the releases say nobody moved.
+        let mut c = Calibrator::new();
+        let (q, u) = ([0.8, 0.2], [0.2, 0.8]);
+        for t in 0..100 {
+            c.score(&[80.0, 20.0], &q, &u, 100.0, 2.0, t);
+        }
+        assert_eq!(c.choice().move_weight, 0.0);
+    }
+
+    #[test]
+    fn reversal_of_a_stationary_chain_is_its_time_reversal() {
+        // Two-state chain with stationary π = (2/3, 1/3): P = [[0.9, 0.1], [0.2, 0.8]].
+        let p = TransitionMatrix::new(vec![vec![0.9, 0.1], vec![0.2, 0.8]]).unwrap();
+        let back = Mover::reversed(&p, vec![2.0 / 3.0, 1.0 / 3.0]);
+        // Reversible chain: B = P, so (1, 0)·B = (0.9, 0.1).
+        let v = back.apply(&[1.0, 0.0]);
+        assert!((v[0] - 0.9).abs() < 1e-15 && (v[1] - 0.1).abs() < 1e-15, "{v:?}");
+        assert_eq!(dot(&[1.0, 2.0, 3.0, 4.0, 5.0], &[1.0; 5]), 15.0);
+    }
+}
