@@ -46,6 +46,8 @@ struct Scores {
     raw: f64,
     prior_mean: f64,
     map: f64,
+    map_dbsec: f64,
+    smooth: f64,
     map_integer: f64,
     mle: f64,
 }
@@ -72,8 +74,10 @@ fn score(start: &[f64], seed: u64) -> Scores {
     let run = |estimator| run_with(estimator, &PriorPolicy::Frequency, &budgets);
     Scores {
         raw: mse(&sim.releases, &sim.truth).unwrap(),
-        prior_mean: run_with(Estimator::Map, &PriorPolicy::Uniform, &vec![0.0; horizon]),
+        prior_mean: run_with(Estimator::MapDbsec, &PriorPolicy::Uniform, &vec![0.0; horizon]),
         map: run(Estimator::Map),
+        map_dbsec: run(Estimator::MapDbsec),
+        smooth: run(Estimator::Smooth),
         map_integer: run(Estimator::MapInteger),
         mle: run(Estimator::Mle),
     }
@@ -86,8 +90,8 @@ fn map_beats_the_raw_release_on_correlated_data() {
         let s = score(start, 0x5EED_2023);
         eprintln!(
             "{name} start, MSE per cell over T = 200, n = 5, N = 200, ε_t = 0.5: raw {:.2}, prior mean {:.2}, \
-             mle {:.2}, map {:.2}, map-integer {:.2}",
-            s.raw, s.prior_mean, s.mle, s.map, s.map_integer
+             mle {:.2}, map {:.2}, map-dbsec {:.2}, map-integer {:.2}, smooth {:.2}",
+            s.raw, s.prior_mean, s.mle, s.map, s.map_dbsec, s.map_integer, s.smooth
         );
         assert!(
             s.map < 0.6 * s.raw,

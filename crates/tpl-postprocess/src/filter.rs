@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use tpl_core::TransitionMatrix;
 
-use crate::calibrate::{Calibration, Mover, Pass};
+use crate::calibrate::{Calibration, Pass};
 use crate::error::{PostprocessError, Result};
 use crate::prior::{PriorPolicy, PriorUpdate, Warning, propagate};
 use crate::{map, map_integer, mle, smooth, validate};
@@ -224,7 +224,7 @@ impl<'a> Filter<'a> {
         }
         check_matrices(&config, cells)?;
         config.prior.check(cells)?;
-        let pass = Pass::new(config.forward.map(Mover::Matrix));
+        let pass = Pass::new(config.forward);
         Ok(Self { config, cells, steps: 0, prior: Vec::new(), estimate: Vec::new(), pass })
     }
 

@@ -8,7 +8,9 @@
 //! its calibrated strength — a log-linear pool, which is again a MAP problem of docs/map.md §2
 //! with one pooled prior, solved exactly by the breakpoint solver.
 
-use crate::calibrate::{Mover, Pass};
+use crate::calibrate::{Pass, reversed};
+use tpl_core::TransitionMatrix;
+
 use crate::error::{PostprocessError, Result};
 use crate::filter::{Estimates, Estimator, FilterConfig, check_matrices, check_step, tempered_weight};
 use crate::prior::{PriorPolicy, Warning};
@@ -151,7 +153,7 @@ fn pass(
     releases: &[&[f64]],
     weights: &[f64],
     order: impl Iterator<Item = usize>,
-    mover: Mover<'_>,
+    mover: &TransitionMatrix,
     initial: &PriorPolicy,
     total: u64,
 ) -> Predictions {
@@ -235,9 +237,13 @@ pub(crate) fn smooth<R: AsRef<[f64]>>(
         let x = map::solve(rows[0], &p, total as f64, weights[0]).x;
         return Ok(Estimates { estimator: Estimator::Smooth, estimates: vec![x], warnings });
     };
-    let backward_mover = match config.backward {
-        Some(b) => Mover::Matrix(b),
-        None => Mover::reversed(forward, occupancy(&rows)),
+    let derived;
+    let backward = match config.backward {
+        Some(b) => b,
+        None => {
+            derived = reversed(forward, &occupancy(&rows));
+            &derived
+        }
     };
     // The backward pass starts from the last release: the initial policy of step 1 does not
     // apply there, so it uses the frequency prior (uniform if uniform was asked for).
@@ -246,8 +252,8 @@ pub(crate) fn smooth<R: AsRef<[f64]>>(
         _ => PriorPolicy::Frequency,
     };
     let (fwd, bwd) = std::thread::scope(|scope| {
-        let back = scope.spawn(|| pass(&rows, &weights, (0..horizon).rev(), backward_mover, &backward_initial, total));
-        let fwd = pass(&rows, &weights, 0..horizon, Mover::Matrix(forward), &config.prior, total);
+        let back = scope.spawn(|| pass(&rows, &weights, (0..horizon).rev(), backward, &backward_initial, total));
+        let fwd = pass(&rows, &weights, 0..horizon, forward, &config.prior, total);
         let bwd = back.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (fwd, bwd)
     });
