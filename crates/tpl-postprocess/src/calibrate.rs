@@ -10,11 +10,11 @@
 //! indexed by the **move weight** γ ∈ [0, 1] (the share of people assumed to move by P, the
 //! rest staying where they were) and the **dispersion** φ > 0 (the prior's variance relative
 //! to the multinomial of the DBSec paper: its log-density is divided by φ, so φ = 1 is that
-//! prior and φ → ∞ discards it). Before step t is estimated, every member (γ, φ) on a fixed
-//! grid is scored by the log-likelihood of the releases r_2..r_{t−1} under its own one-step
+//! prior and φ → ∞ discards it). When step t is estimated, every member (γ, φ) on a fixed
+//! grid is scored by the log-likelihood of the releases r_2..r_t under its one-step
 //! predictions, r_{s,i} ~ Normal(m_i, φ·m_i + 2/a_s²) with m = N·p_s(γ) (the prior's variance
-//! plus the Laplace noise's); the best-scoring member sets step t's prior. Releases with
-//! ε_s = 0 carry no information and are not scored.
+//! plus the Laplace noise's); the best-scoring member sets step t's prior (type-II maximum
+//! likelihood). Releases with ε_s = 0 carry no information and are not scored.
 
 use tpl_core::TransitionMatrix;
 
@@ -193,11 +193,16 @@ impl<'a> Pass<'a> {
         Self { mover, calibrator: Calibrator::new(), q: Vec::new(), u: Vec::new(), steps: 0 }
     }
 
-    /// The calibrated prior of the next step from the previous estimate (q, u of
-    /// [`Pass::moved`]); `None` if no step was estimated yet.
-    pub(crate) fn predict(&self) -> Option<Prediction> {
+    /// The calibrated prior of the step whose release is `r` (weight a): the release is first
+    /// scored against every member's prediction from the previous estimate, then the best
+    /// member over all releases scored so far makes the prior (docs/map.md §8). `None` before
+    /// the first step.
+    pub(crate) fn predict(&mut self, r: &[f64], a: f64, total: f64) -> Option<Prediction> {
         if self.q.is_empty() {
             return None;
+        }
+        if total > 0.0 {
+            self.calibrator.score(r, &self.q, &self.u, total, a, self.steps);
         }
         let calibration = self.calibrator.choice();
         let g = calibration.move_weight;
@@ -205,16 +210,12 @@ impl<'a> Pass<'a> {
         Some(Prediction { prior, calibration })
     }
 
-    /// Scores release `r` (weight a) against the pending predictions, then moves the new
-    /// estimate x̂ one step for the next prediction. The mover must exist from the second
-    /// step on (checked by the callers).
-    pub(crate) fn observe(&mut self, r: &[f64], a: f64, total: f64, estimate: &[f64]) {
-        if !self.q.is_empty() && total > 0.0 {
-            self.calibrator.score(r, &self.q, &self.u, total, a, self.steps);
-        }
+    /// Takes the step's estimate x̂ and moves it one step on for the next prediction (nothing
+    /// to move without a matrix, or when x̂ is 0).
+    pub(crate) fn observe(&mut self, estimate: &[f64]) {
         self.steps += 1;
         let sum: f64 = estimate.iter().sum();
-        if let (Some(mover), true) = (&self.mover, sum > 0.0) {
+        if let (Some(mover), true) = (self.mover, sum > 0.0) {
             self.q = estimate.iter().map(|v| v / sum).collect();
             self.u = propagate(&self.q, mover);
         } else {

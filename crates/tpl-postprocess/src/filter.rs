@@ -264,7 +264,8 @@ impl<'a> Filter<'a> {
                 .config
                 .forward
                 .ok_or(PostprocessError::MissingForward { estimator: estimator.name(), horizon: t })?;
-            match self.pass.predict().filter(|_| estimator == Estimator::Map && total > 0) {
+            let calibrated = estimator == Estimator::Map && total > 0;
+            match self.pass.predict(release, a, total as f64).filter(|_| calibrated) {
                 Some(prediction) => {
                     calibration = Some(prediction.calibration);
                     (Some(prediction.prior), Vec::new())
@@ -290,7 +291,7 @@ impl<'a> Filter<'a> {
             _ => mle::solve(release, n_total),
         };
         if estimator == Estimator::Map {
-            self.pass.observe(release, a, n_total, &estimate);
+            self.pass.observe(&estimate);
         }
         self.steps = t;
         if let Some(p) = &prior {

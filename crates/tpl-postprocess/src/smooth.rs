@@ -139,8 +139,8 @@ pub(crate) fn pool(priors: &[WeightedPrior<'_>], n: usize) -> (Option<Vec<f64>>,
     (Some(pooled), strength)
 }
 
-/// One direction's predictions: the prior of every step and its strength (0 where the pass
-/// has none, i.e. the backward pass at the last step).
+/// One direction's predictions: the prior of every step and its strength (at the pass's
+/// first step, its initial prior at the DBSec strength 1).
 struct Predictions {
     priors: Vec<Vec<f64>>,
     strengths: Vec<f64>,
@@ -163,7 +163,7 @@ fn pass(
     let mut pass = Pass::new(Some(mover));
     for (k, t) in order.enumerate() {
         let r = releases[t];
-        let (prior, dispersion) = match pass.predict() {
+        let (prior, dispersion) = match pass.predict(r, weights[t], n_total) {
             Some(p) => (p.prior, p.calibration.dispersion),
             None if k == 0 => {
                 let (p, w) = initial.initial_unchecked(r);
@@ -178,7 +178,7 @@ fn pass(
         } else {
             map::solve(r, &prior, n_total, tempered_weight(weights[t], dispersion)).x
         };
-        pass.observe(r, weights[t], n_total, &estimate);
+        pass.observe(&estimate);
         out.priors[t] = prior;
         out.strengths[t] = 1.0 / dispersion;
     }
@@ -263,10 +263,9 @@ pub(crate) fn smooth<R: AsRef<[f64]>>(
             estimates.push(vec![0.0; cells]);
             continue;
         }
-        let backward_strength = if t + 1 < horizon { bwd.strengths[t] } else { 0.0 };
         let priors = [
             WeightedPrior { prior: &fwd.priors[t], strength: fwd.strengths[t] },
-            WeightedPrior { prior: &bwd.priors[t], strength: backward_strength },
+            WeightedPrior { prior: &bwd.priors[t], strength: bwd.strengths[t] },
         ];
         let (pooled, strength) = pool(&priors, cells);
         // Predictions that share no cell (possible only with zeros in both): the forward
