@@ -45,26 +45,24 @@ impl Calibration {
     pub const DBSEC: Self = Self { move_weight: 1.0, dispersion: 1.0 };
 }
 
-/// The move weights γ of the grid, the DBSec value first (it wins ties).
-const MOVE_WEIGHTS: [f64; 5] = [1.0, 0.75, 0.5, 0.25, 0.0];
+/// The move weights γ of the grid: 1, 2^−k for k = 1..=8, and 0; the DBSec value first (it
+/// wins ties). Log-spaced because a matrix estimated from another period is often right
+/// about where people go but wrong about how many move.
+const MOVE_WEIGHTS: [f64; 10] = [1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625, 0.0];
 
 /// The dispersions φ of the grid: 2^k for k = −6..=12, the DBSec value first.
 fn dispersions() -> [f64; 19] {
     let mut d = [0.0; 19];
-    d[0] = 1.0;
-    for k in 1..=12 {
-        d[k] = f64::from(1u32 << k);
-    }
-    for k in 1..=6 {
-        d[12 + k] = 1.0 / f64::from(1u32 << k);
+    for (j, k) in (0..=12).chain(-6..0).enumerate() {
+        d[j] = 2f64.powi(k);
     }
     d
 }
 
-/// At most this many cells are scored per step (rotating, so that over ⌈n/32⌉ steps every
+/// At most this many cells are scored per step (rotating, so that over ⌈n/16⌉ steps every
 /// cell is scored once): two parameters need far fewer residuals than n·T, and the score then
 /// costs O(grid) per step instead of O(grid·n).
-const SCORED_CELLS: usize = 32;
+const SCORED_CELLS: usize = 16;
 
 /// Smallest predictive variance: the spread of rounding a count to an integer (1/12), so
 /// that a release exactly at a prediction of variance 0 cannot score +∞.
