@@ -268,12 +268,11 @@ pub(crate) fn smooth<R: AsRef<[f64]>>(
             WeightedPrior { prior: &bwd.priors[t], strength: bwd.strengths[t] },
         ];
         let (pooled, strength) = pool(&priors, cells);
-        // Predictions that share no cell (possible only with zeros in both): the forward
-        // one alone.
-        let (pooled, strength) = match pooled {
-            Some(p) => (p, strength),
-            None => (fwd.priors[t].clone(), fwd.strengths[t]),
-        };
+        // Predictions that share no cell (possible only with zeros in both): their average
+        // weighted by strength, which keeps the two directions symmetric.
+        let pooled = pooled.unwrap_or_else(|| {
+            (0..cells).map(|i| (priors[0].strength * priors[0].prior[i] + priors[1].strength * priors[1].prior[i]) / strength).collect()
+        });
         estimates.push(map::solve(rows[t], &pooled, total as f64, tempered_weight(weights[t], 1.0 / strength)).x);
     }
     Ok(Estimates { estimator: Estimator::Smooth, estimates, warnings: fwd.warnings })
