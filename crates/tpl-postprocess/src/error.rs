@@ -1,4 +1,4 @@
-//! The error type of `tpl-postprocess` (docs/map.md §9, "Errors").
+//! The error type of `tpl-postprocess` (docs/map.md §11, "Errors").
 
 use thiserror::Error;
 use tpl_core::CoreError;

@@ -1,4 +1,4 @@
-//! The stream driver (docs/map.md §5 and §9): count estimates step by step, each from the
+//! The stream driver (docs/map.md §5 and §11): count estimates step by step, each from the
 //! releases up to t only (a filter), with the prior carried forward through the public
 //! forward matrix.
 //!
@@ -93,7 +93,7 @@ impl FromStr for Estimator {
     }
 }
 
-/// Everything about a stream except its releases and budgets (docs/map.md §9): the
+/// Everything about a stream except its releases and budgets (docs/map.md §11): the
 /// configuration of a [`Filter`] and of [`filter`].
 ///
 /// Only the population N is required ([`FilterConfig::new`]); the other fields are plain
@@ -303,7 +303,7 @@ impl<'a> Filter<'a> {
 }
 
 /// The count estimates x̂_1..x̂_T of a whole stream, as [`filter`] returns them
-/// (docs/map.md §9): estimates of the true counts c_t, not of the movement matrix.
+/// (docs/map.md §11): estimates of the true counts c_t, not of the movement matrix.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Estimates {
@@ -324,7 +324,7 @@ impl Estimates {
     }
 }
 
-/// Post-processes a whole recorded stream (docs/map.md §5 and §9): the [`Filter`] built from
+/// Post-processes a whole recorded stream (docs/map.md §5, §8, §9 and §11): the [`Filter`] built from
 /// `config` run over `releases` (T rows of n values), step t with budget ε_t = `budgets[t − 1]`.
 ///
 /// The releases and their budgets are the stream, one entry per step; `config` is everything

@@ -37,7 +37,7 @@
 //! - [`mle_step`] — least-squares MLE baseline, a Euclidean projection (§6);
 //! - [`PriorPolicy`], [`PriorUpdate`], [`Warning`] — the prior p_1 and its propagation (§5);
 //! - [`Filter`] (stepper) and [`filter`] (whole stream), configured by one [`FilterConfig`];
-//!   [`Estimator`], [`Estimates`] (§5, §9);
+//!   [`Estimator`], [`Estimates`] (§5, §11);
 //! - [`PostprocessError`] — every input error, naming the step, cell and value.
 //!
 //! Feature `serde`: the result types ([`Estimates`], [`FilterStep`], [`MapStep`],

@@ -1,4 +1,4 @@
-//! The stream driver (docs/map.md §5, §9, §10 "Filter"): prior propagation, zero budgets, the
+//! The stream driver (docs/map.md §5, §11, §12 "Filter"): prior propagation, zero budgets, the
 //! frequency fallback, a three-step hand computation, and every input error.
 
 use approx::{abs_diff_eq, assert_abs_diff_eq};

@@ -12,6 +12,7 @@ use crate::budget_file::read_budgets;
 use crate::counts_file::{Counts, read_counts};
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix_for};
+use crate::provenance::VERSION;
 use crate::render::{Report, Table, csv_text, human};
 use crate::text;
 
@@ -65,10 +66,12 @@ fn parse_estimator(s: &str) -> std::result::Result<Estimator, String> {
     s.parse::<Estimator>().map_err(|e| e.to_string())
 }
 
-/// The estimates of a stream.
+/// The estimates of a stream, and how they were made.
 pub struct PostprocessReport {
     estimates: Estimates,
     total: u64,
+    sensitivity: f64,
+    prior: String,
 }
 
 /// Runs `tpl postprocess`; warnings of the prior (`docs/map.md` §5) go to stderr.
@@ -106,7 +109,7 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
     for w in &estimates.warnings {
         eprintln!("tpl: warning: {}: {w}", args.releases.display());
     }
-    Ok(PostprocessReport { estimates, total: args.total })
+    Ok(PostprocessReport { estimates, total: args.total, sensitivity: args.sensitivity, prior: args.prior.clone() })
 }
 
 /// ε_1..ε_T from `--epsilon`, `--budgets`, or the releases file's `publication_budget`.
@@ -214,7 +217,15 @@ impl Report for PostprocessReport {
     fn csv(&self) -> String {
         let rows = &self.estimates.estimates;
         let n = rows.first().map_or(0, Vec::len);
-        csv_text(|w| {
+        // A `#` line first, as in the CSV of `tpl release`: how the estimates were made.
+        let mut out = format!(
+            "# tpl {VERSION} postprocess: estimator={} total={} sensitivity={} prior={}\n",
+            self.estimates.estimator,
+            self.total,
+            tpl_core::Short(self.sensitivity),
+            self.prior
+        );
+        out.push_str(&csv_text(|w| {
             w.field("t")?;
             for i in 0..n {
                 w.value(format_args!("x{i}"))?;
@@ -228,7 +239,8 @@ impl Report for PostprocessReport {
                 w.end()?;
             }
             Ok(())
-        })
+        }));
+        out
     }
 
     fn table(&self) -> String {
