@@ -209,6 +209,26 @@ fn occupancy(releases: &[&[f64]]) -> Vec<f64> {
     }
 }
 
+/// Step t of `smooth`: the MAP estimate under the pooled forward and backward predictions
+/// (docs/map.md §9).
+fn combine(r: &[f64], weight: f64, fwd: &Predictions, bwd: &Predictions, t: usize, total: u64) -> Vec<f64> {
+    let cells = r.len();
+    if total == 0 {
+        return vec![0.0; cells];
+    }
+    let priors = [
+        WeightedPrior { prior: &fwd.priors[t], strength: fwd.strengths[t] },
+        WeightedPrior { prior: &bwd.priors[t], strength: bwd.strengths[t] },
+    ];
+    let (pooled, strength) = pool(&priors, cells);
+    // Predictions that share no cell (possible only with zeros in both): their average
+    // weighted by strength, which keeps the two directions symmetric.
+    let pooled = pooled.unwrap_or_else(|| {
+        (0..cells).map(|i| (priors[0].strength * priors[0].prior[i] + priors[1].strength * priors[1].prior[i]) / strength).collect()
+    });
+    map::solve(r, &pooled, total as f64, tempered_weight(weight, 1.0 / strength)).x
+}
+
 /// `smooth` over a recorded stream (docs/map.md §9); called by [`crate::filter`] after its
 /// checks of the horizon, budget count and forward matrix.
 pub(crate) fn smooth<R: AsRef<[f64]>>(
@@ -257,23 +277,15 @@ pub(crate) fn smooth<R: AsRef<[f64]>>(
         let bwd = back.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (fwd, bwd)
     });
-    let mut estimates = Vec::with_capacity(horizon);
-    for t in 0..horizon {
-        if total == 0 {
-            estimates.push(vec![0.0; cells]);
-            continue;
-        }
-        let priors = [
-            WeightedPrior { prior: &fwd.priors[t], strength: fwd.strengths[t] },
-            WeightedPrior { prior: &bwd.priors[t], strength: bwd.strengths[t] },
-        ];
-        let (pooled, strength) = pool(&priors, cells);
-        // Predictions that share no cell (possible only with zeros in both): their average
-        // weighted by strength, which keeps the two directions symmetric.
-        let pooled = pooled.unwrap_or_else(|| {
-            (0..cells).map(|i| (priors[0].strength * priors[0].prior[i] + priors[1].strength * priors[1].prior[i]) / strength).collect()
-        });
-        estimates.push(map::solve(rows[t], &pooled, total as f64, tempered_weight(weights[t], 1.0 / strength)).x);
-    }
+    // The pooled steps are independent: half of them on a second thread.
+    let step = |t: usize| combine(rows[t], weights[t], &fwd, &bwd, t, total);
+    let half = horizon / 2;
+    let estimates = std::thread::scope(|scope| {
+        let first = scope.spawn(|| (0..half).map(step).collect::<Vec<_>>());
+        let second: Vec<Vec<f64>> = (half..horizon).map(step).collect();
+        let mut all = first.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        all.extend(second);
+        all
+    });
     Ok(Estimates { estimator: Estimator::Smooth, estimates, warnings: fwd.warnings })
 }
