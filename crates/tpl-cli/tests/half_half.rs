@@ -76,7 +76,8 @@ fn counts_of(text: &str) -> Vec<Vec<f64>> {
 
 fn mse(a: &[Vec<f64>], b: &[Vec<f64>]) -> f64 {
     let cells = a.len() * a[0].len();
-    a.iter().zip(b).flat_map(|(x, y)| x.iter().zip(y).map(|(u, v)| (u - v).powi(2))).sum::<f64>() / cells as f64
+    a.iter().zip(b).flat_map(|(x, y)| x.iter().zip(y).map(|(u, v)| (u - v).powi(2))).sum::<f64>()
+        / cells as f64
 }
 
 /// The centred moving average of the releases over ±k steps (fewer at the ends).
@@ -95,7 +96,10 @@ fn default_postprocessing_beats_the_raw_release_with_matrices_from_the_first_hal
     let d = Scratch::new("half_half_map");
     split(&d);
     for dir in ["raw", "smoothed"] {
-        let (forward, backward) = (d.path(&format!("{dir}/transition_forward.csv")), d.path(&format!("{dir}/transition_backward.csv")));
+        let (forward, backward) = (
+            d.path(&format!("{dir}/transition_forward.csv")),
+            d.path(&format!("{dir}/transition_backward.csv")),
+        );
         let out = json(&cmd(
             "compare --counts {} --forward {} --backward {} --epsilon 1 --window 10 --schemes laplace,sample --runs 2 --postprocess map --seed 11",
             &[&d.path("second.csv"), &forward, &backward],
@@ -103,7 +107,10 @@ fn default_postprocessing_beats_the_raw_release_with_matrices_from_the_first_hal
         assert_eq!(out["postprocess"], "map", "the output says which estimator made the +map rows");
         for scheme in ["laplace", "sample"] {
             let (raw, map) = (num(row(&out, scheme), "mse"), num(row(&out, &format!("{scheme}+map")), "mse"));
-            assert!(map < raw, "{dir} matrices, {scheme}: map MSE {map} is not below the raw release's {raw}");
+            assert!(
+                map < raw,
+                "{dir} matrices, {scheme}: map MSE {map} is not below the raw release's {raw}"
+            );
         }
         if dir == "smoothed" {
             // The DBSec filter trusts the smoothed matrices fully and drifts off.
@@ -111,7 +118,8 @@ fn default_postprocessing_beats_the_raw_release_with_matrices_from_the_first_hal
                 "compare --counts {} --forward {} --epsilon 1 --window 10 --schemes sample --runs 1 --postprocess map-dbsec --seed 11",
                 &[&d.path("second.csv"), &forward],
             ));
-            let (raw, filtered) = (num(row(&dbsec, "sample"), "mse"), num(row(&dbsec, "sample+map-dbsec"), "mse"));
+            let (raw, filtered) =
+                (num(row(&dbsec, "sample"), "mse"), num(row(&dbsec, "sample+map-dbsec"), "mse"));
             assert!(filtered > 10.0 * raw, "map-dbsec {filtered} vs raw {raw}");
         }
     }
@@ -130,7 +138,8 @@ fn smooth_beats_the_best_moving_average_of_a_laplace_release_at_half_an_epsilon(
     let releases_file = d.file("releases.csv", &release.stdout);
     let releases = counts_of(&release.stdout);
     let raw = mse(&releases, &truth);
-    let best_average = (1..=10).map(|k| mse(&moving_average(&releases, k), &truth)).fold(f64::INFINITY, f64::min);
+    let best_average =
+        (1..=10).map(|k| mse(&moving_average(&releases, k), &truth)).fold(f64::INFINITY, f64::min);
     for dir in ["raw", "smoothed"] {
         let out = json(&cmd(
             "postprocess --releases {} --total {} --forward {} --backward {} --estimator smooth",

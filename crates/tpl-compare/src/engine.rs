@@ -510,7 +510,8 @@ fn run_once(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng
     let raw = (mae(&out.releases, run.truth)?, mse(&out.releases, run.truth)?);
     let map = match run.map_total {
         Some((estimator, total)) => {
-            let est = map_estimates(run, &out.releases, &out.fresh, total, &PriorPolicy::Frequency, estimator)?;
+            let est =
+                map_estimates(run, &out.releases, &out.fresh, total, &PriorPolicy::Frequency, estimator)?;
             Some((mae(&est, run.truth)?, mse(&est, run.truth)?))
         }
         None => None,
@@ -558,18 +559,20 @@ fn prior_mean_row(run: &Checked<'_>, blocker: Option<CompareError>) -> Row {
             let horizon = run.truth.len();
             let zero = vec![vec![0.0; run.truth[0].len()]; horizon];
             let budgets = vec![0.0; horizon];
-            map_estimates(run, &zero, &budgets, total, &PriorPolicy::Uniform, Estimator::MapDbsec).and_then(|est| {
-                Ok(Scores {
-                    mae: Stat::exact(mae(&est, run.truth)?),
-                    mse: Stat::exact(mse(&est, run.truth)?),
-                    max_window_budget: 0.0,
-                    max_tpl: 0.0,
-                    max_window_leakage: 0.0,
-                    guaranteed_max_tpl: 0.0,
-                    guaranteed_max_window_leakage: 0.0,
-                    published_fraction: 0.0,
-                })
-            })
+            map_estimates(run, &zero, &budgets, total, &PriorPolicy::Uniform, Estimator::MapDbsec).and_then(
+                |est| {
+                    Ok(Scores {
+                        mae: Stat::exact(mae(&est, run.truth)?),
+                        mse: Stat::exact(mse(&est, run.truth)?),
+                        max_window_budget: 0.0,
+                        max_tpl: 0.0,
+                        max_window_leakage: 0.0,
+                        guaranteed_max_tpl: 0.0,
+                        guaranteed_max_window_leakage: 0.0,
+                        published_fraction: 0.0,
+                    })
+                },
+            )
         }
     };
     Row { strategy: "prior-mean".into(), base: None, map: true, outcome }

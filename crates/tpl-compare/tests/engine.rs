@@ -127,7 +127,11 @@ fn strategies_that_cannot_run_say_why_and_the_others_run() {
     // A population that changes size cannot be post-processed.
     let (mut truth, chain) = population();
     truth[7][0] += 1.0;
-    let setup = Setup::new(&truth, 1.0, 5).forward(Some(&chain)).runs(1).postprocess(Some(Estimator::Map)).seed(Seed::given(2));
+    let setup = Setup::new(&truth, 1.0, 5)
+        .forward(Some(&chain))
+        .runs(1)
+        .postprocess(Some(Estimator::Map))
+        .seed(Seed::given(2));
     let c = compare(&setup, &strategies(&["bd"]), &|| {}).unwrap();
     assert_eq!(row(&c, "bd+map").outcome, Err(CompareError::MapNeedsFixedPopulation));
     assert!(row(&c, "bd").outcome.is_ok());
@@ -145,7 +149,19 @@ fn rows_serialise_flat_in_the_contract_order() {
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["rows", "epsilon", "window", "alpha", "sensitivity", "runs", "seed", "seeded", "horizon", "cells", "postprocess"]
+        [
+            "rows",
+            "epsilon",
+            "window",
+            "alpha",
+            "sensitivity",
+            "runs",
+            "seed",
+            "seeded",
+            "horizon",
+            "cells",
+            "postprocess"
+        ]
     );
     assert!(v["postprocess"].is_null());
     // The fields of a row, in the order of the JSON contract.

@@ -49,7 +49,8 @@ impl Calibration {
 /// The move weights γ of the grid: 1, 2^−k for k = 1..=8, and 0; the DBSec value first (it
 /// wins ties). Log-spaced because a matrix estimated from another period is often right
 /// about where people go but wrong about how many move.
-const MOVE_WEIGHTS: [f64; 10] = [1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625, 0.0];
+const MOVE_WEIGHTS: [f64; 10] =
+    [1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625, 0.0];
 
 /// The dispersions φ of the grid: 2^k for k = −6..=12, the DBSec value first.
 fn dispersions() -> [f64; 19] {
@@ -189,13 +190,7 @@ pub(crate) fn reversed(forward: &TransitionMatrix, occupancy: &[f64]) -> Transit
             row[j] = 1.0;
         }
     }
-    TransitionMatrix::new(rows).unwrap_or_else(|_| identity(n))
-}
-
-/// The n×n identity (a valid matrix for every n ≥ 1).
-fn identity(n: usize) -> TransitionMatrix {
-    let rows = (0..n).map(|j| (0..n).map(|i| if i == j { 1.0 } else { 0.0 }).collect()).collect();
-    TransitionMatrix::new(rows).unwrap_or_else(|_| unreachable!("the identity is row-stochastic"))
+    TransitionMatrix::new(rows).unwrap_or_else(|_| TransitionMatrix::identity(n))
 }
 
 /// One direction of a calibrated stream (docs/map.md §8): the previous estimate, how it
@@ -303,7 +298,7 @@ mod tests {
     fn fast_logarithm_matches_the_library_one() {
         let mut v = f64::MIN_POSITIVE;
         while v < 1e300 {
-            for x in [v, v * 1.234_567, v * 1.414_213_562_373_095, v * 1.999_999] {
+            for x in [v, v * 1.234_567, v * std::f64::consts::SQRT_2, v * 1.999_999] {
                 let (got, want) = (ln_positive(x), x.ln());
                 assert!((got - want).abs() <= 1e-9, "ln {x}: {got} vs {want}");
             }

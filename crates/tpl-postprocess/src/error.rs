@@ -132,7 +132,9 @@ pub enum PostprocessError {
     NoPooledPrior,
     /// A [`crate::Filter`] (one release at a time) asked for an estimator that needs the
     /// releases after each step too.
-    #[error("estimator {estimator} uses every release of a stream, future ones too: it needs the whole recorded stream, not one release at a time")]
+    #[error(
+        "estimator {estimator} uses every release of a stream, future ones too: it needs the whole recorded stream, not one release at a time"
+    )]
     NotAFilter {
         /// The estimator's name.
         estimator: &'static str,

@@ -159,7 +159,11 @@ fn pass(
 ) -> Predictions {
     let horizon = releases.len();
     let n_total = total as f64;
-    let mut out = Predictions { priors: vec![Vec::new(); horizon], strengths: vec![0.0; horizon], warnings: Vec::new() };
+    let mut out = Predictions {
+        priors: vec![Vec::new(); horizon],
+        strengths: vec![0.0; horizon],
+        warnings: Vec::new(),
+    };
     let mut pass = Pass::new(Some(mover));
     for (k, t) in order.enumerate() {
         let r = releases[t];
@@ -224,7 +228,11 @@ fn combine(r: &[f64], weight: f64, fwd: &Predictions, bwd: &Predictions, t: usiz
     // Predictions that share no cell (possible only with zeros in both): their average
     // weighted by strength, which keeps the two directions symmetric.
     let pooled = pooled.unwrap_or_else(|| {
-        (0..cells).map(|i| (priors[0].strength * priors[0].prior[i] + priors[1].strength * priors[1].prior[i]) / strength).collect()
+        (0..cells)
+            .map(|i| {
+                (priors[0].strength * priors[0].prior[i] + priors[1].strength * priors[1].prior[i]) / strength
+            })
+            .collect()
     });
     map::solve(r, &pooled, total as f64, tempered_weight(weight, 1.0 / strength)).x
 }
@@ -272,7 +280,8 @@ pub(crate) fn smooth<R: AsRef<[f64]>>(
         _ => PriorPolicy::Frequency,
     };
     let (fwd, bwd) = std::thread::scope(|scope| {
-        let back = scope.spawn(|| pass(&rows, &weights, (0..horizon).rev(), backward, &backward_initial, total));
+        let back =
+            scope.spawn(|| pass(&rows, &weights, (0..horizon).rev(), backward, &backward_initial, total));
         let fwd = pass(&rows, &weights, 0..horizon, forward, &config.prior, total);
         let bwd = back.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (fwd, bwd)

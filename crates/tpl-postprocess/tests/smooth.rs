@@ -14,8 +14,8 @@ use approx::abs_diff_eq;
 use proptest::prelude::*;
 use tpl_core::TransitionMatrix;
 use tpl_postprocess::{
-    Calibration, Estimator, Filter, FilterConfig, MapStep, PostprocessError, PriorPolicy, WeightedPrior, filter,
-    map_step, pooled_map_objective, pooled_map_step,
+    Calibration, Estimator, Filter, FilterConfig, MapStep, PostprocessError, PriorPolicy, WeightedPrior,
+    filter, map_step, pooled_map_objective, pooled_map_step,
 };
 
 /// f(x + d) − f(x) for f(x) = x ln(x/p) − x, without cancellation: x·ln(1 + d/x) + d·ln((x + d)/p) − d.
@@ -31,8 +31,14 @@ fn pooled_problem() -> impl Strategy<Value = (Vec<f64>, Vec<Vec<f64>>, Vec<f64>,
     (1usize..40, 1usize..4).prop_flat_map(|(n, k)| {
         (
             prop::collection::vec(-5.0f64..200.0, n),
-            prop::collection::vec(prop::collection::vec(prop_oneof![1 => Just(0.0), 8 => 0.001f64..1.0], n), k),
-            prop::collection::vec(prop_oneof![1 => Just(0.0), 4 => (-2.0f64..2.0).prop_map(|e| 10f64.powf(e))], k),
+            prop::collection::vec(
+                prop::collection::vec(prop_oneof![1 => Just(0.0), 8 => 0.001f64..1.0], n),
+                k,
+            ),
+            prop::collection::vec(
+                prop_oneof![1 => Just(0.0), 4 => (-2.0f64..2.0).prop_map(|e| 10f64.powf(e))],
+                k,
+            ),
             prop_oneof![1 => Just(0.0), 3 => 1.0f64..1e4, 1 => (0u32..500).prop_map(f64::from)],
             prop_oneof![1 => Just(0.0), 6 => (-4.0f64..2.0).prop_map(|e| 10f64.powf(e))],
         )
@@ -70,7 +76,11 @@ fn check_pooled_optimal(
     let n = r.len();
     let x = &s.x;
     prop_assert!(x.iter().all(|v| v.is_finite() && *v >= 0.0), "{x:?}");
-    prop_assert!((x.iter().sum::<f64>() - total).abs() <= 1e-12 * total.max(1.0), "Σx = {}", x.iter().sum::<f64>());
+    prop_assert!(
+        (x.iter().sum::<f64>() - total).abs() <= 1e-12 * total.max(1.0),
+        "Σx = {}",
+        x.iter().sum::<f64>()
+    );
     let strength: f64 = priors.iter().map(|p| p.strength).sum();
     if strength == 0.0 || total == 0.0 {
         return Ok(());
@@ -82,7 +92,9 @@ fn check_pooled_optimal(
     }
     // Multipliers implied by the cells off their releases (cells large enough that ln x_i
     // is accurate to 1e-9); cells at their release must sit inside the band around μ.
-    let g = |i: usize| priors.iter().filter(|p| p.strength > 0.0).map(|p| p.strength * (x[i] / p.prior[i]).ln()).sum::<f64>();
+    let g = |i: usize| {
+        priors.iter().filter(|p| p.strength > 0.0).map(|p| p.strength * (x[i] / p.prior[i]).ln()).sum::<f64>()
+    };
     let tol = 1e-8 * (strength + a) * (1.0 + total.ln().abs());
     let mut implied = Vec::new();
     for i in 0..n {
@@ -95,13 +107,18 @@ fn check_pooled_optimal(
         }
         implied.push(if gap > 0.0 { g(i) + a } else { g(i) - a });
     }
-    if let (Some(lo), Some(hi)) = (implied.iter().copied().reduce(f64::min), implied.iter().copied().reduce(f64::max)) {
+    if let (Some(lo), Some(hi)) =
+        (implied.iter().copied().reduce(f64::min), implied.iter().copied().reduce(f64::max))
+    {
         prop_assert!(hi - lo <= tol, "multipliers spread over {} (tol {tol})", hi - lo);
         let mu = 0.5 * (lo + hi);
         for i in 0..n {
             if allowed(priors, i) && x[i] >= 1e-6 * total && (x[i] - r[i]).abs() <= 1e-9 * total.max(1.0) {
                 let gi = g(i);
-                prop_assert!(gi >= mu - a - tol && gi <= mu + a + tol, "cell {i} at its release: {gi} vs μ = {mu} ± {a}");
+                prop_assert!(
+                    gi >= mu - a - tol && gi <= mu + a + tol,
+                    "cell {i} at its release: {gi} vs μ = {mu} ± {a}"
+                );
             }
         }
     }
@@ -115,11 +132,17 @@ fn check_pooled_optimal(
             if j == i || !allowed(priors, j) || x[j] + h - x[j] != h {
                 continue;
             }
-            let mut d = a * ((x[i] - h - r[i]).abs() - (x[i] - r[i]).abs() + (x[j] + h - r[j]).abs() - (x[j] - r[j]).abs());
+            let mut d = a
+                * ((x[i] - h - r[i]).abs() - (x[i] - r[i]).abs() + (x[j] + h - r[j]).abs()
+                    - (x[j] - r[j]).abs());
             for p in priors.iter().filter(|p| p.strength > 0.0) {
                 d += p.strength * (delta_entropy(x[i], -h, p.prior[i]) + delta_entropy(x[j], h, p.prior[j]));
             }
-            prop_assert!(d >= -1e-9 * (strength + a) * h, "moving {h} from {i} to {j} lowers H by {:e}·h", -d / h);
+            prop_assert!(
+                d >= -1e-9 * (strength + a) * h,
+                "moving {h} from {i} to {j} lowers H by {:e}·h",
+                -d / h
+            );
         }
     }
     // And neither the MLE point nor any prior mean has a lower H.
@@ -158,8 +181,8 @@ proptest! {
 
 /// A random row-stochastic matrix (rows with zeros), from uniform draws.
 fn matrix(n: usize) -> impl Strategy<Value = TransitionMatrix> {
-    prop::collection::vec(prop::collection::vec(prop_oneof![1 => Just(0.0), 3 => 0.0f64..1.0], n), n).prop_map(
-        move |rows| {
+    prop::collection::vec(prop::collection::vec(prop_oneof![1 => Just(0.0), 3 => 0.0f64..1.0], n), n)
+        .prop_map(move |rows| {
             let rows = rows
                 .into_iter()
                 .enumerate()
@@ -170,8 +193,7 @@ fn matrix(n: usize) -> impl Strategy<Value = TransitionMatrix> {
                 })
                 .collect();
             TransitionMatrix::new(rows).unwrap()
-        },
-    )
+        })
 }
 
 /// A random stream: n cells, T steps, N, releases around a random walk of counts, budgets
@@ -186,7 +208,8 @@ fn stream() -> impl Strategy<Value = (TransitionMatrix, TransitionMatrix, Vec<Ve
             prop_oneof![1 => Just(0u64), 4 => 1u64..2000],
         )
             .prop_map(|(f, b, releases, budgets, total)| {
-                let releases = releases.into_iter().map(|r| r.into_iter().map(f64::round).collect()).collect();
+                let releases =
+                    releases.into_iter().map(|r| r.into_iter().map(f64::round).collect()).collect();
                 (f, b, releases, budgets, total)
             })
     })
@@ -245,7 +268,8 @@ fn calibrated_map_is_the_dbsec_step_at_step_one_and_without_scored_releases() {
     let m = chain();
     let p1 = vec![0.5, 0.3, 0.2];
     let r = vec![30.0, 12.0, 1.0];
-    let config = FilterConfig { prior: PriorPolicy::Explicit(p1.clone()), forward: Some(&m), ..FilterConfig::new(50) };
+    let config =
+        FilterConfig { prior: PriorPolicy::Explicit(p1.clone()), forward: Some(&m), ..FilterConfig::new(50) };
     let mut f = Filter::new(3, config.clone()).unwrap();
     let s = f.step(&r, 0.6).unwrap();
     assert_eq!(s.estimate, map_step(&r, &p1, 50.0, 0.3).unwrap().x);
@@ -263,7 +287,8 @@ fn calibrated_map_is_the_dbsec_step_at_step_one_and_without_scored_releases() {
 fn a_wrong_matrix_is_discounted() {
     // Everyone stays in cell 1, but the matrix spreads people evenly every step.
     let swap = TransitionMatrix::new(vec![vec![0.5, 0.5], vec![0.5, 0.5]]).unwrap();
-    let releases: Vec<Vec<f64>> = (0..60).map(|t| vec![100.0 + if t % 2 == 0 { 2.0 } else { -2.0 }, 0.0]).collect();
+    let releases: Vec<Vec<f64>> =
+        (0..60).map(|t| vec![100.0 + if t % 2 == 0 { 2.0 } else { -2.0 }, 0.0]).collect();
     let budgets = vec![1.0; 60];
     let run = |estimator| {
         let config = FilterConfig { forward: Some(&swap), estimator, ..FilterConfig::new(100) };
@@ -293,7 +318,8 @@ fn smooth_needs_the_whole_stream() {
     let out = filter(&[vec![6.0, 3.0, 1.0]], &[1.0], config.clone()).unwrap();
     assert!((out.estimates[0].iter().sum::<f64>() - 10.0).abs() < 1e-12);
     // Errors name the step, whichever pass would meet it first.
-    let e = filter(&[vec![6.0, 3.0, 1.0], vec![1.0, f64::NAN, 1.0]], &[1.0, 1.0], config.clone()).unwrap_err();
+    let e =
+        filter(&[vec![6.0, 3.0, 1.0], vec![1.0, f64::NAN, 1.0]], &[1.0, 1.0], config.clone()).unwrap_err();
     assert_eq!(e.to_string(), "step 2: release value in cell 2 is NaN: releases must be finite");
     let e = filter(&vec![vec![6.0, 3.0, 1.0]; 2], &[1.0, -1.0], config).unwrap_err();
     assert!(matches!(e, PostprocessError::AtStep { step: 2, .. }), "{e}");

@@ -109,7 +109,12 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
     for w in &estimates.warnings {
         eprintln!("tpl: warning: {}: {w}", args.releases.display());
     }
-    Ok(PostprocessReport { estimates, total: args.total, sensitivity: args.sensitivity, prior: args.prior.clone() })
+    Ok(PostprocessReport {
+        estimates,
+        total: args.total,
+        sensitivity: args.sensitivity,
+        prior: args.prior.clone(),
+    })
 }
 
 /// ε_1..ε_T from `--epsilon`, `--budgets`, or the releases file's `publication_budget`.
