@@ -128,7 +128,8 @@ pub struct FilterConfig<'a> {
     pub backward: Option<&'a TransitionMatrix>,
     /// The per-step estimator. Default [`Estimator::Map`].
     pub estimator: Estimator,
-    /// How the prior moves between steps. Default [`PriorUpdate::ClosedLoop`].
+    /// How the prior of `map-dbsec` and `map-integer` moves between steps (`map` and `smooth`
+    /// always use the closed loop). Default [`PriorUpdate::ClosedLoop`].
     pub update: PriorUpdate,
 }
 
@@ -171,10 +172,14 @@ pub struct FilterStep {
 /// Step t returns the chosen estimator's solution for release r_t, weight a_t = ε_t/Δ and
 /// prior p_t, where p_1 comes from the [`PriorPolicy`] and, for t ≥ 2, p_t =
 /// normalize(w)·P with w = x̂_{t−1} ([`PriorUpdate::ClosedLoop`]) or w = p_{t−1}
-/// ([`PriorUpdate::OpenLoop`]). A failed step changes nothing: it can be retried.
+/// ([`PriorUpdate::OpenLoop`]) for `map-dbsec` and `map-integer`; for `map`, p_t =
+/// (1 − γ)·q + γ·q·P with q = x̂_{t−1}/N and weight a_t·φ, (γ, φ) the [`Calibration`] that
+/// scored best on r_2..r_t (docs/map.md §8). A failed step changes nothing: it can be
+/// retried. `smooth` is not a filter and is refused ([`Filter::new`]).
 ///
 /// # Runtime
-/// Per step, the solver (O(n log n) for `map`) plus O(n²) for the propagation through P.
+/// Per step, the solver (O(n log n) for the continuous estimators) plus O(n²) for the
+/// propagation through P, plus O(190·min(n, 64)) for the calibration of `map`.
 ///
 /// ```
 /// use tpl_core::TransitionMatrix;
