@@ -132,9 +132,13 @@ impl Calibrator {
                 let m = total * ((1.0 - gamma) * q[i] + gamma * u[i]);
                 let e = r[i] - m;
                 let e2 = e * e;
-                for (s, &phi) in row.iter_mut().zip(&self.dispersions) {
-                    let v = (phi * m + noise).max(MIN_VARIANCE);
-                    *s -= 0.5 * (ln_positive(v) + e2 / v);
+                // A residual beyond 1e154 (a release near the largest double) would make
+                // every score −∞ for good: it says nothing about the members, so skip it.
+                if e2.is_finite() {
+                    for (s, &phi) in row.iter_mut().zip(&self.dispersions) {
+                        let v = (phi * m + noise).max(MIN_VARIANCE);
+                        *s -= 0.5 * (ln_positive(v) + e2 / v);
+                    }
                 }
                 i += stride;
             }

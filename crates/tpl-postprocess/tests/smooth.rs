@@ -324,3 +324,31 @@ fn smooth_needs_the_whole_stream() {
     let e = filter(&vec![vec![6.0, 3.0, 1.0]; 2], &[1.0, -1.0], config).unwrap_err();
     assert!(matches!(e, PostprocessError::AtStep { step: 2, .. }), "{e}");
 }
+
+#[test]
+fn extreme_releases_and_budgets_stay_finite() {
+    let m = chain();
+    let releases = vec![
+        vec![1e300, -1e300, 0.0],
+        vec![f64::MAX, 0.0, -f64::MAX],
+        vec![3.0, 4.0, 5.0],
+        vec![1e-300, 2.0, 7.0],
+        vec![0.0, 0.0, 0.0],
+    ];
+    for budgets in [[1e-300, 1e300, 1.0, 0.0, 1e-10], [1.0; 5], [0.0; 5]] {
+        for total in [0u64, 1, 12, 1 << 53] {
+            for estimator in [Estimator::Map, Estimator::Smooth, Estimator::MapDbsec] {
+                let config = FilterConfig { forward: Some(&m), estimator, ..FilterConfig::new(total) };
+                let out = filter(&releases, &budgets, config).unwrap();
+                for x in &out.estimates {
+                    assert!(x.iter().all(|v| v.is_finite() && *v >= 0.0), "{estimator} N = {total}: {x:?}");
+                    let sum: f64 = x.iter().sum();
+                    assert!(
+                        (sum - total as f64).abs() <= 1e-9 * (total as f64).max(1.0),
+                        "{estimator}: {sum}"
+                    );
+                }
+            }
+        }
+    }
+}
