@@ -21,8 +21,9 @@ use tpl_core::TransitionMatrix;
 
 use crate::prior::propagate;
 
-/// The prior a calibrated step used (docs/map.md §8): the member of the family of
-/// predictions that scored best on the earlier releases.
+/// The prior a calibrated step t used (docs/map.md §8): the member of the family of
+/// predictions that scored best on the releases r_2..r_t, each scored against its
+/// prediction from the estimate of the step before.
 ///
 /// ```
 /// use tpl_postprocess::Calibration;
@@ -41,8 +42,8 @@ pub struct Calibration {
 }
 
 impl Calibration {
-    /// The DBSec paper's prior (γ = 1, φ = 1): what step 1 and steps before any scored
-    /// release use.
+    /// The DBSec paper's prior (γ = 1, φ = 1): what step 1, steps before any scored release
+    /// and steps where no other member beats it clearly use.
     pub const DBSEC: Self = Self { move_weight: 1.0, dispersion: 1.0 };
 }
 
