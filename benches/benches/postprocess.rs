@@ -7,8 +7,12 @@
 //!
 //! Targets: `postprocess/map-step/n=3` < 5 µs, `postprocess/map-step/n=1000` < 100 µs,
 //! and T = 10⁴ steps at n = 1000 < 1 s: `postprocess/map-steps/n=1000/T=1e4` (the solver
-//! over a recorded stream, prior fixed) and `postprocess/filter-map/n=1000/T=1e4` (the whole
-//! driver, whose O(n²) prior propagation through a dense 1000×1000 P dominates).
+//! over a recorded stream, prior fixed) and `postprocess/filter-map-dbsec/n=1000/T=1e4` (the
+//! whole driver with the DBSec paper's prior, whose O(n²) prior propagation through a dense
+//! 1000×1000 P dominates). Beside it, on the same stream, the default estimator
+//! `postprocess/filter-map/n=1000/T=1e4` (the calibrated prior of docs/map.md §8) and
+//! `postprocess/smooth/n=1000/T=1e4` (docs/map.md §9, the backward matrix derived from P),
+//! whose target is at most twice `filter-map-dbsec`.
 //!
 //! Run: `cargo bench -p tpl-benches --bench postprocess -- --noplot [FILTER]` (about two
 //! minutes; the filter at n = 1000 takes a few seconds per iteration).
@@ -17,7 +21,7 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use tpl_benches::{Family, Pace, SplitMix64};
-use tpl_postprocess::{FilterConfig, filter, map_integer_step, map_step, mle_step};
+use tpl_postprocess::{Estimator, FilterConfig, filter, map_integer_step, map_step, mle_step};
 
 /// Weight a = ε/Δ of the releases (ε = 1, Δ = 2).
 const A: f64 = 0.5;
@@ -89,12 +93,15 @@ fn streams(c: &mut Criterion) {
     });
     let forward = Family::SmoothedIdentity.matrix(n);
     let budgets = vec![2.0 * A; horizon];
-    group.bench_function(BenchmarkId::new("filter-map", &param), |b| {
-        b.iter(|| {
-            let config = FilterConfig { forward: Some(&forward), ..FilterConfig::new(total) };
-            filter(black_box(&releases), &budgets, config).expect("valid input")
-        })
-    });
+    for estimator in [Estimator::MapDbsec, Estimator::Map, Estimator::Smooth] {
+        let name = if estimator.is_filter() { format!("filter-{estimator}") } else { estimator.to_string() };
+        group.bench_function(BenchmarkId::new(name, &param), |b| {
+            b.iter(|| {
+                let config = FilterConfig { forward: Some(&forward), estimator, ..FilterConfig::new(total) };
+                filter(black_box(&releases), &budgets, config).expect("valid input")
+            })
+        });
+    }
     group.finish();
 }
 

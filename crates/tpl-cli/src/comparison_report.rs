@@ -6,6 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 use tpl_compare::{Comparison, Seed, Setup, Strategy, compare};
 use tpl_core::{Short, TransitionMatrix};
+use tpl_postprocess::Estimator;
 
 use crate::chart::{Point, scatter_chart};
 use crate::error::Result;
@@ -30,8 +31,8 @@ pub struct Options {
     pub sensitivity: f64,
     /// R.
     pub runs: usize,
-    /// MAP rows.
-    pub map: bool,
+    /// The estimator of the post-processed rows, if any.
+    pub postprocess: Option<Estimator>,
     /// --seed.
     pub seed: Option<u64>,
 }
@@ -52,7 +53,7 @@ pub fn run_comparison(
         .alpha(o.alpha)
         .sensitivity(o.sensitivity)
         .runs(o.runs)
-        .map(o.map)
+        .postprocess(o.postprocess)
         .seed(Seed::new(o.seed));
     let bar = progress::bar(setup.total_runs(strategies) as u64, "comparing", "runs");
     let comparison = compare(&setup, strategies, &|| bar.inc(1));
@@ -148,9 +149,10 @@ impl Report for CompareReport {
         let c = &self.0;
         // A `#` line first, as in the CSV of `tpl release`: how the comparison was made.
         let seed = if c.seeded { format!(" seed={}", c.seed) } else { String::new() };
+        let post = c.postprocess.map_or(String::new(), |e| format!(" postprocess={e}"));
         let mut out = format!(
             "# tpl {VERSION} compare: epsilon={} window={} alpha={} sensitivity={} runs={} seeded={}{seed} \
-             steps={} cells={}\n",
+             steps={} cells={}{post}\n",
             Short(c.epsilon),
             c.window,
             Short(c.alpha),

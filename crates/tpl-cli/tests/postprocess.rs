@@ -257,3 +257,53 @@ fn bad_inputs_exit_2_with_one_line() {
     usage_error(&cmd("postprocess --releases {} --total 12 --epsilon 1 --estimator magic", &[&r]));
     usage_error(&["postprocess", "--releases", &r, "--total", "12", "--epsilon", "1", "--budgets", &b_short]);
 }
+
+#[test]
+fn every_estimator_runs_and_says_which_it_is() {
+    let d = Scratch::new("pp_estimators");
+    let (counts, pf, truth) = correlated_files(&d);
+    let release = tpl_ok(&cmd(
+        "release --counts {} --scheme laplace --epsilon 0.5 --window 1 --seed 4 --format csv",
+        &[&counts],
+    ));
+    let r = d.file("r.csv", &release.stdout);
+    let backward = d.file("pb.csv", "0.95 0.05 0\n0.1 0.9 0\n0 0 1\n");
+    let mut errors = Vec::new();
+    for estimator in ["map", "map-dbsec", "map-integer", "mle", "smooth"] {
+        let out = json(&cmd(
+            "postprocess --releases {} --total 60 --forward {} --backward {} --estimator {}",
+            &[&r, &pf, &backward, estimator],
+        ));
+        assert_eq!(out["estimator"], estimator);
+        let est = rows(&out);
+        for x in &est {
+            assert_close(x.iter().sum(), 60.0, 1e-9, "every estimate sums to N");
+        }
+        let mse: f64 =
+            est.iter().zip(&truth).flat_map(|(x, y)| x.iter().zip(y).map(|(u, v)| (u - v).powi(2))).sum();
+        errors.push((estimator, mse / 90.0));
+        // The CSV records how the estimates were made on its `#` line.
+        let run = tpl_ok(&cmd(
+            "postprocess --releases {} --total 60 --forward {} --backward {} --estimator {} --format csv",
+            &[&r, &pf, &backward, estimator],
+        ));
+        let first = run.stdout.lines().next().unwrap();
+        assert!(
+            first.starts_with("# tpl ")
+                && first.contains(&format!("postprocess: estimator={estimator} total=60")),
+            "{first}"
+        );
+    }
+    let error = |name| errors.iter().find(|e| e.0 == name).unwrap().1;
+    assert!(error("smooth") < error("map-dbsec"), "{errors:?}");
+    // A backward matrix of the wrong size is refused, naming the file.
+    let small = d.file("small.csv", "1 0\n0 1\n");
+    bad_input(
+        &cmd(
+            "postprocess --releases {} --total 60 --forward {} --backward {} --estimator smooth",
+            &[&r, &pf, &small],
+        ),
+        &["backward matrix is 2×2", &small],
+        &[],
+    );
+}

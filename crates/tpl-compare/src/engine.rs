@@ -24,7 +24,7 @@ use tpl_mechanisms::{
     DEFAULT_SENSITIVITY, DiscreteLaplace, LaplaceMechanism, PbaCorrelation, SchemeInputs, SchemeKind,
     StreamScheme, WEventParams, WindowLedger, budget_for_effective, effective_budget, effective_spending,
 };
-use tpl_postprocess::{FilterConfig, PriorPolicy};
+use tpl_postprocess::{Estimator, FilterConfig, PriorPolicy};
 
 use crate::error::{CompareError, Result};
 use crate::metrics::{mae, mse};
@@ -50,15 +50,15 @@ pub struct Setup<'a> {
     alpha: Option<f64>,
     sensitivity: f64,
     runs: usize,
-    map: bool,
+    postprocess: Option<Estimator>,
     seed: Option<Seed>,
 }
 
 impl<'a> Setup<'a> {
     /// A comparison of releases of `truth` (T steps of n integer counts) under w-event
     /// budget ε per `window` steps; no correlation known, α = ε, Δ =
-    /// [`DEFAULT_SENSITIVITY`], [`DEFAULT_RUNS`] runs, no MAP rows, a seed from the
-    /// operating system.
+    /// [`DEFAULT_SENSITIVITY`], [`DEFAULT_RUNS`] runs, no post-processed rows, a seed from
+    /// the operating system.
     pub fn new(truth: &'a [Vec<f64>], epsilon: f64, window: usize) -> Self {
         Self {
             truth,
@@ -69,7 +69,7 @@ impl<'a> Setup<'a> {
             alpha: None,
             sensitivity: DEFAULT_SENSITIVITY,
             runs: DEFAULT_RUNS,
-            map: false,
+            postprocess: None,
             seed: None,
         }
     }
@@ -105,10 +105,11 @@ impl<'a> Setup<'a> {
         self
     }
 
-    /// Also score every strategy after MAP post-processing (DBSec 2023), and the data-free
-    /// prior mean.
-    pub fn map(mut self, map: bool) -> Self {
-        self.map = map;
+    /// Also score every strategy after post-processing by `estimator` (rows
+    /// `<strategy>+<estimator>`, e.g. `bd+map`; docs/map.md), and the data-free prior mean.
+    /// `None` (the default): no post-processed rows.
+    pub fn postprocess(mut self, estimator: Option<Estimator>) -> Self {
+        self.postprocess = estimator;
         self
     }
 
@@ -184,8 +185,8 @@ struct Checked<'a> {
     sensitivity: f64,
     runs: usize,
     seed: Seed,
-    /// N of MAP post-processing, when asked for and possible.
-    map_total: Option<u64>,
+    /// The post-processing estimator and its N, when asked for and possible.
+    map_total: Option<(Estimator, u64)>,
 }
 
 /// Runs every strategy `runs` times on the setup's stream, in parallel (rayon), and scores
@@ -212,7 +213,8 @@ pub fn compare(
     let (alpha, cells) = setup.check()?;
     let seed = setup.seed.unwrap_or_else(Seed::from_os_rng);
     let total = population(setup.truth);
-    let map_blocker = match (setup.map, setup.forward, total) {
+    let map = setup.postprocess.is_some();
+    let map_blocker = match (map, setup.forward, total) {
         (false, _, _) => None,
         (true, None, _) => Some(CompareError::MapNeedsForward),
         (true, Some(_), None) => Some(CompareError::MapNeedsFixedPopulation),
@@ -228,7 +230,7 @@ pub fn compare(
         sensitivity: setup.sensitivity,
         runs: setup.runs,
         seed,
-        map_total: total.filter(|_| setup.map && map_blocker.is_none()),
+        map_total: setup.postprocess.zip(total).filter(|_| map_blocker.is_none()),
     };
     let rows = match Correlation::new(setup.backward, setup.forward) {
         Err(e) => strategies
@@ -240,7 +242,7 @@ pub fn compare(
                 outcome: Err(CompareError::Correlation(e.clone())),
             })
             .collect(),
-        Ok(corr) => rows(&run, &corr, strategies, map_blocker, setup.map, progress),
+        Ok(corr) => rows(&run, &corr, strategies, map_blocker, setup.postprocess, progress),
     };
     Ok(Comparison {
         rows,
@@ -253,6 +255,7 @@ pub fn compare(
         seeded: seed.is_given(),
         horizon: setup.truth.len(),
         cells,
+        postprocess: setup.postprocess,
     })
 }
 
@@ -272,7 +275,7 @@ fn rows(
     corr: &Correlation,
     strategies: &[Strategy],
     map_blocker: Option<CompareError>,
-    map: bool,
+    postprocess: Option<Estimator>,
     progress: &(dyn Fn() + Sync),
 ) -> Vec<Row> {
     let plans: Vec<Result<Plan>> = strategies.iter().map(|&s| plan(s, run, corr)).collect();
@@ -325,20 +328,20 @@ fn rows(
             map: false,
             outcome: scores(&|r| r.raw),
         });
-        if map {
+        if let Some(estimator) = postprocess {
             let outcome = match &map_blocker {
                 Some(why) => Err(why.clone()),
                 None => scores(&|r| r.map.unwrap_or((f64::NAN, f64::NAN))),
             };
             rows.push(Row {
-                strategy: format!("{}+map", strategy.name()),
+                strategy: format!("{}+{}", strategy.name(), estimator.name()),
                 base: Some(strategy),
                 map: true,
                 outcome,
             });
         }
     }
-    if map {
+    if postprocess.is_some() {
         rows.push(prior_mean_row(run, map_blocker));
     }
     rows
@@ -506,8 +509,9 @@ fn run_once(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng
     let out = release(plan, run, corr, rng)?;
     let raw = (mae(&out.releases, run.truth)?, mse(&out.releases, run.truth)?);
     let map = match run.map_total {
-        Some(total) => {
-            let est = map_estimates(run, &out.releases, &out.fresh, total, &PriorPolicy::Frequency)?;
+        Some((estimator, total)) => {
+            let est =
+                map_estimates(run, &out.releases, &out.fresh, total, &PriorPolicy::Frequency, estimator)?;
             Some((mae(&est, run.truth)?, mse(&est, run.truth)?))
         }
         None => None,
@@ -522,19 +526,23 @@ fn run_once(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng
     })
 }
 
-/// MAP estimates of the counts behind `releases` (DBSec 2023), the prior moved by the
-/// forward matrix in closed loop, each step weighted by its fresh budget.
+/// Estimates of the counts behind `releases` by `estimator` (docs/map.md), with the
+/// forward matrix (and the backward one, for `smooth`) as public prior, each step weighted
+/// by its fresh budget.
 fn map_estimates(
     run: &Checked<'_>,
     releases: &[Vec<f64>],
     fresh: &[f64],
     total: u64,
     prior: &PriorPolicy,
+    estimator: Estimator,
 ) -> Result<Vec<Vec<f64>>> {
     let config = FilterConfig {
         sensitivity: run.sensitivity,
         prior: prior.clone(),
         forward: run.forward,
+        backward: run.backward,
+        estimator,
         ..FilterConfig::new(total)
     };
     let est = tpl_postprocess::filter(releases, fresh, config).map_err(CompareError::Postprocess)?;
@@ -542,26 +550,29 @@ fn map_estimates(
 }
 
 /// The data-free baseline (DBSec 2023): the prior mean N·p_t with a uniform p_1 moved by
-/// the forward matrix and no release at all (zero leakage).
+/// the forward matrix and no release at all (zero leakage), whatever the estimator.
 fn prior_mean_row(run: &Checked<'_>, blocker: Option<CompareError>) -> Row {
     let outcome = match (blocker, run.map_total) {
         (Some(why), _) => Err(why),
         (None, None) => Err(CompareError::MapNeedsFixedPopulation),
-        (None, Some(total)) => {
+        (None, Some((_, total))) => {
             let horizon = run.truth.len();
             let zero = vec![vec![0.0; run.truth[0].len()]; horizon];
-            map_estimates(run, &zero, &vec![0.0; horizon], total, &PriorPolicy::Uniform).and_then(|est| {
-                Ok(Scores {
-                    mae: Stat::exact(mae(&est, run.truth)?),
-                    mse: Stat::exact(mse(&est, run.truth)?),
-                    max_window_budget: 0.0,
-                    max_tpl: 0.0,
-                    max_window_leakage: 0.0,
-                    guaranteed_max_tpl: 0.0,
-                    guaranteed_max_window_leakage: 0.0,
-                    published_fraction: 0.0,
-                })
-            })
+            let budgets = vec![0.0; horizon];
+            map_estimates(run, &zero, &budgets, total, &PriorPolicy::Uniform, Estimator::MapDbsec).and_then(
+                |est| {
+                    Ok(Scores {
+                        mae: Stat::exact(mae(&est, run.truth)?),
+                        mse: Stat::exact(mse(&est, run.truth)?),
+                        max_window_budget: 0.0,
+                        max_tpl: 0.0,
+                        max_window_leakage: 0.0,
+                        guaranteed_max_tpl: 0.0,
+                        guaranteed_max_window_leakage: 0.0,
+                        published_fraction: 0.0,
+                    })
+                },
+            )
         }
     };
     Row { strategy: "prior-mean".into(), base: None, map: true, outcome }

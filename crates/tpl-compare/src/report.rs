@@ -93,11 +93,11 @@ impl Scores {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Row {
-    /// `bd`, `bd+map`, `prior-mean`, ….
+    /// `bd`, `bd+map`, `bd+smooth`, `prior-mean`, ….
     pub strategy: String,
     /// The base strategy (`None` for the data-free `prior-mean` baseline).
     pub base: Option<Strategy>,
-    /// Whether the row is MAP post-processed.
+    /// Whether the row is post-processed (or the data-free `prior-mean`).
     pub map: bool,
     /// Scores, or why the strategy cannot run here.
     pub outcome: Result<Scores, CompareError>,
@@ -145,4 +145,6 @@ pub struct Comparison {
     pub horizon: usize,
     /// Cells n.
     pub cells: usize,
+    /// The estimator of the post-processed rows (`<strategy>+<name>`), if any.
+    pub postprocess: Option<tpl_postprocess::Estimator>,
 }

@@ -6,6 +6,7 @@ use tpl_compare::{
     simulate_users,
 };
 use tpl_core::TransitionMatrix;
+use tpl_postprocess::Estimator;
 
 /// 120 Markov users among 3 places for 40 steps, and the chain they moved by.
 fn population() -> (Vec<Vec<f64>>, TransitionMatrix) {
@@ -24,7 +25,7 @@ fn run(truth: &[Vec<f64>], chain: &TransitionMatrix, names: &[&str], seed: u64) 
         .backward(Some(chain))
         .forward(Some(chain))
         .runs(3)
-        .map(true)
+        .postprocess(Some(Estimator::Map))
         .seed(Seed::given(seed));
     compare(&setup, &strategies(names), &|| {}).unwrap()
 }
@@ -114,7 +115,7 @@ fn an_invalid_setup_is_refused_with_the_parameter_named() {
 #[test]
 fn strategies_that_cannot_run_say_why_and_the_others_run() {
     let (truth, _) = population();
-    let setup = Setup::new(&truth, 1.0, 5).runs(2).map(true).seed(Seed::given(2));
+    let setup = Setup::new(&truth, 1.0, 5).runs(2).postprocess(Some(Estimator::Map)).seed(Seed::given(2));
     let c = compare(&setup, &strategies(&["pba", "bd"]), &|| {}).unwrap();
     assert_eq!(row(&c, "pba").outcome, Err(CompareError::PbaNeedsCorrelation));
     assert_eq!(row(&c, "bd+map").outcome, Err(CompareError::MapNeedsForward));
@@ -126,7 +127,11 @@ fn strategies_that_cannot_run_say_why_and_the_others_run() {
     // A population that changes size cannot be post-processed.
     let (mut truth, chain) = population();
     truth[7][0] += 1.0;
-    let setup = Setup::new(&truth, 1.0, 5).forward(Some(&chain)).runs(1).map(true).seed(Seed::given(2));
+    let setup = Setup::new(&truth, 1.0, 5)
+        .forward(Some(&chain))
+        .runs(1)
+        .postprocess(Some(Estimator::Map))
+        .seed(Seed::given(2));
     let c = compare(&setup, &strategies(&["bd"]), &|| {}).unwrap();
     assert_eq!(row(&c, "bd+map").outcome, Err(CompareError::MapNeedsFixedPopulation));
     assert!(row(&c, "bd").outcome.is_ok());
@@ -144,8 +149,21 @@ fn rows_serialise_flat_in_the_contract_order() {
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["rows", "epsilon", "window", "alpha", "sensitivity", "runs", "seed", "seeded", "horizon", "cells"]
+        [
+            "rows",
+            "epsilon",
+            "window",
+            "alpha",
+            "sensitivity",
+            "runs",
+            "seed",
+            "seeded",
+            "horizon",
+            "cells",
+            "postprocess"
+        ]
     );
+    assert!(v["postprocess"].is_null());
     // The fields of a row, in the order of the JSON contract.
     let want: Vec<&str> = "strategy mae mse max_window_budget max_tpl max_window_leakage guaranteed_max_tpl \
                            guaranteed_max_window_leakage published_fraction mae_std mse_std error"

@@ -1,4 +1,4 @@
-//! The error type of `tpl-postprocess` (docs/map.md §9, "Errors").
+//! The error type of `tpl-postprocess` (docs/map.md §11, "Errors").
 
 use thiserror::Error;
 use tpl_core::CoreError;
@@ -124,13 +124,25 @@ pub enum PostprocessError {
         /// The offending value.
         value: f64,
     },
-    /// An estimator name other than `map`, `map-integer` or `mle`.
-    #[error("unknown estimator {0:?}: expected map, map-integer or mle")]
+    /// An estimator name other than `map`, `map-dbsec`, `map-integer`, `mle` or `smooth`.
+    #[error("unknown estimator {0:?}: expected map, map-dbsec, map-integer, mle or smooth")]
     UnknownEstimator(String),
     /// A bootstrap setting that cannot give an interval (a level outside (0, 1), fewer than
     /// two replicates), or a replicate the release or the estimator refused.
     #[error("bootstrap: {0}")]
     Bootstrap(String),
+    /// Priors of positive strength whose product is 0 in every cell ([`crate::pooled_map_step`]).
+    #[error("the priors share no cell: their product is 0 everywhere")]
+    NoPooledPrior,
+    /// A [`crate::Filter`] (one release at a time) asked for an estimator that needs the
+    /// releases after each step too.
+    #[error(
+        "estimator {estimator} uses every release of a stream, future ones too: it needs the whole recorded stream, not one release at a time"
+    )]
+    NotAFilter {
+        /// The estimator's name.
+        estimator: &'static str,
+    },
     /// An error at one step of a stream.
     #[error("step {step}: {source}")]
     AtStep {

@@ -1,4 +1,4 @@
-//! The stream driver (docs/map.md §5 and §9): count estimates step by step, each from the
+//! The stream driver (docs/map.md §5 and §11): count estimates step by step, each from the
 //! releases up to t only (a filter), with the prior carried forward through the public
 //! forward matrix.
 //!
@@ -10,48 +10,69 @@ use std::str::FromStr;
 
 use tpl_core::TransitionMatrix;
 
+use crate::calibrate::{Calibration, Pass};
 use crate::error::{PostprocessError, Result};
 use crate::prior::{PriorPolicy, PriorUpdate, Warning, propagate};
-use crate::{map, map_integer, mle, validate};
+use crate::{map, map_integer, mle, smooth, validate};
 
-/// Which per-step estimator of the true counts a stream uses (docs/map.md §2–4 and §6); its
+/// Which estimator of the true counts a stream uses (docs/map.md §2–4, §6, §8 and §9); its
 /// [`name`](Estimator::name) is the `--estimator` value of `tpl postprocess`.
 ///
 /// ```
 /// use tpl_postprocess::Estimator;
 /// assert_eq!("map-integer".parse::<Estimator>()?, Estimator::MapInteger);
 /// assert_eq!(Estimator::Mle.to_string(), "mle");
+/// assert_eq!(Estimator::default(), Estimator::Map);
+/// assert!(!Estimator::Smooth.is_filter() && Estimator::MapDbsec.is_filter());
 /// # Ok::<(), tpl_postprocess::PostprocessError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "kebab-case"))]
 pub enum Estimator {
-    /// Continuous MAP, [`crate::map_step`] (the default).
+    /// Continuous MAP with a calibrated prior (the default; docs/map.md §8): the strength of
+    /// the movement model's prior, and how many people it moves, are learned from how well it
+    /// predicted the earlier releases. Step 1 is the DBSec paper's.
     #[default]
     Map,
-    /// Integer MAP, [`crate::map_integer_step`]; estimates are integers.
+    /// Continuous MAP with the DBSec paper's prior at full strength, [`crate::map_step`]
+    /// at every step (docs/map.md §5).
+    MapDbsec,
+    /// Integer MAP with the DBSec paper's prior, [`crate::map_integer_step`]; estimates are
+    /// integers.
     MapInteger,
     /// Least-squares MLE, [`crate::mle_step`]; ignores budgets, prior and correlation.
     Mle,
+    /// Whole-sequence smoothing (docs/map.md §9): every step from all releases, past and
+    /// future, through calibrated forward and backward predictions pooled per step
+    /// ([`crate::pooled_map_step`]). A recorded stream only ([`crate::filter`]).
+    Smooth,
 }
 
 impl Estimator {
     /// Every estimator, in the order the command line lists them.
-    pub const ALL: [Self; 3] = [Self::Map, Self::MapInteger, Self::Mle];
+    pub const ALL: [Self; 5] = [Self::Map, Self::MapDbsec, Self::MapInteger, Self::Mle, Self::Smooth];
 
-    /// The name used on the command line and in JSON output: `map`, `map-integer`, `mle`
-    /// (also its `serde` form).
+    /// The name used on the command line and in JSON output: `map`, `map-dbsec`,
+    /// `map-integer`, `mle`, `smooth` (also its `serde` form).
     pub fn name(self) -> &'static str {
         match self {
             Self::Map => "map",
+            Self::MapDbsec => "map-dbsec",
             Self::MapInteger => "map-integer",
             Self::Mle => "mle",
+            Self::Smooth => "smooth",
         }
     }
 
     /// Whether the estimator uses the prior (and so the forward matrix when T > 1).
     pub fn uses_prior(self) -> bool {
         !matches!(self, Self::Mle)
+    }
+
+    /// Whether step t is estimated from the releases up to t only, so that a [`Filter`] can
+    /// run it one release at a time (every estimator but `smooth`).
+    pub fn is_filter(self) -> bool {
+        !matches!(self, Self::Smooth)
     }
 }
 
@@ -72,7 +93,7 @@ impl FromStr for Estimator {
     }
 }
 
-/// Everything about a stream except its releases and budgets (docs/map.md §9): the
+/// Everything about a stream except its releases and budgets (docs/map.md §11): the
 /// configuration of a [`Filter`] and of [`filter`].
 ///
 /// Only the population N is required ([`FilterConfig::new`]); the other fields are plain
@@ -83,7 +104,7 @@ impl FromStr for Estimator {
 /// use tpl_postprocess::{Estimator, FilterConfig, PriorPolicy, PriorUpdate};
 /// let c = FilterConfig::new(100);
 /// assert_eq!((c.sensitivity, c.estimator, c.prior), (2.0, Estimator::Map, PriorPolicy::Frequency));
-/// assert_eq!((c.forward, c.update), (None, PriorUpdate::ClosedLoop));
+/// assert_eq!((c.forward, c.backward, c.update), (None, None, PriorUpdate::ClosedLoop));
 /// let p = TransitionMatrix::smoothed_identity(4, 0.1)?;
 /// let c = FilterConfig { forward: Some(&p), estimator: Estimator::MapInteger, ..FilterConfig::new(100) };
 /// assert_eq!(c.total, 100);
@@ -101,9 +122,14 @@ pub struct FilterConfig<'a> {
     /// The public forward matrix P (row i: next cell of a user now in i). Needed by the map
     /// estimators from step 2 on; validated against n whenever given. Default `None`.
     pub forward: Option<&'a TransitionMatrix>,
+    /// The public backward matrix (row j: previous cell of a user now in j), used by `smooth`
+    /// to carry estimates backwards in time; without it `smooth` reverses the forward matrix
+    /// (docs/map.md §9). Validated against n whenever given. Default `None`.
+    pub backward: Option<&'a TransitionMatrix>,
     /// The per-step estimator. Default [`Estimator::Map`].
     pub estimator: Estimator,
-    /// How the prior moves between steps. Default [`PriorUpdate::ClosedLoop`].
+    /// How the prior of `map-dbsec` and `map-integer` moves between steps (`map` and `smooth`
+    /// always use the closed loop). Default [`PriorUpdate::ClosedLoop`].
     pub update: PriorUpdate,
 }
 
@@ -116,6 +142,7 @@ impl<'a> FilterConfig<'a> {
             sensitivity: 2.0,
             prior: PriorPolicy::Frequency,
             forward: None,
+            backward: None,
             estimator: Estimator::Map,
             update: PriorUpdate::ClosedLoop,
         }
@@ -132,6 +159,9 @@ pub struct FilterStep {
     pub estimate: Vec<f64>,
     /// The prior p_t the estimate used (`None` for `mle`, which uses none).
     pub prior: Option<Vec<f64>>,
+    /// For `map`: the member of the calibrated family that set p_t and its strength
+    /// (docs/map.md §8); `None` for the other estimators.
+    pub calibration: Option<Calibration>,
     /// Warnings raised at this step (only at step 1, by the frequency prior).
     pub warnings: Vec<Warning>,
 }
@@ -142,10 +172,14 @@ pub struct FilterStep {
 /// Step t returns the chosen estimator's solution for release r_t, weight a_t = ε_t/Δ and
 /// prior p_t, where p_1 comes from the [`PriorPolicy`] and, for t ≥ 2, p_t =
 /// normalize(w)·P with w = x̂_{t−1} ([`PriorUpdate::ClosedLoop`]) or w = p_{t−1}
-/// ([`PriorUpdate::OpenLoop`]). A failed step changes nothing: it can be retried.
+/// ([`PriorUpdate::OpenLoop`]) for `map-dbsec` and `map-integer`; for `map`, p_t =
+/// (1 − γ)·q + γ·q·P with q = x̂_{t−1}/N and weight a_t·φ, (γ, φ) the [`Calibration`] that
+/// scored best on r_2..r_t (docs/map.md §8). A failed step changes nothing: it can be
+/// retried. `smooth` is not a filter and is refused ([`Filter::new`]).
 ///
 /// # Runtime
-/// Per step, the solver (O(n log n) for `map`) plus O(n²) for the propagation through P.
+/// Per step, the solver (O(n log n) for the continuous estimators) plus O(n²) for the
+/// propagation through P, plus O(190·min(n, 64)) for the calibration of `map`.
 ///
 /// ```
 /// use tpl_core::TransitionMatrix;
@@ -168,6 +202,8 @@ pub struct Filter<'a> {
     prior: Vec<f64>,
     /// x̂_{t−1} (empty before step 1).
     estimate: Vec<f64>,
+    /// The calibrated predictions of `map`.
+    pass: Pass<'a>,
 }
 
 impl<'a> Filter<'a> {
@@ -178,8 +214,9 @@ impl<'a> Filter<'a> {
     /// [`TotalTooLarge`](PostprocessError::TotalTooLarge);
     /// [`Core`](PostprocessError::Core) for a sensitivity Δ that is not finite and > 0
     /// ([`tpl_core::check_sensitivity`]);
-    /// [`MatrixSize`](PostprocessError::MatrixSize) for a forward matrix that is not
-    /// `cells`×`cells`; the prior errors of [`PriorPolicy::initial`] for an explicit prior
+    /// [`MatrixSize`](PostprocessError::MatrixSize) for a forward or backward matrix that is
+    /// not `cells`×`cells`; [`NotAFilter`](PostprocessError::NotAFilter) for `smooth`; the
+    /// prior errors of [`PriorPolicy::initial`] for an explicit prior
     /// (checked for every estimator, although `mle` does not use it).
     pub fn new(cells: usize, config: FilterConfig<'a>) -> Result<Self> {
         if cells == 0 {
@@ -187,13 +224,13 @@ impl<'a> Filter<'a> {
         }
         validate::integer_total(config.total)?;
         tpl_core::check_sensitivity(config.sensitivity)?;
-        if let Some(m) = config.forward
-            && m.n() != cells
-        {
-            return Err(PostprocessError::MatrixSize { size: m.n(), cells });
+        if !config.estimator.is_filter() {
+            return Err(PostprocessError::NotAFilter { estimator: config.estimator.name() });
         }
+        check_matrices(&config, cells)?;
         config.prior.check(cells)?;
-        Ok(Self { config, cells, steps: 0, prior: Vec::new(), estimate: Vec::new() })
+        let pass = Pass::new(config.forward);
+        Ok(Self { config, cells, steps: 0, prior: Vec::new(), estimate: Vec::new(), pass })
     }
 
     /// Number of steps done so far.
@@ -217,50 +254,61 @@ impl<'a> Filter<'a> {
     }
 
     fn step_inner(&mut self, release: &[f64], epsilon: f64, t: usize) -> Result<FilterStep> {
-        if release.len() != self.cells {
-            return Err(PostprocessError::ReleaseLength { len: release.len(), expected: self.cells });
-        }
-        validate::release(release)?;
-        validate::budget(epsilon)?;
-        let a = epsilon / self.config.sensitivity;
-        if !a.is_finite() {
-            return Err(PostprocessError::WeightOverflow { epsilon, sensitivity: self.config.sensitivity });
-        }
+        let a = check_step(release, epsilon, self.cells, self.config.sensitivity)?;
         let estimator = self.config.estimator;
         let total = self.config.total;
+        let mut calibration = None;
         let (prior, warnings) = if !estimator.uses_prior() {
             (None, Vec::new())
         } else if t == 1 {
             let (p, w) = self.config.prior.initial_unchecked(release);
+            calibration = (estimator == Estimator::Map).then_some(Calibration::DBSEC);
             (Some(p), w)
         } else {
             let forward = self
                 .config
                 .forward
                 .ok_or(PostprocessError::MissingForward { estimator: estimator.name(), horizon: t })?;
-            let closed = self.config.update == PriorUpdate::ClosedLoop && total > 0;
-            let weights = if closed { &self.estimate } else { &self.prior };
-            (Some(propagate(weights, forward)), Vec::new())
+            let calibrated = estimator == Estimator::Map && total > 0;
+            match self.pass.predict(release, a, total as f64).filter(|_| calibrated) {
+                Some(prediction) => {
+                    calibration = Some(prediction.calibration);
+                    (Some(prediction.prior), Vec::new())
+                }
+                None => {
+                    let closed = self.config.update == PriorUpdate::ClosedLoop && total > 0;
+                    let weights = if closed { &self.estimate } else { &self.prior };
+                    calibration = (estimator == Estimator::Map).then_some(Calibration::DBSEC);
+                    (Some(propagate(weights, forward)), Vec::new())
+                }
+            }
         };
         let n_total = total as f64;
         let estimate = match (estimator, &prior) {
-            (Estimator::Map, Some(p)) => map::solve(release, p, n_total, a).x,
+            (Estimator::Map, Some(p)) => {
+                let strength = calibration.map_or(1.0, |c| c.dispersion);
+                map::solve(release, p, n_total, tempered_weight(a, strength)).x
+            }
+            (Estimator::MapDbsec, Some(p)) => map::solve(release, p, n_total, a).x,
             (Estimator::MapInteger, Some(p)) => {
                 map_integer::solve(release, p, total, a).into_iter().map(|v| v as f64).collect()
             }
             _ => mle::solve(release, n_total),
         };
+        if estimator == Estimator::Map {
+            self.pass.observe(&estimate);
+        }
         self.steps = t;
         if let Some(p) = &prior {
             self.prior.clone_from(p);
         }
         self.estimate.clone_from(&estimate);
-        Ok(FilterStep { estimate, prior, warnings })
+        Ok(FilterStep { estimate, prior, calibration, warnings })
     }
 }
 
 /// The count estimates x̂_1..x̂_T of a whole stream, as [`filter`] returns them
-/// (docs/map.md §9): estimates of the true counts c_t, not of the movement matrix.
+/// (docs/map.md §11): estimates of the true counts c_t, not of the movement matrix.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Estimates {
@@ -281,7 +329,7 @@ impl Estimates {
     }
 }
 
-/// Post-processes a whole recorded stream (docs/map.md §5 and §9): the [`Filter`] built from
+/// Post-processes a whole recorded stream (docs/map.md §5, §8, §9 and §11): the [`Filter`] built from
 /// `config` run over `releases` (T rows of n values), step t with budget ε_t = `budgets[t − 1]`.
 ///
 /// The releases and their budgets are the stream, one entry per step; `config` is everything
@@ -328,6 +376,9 @@ pub fn filter<R: AsRef<[f64]>>(
     if horizon > 1 && estimator.uses_prior() && config.forward.is_none() {
         return Err(PostprocessError::MissingForward { estimator: estimator.name(), horizon });
     }
+    if !estimator.is_filter() {
+        return smooth::smooth(releases, budgets, config);
+    }
     let mut stepper = Filter::new(cells, config)?;
     let mut estimates = Vec::with_capacity(horizon);
     let mut warnings = Vec::new();
@@ -354,4 +405,35 @@ pub fn filter<R: AsRef<[f64]>>(
 pub fn constant_budgets(epsilon: f64, horizon: usize) -> Result<Vec<f64>> {
     let epsilon = tpl_core::check_epsilon(epsilon)?;
     Ok(vec![epsilon; tpl_core::check_horizon(horizon)?])
+}
+
+/// The weight a·φ of a step whose prior's log-density is divided by φ (docs/map.md §8):
+/// dividing the whole objective by 1/φ leaves the MAP problem of §2 with weight a·φ. Capped
+/// at the largest double (the solver handles any finite weight).
+pub(crate) fn tempered_weight(a: f64, dispersion: f64) -> f64 {
+    (a * dispersion).min(f64::MAX)
+}
+
+/// The matrices of `config` against `cells` cells.
+pub(crate) fn check_matrices(config: &FilterConfig<'_>, cells: usize) -> Result<()> {
+    for m in [config.forward, config.backward].into_iter().flatten() {
+        if m.n() != cells {
+            return Err(PostprocessError::MatrixSize { size: m.n(), cells });
+        }
+    }
+    Ok(())
+}
+
+/// Checks one step's release (length `cells`, finite) and budget; returns a = ε_t/Δ.
+pub(crate) fn check_step(release: &[f64], epsilon: f64, cells: usize, sensitivity: f64) -> Result<f64> {
+    if release.len() != cells {
+        return Err(PostprocessError::ReleaseLength { len: release.len(), expected: cells });
+    }
+    validate::release(release)?;
+    validate::budget(epsilon)?;
+    let a = epsilon / sensitivity;
+    if !a.is_finite() {
+        return Err(PostprocessError::WeightOverflow { epsilon, sensitivity });
+    }
+    Ok(a)
 }

@@ -3,8 +3,9 @@
 //! More accurate counts back out of a differentially private count stream, using the public
 //! temporal correlation as prior knowledge: the MAP post-processing of X. Cao, Y. Cao,
 //! Yoshikawa, Nakamura, *Differentially private streaming data release under temporal
-//! correlations via post-processing* (DBSec 2023, "the DBSec paper"), made exact, plus the
-//! MLE baseline it is compared with. The method, every choice the project makes where the
+//! correlations via post-processing* (DBSec 2023, "the DBSec paper"), made exact; the same
+//! filter with a prior whose strength is learned from the releases (the default); smoothing
+//! of a whole recorded stream; and the MLE baseline. The method, every choice the project makes where the
 //! paper is silent, and the tests that certify the solvers are described in the
 //! repository's `docs/map.md` ("docs/map.md §n" below).
 //!
@@ -36,20 +37,26 @@
 //!   cell (§4); [`map_integer_objective`] its objective G;
 //! - [`mle_step`] — least-squares MLE baseline, a Euclidean projection (§6);
 //! - [`PriorPolicy`], [`PriorUpdate`], [`Warning`] — the prior p_1 and its propagation (§5);
+//! - [`Calibration`] — the prior of the default estimator `map`, learned from the releases
+//!   (§8);
+//! - [`pooled_map_step`] / [`WeightedPrior`] — the MAP step under several weighted priors,
+//!   each step of whole-sequence smoothing `smooth` (§9); [`pooled_map_objective`] its
+//!   objective H;
 //! - [`Filter`] (stepper) and [`filter`] (whole stream), configured by one [`FilterConfig`];
-//!   [`Estimator`], [`Estimates`] (§5, §9);
+//!   [`Estimator`], [`Estimates`] (§5, §11);
 //! - [`bootstrap_intervals`] — per-cell intervals of any estimator's output by a
 //!   parametric bootstrap through the caller's mechanism;
 //! - [`PostprocessError`] — every input error, naming the step, cell and value.
 //!
 //! Feature `serde`: the result types ([`Estimates`], [`FilterStep`], [`MapStep`],
-//! [`Warning`]) and the names they carry ([`Estimator`], [`PriorPolicy`], [`PriorUpdate`])
+//! [`Warning`], [`Calibration`]) and the names they carry ([`Estimator`], [`PriorPolicy`], [`PriorUpdate`])
 //! implement `serde::Serialize`.
 //!
 //! No randomness, no I/O, no printing: warnings are returned as values.
 
 #![warn(missing_docs)]
 
+mod calibrate;
 mod error;
 mod filter;
 mod interval;
@@ -58,8 +65,10 @@ mod map_integer;
 mod mle;
 mod numeric;
 mod prior;
+mod smooth;
 mod validate;
 
+pub use calibrate::Calibration;
 pub use error::{PostprocessError, Result};
 pub use filter::{Estimates, Estimator, Filter, FilterConfig, FilterStep, constant_budgets, filter};
 pub use interval::{Bootstrap, EstimatorFn, ReleaseFn, bootstrap_intervals};
@@ -67,3 +76,4 @@ pub use map::{MapStep, map_objective, map_step};
 pub use map_integer::{map_integer_objective, map_integer_step};
 pub use mle::mle_step;
 pub use prior::{PriorPolicy, PriorUpdate, Warning};
+pub use smooth::{WeightedPrior, pooled_map_objective, pooled_map_step};

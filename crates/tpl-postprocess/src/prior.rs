@@ -1,6 +1,6 @@
 //! Priors over time (docs/map.md §5): the initial prior p_1 and its propagation
 //! p_t = normalize(·)·P through the public forward matrix (a row-major vector–matrix
-//! product; docs/map.md §11 says why not `nalgebra`).
+//! product; docs/map.md §13 says why not `nalgebra`).
 
 use std::fmt;
 

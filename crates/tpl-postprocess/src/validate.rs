@@ -1,4 +1,4 @@
-//! Input checks shared by every estimator (docs/map.md §9, "Errors"). Validation happens once, at
+//! Input checks shared by every estimator (docs/map.md §11, "Errors"). Validation happens once, at
 //! the public entry points; the solvers behind them work on plain slices and trust it.
 
 use tpl_core::ROW_SUM_TOLERANCE;

@@ -1,4 +1,4 @@
-//! The stream driver (docs/map.md §5, §9, §10 "Filter"): prior propagation, zero budgets, the
+//! The stream driver (docs/map.md §5, §11, §12 "Filter"): prior propagation, zero budgets, the
 //! frequency fallback, a three-step hand computation, and every input error.
 
 use approx::{abs_diff_eq, assert_abs_diff_eq};
@@ -38,7 +38,7 @@ fn hand_matrix() -> TransitionMatrix {
 fn equal_rows_fix_the_prior_from_step_two() {
     let u = vec![0.1, 0.6, 0.3];
     let m = TransitionMatrix::new(vec![u.clone(); 3]).unwrap();
-    for estimator in [Estimator::Map, Estimator::MapInteger] {
+    for estimator in [Estimator::MapDbsec, Estimator::MapInteger] {
         for update in UPDATES {
             let config = FilterConfig { forward: Some(&m), estimator, update, ..FilterConfig::new(25) };
             let mut f = Filter::new(3, config).unwrap();
@@ -134,6 +134,7 @@ fn three_steps_by_hand() {
         sensitivity: delta,
         prior: PriorPolicy::Explicit(p1.clone()),
         forward: Some(&m),
+        estimator: Estimator::MapDbsec,
         ..FilterConfig::new(total)
     };
     let out = filter(&rs, &eps, config.clone()).unwrap();
@@ -290,7 +291,7 @@ fn estimator_names() {
     }
     assert_eq!(
         "map-smooth".parse::<Estimator>().unwrap_err().to_string(),
-        "unknown estimator \"map-smooth\": expected map, map-integer or mle"
+        "unknown estimator \"map-smooth\": expected map, map-dbsec, map-integer, mle or smooth"
     );
 }
 

@@ -1,4 +1,4 @@
-//! The integer MAP estimator (docs/map.md §4 and §10):
+//! The integer MAP estimator (docs/map.md §4 and §12):
 //! - equal to brute force over all compositions for n ≤ 3, N ≤ 60 (by x where the optimum is
 //!   unique by a margin, by G otherwise);
 //! - no single unit move between two cells lowers G, with G's change computed here from

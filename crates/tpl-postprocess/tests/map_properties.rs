@@ -1,4 +1,4 @@
-//! Optimality of the continuous MAP solver (docs/map.md §3 and §10), checked in ways that cannot
+//! Optimality of the continuous MAP solver (docs/map.md §3 and §12), checked in ways that cannot
 //! pass by accident:
 //! - the closed-form breakpoint solution equals an independent bisection on λ (written
 //!   here from the definition of S(λ)) to 1e-12·N per cell;
@@ -39,7 +39,7 @@ fn x_at(r: &[f64], p: &[f64], a: f64, lambda: f64) -> Vec<f64> {
         .collect()
 }
 
-/// The cross-check of docs/map.md §10: bisection on λ over [min(ln N, min g) − a, max(ln N, max g) + a],
+/// The cross-check of docs/map.md §12: bisection on λ over [min(ln N, min g) − a, max(ln N, max g) + a],
 /// halving until the midpoint equals an end point.
 fn bisect(r: &[f64], p: &[f64], total: f64, a: f64) -> Vec<f64> {
     let g: Vec<f64> = r
@@ -181,7 +181,7 @@ fn check_conditions(problem: Problem<'_>, s: &MapStep) -> Result<(), TestCaseErr
     Ok(())
 }
 
-/// No move between two cells lowers F: h = 1e-6·N (docs/map.md §10), and a sharp
+/// No move between two cells lowers F: h = 1e-6·N (docs/map.md §12), and a sharp
 /// h = 1e-9·x_i, whose second-order gain (≈ h/(2x) per unit moved) is small enough that a
 /// multiplier off by 1e-9 shows as a first-order loss.
 fn check_no_improving_move(problem: Problem<'_>, s: &MapStep) -> Result<(), TestCaseError> {
@@ -239,7 +239,7 @@ fn check_beats_baselines(problem: Problem<'_>, s: &MapStep) -> Result<(), TestCa
     Ok(())
 }
 
-/// A random problem as docs/map.md §10 asks: n ∈ 1..60, N ∈ 0..10⁶, a ∈ {0} ∪ [1e-6, 1e3]
+/// A random problem as docs/map.md §12 asks: n ∈ 1..60, N ∈ 0..10⁶, a ∈ {0} ∪ [1e-6, 1e3]
 /// log-uniform, r from Laplace noise on counts that sum to N, as raw (negative,
 /// non-integer), clipped, or clipped and rounded releases, p with zero entries.
 fn problem() -> impl Strategy<Value = (Vec<f64>, Vec<f64>, f64, f64)> {

@@ -4,7 +4,9 @@
 
 use serde_json::json;
 use tpl_core::TransitionMatrix;
-use tpl_postprocess::{Estimator, FilterConfig, PriorPolicy, PriorUpdate, Warning, filter, map_step};
+use tpl_postprocess::{
+    Calibration, Estimator, Filter, FilterConfig, PriorPolicy, PriorUpdate, Warning, filter, map_step,
+};
 
 #[test]
 fn estimates_serialise_with_command_line_names() {
@@ -35,4 +37,14 @@ fn names_and_steps_serialise() {
     }
     let s = map_step(&[6.0, 4.0], &[0.5, 0.5], 10.0, 1.0).unwrap();
     assert_eq!(serde_json::to_value(&s).unwrap(), json!({"x": [6.0, 4.0], "lambda": null}));
+}
+
+#[test]
+fn a_calibrated_step_says_which_prior_it_used() {
+    let m = TransitionMatrix::identity(2);
+    let mut f = Filter::new(2, FilterConfig { forward: Some(&m), ..FilterConfig::new(4) }).unwrap();
+    let step = f.step(&[3.0, 1.0], 1.0).unwrap();
+    let value = serde_json::to_value(&step).unwrap();
+    assert_eq!(value["calibration"], json!({"move_weight": 1.0, "dispersion": 1.0}));
+    assert_eq!(serde_json::to_value(Calibration::DBSEC).unwrap(), value["calibration"]);
 }

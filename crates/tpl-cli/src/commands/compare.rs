@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 use tpl_compare::{CompareError, Holdout, Strategy, histogram};
 use tpl_core::{StepRange, Steps, TransitionMatrix};
 use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism};
+use tpl_postprocess::Estimator;
 
 use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
 use crate::comparison_report::{CompareReport, Options, run_comparison};
@@ -18,11 +19,29 @@ use crate::matrix_source::MatrixSource;
 use crate::provenance::note_seeded;
 use crate::stream_file::read_stream;
 
-/// Post-processing applied to every strategy's releases (in extra rows).
+/// Post-processing applied to every strategy's releases (in extra rows
+/// `<strategy>+<name>`; `docs/map.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Postprocess {
-    /// MAP estimates with the forward matrix as public prior (DBSec 2023).
+    /// MAP with a prior whose strength is learned from the releases (the default of
+    /// `tpl postprocess`).
     Map,
+    /// MAP with the DBSec paper's prior at full strength.
+    MapDbsec,
+    /// Whole-sequence smoothing: every step from all releases, with --forward and, when
+    /// given, --backward.
+    Smooth,
+}
+
+impl Postprocess {
+    /// The estimator of `tpl-postprocess` it runs.
+    fn estimator(self) -> Estimator {
+        match self {
+            Self::Map => Estimator::Map,
+            Self::MapDbsec => Estimator::MapDbsec,
+            Self::Smooth => Estimator::Smooth,
+        }
+    }
 }
 
 /// Arguments of `tpl compare`.
@@ -68,9 +87,9 @@ pub struct CompareArgs {
     /// Releases per strategy (errors are averaged, leakage is the worst run).
     #[arg(long, value_name = "R", default_value_t = 10)]
     pub runs: usize,
-    /// Also score every strategy after post-processing (adds `<strategy>+map` rows and the
-    /// data-free `prior-mean` row); MAP takes --forward as its public prior.
-    #[arg(long, value_enum, value_name = "map")]
+    /// Also score every strategy after post-processing (adds `<strategy>+<name>` rows, e.g.
+    /// `bd+map`, and the data-free `prior-mean` row); --forward is the public prior.
+    #[arg(long, value_enum, value_name = "NAME")]
     pub postprocess: Option<Postprocess>,
     #[command(flatten)]
     pub seed: SeedArgs,
@@ -94,7 +113,7 @@ pub fn run(args: &CompareArgs) -> Result<CompareReport> {
             alpha: args.alpha,
             sensitivity: args.wevent.sensitivity,
             runs: args.runs,
-            map: args.postprocess.is_some(),
+            postprocess: args.postprocess.map(Postprocess::estimator),
             seed: args.seed.seed,
         },
         &strategies,

@@ -100,7 +100,7 @@ pub fn run(args: &DemoArgs) -> Result<DemoReport> {
         alpha: None,
         sensitivity: tpl_mechanisms::DEFAULT_SENSITIVITY,
         runs: args.runs,
-        map: true,
+        postprocess: Some(tpl_postprocess::Estimator::Map),
         seed: Some(args.seed),
     };
 

@@ -12,6 +12,7 @@ use crate::budget_file::read_budgets;
 use crate::counts_file::{Counts, read_counts};
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix_for};
+use crate::provenance::VERSION;
 use crate::render::{Report, Table, csv_text, human};
 use crate::text;
 
@@ -35,16 +36,22 @@ pub struct PostprocessArgs {
     /// L1 sensitivity Δ > 0 of one step's counts; the likelihood weight is ε_t/Δ.
     #[arg(long, value_name = "D", default_value_t = 2.0, allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
     pub sensitivity: f64,
-    /// Public forward matrix P (row i: next cell of a user now in i); needed by map and
-    /// map-integer when there is more than one step.
+    /// Public forward matrix P (row i: next cell of a user now in i); needed by every
+    /// estimator but mle when there is more than one step.
     #[arg(long, value_name = "FILE")]
     pub forward: Option<PathBuf>,
+    /// Public backward matrix (row j: previous cell of a user now in j), used by smooth to
+    /// carry estimates back in time (default: the forward matrix reversed).
+    #[arg(long, value_name = "FILE")]
+    pub backward: Option<PathBuf>,
     /// Initial prior: frequency (the first release, normalised), uniform, or a file with one
     /// row of n probabilities.
     #[arg(long, value_name = "frequency|uniform|FILE", default_value = "frequency")]
     pub prior: String,
-    /// Estimator: map (continuous, exact), map-integer (exact integer MAP) or mle (least
-    /// squares under the sum constraint; uses no prior).
+    /// Estimator: map (continuous MAP, prior strength learned from the releases), map-dbsec
+    /// (continuous MAP, the DBSec paper's prior at full strength), map-integer (exact integer
+    /// MAP, DBSec prior), mle (least squares under the sum constraint; uses no prior) or
+    /// smooth (every step from all releases, past and future).
     #[arg(long, value_parser = parse_estimator, default_value = "map")]
     pub estimator: Estimator,
     #[command(flatten)]
@@ -59,10 +66,12 @@ fn parse_estimator(s: &str) -> std::result::Result<Estimator, String> {
     s.parse::<Estimator>().map_err(|e| e.to_string())
 }
 
-/// The estimates of a stream.
+/// The estimates of a stream, and how they were made.
 pub struct PostprocessReport {
     estimates: Estimates,
     total: u64,
+    sensitivity: f64,
+    prior: String,
 }
 
 /// Runs `tpl postprocess`; warnings of the prior (`docs/map.md` §5) go to stderr.
@@ -77,6 +86,11 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
         .as_ref()
         .map(|p| read_matrix_for(p, &args.matrices, "forward", cells, &args.releases))
         .transpose()?;
+    let backward = args
+        .backward
+        .as_ref()
+        .map(|p| read_matrix_for(p, &args.matrices, "backward", cells, &args.releases))
+        .transpose()?;
     if horizon > 1 && args.estimator.uses_prior() && forward.is_none() {
         return Err(post(
             "--forward: ",
@@ -87,6 +101,7 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
         sensitivity: args.sensitivity,
         prior: prior_policy(&args.prior)?,
         forward: forward.as_ref(),
+        backward: backward.as_ref(),
         estimator: args.estimator,
         ..FilterConfig::new(args.total)
     };
@@ -94,7 +109,12 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
     for w in &estimates.warnings {
         eprintln!("tpl: warning: {}: {w}", args.releases.display());
     }
-    Ok(PostprocessReport { estimates, total: args.total })
+    Ok(PostprocessReport {
+        estimates,
+        total: args.total,
+        sensitivity: args.sensitivity,
+        prior: args.prior.clone(),
+    })
 }
 
 /// ε_1..ε_T from `--epsilon`, `--budgets`, or the releases file's `publication_budget`.
@@ -202,7 +222,15 @@ impl Report for PostprocessReport {
     fn csv(&self) -> String {
         let rows = &self.estimates.estimates;
         let n = rows.first().map_or(0, Vec::len);
-        csv_text(|w| {
+        // A `#` line first, as in the CSV of `tpl release`: how the estimates were made.
+        let mut out = format!(
+            "# tpl {VERSION} postprocess: estimator={} total={} sensitivity={} prior={}\n",
+            self.estimates.estimator,
+            self.total,
+            tpl_core::Short(self.sensitivity),
+            self.prior
+        );
+        out.push_str(&csv_text(|w| {
             w.field("t")?;
             for i in 0..n {
                 w.value(format_args!("x{i}"))?;
@@ -216,7 +244,8 @@ impl Report for PostprocessReport {
                 w.end()?;
             }
             Ok(())
-        })
+        }));
+        out
     }
 
     fn table(&self) -> String {

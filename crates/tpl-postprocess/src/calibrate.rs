@@ -1,0 +1,330 @@
+//! The calibrated prior of the default estimator `map` and of `smooth` (docs/map.md §8): how
+//! far the movement model is trusted is learned from the releases themselves, by scoring
+//! each release against the prediction that was made before it was seen.
+//!
+//! The prediction for step t from the previous count estimate x̂_{t−1} (q = x̂_{t−1}/N) is
+//! the family
+//!
+//!   p_t(γ) = (1 − γ)·q + γ·q·P,   prior strength 1/φ,
+//!
+//! indexed by the **move weight** γ ∈ [0, 1] (the share of people assumed to move by P, the
+//! rest staying where they were) and the **dispersion** φ > 0 (the prior's variance relative
+//! to the multinomial of the DBSec paper: its log-density is divided by φ, so φ = 1 is that
+//! prior and φ → ∞ discards it). When step t is estimated, every member (γ, φ) on a fixed
+//! grid is scored by the log-likelihood of the releases r_2..r_t under its one-step
+//! predictions, r_{s,i} ~ Normal(m_i, φ·m_i + 2/a_s²) with m = N·p_s(γ) (the prior's variance
+//! plus the Laplace noise's); the best-scoring member sets step t's prior (type-II maximum
+//! likelihood) once it beats the DBSec prior (γ = 1, φ = 1) by a likelihood-ratio test.
+//! Releases with ε_s = 0 carry no information and are not scored.
+
+use tpl_core::TransitionMatrix;
+
+use crate::prior::propagate;
+
+/// The prior a calibrated step t used (docs/map.md §8): the member of the family of
+/// predictions that scored best on the releases r_2..r_t, each scored against its
+/// prediction from the estimate of the step before.
+///
+/// ```
+/// use tpl_postprocess::Calibration;
+/// // The DBSec paper's prior: everyone moves by P, multinomial strength.
+/// assert_eq!(Calibration::DBSEC, Calibration { move_weight: 1.0, dispersion: 1.0 });
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Calibration {
+    /// γ ∈ [0, 1]: the prior is (1 − γ)·q + γ·q·P for the previous estimate's distribution
+    /// q, so γ = 1 moves everyone by the matrix and γ = 0 assumes nobody moves.
+    pub move_weight: f64,
+    /// φ > 0: the prior's variance relative to the multinomial (its log-density is divided
+    /// by φ); 1 is the DBSec paper's prior, larger values trust it less.
+    pub dispersion: f64,
+}
+
+impl Calibration {
+    /// The DBSec paper's prior (γ = 1, φ = 1): what step 1, steps before any scored release
+    /// and steps where no other member beats it clearly use.
+    pub const DBSEC: Self = Self { move_weight: 1.0, dispersion: 1.0 };
+}
+
+/// The move weights γ of the grid: 1, 2^−k for k = 1..=8, and 0; the DBSec value first (it
+/// wins ties). Log-spaced because a matrix estimated from another period is often right
+/// about where people go but wrong about how many move.
+const MOVE_WEIGHTS: [f64; 10] =
+    [1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625, 0.0];
+
+/// The dispersions φ of the grid: 2^k for k = −6..=12, the DBSec value first.
+fn dispersions() -> [f64; 19] {
+    let mut d = [0.0; 19];
+    for (j, k) in (0..=12).chain(-6..0).enumerate() {
+        d[j] = 2f64.powi(k);
+    }
+    d
+}
+
+/// At most this many cells are scored per step (rotating, so that over ⌈n/64⌉ steps every
+/// cell is scored once): two parameters need far fewer residuals than n·T, and the score then
+/// costs O(grid) per step instead of O(grid·n).
+const SCORED_CELLS: usize = 64;
+
+/// How many nats of log-likelihood another member must gain over the DBSec prior before it
+/// replaces it: 3, half the 95 % quantile of χ² with two degrees of freedom (a likelihood-
+/// ratio test at level 5 % of the two parameters). Without it, releases too noisy to tell
+/// the members apart (a budget of 1/1944 per step) would pick one at random, for instance
+/// γ = 0, which keeps a first estimate that is mostly noise for the whole stream.
+const EVIDENCE: f64 = 3.0;
+
+/// Smallest predictive variance: the spread of rounding a count to an integer (1/12), so
+/// that a release exactly at a prediction of variance 0 cannot score +∞.
+const MIN_VARIANCE: f64 = 1.0 / 12.0;
+
+/// The running scores of the grid (docs/map.md §8).
+#[derive(Debug, Clone)]
+pub(crate) struct Calibrator {
+    dispersions: [f64; 19],
+    /// scores[g·19 + k]: the predictive log-likelihood of the scored releases under
+    /// (MOVE_WEIGHTS[g], dispersions[k]).
+    scores: Vec<f64>,
+    /// Releases scored so far.
+    scored: usize,
+}
+
+impl Calibrator {
+    pub(crate) fn new() -> Self {
+        let dispersions = dispersions();
+        Self { dispersions, scores: vec![0.0; MOVE_WEIGHTS.len() * dispersions.len()], scored: 0 }
+    }
+
+    /// The best-scoring member if it beats the DBSec prior (index 0) by more than
+    /// [`EVIDENCE`] nats; otherwise [`Calibration::DBSEC`] — also before any release was
+    /// scored.
+    pub(crate) fn choice(&self) -> Calibration {
+        if self.scored == 0 {
+            return Calibration::DBSEC;
+        }
+        let mut best = 0;
+        for (k, &s) in self.scores.iter().enumerate() {
+            if s > self.scores[best] {
+                best = k;
+            }
+        }
+        if self.scores[best] - self.scores[0] <= EVIDENCE {
+            return Calibration::DBSEC;
+        }
+        let d = self.dispersions.len();
+        Calibration { move_weight: MOVE_WEIGHTS[best / d], dispersion: self.dispersions[best % d] }
+    }
+
+    /// Adds the log-likelihood of release `r` (weight a > 0) under every member's prediction
+    /// from q (the previous estimate's distribution) and u = q·P, for population N.
+    /// `step` picks the rotating subset of cells.
+    pub(crate) fn score(&mut self, r: &[f64], q: &[f64], u: &[f64], total: f64, a: f64, step: usize) {
+        let noise = 2.0 / (a * a);
+        if !(a > 0.0 && noise.is_finite()) {
+            return;
+        }
+        let n = r.len();
+        let stride = n.div_ceil(SCORED_CELLS);
+        let d = self.dispersions.len();
+        for (g, &gamma) in MOVE_WEIGHTS.iter().enumerate() {
+            let row = &mut self.scores[g * d..(g + 1) * d];
+            let mut i = step % stride;
+            while i < n {
+                let m = total * ((1.0 - gamma) * q[i] + gamma * u[i]);
+                let e = r[i] - m;
+                let e2 = e * e;
+                // A residual beyond 1e154 (a release near the largest double) would make
+                // every score −∞ for good: it says nothing about the members, so skip it.
+                if e2.is_finite() {
+                    for (s, &phi) in row.iter_mut().zip(&self.dispersions) {
+                        let v = (phi * m + noise).max(MIN_VARIANCE);
+                        *s -= 0.5 * (ln_positive(v) + e2 / v);
+                    }
+                }
+                i += stride;
+            }
+        }
+        self.scored += 1;
+    }
+}
+
+/// ln v for a finite v ≥ 2⁻¹⁰²² (a positive normal double), within 1e-9 absolute: the
+/// scores compare log-likelihoods and never show them, and a branch-free logarithm lets the
+/// loop over the grid vectorise. v = 2^k·m with m ∈ [√½, √2) (the exponent split of
+/// fdlibm's log), ln m = 2·atanh(t) with t = (m − 1)/(m + 1), |t| ≤ 0.172, summed to t⁹
+/// (the next term is below 1e-9).
+#[inline]
+fn ln_positive(v: f64) -> f64 {
+    const SQRT_HALF: u64 = 0x3fe6_a09e_667f_3bcd;
+    const ONE: u64 = 0x3ff0_0000_0000_0000;
+    let shifted = v.to_bits().wrapping_add(ONE - SQRT_HALF);
+    let k = (shifted >> 52) as i64 - 1023;
+    let m = f64::from_bits((shifted & 0x000f_ffff_ffff_ffff) + SQRT_HALF);
+    let t = (m - 1.0) / (m + 1.0);
+    let t2 = t * t;
+    let series = 1.0 + t2 * (1.0 / 3.0 + t2 * (1.0 / 5.0 + t2 * (1.0 / 7.0 + t2 / 9.0)));
+    k as f64 * std::f64::consts::LN_2 + 2.0 * t * series
+}
+
+/// The backward matrix of a chain that moves by `forward` (P) from occupancy π (docs/map.md
+/// §9): by Bayes' rule, B_ji = Pr(previous cell i | now in j) = π_i·P_ij/(π·P)_j. A cell
+/// nobody can reach under π gets an identity row. Rows are normalised after rounding.
+///
+/// O(n²) once, and n² more values in memory: the backward pass then moves its estimates by
+/// the same product as the forward one.
+pub(crate) fn reversed(forward: &TransitionMatrix, occupancy: &[f64]) -> TransitionMatrix {
+    let n = forward.n();
+    let moved = propagate(occupancy, forward);
+    let mut rows = vec![vec![0.0; n]; n];
+    for (i, row) in forward.rows().enumerate() {
+        if occupancy[i] <= 0.0 {
+            continue;
+        }
+        for (j, &pij) in row.iter().enumerate() {
+            if moved[j] > 0.0 {
+                rows[j][i] = occupancy[i] * pij / moved[j];
+            }
+        }
+    }
+    for (j, row) in rows.iter_mut().enumerate() {
+        let sum: f64 = row.iter().sum();
+        if sum > 0.0 && sum.is_finite() {
+            row.iter_mut().for_each(|v| *v /= sum);
+        } else {
+            row.iter_mut().for_each(|v| *v = 0.0);
+            row[j] = 1.0;
+        }
+    }
+    TransitionMatrix::new(rows).unwrap_or_else(|_| TransitionMatrix::identity(n))
+}
+
+/// One direction of a calibrated stream (docs/map.md §8): the previous estimate, how it
+/// moves, and the scores of the family of predictions.
+#[derive(Debug, Clone)]
+pub(crate) struct Pass<'a> {
+    mover: Option<&'a TransitionMatrix>,
+    calibrator: Calibrator,
+    /// q = x̂_{t−1}/N and u = q·P of the pending prediction (empty before a step).
+    q: Vec<f64>,
+    u: Vec<f64>,
+    steps: usize,
+}
+
+/// A calibrated prediction: the prior of the step and the member that made it.
+pub(crate) struct Prediction {
+    pub(crate) prior: Vec<f64>,
+    pub(crate) calibration: Calibration,
+}
+
+impl<'a> Pass<'a> {
+    pub(crate) fn new(mover: Option<&'a TransitionMatrix>) -> Self {
+        Self { mover, calibrator: Calibrator::new(), q: Vec::new(), u: Vec::new(), steps: 0 }
+    }
+
+    /// The calibrated prior of the step whose release is `r` (weight a): the release is first
+    /// scored against every member's prediction from the previous estimate, then the best
+    /// member over all releases scored so far makes the prior (docs/map.md §8). `None` before
+    /// the first step.
+    pub(crate) fn predict(&mut self, r: &[f64], a: f64, total: f64) -> Option<Prediction> {
+        if self.q.is_empty() {
+            return None;
+        }
+        if total > 0.0 {
+            self.calibrator.score(r, &self.q, &self.u, total, a, self.steps);
+        }
+        let calibration = self.calibrator.choice();
+        let g = calibration.move_weight;
+        let prior = self.q.iter().zip(&self.u).map(|(&q, &u)| (1.0 - g) * q + g * u).collect();
+        Some(Prediction { prior, calibration })
+    }
+
+    /// Takes the step's estimate x̂ and moves it one step on for the next prediction (nothing
+    /// to move without a matrix, or when x̂ is 0).
+    pub(crate) fn observe(&mut self, estimate: &[f64]) {
+        self.steps += 1;
+        let sum: f64 = estimate.iter().sum();
+        if let (Some(mover), true) = (self.mover, sum > 0.0) {
+            self.q = estimate.iter().map(|v| v / sum).collect();
+            self.u = propagate(&self.q, mover);
+        } else {
+            self.q.clear();
+            self.u.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_starts_at_the_dbsec_prior_and_is_sorted_out_by_scores() {
+        let c = Calibrator::new();
+        assert_eq!(c.choice(), Calibration::DBSEC);
+        assert_eq!(c.dispersions[0], 1.0);
+        assert!(c.dispersions.contains(&4096.0) && c.dispersions.contains(&(1.0 / 64.0)));
+    }
+
+    #[test]
+    fn releases_far_from_the_model_choose_a_weak_prior() {
+        // The model predicts everyone in cell 1; releases keep saying cell 2.
+        let mut c = Calibrator::new();
+        let (q, u) = ([1.0, 0.0], [1.0, 0.0]);
+        for t in 0..50 {
+            c.score(&[0.0, 100.0], &q, &u, 100.0, 1.0, t);
+        }
+        // Cell 1 is off by 100 on a prediction of 100: a variance φ·100 ≈ 100² fits.
+        assert!(c.choice().dispersion >= 64.0, "{:?}", c.choice());
+    }
+
+    #[test]
+    fn releases_at_the_model_keep_a_strong_prior() {
+        let mut c = Calibrator::new();
+        let (q, u) = ([0.5, 0.5], [0.5, 0.5]);
+        for t in 0..200 {
+            let noise = if t % 2 == 0 { 1.0 } else { -1.0 };
+            c.score(&[50.0 + noise, 50.0 - noise], &q, &u, 100.0, 1.0, t);
+        }
+        assert!(c.choice().dispersion <= 1.0 / 16.0, "{:?}", c.choice());
+    }
+
+    #[test]
+    fn the_move_weight_follows_the_releases() {
+        // P swaps the two cells; the releases say nobody moved.
+        let mut c = Calibrator::new();
+        let (q, u) = ([0.8, 0.2], [0.2, 0.8]);
+        for t in 0..100 {
+            c.score(&[80.0, 20.0], &q, &u, 100.0, 2.0, t);
+        }
+        assert_eq!(c.choice().move_weight, 0.0);
+    }
+
+    #[test]
+    fn fast_logarithm_matches_the_library_one() {
+        let mut v = f64::MIN_POSITIVE;
+        while v < 1e300 {
+            for x in [v, v * 1.234_567, v * std::f64::consts::SQRT_2, v * 1.999_999] {
+                let (got, want) = (ln_positive(x), x.ln());
+                assert!((got - want).abs() <= 1e-9, "ln {x}: {got} vs {want}");
+            }
+            v *= 1.7;
+        }
+        assert_eq!(ln_positive(1.0), 0.0);
+    }
+
+    #[test]
+    fn reversal_of_a_stationary_chain_is_its_time_reversal() {
+        // Two-state chain with stationary π = (2/3, 1/3) is reversible: B = P.
+        let p = TransitionMatrix::new(vec![vec![0.9, 0.1], vec![0.2, 0.8]]).unwrap();
+        let b = reversed(&p, &[2.0 / 3.0, 1.0 / 3.0]);
+        for j in 0..2 {
+            for i in 0..2 {
+                assert!((b.row(j)[i] - p.row(j)[i]).abs() < 1e-15, "{b:?}");
+            }
+        }
+        // A cell nobody reaches keeps its people: identity row.
+        let p = TransitionMatrix::new(vec![vec![1.0, 0.0], vec![1.0, 0.0]]).unwrap();
+        let b = reversed(&p, &[0.5, 0.5]);
+        assert_eq!((b.row(0), b.row(1)), (&[0.5, 0.5][..], &[0.0, 1.0][..]));
+    }
+}
