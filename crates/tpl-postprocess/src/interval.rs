@@ -33,8 +33,9 @@ pub type EstimatorFn<'a> = dyn FnMut(&[Vec<f64>]) -> Result<Vec<Vec<f64>>> + 'a;
 /// 3. `estimator` turns the replicate releases into x*_t, and e*_t = x*_t − c*_t is one draw of
 ///    the estimator's error;
 /// 4. with α = 1 − level, lower = x̂ − q_{1−α/2}(e*) and upper = x̂ − q_{α/2}(e*) per cell (the
-///    basic bootstrap: a biased estimator's bias is removed, not doubled), clipped to
-///    [0, N_t] with N_t the row's sum.
+///    basic bootstrap: a biased estimator's bias is removed, not doubled), rounded outwards
+///    to whole numbers (true counts are whole, so no coverage is lost) and clipped to
+///    [0, N_t] with N_t the row's sum, rounded.
 ///
 /// Memory: B·T·n errors (8 bytes each), which the caller bounds.
 ///
@@ -110,8 +111,10 @@ pub fn bootstrap_intervals(
         for &x in row {
             let e = &mut errors[k * replicates..(k + 1) * replicates];
             e.sort_by(f64::total_cmp);
-            lo.push((x - quantile(e, 1.0 - alpha / 2.0)).clamp(0.0, total.max(0.0)));
-            hi.push((x - quantile(e, alpha / 2.0)).clamp(0.0, total.max(0.0)));
+            // True counts are whole numbers: an end rounded outwards to one loses nothing.
+            let cap = total.max(0.0).round();
+            lo.push((x - quantile(e, 1.0 - alpha / 2.0)).floor().clamp(0.0, cap));
+            hi.push((x - quantile(e, alpha / 2.0)).ceil().clamp(0.0, cap));
             k += 1;
         }
         lower.push(lo);

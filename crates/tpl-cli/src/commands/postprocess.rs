@@ -6,13 +6,20 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::{Value, json};
-use tpl_postprocess::{Estimates, Estimator, FilterConfig, PostprocessError, PriorPolicy, filter};
+use tpl_mechanisms::{Intervals, LaplaceMechanism, Mechanism, SamplerKind};
+use tpl_postprocess::{
+    Bootstrap, Estimates, Estimator, FilterConfig, PostprocessError, PriorPolicy, bootstrap_intervals, filter,
+};
+
+use crate::args::IntervalArgs;
+use crate::chart::{CellSeries, estimate_chart};
 
 use crate::budget_file::read_budgets;
 use crate::counts_file::{Counts, read_counts};
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix_for};
 use crate::provenance::VERSION;
+use crate::release_report::Sampler;
 use crate::render::{Report, Table, csv_text, human};
 use crate::text;
 
@@ -56,7 +63,32 @@ pub struct PostprocessArgs {
     pub estimator: Estimator,
     #[command(flatten)]
     pub matrices: MatrixOptions,
+    #[command(flatten)]
+    pub interval: IntervalArgs,
+    /// With --interval: B, the replicate releases of the bootstrap (≥ 2; more gives steadier
+    /// interval ends, at B times the estimator's cost).
+    #[arg(long, value_name = "B", default_value_t = 100)]
+    pub replicates: usize,
+    /// With --interval: the sampler the releases were drawn with, which the bootstrap's
+    /// replicates use too.
+    #[arg(long, value_enum, default_value_t = Sampler(SamplerKind::Discrete))]
+    pub sampler: Sampler,
+    /// With --interval: seed of the bootstrap's replicate noise, for reproducible intervals
+    /// (default: OS entropy). It touches no release: the releases' privacy is unaffected.
+    #[arg(long, value_name = "S", requires = "interval")]
+    pub seed: Option<u64>,
+    /// Draw an SVG chart of a few cells over time: the raw release, the estimate, its
+    /// interval band (with --interval) and the truth (with --truth).
+    #[arg(long, value_name = "FILE.svg")]
+    pub chart: Option<PathBuf>,
+    /// With --chart: the true counts (a counts file of the same steps and cells), drawn as
+    /// the reference line.
+    #[arg(long, value_name = "FILE", requires = "chart")]
+    pub truth: Option<PathBuf>,
 }
+
+/// Most bootstrap errors held at once (B·T·n values of 8 bytes): 1 GiB.
+const MAX_BOOTSTRAP_VALUES: usize = 1 << 27;
 
 fn parse_total(s: &str) -> std::result::Result<u64, String> {
     s.parse::<u64>().map_err(|_| format!("{s:?} is not a whole number ≥ 0 (the population N)"))
@@ -72,6 +104,8 @@ pub struct PostprocessReport {
     total: u64,
     sensitivity: f64,
     prior: String,
+    /// Per-cell intervals, with `--interval`.
+    intervals: Option<Intervals>,
 }
 
 /// Runs `tpl postprocess`; warnings of the prior (`docs/map.md` §5) go to stderr.
@@ -105,16 +139,111 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
         estimator: args.estimator,
         ..FilterConfig::new(args.total)
     };
-    let estimates = filter(&counts.rows, &budgets, config).map_err(|e| locate(e, args, &counts))?;
+    let estimates = filter(&counts.rows, &budgets, config.clone()).map_err(|e| locate(e, args, &counts))?;
     for w in &estimates.warnings {
         eprintln!("tpl: warning: {}: {w}", args.releases.display());
+    }
+    let intervals = match args.interval.interval {
+        Some(level) => Some(bootstrap(args, level, &estimates.estimates, &budgets, config)?),
+        None => None,
+    };
+    if let Some(path) = &args.chart {
+        chart(args, path, &counts, &estimates, intervals.as_ref())?;
     }
     Ok(PostprocessReport {
         estimates,
         total: args.total,
         sensitivity: args.sensitivity,
         prior: args.prior.clone(),
+        intervals,
     })
+}
+
+/// `--interval`: the parametric bootstrap of the estimator (`docs/intervals.md` §2), its
+/// replicates released through the Laplace mechanism with the releases' budgets and `--sampler`.
+fn bootstrap(
+    args: &PostprocessArgs,
+    level: f64,
+    estimates: &[Vec<f64>],
+    budgets: &[f64],
+    config: FilterConfig<'_>,
+) -> Result<Intervals> {
+    let cells = estimates.len().saturating_mul(estimates.first().map_or(0, Vec::len));
+    if args.replicates.saturating_mul(cells) > MAX_BOOTSTRAP_VALUES {
+        return Err(CliError::Usage(format!(
+            "--replicates {}: {} replicates × {cells} estimates exceed the {MAX_BOOTSTRAP_VALUES} values (1 GiB) \
+             the bootstrap holds; use at most {}",
+            args.replicates,
+            args.replicates,
+            MAX_BOOTSTRAP_VALUES / cells.max(1)
+        )));
+    }
+    let noise = match args.seed {
+        Some(seed) => args.sampler.0.seeded(seed),
+        None => args.sampler.0.from_os_rng(),
+    };
+    let mut mechanism = LaplaceMechanism::new(noise);
+    let sensitivity = args.sensitivity;
+    let mut release =
+        |c: &[f64], eps: f64| mechanism.release(c, sensitivity, eps).map_err(|e| e.to_string());
+    let mut estimator = |r: &[Vec<f64>]| filter(r, budgets, config.clone()).map(|e| e.estimates);
+    let settings = Bootstrap { level, replicates: args.replicates };
+    let (lower, upper) = bootstrap_intervals(estimates, budgets, settings, &mut release, &mut estimator)
+        .map_err(|e| post("--interval: ", e))?;
+    Ok(Intervals { level, lower, upper })
+}
+
+/// Cells drawn by `--chart`: the three with the largest mean estimate.
+const CHART_CELLS: usize = 3;
+
+/// `--chart`: the cells with the most people, each its own panel.
+fn chart(
+    args: &PostprocessArgs,
+    path: &Path,
+    releases: &Counts,
+    estimates: &Estimates,
+    intervals: Option<&Intervals>,
+) -> Result<()> {
+    let truth = match &args.truth {
+        Some(file) => {
+            let t = read_counts(file, false)?;
+            if t.rows.len() != releases.rows.len() || t.rows[0].len() != releases.rows[0].len() {
+                return Err(CliError::parse(
+                    file,
+                    0,
+                    format!(
+                        "{} steps × {} cells, but the releases have {} × {}",
+                        t.rows.len(),
+                        t.rows[0].len(),
+                        releases.rows.len(),
+                        releases.rows[0].len()
+                    ),
+                ));
+            }
+            Some(t.rows)
+        }
+        None => None,
+    };
+    let x = &estimates.estimates;
+    let n = x.first().map_or(0, Vec::len);
+    let mut order: Vec<usize> = (0..n).collect();
+    let mean = |j: usize| x.iter().map(|row| row[j]).sum::<f64>();
+    order.sort_by(|&a, &b| mean(b).total_cmp(&mean(a)));
+    let column = |rows: &[Vec<f64>], j: usize| rows.iter().map(|r| r[j]).collect::<Vec<f64>>();
+    let cells: Vec<CellSeries<'_>> = order
+        .into_iter()
+        .take(CHART_CELLS)
+        .map(|j| CellSeries {
+            name: format!("cell c{j}"),
+            releases: column(&releases.rows, j),
+            estimates: column(x, j),
+            truth: truth.as_ref().map(|t| column(t, j)),
+            band: intervals.map(|i| (column(&i.lower, j), column(&i.upper, j), i.level)),
+            estimator: estimates.estimator.name(),
+        })
+        .collect();
+    let title = format!("{}: estimates of the {} busiest cells", text::name(&args.releases), cells.len());
+    estimate_chart(path, &title, &cells)
 }
 
 /// ε_1..ε_T from `--epsilon`, `--budgets`, or the releases file's `publication_budget`.
@@ -216,7 +345,13 @@ impl Report for PostprocessReport {
             Some(ints) => json!(ints),
             None => json!(e.estimates),
         };
-        json!({ "estimator": e.estimator.name(), "t": t, "estimates": estimates })
+        let mut out = json!({ "estimator": e.estimator.name(), "t": t, "estimates": estimates });
+        if let (Some(i), Some(map)) = (&self.intervals, out.as_object_mut()) {
+            map.insert("interval".into(), json!(i.level));
+            map.insert("lower".into(), json!(i.lower));
+            map.insert("upper".into(), json!(i.upper));
+        }
+        out
     }
 
     fn csv(&self) -> String {
@@ -235,11 +370,23 @@ impl Report for PostprocessReport {
             for i in 0..n {
                 w.value(format_args!("x{i}"))?;
             }
+            if self.intervals.is_some() {
+                for side in ["lo", "hi"] {
+                    for i in 0..n {
+                        w.value(format_args!("{side}_c{i}"))?;
+                    }
+                }
+            }
             w.end()?;
             for (t, row) in rows.iter().enumerate() {
                 w.value(t + 1)?;
                 for v in row {
                     w.value(v)?;
+                }
+                if let Some(i) = &self.intervals {
+                    for v in i.lower[t].iter().chain(&i.upper[t]) {
+                        w.value(v)?;
+                    }
                 }
                 w.end()?;
             }
@@ -268,8 +415,15 @@ impl Report for PostprocessReport {
             table.row(cells);
         }
         table.elide(5);
+        let intervals = match &self.intervals {
+            Some(i) => format!(
+                "{} % intervals (parametric bootstrap) in the JSON and CSV (`lower`/`upper`, `lo_c…`/`hi_c…`).\n",
+                human(100.0 * i.level)
+            ),
+            None => String::new(),
+        };
         format!(
-            "Estimator {}: estimates of the counts of N = {} users in {n} cells over {} steps (each row sums to N).\n\n{}",
+            "Estimator {}: estimates of the counts of N = {} users in {n} cells over {} steps (each row sums to N).\n{intervals}\n{}",
             self.estimates.estimator,
             self.total,
             rows.len(),
