@@ -148,7 +148,10 @@ pub fn estimate_chart(path: &Path, title: &str, cells: &[CellSeries<'_>]) -> Res
 }
 
 /// One panel of [`estimate_chart`].
-fn draw_cell(area: &DrawingArea<SVGBackend<'_>, Shift>, cell: &CellSeries<'_>) -> std::result::Result<(), String> {
+fn draw_cell(
+    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    cell: &CellSeries<'_>,
+) -> std::result::Result<(), String> {
     let len = cell.estimates.len();
     let stride = len.div_ceil(MAX_POINTS).max(1);
     let steps: Vec<usize> = (0..len).step_by(stride).collect();
@@ -174,21 +177,23 @@ fn draw_cell(area: &DrawingArea<SVGBackend<'_>, Shift>, cell: &CellSeries<'_>) -
     let grey = PALETTE[PALETTE.len() - 1];
     if let Some((lower, upper, level)) = &cell.band {
         let blue = PALETTE[0];
-        let outline: Vec<(f64, f64)> = points(lower).into_iter().chain(points(upper).into_iter().rev()).collect();
+        let outline: Vec<(f64, f64)> =
+            points(lower).into_iter().chain(points(upper).into_iter().rev()).collect();
         chart
             .draw_series(std::iter::once(Polygon::new(outline, blue.mix(0.18).filled())))
             .map_err(draw_error)?
             .label(format!("{} % interval", human(100.0 * level)))
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 22, y + 5)], blue.mix(0.18).filled()));
     }
-    let mut line = |name: String, v: &[f64], color: RGBColor, width: u32| -> std::result::Result<(), String> {
-        chart
-            .draw_series(LineSeries::new(points(v), color.stroke_width(width)))
-            .map_err(draw_error)?
-            .label(name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3)));
-        Ok(())
-    };
+    let mut line =
+        |name: String, v: &[f64], color: RGBColor, width: u32| -> std::result::Result<(), String> {
+            chart
+                .draw_series(LineSeries::new(points(v), color.stroke_width(width)))
+                .map_err(draw_error)?
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(3)));
+            Ok(())
+        };
     line("raw release".into(), &cell.releases, grey, 1)?;
     if let Some(truth) = &cell.truth {
         line("truth".into(), truth, BLACK, 2)?;

@@ -32,17 +32,24 @@ pub type EstimatorFn<'a> = dyn FnMut(&[Vec<f64>]) -> Result<Vec<Vec<f64>>> + 'a;
 ///    as the scheme did;
 /// 3. `estimator` turns the replicate releases into x*_t, and e*_t = x*_t − c*_t is one draw of
 ///    the estimator's error;
-/// 4. with α = 1 − level, lower = x̂ − q_{1−α/2}(e*) and upper = x̂ − q_{α/2}(e*) per cell (the
+/// 4. each cell's replicate errors are spread about their mean by the error the replicates
+///    miss (`widen`): the bootstrap's truth is the estimate, smoother than real counts, so
+///    the real releases deviate more from their estimates than the replicates do from
+///    theirs, and that excess (mean squared residual at the fresh releases, per cell) is
+///    added to the errors' variance;
+/// 5. with α = 1 − level, lower = x̂ − q_{1−α/2}(e*) and upper = x̂ − q_{α/2}(e*) per cell (the
 ///    basic bootstrap: a biased estimator's bias is removed, not doubled), rounded outwards
 ///    to whole numbers (true counts are whole, so no coverage is lost) and clipped to
 ///    [0, N_t] with N_t the row's sum, rounded.
 ///
-/// Memory: B·T·n errors (8 bytes each), which the caller bounds.
+/// Measured coverage: `docs/intervals.md` §2. Memory: B·T·n errors (8 bytes each), which the
+/// caller bounds.
 ///
 /// ```
 /// use tpl_postprocess::{Bootstrap, bootstrap_intervals};
 /// // The identity estimator of a release with noise ±1: the interval has width 2.
-/// let estimate = vec![vec![5.0, 5.0]];
+/// let releases = vec![vec![5.0, 5.0]];
+/// let estimate = releases.clone();
 /// let mut flip = 1.0;
 /// let mut release = |c: &[f64], _eps: f64| {
 ///     flip = -flip;
@@ -50,16 +57,17 @@ pub type EstimatorFn<'a> = dyn FnMut(&[Vec<f64>]) -> Result<Vec<Vec<f64>>> + 'a;
 /// };
 /// let mut identity = |r: &[Vec<f64>]| Ok(r.to_vec());
 /// let b = Bootstrap { level: 0.9, replicates: 10 };
-/// let (lo, hi) = bootstrap_intervals(&estimate, &[1.0], b, &mut release, &mut identity)?;
+/// let (lo, hi) = bootstrap_intervals(&releases, &estimate, &[1.0], b, &mut release, &mut identity)?;
 /// assert_eq!((lo[0][0], hi[0][0]), (4.0, 6.0));
 /// # Ok::<(), tpl_postprocess::PostprocessError>(())
 /// ```
 ///
 /// # Errors
 /// [`PostprocessError::Bootstrap`] for a level outside (0, 1), fewer than two replicates,
-/// budgets of another length than the estimate, a first step without a publication, or a
+/// budgets or releases of another length than the estimate, a first step without a publication, or a
 /// replicate the release or the estimator refused.
 pub fn bootstrap_intervals(
+    releases: &[Vec<f64>],
     estimate: &[Vec<f64>],
     budgets: &[f64],
     config: Bootstrap,
@@ -74,14 +82,24 @@ pub fn bootstrap_intervals(
     if replicates < 2 {
         return Err(bad(format!("{replicates} replicates: at least 2 are needed")));
     }
-    if budgets.len() != estimate.len() {
-        return Err(bad(format!("{} budgets for {} steps", budgets.len(), estimate.len())));
+    if budgets.len() != estimate.len() || releases.len() != estimate.len() {
+        return Err(bad(format!(
+            "{} budgets and {} releases for {} steps",
+            budgets.len(),
+            releases.len(),
+            estimate.len()
+        )));
     }
     if budgets.first().is_some_and(|&b| b <= 0.0) {
         return Err(bad("the first step has no publication budget: nothing to repeat".into()));
     }
     let truth: Vec<Vec<f64>> = estimate.iter().map(|row| round_keeping_sum(row)).collect();
     let cells: usize = estimate.iter().map(Vec::len).sum();
+    // Per cell: the mean squared residual r − x̂ of the fresh releases, real and replicated.
+    let fresh = budgets.iter().filter(|&&b| b > 0.0).count() as f64;
+    let mut real_residual = vec![0.0; estimate.first().map_or(0, Vec::len)];
+    accumulate_residuals(&mut real_residual, releases, estimate, budgets, fresh);
+    let mut boot_residual = vec![0.0; real_residual.len()];
     // errors[k·B + b]: replicate b's error at the k-th (step, cell), steps then cells.
     let mut errors = vec![0.0; cells * replicates];
     for b in 0..replicates {
@@ -94,6 +112,7 @@ pub fn bootstrap_intervals(
             releases.push(r);
         }
         let x = estimator(&releases).map_err(|e| bad(format!("replicate {}: {e}", b + 1)))?;
+        accumulate_residuals(&mut boot_residual, &releases, &x, budgets, fresh * replicates as f64);
         let mut k = 0;
         for (xt, ct) in x.iter().zip(&truth) {
             for (v, c) in xt.iter().zip(ct) {
@@ -108,8 +127,9 @@ pub fn bootstrap_intervals(
     for row in estimate {
         let total: f64 = row.iter().sum();
         let (mut lo, mut hi) = (Vec::with_capacity(row.len()), Vec::with_capacity(row.len()));
-        for &x in row {
+        for (j, &x) in row.iter().enumerate() {
             let e = &mut errors[k * replicates..(k + 1) * replicates];
+            widen(e, (real_residual[j] - boot_residual[j]).max(0.0));
             e.sort_by(f64::total_cmp);
             // True counts are whole numbers: an end rounded outwards to one loses nothing.
             let cap = total.max(0.0).round();
@@ -121,6 +141,93 @@ pub fn bootstrap_intervals(
         upper.push(hi);
     }
     Ok((lower, upper))
+}
+
+/// Adds (r − x)²/`count` per cell over the fresh releases (budget > 0) to `sums`.
+fn accumulate_residuals(
+    sums: &mut [f64],
+    releases: &[Vec<f64>],
+    x: &[Vec<f64>],
+    budgets: &[f64],
+    count: f64,
+) {
+    for ((r, xt), &eps) in releases.iter().zip(x).zip(budgets) {
+        if eps > 0.0 {
+            for (s, (rv, xv)) in sums.iter_mut().zip(r.iter().zip(xt)) {
+                *s += (rv - xv).powi(2) / count;
+            }
+        }
+    }
+}
+
+/// Spreads the replicate errors `e` of one estimate about their mean so that their variance
+/// grows by `extra` — the error the replicates miss: how much more, per cell, the real
+/// releases deviate from their estimates than the replicates from theirs. The bootstrap's
+/// truth is the estimate itself, smoother than real counts, which move between steps in ways
+/// no estimator follows at once; that part of the error shows only in the real residuals.
+/// Errors with no spread get the normal quantiles of their ranks times √extra.
+fn widen(e: &mut [f64], extra: f64) {
+    if extra <= 0.0 {
+        return;
+    }
+    let len = e.len() as f64;
+    let mean = e.iter().sum::<f64>() / len;
+    let var = e.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (len - 1.0);
+    if var > 0.0 {
+        let scale = ((var + extra) / var).sqrt();
+        for v in e.iter_mut() {
+            *v = mean + (*v - mean) * scale;
+        }
+    } else {
+        let sd = extra.sqrt();
+        for (i, v) in e.iter_mut().enumerate() {
+            *v = mean + sd * normal_quantile((i as f64 + 0.5) / len);
+        }
+    }
+}
+
+/// The standard normal quantile (Acklam's rational approximation, relative error below
+/// 1.2·10⁻⁹).
+fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -39.696_830_286_653_76,
+        220.946_098_424_520_5,
+        -275.928_510_446_968_7,
+        138.357_751_867_269,
+        -30.664_798_066_147_16,
+        2.506_628_277_459_239,
+    ];
+    const B: [f64; 5] = [
+        -54.476_098_798_224_06,
+        161.585_836_858_040_9,
+        -155.698_979_859_886_6,
+        66.801_311_887_719_72,
+        -13.280_681_552_885_72,
+    ];
+    const C: [f64; 6] = [
+        -0.007_784_894_002_430_293,
+        -0.322_396_458_041_136_5,
+        -2.400_758_277_161_838,
+        -2.549_732_539_343_734,
+        4.374_664_141_464_968,
+        2.938_163_982_698_783,
+    ];
+    const D: [f64; 4] =
+        [0.007_784_695_709_041_462, 0.322_467_129_070_039_8, 2.445_134_137_142_996, 3.754_408_661_907_416];
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < 0.02425 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.02425 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
 }
 
 /// The `p`-quantile of sorted values, interpolated linearly between order statistics (the
@@ -171,7 +278,8 @@ mod tests {
         let mut identity = |r: &[Vec<f64>]| Ok(r.to_vec());
         let budgets = vec![0.5; steps];
         let config = Bootstrap { level, replicates: 200 };
-        let (lo, hi) = bootstrap_intervals(&releases, &budgets, config, &mut release, &mut identity).unwrap();
+        let (lo, hi) =
+            bootstrap_intervals(&releases, &releases, &budgets, config, &mut release, &mut identity).unwrap();
         let covered = (0..steps)
             .flat_map(|t| (0..cells).map(move |j| (t, j)))
             .filter(|&(t, j)| lo[t][j] <= 50.0 && 50.0 <= hi[t][j])
@@ -191,7 +299,8 @@ mod tests {
         let mut identity = |r: &[Vec<f64>]| Ok(r.to_vec());
         let config = Bootstrap { level: 0.9, replicates: 3 };
         let (lo, _) =
-            bootstrap_intervals(&estimate, &[1.0, 0.0], config, &mut release, &mut identity).unwrap();
+            bootstrap_intervals(&estimate, &estimate, &[1.0, 0.0], config, &mut release, &mut identity)
+                .unwrap();
         // Step 2 repeats step 1's replicate: its error is (3, 1) − (2, 2).
         assert_eq!(lo[1], vec![1.0, 3.0]);
         assert_eq!(calls.get(), 3);
@@ -202,8 +311,52 @@ mod tests {
             (vec![1.0, 1.0], 0.9, 1),
         ] {
             let c = Bootstrap { level, replicates };
-            assert!(bootstrap_intervals(&estimate, &budgets, c, &mut release, &mut identity).is_err());
+            assert!(
+                bootstrap_intervals(&estimate, &estimate, &budgets, c, &mut release, &mut identity).is_err()
+            );
         }
+    }
+
+    #[test]
+    fn widening_adds_exactly_the_missing_variance_about_the_mean() {
+        let variance = |e: &[f64]| {
+            let m = e.iter().sum::<f64>() / e.len() as f64;
+            (m, e.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (e.len() - 1) as f64)
+        };
+        let mut e = vec![-1.0, 0.0, 0.5, 2.5];
+        let (m0, v0) = variance(&e);
+        widen(&mut e, 3.0);
+        let (m1, v1) = variance(&e);
+        assert!((m1 - m0).abs() < 1e-12 && (v1 - v0 - 3.0).abs() < 1e-12);
+        // No spread at all: normal quantiles of the ranks, scaled by √extra.
+        let mut flat = vec![1.0; 5];
+        widen(&mut flat, 4.0);
+        assert!((flat[2] - 1.0).abs() < 1e-12 && (flat[4] - 1.0 - 2.0 * normal_quantile(0.9)).abs() < 1e-12);
+        assert!((normal_quantile(0.95) - 1.644_853_626_951_472_2).abs() < 1e-8);
+        assert!((normal_quantile(0.01) + 2.326_347_874_040_841).abs() < 1e-8);
+    }
+
+    /// Releases that move more than their estimates (a truth the estimate smooths over) get
+    /// wider intervals than releases that match their estimates.
+    #[test]
+    fn releases_far_from_their_estimates_widen_the_intervals() {
+        let estimate = vec![vec![10.0, 10.0]; 50];
+        let jumpy: Vec<Vec<f64>> =
+            (0..50).map(|t| if t % 2 == 0 { vec![16.0, 4.0] } else { vec![4.0, 16.0] }).collect();
+        let width = |releases: &[Vec<f64>]| {
+            let mut flip = 1.0;
+            let mut release = |c: &[f64], _: f64| {
+                flip = -flip;
+                Ok(c.iter().map(|v| v + flip).collect())
+            };
+            let mut identity = |r: &[Vec<f64>]| Ok(r.to_vec());
+            let config = Bootstrap { level: 0.9, replicates: 10 };
+            let (lo, hi) =
+                bootstrap_intervals(releases, &estimate, &[1.0; 50], config, &mut release, &mut identity)
+                    .unwrap();
+            hi[10][0] - lo[10][0]
+        };
+        assert!(width(&jumpy) > width(&estimate) + 4.0, "{} vs {}", width(&jumpy), width(&estimate));
     }
 
     #[test]

@@ -144,7 +144,7 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
         eprintln!("tpl: warning: {}: {w}", args.releases.display());
     }
     let intervals = match args.interval.interval {
-        Some(level) => Some(bootstrap(args, level, &estimates.estimates, &budgets, config)?),
+        Some(level) => Some(bootstrap(args, level, &counts.rows, &estimates.estimates, &budgets, config)?),
         None => None,
     };
     if let Some(path) = &args.chart {
@@ -164,6 +164,7 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
 fn bootstrap(
     args: &PostprocessArgs,
     level: f64,
+    releases: &[Vec<f64>],
     estimates: &[Vec<f64>],
     budgets: &[f64],
     config: FilterConfig<'_>,
@@ -184,12 +185,12 @@ fn bootstrap(
     };
     let mut mechanism = LaplaceMechanism::new(noise);
     let sensitivity = args.sensitivity;
-    let mut release =
-        |c: &[f64], eps: f64| mechanism.release(c, sensitivity, eps).map_err(|e| e.to_string());
+    let mut release = |c: &[f64], eps: f64| mechanism.release(c, sensitivity, eps).map_err(|e| e.to_string());
     let mut estimator = |r: &[Vec<f64>]| filter(r, budgets, config.clone()).map(|e| e.estimates);
     let settings = Bootstrap { level, replicates: args.replicates };
-    let (lower, upper) = bootstrap_intervals(estimates, budgets, settings, &mut release, &mut estimator)
-        .map_err(|e| post("--interval: ", e))?;
+    let (lower, upper) =
+        bootstrap_intervals(releases, estimates, budgets, settings, &mut release, &mut estimator)
+            .map_err(|e| post("--interval: ", e))?;
     Ok(Intervals { level, lower, upper })
 }
 
