@@ -38,8 +38,8 @@ pub type EstimatorFn<'a> = dyn FnMut(&[Vec<f64>]) -> Result<Vec<Vec<f64>>> + 'a;
 ///    theirs, and that excess (mean squared residual at the fresh releases, per cell) is
 ///    added to the errors' variance;
 /// 5. with α = 1 − level, lower = x̂ − q_{1−α/2}(e*) and upper = x̂ − q_{α/2}(e*) per cell (the
-///    basic bootstrap: a biased estimator's bias is removed, not doubled), rounded outwards
-///    to whole numbers (true counts are whole, so no coverage is lost) and clipped to
+///    basic bootstrap: a biased estimator's bias is removed, not doubled), widened to hold
+///    x̂ itself, rounded outwards to whole numbers (true counts are whole, so no coverage is lost) and clipped to
 ///    [0, N_t] with N_t the row's sum, rounded.
 ///
 /// Measured coverage: `docs/intervals.md` §2. Memory: B·T·n errors (8 bytes each), which the
@@ -133,8 +133,10 @@ pub fn bootstrap_intervals(
             e.sort_by(f64::total_cmp);
             // True counts are whole numbers: an end rounded outwards to one loses nothing.
             let cap = total.max(0.0).round();
-            lo.push((x - quantile(e, 1.0 - alpha / 2.0)).floor().clamp(0.0, cap));
-            hi.push((x - quantile(e, alpha / 2.0)).ceil().clamp(0.0, cap));
+            // The interval also holds the estimate itself (which a bias correction can move
+            // it off): widening only, so no coverage is lost.
+            lo.push((x - quantile(e, 1.0 - alpha / 2.0)).min(x).floor().clamp(0.0, cap));
+            hi.push((x - quantile(e, alpha / 2.0)).max(x).ceil().clamp(0.0, cap));
             k += 1;
         }
         lower.push(lo);

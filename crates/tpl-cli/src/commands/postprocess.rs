@@ -67,7 +67,7 @@ pub struct PostprocessArgs {
     pub interval: IntervalArgs,
     /// With --interval: B, the replicate releases of the bootstrap (≥ 2; more gives steadier
     /// interval ends, at B times the estimator's cost).
-    #[arg(long, value_name = "B", default_value_t = 100)]
+    #[arg(long, value_name = "B", default_value_t = 100, value_parser = parse_replicates)]
     pub replicates: usize,
     /// With --interval: the sampler the releases were drawn with, which the bootstrap's
     /// replicates use too.
@@ -89,6 +89,13 @@ pub struct PostprocessArgs {
 
 /// Most bootstrap errors held at once (B·T·n values of 8 bytes): 1 GiB.
 const MAX_BOOTSTRAP_VALUES: usize = 1 << 27;
+
+fn parse_replicates(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(b) if b >= 2 => Ok(b),
+        _ => Err(format!("{s:?} is not a whole number ≥ 2 (the bootstrap's replicates)")),
+    }
+}
 
 fn parse_total(s: &str) -> std::result::Result<u64, String> {
     s.parse::<u64>().map_err(|_| format!("{s:?} is not a whole number ≥ 0 (the population N)"))
@@ -139,6 +146,10 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
         estimator: args.estimator,
         ..FilterConfig::new(args.total)
     };
+    let truth = args.truth.as_deref().map(|file| read_truth(file, &counts)).transpose()?;
+    if args.interval.interval.is_some() {
+        check_bootstrap_size(args.replicates, horizon.saturating_mul(cells))?;
+    }
     let estimates = filter(&counts.rows, &budgets, config.clone()).map_err(|e| locate(e, args, &counts))?;
     for w in &estimates.warnings {
         eprintln!("tpl: warning: {}: {w}", args.releases.display());
@@ -148,7 +159,7 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
         None => None,
     };
     if let Some(path) = &args.chart {
-        chart(args, path, &counts, &estimates, intervals.as_ref())?;
+        chart(args, path, &counts, truth.as_deref(), &estimates, intervals.as_ref())?;
     }
     Ok(PostprocessReport {
         estimates,
@@ -169,16 +180,6 @@ fn bootstrap(
     budgets: &[f64],
     config: FilterConfig<'_>,
 ) -> Result<Intervals> {
-    let cells = estimates.len().saturating_mul(estimates.first().map_or(0, Vec::len));
-    if args.replicates.saturating_mul(cells) > MAX_BOOTSTRAP_VALUES {
-        return Err(CliError::Usage(format!(
-            "--replicates {}: {} replicates × {cells} estimates exceed the {MAX_BOOTSTRAP_VALUES} values (1 GiB) \
-             the bootstrap holds; use at most {}",
-            args.replicates,
-            args.replicates,
-            MAX_BOOTSTRAP_VALUES / cells.max(1)
-        )));
-    }
     let noise = match args.seed {
         Some(seed) => args.sampler.0.seeded(seed),
         None => args.sampler.0.from_os_rng(),
@@ -194,37 +195,49 @@ fn bootstrap(
     Ok(Intervals { level, lower, upper })
 }
 
+/// Refuses a bootstrap of `replicates` × `cells` errors beyond [`MAX_BOOTSTRAP_VALUES`],
+/// before anything is computed.
+fn check_bootstrap_size(replicates: usize, cells: usize) -> Result<()> {
+    if replicates.saturating_mul(cells) <= MAX_BOOTSTRAP_VALUES {
+        return Ok(());
+    }
+    Err(CliError::Usage(format!(
+        "--replicates {replicates}: {replicates} replicates × {cells} estimates exceed the {MAX_BOOTSTRAP_VALUES} \
+         values (1 GiB) the bootstrap holds; use at most {}",
+        MAX_BOOTSTRAP_VALUES / cells.max(1)
+    )))
+}
+
 /// Cells drawn by `--chart`: the three with the largest mean estimate.
 const CHART_CELLS: usize = 3;
+
+/// `--truth`: the true counts, of the releases' shape.
+fn read_truth(file: &Path, releases: &Counts) -> Result<Vec<Vec<f64>>> {
+    let t = read_counts(file, false)?;
+    let (steps, cells) = (releases.rows.len(), releases.rows[0].len());
+    if t.rows.len() != steps || t.rows[0].len() != cells {
+        return Err(CliError::parse(
+            file,
+            0,
+            format!(
+                "{} steps × {} cells, but the releases have {steps} × {cells}",
+                t.rows.len(),
+                t.rows[0].len()
+            ),
+        ));
+    }
+    Ok(t.rows)
+}
 
 /// `--chart`: the cells with the most people, each its own panel.
 fn chart(
     args: &PostprocessArgs,
     path: &Path,
     releases: &Counts,
+    truth: Option<&[Vec<f64>]>,
     estimates: &Estimates,
     intervals: Option<&Intervals>,
 ) -> Result<()> {
-    let truth = match &args.truth {
-        Some(file) => {
-            let t = read_counts(file, false)?;
-            if t.rows.len() != releases.rows.len() || t.rows[0].len() != releases.rows[0].len() {
-                return Err(CliError::parse(
-                    file,
-                    0,
-                    format!(
-                        "{} steps × {} cells, but the releases have {} × {}",
-                        t.rows.len(),
-                        t.rows[0].len(),
-                        releases.rows.len(),
-                        releases.rows[0].len()
-                    ),
-                ));
-            }
-            Some(t.rows)
-        }
-        None => None,
-    };
     let x = &estimates.estimates;
     let n = x.first().map_or(0, Vec::len);
     let mut order: Vec<usize> = (0..n).collect();
@@ -238,7 +251,7 @@ fn chart(
             name: format!("cell c{j}"),
             releases: column(&releases.rows, j),
             estimates: column(x, j),
-            truth: truth.as_ref().map(|t| column(t, j)),
+            truth: truth.map(|t| column(t, j)),
             band: intervals.map(|i| (column(&i.lower, j), column(&i.upper, j), i.level)),
             estimator: estimates.estimator.name(),
         })
