@@ -139,18 +139,20 @@ pub fn estimate_chart(path: &Path, title: &str, cells: &[CellSeries<'_>]) -> Res
     let svg = render(|root| {
         let root = root.titled(title, (FONT, 22)).map_err(draw_error)?;
         let panels = root.split_evenly((cells.len().max(1), 1));
-        for (cell, area) in cells.iter().zip(&panels) {
-            draw_cell(area, cell)?;
+        for (k, (cell, area)) in cells.iter().zip(&panels).enumerate() {
+            draw_cell(area, cell, k == 0)?;
         }
         Ok(())
     })?;
     write_file(path, &svg)
 }
 
-/// One panel of [`estimate_chart`].
+/// One panel of [`estimate_chart`], its vertical axis fitted to its own values; the legend
+/// on the first panel only.
 fn draw_cell(
     area: &DrawingArea<SVGBackend<'_>, Shift>,
     cell: &CellSeries<'_>,
+    legend: bool,
 ) -> std::result::Result<(), String> {
     let len = cell.estimates.len();
     let stride = len.div_ceil(MAX_POINTS).max(1);
@@ -164,8 +166,9 @@ fn draw_cell(
         .chain(cell.band.iter().flat_map(|(lo, hi, _)| lo.iter().chain(hi)))
         .copied()
         .filter(|v| v.is_finite());
-    let (lo, hi) = all.fold((0.0f64, 1.0f64), |(a, b), v| (a.min(v), b.max(v)));
-    let pad = (hi - lo) * 0.05;
+    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+    let (lo, hi) = if lo <= hi { (lo, hi) } else { (0.0, 1.0) };
+    let pad = ((hi - lo) * 0.08).max(0.5);
     let mut chart = ChartBuilder::on(area)
         .caption(&cell.name, (FONT, 16))
         .margin(8)
@@ -199,7 +202,7 @@ fn draw_cell(
         line("truth".into(), truth, BLACK, 2)?;
     }
     line(format!("estimate ({})", cell.estimator), &cell.estimates, PALETTE[0], 2)?;
-    draw_legend(&mut chart)
+    if legend { draw_legend(&mut chart) } else { Ok(()) }
 }
 
 /// Draws labelled points on logarithmic axes, one legend entry per group name, and an
