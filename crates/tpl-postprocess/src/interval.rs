@@ -18,6 +18,9 @@ pub struct Bootstrap {
 /// ε_pub > 0, answered by the same mechanism as the real release (the caller's randomness).
 pub type ReleaseFn<'a> = dyn FnMut(&[f64], f64) -> std::result::Result<Vec<f64>, String> + 'a;
 
+/// The (lower, upper) ends of per-cell intervals, each step by cell.
+pub type Ends = (Vec<Vec<f64>>, Vec<Vec<f64>>);
+
 /// The estimator whose error is bootstrapped: releases (T × n) to estimates (T × n).
 pub type EstimatorFn<'a> = dyn FnMut(&[Vec<f64>]) -> Result<Vec<Vec<f64>>> + 'a;
 
@@ -73,7 +76,7 @@ pub fn bootstrap_intervals(
     config: Bootstrap,
     release: &mut ReleaseFn<'_>,
     estimator: &mut EstimatorFn<'_>,
-) -> Result<(Vec<Vec<f64>>, Vec<Vec<f64>>)> {
+) -> Result<Ends> {
     let bad = |m: String| PostprocessError::Bootstrap(m);
     let Bootstrap { level, replicates } = config;
     if !(level > 0.0 && level < 1.0) {

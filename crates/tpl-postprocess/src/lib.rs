@@ -71,7 +71,7 @@ mod validate;
 pub use calibrate::Calibration;
 pub use error::{PostprocessError, Result};
 pub use filter::{Estimates, Estimator, Filter, FilterConfig, FilterStep, constant_budgets, filter};
-pub use interval::{Bootstrap, EstimatorFn, ReleaseFn, bootstrap_intervals};
+pub use interval::{Bootstrap, Ends, EstimatorFn, ReleaseFn, bootstrap_intervals};
 pub use map::{MapStep, map_objective, map_step};
 pub use map_integer::{map_integer_objective, map_integer_step};
 pub use mle::mle_step;
