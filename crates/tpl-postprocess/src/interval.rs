@@ -306,8 +306,9 @@ mod tests {
         let (lo, _) =
             bootstrap_intervals(&estimate, &estimate, &[1.0, 0.0], config, &mut release, &mut identity)
                 .unwrap();
-        // Step 2 repeats step 1's replicate: its error is (3, 1) − (2, 2).
-        assert_eq!(lo[1], vec![1.0, 3.0]);
+        // Step 2 repeats step 1's replicate: its error is (3, 1) − (2, 2), which puts the
+        // lower ends at (1, 3); the interval holds the estimate, so cell 1's end is 2.
+        assert_eq!(lo[1], vec![1.0, 2.0]);
         assert_eq!(calls.get(), 3);
         for (budgets, level, replicates) in [
             (vec![0.0, 1.0], 0.9, 3),
