@@ -1,6 +1,8 @@
 //! The largest inputs the binary accepts, and the checks that enforce them before anything
 //! is allocated: no size typed by a user reaches an allocation unchecked.
 
+use std::path::Path;
+
 use tpl_core::CoreError;
 
 use crate::error::{CliError, Result};
@@ -19,6 +21,18 @@ pub fn check_horizon(t: usize) -> Result<()> {
     }
     if t > MAX_HORIZON {
         return Err(CliError::Usage(format!("--horizon {t}: at most {MAX_HORIZON} steps are supported")));
+    }
+    Ok(())
+}
+
+/// Checks the number of distinct cells of the stream file `path`: at most [`MAX_CELLS`].
+pub fn check_stream_cells(path: &Path, cells: usize) -> Result<()> {
+    if cells > MAX_CELLS {
+        return Err(CliError::parse(
+            path,
+            0,
+            format!("{cells} distinct cells: at most {MAX_CELLS} are supported"),
+        ));
     }
     Ok(())
 }

@@ -69,7 +69,7 @@ pub struct Record {
 }
 
 /// The UTF-8 byte-order mark some editors write at the start of a text file.
-const BOM: char = '\u{feff}';
+pub const BOM: char = '\u{feff}';
 
 /// Reads a whole file (`-`: standard input, once) to a string, without a leading UTF-8
 /// byte-order mark; names the file on failure. Every text input of the binary (matrices,
@@ -77,11 +77,8 @@ const BOM: char = '\u{feff}';
 pub fn read(path: &Path) -> Result<String> {
     let failed = |source| CliError::Read { path: path.to_path_buf(), source };
     let mut text = if is_stdin(path) {
-        if STDIN_TAKEN.swap(true, Ordering::SeqCst) {
-            return Err(CliError::parse(path, 0, "standard input is already read for another file"));
-        }
         let mut text = String::new();
-        std::io::stdin().lock().read_to_string(&mut text).map_err(failed)?;
+        open(path)?.read_to_string(&mut text).map_err(failed)?;
         text
     } else {
         std::fs::read_to_string(path).map_err(failed)?
@@ -90,6 +87,21 @@ pub fn read(path: &Path) -> Result<String> {
         text.drain(..BOM.len_utf8());
     }
     Ok(text)
+}
+
+/// Opens a file (`-`: standard input, once) for reading as it comes, for inputs too large
+/// to hold whole (streams); names the file on failure. The reader gets the bytes as they
+/// are, a byte-order mark included.
+pub fn open(path: &Path) -> Result<Box<dyn std::io::Read>> {
+    if is_stdin(path) {
+        if STDIN_TAKEN.swap(true, Ordering::SeqCst) {
+            return Err(CliError::parse(path, 0, "standard input is already read for another file"));
+        }
+        return Ok(Box::new(std::io::stdin().lock()));
+    }
+    let file =
+        std::fs::File::open(path).map_err(|source| CliError::Read { path: path.to_path_buf(), source })?;
+    Ok(Box::new(file))
 }
 
 /// Splits `text` into records of numbers. A token that is not a number is an error naming
@@ -156,6 +168,17 @@ pub fn json_error(path: &Path, e: &serde_json::Error) -> CliError {
 pub fn for_each_csv_record(
     path: &Path,
     text: &str,
+    f: impl FnMut(usize, &csv::StringRecord) -> Result<()>,
+) -> Result<()> {
+    for_each_csv_record_from(path, text, 1, f)
+}
+
+/// [`for_each_csv_record`] of a piece of a file whose first line is line `first_line` of
+/// the file (what a reader that goes line by line through a file too large to hold calls).
+pub fn for_each_csv_record_from(
+    path: &Path,
+    text: &str,
+    first_line: usize,
     mut f: impl FnMut(usize, &csv::StringRecord) -> Result<()>,
 ) -> Result<()> {
     let mut reader = csv::ReaderBuilder::new()
@@ -167,12 +190,15 @@ pub fn for_each_csv_record(
     // The reader skips exactly the empty lines and the lines starting with `#`; every other
     // line is one record, so the k-th record is on the k-th of these lines. (The reader's own
     // positions count a skipped line as the start of the next record.)
-    let mut lines =
-        text.lines().enumerate().filter(|(_, l)| !l.is_empty() && !l.starts_with('#')).map(|(i, _)| i + 1);
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+        .map(|(i, _)| i + first_line);
     let mut record = csv::StringRecord::new();
     loop {
         let more = reader.read_record(&mut record).map_err(|e| {
-            let line = e.position().map_or(0, |p| p.line() as usize);
+            let line = e.position().map_or(0, |p| p.line() as usize + first_line - 1);
             CliError::parse(path, line, format!("not CSV: {e}"))
         })?;
         if !more {

@@ -120,6 +120,60 @@ impl TransitionCounts {
         Ok(c)
     }
 
+    /// Adds `moves` transitions from state `from` to state `to`: the counts of a stream fed
+    /// as it is read, one pair of consecutive steps at a time. A count that would pass
+    /// 2⁶⁴ − 1 stays there.
+    ///
+    /// ```
+    /// use tpl_core::TransitionCounts;
+    /// let mut c = TransitionCounts::new(2)?;
+    /// c.add(0, 1, 3)?;
+    /// assert_eq!(c, TransitionCounts::from_paths(2, &[vec![0, 0, 0], vec![1, 1, 1]])?);
+    /// # Ok::<(), tpl_core::CoreError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`CoreError::StateOutOfRange`] for `from` or `to` ≥ n.
+    #[inline]
+    pub fn add(&mut self, from: usize, to: usize, moves: u64) -> Result<()> {
+        let n = self.n;
+        if let Some(state) = [from, to].into_iter().find(|&s| s >= n) {
+            return Err(CoreError::StateOutOfRange { state, n });
+        }
+        let c = &mut self.counts[from * n + to];
+        *c = c.saturating_add(moves);
+        Ok(())
+    }
+
+    /// The same moves among `n` states, state i renamed `map[i]`: states numbered as they
+    /// first appeared in a stream put in another order, or the counts grown to more states
+    /// (`map` = 0, 1, …). States renamed alike have their counts added; states from
+    /// `map.len()` on must have no moves.
+    ///
+    /// ```
+    /// use tpl_core::TransitionCounts;
+    /// let c = TransitionCounts::from_paths(2, &[vec![0], vec![1]])?; // 0 → 1
+    /// let r = c.relabeled(&[2, 0], 3)?;
+    /// assert_eq!((r.n(), r.count(2, 0), r.count(0, 1)), (3, 1, 0));
+    /// # Ok::<(), tpl_core::CoreError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`CoreError::EmptyMatrix`] for `n = 0`; [`CoreError::StateOutOfRange`] for a target ≥
+    /// n, or for a state with moves that `map` does not rename (`n` is then `map.len()`).
+    pub fn relabeled(&self, map: &[usize], n: usize) -> Result<Self> {
+        let mut out = Self::new(n)?;
+        for from in 0..self.n {
+            for (to, &moves) in self.row(from).iter().enumerate().filter(|(_, m)| **m > 0) {
+                let target = |s: usize| {
+                    map.get(s).copied().ok_or(CoreError::StateOutOfRange { state: s, n: map.len() })
+                };
+                out.add(target(from)?, target(to)?, moves)?;
+            }
+        }
+        Ok(out)
+    }
+
     /// Number of states n.
     pub fn n(&self) -> usize {
         self.n
@@ -290,6 +344,38 @@ mod tests {
         assert_eq!(s.empty_rows, vec![1]);
         assert_eq!(f.clone().smoothed(None).unwrap(), f);
         assert_eq!(f.smoothed(Some(-1.0)), Err(CoreError::BadSmoothing(-1.0)));
+    }
+
+    #[test]
+    fn counts_fed_move_by_move_and_renumbered_are_the_counts_of_the_renumbered_stream() {
+        // Two users: 0 → 2 → 2 and 1 → 1 → 0, fed one move at a time.
+        let mut c = TransitionCounts::new(3).unwrap();
+        for (from, to) in [(0, 2), (1, 1), (2, 2), (1, 0)] {
+            c.add(from, to, 1).unwrap();
+        }
+        assert_eq!(c, TransitionCounts::from_paths(3, &[vec![0, 1], vec![2, 1], vec![2, 0]]).unwrap());
+        // Renumbered 0 → 1, 1 → 2, 2 → 0 among 4 states.
+        let r = c.relabeled(&[1, 2, 0], 4).unwrap();
+        assert_eq!(r, TransitionCounts::from_paths(4, &[vec![1, 2], vec![0, 2], vec![0, 1]]).unwrap());
+        // Two states renamed alike add up; a count stays at 2⁶⁴ − 1.
+        assert_eq!(c.relabeled(&[0, 0, 0], 1).unwrap().count(0, 0), 4);
+        c.add(0, 0, u64::MAX).unwrap();
+        c.add(0, 0, 1).unwrap();
+        assert_eq!(c.count(0, 0), u64::MAX);
+    }
+
+    #[test]
+    fn moves_out_of_range_are_refused() {
+        let mut c = TransitionCounts::new(2).unwrap();
+        assert_eq!(c.add(0, 2, 1), Err(CoreError::StateOutOfRange { state: 2, n: 2 }));
+        assert_eq!(c.add(5, 0, 1), Err(CoreError::StateOutOfRange { state: 5, n: 2 }));
+        c.add(1, 0, 1).unwrap();
+        // State 1 has a move but no new name; a new name past n.
+        assert_eq!(c.relabeled(&[0], 2), Err(CoreError::StateOutOfRange { state: 1, n: 1 }));
+        assert_eq!(c.relabeled(&[0, 3], 3), Err(CoreError::StateOutOfRange { state: 3, n: 3 }));
+        assert_eq!(c.relabeled(&[0, 1], 0), Err(CoreError::EmptyMatrix));
+        // A state without moves needs no name.
+        assert_eq!(c.relabeled(&[7, 0], 8).map(|r| r.count(0, 7)), Ok(1));
     }
 
     #[test]

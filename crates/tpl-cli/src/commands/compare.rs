@@ -14,7 +14,6 @@ use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
 use crate::comparison_report::{CompareReport, Options, run_comparison};
 use crate::counts_file::{check_counts, read_counts};
 use crate::error::{CliError, Result};
-use crate::limits::MAX_CELLS;
 use crate::matrix_source::MatrixSource;
 use crate::provenance::note_seeded;
 use crate::stream_file::read_stream;
@@ -180,13 +179,6 @@ fn read_inputs(args: &CompareArgs) -> Result<Inputs> {
     };
     let stream = read_stream(path)?;
     let cells = stream.cells();
-    if cells > MAX_CELLS {
-        return Err(CliError::parse(
-            path,
-            0,
-            format!("{cells} distinct cells: at most {MAX_CELLS} are supported"),
-        ));
-    }
     let steps = stream.states.len();
     let score = args.score_steps.map(|r| r.resolve(steps).map_err(flag("--score-steps"))).transpose()?;
     let Some(train) = args.train_steps else {

@@ -13,11 +13,11 @@ use serde_json::{Value, json};
 use tpl_core::{EstimatedMatrix, Short, StepRange, Steps, TransitionCounts, TransitionMatrix};
 
 use crate::error::{CliError, Result};
-use crate::limits::{MAX_CELLS, check_cells};
+use crate::limits::check_cells;
 use crate::matrix_file::matrix_text;
 use crate::output_dir::{create_dir, write_file};
 use crate::render::{Report, csv_text};
-use crate::stream_file::read_stream;
+use crate::stream_file::{count_stream, ids_are_indices};
 
 /// Arguments of `tpl estimate`.
 #[derive(Debug, Args)]
@@ -71,11 +71,13 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
     if let Some(s) = args.smoothing {
         TransitionMatrix::check_smoothing(s).map_err(|e| CliError::flag("--smoothing", e))?;
     }
-    let mut stream = read_stream(&args.stream)?;
-    let cell_ids: Vec<u64> = match args.cells {
+    let counted = count_stream(&args.stream, args.steps.unwrap_or(StepRange::ALL))?;
+    let (first, spacing) = counted.buckets;
+    let (users, total) = (counted.users, counted.steps);
+    let (cell_ids, counts) = match args.cells {
         Some(n) => {
             check_cells(n)?;
-            let largest = stream.cell_ids.last().copied().unwrap_or(0);
+            let largest = counted.cell_ids.last().copied().unwrap_or(0);
             if largest >= n as u64 {
                 return Err(CliError::Usage(format!(
                     "--cells {n}: {} has cell {largest} (cells are 0..n−1)",
@@ -83,39 +85,27 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
                 )));
             }
             // Index by id: position i in the stream's id list becomes id i.
-            for step in &mut stream.states {
-                for s in step.iter_mut() {
-                    *s = stream.cell_ids[*s] as usize;
-                }
-            }
-            (0..n as u64).collect()
-        }
-        None if stream.cells() > MAX_CELLS => {
-            return Err(CliError::parse(
-                &args.stream,
-                0,
-                format!("{} distinct cells: at most {MAX_CELLS} are supported", stream.cells()),
-            ));
+            let by_id: Vec<usize> = counted.cell_ids.iter().map(|&id| id as usize).collect();
+            let counts = counted.counts(&args.stream)?.relabeled(&by_id, n)?;
+            ((0..n as u64).collect(), counts)
         }
         None => {
-            if !stream.ids_are_indices() {
+            let cell_ids = counted.cell_ids.clone();
+            let counts = counted.counts(&args.stream)?;
+            if !ids_are_indices(&cell_ids) {
                 notes.push(format!(
                     "cell ids are not 0..{}: row and column i of the matrices is the i-th distinct cell id, \
                      ascending (see cells.csv; --cells n indexes by id instead)",
-                    stream.cells() - 1
+                    cell_ids.len() - 1
                 ));
             }
-            stream.cell_ids.clone()
+            (cell_ids, counts)
         }
     };
-    let cells = cell_ids.len();
-    let total = stream.states.len();
+    // The moves were counted within the range as typed; it must also lie within the stream.
     let steps =
         args.steps.unwrap_or(StepRange::ALL).resolve(total).map_err(|e| CliError::flag("--steps", e))?;
-    let counts = TransitionCounts::from_steps(cells, &stream.states, steps)
-        .map_err(|e| CliError::Core { context: format!("{}: ", args.stream.display()), source: e })?;
     // The first bucket of the range: an existing bucket, so no overflow.
-    let (first, spacing) = stream.buckets;
     let first = first.saturating_add(spacing.saturating_mul(steps.indices().start as u64));
     let smooth =
         |m: EstimatedMatrix| m.smoothed(args.smoothing).map_err(|e| CliError::flag("--smoothing", e));
@@ -124,7 +114,7 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
     let report = EstimateReport {
         cell_ids,
         buckets: (first, spacing),
-        users: stream.states[0].len(),
+        users,
         steps: (steps, total),
         horizon: steps.len(),
         counts,
