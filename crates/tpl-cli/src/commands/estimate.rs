@@ -148,9 +148,6 @@ impl EstimateReport {
     fn write(&self) -> Result<()> {
         create_dir(&self.out)?;
         let source = self.out_comment();
-        let matrix = |m: &TransitionMatrix| {
-            m.rows().map(|r| r.iter().map(f64::to_string).collect::<Vec<_>>()).collect::<Vec<_>>()
-        };
         let source = format!("{source}\nrow/column i is the i-th cell id of cells.csv");
         write_file(
             &self.out.join("transition_forward.csv"),
@@ -159,7 +156,7 @@ impl EstimateReport {
                     "{source}\nP_F[i][j] = Pr(cell j at t+1 | cell i at t); identity rows (cell ids): [{}]",
                     self.ids(&self.forward.empty_rows)
                 ),
-                matrix(&self.forward.matrix).into_iter(),
+                text_rows(&self.forward.matrix),
             ),
         )?;
         write_file(
@@ -169,7 +166,7 @@ impl EstimateReport {
                     "{source}\nP_B[j][i] = Pr(cell i at t-1 | cell j at t); identity rows (cell ids): [{}]",
                     self.ids(&self.backward.empty_rows)
                 ),
-                matrix(&self.backward.matrix).into_iter(),
+                text_rows(&self.backward.matrix),
             ),
         )?;
         let n = self.counts.n();
@@ -209,6 +206,12 @@ impl EstimateReport {
     fn staying(&self) -> u64 {
         (0..self.counts.n()).map(|i| self.counts.count(i, i)).sum()
     }
+}
+
+/// The rows of `m` as text, one at a time (at 4096 cells the numbers of a whole matrix as
+/// strings would take 700 MB).
+fn text_rows(m: &TransitionMatrix) -> impl Iterator<Item = Vec<String>> + '_ {
+    m.rows().map(|r| r.iter().map(f64::to_string).collect())
 }
 
 impl Report for EstimateReport {
