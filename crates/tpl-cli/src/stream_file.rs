@@ -715,18 +715,18 @@ mod tests {
         read_stream(&File::new(text.as_bytes()).1)
     }
 
+    /// The first bucket and the spacing of the buckets.
+    type Buckets = (u64, u64);
+
+    /// A stream's counts, cell ids and buckets.
+    type Counted = (TransitionCounts, Vec<u64>, Buckets);
+
     /// The counts, cell ids and buckets of `text` counted as read, or the error message.
-    fn counted(
-        text: &[u8],
-        range: StepRange,
-    ) -> std::result::Result<(TransitionCounts, Vec<u64>, (u64, u64)), String> {
+    fn counted(text: &[u8], range: StepRange) -> std::result::Result<Counted, String> {
         counted_file(&File::new(text).1, range)
     }
 
-    fn counted_file(
-        path: &Path,
-        range: StepRange,
-    ) -> std::result::Result<(TransitionCounts, Vec<u64>, (u64, u64)), String> {
+    fn counted_file(path: &Path, range: StepRange) -> std::result::Result<Counted, String> {
         let c = count_stream(path, range).map_err(|e| e.to_string())?;
         let (ids, buckets) = (c.cell_ids.clone(), c.buckets);
         Ok((c.counts(path).map_err(|e| e.to_string())?, ids, buckets))
@@ -814,7 +814,7 @@ mod tests {
 
     /// The stream parser as it was before streaming (the whole text, sorted rows): the
     /// reference the streaming reader must agree with, result and error.
-    fn reference(path: &Path, text: &str) -> Result<(Vec<Vec<usize>>, Vec<u64>, (u64, u64))> {
+    fn reference(path: &Path, text: &str) -> Result<(Vec<Vec<usize>>, Vec<u64>, Buckets)> {
         let text = text.strip_prefix(text::BOM).unwrap_or(text);
         let mut rows: Vec<(u64, u64, u64, usize)> = Vec::new();
         let mut header_seen = false;
