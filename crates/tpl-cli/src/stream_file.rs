@@ -14,8 +14,8 @@
 //! stream whose rows come in bucket order (as `tpl simulate` writes it, or a logger appends
 //! it) is counted into transitions as it is read ([`count_stream`]): memory is a few numbers
 //! per user and per bucket plus the cells × cells counts, whatever the size of the file. Rows
-//! in another order, and standard input (which cannot be read twice), are held at 2 bytes per
-//! (bucket, user) pair until the end.
+//! in another order, and standard input or a pipe (which cannot be read twice), are held at
+//! 2 bytes per (bucket, user) pair until the end.
 //!
 //! The one stream parser and writer (CSV through the `csv` crate, with a byte-level reader
 //! for the rows of plain whole numbers), and the writer of counts files.
@@ -111,7 +111,10 @@ impl StreamCounts {
 /// [`StreamCounts::steps`]). The same checks and errors as [`read_stream`], except that more
 /// than [`MAX_CELLS`] cells are reported by [`StreamCounts::counts`].
 pub fn count_stream(path: &Path, range: StepRange) -> Result<StreamCounts> {
-    if !text::is_stdin(path) {
+    // Only a regular file can be read a second time (not standard input, nor a pipe such as
+    // `--stream <(zcat s.csv.gz)`).
+    let again = !text::is_stdin(path) && std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    if again {
         let mut sorted = InOrder::new(range);
         if scan(path, &mut *text::open(path)?, |b, u, c, line| sorted.row(b, u, c, line))? {
             return sorted.finish(path);

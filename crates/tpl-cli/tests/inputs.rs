@@ -193,6 +193,29 @@ fn a_dash_reads_standard_input() {
 
 #[cfg(target_os = "linux")]
 #[test]
+fn a_stream_out_of_bucket_order_through_a_pipe_is_read_once() {
+    // /dev/stdin names a pipe here: it cannot be read a second time from the start.
+    let d = Scratch::new("inputs_pipe");
+    let text = format!("{HEADER}1,0,0\n0,0,1\n1,1,1\n0,1,1\n");
+    let file = d.file("s.csv", &text);
+    let expected = json(&["estimate", "--stream", &file, "--out", &d.path("from_file")]);
+    let run = tpl_with(
+        None,
+        Some(&text),
+        &["estimate", "--stream", "/dev/stdin", "--out", &d.path("from_pipe"), "--format", "json"],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let got: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!((got["transitions"].as_u64(), got["users"].as_u64()), (Some(2), Some(2)));
+    assert_eq!(got["cell_ids"], expected["cell_ids"]);
+    for f in ["transition_forward.csv", "transition_counts.csv"] {
+        let read = |dir: &str| std::fs::read_to_string(format!("{}/{f}", d.path(dir))).unwrap();
+        assert_eq!(read("from_pipe"), read("from_file"), "{f}");
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
 fn output_that_cannot_be_written_exits_2() {
     let full = std::fs::File::create("/dev/full").expect("/dev/full");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_tpl"))
