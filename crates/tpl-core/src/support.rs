@@ -1,0 +1,256 @@
+//! The support function of a pair's candidates, and the two tests built on it that settle
+//! most pairs of rows in one vectorised pass (`docs/model.md` §8, "Pruning pairs").
+//!
+//! For rows q, d and a slope σ ≥ 0, every candidate (d_S, δ_S) of the pair satisfies
+//! δ_S − σ d_S = Σ_{i∈S} (q_i − d_i − σ d_i) ≤ h(σ) = Σ_i (q_i − d_i − σ d_i)⁺, with equality
+//! for S = {i : q_i − d_i > σ d_i}: h is the pair's support function, and its candidates all
+//! lie under the line δ = h(σ) + σ·d. Unlike the chain itself, h needs no sort and no
+//! branch: one multiply, two subtractions, a maximum and an add per state, in independent
+//! partial sums that the compiler turns into vector instructions.
+//!
+//! Rounding. Summed in floating point (in any order), the computed value h̃ satisfies
+//! δ_S − σ(1 + 3ε) d_S ≤ (1 + (n + 4)ε) h̃ for every S, ε = 2⁻⁵³ (each term is off by at
+//! most 2ε of q_i − d_i plus 2ε of σ d_i, and a sum of n non-negative terms by (n − 1)ε):
+//! slopes and support values are inflated by [`inflation`] before they are trusted, and
+//! every comparison keeps a relative [`margin`] that dwarfs what is left.
+
+use crate::envelope::Envelope;
+
+/// Partial sums per row in [`support_rows`]: independent chains of additions that fill two
+/// SSE2 (or one AVX2) register of doubles.
+const LANES: usize = 4;
+
+/// Σ_i max(0, (q_i − d_i) − μ d_i) for each of the T rows q against the one row d: h(μ) of
+/// the T pairs (q, d). All rows have the length of `d`.
+pub(crate) fn support_rows<const T: usize>(q: [&[f64]; T], d: &[f64], mu: f64) -> [f64; T] {
+    let n = d.len();
+    let split = n - n % LANES;
+    let q: [&[f64]; T] = q.map(|row| &row[..n]);
+    let mut acc = [[0.0f64; LANES]; T];
+    for (c, dc) in d[..split].chunks_exact(LANES).enumerate() {
+        let i = c * LANES;
+        let md: [f64; LANES] = std::array::from_fn(|l| mu * dc[l]);
+        for (row, sums) in q.iter().zip(acc.iter_mut()) {
+            let qc = &row[i..i + LANES];
+            for l in 0..LANES {
+                sums[l] += positive((qc[l] - dc[l]) - md[l]);
+            }
+        }
+    }
+    for i in split..n {
+        for (row, sums) in q.iter().zip(acc.iter_mut()) {
+            sums[0] += positive((row[i] - d[i]) - mu * d[i]);
+        }
+    }
+    acc.map(|s| (s[0] + s[1]) + (s[2] + s[3]))
+}
+
+/// max(t, 0) in the form that compiles to one `maxpd` (a NaN, which the callers never
+/// produce, would give 0).
+#[inline(always)]
+fn positive(t: f64) -> f64 {
+    if t > 0.0 { t } else { 0.0 }
+}
+
+/// ε = 2⁻⁵³, the unit roundoff of f64.
+const UNIT: f64 = f64::EPSILON / 2.0;
+
+/// The factor 1 + (n + 8)ε by which computed supports, slopes and sums of n terms are
+/// inflated to bound the exact ones (see the module documentation).
+pub(crate) fn inflation(n: usize) -> f64 {
+    1.0 + (n as f64 + 8.0) * UNIT
+}
+
+/// The relative margin of every pruning decision: 10⁻⁹, or more for n beyond 10⁵ so that it
+/// stays above 64·n·ε, far more than the rounding of a sum of n terms and of the values
+/// computed from it.
+pub(crate) fn margin(n: usize) -> f64 {
+    1e-9f64.max(64.0 * n as f64 * UNIT)
+}
+
+/// Number of slopes at which [`outline`] evaluates a pair's support function, besides 0.
+pub(crate) const SLOPES: usize = 8;
+
+/// Partial sums per slope in [`outline`] (nine slopes of two lanes fit the 16 SSE2
+/// registers with room for the operands).
+const OUTLINE_LANES: usize = 2;
+
+/// One pass over a pair (q, d): h(σ_k) at each slope of `slopes` and h(0), the total
+/// variation Σ (q_i − d_i)⁺.
+pub(crate) fn outline(q: &[f64], d: &[f64], slopes: &[f64; SLOPES]) -> ([f64; SLOPES], f64) {
+    let n = d.len();
+    let q = &q[..n];
+    let split = n - n % OUTLINE_LANES;
+    let mut acc = [[0.0f64; OUTLINE_LANES]; SLOPES];
+    let mut tv = [0.0f64; OUTLINE_LANES];
+    for (qc, dc) in q[..split].chunks_exact(OUTLINE_LANES).zip(d[..split].chunks_exact(OUTLINE_LANES)) {
+        let g: [f64; OUTLINE_LANES] = std::array::from_fn(|l| qc[l] - dc[l]);
+        for l in 0..OUTLINE_LANES {
+            tv[l] += positive(g[l]);
+        }
+        for (sums, &s) in acc.iter_mut().zip(slopes) {
+            for l in 0..OUTLINE_LANES {
+                sums[l] += positive(g[l] - s * dc[l]);
+            }
+        }
+    }
+    for i in split..n {
+        let g = q[i] - d[i];
+        tv[0] += positive(g);
+        for (sums, &s) in acc.iter_mut().zip(slopes) {
+            sums[0] += positive(g - s * d[i]);
+        }
+    }
+    (acc.map(|s| s[0] + s[1]), tv[0] + tv[1])
+}
+
+/// The slopes at which [`outline`] samples the pairs scanned against `envelope`, steepest
+/// first: a geometric grid over the slopes of the envelope's edges (where a pair's chain has
+/// to stay under it), of ratio 4 or wider when the edges span more than 4⁷.
+pub(crate) fn slope_grid(envelope: &Envelope) -> [f64; SLOPES] {
+    let v = envelope.vertices();
+    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    for w in v.windows(2) {
+        let s = (w[0].delta - w[1].delta) / (w[0].d - w[1].d);
+        if s.is_finite() && s > 0.0 {
+            lo = lo.min(s);
+            hi = hi.max(s);
+        }
+    }
+    if !(lo <= hi) {
+        // Fewer than two vertices: a grid that suits matrices of moderate correlation.
+        (lo, hi) = (1.0 / 16.0, 1024.0);
+    }
+    let steps = (SLOPES - 1) as f64;
+    let ratio = (hi / lo).powf(1.0 / steps).max(4.0);
+    std::array::from_fn(|k| lo * ratio.powf(steps - k as f64))
+}
+
+/// Whether every candidate of a pair lies strictly under `envelope` by the relative
+/// [`margin`], given its support at `slopes` (`support`, from [`outline`]), its total
+/// variation `tv` and an upper bound `steepest` on the slope q_i/d_i − 1 of its states with
+/// d_i > 0 (not necessarily finite). Such a pair can neither be a vertex of the hull of all
+/// candidates nor change any value of L (`docs/model.md` §8).
+///
+/// The pair's candidates lie under each line δ = h(σ) + σ d, and under δ = h(σ₁) + s d for
+/// the largest grid slope σ₁ and any s ≥ `steepest` (the states with d_i = 0 add at most
+/// h(σ₁), the others at most s·d_S). The minimum of these lines is a concave polygon; the
+/// envelope's majorant is concave too, so the polygon lies under it once each of its
+/// vertices does, and past the last vertex the polygon is flat while the majorant never
+/// decreases.
+pub(crate) fn outline_is_under(
+    envelope: &Envelope,
+    slopes: &[f64; SLOPES],
+    support: &[f64; SLOPES],
+    tv: f64,
+    steepest: f64,
+    n: usize,
+) -> bool {
+    let c = inflation(n);
+    // Lines (a, b) of δ ≤ a + b·d, inflated, by decreasing slope b.
+    let mut lines = [(0.0f64, 0.0f64); SLOPES + 2];
+    let mut m = 0;
+    let top = (support[0] * c, steepest * c);
+    let mut top_pending = top.1.is_finite();
+    for (&h, &s) in support.iter().zip(slopes) {
+        let line = (h * c, s * c);
+        if top_pending && top.1 >= line.1 {
+            lines[m] = top;
+            m += 1;
+            top_pending = false;
+        }
+        lines[m] = line;
+        m += 1;
+    }
+    if top_pending {
+        lines[m] = top;
+        m += 1;
+    }
+    lines[m] = (tv * c, 0.0);
+    m += 1;
+    // The lower envelope of the lines on d ≥ 0, as (a, b, d where the line takes over).
+    let mut stack = [(0.0f64, 0.0f64, 0.0f64); SLOPES + 2];
+    let mut len = 0;
+    'lines: for &(a, b) in &lines[..m] {
+        let mut start = 0.0;
+        while len > 0 {
+            let (ta, tb, ts) = stack[len - 1];
+            if b >= tb {
+                // Equal slopes: the lower line wins everywhere.
+                if a >= ta {
+                    continue 'lines;
+                }
+                len -= 1;
+                continue;
+            }
+            // Where the flatter new line drops below the top one (≤ 0: everywhere).
+            let x = (a - ta) / (tb - b);
+            if x <= ts {
+                len -= 1;
+                continue;
+            }
+            start = x;
+            break;
+        }
+        stack[len] = (a, b, start);
+        len += 1;
+    }
+    let keep = 1.0 - margin(n);
+    stack[..len].iter().all(|&(a, b, start)| a + b * start <= keep * envelope.height_at(start))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::candidate::Candidate;
+
+    fn naive(q: &[f64], d: &[f64], s: f64) -> f64 {
+        q.iter().zip(d).map(|(&qi, &di)| (qi - di - s * di).max(0.0)).sum()
+    }
+
+    #[test]
+    fn support_matches_the_definition() {
+        let q = [0.1, 0.25, 0.05, 0.3, 0.2, 0.1, 0.0];
+        let d = [0.2, 0.05, 0.05, 0.1, 0.3, 0.0, 0.3];
+        for mu in [0.0, 0.5, 2.0, 1e6] {
+            let [a, b] = support_rows([&q, &d], &d, mu);
+            assert!((a - naive(&q, &d, mu)).abs() < 1e-16);
+            assert_eq!(b, 0.0);
+        }
+        let slopes = [64.0, 32.0, 16.0, 8.0, 4.0, 2.0, 1.0, 0.5];
+        let (h, tv) = outline(&q, &d, &slopes);
+        assert!((tv - naive(&q, &d, 0.0)).abs() < 1e-16);
+        for (h, s) in h.iter().zip(slopes) {
+            assert!((h - naive(&q, &d, s)).abs() < 1e-16);
+        }
+    }
+
+    #[test]
+    fn grid_is_descending_and_spans_the_edges() {
+        let env = Envelope::from_points(vec![
+            Candidate { d: 0.001, delta: 0.1 },
+            Candidate { d: 0.1, delta: 0.5 },
+            Candidate { d: 0.5, delta: 0.6 },
+        ]);
+        let g = slope_grid(&env);
+        assert!(g.windows(2).all(|w| w[0] > w[1]));
+        assert!((g[SLOPES - 1] - 0.25).abs() < 1e-12, "{g:?}");
+        assert!(g[0] >= 0.4 / 0.099);
+    }
+
+    #[test]
+    fn a_pair_on_the_hull_is_never_under_it() {
+        // The envelope of the pair's own chain: its outline touches it.
+        let q = [0.5, 0.3, 0.2];
+        let d = [0.1, 0.3, 0.6];
+        let env = Envelope::from_points(vec![Candidate { d: 0.1, delta: 0.4 }]);
+        let slopes = slope_grid(&env);
+        let (h, tv) = outline(&q, &d, &slopes);
+        assert!(!outline_is_under(&env, &slopes, &h, tv, 4.0, 3));
+        // A pair strictly inside a larger hull is.
+        let env = Envelope::from_points(vec![Candidate { d: 0.05, delta: 0.6 }, Candidate { d: 0.3, delta: 0.8 }]);
+        let slopes = slope_grid(&env);
+        let (h, tv) = outline(&q, &d, &slopes);
+        assert!(outline_is_under(&env, &slopes, &h, tv, 4.0, 3));
+    }
+}
