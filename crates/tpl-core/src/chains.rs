@@ -20,6 +20,8 @@
 use crate::candidate::Candidate;
 use crate::envelope::Envelope;
 use crate::matrix::TransitionMatrix;
+use crate::par;
+use crate::support::{self, SLOPES};
 
 /// Slopes at or above 2^16 (and infinite ones, d_i = 0) share the first bin.
 const SLOPE_TOP: f64 = 65536.0;
@@ -33,8 +35,14 @@ const KEY_TOP: u64 = key(SLOPE_TOP);
 const KEY_BOTTOM: u64 = key(SLOPE_BOTTOM);
 /// Number of bins: the top one, one per key in [KEY_BOTTOM, KEY_TOP), the bottom one.
 const BINS: usize = (KEY_TOP - KEY_BOTTOM) as usize + 2;
-/// Pairs scanned between two rebuilds of the hull used for pruning.
-const BLOCK: usize = 512;
+/// Pairs scanned before the first rebuild of the hull used for pruning; each later round
+/// scans twice as many, up to [`MAX_ROUND`]. The pairs of a round run in parallel against
+/// the hull of the rounds before it.
+const FIRST_ROUND: usize = 64;
+/// The largest round, in pairs.
+const MAX_ROUND: usize = 16384;
+/// Pairs per parallel work item of a round.
+const ITEM: usize = 128;
 
 /// What the candidate generation found for a matrix.
 #[derive(Debug, Clone)]
@@ -164,57 +172,52 @@ fn pair_chain(q: &[f64], d: &[f64], buf: &mut Vec<(f64, Candidate)>) -> Vec<Cand
 }
 
 /// Generates the candidates of `matrix` (see the module documentation). With `keep_chains`,
-/// also returns the full chains needed by the pair-table evaluator. O(n³) for the binning
-/// plus O(n log n) for each pair that survives pruning. Calls `progress(a, n)` after the
-/// pairs of each of the n rows a (an early return for Theorem 7 skips the rest).
+/// also returns the full chains needed by the pair-table evaluator. O(n³) for the outlines
+/// and the binning plus O(n log n) for each pair that survives pruning. Calls
+/// `progress(a, n)` after the pairs of each of the n rows a, in order (an early return for
+/// Theorem 7 skips the rest).
+///
+/// The ordered pairs are scanned in rounds of growing size; the pairs of a round run in
+/// parallel (feature `parallel`) against the hull of the rounds before, and their points
+/// join it when the round ends. Each pair first meets the test of
+/// [`support::outline_is_under`]: one vectorised pass proves most pairs to lie strictly under
+/// that hull (`docs/model.md` §8), and only the others are binned as described above. The
+/// hull of all candidates does not depend on the order in which pairs meet it, since every
+/// point a pruned pair could contribute lies strictly inside it.
 pub(crate) fn candidates(
     matrix: &TransitionMatrix,
     keep_chains: bool,
     progress: &dyn Fn(usize, usize),
 ) -> Candidates {
     let n = matrix.n();
+    let scan = PairScan::new(matrix, keep_chains);
     let mut envelope = Envelope::default();
-    let mut pending: Vec<(Candidate, u32)> = Vec::new();
     let mut kept: Vec<(u32, Vec<Candidate>)> = Vec::new();
-    let mut bins = Bins::new();
-    let mut sort_buf = Vec::with_capacity(n);
-    let mut scanned = 0usize;
-    for a in 0..n {
-        for b in 0..n {
-            if a == b {
-                continue;
+    let (total, mut done, mut reported, mut round) = (n * n, 0, 0, FIRST_ROUND);
+    while done < total {
+        let end = (done + round).min(total);
+        let slopes = support::slope_grid(&envelope);
+        let items = (end - done).div_ceil(ITEM);
+        let found = par::map(0..items, |k| {
+            let from = done + k * ITEM;
+            scan.pairs(from..(from + ITEM).min(end), &envelope, &slopes)
+        });
+        let mut pending = Vec::new();
+        for part in found {
+            if part.identity {
+                return Candidates::Identity;
             }
-            let (q, d) = (matrix.row(a), matrix.row(b));
-            match bins.fill(q, d) {
-                Binned::Empty => continue,
-                Binned::Disjoint => return Candidates::Identity,
-                Binned::Chain => {}
-            }
-            let tag = (a * n + b) as u32;
-            let mut matters = false;
-            bins.corners(|c, is_chain_point| {
-                if envelope.may_matter(c) {
-                    matters = true;
-                    if is_chain_point {
-                        pending.push((c, tag));
-                    }
-                }
-            });
-            if matters {
-                let chain = pair_chain(q, d, &mut sort_buf);
-                pending.extend(chain.iter().filter(|&&c| envelope.may_matter(c)).map(|&c| (c, tag)));
-                if keep_chains {
-                    kept.push((tag, chain));
-                }
-            }
-            scanned += 1;
-            if scanned.is_multiple_of(BLOCK) && !pending.is_empty() {
-                envelope = rebuild(&envelope, &mut pending);
-            }
+            pending.extend(part.pending);
+            kept.extend(part.kept);
         }
-        progress(a + 1, n);
+        envelope = rebuild(&envelope, &mut pending);
+        done = end;
+        while reported < done / n {
+            reported += 1;
+            progress(reported, n);
+        }
+        round = (2 * round).min(MAX_ROUND);
     }
-    envelope = rebuild(&envelope, &mut pending);
     let mut chains = Vec::new();
     if keep_chains {
         // Pairs whose bin points made it onto the final hull without their chain being kept.
@@ -222,6 +225,7 @@ pub(crate) fn candidates(
         let mut owners: Vec<u32> = envelope.tags().to_vec();
         owners.sort_unstable();
         owners.dedup();
+        let mut sort_buf = Vec::with_capacity(n);
         for tag in owners {
             if kept.binary_search_by_key(&tag, |(t, _)| *t).is_err() {
                 let (a, b) = (tag as usize / n, tag as usize % n);
@@ -231,6 +235,87 @@ pub(crate) fn candidates(
         chains = kept.into_iter().map(|(_, c)| c).collect();
     }
     Candidates::Found { envelope, chains }
+}
+
+/// What the pairs of one work item contributed.
+#[derive(Default)]
+struct Found {
+    /// Points that may lie on the hull, tagged with their pair a·n + b.
+    pending: Vec<(Candidate, u32)>,
+    /// Full chains of the pairs that may matter (with `keep_chains`).
+    kept: Vec<(u32, Vec<Candidate>)>,
+    /// Two rows with disjoint supports were found.
+    identity: bool,
+}
+
+/// The matrix and what the scan of every pair reads from it.
+struct PairScan<'m> {
+    matrix: &'m TransitionMatrix,
+    keep_chains: bool,
+    /// max_i q_i of every row.
+    row_max: Vec<f64>,
+    /// min_i {d_i : d_i > 0} of every row (∞ for none): with `row_max`, a bound on the
+    /// largest finite ratio q_i/d_i of a pair.
+    row_min_positive: Vec<f64>,
+}
+
+impl<'m> PairScan<'m> {
+    fn new(matrix: &'m TransitionMatrix, keep_chains: bool) -> Self {
+        let row_max = matrix.rows().map(|r| r.iter().copied().fold(0.0, f64::max)).collect();
+        let row_min_positive = matrix
+            .rows()
+            .map(|r| r.iter().copied().filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min))
+            .collect();
+        Self { matrix, keep_chains, row_max, row_min_positive }
+    }
+
+    /// Scans the ordered pairs a·n + b in `range` against `envelope`.
+    fn pairs(&self, range: std::ops::Range<usize>, envelope: &Envelope, slopes: &[f64; SLOPES]) -> Found {
+        let n = self.matrix.n();
+        let mut found = Found::default();
+        let mut bins = Bins::new();
+        let mut sort_buf = Vec::new();
+        for p in range {
+            let (a, b) = (p / n, p % n);
+            if a == b {
+                continue;
+            }
+            let (q, d) = (self.matrix.row(a), self.matrix.row(b));
+            // q_i/d_i − 1 ≤ ratio − 1, rounded up.
+            let ratio = self.row_max[a] / self.row_min_positive[b];
+            let steepest = (ratio - 1.0) + ratio * f64::EPSILON;
+            let (support, tv) = support::outline(q, d, slopes);
+            if support::outline_is_under(envelope, slopes, &support, tv, steepest, n) {
+                continue;
+            }
+            match bins.fill(q, d) {
+                Binned::Empty => continue,
+                Binned::Disjoint => {
+                    found.identity = true;
+                    return found;
+                }
+                Binned::Chain => {}
+            }
+            let tag = p as u32;
+            let mut matters = false;
+            bins.corners(|c, is_chain_point| {
+                if envelope.may_matter(c) {
+                    matters = true;
+                    if is_chain_point {
+                        found.pending.push((c, tag));
+                    }
+                }
+            });
+            if matters {
+                let chain = pair_chain(q, d, &mut sort_buf);
+                found.pending.extend(chain.iter().filter(|&&c| envelope.may_matter(c)).map(|&c| (c, tag)));
+                if self.keep_chains {
+                    found.kept.push((tag, chain));
+                }
+            }
+        }
+        found
+    }
 }
 
 fn rebuild(envelope: &Envelope, pending: &mut Vec<(Candidate, u32)>) -> Envelope {

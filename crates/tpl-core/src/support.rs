@@ -68,6 +68,10 @@ pub(crate) fn margin(n: usize) -> f64 {
     1e-9f64.max(64.0 * n as f64 * UNIT)
 }
 
+/// The ratio of consecutive slopes of [`slope_grid`] (wider when the envelope's edges span
+/// more than GRID_RATIO^(SLOPES − 1)).
+const GRID_RATIO: f64 = 4.0;
+
 /// Number of slopes at which [`outline`] evaluates a pair's support function, besides 0.
 pub(crate) const SLOPES: usize = 8;
 
@@ -122,7 +126,9 @@ pub(crate) fn slope_grid(envelope: &Envelope) -> [f64; SLOPES] {
         (lo, hi) = (1.0 / 16.0, 1024.0);
     }
     let steps = (SLOPES - 1) as f64;
-    let ratio = (hi / lo).powf(1.0 / steps).max(4.0);
+    // Nearly flat edges (slopes far below the others) are left to the line of slope 0.
+    let lo = lo.max(hi * GRID_RATIO.powf(-steps));
+    let ratio = (hi / lo).powf(1.0 / steps).max(GRID_RATIO);
     std::array::from_fn(|k| lo * ratio.powf(steps - k as f64))
 }
 
