@@ -18,7 +18,7 @@
 //! only grows. The authors' Algorithm 2 stores all n(n−1) chains (≈190 MB at n = 200).
 
 use crate::candidate::Candidate;
-use crate::envelope::Envelope;
+use crate::envelope::{Envelope, Heights};
 use crate::matrix::TransitionMatrix;
 use crate::par;
 use crate::support::{self, SLOPES};
@@ -197,10 +197,11 @@ pub(crate) fn candidates(
     while done < total {
         let end = (done + round).min(total);
         let slopes = support::slope_grid(&envelope);
+        let heights = Heights::new(&envelope);
         let items = (end - done).div_ceil(ITEM);
         let found = par::map(0..items, |k| {
             let from = done + k * ITEM;
-            scan.pairs(from..(from + ITEM).min(end), &envelope, &slopes)
+            scan.pairs(from..(from + ITEM).min(end), &envelope, &heights, &slopes)
         });
         let mut pending = Vec::new();
         for part in found {
@@ -270,7 +271,13 @@ impl<'m> PairScan<'m> {
     }
 
     /// Scans the ordered pairs a·n + b in `range` against `envelope`.
-    fn pairs(&self, range: std::ops::Range<usize>, envelope: &Envelope, slopes: &[f64; SLOPES]) -> Found {
+    fn pairs(
+        &self,
+        range: std::ops::Range<usize>,
+        envelope: &Envelope,
+        heights: &Heights,
+        slopes: &[f64; SLOPES],
+    ) -> Found {
         let n = self.matrix.n();
         let mut found = Found::default();
         let mut bins = Bins::new();
@@ -285,7 +292,7 @@ impl<'m> PairScan<'m> {
             let ratio = self.row_max[a] / self.row_min_positive[b];
             let steepest = (ratio - 1.0) + ratio * f64::EPSILON;
             let (support, tv) = support::outline(q, d, slopes);
-            if support::outline_is_under(envelope, slopes, &support, tv, steepest, n) {
+            if support::outline_is_under(heights, slopes, &support, tv, steepest, n) {
                 continue;
             }
             match bins.fill(q, d) {

@@ -14,7 +14,7 @@
 //! slopes and support values are inflated by [`inflation`] before they are trusted, and
 //! every comparison keeps a relative [`margin`] that dwarfs what is left.
 
-use crate::envelope::Envelope;
+use crate::envelope::{Envelope, Heights};
 
 /// Partial sums per row in [`support_rows`]: independent chains of additions that fill two
 /// SSE2 (or one AVX2) register of doubles.
@@ -132,8 +132,8 @@ pub(crate) fn slope_grid(envelope: &Envelope) -> [f64; SLOPES] {
     std::array::from_fn(|k| lo * ratio.powf(steps - k as f64))
 }
 
-/// Whether every candidate of a pair lies strictly under `envelope` by the relative
-/// [`margin`], given its support at `slopes` (`support`, from [`outline`]), its total
+/// Whether every candidate of a pair lies strictly under an envelope by the relative
+/// [`margin`] (whose majorant `heights` evaluates), given its support at `slopes` (`support`, from [`outline`]), its total
 /// variation `tv` and an upper bound `steepest` on the slope q_i/d_i − 1 of its states with
 /// d_i > 0 (not necessarily finite). Such a pair can neither be a vertex of the hull of all
 /// candidates nor change any value of L (`docs/model.md` §8).
@@ -145,7 +145,7 @@ pub(crate) fn slope_grid(envelope: &Envelope) -> [f64; SLOPES] {
 /// vertices does, and past the last vertex the polygon is flat while the majorant never
 /// decreases.
 pub(crate) fn outline_is_under(
-    envelope: &Envelope,
+    heights: &Heights,
     slopes: &[f64; SLOPES],
     support: &[f64; SLOPES],
     tv: f64,
@@ -202,7 +202,7 @@ pub(crate) fn outline_is_under(
         len += 1;
     }
     let keep = 1.0 - margin(n);
-    stack[..len].iter().all(|&(a, b, start)| a + b * start <= keep * envelope.height_at(start))
+    stack[..len].iter().all(|&(a, b, start)| a + b * start <= keep * heights.at(start))
 }
 
 #[cfg(test)]
@@ -252,11 +252,11 @@ mod tests {
         let env = Envelope::from_points(vec![Candidate { d: 0.1, delta: 0.4 }]);
         let slopes = slope_grid(&env);
         let (h, tv) = outline(&q, &d, &slopes);
-        assert!(!outline_is_under(&env, &slopes, &h, tv, 4.0, 3));
+        assert!(!outline_is_under(&Heights::new(&env), &slopes, &h, tv, 4.0, 3));
         // A pair strictly inside a larger hull is.
         let env = Envelope::from_points(vec![Candidate { d: 0.05, delta: 0.6 }, Candidate { d: 0.3, delta: 0.8 }]);
         let slopes = slope_grid(&env);
         let (h, tv) = outline(&q, &d, &slopes);
-        assert!(outline_is_under(&env, &slopes, &h, tv, 4.0, 3));
+        assert!(outline_is_under(&Heights::new(&env), &slopes, &h, tv, 4.0, 3));
     }
 }
