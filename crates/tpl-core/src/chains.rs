@@ -291,8 +291,16 @@ impl<'m> PairScan<'m> {
             // q_i/d_i − 1 ≤ ratio − 1, rounded up.
             let ratio = self.row_max[a] / self.row_min_positive[b];
             let steepest = (ratio - 1.0) + ratio * f64::EPSILON;
-            let (support, tv) = support::outline(q, d, slopes);
-            if support::outline_is_under(heights, slopes, &support, tv, steepest, n) {
+            let (first, tv) = support::outline(q, d, slopes);
+            if support::outline_is_under(heights, &first, tv, steepest, n) {
+                continue;
+            }
+            // Not settled: twice as many slopes.
+            let (second, _) = support::outline(q, d, &support::refined(slopes));
+            let mut samples = [(0.0, 0.0); 2 * SLOPES];
+            samples[..SLOPES].copy_from_slice(&first);
+            samples[SLOPES..].copy_from_slice(&second);
+            if support::outline_is_under(heights, &samples, tv, steepest, n) {
                 continue;
             }
             match bins.fill(q, d) {

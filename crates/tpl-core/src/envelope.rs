@@ -183,9 +183,13 @@ impl<'e> Heights<'e> {
     /// [`Envelope::height_at`]`(d)` for d ≥ 0.
     pub(crate) fn at(&self, d: f64) -> f64 {
         let verts = &self.envelope.verts;
-        let Some(first) = verts.first() else { return 0.0 };
+        let (Some(first), Some(last)) = (verts.first(), verts.last()) else { return 0.0 };
         if d >= first.d {
             return first.delta;
+        }
+        if d < last.d {
+            // The edge from the origin.
+            return self.envelope.height_between(verts.len(), d);
         }
         let cell = height_key(d).checked_sub(self.key_lo).and_then(|k| self.start.get(k as usize));
         let Some(&from) = cell else { return self.envelope.height_at(d) };

@@ -42,7 +42,7 @@ pub(crate) fn support_rows<const T: usize>(q: [&[f64]; T], d: &[f64], mu: f64) -
             sums[0] += positive((row[i] - d[i]) - mu * d[i]);
         }
     }
-    acc.map(|s| (s[0] + s[1]) + (s[2] + s[3]))
+    acc.map(lane_sum)
 }
 
 /// max(t, 0) in the form that compiles to one `maxpd` (a NaN, which the callers never
@@ -75,25 +75,41 @@ const GRID_RATIO: f64 = 4.0;
 /// Number of slopes at which [`outline`] evaluates a pair's support function, besides 0.
 pub(crate) const SLOPES: usize = 8;
 
-/// Partial sums per slope in [`outline`] (nine slopes of two lanes fit the 16 SSE2
-/// registers with room for the operands).
-const OUTLINE_LANES: usize = 2;
+/// One pass over a pair (q, d): (σ_k, h(σ_k)) at each slope of `slopes`, and h(0), the
+/// total variation Σ (q_i − d_i)⁺.
+pub(crate) fn outline(q: &[f64], d: &[f64], slopes: &[f64; SLOPES]) -> ([Sample; SLOPES], f64) {
+    #[cfg(target_arch = "x86_64")]
+    let (h, tv) = if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor supports AVX2, checked just above.
+        unsafe { outline_avx2(q, d, slopes) }
+    } else {
+        outline_any(q, d, slopes)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let (h, tv) = outline_any(q, d, slopes);
+    (std::array::from_fn(|k| (slopes[k], h[k])), tv)
+}
 
-/// One pass over a pair (q, d): h(σ_k) at each slope of `slopes` and h(0), the total
-/// variation Σ (q_i − d_i)⁺.
-pub(crate) fn outline(q: &[f64], d: &[f64], slopes: &[f64; SLOPES]) -> ([f64; SLOPES], f64) {
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn outline_avx2(q: &[f64], d: &[f64], slopes: &[f64; SLOPES]) -> ([f64; SLOPES], f64) {
+    outline_any(q, d, slopes)
+}
+
+#[inline(always)]
+fn outline_any(q: &[f64], d: &[f64], slopes: &[f64; SLOPES]) -> ([f64; SLOPES], f64) {
     let n = d.len();
     let q = &q[..n];
-    let split = n - n % OUTLINE_LANES;
-    let mut acc = [[0.0f64; OUTLINE_LANES]; SLOPES];
-    let mut tv = [0.0f64; OUTLINE_LANES];
-    for (qc, dc) in q[..split].chunks_exact(OUTLINE_LANES).zip(d[..split].chunks_exact(OUTLINE_LANES)) {
-        let g: [f64; OUTLINE_LANES] = std::array::from_fn(|l| qc[l] - dc[l]);
-        for l in 0..OUTLINE_LANES {
+    let split = n - n % LANES;
+    let mut acc = [[0.0f64; LANES]; SLOPES];
+    let mut tv = [0.0f64; LANES];
+    for (qc, dc) in q[..split].chunks_exact(LANES).zip(d[..split].chunks_exact(LANES)) {
+        let g: [f64; LANES] = std::array::from_fn(|l| qc[l] - dc[l]);
+        for l in 0..LANES {
             tv[l] += positive(g[l]);
         }
         for (sums, &s) in acc.iter_mut().zip(slopes) {
-            for l in 0..OUTLINE_LANES {
+            for l in 0..LANES {
                 sums[l] += positive(g[l] - s * dc[l]);
             }
         }
@@ -105,7 +121,20 @@ pub(crate) fn outline(q: &[f64], d: &[f64], slopes: &[f64; SLOPES]) -> ([f64; SL
             sums[0] += positive(g - s * d[i]);
         }
     }
-    (acc.map(|s| s[0] + s[1]), tv[0] + tv[1])
+    (acc.map(lane_sum), lane_sum(tv))
+}
+
+/// The sum of the partial sums, in a fixed order.
+#[inline(always)]
+fn lane_sum(s: [f64; LANES]) -> f64 {
+    (s[0] + s[1]) + (s[2] + s[3])
+}
+
+/// The slopes halfway (in ratio) between those of `grid` and above them: a second grid for
+/// the pairs that the first does not settle.
+pub(crate) fn refined(grid: &[f64; SLOPES]) -> [f64; SLOPES] {
+    let half = (grid[0] / grid[1]).sqrt();
+    grid.map(|s| s * half)
 }
 
 /// The slopes at which [`outline`] samples the pairs scanned against `envelope`, steepest
@@ -133,49 +162,43 @@ pub(crate) fn slope_grid(envelope: &Envelope) -> [f64; SLOPES] {
 }
 
 /// Whether every candidate of a pair lies strictly under an envelope by the relative
-/// [`margin`] (whose majorant `heights` evaluates), given its support at `slopes` (`support`, from [`outline`]), its total
-/// variation `tv` and an upper bound `steepest` on the slope q_i/d_i − 1 of its states with
-/// d_i > 0 (not necessarily finite). Such a pair can neither be a vertex of the hull of all
+/// [`margin`] (the envelope whose majorant `heights` evaluates), given its support at up to
+/// 2·[`SLOPES`] slopes (`samples`, from [`outline`]), its total variation `tv` and an upper
+/// bound `steepest` on the slope q_i/d_i − 1 of its states with d_i > 0 (not necessarily
+/// finite). Such a pair can neither be a vertex of the hull of all
 /// candidates nor change any value of L (`docs/model.md` §8).
 ///
-/// The pair's candidates lie under each line δ = h(σ) + σ d, and under δ = h(σ₁) + s d for
-/// the largest grid slope σ₁ and any s ≥ `steepest` (the states with d_i = 0 add at most
-/// h(σ₁), the others at most s·d_S). The minimum of these lines is a concave polygon; the
+/// The pair's candidates lie under each line δ = h(σ) + σ d, and under δ = h(σ) + s d for
+/// any σ and any s ≥ `steepest` (the states with d_i = 0 add at most h(σ), the others at
+/// most s·d_S). The minimum of these lines is a concave polygon; the
 /// envelope's majorant is concave too, so the polygon lies under it once each of its
 /// vertices does, and past the last vertex the polygon is flat while the majorant never
 /// decreases.
-pub(crate) fn outline_is_under(
-    heights: &Heights,
-    slopes: &[f64; SLOPES],
-    support: &[f64; SLOPES],
-    tv: f64,
-    steepest: f64,
-    n: usize,
-) -> bool {
+pub(crate) fn outline_is_under(heights: &Heights, samples: &[Sample], tv: f64, steepest: f64, n: usize) -> bool {
     let c = inflation(n);
-    // Lines (a, b) of δ ≤ a + b·d, inflated, by decreasing slope b.
-    let mut lines = [(0.0f64, 0.0f64); SLOPES + 2];
+    // Lines (a, b) of δ ≤ a + b·d, inflated, sorted by decreasing slope b.
+    let mut lines = [(0.0f64, 0.0f64); MAX_LINES];
     let mut m = 0;
-    let top = (support[0] * c, steepest * c);
-    let mut top_pending = top.1.is_finite();
-    for (&h, &s) in support.iter().zip(slopes) {
-        let line = (h * c, s * c);
-        if top_pending && top.1 >= line.1 {
-            lines[m] = top;
-            m += 1;
-            top_pending = false;
+    let mut push = |line: (f64, f64)| {
+        let mut k = m;
+        while k > 0 && lines[k - 1].1 < line.1 {
+            lines[k] = lines[k - 1];
+            k -= 1;
         }
-        lines[m] = line;
+        lines[k] = line;
         m += 1;
+    };
+    let mut lowest = f64::INFINITY;
+    for &(slope, h) in samples {
+        push((h * c, slope * c));
+        lowest = lowest.min(h);
     }
-    if top_pending {
-        lines[m] = top;
-        m += 1;
+    if steepest.is_finite() && lowest.is_finite() {
+        push((lowest * c, steepest * c));
     }
-    lines[m] = (tv * c, 0.0);
-    m += 1;
+    push((tv * c, 0.0));
     // The lower envelope of the lines on d ≥ 0, as (a, b, d where the line takes over).
-    let mut stack = [(0.0f64, 0.0f64, 0.0f64); SLOPES + 2];
+    let mut stack = [(0.0f64, 0.0f64, 0.0f64); MAX_LINES];
     let mut len = 0;
     'lines: for &(a, b) in &lines[..m] {
         let mut start = 0.0;
@@ -205,6 +228,12 @@ pub(crate) fn outline_is_under(
     stack[..len].iter().all(|&(a, b, start)| a + b * start <= keep * heights.at(start))
 }
 
+/// A slope σ and a pair's support h(σ) there.
+pub(crate) type Sample = (f64, f64);
+
+/// The most lines [`outline_is_under`] takes: two grids, the steepest line and slope 0.
+const MAX_LINES: usize = 2 * SLOPES + 2;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,10 +253,11 @@ mod tests {
             assert_eq!(b, 0.0);
         }
         let slopes = [64.0, 32.0, 16.0, 8.0, 4.0, 2.0, 1.0, 0.5];
-        let (h, tv) = outline(&q, &d, &slopes);
+        let (samples, tv) = outline(&q, &d, &slopes);
         assert!((tv - naive(&q, &d, 0.0)).abs() < 1e-16);
-        for (h, s) in h.iter().zip(slopes) {
-            assert!((h - naive(&q, &d, s)).abs() < 1e-16);
+        for ((s, h), want) in samples.iter().zip(slopes) {
+            assert_eq!(*s, want);
+            assert!((h - naive(&q, &d, want)).abs() < 1e-16);
         }
     }
 
@@ -251,12 +281,12 @@ mod tests {
         let d = [0.1, 0.3, 0.6];
         let env = Envelope::from_points(vec![Candidate { d: 0.1, delta: 0.4 }]);
         let slopes = slope_grid(&env);
-        let (h, tv) = outline(&q, &d, &slopes);
-        assert!(!outline_is_under(&Heights::new(&env), &slopes, &h, tv, 4.0, 3));
+        let (samples, tv) = outline(&q, &d, &slopes);
+        assert!(!outline_is_under(&Heights::new(&env), &samples, tv, 4.0, 3));
         // A pair strictly inside a larger hull is.
         let env = Envelope::from_points(vec![Candidate { d: 0.05, delta: 0.6 }, Candidate { d: 0.3, delta: 0.8 }]);
         let slopes = slope_grid(&env);
-        let (h, tv) = outline(&q, &d, &slopes);
-        assert!(outline_is_under(&Heights::new(&env), &slopes, &h, tv, 4.0, 3));
+        let (samples, tv) = outline(&q, &d, &slopes);
+        assert!(outline_is_under(&Heights::new(&env), &samples, tv, 4.0, 3));
     }
 }
