@@ -12,11 +12,11 @@ use crate::support::{inflation, margin, support_rows};
 const LN_RATIO_MAX: f64 = 700.0;
 
 /// Rows q scanned together against each row d (each d is read once for all of them).
-const TILE: usize = 4;
+const TILE: usize = 8;
 
 /// Tiles per round: the tiles of a round run in parallel, and progress is reported after
 /// each round.
-const ROUND_TILES: usize = 8;
+const ROUND_TILES: usize = 4;
 
 /// L(α) by Algorithm 1, for one α ≥ 0. O(n³) time, O(n) memory per thread.
 ///

@@ -16,23 +16,27 @@
 
 use crate::envelope::{Envelope, Heights};
 
-/// Partial sums per row in [`support_rows`]: independent chains of additions that fill two
-/// SSE2 (or one AVX2) register of doubles.
+/// Partial sums per row in [`support_rows`]: with eight rows, eight SSE2 registers of
+/// independent additions.
+const ROW_LANES: usize = 2;
+
+/// Partial sums per slope in [`outline`]: independent chains of additions that fill one
+/// AVX2 register (or two SSE2 ones) of doubles.
 const LANES: usize = 4;
 
 /// Σ_i max(0, (q_i − d_i) − μ d_i) for each of the T rows q against the one row d: h(μ) of
 /// the T pairs (q, d). All rows have the length of `d`.
 pub(crate) fn support_rows<const T: usize>(q: [&[f64]; T], d: &[f64], mu: f64) -> [f64; T] {
     let n = d.len();
-    let split = n - n % LANES;
+    let split = n - n % ROW_LANES;
     let q: [&[f64]; T] = q.map(|row| &row[..n]);
-    let mut acc = [[0.0f64; LANES]; T];
-    for (c, dc) in d[..split].chunks_exact(LANES).enumerate() {
-        let i = c * LANES;
-        let md: [f64; LANES] = std::array::from_fn(|l| mu * dc[l]);
+    let mut acc = [[0.0f64; ROW_LANES]; T];
+    for (c, dc) in d[..split].chunks_exact(ROW_LANES).enumerate() {
+        let i = c * ROW_LANES;
+        let md: [f64; ROW_LANES] = std::array::from_fn(|l| mu * dc[l]);
         for (row, sums) in q.iter().zip(acc.iter_mut()) {
-            let qc = &row[i..i + LANES];
-            for l in 0..LANES {
+            let qc = &row[i..i + ROW_LANES];
+            for l in 0..ROW_LANES {
                 sums[l] += positive((qc[l] - dc[l]) - md[l]);
             }
         }
@@ -42,7 +46,7 @@ pub(crate) fn support_rows<const T: usize>(q: [&[f64]; T], d: &[f64], mu: f64) -
             sums[0] += positive((row[i] - d[i]) - mu * d[i]);
         }
     }
-    acc.map(lane_sum)
+    acc.map(|s| s[0] + s[1])
 }
 
 /// max(t, 0) in the form that compiles to one `maxpd` (a NaN, which the callers never
@@ -90,6 +94,7 @@ pub(crate) fn outline(q: &[f64], d: &[f64], slopes: &[f64; SLOPES]) -> ([Sample;
     (std::array::from_fn(|k| (slopes[k], h[k])), tv)
 }
 
+/// [`outline`] compiled for AVX2: the same operations in the same order, on wider registers.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn outline_avx2(q: &[f64], d: &[f64], slopes: &[f64; SLOPES]) -> ([f64; SLOPES], f64) {
