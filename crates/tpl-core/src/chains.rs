@@ -146,7 +146,7 @@ impl Bins {
 }
 
 /// The full prefix chain of one ordered pair, in order of decreasing q_i/d_i.
-fn pair_chain(q: &[f64], d: &[f64], buf: &mut Vec<(f64, Candidate)>) -> Vec<Candidate> {
+pub(crate) fn pair_chain(q: &[f64], d: &[f64], buf: &mut Vec<(f64, Candidate)>) -> Vec<Candidate> {
     buf.clear();
     let mut zero_d = 0.0;
     for (&qi, &di) in q.iter().zip(d) {
@@ -341,6 +341,108 @@ fn rebuild(envelope: &Envelope, pending: &mut Vec<(Candidate, u32)>) -> Envelope
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn weight() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            2 => Just(0.0),
+            6 => 0.0f64..1.0,
+            1 => Just(1.0),
+            1 => (0.0f64..300.0).prop_map(|u| 10f64.powf(-u)),
+        ]
+    }
+
+    /// A matrix of n in `sizes` with independent rows, or rows that agree to 1e-9.
+    fn matrix(sizes: std::ops::Range<usize>) -> impl Strategy<Value = TransitionMatrix> {
+        sizes
+            .prop_flat_map(|n| {
+                (
+                    prop::collection::vec(prop::collection::vec(weight(), n), n),
+                    prop::collection::vec(prop::collection::vec(-1.0f64..1.0, n), n),
+                    any::<bool>(),
+                )
+            })
+            .prop_filter_map("a zero row", |(rows, eta, close)| {
+                let rows = if close {
+                    eta.iter().map(|e| rows[0].iter().zip(e).map(|(w, e)| w * (1.0 + 1e-9 * e)).collect()).collect()
+                } else {
+                    rows
+                };
+                TransitionMatrix::normalized(rows).ok()
+            })
+    }
+
+    /// Every point that the scan of one pair may contribute: its bin points and its chain.
+    fn pair_points(q: &[f64], d: &[f64]) -> Vec<Candidate> {
+        let mut bins = Bins::new();
+        let mut points = pair_chain(q, d, &mut Vec::new());
+        if matches!(bins.fill(q, d), Binned::Chain) {
+            bins.corners(|c, is_chain_point| {
+                if is_chain_point {
+                    points.push(c);
+                }
+            });
+        }
+        points
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// The outline test settles a pair only when all the points it could contribute lie
+        /// strictly under the hull, against the hull of all pairs and against that hull
+        /// lowered by up to 30 % (so that many pairs come close to it).
+        #[test]
+        fn outline_settles_only_pairs_under_the_hull(m in matrix(2..24), lower in 0.0f64..0.3) {
+            let n = m.n();
+            let pairs = || (0..n).flat_map(|a| (0..n).map(move |b| (a, b))).filter(|(a, b)| a != b);
+            let all: Vec<Candidate> = pairs().flat_map(|(a, b)| pair_points(m.row(a), m.row(b))).collect();
+            let full = Envelope::from_points(all);
+            let env = Envelope::from_points(
+                full.vertices().iter().map(|v| Candidate { d: v.d, delta: v.delta * (1.0 - lower) }).collect(),
+            );
+            let (heights, slopes) = (Heights::new(&env), support::slope_grid(&env));
+            let scan = PairScan::new(&m, false);
+            for (a, b) in pairs() {
+                let (q, d) = (m.row(a), m.row(b));
+                let ratio = scan.row_max[a] / scan.row_min_positive[b];
+                let (samples, tv) = support::outline(q, d, &slopes);
+                if support::outline_is_under(&heights, &samples, tv, (ratio - 1.0) + ratio * f64::EPSILON, n) {
+                    for c in pair_points(q, d) {
+                        prop_assert!(
+                            c.delta <= env.height_at(c.d) * (1.0 - 1e-10),
+                            "pair ({a}, {b}) settled, but {c:?} is not under the hull"
+                        );
+                    }
+                }
+            }
+        }
+
+        /// Pruning changes nothing: the hull of the pruned scan is the hull of every point of
+        /// every pair, vertex for vertex, bit for bit.
+        #[test]
+        fn pruned_hull_is_the_hull_of_all_points(m in matrix(2..40)) {
+            let n = m.n();
+            let mut all = Vec::new();
+            for a in 0..n {
+                for b in (0..n).filter(|&b| b != a) {
+                    let (q, d) = (m.row(a), m.row(b));
+                    if q.iter().zip(d).all(|(&qi, &di)| qi == 0.0 || di == 0.0) {
+                        return Ok(()); // disjoint supports: Theorem 7, no hull
+                    }
+                    all.extend(pair_points(q, d));
+                }
+            }
+            let reference = Envelope::from_points(all);
+            match candidates(&m, false, &|_, _| {}) {
+                Candidates::Identity => prop_assert!(false, "no two rows are disjoint"),
+                Candidates::Found { envelope, .. } => {
+                    prop_assert_eq!(envelope.vertices(), reference.vertices());
+                    prop_assert_eq!(envelope.breaks(), reference.breaks());
+                }
+            }
+        }
+    }
 
     #[test]
     fn chain_is_concave_and_ends_at_total_variation() {

@@ -118,17 +118,28 @@ impl Scan<'_> {
         }
     }
 
-    /// Which of the pairs (q[k], d) provably cannot exceed the best value so far, by their
-    /// support function at λ − 1 for λ = e^{(1 − margin)·best} (`docs/model.md` §8):
-    /// every S then has x(δ_S − (λ − 1) d_S) ≤ λ − 1, i.e. a value below the best.
+    /// Which of the pairs (q[k], d) provably cannot exceed the best value so far.
     fn cleared(&self, q: [&[f64]; TILE], d: &[f64]) -> [bool; TILE] {
-        let level = self.best();
-        let Some(x) = self.x.filter(|_| level <= LN_RATIO_MAX) else { return [false; TILE] };
-        let n = d.len();
-        let mu = (level * (1.0 - margin(n))).exp_m1();
-        let c = inflation(n);
-        support_rows(q, d, mu).map(|h| h == 0.0 || h * c * x <= mu * (1.0 - 8.0 * f64::EPSILON))
+        match self.x {
+            Some(x) => below_level(q, d, self.best(), x),
+            None => [false; TILE],
+        }
     }
+}
+
+/// Which of the pairs (q[k], d) provably have no candidate worth more than `level` at the α
+/// with e^α − 1 = `x`, by their support function at λ − 1 for λ = e^{(1 − margin)·level}
+/// (`docs/model.md` §8): every S then has x(δ_S − (λ − 1) d_S) ≤ λ − 1, i.e. a value below
+/// (1 − margin)·level, which no rounding of the full pass lifts above `level`. None for
+/// level > 700, where λ is not a double.
+fn below_level<const T: usize>(q: [&[f64]; T], d: &[f64], level: f64, x: f64) -> [bool; T] {
+    if level > LN_RATIO_MAX {
+        return [false; T];
+    }
+    let n = d.len();
+    let mu = (level * (1.0 - margin(n))).exp_m1();
+    let c = inflation(n);
+    support_rows(q, d, mu).map(|h| h == 0.0 || h * c * x <= mu * (1.0 - 8.0 * f64::EPSILON))
 }
 
 /// What the full pass over one pair found.
@@ -270,6 +281,50 @@ fn sums(q: &[f64], d: &[f64], members: impl Iterator<Item = usize>) -> Option<Ca
 mod tests {
     use super::*;
     use crate::{LossEvaluator, PiecewiseLoss};
+    use proptest::prelude::*;
+
+    /// A pair's best candidate at α from its full chain (Theorem 8), by brute force.
+    fn pair_optimum(q: &[f64], d: &[f64], alpha: f64) -> f64 {
+        crate::chains::pair_chain(q, d, &mut Vec::new()).iter().map(|c| c.log_ratio(alpha)).fold(0.0, f64::max)
+    }
+
+    fn weight() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            2 => Just(0.0),
+            6 => 0.0f64..1.0,
+            1 => (0.0f64..300.0).prop_map(|u| 10f64.powf(-u)),
+        ]
+    }
+
+    fn row(n: usize) -> impl Strategy<Value = Vec<f64>> {
+        prop::collection::vec(weight(), n).prop_filter_map("all zero", |w| {
+            let s: f64 = w.iter().sum();
+            (s > 0.0).then(|| w.iter().map(|v| v / s).collect())
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The support test clears a pair only when its best candidate is at most the level,
+        /// also for levels within a hair of the pair's own optimum and for q ≈ d.
+        #[test]
+        fn support_test_clears_only_pairs_below_the_level(
+            (q, d, near) in (1usize..40).prop_flat_map(|n| (row(n), row(n), prop::collection::vec(-1.0f64..1.0, n))),
+            alpha in prop_oneof![0.0f64..50.0, (-12.0f64..-1.0).prop_map(|e| 10f64.powf(e)), 50.0f64..700.0],
+            shift in prop_oneof![Just(0.0), -1e-6f64..1e-6, -1.0f64..1.0],
+            close in any::<bool>(),
+        ) {
+            // Rows that agree to 1e-10, or independent ones.
+            let q: Vec<f64> = if close { d.iter().zip(&near).map(|(v, e)| v * (1.0 + 1e-10 * e)).collect() } else { q };
+            let best = pair_optimum(&q, &d, alpha);
+            for level in [best * (1.0 + shift), best * (1.0 - 2e-9), best * (1.0 + 2e-9), best] {
+                let level = level.max(0.0);
+                let [cleared] = below_level([&q], &d, level, alpha.exp_m1());
+                prop_assert!(!cleared || best <= level, "cleared at {level} but the pair reaches {best}");
+            }
+        }
+    }
 
     #[test]
     fn ambiguous_ties_are_tried_both_ways() {
