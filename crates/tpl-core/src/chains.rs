@@ -7,15 +7,16 @@
 //! concave chain from the origin whose edge slopes s_i = q_i/d_i − 1 decrease, ending at the
 //! total-variation point (Σ d_i, Σ (q_i − d_i)).
 //!
-//! **Pruning without sorting.** One O(n) pass puts each state into a half-octave bin of its
+//! **Pruning without sorting.** Most pairs are settled before anything else by their
+//! support function at a grid of slopes, one vectorised pass ([`support::outline_is_under`],
+//! `docs/model.md` §8). For the others, one O(n) pass puts each state into a half-octave bin of its
 //! slope, read off the slope's exponent and top mantissa bit (no logarithm). Cumulative bin
 //! sums are exact chain points (the prefix of all states steeper than a bin boundary), and
 //! between two consecutive ones the chain stays inside the thin triangle spanned by the
 //! bin's two slope limits. If every such triangle lies under the hull of candidates seen so
 //! far, no point of the pair's chain can ever be the maximum, and the pair is never sorted.
-//! The hull grows block by block from the bin points of every pair and the full chains of
-//! the pairs that survive; pruning against part of the final hull is valid because the hull
-//! only grows. The authors' Algorithm 2 stores all n(n−1) chains (≈190 MB at n = 200).
+//! The hull grows round by round from the bin points and the full chains of the pairs that
+//! survive; pruning against part of the final hull is valid because the hull only grows. The authors' Algorithm 2 stores all n(n−1) chains (≈190 MB at n = 200).
 
 use crate::candidate::Candidate;
 use crate::envelope::{Envelope, Heights};
@@ -364,7 +365,9 @@ mod tests {
             })
             .prop_filter_map("a zero row", |(rows, eta, close)| {
                 let rows = if close {
-                    eta.iter().map(|e| rows[0].iter().zip(e).map(|(w, e)| w * (1.0 + 1e-9 * e)).collect()).collect()
+                    eta.iter()
+                        .map(|e| rows[0].iter().zip(e).map(|(w, e)| w * (1.0 + 1e-9 * e)).collect())
+                        .collect()
                 } else {
                     rows
                 };

@@ -285,7 +285,10 @@ mod tests {
 
     /// A pair's best candidate at α from its full chain (Theorem 8), by brute force.
     fn pair_optimum(q: &[f64], d: &[f64], alpha: f64) -> f64 {
-        crate::chains::pair_chain(q, d, &mut Vec::new()).iter().map(|c| c.log_ratio(alpha)).fold(0.0, f64::max)
+        crate::chains::pair_chain(q, d, &mut Vec::new())
+            .iter()
+            .map(|c| c.log_ratio(alpha))
+            .fold(0.0, f64::max)
     }
 
     fn weight() -> impl Strategy<Value = f64> {

@@ -324,7 +324,9 @@ mod tests {
             .map(|_| {
                 (0..n)
                     .map(|_| {
-                        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                        state = state
+                            .wrapping_mul(6_364_136_223_846_793_005)
+                            .wrapping_add(1_442_695_040_888_963_407);
                         ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64
                     })
                     .collect()
@@ -342,10 +344,16 @@ mod tests {
         let run = |threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             pool.install(|| {
-                let direct: Vec<u64> = [0.01, 0.1, 1.0, 20.0].map(|a| DirectLoss::new(&m).loss(a).to_bits()).to_vec();
+                let direct: Vec<u64> =
+                    [0.01, 0.1, 1.0, 20.0].map(|a| DirectLoss::new(&m).loss(a).to_bits()).to_vec();
                 let piecewise = PiecewiseLoss::new(&m);
                 let table = PairTableLoss::new(&m);
-                (direct, piecewise.candidates().to_vec(), table.loss(0.3).to_bits(), piecewise.loss(0.3).to_bits())
+                (
+                    direct,
+                    piecewise.candidates().to_vec(),
+                    table.loss(0.3).to_bits(),
+                    piecewise.loss(0.3).to_bits(),
+                )
             })
         };
         let one = run(1);

@@ -155,7 +155,7 @@ pub(crate) fn slope_grid(envelope: &Envelope) -> [f64; SLOPES] {
             hi = hi.max(s);
         }
     }
-    if !(lo <= hi) {
+    if lo > hi {
         // Fewer than two vertices: a grid that suits matrices of moderate correlation.
         (lo, hi) = (1.0 / 16.0, 1024.0);
     }
@@ -170,8 +170,8 @@ pub(crate) fn slope_grid(envelope: &Envelope) -> [f64; SLOPES] {
 /// [`margin`] (the envelope whose majorant `heights` evaluates), given its support at up to
 /// 2·[`SLOPES`] slopes (`samples`, from [`outline`]), its total variation `tv` and an upper
 /// bound `steepest` on the slope q_i/d_i − 1 of its states with d_i > 0 (not necessarily
-/// finite). Such a pair can neither be a vertex of the hull of all
-/// candidates nor change any value of L (`docs/model.md` §8).
+/// finite). Such a pair can neither be a vertex of the hull of all candidates nor change any
+/// value of L (`docs/model.md` §8).
 ///
 /// The pair's candidates lie under each line δ = h(σ) + σ d, and under δ = h(σ) + s d for
 /// any σ and any s ≥ `steepest` (the states with d_i = 0 add at most h(σ), the others at
@@ -179,7 +179,13 @@ pub(crate) fn slope_grid(envelope: &Envelope) -> [f64; SLOPES] {
 /// envelope's majorant is concave too, so the polygon lies under it once each of its
 /// vertices does, and past the last vertex the polygon is flat while the majorant never
 /// decreases.
-pub(crate) fn outline_is_under(heights: &Heights, samples: &[Sample], tv: f64, steepest: f64, n: usize) -> bool {
+pub(crate) fn outline_is_under(
+    heights: &Heights,
+    samples: &[Sample],
+    tv: f64,
+    steepest: f64,
+    n: usize,
+) -> bool {
     let c = inflation(n);
     // Lines (a, b) of δ ≤ a + b·d, inflated, sorted by decreasing slope b.
     let mut lines = [(0.0f64, 0.0f64); MAX_LINES];
@@ -289,7 +295,8 @@ mod tests {
         let (samples, tv) = outline(&q, &d, &slopes);
         assert!(!outline_is_under(&Heights::new(&env), &samples, tv, 4.0, 3));
         // A pair strictly inside a larger hull is.
-        let env = Envelope::from_points(vec![Candidate { d: 0.05, delta: 0.6 }, Candidate { d: 0.3, delta: 0.8 }]);
+        let env =
+            Envelope::from_points(vec![Candidate { d: 0.05, delta: 0.6 }, Candidate { d: 0.3, delta: 0.8 }]);
         let slopes = slope_grid(&env);
         let (samples, tv) = outline(&q, &d, &slopes);
         assert!(outline_is_under(&Heights::new(&env), &samples, tv, 4.0, 3));
