@@ -22,7 +22,7 @@ use crate::candidate::Candidate;
 use crate::envelope::{Envelope, Heights};
 use crate::matrix::TransitionMatrix;
 use crate::par;
-use crate::support::{self, SLOPES};
+use crate::support::{self, Grid, SLOPES};
 
 /// Slopes at or above 2^16 (and infinite ones, d_i = 0) share the first bin.
 const SLOPE_TOP: f64 = 65536.0;
@@ -44,6 +44,12 @@ const FIRST_ROUND: usize = 64;
 const MAX_ROUND: usize = 16384;
 /// Pairs per parallel work item of a round.
 const ITEM: usize = 128;
+/// The outline test costs about a sixth of what binning a pair costs: it pays while it
+/// settles at least one pair in [`OUTLINE_PAYS`] of those it tries.
+const OUTLINE_PAYS: usize = 4;
+/// When it does not (all pairs alike and on the hull, as for the smoothed identity), the next
+/// round tries it on one pair in this many only, to notice when it starts paying again.
+const OUTLINE_SAMPLE: usize = 16;
 
 /// What the candidate generation found for a matrix.
 #[derive(Debug, Clone)]
@@ -195,23 +201,29 @@ pub(crate) fn candidates(
     let mut envelope = Envelope::default();
     let mut kept: Vec<(u32, Vec<Candidate>)> = Vec::new();
     let (total, mut done, mut reported, mut round) = (n * n, 0, 0, FIRST_ROUND);
+    // Every pair meets the outline test while it settles enough of them to pay for itself.
+    let mut sample = 1;
     while done < total {
         let end = (done + round).min(total);
-        let slopes = support::slope_grid(&envelope);
+        let grid = Grid::new(&envelope);
         let heights = Heights::new(&envelope);
         let items = (end - done).div_ceil(ITEM);
         let found = par::map(0..items, |k| {
             let from = done + k * ITEM;
-            scan.pairs(from..(from + ITEM).min(end), &envelope, &heights, &slopes)
+            scan.pairs(from..(from + ITEM).min(end), &envelope, &heights, &grid, sample)
         });
         let mut pending = Vec::new();
+        let (mut tried, mut settled) = (0, 0);
         for part in found {
             if part.identity {
                 return Candidates::Identity;
             }
             pending.extend(part.pending);
             kept.extend(part.kept);
+            tried += part.tried;
+            settled += part.settled;
         }
+        sample = if OUTLINE_PAYS * settled >= tried { 1 } else { OUTLINE_SAMPLE };
         envelope = rebuild(&envelope, &mut pending);
         done = end;
         while reported < done / n {
@@ -248,6 +260,9 @@ struct Found {
     kept: Vec<(u32, Vec<Candidate>)>,
     /// Two rows with disjoint supports were found.
     identity: bool,
+    /// Pairs that met the outline test, and pairs it settled.
+    tried: usize,
+    settled: usize,
 }
 
 /// The matrix and what the scan of every pair reads from it.
@@ -271,13 +286,15 @@ impl<'m> PairScan<'m> {
         Self { matrix, keep_chains, row_max, row_min_positive }
     }
 
-    /// Scans the ordered pairs a·n + b in `range` against `envelope`.
+    /// Scans the ordered pairs a·n + b in `range` against `envelope`; those with
+    /// p % `sample` = 0 meet the outline test first.
     fn pairs(
         &self,
         range: std::ops::Range<usize>,
         envelope: &Envelope,
         heights: &Heights,
-        slopes: &[f64; SLOPES],
+        grid: &Grid,
+        sample: usize,
     ) -> Found {
         let n = self.matrix.n();
         let mut found = Found::default();
@@ -289,20 +306,12 @@ impl<'m> PairScan<'m> {
                 continue;
             }
             let (q, d) = (self.matrix.row(a), self.matrix.row(b));
-            // q_i/d_i − 1 ≤ ratio − 1, rounded up.
-            let ratio = self.row_max[a] / self.row_min_positive[b];
-            let steepest = (ratio - 1.0) + ratio * f64::EPSILON;
-            let (first, tv) = support::outline(q, d, slopes);
-            if support::outline_is_under(heights, &first, tv, steepest, n) {
-                continue;
-            }
-            // Not settled: twice as many slopes.
-            let (second, _) = support::outline(q, d, &support::refined(slopes));
-            let mut samples = [(0.0, 0.0); 2 * SLOPES];
-            samples[..SLOPES].copy_from_slice(&first);
-            samples[SLOPES..].copy_from_slice(&second);
-            if support::outline_is_under(heights, &samples, tv, steepest, n) {
-                continue;
+            if p.is_multiple_of(sample) {
+                found.tried += 1;
+                if self.outline_settles(a, b, heights, grid) {
+                    found.settled += 1;
+                    continue;
+                }
             }
             match bins.fill(q, d) {
                 Binned::Empty => continue,
@@ -331,6 +340,31 @@ impl<'m> PairScan<'m> {
             }
         }
         found
+    }
+}
+
+impl PairScan<'_> {
+    /// Whether the pair (a, b) provably lies under the envelope of `heights`, by its support
+    /// at the slopes of `grid` and, unless it comes close to the envelope there, at the finer
+    /// slopes too ([`support::outline_is_under`]).
+    fn outline_settles(&self, a: usize, b: usize, heights: &Heights, grid: &Grid) -> bool {
+        let n = self.matrix.n();
+        let (q, d) = (self.matrix.row(a), self.matrix.row(b));
+        // q_i/d_i − 1 ≤ ratio − 1, rounded up.
+        let ratio = self.row_max[a] / self.row_min_positive[b];
+        let steepest = (ratio - 1.0) + ratio * f64::EPSILON;
+        let (first, tv) = support::outline(q, d, &grid.slopes);
+        if grid.near_hull(&first) {
+            return false;
+        }
+        if support::outline_is_under(heights, &first, tv, steepest, n) {
+            return true;
+        }
+        let (second, _) = support::outline(q, d, &grid.finer);
+        let mut samples = [(0.0, 0.0); 2 * SLOPES];
+        samples[..SLOPES].copy_from_slice(&first);
+        samples[SLOPES..].copy_from_slice(&second);
+        support::outline_is_under(heights, &samples, tv, steepest, n)
     }
 }
 
@@ -404,12 +438,12 @@ mod tests {
             let env = Envelope::from_points(
                 full.vertices().iter().map(|v| Candidate { d: v.d, delta: v.delta * (1.0 - lower) }).collect(),
             );
-            let (heights, slopes) = (Heights::new(&env), support::slope_grid(&env));
+            let (heights, grid) = (Heights::new(&env), Grid::new(&env));
             let scan = PairScan::new(&m, false);
             for (a, b) in pairs() {
                 let (q, d) = (m.row(a), m.row(b));
                 let ratio = scan.row_max[a] / scan.row_min_positive[b];
-                let (samples, tv) = support::outline(q, d, &slopes);
+                let (samples, tv) = support::outline(q, d, &grid.slopes);
                 if support::outline_is_under(&heights, &samples, tv, (ratio - 1.0) + ratio * f64::EPSILON, n) {
                     for c in pair_points(q, d) {
                         prop_assert!(

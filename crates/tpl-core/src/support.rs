@@ -135,35 +135,55 @@ fn lane_sum(s: [f64; LANES]) -> f64 {
     (s[0] + s[1]) + (s[2] + s[3])
 }
 
-/// The slopes halfway (in ratio) between those of `grid` and above them: a second grid for
-/// the pairs that the first does not settle.
-pub(crate) fn refined(grid: &[f64; SLOPES]) -> [f64; SLOPES] {
-    let half = (grid[0] / grid[1]).sqrt();
-    grid.map(|s| s * half)
+/// The slopes at which [`outline`] samples the pairs scanned against one envelope, and what
+/// the envelope itself gives there.
+pub(crate) struct Grid {
+    /// A geometric grid over the slopes of the envelope's edges (where a pair's chain has to
+    /// stay under it), steepest first, of ratio 4 or wider when the edges span more than 4⁷.
+    pub(crate) slopes: [f64; SLOPES],
+    /// The slopes halfway (in ratio) between those of `slopes` and above them: a second grid
+    /// for the pairs that the first does not settle.
+    pub(crate) finer: [f64; SLOPES],
+    /// The envelope's own support max_v (δ_v − σ d_v)⁺ at each of `slopes`.
+    hull: [f64; SLOPES],
 }
 
-/// The slopes at which [`outline`] samples the pairs scanned against `envelope`, steepest
-/// first: a geometric grid over the slopes of the envelope's edges (where a pair's chain has
-/// to stay under it), of ratio 4 or wider when the edges span more than 4⁷.
-pub(crate) fn slope_grid(envelope: &Envelope) -> [f64; SLOPES] {
-    let v = envelope.vertices();
-    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
-    for w in v.windows(2) {
-        let s = (w[0].delta - w[1].delta) / (w[0].d - w[1].d);
-        if s.is_finite() && s > 0.0 {
-            lo = lo.min(s);
-            hi = hi.max(s);
+/// A pair whose support reaches this fraction of the envelope's at some slope of the grid is
+/// not worth a second outline: it lies on or close to the hull (the smoothed identity, whose
+/// pairs are all alike, has every pair there).
+const NEAR: f64 = 1.0 - 1e-3;
+
+impl Grid {
+    pub(crate) fn new(envelope: &Envelope) -> Self {
+        let v = envelope.vertices();
+        let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+        for w in v.windows(2) {
+            let s = (w[0].delta - w[1].delta) / (w[0].d - w[1].d);
+            if s.is_finite() && s > 0.0 {
+                lo = lo.min(s);
+                hi = hi.max(s);
+            }
         }
+        if lo > hi {
+            // Fewer than two vertices: a grid that suits matrices of moderate correlation.
+            (lo, hi) = (1.0 / 16.0, 1024.0);
+        }
+        let steps = (SLOPES - 1) as f64;
+        // Nearly flat edges (slopes far below the others) are left to the line of slope 0.
+        let lo = lo.max(hi * GRID_RATIO.powf(-steps));
+        let ratio = (hi / lo).powf(1.0 / steps).max(GRID_RATIO);
+        let slopes: [f64; SLOPES] = std::array::from_fn(|k| lo * ratio.powf(steps - k as f64));
+        let half = ratio.sqrt();
+        let hull = slopes.map(|s| v.iter().map(|c| c.delta - s * c.d).fold(0.0, f64::max));
+        Self { slopes, finer: slopes.map(|s| s * half), hull }
     }
-    if lo > hi {
-        // Fewer than two vertices: a grid that suits matrices of moderate correlation.
-        (lo, hi) = (1.0 / 16.0, 1024.0);
+
+    /// Whether a pair's first outline comes within [`NEAR`] of the envelope's support at one
+    /// of the slopes (or above it): a heuristic that only decides whether to try a finer
+    /// outline, never whether to drop the pair.
+    pub(crate) fn near_hull(&self, samples: &[Sample; SLOPES]) -> bool {
+        samples.iter().zip(&self.hull).any(|(&(_, h), &hull)| h > 0.0 && h >= NEAR * hull)
     }
-    let steps = (SLOPES - 1) as f64;
-    // Nearly flat edges (slopes far below the others) are left to the line of slope 0.
-    let lo = lo.max(hi * GRID_RATIO.powf(-steps));
-    let ratio = (hi / lo).powf(1.0 / steps).max(GRID_RATIO);
-    std::array::from_fn(|k| lo * ratio.powf(steps - k as f64))
 }
 
 /// Whether every candidate of a pair lies strictly under an envelope by the relative
@@ -279,7 +299,7 @@ mod tests {
             Candidate { d: 0.1, delta: 0.5 },
             Candidate { d: 0.5, delta: 0.6 },
         ]);
-        let g = slope_grid(&env);
+        let g = Grid::new(&env).slopes;
         assert!(g.windows(2).all(|w| w[0] > w[1]));
         assert!((g[SLOPES - 1] - 0.25).abs() < 1e-12, "{g:?}");
         assert!(g[0] >= 0.4 / 0.099);
@@ -291,14 +311,16 @@ mod tests {
         let q = [0.5, 0.3, 0.2];
         let d = [0.1, 0.3, 0.6];
         let env = Envelope::from_points(vec![Candidate { d: 0.1, delta: 0.4 }]);
-        let slopes = slope_grid(&env);
-        let (samples, tv) = outline(&q, &d, &slopes);
+        let grid = Grid::new(&env);
+        let (samples, tv) = outline(&q, &d, &grid.slopes);
+        assert!(grid.near_hull(&samples));
         assert!(!outline_is_under(&Heights::new(&env), &samples, tv, 4.0, 3));
         // A pair strictly inside a larger hull is.
         let env =
             Envelope::from_points(vec![Candidate { d: 0.05, delta: 0.6 }, Candidate { d: 0.3, delta: 0.8 }]);
-        let slopes = slope_grid(&env);
-        let (samples, tv) = outline(&q, &d, &slopes);
+        let grid = Grid::new(&env);
+        let (samples, tv) = outline(&q, &d, &grid.slopes);
+        assert!(!grid.near_hull(&samples));
         assert!(outline_is_under(&Heights::new(&env), &samples, tv, 4.0, 3));
     }
 }
