@@ -21,6 +21,8 @@
 use crate::candidate::Candidate;
 use crate::envelope::{Envelope, Heights};
 use crate::matrix::TransitionMatrix;
+use std::ops::Range;
+
 use crate::par;
 use crate::support::{self, Grid, SLOPES};
 
@@ -36,14 +38,19 @@ const KEY_TOP: u64 = key(SLOPE_TOP);
 const KEY_BOTTOM: u64 = key(SLOPE_BOTTOM);
 /// Number of bins: the top one, one per key in [KEY_BOTTOM, KEY_TOP), the bottom one.
 const BINS: usize = (KEY_TOP - KEY_BOTTOM) as usize + 2;
-/// Pairs scanned before the first rebuild of the hull used for pruning; each later round
-/// scans twice as many, up to [`MAX_ROUND`]. The pairs of a round run in parallel against
-/// the hull of the rounds before it.
-const FIRST_ROUND: usize = 64;
-/// The largest round, in pairs.
-const MAX_ROUND: usize = 16384;
-/// Pairs per parallel work item of a round.
-const ITEM: usize = 128;
+/// Pairs with a chain scanned between two rebuilds of the hull used for pruning.
+const BLOCK: usize = 512;
+/// Pairs whose outline tests run in parallel before the first rebuild of the hull that the
+/// tests use; each later batch is twice as large, up to [`MAX_BATCH`].
+const FIRST_BATCH: usize = 1024;
+/// The largest batch of outline tests.
+const MAX_BATCH: usize = 16384;
+/// Pairs per parallel work item of a batch.
+const ITEM: usize = 256;
+/// The open pairs of a block are binned in parallel from this many on.
+const PARALLEL_OPEN: usize = 64;
+/// Open pairs per parallel work item.
+const ITEM_OPEN: usize = 32;
 /// The outline test costs about a sixth of what binning a pair costs: it pays while it
 /// settles at least one pair in [`OUTLINE_PAYS`] of those it tries.
 const OUTLINE_PAYS: usize = 4;
@@ -184,54 +191,89 @@ pub(crate) fn pair_chain(q: &[f64], d: &[f64], buf: &mut Vec<(f64, Candidate)>) 
 /// `progress(a, n)` after the pairs of each of the n rows a, in order (an early return for
 /// Theorem 7 skips the rest).
 ///
-/// The ordered pairs are scanned in rounds of growing size; the pairs of a round run in
-/// parallel (feature `parallel`) against the hull of the rounds before, and their points
-/// join it when the round ends. Each pair first meets the test of
-/// [`support::outline_is_under`]: one vectorised pass proves most pairs to lie strictly under
-/// that hull (`docs/model.md` §8), and only the others are binned as described above. The
-/// hull of all candidates does not depend on the order in which pairs meet it, since every
-/// point a pruned pair could contribute lies strictly inside it.
+/// The ordered pairs are scanned in order, and the hull used for pruning is rebuilt after
+/// every [`BLOCK`] pairs with a chain. Before that, each pair meets the test of
+/// [`support::outline_is_under`], in parallel batches (feature `parallel`) against the hull
+/// as it is when the batch starts: one vectorised pass proves most pairs to lie strictly
+/// under that hull, hence under the later ones (`docs/model.md` §8), and only the others are
+/// binned as described above. A pair the test settles would have left no point for the
+/// hull, so the hull, and with it every value of L, is bit for bit that of the scan without
+/// the test.
 pub(crate) fn candidates(
     matrix: &TransitionMatrix,
     keep_chains: bool,
     progress: &dyn Fn(usize, usize),
 ) -> Candidates {
+    scan_pairs(matrix, keep_chains, true, progress)
+}
+
+/// [`candidates`], with the outline test (`outline`) or without it.
+fn scan_pairs(
+    matrix: &TransitionMatrix,
+    keep_chains: bool,
+    outline: bool,
+    progress: &dyn Fn(usize, usize),
+) -> Candidates {
     let n = matrix.n();
-    let scan = PairScan::new(matrix, keep_chains);
+    let tests = OutlineTests::new(matrix);
     let mut envelope = Envelope::default();
+    let mut pending: Vec<(Candidate, u32)> = Vec::new();
     let mut kept: Vec<(u32, Vec<Candidate>)> = Vec::new();
-    let (total, mut done, mut reported, mut round) = (n * n, 0, 0, FIRST_ROUND);
+    // Outcomes of the outline tests of the pairs batch_start.., and the next batch's size.
+    let (mut outcomes, mut batch_start, mut batch) = (Vec::new(), 0, FIRST_BATCH);
     // Every pair meets the outline test while it settles enough of them to pay for itself.
     let mut sample = 1;
-    while done < total {
-        let end = (done + round).min(total);
-        let grid = Grid::new(&envelope);
-        let heights = Heights::new(&envelope);
-        let items = (end - done).div_ceil(ITEM);
-        let found = par::map(0..items, |k| {
-            let from = done + k * ITEM;
-            scan.pairs(from..(from + ITEM).min(end), &envelope, &heights, &grid, sample)
-        });
-        let mut pending = Vec::new();
-        let (mut tried, mut settled) = (0, 0);
+    let (total, mut next, mut scanned, mut reported) = (n * n, 0, 0usize, 0);
+    while next < total {
+        // The pairs up to the one that completes a block of BLOCK pairs with a chain: all are
+        // scanned against the same hull, the open ones here, in parallel when they are many.
+        let mut open = Vec::new();
+        let mut with_chain = 0;
+        while next < total && with_chain < BLOCK - scanned % BLOCK {
+            let p = next;
+            next += 1;
+            if outline && p >= batch_start + outcomes.len() && !envelope.is_empty() {
+                let end = (p + batch).min(total);
+                let (tried, settled);
+                (outcomes, tried, settled) = tests.run(p..end, &envelope, sample);
+                sample = if OUTLINE_PAYS * settled >= tried { 1 } else { OUTLINE_SAMPLE };
+                (batch_start, batch) = (p, (2 * batch).min(MAX_BATCH));
+            }
+            match outcomes.get(p.wrapping_sub(batch_start)).copied().unwrap_or(Outcome::Open) {
+                Outcome::Empty => {}
+                Outcome::Settled => with_chain += 1,
+                Outcome::Open if tests.has_chain(p) => {
+                    open.push(p);
+                    with_chain += 1;
+                }
+                Outcome::Open => {}
+            }
+        }
+        let scan = |pairs: &[usize]| scan_open(matrix, pairs, &envelope, keep_chains);
+        let found = if open.len() >= PARALLEL_OPEN {
+            par::map(0..open.len().div_ceil(ITEM_OPEN), |k| {
+                scan(&open[k * ITEM_OPEN..((k + 1) * ITEM_OPEN).min(open.len())])
+            })
+        } else {
+            vec![scan(&open)]
+        };
         for part in found {
             if part.identity {
                 return Candidates::Identity;
             }
             pending.extend(part.pending);
             kept.extend(part.kept);
-            tried += part.tried;
-            settled += part.settled;
         }
-        sample = if OUTLINE_PAYS * settled >= tried { 1 } else { OUTLINE_SAMPLE };
-        envelope = rebuild(&envelope, &mut pending);
-        done = end;
-        while reported < done / n {
+        scanned += with_chain;
+        if scanned.is_multiple_of(BLOCK) && !pending.is_empty() {
+            envelope = rebuild(&envelope, &mut pending);
+        }
+        while reported < next / n {
             reported += 1;
             progress(reported, n);
         }
-        round = (2 * round).min(MAX_ROUND);
     }
+    envelope = rebuild(&envelope, &mut pending);
     let mut chains = Vec::new();
     if keep_chains {
         // Pairs whose bin points made it onto the final hull without their chain being kept.
@@ -251,24 +293,69 @@ pub(crate) fn candidates(
     Candidates::Found { envelope, chains }
 }
 
-/// What the pairs of one work item contributed.
+/// What the binning of some pairs contributed.
 #[derive(Default)]
 struct Found {
-    /// Points that may lie on the hull, tagged with their pair a·n + b.
+    /// Points that may lie on the hull, tagged with their pair a·n + b, in the pairs' order.
     pending: Vec<(Candidate, u32)>,
     /// Full chains of the pairs that may matter (with `keep_chains`).
     kept: Vec<(u32, Vec<Candidate>)>,
     /// Two rows with disjoint supports were found.
     identity: bool,
-    /// Pairs that met the outline test, and pairs it settled.
-    tried: usize,
-    settled: usize,
 }
 
-/// The matrix and what the scan of every pair reads from it.
-struct PairScan<'m> {
+/// Bins the ordered pairs a·n + b of `pairs` (each with a chain) and sorts those whose bins
+/// may reach above `envelope` (see the module documentation).
+fn scan_open(matrix: &TransitionMatrix, pairs: &[usize], envelope: &Envelope, keep_chains: bool) -> Found {
+    let n = matrix.n();
+    let mut found = Found::default();
+    let mut bins = Bins::new();
+    let mut sort_buf = Vec::new();
+    for &p in pairs {
+        let (q, d) = (matrix.row(p / n), matrix.row(p % n));
+        match bins.fill(q, d) {
+            Binned::Empty => continue,
+            Binned::Disjoint => {
+                found.identity = true;
+                return found;
+            }
+            Binned::Chain => {}
+        }
+        let tag = p as u32;
+        let mut matters = false;
+        bins.corners(|c, is_chain_point| {
+            if envelope.may_matter(c) {
+                matters = true;
+                if is_chain_point {
+                    found.pending.push((c, tag));
+                }
+            }
+        });
+        if matters {
+            let chain = pair_chain(q, d, &mut sort_buf);
+            found.pending.extend(chain.iter().filter(|&&c| envelope.may_matter(c)).map(|&c| (c, tag)));
+            if keep_chains {
+                found.kept.push((tag, chain));
+            }
+        }
+    }
+    found
+}
+
+/// What the outline test found about one ordered pair.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Outcome {
+    /// Not tested, or not settled: the pair is binned.
+    Open,
+    /// q_i ≤ d_i everywhere: no chain (the binning would say [`Binned::Empty`]).
+    Empty,
+    /// A chain, strictly under the hull: it leaves no point.
+    Settled,
+}
+
+/// The outline tests of pairs of one matrix.
+struct OutlineTests<'m> {
     matrix: &'m TransitionMatrix,
-    keep_chains: bool,
     /// max_i q_i of every row.
     row_max: Vec<f64>,
     /// min_i {d_i : d_i > 0} of every row (∞ for none): with `row_max`, a bound on the
@@ -276,95 +363,81 @@ struct PairScan<'m> {
     row_min_positive: Vec<f64>,
 }
 
-impl<'m> PairScan<'m> {
-    fn new(matrix: &'m TransitionMatrix, keep_chains: bool) -> Self {
+impl<'m> OutlineTests<'m> {
+    /// Whether the ordered pair a·n + b (a ≠ b) has a chain: q_i > d_i for some i.
+    fn has_chain(&self, p: usize) -> bool {
+        let n = self.matrix.n();
+        let (a, b) = (p / n, p % n);
+        a != b && self.matrix.row(a).iter().zip(self.matrix.row(b)).any(|(q, d)| q > d)
+    }
+
+    fn new(matrix: &'m TransitionMatrix) -> Self {
         let row_max = matrix.rows().map(|r| r.iter().copied().fold(0.0, f64::max)).collect();
         let row_min_positive = matrix
             .rows()
             .map(|r| r.iter().copied().filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min))
             .collect();
-        Self { matrix, keep_chains, row_max, row_min_positive }
+        Self { matrix, row_max, row_min_positive }
     }
 
-    /// Scans the ordered pairs a·n + b in `range` against `envelope`; those with
-    /// p % `sample` = 0 meet the outline test first.
-    fn pairs(
-        &self,
-        range: std::ops::Range<usize>,
-        envelope: &Envelope,
-        heights: &Heights,
-        grid: &Grid,
-        sample: usize,
-    ) -> Found {
-        let n = self.matrix.n();
-        let mut found = Found::default();
-        let mut bins = Bins::new();
-        let mut sort_buf = Vec::new();
-        for p in range {
-            let (a, b) = (p / n, p % n);
-            if a == b {
-                continue;
-            }
-            let (q, d) = (self.matrix.row(a), self.matrix.row(b));
-            if p.is_multiple_of(sample) {
-                found.tried += 1;
-                if self.outline_settles(a, b, heights, grid) {
-                    found.settled += 1;
-                    continue;
-                }
-            }
-            match bins.fill(q, d) {
-                Binned::Empty => continue,
-                Binned::Disjoint => {
-                    found.identity = true;
-                    return found;
-                }
-                Binned::Chain => {}
-            }
-            let tag = p as u32;
-            let mut matters = false;
-            bins.corners(|c, is_chain_point| {
-                if envelope.may_matter(c) {
-                    matters = true;
-                    if is_chain_point {
-                        found.pending.push((c, tag));
-                    }
-                }
+    /// The outcomes of the pairs a·n + b in `range` against `envelope`, in parallel; only the
+    /// pairs with p % `sample` = 0 are tested. Also the number tested and the number settled.
+    fn run(&self, range: Range<usize>, envelope: &Envelope, sample: usize) -> (Vec<Outcome>, usize, usize) {
+        let (grid, heights) = (Grid::new(envelope), Heights::new(envelope));
+        let start = range.start;
+        let parts =
+            par::map(0..range.len().div_ceil(ITEM), |k| {
+                let from = start + k * ITEM;
+                (from..(from + ITEM).min(range.end))
+                    .map(|p| {
+                        if p.is_multiple_of(sample) {
+                            self.outcome(p, &heights, &grid)
+                        } else {
+                            Outcome::Open
+                        }
+                    })
+                    .collect::<Vec<_>>()
             });
-            if matters {
-                let chain = pair_chain(q, d, &mut sort_buf);
-                found.pending.extend(chain.iter().filter(|&&c| envelope.may_matter(c)).map(|&c| (c, tag)));
-                if self.keep_chains {
-                    found.kept.push((tag, chain));
-                }
-            }
-        }
-        found
+        let outcomes: Vec<Outcome> = parts.concat();
+        let tried = range.filter(|p| p.is_multiple_of(sample)).count();
+        let settled = outcomes.iter().filter(|&&o| o == Outcome::Settled).count();
+        (outcomes, tried, settled)
     }
-}
 
-impl PairScan<'_> {
-    /// Whether the pair (a, b) provably lies under the envelope of `heights`, by its support
-    /// at the slopes of `grid` and, unless it comes close to the envelope there, at the finer
-    /// slopes too ([`support::outline_is_under`]).
-    fn outline_settles(&self, a: usize, b: usize, heights: &Heights, grid: &Grid) -> bool {
+    /// Whether the pair p = a·n + b provably lies under the envelope of `heights`, by its
+    /// support at the slopes of `grid` and, unless it comes close to the envelope there, at
+    /// the finer slopes too ([`support::outline_is_under`]).
+    fn outcome(&self, p: usize, heights: &Heights, grid: &Grid) -> Outcome {
         let n = self.matrix.n();
+        let (a, b) = (p / n, p % n);
+        if a == b {
+            return Outcome::Open;
+        }
         let (q, d) = (self.matrix.row(a), self.matrix.row(b));
+        let (first, tv) = support::outline(q, d, &grid.slopes);
+        if tv == 0.0 {
+            return Outcome::Empty; // no q_i − d_i > 0
+        }
+        // h constant in σ (all mass of q where d is 0, as for disjoint supports): left to the
+        // binning, which recognises Theorem 7.
+        if first[0].1 == tv || grid.near_hull(&first) {
+            return Outcome::Open;
+        }
         // q_i/d_i − 1 ≤ ratio − 1, rounded up.
         let ratio = self.row_max[a] / self.row_min_positive[b];
         let steepest = (ratio - 1.0) + ratio * f64::EPSILON;
-        let (first, tv) = support::outline(q, d, &grid.slopes);
-        if grid.near_hull(&first) {
-            return false;
-        }
         if support::outline_is_under(heights, &first, tv, steepest, n) {
-            return true;
+            return Outcome::Settled;
         }
         let (second, _) = support::outline(q, d, &grid.finer);
         let mut samples = [(0.0, 0.0); 2 * SLOPES];
         samples[..SLOPES].copy_from_slice(&first);
         samples[SLOPES..].copy_from_slice(&second);
-        support::outline_is_under(heights, &samples, tv, steepest, n)
+        if support::outline_is_under(heights, &samples, tv, steepest, n) {
+            Outcome::Settled
+        } else {
+            Outcome::Open
+        }
     }
 }
 
@@ -439,44 +512,52 @@ mod tests {
                 full.vertices().iter().map(|v| Candidate { d: v.d, delta: v.delta * (1.0 - lower) }).collect(),
             );
             let (heights, grid) = (Heights::new(&env), Grid::new(&env));
-            let scan = PairScan::new(&m, false);
+            let tests = OutlineTests::new(&m);
             for (a, b) in pairs() {
                 let (q, d) = (m.row(a), m.row(b));
-                let ratio = scan.row_max[a] / scan.row_min_positive[b];
-                let (samples, tv) = support::outline(q, d, &grid.slopes);
-                if support::outline_is_under(&heights, &samples, tv, (ratio - 1.0) + ratio * f64::EPSILON, n) {
-                    for c in pair_points(q, d) {
-                        prop_assert!(
-                            c.delta <= env.height_at(c.d) * (1.0 - 1e-10),
-                            "pair ({a}, {b}) settled, but {c:?} is not under the hull"
-                        );
+                match tests.outcome(a * n + b, &heights, &grid) {
+                    Outcome::Open => {}
+                    Outcome::Empty => prop_assert!(pair_points(q, d).is_empty(), "pair ({a}, {b}) has a chain"),
+                    Outcome::Settled => {
+                        for c in pair_points(q, d) {
+                            prop_assert!(
+                                c.delta <= env.height_at(c.d) * (1.0 - 1e-10),
+                                "pair ({a}, {b}) settled, but {c:?} is not under the hull"
+                            );
+                        }
                     }
                 }
             }
         }
 
-        /// Pruning changes nothing: the hull of the pruned scan is the hull of every point of
-        /// every pair, vertex for vertex, bit for bit.
+        /// Pruning changes nothing: the scan with the outline test gives the hull, the kept
+        /// chains and their owners of the scan without it, bit for bit; and the hull is that
+        /// of every point of every pair, up to the last bits of near-duplicate points (the bin
+        /// and chain sums of one subset), where floating-point hulls depend on the neighbours.
         #[test]
-        fn pruned_hull_is_the_hull_of_all_points(m in matrix(2..40)) {
+        fn pruning_changes_no_hull(m in matrix(2..40)) {
             let n = m.n();
-            let mut all = Vec::new();
-            for a in 0..n {
-                for b in (0..n).filter(|&b| b != a) {
-                    let (q, d) = (m.row(a), m.row(b));
-                    if q.iter().zip(d).all(|(&qi, &di)| qi == 0.0 || di == 0.0) {
-                        return Ok(()); // disjoint supports: Theorem 7, no hull
-                    }
-                    all.extend(pair_points(q, d));
-                }
-            }
+            let found = |outline| match scan_pairs(&m, true, outline, &|_, _| {}) {
+                Candidates::Identity => None,
+                Candidates::Found { envelope, chains } => Some((envelope, chains)),
+            };
+            let (with, without) = (found(true), found(false));
+            prop_assert_eq!(with.is_none(), without.is_none());
+            let (Some((with, with_chains)), Some((without, without_chains))) = (with, without) else { return Ok(()) };
+            prop_assert_eq!(with.vertices(), without.vertices());
+            prop_assert_eq!(with.tags(), without.tags());
+            prop_assert_eq!(with.breaks(), without.breaks());
+            // The chains kept with the test are among those kept without it.
+            prop_assert!(with_chains.iter().all(|c| without_chains.contains(c)));
+            let all: Vec<Candidate> = (0..n)
+                .flat_map(|a| (0..n).map(move |b| (a, b)))
+                .filter(|(a, b)| a != b)
+                .flat_map(|(a, b)| pair_points(m.row(a), m.row(b)))
+                .collect();
             let reference = Envelope::from_points(all);
-            match candidates(&m, false, &|_, _| {}) {
-                Candidates::Identity => prop_assert!(false, "no two rows are disjoint"),
-                Candidates::Found { envelope, .. } => {
-                    prop_assert_eq!(envelope.vertices(), reference.vertices());
-                    prop_assert_eq!(envelope.breaks(), reference.breaks());
-                }
+            for alpha in [1e-6, 0.01, 0.3, 1.0, 5.0, 40.0, 900.0] {
+                let (a, b) = (with.eval(alpha), reference.eval(alpha));
+                prop_assert!((a - b).abs() <= 1e-14 * b, "L({alpha}): {a} vs {b}");
             }
         }
     }
