@@ -30,11 +30,11 @@ const ROUND_TILES: usize = 4;
 ///
 /// Before that pass, a pair meets a cheaper test: the pair cannot reach log λ* if
 /// x·h(λ* − 1) ≤ λ* − 1, h being its support function (`docs/model.md` §8). It is computed
-/// for four rows q against one row d at a time, branch-free and vectorised, with λ* lowered
+/// for eight rows q against one row d at a time, branch-free and vectorised, with λ* lowered
 /// by a relative margin of 10⁻⁹ so that rounding cannot hide a pair that the full pass would
-/// have kept. The pairs run in parallel (feature `parallel`) and share λ*; since each pair's
-/// own optimum does not depend on where its iteration starts, the maximum over pairs does
-/// not depend on their order.
+/// have kept. The pairs run in parallel (feature `parallel`) and share λ*; since the
+/// iteration reaches a pair's own optimum from any level below it, the maximum over pairs
+/// does not depend on their order.
 ///
 /// **Ties in floating point.** λ is a weighted mediant of the ratios in S, and when one
 /// heavy state dominates it, that state's ratio can sit within 1e−160 of λ: no double decides
