@@ -15,7 +15,7 @@
 //! between two consecutive ones the chain stays inside the thin triangle spanned by the
 //! bin's two slope limits. If every such triangle lies under the hull of candidates seen so
 //! far, no point of the pair's chain can ever be the maximum, and the pair is never sorted.
-//! The hull grows round by round from the bin points and the full chains of the pairs that
+//! The hull grows block by block from the bin points and the full chains of the pairs that
 //! survive; pruning against part of the final hull is valid because the hull only grows. The authors' Algorithm 2 stores all n(n−1) chains (≈190 MB at n = 200).
 
 use crate::candidate::Candidate;
