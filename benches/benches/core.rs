@@ -23,6 +23,9 @@ use tpl_core::{LeakageSeries, Loss, LossEvaluator, PairTableLoss, PiecewiseLoss}
 /// Sizes at which one setup takes long enough for the cheap settings of [`pace`].
 const LARGE_N: usize = 1000;
 
+/// The largest cold direct evaluation measured (with `TPL_BENCH_LARGE=1`).
+const HUGE_N: usize = 3000;
+
 /// Whether the optional n = 1000 cases run (`TPL_BENCH_LARGE=1`).
 fn large() -> bool {
     std::env::var("TPL_BENCH_LARGE").is_ok_and(|v| v == "1")
@@ -70,6 +73,13 @@ fn loss_cold(c: &mut Criterion) {
         });
         group.bench_with_input(BenchmarkId::new("cold-piecewise", format!("n={n}")), &m, |b, m| {
             b.iter(|| PiecewiseLoss::new(black_box(m)).loss(black_box(ALPHA)))
+        });
+    }
+    if large() {
+        let m = Family::Dense.matrix(HUGE_N);
+        pace(&mut group, Cost::Large);
+        group.bench_with_input(BenchmarkId::new("cold-direct", format!("n={HUGE_N}")), &m, |b, m| {
+            b.iter(|| Loss::new(black_box(m), 1).loss(black_box(ALPHA)))
         });
     }
     group.finish();

@@ -7,19 +7,24 @@
 //! concave chain from the origin whose edge slopes s_i = q_i/d_i − 1 decrease, ending at the
 //! total-variation point (Σ d_i, Σ (q_i − d_i)).
 //!
-//! **Pruning without sorting.** One O(n) pass puts each state into a half-octave bin of its
+//! **Pruning without sorting.** Most pairs are settled before anything else by their
+//! support function at a grid of slopes, one vectorised pass ([`support::outline_is_under`],
+//! `docs/model.md` §8). For the others, one O(n) pass puts each state into a half-octave bin of its
 //! slope, read off the slope's exponent and top mantissa bit (no logarithm). Cumulative bin
 //! sums are exact chain points (the prefix of all states steeper than a bin boundary), and
 //! between two consecutive ones the chain stays inside the thin triangle spanned by the
 //! bin's two slope limits. If every such triangle lies under the hull of candidates seen so
 //! far, no point of the pair's chain can ever be the maximum, and the pair is never sorted.
-//! The hull grows block by block from the bin points of every pair and the full chains of
-//! the pairs that survive; pruning against part of the final hull is valid because the hull
-//! only grows. The authors' Algorithm 2 stores all n(n−1) chains (≈190 MB at n = 200).
+//! The hull grows block by block from the bin points and the full chains of the pairs that
+//! survive; pruning against part of the final hull is valid because the hull only grows. The authors' Algorithm 2 stores all n(n−1) chains (≈190 MB at n = 200).
 
 use crate::candidate::Candidate;
-use crate::envelope::Envelope;
+use crate::envelope::{Envelope, Heights};
 use crate::matrix::TransitionMatrix;
+use std::ops::Range;
+
+use crate::par;
+use crate::support::{self, Grid, SLOPES};
 
 /// Slopes at or above 2^16 (and infinite ones, d_i = 0) share the first bin.
 const SLOPE_TOP: f64 = 65536.0;
@@ -33,8 +38,25 @@ const KEY_TOP: u64 = key(SLOPE_TOP);
 const KEY_BOTTOM: u64 = key(SLOPE_BOTTOM);
 /// Number of bins: the top one, one per key in [KEY_BOTTOM, KEY_TOP), the bottom one.
 const BINS: usize = (KEY_TOP - KEY_BOTTOM) as usize + 2;
-/// Pairs scanned between two rebuilds of the hull used for pruning.
+/// Pairs with a chain scanned between two rebuilds of the hull used for pruning.
 const BLOCK: usize = 512;
+/// Pairs whose outline tests run in parallel before the first rebuild of the hull that the
+/// tests use; each later batch is twice as large, up to [`MAX_BATCH`].
+const FIRST_BATCH: usize = 1024;
+/// The largest batch of outline tests.
+const MAX_BATCH: usize = 16384;
+/// Pairs per parallel work item of a batch.
+const ITEM: usize = 256;
+/// The open pairs of a block are binned in parallel from this many on.
+const PARALLEL_OPEN: usize = 64;
+/// Open pairs per parallel work item.
+const ITEM_OPEN: usize = 32;
+/// The outline test costs about a sixth of what binning a pair costs: it pays while it
+/// settles at least one pair in [`OUTLINE_PAYS`] of those it tries.
+const OUTLINE_PAYS: usize = 4;
+/// When it does not (all pairs alike and on the hull, as for the smoothed identity), the next
+/// round tries it on one pair in this many only, to notice when it starts paying again.
+const OUTLINE_SAMPLE: usize = 16;
 
 /// What the candidate generation found for a matrix.
 #[derive(Debug, Clone)]
@@ -138,7 +160,7 @@ impl Bins {
 }
 
 /// The full prefix chain of one ordered pair, in order of decreasing q_i/d_i.
-fn pair_chain(q: &[f64], d: &[f64], buf: &mut Vec<(f64, Candidate)>) -> Vec<Candidate> {
+pub(crate) fn pair_chain(q: &[f64], d: &[f64], buf: &mut Vec<(f64, Candidate)>) -> Vec<Candidate> {
     buf.clear();
     let mut zero_d = 0.0;
     for (&qi, &di) in q.iter().zip(d) {
@@ -164,55 +186,92 @@ fn pair_chain(q: &[f64], d: &[f64], buf: &mut Vec<(f64, Candidate)>) -> Vec<Cand
 }
 
 /// Generates the candidates of `matrix` (see the module documentation). With `keep_chains`,
-/// also returns the full chains needed by the pair-table evaluator. O(n³) for the binning
-/// plus O(n log n) for each pair that survives pruning. Calls `progress(a, n)` after the
-/// pairs of each of the n rows a (an early return for Theorem 7 skips the rest).
+/// also returns the full chains needed by the pair-table evaluator. O(n³) for the outlines
+/// and the binning plus O(n log n) for each pair that survives pruning. Calls
+/// `progress(a, n)` after the pairs of each of the n rows a, in order (an early return for
+/// Theorem 7 skips the rest).
+///
+/// The ordered pairs are scanned in order, and the hull used for pruning is rebuilt after
+/// every [`BLOCK`] pairs with a chain. Before that, each pair meets the test of
+/// [`support::outline_is_under`], in parallel batches (feature `parallel`) against the hull
+/// as it is when the batch starts: one vectorised pass proves most pairs to lie strictly
+/// under that hull, hence under the later ones (`docs/model.md` §8), and only the others are
+/// binned as described above. A pair the test settles would have left no point for the
+/// hull, so the hull, and with it every value of L, is bit for bit that of the scan without
+/// the test.
 pub(crate) fn candidates(
     matrix: &TransitionMatrix,
     keep_chains: bool,
     progress: &dyn Fn(usize, usize),
 ) -> Candidates {
+    scan_pairs(matrix, keep_chains, true, progress)
+}
+
+/// [`candidates`], with the outline test (`outline`) or without it.
+fn scan_pairs(
+    matrix: &TransitionMatrix,
+    keep_chains: bool,
+    outline: bool,
+    progress: &dyn Fn(usize, usize),
+) -> Candidates {
     let n = matrix.n();
+    let tests = OutlineTests::new(matrix);
     let mut envelope = Envelope::default();
     let mut pending: Vec<(Candidate, u32)> = Vec::new();
     let mut kept: Vec<(u32, Vec<Candidate>)> = Vec::new();
-    let mut bins = Bins::new();
-    let mut sort_buf = Vec::with_capacity(n);
-    let mut scanned = 0usize;
-    for a in 0..n {
-        for b in 0..n {
-            if a == b {
-                continue;
+    // Outcomes of the outline tests of the pairs batch_start.., and the next batch's size.
+    let (mut outcomes, mut batch_start, mut batch) = (Vec::new(), 0, FIRST_BATCH);
+    // Every pair meets the outline test while it settles enough of them to pay for itself.
+    let mut sample = 1;
+    let (total, mut next, mut scanned, mut reported) = (n * n, 0, 0usize, 0);
+    while next < total {
+        // The pairs up to the one that completes a block of BLOCK pairs with a chain: all are
+        // scanned against the same hull, the open ones here, in parallel when they are many.
+        let mut open = Vec::new();
+        let mut with_chain = 0;
+        while next < total && with_chain < BLOCK - scanned % BLOCK {
+            let p = next;
+            next += 1;
+            if outline && p >= batch_start + outcomes.len() && !envelope.is_empty() {
+                let end = (p + batch).min(total);
+                let (tried, settled);
+                (outcomes, tried, settled) = tests.run(p..end, &envelope, sample);
+                sample = if OUTLINE_PAYS * settled >= tried { 1 } else { OUTLINE_SAMPLE };
+                (batch_start, batch) = (p, (2 * batch).min(MAX_BATCH));
             }
-            let (q, d) = (matrix.row(a), matrix.row(b));
-            match bins.fill(q, d) {
-                Binned::Empty => continue,
-                Binned::Disjoint => return Candidates::Identity,
-                Binned::Chain => {}
-            }
-            let tag = (a * n + b) as u32;
-            let mut matters = false;
-            bins.corners(|c, is_chain_point| {
-                if envelope.may_matter(c) {
-                    matters = true;
-                    if is_chain_point {
-                        pending.push((c, tag));
-                    }
+            match outcomes.get(p.wrapping_sub(batch_start)).copied().unwrap_or(Outcome::Open) {
+                Outcome::Empty => {}
+                Outcome::Settled => with_chain += 1,
+                Outcome::Open if tests.has_chain(p) => {
+                    open.push(p);
+                    with_chain += 1;
                 }
-            });
-            if matters {
-                let chain = pair_chain(q, d, &mut sort_buf);
-                pending.extend(chain.iter().filter(|&&c| envelope.may_matter(c)).map(|&c| (c, tag)));
-                if keep_chains {
-                    kept.push((tag, chain));
-                }
-            }
-            scanned += 1;
-            if scanned.is_multiple_of(BLOCK) && !pending.is_empty() {
-                envelope = rebuild(&envelope, &mut pending);
+                Outcome::Open => {}
             }
         }
-        progress(a + 1, n);
+        let scan = |pairs: &[usize]| scan_open(matrix, pairs, &envelope, keep_chains);
+        let found = if open.len() >= PARALLEL_OPEN {
+            par::map(0..open.len().div_ceil(ITEM_OPEN), |k| {
+                scan(&open[k * ITEM_OPEN..((k + 1) * ITEM_OPEN).min(open.len())])
+            })
+        } else {
+            vec![scan(&open)]
+        };
+        for part in found {
+            if part.identity {
+                return Candidates::Identity;
+            }
+            pending.extend(part.pending);
+            kept.extend(part.kept);
+        }
+        scanned += with_chain;
+        if scanned.is_multiple_of(BLOCK) && !pending.is_empty() {
+            envelope = rebuild(&envelope, &mut pending);
+        }
+        while reported < next / n {
+            reported += 1;
+            progress(reported, n);
+        }
     }
     envelope = rebuild(&envelope, &mut pending);
     let mut chains = Vec::new();
@@ -222,6 +281,7 @@ pub(crate) fn candidates(
         let mut owners: Vec<u32> = envelope.tags().to_vec();
         owners.sort_unstable();
         owners.dedup();
+        let mut sort_buf = Vec::with_capacity(n);
         for tag in owners {
             if kept.binary_search_by_key(&tag, |(t, _)| *t).is_err() {
                 let (a, b) = (tag as usize / n, tag as usize % n);
@@ -233,6 +293,154 @@ pub(crate) fn candidates(
     Candidates::Found { envelope, chains }
 }
 
+/// What the binning of some pairs contributed.
+#[derive(Default)]
+struct Found {
+    /// Points that may lie on the hull, tagged with their pair a·n + b, in the pairs' order.
+    pending: Vec<(Candidate, u32)>,
+    /// Full chains of the pairs that may matter (with `keep_chains`).
+    kept: Vec<(u32, Vec<Candidate>)>,
+    /// Two rows with disjoint supports were found.
+    identity: bool,
+}
+
+/// Bins the ordered pairs a·n + b of `pairs` (each with a chain) and sorts those whose bins
+/// may reach above `envelope` (see the module documentation).
+fn scan_open(matrix: &TransitionMatrix, pairs: &[usize], envelope: &Envelope, keep_chains: bool) -> Found {
+    let n = matrix.n();
+    let mut found = Found::default();
+    let mut bins = Bins::new();
+    let mut sort_buf = Vec::new();
+    for &p in pairs {
+        let (q, d) = (matrix.row(p / n), matrix.row(p % n));
+        match bins.fill(q, d) {
+            Binned::Empty => continue,
+            Binned::Disjoint => {
+                found.identity = true;
+                return found;
+            }
+            Binned::Chain => {}
+        }
+        let tag = p as u32;
+        let mut matters = false;
+        bins.corners(|c, is_chain_point| {
+            if envelope.may_matter(c) {
+                matters = true;
+                if is_chain_point {
+                    found.pending.push((c, tag));
+                }
+            }
+        });
+        if matters {
+            let chain = pair_chain(q, d, &mut sort_buf);
+            found.pending.extend(chain.iter().filter(|&&c| envelope.may_matter(c)).map(|&c| (c, tag)));
+            if keep_chains {
+                found.kept.push((tag, chain));
+            }
+        }
+    }
+    found
+}
+
+/// What the outline test found about one ordered pair.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Outcome {
+    /// Not tested, or not settled: the pair is binned.
+    Open,
+    /// q_i ≤ d_i everywhere: no chain (the binning would say [`Binned::Empty`]).
+    Empty,
+    /// A chain, strictly under the hull: it leaves no point.
+    Settled,
+}
+
+/// The outline tests of pairs of one matrix.
+struct OutlineTests<'m> {
+    matrix: &'m TransitionMatrix,
+    /// max_i q_i of every row.
+    row_max: Vec<f64>,
+    /// min_i {d_i : d_i > 0} of every row (∞ for none): with `row_max`, a bound on the
+    /// largest finite ratio q_i/d_i of a pair.
+    row_min_positive: Vec<f64>,
+}
+
+impl<'m> OutlineTests<'m> {
+    /// Whether the ordered pair a·n + b (a ≠ b) has a chain: q_i > d_i for some i.
+    fn has_chain(&self, p: usize) -> bool {
+        let n = self.matrix.n();
+        let (a, b) = (p / n, p % n);
+        a != b && self.matrix.row(a).iter().zip(self.matrix.row(b)).any(|(q, d)| q > d)
+    }
+
+    fn new(matrix: &'m TransitionMatrix) -> Self {
+        let row_max = matrix.rows().map(|r| r.iter().copied().fold(0.0, f64::max)).collect();
+        let row_min_positive = matrix
+            .rows()
+            .map(|r| r.iter().copied().filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min))
+            .collect();
+        Self { matrix, row_max, row_min_positive }
+    }
+
+    /// The outcomes of the pairs a·n + b in `range` against `envelope`, in parallel; only the
+    /// pairs with p % `sample` = 0 are tested. Also the number tested and the number settled.
+    fn run(&self, range: Range<usize>, envelope: &Envelope, sample: usize) -> (Vec<Outcome>, usize, usize) {
+        let (grid, heights) = (Grid::new(envelope), Heights::new(envelope));
+        let start = range.start;
+        let parts =
+            par::map(0..range.len().div_ceil(ITEM), |k| {
+                let from = start + k * ITEM;
+                (from..(from + ITEM).min(range.end))
+                    .map(|p| {
+                        if p.is_multiple_of(sample) {
+                            self.outcome(p, &heights, &grid)
+                        } else {
+                            Outcome::Open
+                        }
+                    })
+                    .collect::<Vec<_>>()
+            });
+        let outcomes: Vec<Outcome> = parts.concat();
+        let tried = range.filter(|p| p.is_multiple_of(sample)).count();
+        let settled = outcomes.iter().filter(|&&o| o == Outcome::Settled).count();
+        (outcomes, tried, settled)
+    }
+
+    /// Whether the pair p = a·n + b provably lies under the envelope of `heights`, by its
+    /// support at the slopes of `grid` and, unless it comes close to the envelope there, at
+    /// the finer slopes too ([`support::outline_is_under`]).
+    fn outcome(&self, p: usize, heights: &Heights, grid: &Grid) -> Outcome {
+        let n = self.matrix.n();
+        let (a, b) = (p / n, p % n);
+        if a == b {
+            return Outcome::Open;
+        }
+        let (q, d) = (self.matrix.row(a), self.matrix.row(b));
+        let (first, tv) = support::outline(q, d, &grid.slopes);
+        if tv == 0.0 {
+            return Outcome::Empty; // no q_i − d_i > 0
+        }
+        // h constant in σ (all mass of q where d is 0, as for disjoint supports): left to the
+        // binning, which recognises Theorem 7.
+        if first[0].1 == tv || grid.near_hull(&first) {
+            return Outcome::Open;
+        }
+        // q_i/d_i − 1 ≤ ratio − 1, rounded up.
+        let ratio = self.row_max[a] / self.row_min_positive[b];
+        let steepest = (ratio - 1.0) + ratio * f64::EPSILON;
+        if support::outline_is_under(heights, &first, tv, steepest, n) {
+            return Outcome::Settled;
+        }
+        let (second, _) = support::outline(q, d, &grid.finer);
+        let mut samples = [(0.0, 0.0); 2 * SLOPES];
+        samples[..SLOPES].copy_from_slice(&first);
+        samples[SLOPES..].copy_from_slice(&second);
+        if support::outline_is_under(heights, &samples, tv, steepest, n) {
+            Outcome::Settled
+        } else {
+            Outcome::Open
+        }
+    }
+}
+
 fn rebuild(envelope: &Envelope, pending: &mut Vec<(Candidate, u32)>) -> Envelope {
     pending.extend(envelope.vertices().iter().copied().zip(envelope.tags().iter().copied()));
     Envelope::from_tagged(std::mem::take(pending))
@@ -241,6 +449,118 @@ fn rebuild(envelope: &Envelope, pending: &mut Vec<(Candidate, u32)>) -> Envelope
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn weight() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            2 => Just(0.0),
+            6 => 0.0f64..1.0,
+            1 => Just(1.0),
+            1 => (0.0f64..300.0).prop_map(|u| 10f64.powf(-u)),
+        ]
+    }
+
+    /// A matrix of n in `sizes` with independent rows, or rows that agree to 1e-9.
+    fn matrix(sizes: std::ops::Range<usize>) -> impl Strategy<Value = TransitionMatrix> {
+        sizes
+            .prop_flat_map(|n| {
+                (
+                    prop::collection::vec(prop::collection::vec(weight(), n), n),
+                    prop::collection::vec(prop::collection::vec(-1.0f64..1.0, n), n),
+                    any::<bool>(),
+                )
+            })
+            .prop_filter_map("a zero row", |(rows, eta, close)| {
+                let rows = if close {
+                    eta.iter()
+                        .map(|e| rows[0].iter().zip(e).map(|(w, e)| w * (1.0 + 1e-9 * e)).collect())
+                        .collect()
+                } else {
+                    rows
+                };
+                TransitionMatrix::normalized(rows).ok()
+            })
+    }
+
+    /// Every point that the scan of one pair may contribute: its bin points and its chain.
+    fn pair_points(q: &[f64], d: &[f64]) -> Vec<Candidate> {
+        let mut bins = Bins::new();
+        let mut points = pair_chain(q, d, &mut Vec::new());
+        if matches!(bins.fill(q, d), Binned::Chain) {
+            bins.corners(|c, is_chain_point| {
+                if is_chain_point {
+                    points.push(c);
+                }
+            });
+        }
+        points
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// The outline test settles a pair only when all the points it could contribute lie
+        /// strictly under the hull, against the hull of all pairs and against that hull
+        /// lowered by up to 30 % (so that many pairs come close to it).
+        #[test]
+        fn outline_settles_only_pairs_under_the_hull(m in matrix(2..24), lower in 0.0f64..0.3) {
+            let n = m.n();
+            let pairs = || (0..n).flat_map(|a| (0..n).map(move |b| (a, b))).filter(|(a, b)| a != b);
+            let all: Vec<Candidate> = pairs().flat_map(|(a, b)| pair_points(m.row(a), m.row(b))).collect();
+            let full = Envelope::from_points(all);
+            let env = Envelope::from_points(
+                full.vertices().iter().map(|v| Candidate { d: v.d, delta: v.delta * (1.0 - lower) }).collect(),
+            );
+            let (heights, grid) = (Heights::new(&env), Grid::new(&env));
+            let tests = OutlineTests::new(&m);
+            for (a, b) in pairs() {
+                let (q, d) = (m.row(a), m.row(b));
+                match tests.outcome(a * n + b, &heights, &grid) {
+                    Outcome::Open => {}
+                    Outcome::Empty => prop_assert!(pair_points(q, d).is_empty(), "pair ({a}, {b}) has a chain"),
+                    Outcome::Settled => {
+                        for c in pair_points(q, d) {
+                            prop_assert!(
+                                c.delta <= env.height_at(c.d) * (1.0 - 1e-10),
+                                "pair ({a}, {b}) settled, but {c:?} is not under the hull"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+
+        /// Pruning changes nothing: the scan with the outline test gives the hull, the kept
+        /// chains and their owners of the scan without it, bit for bit; and the hull is that
+        /// of every point of every pair, up to the last bits of near-duplicate points (the bin
+        /// and chain sums of one subset), where floating-point hulls depend on the neighbours.
+        #[test]
+        fn pruning_changes_no_hull(m in matrix(2..40)) {
+            let n = m.n();
+            let found = |outline| match scan_pairs(&m, true, outline, &|_, _| {}) {
+                Candidates::Identity => None,
+                Candidates::Found { envelope, chains } => Some((envelope, chains)),
+            };
+            let (with, without) = (found(true), found(false));
+            prop_assert_eq!(with.is_none(), without.is_none());
+            let (Some((with, with_chains)), Some((without, without_chains))) = (with, without) else { return Ok(()) };
+            prop_assert_eq!(with.vertices(), without.vertices());
+            prop_assert_eq!(with.tags(), without.tags());
+            prop_assert_eq!(with.breaks(), without.breaks());
+            // The chains kept with the test are among those kept without it.
+            prop_assert!(with_chains.iter().all(|c| without_chains.contains(c)));
+            let all: Vec<Candidate> = (0..n)
+                .flat_map(|a| (0..n).map(move |b| (a, b)))
+                .filter(|(a, b)| a != b)
+                .flat_map(|(a, b)| pair_points(m.row(a), m.row(b)))
+                .collect();
+            let reference = Envelope::from_points(all);
+            for alpha in [1e-6, 0.01, 0.3, 1.0, 5.0, 40.0, 900.0] {
+                let (a, b) = (with.eval(alpha), reference.eval(alpha));
+                prop_assert!((a - b).abs() <= 1e-14 * b, "L({alpha}): {a} vs {b}");
+            }
+        }
+    }
 
     #[test]
     fn chain_is_concave_and_ends_at_total_variation() {

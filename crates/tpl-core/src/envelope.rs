@@ -101,7 +101,12 @@ impl Envelope {
         if d >= first.d {
             return first.delta;
         }
-        let i = self.verts.partition_point(|v| v.d > d);
+        self.height_between(self.verts.partition_point(|v| v.d > d), d)
+    }
+
+    /// The majorant at d on the edge that ends at vertex i − 1, where i ≥ 1 is the number of
+    /// vertices with a larger d than d (and d < the first vertex's d).
+    fn height_between(&self, i: usize, d: f64) -> f64 {
         let right = self.verts[i - 1];
         let left = if i < self.verts.len() { self.verts[i] } else { Candidate { d: 0.0, delta: 0.0 } };
         if right.d == left.d {
@@ -134,6 +139,66 @@ impl Envelope {
     /// True when no candidate has δ > 0 (all rows equal: L ≡ 0, Theorem 6).
     pub fn is_empty(&self) -> bool {
         self.verts.is_empty()
+    }
+}
+
+/// [`Envelope::height_at`] at the cost of a table look-up, for the many evaluations of the
+/// pruning in `support`: for each abscissa 2^(e + j/16) (16 per octave, over
+/// [`HEIGHT_CELLS`] of them below the first vertex) the table holds where the binary search
+/// of `height_at` would land, and a query walks from there over the few vertices of its
+/// cell. The values are those of `height_at`, bit for bit.
+#[derive(Debug, Clone)]
+pub(crate) struct Heights<'e> {
+    envelope: &'e Envelope,
+    /// Key (see [`height_key`]) of the first tabulated abscissa.
+    key_lo: u64,
+    /// Per tabulated abscissa x: the number of vertices with d > x.
+    start: Vec<u32>,
+}
+
+/// Tabulated abscissae of [`Heights`]: 64 octaves.
+const HEIGHT_CELLS: u64 = 16 * 64;
+
+/// Orders positive doubles by exponent and four leading mantissa bits.
+fn height_key(d: f64) -> u64 {
+    d.to_bits() >> 48
+}
+
+impl<'e> Heights<'e> {
+    /// The table of `envelope`.
+    pub(crate) fn new(envelope: &'e Envelope) -> Self {
+        let verts = &envelope.verts;
+        let Some(first) = verts.first() else { return Self { envelope, key_lo: 0, start: Vec::new() } };
+        let key_hi = height_key(first.d) + 1;
+        let key_lo = key_hi.saturating_sub(HEIGHT_CELLS);
+        let start = (key_lo..key_hi)
+            .map(|k| {
+                let x = f64::from_bits(k << 48);
+                verts.partition_point(|v| v.d > x) as u32
+            })
+            .collect();
+        Self { envelope, key_lo, start }
+    }
+
+    /// [`Envelope::height_at`]`(d)` for d ≥ 0.
+    pub(crate) fn at(&self, d: f64) -> f64 {
+        let verts = &self.envelope.verts;
+        let (Some(first), Some(last)) = (verts.first(), verts.last()) else { return 0.0 };
+        if d >= first.d {
+            return first.delta;
+        }
+        if d < last.d {
+            // The edge from the origin.
+            return self.envelope.height_between(verts.len(), d);
+        }
+        let cell = height_key(d).checked_sub(self.key_lo).and_then(|k| self.start.get(k as usize));
+        let Some(&from) = cell else { return self.envelope.height_at(d) };
+        // d lies at or above the cell's abscissa: at most `from` vertices have a larger d.
+        let mut i = from as usize;
+        while i > 0 && verts[i - 1].d <= d {
+            i -= 1;
+        }
+        self.envelope.height_between(i, d)
     }
 }
 
@@ -217,6 +282,27 @@ mod tests {
         let env = Envelope::from_points(vec![near, far]);
         assert_eq!(env.vertices().len(), 2);
         assert!((env.eval(800.0) - near.log_ratio(800.0)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn height_table_matches_height_at() {
+        let env = Envelope::from_points(vec![
+            Candidate { d: 1e-300, delta: 1e-298 },
+            Candidate { d: 1e-9, delta: 1e-6 },
+            Candidate { d: 0.001, delta: 0.1 },
+            Candidate { d: 0.00101, delta: 0.1005 },
+            Candidate { d: 0.05, delta: 0.3 },
+            Candidate { d: 0.3, delta: 0.52 },
+        ]);
+        let table = Heights::new(&env);
+        for k in 0..=40000 {
+            let d = 10f64.powf(-310.0 + k as f64 * 0.00776);
+            assert_eq!(table.at(d).to_bits(), env.height_at(d).to_bits(), "d {d}");
+        }
+        for d in [0.0, 0.001, 0.00101, 0.3, 1.0] {
+            assert_eq!(table.at(d), env.height_at(d));
+        }
+        assert_eq!(Heights::new(&Envelope::default()).at(0.5), 0.0);
     }
 
     #[test]
