@@ -256,17 +256,16 @@ impl<N: NoiseSource> Mechanism for LaplaceMechanism<N> {
         if scale.is_nan() || scale > max {
             return Err(MechError::ScaleTooLarge { sensitivity, budget, scale, max });
         }
-        answer
-            .iter()
-            .map(|&a| {
-                let noise = self.noise.laplace(scale)?;
-                // |a| ≤ 2^52 (validated) and |noise| ≤ 2^52: a + noise is exact.
-                if exact && (noise.is_nan() || noise.abs() > MAX_EXACT_COUNT) {
-                    return Err(MechError::NoiseOutOfRange);
-                }
-                Ok(a + noise)
-            })
-            .collect()
+        let mut out = vec![0.0; answer.len()];
+        self.noise.fill_laplace(scale, &mut out)?;
+        for (x, &a) in out.iter_mut().zip(answer) {
+            // |a| ≤ 2^52 (validated) and |noise| ≤ 2^52: a + noise is exact.
+            if exact && (x.is_nan() || x.abs() > MAX_EXACT_COUNT) {
+                return Err(MechError::NoiseOutOfRange);
+            }
+            *x += a;
+        }
+        Ok(out)
     }
 
     /// With integer noise ([`crate::DiscreteLaplace`]) the answer must be integer-valued, and
