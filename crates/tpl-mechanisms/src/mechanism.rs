@@ -72,6 +72,14 @@ fn laplace_loss(d_in: f64, sensitivity: f64, budget: f64) -> f64 {
     if loss.is_finite() && (below || d_in.mul_add(q, -loss) > 0.0) { loss.next_up() } else { loss }
 }
 
+/// Whether `v` is finite and has no fractional part (−0 counts), as `v.fract() == 0.0` but
+/// without the libm call that `fract` makes on targets without a rounding instruction: below
+/// 2^52 in magnitude the round trip through i64 is exact exactly for integers, and every
+/// finite double from 2^52 on is an integer.
+fn is_integer(v: f64) -> bool {
+    if v.abs() < MAX_EXACT_COUNT { (v as i64) as f64 == v } else { v.is_finite() }
+}
+
 /// Checks a release's calibration: budget and sensitivity finite and > 0.
 fn check_calibration(sensitivity: f64, budget: f64) -> Result<()> {
     tpl_core::check_epsilon(budget)?;
@@ -274,7 +282,7 @@ impl<N: NoiseSource> Mechanism for LaplaceMechanism<N> {
         if !self.noise.integer_valued() {
             return Ok(());
         }
-        if let Some(&value) = answer.iter().find(|v| v.fract() != 0.0) {
+        if let Some(&value) = answer.iter().find(|&&v| !is_integer(v)) {
             return Err(MechError::NotInteger { value });
         }
         match answer.iter().position(|v| v.abs() > MAX_EXACT_COUNT) {
@@ -425,6 +433,26 @@ mod tests {
             m.release(&[5.0], f64::NAN, 1.0),
             Err(MechError::Core(tpl_core::CoreError::BadSensitivity(_)))
         ));
+    }
+
+    proptest! {
+        /// The integer test of `validate` says what `fract() == 0` says, on every bit pattern.
+        #[test]
+        fn is_integer_agrees_with_fract(bits in any::<u64>()) {
+            let v = f64::from_bits(bits);
+            prop_assert_eq!(is_integer(v), v.fract() == 0.0);
+        }
+    }
+
+    #[test]
+    fn is_integer_at_the_edges() {
+        let two_52 = MAX_EXACT_COUNT;
+        for v in [0.0, -0.0, 1.0, -7.0, two_52 - 1.0, two_52, two_52 + 2.0, 1e300, -f64::MAX] {
+            assert!(is_integer(v), "{v}");
+        }
+        for v in [0.5, -1.5, two_52 - 0.5, 1e-300, f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
+            assert!(!is_integer(v), "{v}");
+        }
     }
 
     /// A draw beyond ±2^52 fails the release instead of rounding c + noise; at ±2^52 the

@@ -485,8 +485,9 @@ impl Stream {
     pub fn publish(&mut self, release: Vec<f64>, spent: StepBudget) -> StepOutcome {
         self.cells.get_or_insert(release.len());
         self.t += 1;
-        self.last = release;
-        StepOutcome { release: self.last.clone(), published: true, spent }
+        // Into the buffer kept from the last step: no allocation.
+        self.last.clone_from(&release);
+        StepOutcome { release, published: true, spent }
     }
 
     /// Repeats r_{t−1}.

@@ -3,13 +3,17 @@
 use rand::{RngCore, SeedableRng};
 use rand_chacha::{ChaCha8Rng, ChaCha12Rng, ChaCha20Rng};
 
-use super::geometric::Plan;
+use super::geometric::{Bits, Plan};
 use super::{NoiseSource, check_scale};
 use crate::error::{MechError, Result};
 
-/// Draws per block of a large fill: block i of a fill of more than `BLOCK` values draws from
-/// its own generator stream, so that blocks can be drawn on several threads.
+/// Draws per block: block i of a fill of more than `BLOCK` values, and of every refill of the
+/// values drawn ahead, draws from its own generator stream, so that blocks can be drawn on
+/// several threads.
 pub(crate) const BLOCK: usize = 4096;
+
+/// The most values drawn ahead at once (16 blocks, 512 KiB).
+const MAX_AHEAD: usize = 16 * BLOCK;
 
 /// The exact discrete Laplace (two-sided geometric) distribution Pr[k] ∝ exp(−|k|/b) on
 /// the integers — release-grade. Integer arithmetic only (Canonne, Kamath, Steinke 2020,
@@ -30,20 +34,29 @@ pub(crate) const BLOCK: usize = 4096;
 /// Pr[Y = k] = (1 − e^{−1/b'})/(1 + e^{−1/b'})·e^{−|k|/b'} exactly, b' = t/s ≥ b as above,
 /// and the values are independent, given that the generator's words are independent and
 /// uniform: every random choice is an integer comparison against uniform integers, never a
-/// float. A fill of more than 4096 values draws block i (4096 values) from stream
-/// `id + 1 + n + i` of the generator's key, where `id` is the generator's own stream and n
-/// counts the blocks of earlier fills ([`StreamRng`]); smaller fills and single draws use
-/// the generator's own stream. Streams of one ChaCha key are independent under the same
-/// assumption that makes one stream's words look independent and uniform (ChaCha is a
-/// pseudorandom function of the key, the stream id and the position), so the blocks are
-/// independent of each other and of everything else drawn; which thread draws a block does
-/// not change its stream, so the values do not depend on the number of threads.
+/// float. Where the words come from:
+/// - a fill of more than 4096 values draws its block i (4096 values) from stream
+///   `id + 1 + n + i` of the generator's key, `id` being the generator's own stream and n
+///   the blocks opened before ([`StreamRng`]);
+/// - a smaller fill (or single draw) at a scale other than the last one asked for draws from
+///   the generator's own stream; when the same scale is asked for again, values are drawn
+///   *ahead* — 8192 or more, up to 65 536, in blocks as above — and handed out in order, and
+///   those not handed out when another scale is asked for are dropped unused.
+///
+/// Streams of one ChaCha key are independent under the same assumption that makes one
+/// stream's words look independent and uniform (ChaCha is a pseudorandom function of the key,
+/// the stream id and the position), so blocks are independent of each other and of
+/// everything else drawn. Values drawn ahead are independent of everything handed out before
+/// them, so whether they are handed out or dropped (which depends only on the scales asked
+/// for, hence on the data and on values already handed out) does not change the law of those
+/// handed out. Which thread draws a block does not change its stream: the values do not
+/// depend on the number of threads, nor on feature `parallel`.
 ///
 /// # Runtime
-/// About 2.7 32-bit words and 15 ns per draw at b = 20 on one core (`sampler/*` benches),
-/// the scale's exact form and everything its draws need computed once and kept while the
-/// scale repeats. Fills of more than 4096 values are drawn on all cores (feature `parallel`,
-/// on by default).
+/// About 15 ns and 2.7 32-bit words per draw at b = 20 on one core, everything a scale's draws
+/// need computed once and kept while the scale repeats; blocks are drawn on all cores
+/// (feature `parallel`, on by default), so a large fill, or a stream of small ones at one
+/// scale, runs about as many times faster as there are free cores.
 ///
 /// Not `Clone`: a copy would repeat the same noise.
 ///
@@ -65,6 +78,23 @@ pub struct DiscreteLaplace<R> {
     /// The last scale asked for (its bits) and its plan: a release asks for one scale for
     /// all its cells, a stream scheme often for the same scale at every step.
     plan: Option<(u64, Plan)>,
+    /// Bits drawn from the generator's own stream and not used yet.
+    bits: Bits,
+    /// Values drawn ahead for the last scale asked for.
+    ahead: Ahead,
+}
+
+/// Values drawn ahead for one scale (see the proof definition of [`DiscreteLaplace`]).
+#[derive(Debug, Default)]
+struct Ahead {
+    /// The scale (its bits).
+    scale: u64,
+    /// Values drawn; those from `next` on are not handed out yet.
+    values: Vec<f64>,
+    /// The next value to hand out.
+    next: usize,
+    /// Values asked for at this scale so far (sets how many to draw ahead next).
+    asked: usize,
 }
 
 impl DiscreteLaplace<ChaCha12Rng> {
@@ -73,10 +103,11 @@ impl DiscreteLaplace<ChaCha12Rng> {
         Self::new(ChaCha12Rng::from_os_rng())
     }
 
-    /// A **reproducible** sampler: ChaCha12 keyed by `seed` (the same draws for the same seed,
-    /// on every platform, with or without feature `parallel` and on any number of threads,
-    /// within a version of this crate). For tests and experiments: anyone who knows the seed
-    /// can subtract the noise, so a seeded release is not private.
+    /// A **reproducible** sampler: ChaCha12 keyed by `seed` (the same draws for the same seed
+    /// and the same sequence of requests, on every platform, with or without feature
+    /// `parallel` and on any number of threads, within a version of this crate). For tests
+    /// and experiments: anyone who knows the seed can subtract the noise, so a seeded release
+    /// is not private.
     pub fn seeded(seed: u64) -> Self {
         Self::new(ChaCha12Rng::seed_from_u64(seed))
     }
@@ -85,7 +116,7 @@ impl DiscreteLaplace<ChaCha12Rng> {
 impl<R> DiscreteLaplace<R> {
     /// A sampler drawing from `rng` (a cryptographically secure generator for releases).
     pub fn new(rng: R) -> Self {
-        Self { rng, opened: 0, plan: None }
+        Self { rng, opened: 0, plan: None, bits: Bits::default(), ahead: Ahead::default() }
     }
 }
 
@@ -98,28 +129,64 @@ impl<R: StreamRng> NoiseSource for DiscreteLaplace<R> {
 
     fn fill_laplace(&mut self, scale: f64, out: &mut [f64]) -> Result<()> {
         check_scale(scale)?;
-        let bits = scale.to_bits();
-        let plan = match &mut self.plan {
-            Some((b, plan)) if *b == bits => plan,
-            slot => &mut slot.insert((bits, Plan::new(scale).ok_or(MechError::BadScale(scale))?)).1,
+        let key = scale.to_bits();
+        let Self { rng, opened, plan, bits, ahead } = self;
+        let plan = match plan {
+            Some((b, plan)) if *b == key => &*plan,
+            slot => &slot.insert((key, Plan::new(scale).ok_or(MechError::BadScale(scale))?)).1,
         };
-        let blocks = out.len().div_ceil(BLOCK) as u64;
-        // Ids main + 1 … main + 2^64 − 1 never wrap onto the main stream; 2^64 blocks of 4096
-        // draws will not be asked for, but if they were, the main stream would serve them.
-        match self.opened.checked_add(blocks) {
-            Some(end) if blocks > 1 && end < u64::MAX => {
-                let first = self.opened;
-                self.opened = end;
-                fill_blocks(&self.rng, first, plan, out);
+        if out.len() > BLOCK {
+            match open(opened, out.len()) {
+                Some(first) => fill_blocks(rng, first, plan, out),
+                None => plan.fill(rng, bits, out),
             }
-            _ => plan.fill(&mut self.rng, out),
+            return Ok(());
         }
+        if ahead.scale != key || ahead.asked == 0 {
+            // A scale other than the last: drawn directly, and what was drawn ahead for the
+            // other scale is dropped.
+            ahead.scale = key;
+            ahead.values.clear();
+            ahead.next = 0;
+            ahead.asked = out.len();
+            plan.fill(rng, bits, out);
+            return Ok(());
+        }
+        let mut done = 0;
+        while done < out.len() {
+            if ahead.next == ahead.values.len() {
+                let size = (2 * ahead.asked).clamp(2 * BLOCK, MAX_AHEAD).next_multiple_of(BLOCK);
+                let Some(first) = open(opened, size) else {
+                    plan.fill(rng, bits, &mut out[done..]);
+                    break;
+                };
+                ahead.values.resize(size, 0.0);
+                fill_blocks(rng, first, plan, &mut ahead.values);
+                ahead.next = 0;
+            }
+            let take = (out.len() - done).min(ahead.values.len() - ahead.next);
+            out[done..done + take].copy_from_slice(&ahead.values[ahead.next..ahead.next + take]);
+            ahead.next += take;
+            done += take;
+        }
+        ahead.asked = ahead.asked.saturating_add(out.len());
         Ok(())
     }
 
     fn integer_valued(&self) -> bool {
         true
     }
+}
+
+/// Opens the block streams for `values` values: the index of the first, or `None` when the
+/// ids would run out. Ids main + 1 … main + 2^64 − 1 never wrap onto the main stream; 2^64
+/// blocks of 4096 draws will not be asked for, but if they were, the main stream would serve.
+fn open(opened: &mut u64, values: usize) -> Option<u64> {
+    let blocks = values.div_ceil(BLOCK) as u64;
+    let end = opened.checked_add(blocks).filter(|&end| end < u64::MAX)?;
+    let first = *opened;
+    *opened = end;
+    Some(first)
 }
 
 /// Block i of `out` from stream `rng.stream_id() + 1 + first + i`, on all cores.
@@ -140,7 +207,7 @@ fn fill_blocks<R: StreamRng>(rng: &R, first: u64, plan: &Plan, out: &mut [f64]) 
 /// Block `i` of a fill whose first block is block `first` of the sampler.
 fn fill_block<R: StreamRng>(rng: &R, first: u64, i: usize, plan: &Plan, block: &mut [f64]) {
     let id = rng.stream_id().wrapping_add(1 + first + i as u64);
-    plan.fill(&mut rng.open_stream(id), block);
+    plan.fill(&mut rng.open_stream(id), &mut Bits::default(), block);
 }
 
 /// A generator whose key gives 2^64 independent streams (ChaCha's 64-bit stream id, as in

@@ -55,11 +55,13 @@ impl Plan {
         Some(Self::Wide(Wide { t, shift }))
     }
 
-    /// Fills `out` with independent exact draws, drawing from `rng` only.
-    pub(crate) fn fill<R: RngCore>(&self, rng: &mut R, out: &mut [f64]) {
+    /// Fills `out` with independent exact draws, drawing from `rng` and from the unused bits
+    /// `bits` kept from `rng` (a pool that lives as long as the generator, so that single
+    /// draws do not each take a fresh word for their sign).
+    pub(crate) fn fill<R: RngCore>(&self, rng: &mut R, bits: &mut Bits, out: &mut [f64]) {
         match self {
-            Self::Short(short) => short.fill(rng, out),
-            Self::Wide(wide) => wide.fill(rng, out),
+            Self::Short(short) => short.fill(rng, bits, out),
+            Self::Wide(wide) => wide.fill(rng, bits, out),
         }
     }
 }
@@ -113,16 +115,25 @@ impl Short {
     }
 
     /// `out.len()` independent draws (see the module documentation).
-    fn fill<R: RngCore>(&self, rng: &mut R, out: &mut [f64]) {
-        let mut us = [0u64; BATCH];
+    fn fill<R: RngCore>(&self, rng: &mut R, bits: &mut Bits, out: &mut [f64]) {
+        // A small batch for small fills: the batch array is set up on every call.
+        if out.len() <= 8 {
+            self.fill_batched::<R, 8>(rng, bits, out)
+        } else {
+            self.fill_batched::<R, BATCH>(rng, bits, out)
+        }
+    }
+
+    /// [`Short::fill`] with batches of `B` values of U.
+    fn fill_batched<R: RngCore, const B: usize>(&self, rng: &mut R, bits: &mut Bits, out: &mut [f64]) {
+        let mut us = [0u64; B];
         let (mut have, mut next) = (0, 0);
-        let mut bits = Bits::default();
         let b0 = u128::from(self.t0) << self.low;
         let mut k = 0;
         while k < out.len() {
             if next == have {
-                have = (out.len() - k).min(BATCH);
-                self.accepted(rng, &mut bits, &mut us[..have]);
+                have = (out.len() - k).min(B);
+                self.accepted(rng, bits, &mut us[..have]);
                 next = 0;
             }
             let u = us[next];
@@ -133,11 +144,13 @@ impl Short {
             let x = u128::from(u).saturating_add(b0.saturating_mul(u128::from(v)));
             let y0 = u64::try_from(x >> self.shift).unwrap_or(u64::MAX);
             let y = match &self.thin {
-                Some(thin) if y0 > 0 => thin.apply(rng, &mut bits, y0),
+                Some(thin) if y0 > 0 => thin.apply(rng, bits, y0),
                 _ => y0,
             };
-            // Exact for y ≤ 2^53 (the mechanism refuses larger noise).
-            out[k] = f64::from_bits((y as f64).to_bits() | u64::from(negative) << 63);
+            // Exact for y ≤ 2^53, rounded beyond (the mechanism refuses such noise); through
+            // i64, whose conversion is one instruction.
+            let magnitude = y.min(i64::MAX as u64) as i64 as f64;
+            out[k] = f64::from_bits(magnitude.to_bits() | u64::from(negative) << 63);
             // "−0" is rejected: the draw is made again.
             k += usize::from(!(negative & (y == 0)));
         }
@@ -387,9 +400,9 @@ fn more_trials<R: RngCore>(rng: &mut R, u: u64, t0: u64, first: u64) -> bool {
     }
 }
 
-/// A pool of random bits for fair coins and the thinning's first 16 bits: 64 at a time.
+/// A pool of random bits for fair coins and the tests' first 16 bits: 64 at a time.
 #[derive(Debug, Default)]
-struct Bits {
+pub(crate) struct Bits {
     word: u64,
     left: u32,
 }
@@ -576,8 +589,7 @@ pub(crate) struct Wide {
 
 impl Wide {
     /// `out.len()` independent draws.
-    fn fill<R: RngCore>(&self, rng: &mut R, out: &mut [f64]) {
-        let mut bits = Bits::default();
+    fn fill<R: RngCore>(&self, rng: &mut R, bits: &mut Bits, out: &mut [f64]) {
         for slot in out {
             *slot = loop {
                 let u = below(rng, self.t);
