@@ -240,3 +240,100 @@ macro_rules! chacha_streams {
 }
 
 chacha_streams!(ChaCha8Rng, ChaCha12Rng, ChaCha20Rng);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fixed sequence of requests: a large fill (blocks), a scale asked for again and again
+    /// in small fills (drawn directly, then ahead), single draws, another scale, and back.
+    fn requests(noise: &mut DiscreteLaplace<ChaCha12Rng>) -> Vec<f64> {
+        let mut all = Vec::new();
+        let mut take = |noise: &mut DiscreteLaplace<ChaCha12Rng>, scale: f64, n: usize| {
+            let mut out = vec![0.0; n];
+            noise.fill_laplace(scale, &mut out).expect("valid scale");
+            all.extend(out);
+        };
+        take(noise, 20.0, 3 * BLOCK + 17);
+        for _ in 0..300 {
+            take(noise, 60f64.next_up(), 100);
+        }
+        take(noise, 2.0, 1);
+        take(noise, 2.0, 1);
+        take(noise, 2000.5, 5000);
+        take(noise, 60f64.next_up(), 7);
+        all
+    }
+
+    /// The values depend on the seed and the requests, not on how many threads draw them:
+    /// one thread and two give the same values (block i always draws from stream i).
+    #[cfg(feature = "parallel")]
+    #[test]
+    fn values_do_not_depend_on_the_number_of_threads() {
+        let on = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a thread pool");
+            pool.install(|| requests(&mut DiscreteLaplace::seeded(0x7468_7265_6164)))
+        };
+        let one = on(1);
+        assert_eq!(one, on(2));
+        assert_eq!(one, on(3));
+        assert_ne!(one, requests(&mut DiscreteLaplace::seeded(0x7468_7265_6165)));
+    }
+
+    /// Where each value comes from, as the proof definition states it: a large fill's block i
+    /// is the plan's draws from stream 1 + i of the key (the generator being on stream 0);
+    /// the first small fill at a scale comes from the generator's own stream; the second is
+    /// served from 2·4096 values drawn ahead in the next two streams, and a new scale
+    /// drops what was left of them.
+    #[test]
+    fn blocks_and_values_drawn_ahead_come_from_their_own_streams() {
+        let seed = 0x626c_6f63_6b73;
+        let mut noise = DiscreteLaplace::seeded(seed);
+        let key = ChaCha12Rng::seed_from_u64(seed);
+        let block = |id: u64, scale: f64, n: usize| {
+            let mut out = vec![0.0; n];
+            Plan::new(scale).expect("plan").fill(&mut key.open_stream(id), &mut Bits::default(), &mut out);
+            out
+        };
+        let mut big = vec![0.0; 2 * BLOCK + 5];
+        noise.fill_laplace(20.0, &mut big).expect("valid");
+        assert_eq!(big[..BLOCK], block(1, 20.0, BLOCK)[..]);
+        assert_eq!(big[BLOCK..2 * BLOCK], block(2, 20.0, BLOCK)[..]);
+        assert_eq!(big[2 * BLOCK..], block(3, 20.0, 5)[..]);
+
+        let mut first = vec![0.0; 10];
+        noise.fill_laplace(3.5, &mut first).expect("valid");
+        let mut own = vec![0.0; 10];
+        Plan::new(3.5).expect("plan").fill(&mut key.clone(), &mut Bits::default(), &mut own);
+        assert_eq!(first, own);
+
+        let mut second = vec![0.0; 10];
+        noise.fill_laplace(3.5, &mut second).expect("valid");
+        assert_eq!(second[..], block(4, 3.5, BLOCK)[..10]);
+        let mut third = vec![0.0; BLOCK];
+        noise.fill_laplace(3.5, &mut third).expect("valid");
+        let ahead: Vec<f64> = block(4, 3.5, BLOCK).into_iter().chain(block(5, 3.5, BLOCK)).collect();
+        assert_eq!(third[..], ahead[10..BLOCK + 10]);
+        // Another scale: drawn directly again; the rest of streams 4–5 is never handed out.
+        noise.fill_laplace(2.0, &mut first).expect("valid");
+        noise.fill_laplace(3.5, &mut first).expect("valid");
+        noise.fill_laplace(3.5, &mut second).expect("valid");
+        assert_eq!(second[..], block(6, 3.5, BLOCK)[..10]);
+    }
+
+    /// A generator on another stream than 0 opens its blocks after its own id, never on it.
+    #[test]
+    fn block_streams_never_reuse_the_generators_own() {
+        let mut rng = ChaCha20Rng::seed_from_u64(5);
+        rng.set_stream(u64::MAX);
+        let opened = rng.open_stream(rng.stream_id().wrapping_add(1));
+        assert_eq!(opened.get_stream(), 0);
+        assert_eq!(opened.get_word_pos(), 0);
+        let mut opened = 0;
+        assert_eq!(open(&mut opened, 3 * BLOCK), Some(0));
+        assert_eq!(open(&mut opened, 1), Some(3));
+        let mut full = u64::MAX - 2;
+        assert_eq!(open(&mut full, 2 * BLOCK), None);
+        assert_eq!(open(&mut full, BLOCK), Some(u64::MAX - 2));
+    }
+}

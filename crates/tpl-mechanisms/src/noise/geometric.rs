@@ -948,6 +948,46 @@ mod tests {
         assert_eq!(below(&mut rng, n), (1 << 64) + 4);
     }
 
+    /// Pearson's χ² of one-sided geometric samples against ratio q, bins 0..`bins − 1` and a
+    /// tail bin (df = `bins`).
+    fn chi_square_one_sided(samples: &[u64], q: f64, bins: usize) -> f64 {
+        let n = samples.len() as f64;
+        let mut counts = vec![0u64; bins + 1];
+        for &y in samples {
+            counts[(y as usize).min(bins)] += 1;
+        }
+        counts
+            .iter()
+            .enumerate()
+            .map(|(k, &o)| {
+                let p = if k < bins { (1.0 - q) * q.powi(k as i32) } else { q.powi(bins as i32) };
+                (o as f64 - n * p).powi(2) / (n * p)
+            })
+            .sum()
+    }
+
+    /// The geometric V and the thinning, statistically, where their slow paths run often:
+    /// V against ratio e^{−1} (every Bernoulli(e^{−1}) digit path), and Y₀ = V thinned by
+    /// δ = 1/2 against ratio e^{−3/2} (δ·y₀ ≥ 1 for y₀ ≥ 2, so the whole-unit steps, the
+    /// 16-bit first digit and the truncated draw all run). 2·10⁵ draws each, χ² at α = 10⁻⁶
+    /// (critical values 47.9 for df 10 and 38.3 for df 6).
+    #[test]
+    fn geometric_and_thinning_follow_their_laws() {
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(0x7468_696e);
+        let vs: Vec<u64> = (0..200_000).map(|_| geometric(&mut rng)).collect();
+        let stat = chi_square_one_sided(&vs, (-1f64).exp(), 10);
+        println!("V: χ² = {stat:.1}");
+        assert!(stat < 47.9, "V: χ² = {stat}");
+        let thin = Thin { unit: 1, den: 2 };
+        let mut bits = Bits::default();
+        let ys: Vec<u64> =
+            vs.iter().map(|&y0| if y0 == 0 { 0 } else { thin.apply(&mut rng, &mut bits, y0) }).collect();
+        let stat = chi_square_one_sided(&ys, (-1.5f64).exp(), 6);
+        println!("thinned: χ² = {stat:.1}");
+        assert!(stat < 38.3, "thinned: χ² = {stat}");
+    }
+
     /// Which path each kind of scale takes, and that a thinning's δ = unit/den is exactly
     /// 1/b − 1/b₀ ≥ 0 with b₀ ≥ b the scale drawn before thinning.
     #[test]
