@@ -475,6 +475,10 @@ impl Stream {
         {
             return Err(MechError::WrongLength { step, expected, got: counts.len() });
         }
+        // One pass without early exit (it vectorises); the position only for an error.
+        if counts.iter().fold(true, |ok, v| ok & v.is_finite()) {
+            return Ok(());
+        }
         match counts.iter().position(|v| !v.is_finite()) {
             Some(cell) => Err(MechError::NonFinite { step, cell, value: counts[cell] }),
             None => Ok(()),

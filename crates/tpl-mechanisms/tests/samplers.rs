@@ -1,4 +1,4 @@
-//! Statistical correctness of the noise samplers (`docs/w-event.md` §7 "Laplace sampler", and the
+//! Statistical correctness of the noise samplers (`docs/w-event.md` §7, the samplers, and the
 //! stricter large-sample checks of the release-grade sampler).
 //!
 //! Every test draws from `ChaCha12Rng` with a fixed seed, so a run is deterministic: a test either
