@@ -471,7 +471,7 @@ const DIGIT_SUCCESS: [u64; 12] = {
     let mut map = [0; 12];
     let mut d = 1;
     while d < DIGIT {
-        if digit_count(d) % 2 == 0 {
+        if digit_count(d).is_multiple_of(2) {
             map[(d / 64) as usize] |= 1 << (d % 64);
         }
         d += 1;
@@ -790,8 +790,8 @@ mod tests {
                         } else {
                             fused_count(&factor, a, w)
                         };
-                        for k in 0..c {
-                            at_least[a as usize][k] += 1;
+                        for count in at_least[a as usize].iter_mut().take(c) {
+                            *count += 1;
                         }
                     }
                     for a in 0..t0 {
