@@ -181,11 +181,13 @@ impl ExactSum {
         }
         // The 53 bits from `high` down, and whether anything below them is set.
         let low = high - 52;
-        let bit = |i: usize| self.words[i / 64] >> (i % 64) & 1;
-        let mut mantissa = 0u64;
-        for i in (low..=high).rev() {
-            mantissa = mantissa << 1 | bit(i);
+        let (word, shift) = (low / 64, low % 64);
+        let mut mantissa = self.words[word] >> shift;
+        if shift > 11 {
+            // The 53 bits reach into the next word.
+            mantissa |= self.words[word + 1] << (64 - shift);
         }
+        let mantissa = mantissa & ((1 << 53) - 1);
         let sticky = (0..low / 64).any(|i| self.words[i] != 0)
             || self.words[low / 64] & ((1u64 << (low % 64)) - 1) != 0;
         let mantissa = mantissa + u64::from(up && sticky);
@@ -221,6 +223,38 @@ mod tests {
             s.add(f64::MAX);
         }
         assert_eq!(s.round_up(), f64::INFINITY);
+    }
+
+    /// The 53 leading bits read word-wise, against reading them one bit at a time.
+    #[test]
+    fn magnitude_reads_the_leading_bits_of_any_sum() {
+        let by_bits = |s: &ExactSum, up: bool| {
+            let Some(top) = s.words.iter().rposition(|&w| w != 0) else { return 0.0 };
+            let high = 64 * top + 63 - s.words[top].leading_zeros() as usize;
+            if high < 53 {
+                return s.words[0] as f64 * f64::from_bits(1);
+            }
+            let low = high - 52;
+            let mantissa = (low..=high).rev().fold(0u64, |m, i| m << 1 | (s.words[i / 64] >> (i % 64) & 1));
+            let sticky = (0..low).any(|i| s.words[i / 64] >> (i % 64) & 1 == 1);
+            let e = low as i32 - 1074;
+            let (a, b) = if e > 1023 { (1023, e - 1023) } else { (e, 0) };
+            (mantissa + u64::from(up && sticky)) as f64 * pow2(a) * pow2(b.min(1023))
+        };
+        let mut x = 0x1234_5678_9abc_def1u64;
+        for _ in 0..2000 {
+            let mut s = ExactSum::default();
+            for _ in 0..4 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let v = f64::from_bits(x & !(1 << 63) & !(0x7ff << 52) | ((x >> 20) % 0x7ff) << 52);
+                s.add(v);
+            }
+            for up in [false, true] {
+                assert_eq!(s.magnitude(up).to_bits(), by_bits(&s, up).to_bits());
+            }
+        }
     }
 
     #[test]

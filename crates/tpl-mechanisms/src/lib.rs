@@ -55,7 +55,7 @@ pub use mechanism::{
     LaplaceMechanism, MAX_EXACT_COUNT, MAX_EXACT_SCALE, Mechanism, budget_for_effective, effective_budget,
     laplace_scale,
 };
-pub use noise::{DiscreteLaplace, FloatLaplace, NoiseSource, SamplerKind, laplace_inverse_cdf};
+pub use noise::{DiscreteLaplace, FloatLaplace, NoiseSource, SamplerKind, StreamRng, laplace_inverse_cdf};
 #[cfg(any(test, feature = "test-util"))]
 pub use noise::{Recording, Scripted, Zero};
 pub use params::{DEFAULT_SENSITIVITY, Epsilon, WEventParams};

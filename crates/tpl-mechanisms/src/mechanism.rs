@@ -72,6 +72,17 @@ fn laplace_loss(d_in: f64, sensitivity: f64, budget: f64) -> f64 {
     if loss.is_finite() && (below || d_in.mul_add(q, -loss) > 0.0) { loss.next_up() } else { loss }
 }
 
+/// Whether `v` is a count an exact release accepts: an integer (−0 included) with
+/// |v| ≤ [`MAX_EXACT_COUNT`], the same as `v.fract() == 0.0 && v.abs() <= MAX_EXACT_COUNT`
+/// but branch-free and without the libm call `fract` makes on targets without a rounding
+/// instruction, so that a pass over a count vector vectorises: for 0 ≤ a ≤ 2^52, a + 2^52
+/// rounds a to the nearest integer (doubles from 2^52 to 2^53 are the integers) and
+/// subtracting 2^52 again is exact, so the round trip returns a exactly when a is an integer.
+fn is_exact_count(v: f64) -> bool {
+    let a = v.abs();
+    (a <= MAX_EXACT_COUNT) & ((a + MAX_EXACT_COUNT) - MAX_EXACT_COUNT == a)
+}
+
 /// Checks a release's calibration: budget and sensitivity finite and > 0.
 fn check_calibration(sensitivity: f64, budget: f64) -> Result<()> {
     tpl_core::check_epsilon(budget)?;
@@ -256,23 +267,29 @@ impl<N: NoiseSource> Mechanism for LaplaceMechanism<N> {
         if scale.is_nan() || scale > max {
             return Err(MechError::ScaleTooLarge { sensitivity, budget, scale, max });
         }
-        answer
-            .iter()
-            .map(|&a| {
-                let noise = self.noise.laplace(scale)?;
-                // |a| ≤ 2^52 (validated) and |noise| ≤ 2^52: a + noise is exact.
-                if exact && (noise.is_nan() || noise.abs() > MAX_EXACT_COUNT) {
-                    return Err(MechError::NoiseOutOfRange);
-                }
-                Ok(a + noise)
-            })
-            .collect()
+        let mut out = vec![0.0; answer.len()];
+        self.noise.fill_laplace(scale, &mut out)?;
+        // |a| ≤ 2^52 (validated) and |noise| ≤ 2^52: a + noise is exact. One pass without
+        // early exit (it vectorises); a draw out of range (or NaN) fails the whole release.
+        let mut in_range = true;
+        for (x, &a) in out.iter_mut().zip(answer) {
+            in_range &= x.abs() <= MAX_EXACT_COUNT;
+            *x += a;
+        }
+        if exact && !in_range {
+            return Err(MechError::NoiseOutOfRange);
+        }
+        Ok(out)
     }
 
     /// With integer noise ([`crate::DiscreteLaplace`]) the answer must be integer-valued, and
     /// within ±[`MAX_EXACT_COUNT`].
     fn validate(&self, answer: &[f64]) -> Result<()> {
         if !self.noise.integer_valued() {
+            return Ok(());
+        }
+        // One pass without early exit (it vectorises); the offending cell only for an error.
+        if answer.iter().fold(true, |ok, &v| ok & is_exact_count(v)) {
             return Ok(());
         }
         if let Some(&value) = answer.iter().find(|v| v.fract() != 0.0) {
@@ -426,6 +443,34 @@ mod tests {
             m.release(&[5.0], f64::NAN, 1.0),
             Err(MechError::Core(tpl_core::CoreError::BadSensitivity(_)))
         ));
+    }
+
+    proptest! {
+        /// The count test of `validate` says what `fract() == 0 && |v| ≤ 2^52` says, on every
+        /// bit pattern and on every double near the integers and the bound.
+        #[test]
+        fn is_exact_count_agrees_with_fract(bits in any::<u64>(), k in -(1i64 << 53)..(1i64 << 53), ulps in -2i64..=2) {
+            let reference = |v: f64| v.fract() == 0.0 && v.abs() <= MAX_EXACT_COUNT;
+            let v = f64::from_bits(bits);
+            prop_assert_eq!(is_exact_count(v), reference(v));
+            let mut w = k as f64;
+            for _ in 0..ulps.unsigned_abs() {
+                w = if ulps > 0 { w.next_up() } else { w.next_down() };
+            }
+            prop_assert_eq!(is_exact_count(w), reference(w), "{}", w);
+        }
+    }
+
+    #[test]
+    fn is_exact_count_at_the_edges() {
+        let two_52 = MAX_EXACT_COUNT;
+        for v in [0.0, -0.0, 1.0, -7.0, two_52 - 1.0, two_52, -two_52] {
+            assert!(is_exact_count(v), "{v}");
+        }
+        let refused = [0.5, -1.5, two_52 - 0.5, two_52 + 2.0, 1e300, 1e-300, f64::INFINITY, f64::NAN];
+        for v in refused {
+            assert!(!is_exact_count(v), "{v}");
+        }
     }
 
     /// A draw beyond ±2^52 fails the release instead of rounding c + noise; at ±2^52 the

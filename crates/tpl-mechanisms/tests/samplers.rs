@@ -1,4 +1,4 @@
-//! Statistical correctness of the noise samplers (`docs/w-event.md` §7 "Laplace sampler", and the
+//! Statistical correctness of the noise samplers (`docs/w-event.md` §7, the samplers, and the
 //! stricter large-sample checks of the release-grade sampler).
 //!
 //! Every test draws from `ChaCha12Rng` with a fixed seed, so a run is deterministic: a test either
@@ -236,6 +236,22 @@ fn discrete_draws(seed: u64, b: f64, n: usize) -> Vec<i64> {
         .collect()
 }
 
+/// n draws of the discrete Laplace with scale b made by fills of `chunk` values each (one
+/// fill of n when chunk ≥ n), checked to be exact integers.
+fn discrete_fills(seed: u64, b: f64, n: usize, chunk: usize) -> Vec<i64> {
+    let mut noise = DiscreteLaplace::seeded(seed);
+    let mut out = vec![0.0; n];
+    for part in out.chunks_mut(chunk) {
+        noise.fill_laplace(b, part).expect("finite positive scale");
+    }
+    out.iter()
+        .map(|&x| {
+            assert!(x.is_finite() && x == x.trunc(), "b = {b}: non-integer draw {x}");
+            x as i64
+        })
+        .collect()
+}
+
 fn float_draws(seed: u64, b: f64, n: usize) -> Vec<f64> {
     let mut noise = FloatLaplace::seeded(seed);
     (0..n).map(|_| noise.laplace(b).expect("finite positive scale")).collect()
@@ -318,6 +334,29 @@ fn discrete_laplace_non_dyadic_at_1e6_draws() {
     for (i, b) in [0.3, 60f64.next_up(), 123.456].into_iter().enumerate() {
         let (samples, law) = discrete_fits_at_1e_6(0xd15c_1000 + i as u64, b, N);
         check_discrete_moments(&samples, b, 0.01 * law.mean_abs(), 4.0);
+    }
+}
+
+/// (a″) The batched path, as releases use it: 10⁶ draws per scale from one fill of 10⁶ values
+/// (245 blocks, each from its own stream of the key, drawn on all cores) and from 10⁴ fills
+/// of 100 values at one scale (a stream scheme's publications: the first drawn directly, the
+/// rest drawn ahead in blocks), against the exact pmf with the checks and false-failure bounds
+/// of (a). The scales cover every branch of the short path: nothing thinned (0.5, 2, 20),
+/// thinned (60 + ulp, 0.3, 123.456) and an integer scale with low bits (2000.5: t = 4001 has
+/// 12 significant bits, so U = A·2 + B).
+#[test]
+fn discrete_laplace_batched_fills_match_exact_pmf() {
+    const N: usize = 1_000_000;
+    for (i, b) in [0.5, 2.0, 20.0, 60f64.next_up(), 0.3, 123.456, 2000.5].into_iter().enumerate() {
+        for (j, chunk) in [N, 100].into_iter().enumerate() {
+            let samples = discrete_fills(0xba7c_0000 + 16 * i as u64 + j as u64, b, N, chunk);
+            let (stat, df) = chi_square_discrete(&samples, b);
+            let critical = chi_square_critical(df, 1e-6);
+            println!("fills of {chunk}, b = {b}: χ² = {stat:.1}, df = {df}, critical {critical:.1}");
+            assert!(stat < critical, "fills of {chunk}, b = {b}: χ² = {stat} ≥ {critical} (df {df})");
+            let law = TwoSidedGeometric::new(b);
+            check_discrete_moments(&samples, b, 0.01 * law.mean_abs(), 4.0);
+        }
     }
 }
 

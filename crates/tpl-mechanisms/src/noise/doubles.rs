@@ -63,6 +63,12 @@ impl<S: NoiseSource> NoiseSource for Recording<S> {
         self.inner.laplace(scale)
     }
 
+    /// Records `scale` once per value, and lets the wrapped source fill `out` as it would.
+    fn fill_laplace(&mut self, scale: f64, out: &mut [f64]) -> Result<()> {
+        self.scales.extend(std::iter::repeat_n(scale, out.len()));
+        self.inner.fill_laplace(scale, out)
+    }
+
     fn integer_valued(&self) -> bool {
         self.inner.integer_valued()
     }

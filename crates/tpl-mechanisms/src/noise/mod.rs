@@ -16,11 +16,12 @@
 mod doubles;
 mod exact;
 mod float;
+mod geometric;
 mod interval;
 
 #[cfg(any(test, feature = "test-util"))]
 pub use doubles::{Recording, Scripted, Zero};
-pub use exact::DiscreteLaplace;
+pub use exact::{DiscreteLaplace, StreamRng};
 pub use float::{FloatLaplace, laplace_inverse_cdf};
 
 use crate::error::{MechError, Result};
@@ -34,6 +35,21 @@ pub trait NoiseSource {
     /// [`MechError::ScriptExhausted`] for an exhausted scripted test source.
     fn laplace(&mut self, scale: f64) -> Result<f64>;
 
+    /// Fills `out` with independent draws of Laplace noise with scale `scale`, each with the
+    /// law of one [`NoiseSource::laplace`] draw: what a release of `out.len()` cells asks for.
+    /// The default draws them in order with [`NoiseSource::laplace`]; a source may instead
+    /// draw them in batches or on several threads, and then need not give the values that
+    /// `out.len()` single draws would (its documentation says how its values are made).
+    ///
+    /// # Errors
+    /// As [`NoiseSource::laplace`]; `out` is then unspecified.
+    fn fill_laplace(&mut self, scale: f64, out: &mut [f64]) -> Result<()> {
+        for x in out {
+            *x = self.laplace(scale)?;
+        }
+        Ok(())
+    }
+
     /// True when draws are exact integers (the discrete Laplace): queries must then be
     /// integer-valued for the release to be differentially private.
     fn integer_valued(&self) -> bool {
@@ -44,6 +60,10 @@ pub trait NoiseSource {
 impl<N: NoiseSource + ?Sized> NoiseSource for Box<N> {
     fn laplace(&mut self, scale: f64) -> Result<f64> {
         (**self).laplace(scale)
+    }
+
+    fn fill_laplace(&mut self, scale: f64, out: &mut [f64]) -> Result<()> {
+        (**self).fill_laplace(scale, out)
     }
 
     fn integer_valued(&self) -> bool {
