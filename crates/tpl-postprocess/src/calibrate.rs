@@ -17,9 +17,7 @@
 //! likelihood) once it beats the DBSec prior (γ = 1, φ = 1) by a likelihood-ratio test.
 //! Releases with ε_s = 0 carry no information and are not scored.
 
-use tpl_core::TransitionMatrix;
-
-use crate::prior::propagate;
+use crate::propagate::Mover;
 
 /// The prior a calibrated step t used (docs/map.md §8): the member of the family of
 /// predictions that scored best on the releases r_2..r_t, each scored against its
@@ -166,43 +164,10 @@ fn ln_positive(v: f64) -> f64 {
     k as f64 * std::f64::consts::LN_2 + 2.0 * t * series
 }
 
-/// The backward matrix of a chain that moves by `forward` (P) from occupancy π (docs/map.md
-/// §9): by Bayes' rule, B_ji = Pr(previous cell i | now in j) = π_i·P_ij/(π·P)_j. A cell
-/// nobody can reach under π gets an identity row. Rows are normalised after rounding.
-///
-/// O(n²) once, and n² more values in memory: the backward pass then moves its estimates by
-/// the same product as the forward one.
-pub(crate) fn reversed(forward: &TransitionMatrix, occupancy: &[f64]) -> TransitionMatrix {
-    let n = forward.n();
-    let moved = propagate(occupancy, forward);
-    let mut rows = vec![vec![0.0; n]; n];
-    for (i, row) in forward.rows().enumerate() {
-        if occupancy[i] <= 0.0 {
-            continue;
-        }
-        for (j, &pij) in row.iter().enumerate() {
-            if moved[j] > 0.0 {
-                rows[j][i] = occupancy[i] * pij / moved[j];
-            }
-        }
-    }
-    for (j, row) in rows.iter_mut().enumerate() {
-        let sum: f64 = row.iter().sum();
-        if sum > 0.0 && sum.is_finite() {
-            row.iter_mut().for_each(|v| *v /= sum);
-        } else {
-            row.iter_mut().for_each(|v| *v = 0.0);
-            row[j] = 1.0;
-        }
-    }
-    TransitionMatrix::new(rows).unwrap_or_else(|_| TransitionMatrix::identity(n))
-}
-
 /// One direction of a calibrated stream (docs/map.md §8): the previous estimate, how it
 /// moves, and the scores of the family of predictions.
 #[derive(Debug, Clone)]
-pub(crate) struct Pass<'a> {
-    mover: Option<&'a TransitionMatrix>,
+pub(crate) struct Pass {
     calibrator: Calibrator,
     /// q = x̂_{t−1}/N and u = q·P of the pending prediction (empty before a step).
     q: Vec<f64>,
@@ -216,9 +181,9 @@ pub(crate) struct Prediction {
     pub(crate) calibration: Calibration,
 }
 
-impl<'a> Pass<'a> {
-    pub(crate) fn new(mover: Option<&'a TransitionMatrix>) -> Self {
-        Self { mover, calibrator: Calibrator::new(), q: Vec::new(), u: Vec::new(), steps: 0 }
+impl Pass {
+    pub(crate) fn new() -> Self {
+        Self { calibrator: Calibrator::new(), q: Vec::new(), u: Vec::new(), steps: 0 }
     }
 
     /// The calibrated prior of the step whose release is `r` (weight a): the release is first
@@ -238,14 +203,14 @@ impl<'a> Pass<'a> {
         Some(Prediction { prior, calibration })
     }
 
-    /// Takes the step's estimate x̂ and moves it one step on for the next prediction (nothing
-    /// to move without a matrix, or when x̂ is 0).
-    pub(crate) fn observe(&mut self, estimate: &[f64]) {
+    /// Takes the step's estimate x̂ and moves it one step on by `mover` for the next
+    /// prediction (nothing to move without a matrix, or when x̂ is 0).
+    pub(crate) fn observe(&mut self, estimate: &[f64], mover: Option<&Mover<'_>>) {
         self.steps += 1;
         let sum: f64 = estimate.iter().sum();
-        if let (Some(mover), true) = (self.mover, sum > 0.0) {
+        if let (Some(mover), true) = (mover, sum > 0.0) {
             self.q = estimate.iter().map(|v| v / sum).collect();
-            self.u = propagate(&self.q, mover);
+            self.u = mover.step(&self.q);
         } else {
             self.q.clear();
             self.u.clear();
@@ -310,21 +275,5 @@ mod tests {
             v *= 1.7;
         }
         assert_eq!(ln_positive(1.0), 0.0);
-    }
-
-    #[test]
-    fn reversal_of_a_stationary_chain_is_its_time_reversal() {
-        // Two-state chain with stationary π = (2/3, 1/3) is reversible: B = P.
-        let p = TransitionMatrix::new(vec![vec![0.9, 0.1], vec![0.2, 0.8]]).unwrap();
-        let b = reversed(&p, &[2.0 / 3.0, 1.0 / 3.0]);
-        for j in 0..2 {
-            for i in 0..2 {
-                assert!((b.row(j)[i] - p.row(j)[i]).abs() < 1e-15, "{b:?}");
-            }
-        }
-        // A cell nobody reaches keeps its people: identity row.
-        let p = TransitionMatrix::new(vec![vec![1.0, 0.0], vec![1.0, 0.0]]).unwrap();
-        let b = reversed(&p, &[0.5, 0.5]);
-        assert_eq!((b.row(0), b.row(1)), (&[0.5, 0.5][..], &[0.0, 1.0][..]));
     }
 }
