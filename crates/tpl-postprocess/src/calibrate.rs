@@ -116,6 +116,10 @@ impl Calibrator {
     /// Adds the log-likelihood of release `r` (weight a > 0) under every member's prediction
     /// from q (the previous estimate's distribution) and u = q·P, for population N.
     /// `step` picks the rotating subset of cells.
+    ///
+    /// For each move weight, the predictions m and squared residuals e² of the scored cells
+    /// are gathered once; each dispersion's term Σ_i (ln v_i + e_i²/v_i) is then one sum over
+    /// them in [`LANES`] running sums (docs/map.md §13).
     pub(crate) fn score(&mut self, r: &[f64], q: &[f64], u: &[f64], total: f64, a: f64, step: usize) {
         let noise = 2.0 / (a * a);
         if !(a > 0.0 && noise.is_finite()) {
@@ -123,27 +127,141 @@ impl Calibrator {
         }
         let n = r.len();
         let stride = n.div_ceil(SCORED_CELLS);
+        let cells = (step % stride..n).step_by(stride);
+        // Every variance of this step is at most φ_max·N + noise: below 2¹⁰²⁰ (any budget
+        // above about 1e-153) a member's term takes one division per cell, otherwise three.
+        let largest = self.dispersions.iter().fold(0.0f64, |m, &v| m.max(v)) * total + noise;
+        let one_division = largest < LARGEST_ONE_DIVISION;
         let d = self.dispersions.len();
+        let capacity = SCORED_CELLS + LANES;
+        let (mut m, mut e2, mut v) =
+            (Vec::with_capacity(capacity), Vec::with_capacity(capacity), Vec::with_capacity(capacity));
         for (g, &gamma) in MOVE_WEIGHTS.iter().enumerate() {
-            let row = &mut self.scores[g * d..(g + 1) * d];
-            let mut i = step % stride;
-            while i < n {
-                let m = total * ((1.0 - gamma) * q[i] + gamma * u[i]);
-                let e = r[i] - m;
-                let e2 = e * e;
+            m.clear();
+            e2.clear();
+            for i in cells.clone() {
+                let mi = total * ((1.0 - gamma) * q[i] + gamma * u[i]);
+                let e = r[i] - mi;
                 // A residual beyond 1e154 (a release near the largest double) would make
                 // every score −∞ for good: it says nothing about the members, so skip it.
-                if e2.is_finite() {
-                    for (s, &phi) in row.iter_mut().zip(&self.dispersions) {
-                        let v = (phi * m + noise).max(MIN_VARIANCE);
-                        *s -= 0.5 * (ln_positive(v) + e2 / v);
-                    }
+                if (e * e).is_finite() {
+                    m.push(mi);
+                    e2.push(e * e);
                 }
-                i += stride;
+            }
+            let scored = m.len();
+            // Padding cells with v = 1 and e² = 0 add exactly 0 (ln 1 = 0) to every sum.
+            e2.resize(scored.next_multiple_of(LANES), 0.0);
+            for (s, &phi) in self.scores[g * d..(g + 1) * d].iter_mut().zip(&self.dispersions) {
+                v.clear();
+                v.extend(m.iter().map(|&mi| (phi * mi + noise).max(MIN_VARIANCE)));
+                let sum = if one_division {
+                    v.resize(e2.len(), 1.0);
+                    member_terms(&v, &e2)
+                } else {
+                    v.iter().zip(&e2).map(|(&vi, &ei)| ln_positive(vi) + ei / vi).sum()
+                };
+                *s -= 0.5 * sum;
             }
         }
         self.scored += 1;
     }
+}
+
+/// Running sums of a member's terms, one per lane (fixed, so that the sums do not depend on
+/// the processor: every vector width adds in the same order).
+const LANES: usize = 8;
+
+/// Σ_i (ln v_i + e_i²/v_i) for 1/12 ≤ v_i < 2¹⁰²⁰ and as many values as a multiple of
+/// [`LANES`]: see [`lane_sums`]. With the widest vectors the processor has (checked at run
+/// time; every width gives the same bits).
+fn member_terms(v: &[f64], e2: &[f64]) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the processor has AVX-512F, checked just above: the only feature
+            // `lane_sums_avx512` is compiled for beyond the baseline.
+            return unsafe { lane_sums_avx512(v, e2) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2, checked just above: the only feature
+            // `lane_sums_avx2` is compiled for beyond the baseline.
+            return unsafe { lane_sums_avx2(v, e2) };
+        }
+    }
+    lane_sums(v, e2)
+}
+
+/// [`lane_sums`] compiled for AVX-512F (16 doubles a register pair).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn lane_sums_avx512(v: &[f64], e2: &[f64]) -> f64 {
+    lane_sums(v, e2)
+}
+
+/// [`lane_sums`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn lane_sums_avx2(v: &[f64], e2: &[f64]) -> f64 {
+    lane_sums(v, e2)
+}
+
+/// Σ_i (ln v_i + e_i²/v_i) in [`LANES`] running sums: the binary exponents k_i of the v_i
+/// summed as integers (exact) and multiplied by ln 2 once, the rest of each term by
+/// [`mantissa_ln_and_ratio`]'s one division. The terms are formed first, cell by cell (a
+/// loop without a running sum, which vectorises at any width), then added lane by lane and
+/// the lanes pairwise.
+#[inline(always)]
+fn lane_sums(v: &[f64], e2: &[f64]) -> f64 {
+    const CHUNK: usize = 8 * LANES;
+    let mut acc = [0.0f64; LANES];
+    let mut k = 0i64;
+    for (vc, ec) in v.chunks(CHUNK).zip(e2.chunks(CHUNK)) {
+        let mut terms = [0.0f64; CHUNK];
+        let mut exponents = [0i64; CHUNK];
+        for (((t, x), &vi), &ei) in terms.iter_mut().zip(exponents.iter_mut()).zip(vc).zip(ec) {
+            let (ki, mantissa) = exponent_split(vi);
+            *x = ki;
+            *t = mantissa_ln_and_ratio(vi, mantissa, ei);
+        }
+        for lanes in terms[..vc.len()].chunks_exact(LANES) {
+            for (a, &t) in acc.iter_mut().zip(lanes) {
+                *a += t;
+            }
+        }
+        k += exponents.iter().sum::<i64>();
+    }
+    let quads = [(acc[0] + acc[1]) + (acc[2] + acc[3]), (acc[4] + acc[5]) + (acc[6] + acc[7])];
+    k as f64 * std::f64::consts::LN_2 + (quads[0] + quads[1])
+}
+
+/// 2¹⁰²⁰: for v below it, (m + 1)·v of [`mantissa_ln_and_ratio`] (m < √2) is below 2¹⁰²²,
+/// a normal double with a normal reciprocal.
+const LARGEST_ONE_DIVISION: f64 = 1.123_558_209_288_947_4e307;
+
+/// ln(v/2^k) + e²/v for 1/12 ≤ v < 2¹⁰²⁰, v = 2^k·m, and a finite e² ≥ 0: the series of
+/// [`ln_positive`] and the quotient with one division instead of three —
+/// d = 1/((m + 1)·v) gives both t = (m − 1)·v·d and 1/v = (m + 1)·d, and t²/9 is t²·(1/9).
+/// Each quotient is within a few ulps of the divided one (docs/map.md §13).
+#[inline(always)]
+fn mantissa_ln_and_ratio(v: f64, m: f64, e2: f64) -> f64 {
+    let d = 1.0 / ((m + 1.0) * v);
+    let t = (m - 1.0) * (v * d);
+    let t2 = t * t;
+    let series = 1.0 + t2 * (1.0 / 3.0 + t2 * (1.0 / 5.0 + t2 * (1.0 / 7.0 + t2 * (1.0 / 9.0))));
+    (t + t) * series + e2 * ((m + 1.0) * d)
+}
+
+/// v = 2^k·m with m ∈ [√½, √2), for a positive normal v (the exponent split of fdlibm's
+/// log): (k, m).
+#[inline(always)]
+fn exponent_split(v: f64) -> (i64, f64) {
+    const SQRT_HALF: u64 = 0x3fe6_a09e_667f_3bcd;
+    const ONE: u64 = 0x3ff0_0000_0000_0000;
+    let shifted = v.to_bits().wrapping_add(ONE - SQRT_HALF);
+    let k = (shifted >> 52) as i64 - 1023;
+    let m = f64::from_bits((shifted & 0x000f_ffff_ffff_ffff) + SQRT_HALF);
+    (k, m)
 }
 
 /// ln v for a finite v ≥ 2⁻¹⁰²² (a positive normal double), within 1e-9 absolute: the
@@ -153,11 +271,7 @@ impl Calibrator {
 /// (the next term is below 1e-9).
 #[inline]
 fn ln_positive(v: f64) -> f64 {
-    const SQRT_HALF: u64 = 0x3fe6_a09e_667f_3bcd;
-    const ONE: u64 = 0x3ff0_0000_0000_0000;
-    let shifted = v.to_bits().wrapping_add(ONE - SQRT_HALF);
-    let k = (shifted >> 52) as i64 - 1023;
-    let m = f64::from_bits((shifted & 0x000f_ffff_ffff_ffff) + SQRT_HALF);
+    let (k, m) = exponent_split(v);
     let t = (m - 1.0) / (m + 1.0);
     let t2 = t * t;
     let series = 1.0 + t2 * (1.0 / 3.0 + t2 * (1.0 / 5.0 + t2 * (1.0 / 7.0 + t2 / 9.0)));
@@ -275,5 +389,28 @@ mod tests {
             v *= 1.7;
         }
         assert_eq!(ln_positive(1.0), 0.0);
+    }
+
+    #[test]
+    fn one_division_gives_the_logarithm_and_the_ratio() {
+        assert_eq!(LARGEST_ONE_DIVISION, 2f64.powi(1020));
+        let mut v = MIN_VARIANCE;
+        while v < LARGEST_ONE_DIVISION {
+            for x in [v, v * 1.234_567, v * std::f64::consts::SQRT_2, v * 1.999_999] {
+                if x >= LARGEST_ONE_DIVISION {
+                    continue;
+                }
+                for e2 in [0.0, 1.0, x, (1e10 * x).min(f64::MAX), 1e300] {
+                    let (k, m) = exponent_split(x);
+                    let got = k as f64 * std::f64::consts::LN_2 + mantissa_ln_and_ratio(x, m, e2);
+                    let (ln, ratio) = (ln_positive(x), e2 / x);
+                    assert!(
+                        (got - ln - ratio).abs() <= 1e-15 * (ln.abs() + ratio) + 1e-15,
+                        "{x} {e2}: {got}"
+                    );
+                }
+            }
+            v *= 1.7;
+        }
     }
 }

@@ -58,6 +58,71 @@ pub(crate) fn ordered(x: f64) -> i64 {
     if b < 0 { b ^ i64::MAX } else { b }
 }
 
+/// Sorts `items` by their keys, stably (items with equal keys keep their order): a
+/// least-significant-digit radix sort on the 16 highest bits in which the keys differ (two
+/// passes of one byte), then each run of items that agree on those bits sorted by insertion
+/// (by the library's stable sort when a run is long). O(n) unless many keys agree on their
+/// 16 highest varying bits; a plain stable sort below 64 items.
+pub(crate) fn sort_by_key_stable(items: &mut Vec<(u64, u32)>) {
+    const SMALL: usize = 64;
+    const SHORT_RUN: usize = 32;
+    let n = items.len();
+    if n < SMALL {
+        items.sort_by_key(|e| e.0);
+        return;
+    }
+    let first = items[0].0;
+    let varying = items.iter().fold(0, |d, e| d | (e.0 ^ first));
+    if varying == 0 {
+        return;
+    }
+    let low = (63 - varying.leading_zeros()).saturating_sub(15);
+    let digit = |key: u64, byte: u32| ((key >> (low + 8 * byte)) & 0xff) as usize;
+    let mut counts = [[0usize; 256]; 2];
+    for e in items.iter() {
+        counts[0][digit(e.0, 0)] += 1;
+        counts[1][digit(e.0, 1)] += 1;
+    }
+    let mut scratch = vec![(0u64, 0u32); n];
+    for (byte, c) in (0..2).zip(counts.iter_mut()) {
+        let mut start = 0;
+        for v in c.iter_mut() {
+            let count = *v;
+            *v = start;
+            start += count;
+        }
+        for &e in items.iter() {
+            let slot = &mut c[digit(e.0, byte)];
+            scratch[*slot] = e;
+            *slot += 1;
+        }
+        std::mem::swap(items, &mut scratch);
+    }
+    let mut begin = 0;
+    while begin < n {
+        let prefix = items[begin].0 >> low;
+        let mut end = begin + 1;
+        while end < n && items[end].0 >> low == prefix {
+            end += 1;
+        }
+        let run = &mut items[begin..end];
+        if run.len() > SHORT_RUN {
+            run.sort_by_key(|e| e.0);
+        } else {
+            for k in 1..run.len() {
+                let item = run[k];
+                let mut j = k;
+                while j > 0 && run[j - 1].0 > item.0 {
+                    run[j] = run[j - 1];
+                    j -= 1;
+                }
+                run[j] = item;
+            }
+        }
+        begin = end;
+    }
+}
+
 /// Inverse of [`ordered`].
 pub(crate) fn from_ordered(i: i64) -> f64 {
     let b = if i < 0 { i ^ i64::MAX } else { i };
@@ -78,6 +143,27 @@ mod tests {
         }
         assert_eq!(ln_factorial(0), 0.0);
         assert_eq!(ln_factorial(1), 0.0);
+    }
+
+    #[test]
+    fn bucket_sort_is_a_stable_sort_by_key() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for n in [0, 1, 5, 63, 64, 65, 300, 2000] {
+            for spread in [u64::MAX, 0xffff, 3] {
+                let mut items: Vec<(u64, u32)> = (0..n as u32)
+                    .map(|i| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        ((state % spread).wrapping_mul(0x0100_0000_0001), i)
+                    })
+                    .collect();
+                let mut want = items.clone();
+                want.sort();
+                sort_by_key_stable(&mut items);
+                assert_eq!(items, want, "n = {n}, spread = {spread}");
+            }
+        }
     }
 
     #[test]
