@@ -51,16 +51,19 @@ impl Calibration {
 const MOVE_WEIGHTS: [f64; 10] =
     [1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625, 0.0];
 
+/// The number of dispersions φ of the grid.
+const DISPERSIONS: usize = 19;
+
 /// The dispersions φ of the grid: 2^k for k = −6..=12, the DBSec value first.
-fn dispersions() -> [f64; 19] {
-    let mut d = [0.0; 19];
+fn dispersions() -> [f64; DISPERSIONS] {
+    let mut d = [0.0; DISPERSIONS];
     for (j, k) in (0..=12).chain(-6..0).enumerate() {
         d[j] = 2f64.powi(k);
     }
     d
 }
 
-/// At most this many cells are scored per step (rotating, so that over ⌈n/64⌉ steps every
+/// At most this many cells are scored per step (a multiple of [`LANES`]; rotating, so that over ⌈n/64⌉ steps every
 /// cell is scored once): two parameters need far fewer residuals than n·T, and the score then
 /// costs O(grid) per step instead of O(grid·n).
 const SCORED_CELLS: usize = 64;
@@ -79,7 +82,7 @@ const MIN_VARIANCE: f64 = 1.0 / 12.0;
 /// The running scores of the grid (docs/map.md §8).
 #[derive(Debug, Clone)]
 pub(crate) struct Calibrator {
-    dispersions: [f64; 19],
+    dispersions: [f64; DISPERSIONS],
     /// scores[g·19 + k]: the predictive log-likelihood of the scored releases under
     /// (MOVE_WEIGHTS[g], dispersions[k]).
     scores: Vec<f64>,
@@ -133,9 +136,8 @@ impl Calibrator {
         let largest = self.dispersions.iter().fold(0.0f64, |m, &v| m.max(v)) * total + noise;
         let one_division = largest < LARGEST_ONE_DIVISION;
         let d = self.dispersions.len();
-        let capacity = SCORED_CELLS + LANES;
-        let (mut m, mut e2, mut v) =
-            (Vec::with_capacity(capacity), Vec::with_capacity(capacity), Vec::with_capacity(capacity));
+        let (mut m, mut e2) = (Vec::with_capacity(SCORED_CELLS), Vec::with_capacity(SCORED_CELLS));
+        let mut sums = [0.0; DISPERSIONS];
         for (g, &gamma) in MOVE_WEIGHTS.iter().enumerate() {
             m.clear();
             e2.clear();
@@ -149,18 +151,21 @@ impl Calibrator {
                     e2.push(e * e);
                 }
             }
-            let scored = m.len();
-            // Padding cells with v = 1 and e² = 0 add exactly 0 (ln 1 = 0) to every sum.
-            e2.resize(scored.next_multiple_of(LANES), 0.0);
-            for (s, &phi) in self.scores[g * d..(g + 1) * d].iter_mut().zip(&self.dispersions) {
-                v.clear();
-                v.extend(m.iter().map(|&mi| (phi * mi + noise).max(MIN_VARIANCE)));
-                let sum = if one_division {
-                    v.resize(e2.len(), 1.0);
-                    member_terms(&v, &e2)
-                } else {
-                    v.iter().zip(&e2).map(|(&vi, &ei)| ln_positive(vi) + ei / vi).sum()
-                };
+            if one_division {
+                member_terms(&m, &e2, &self.dispersions, noise, &mut sums);
+            } else {
+                for (sum, &phi) in sums.iter_mut().zip(&self.dispersions) {
+                    *sum = m
+                        .iter()
+                        .zip(&e2)
+                        .map(|(&mi, &ei)| {
+                            let v = (phi * mi + noise).max(MIN_VARIANCE);
+                            ln_positive(v) + ei / v
+                        })
+                        .sum();
+                }
+            }
+            for (s, sum) in self.scores[g * d..(g + 1) * d].iter_mut().zip(sums) {
                 *s -= 0.5 * sum;
             }
         }
@@ -172,67 +177,96 @@ impl Calibrator {
 /// the processor: every vector width adds in the same order).
 const LANES: usize = 8;
 
-/// Σ_i (ln v_i + e_i²/v_i) for 1/12 ≤ v_i < 2¹⁰²⁰ and as many values as a multiple of
-/// [`LANES`]: see [`lane_sums`]. With the widest vectors the processor has (checked at run
-/// time; every width gives the same bits).
-fn member_terms(v: &[f64], e2: &[f64]) -> f64 {
+/// For every dispersion φ_k: sums[k] = Σ_i (ln v_i + e_i²/v_i) with
+/// v_i = max(φ_k·m_i + noise, 1/12) < 2¹⁰²⁰, over at most [`SCORED_CELLS`] cells: see
+/// [`lane_sums`]. With the widest vectors the processor has (checked at run time; every
+/// width gives the same bits).
+fn member_terms(
+    m: &[f64],
+    e2: &[f64],
+    dispersions: &[f64; DISPERSIONS],
+    noise: f64,
+    sums: &mut [f64; DISPERSIONS],
+) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the processor has AVX-512F, checked just above: the only feature
             // `lane_sums_avx512` is compiled for beyond the baseline.
-            return unsafe { lane_sums_avx512(v, e2) };
+            return unsafe { lane_sums_avx512(m, e2, dispersions, noise, sums) };
         }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the processor has AVX2, checked just above: the only feature
             // `lane_sums_avx2` is compiled for beyond the baseline.
-            return unsafe { lane_sums_avx2(v, e2) };
+            return unsafe { lane_sums_avx2(m, e2, dispersions, noise, sums) };
         }
     }
-    lane_sums(v, e2)
+    lane_sums(m, e2, dispersions, noise, sums)
 }
 
-/// [`lane_sums`] compiled for AVX-512F (16 doubles a register pair).
+/// [`lane_sums`] compiled for AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn lane_sums_avx512(v: &[f64], e2: &[f64]) -> f64 {
-    lane_sums(v, e2)
+fn lane_sums_avx512(
+    m: &[f64],
+    e2: &[f64],
+    dispersions: &[f64; DISPERSIONS],
+    noise: f64,
+    sums: &mut [f64; DISPERSIONS],
+) {
+    lane_sums(m, e2, dispersions, noise, sums)
 }
 
 /// [`lane_sums`] compiled for AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn lane_sums_avx2(v: &[f64], e2: &[f64]) -> f64 {
-    lane_sums(v, e2)
+fn lane_sums_avx2(
+    m: &[f64],
+    e2: &[f64],
+    dispersions: &[f64; DISPERSIONS],
+    noise: f64,
+    sums: &mut [f64; DISPERSIONS],
+) {
+    lane_sums(m, e2, dispersions, noise, sums)
 }
 
-/// Σ_i (ln v_i + e_i²/v_i) in [`LANES`] running sums: the binary exponents k_i of the v_i
-/// summed as integers (exact) and multiplied by ln 2 once, the rest of each term by
-/// [`mantissa_ln_and_ratio`]'s one division. The terms are formed first, cell by cell (a
-/// loop without a running sum, which vectorises at any width), then added lane by lane and
-/// the lanes pairwise.
+/// The sums of [`member_terms`] in [`LANES`] running sums: for each dispersion the terms are
+/// formed first, cell by cell (a loop of fixed length without a running sum, which
+/// vectorises at any width; the cells are padded to [`SCORED_CELLS`] with v = 1 and e² = 0,
+/// whose term is exactly 0), the binary exponents k_i of the v_i summed as integers (exact)
+/// and multiplied by ln 2 once, the rest of each term by [`mantissa_ln_and_ratio`]'s one
+/// division; then the terms are added lane by lane, and the lanes pairwise.
 #[inline(always)]
-fn lane_sums(v: &[f64], e2: &[f64]) -> f64 {
-    const CHUNK: usize = 8 * LANES;
-    let mut acc = [0.0f64; LANES];
-    let mut k = 0i64;
-    for (vc, ec) in v.chunks(CHUNK).zip(e2.chunks(CHUNK)) {
-        let mut terms = [0.0f64; CHUNK];
-        let mut exponents = [0i64; CHUNK];
-        for (((t, x), &vi), &ei) in terms.iter_mut().zip(exponents.iter_mut()).zip(vc).zip(ec) {
-            let (ki, mantissa) = exponent_split(vi);
-            *x = ki;
-            *t = mantissa_ln_and_ratio(vi, mantissa, ei);
+fn lane_sums(
+    m: &[f64],
+    e2: &[f64],
+    dispersions: &[f64; DISPERSIONS],
+    noise: f64,
+    sums: &mut [f64; DISPERSIONS],
+) {
+    let len = m.len().min(SCORED_CELLS);
+    let (mut cells, mut squares) = ([0.0f64; SCORED_CELLS], [0.0f64; SCORED_CELLS]);
+    cells[..len].copy_from_slice(&m[..len]);
+    squares[..len].copy_from_slice(&e2[..len]);
+    for (sum, &phi) in sums.iter_mut().zip(dispersions) {
+        let mut terms = [0.0f64; SCORED_CELLS];
+        let mut exponents = [0i64; SCORED_CELLS];
+        for i in 0..SCORED_CELLS {
+            let v = if i < len { (phi * cells[i] + noise).max(MIN_VARIANCE) } else { 1.0 };
+            let (k, mantissa) = exponent_split(v);
+            exponents[i] = k;
+            terms[i] = mantissa_ln_and_ratio(v, mantissa, squares[i]);
         }
-        for lanes in terms[..vc.len()].chunks_exact(LANES) {
+        let mut acc = [0.0f64; LANES];
+        for lanes in terms.chunks_exact(LANES) {
             for (a, &t) in acc.iter_mut().zip(lanes) {
                 *a += t;
             }
         }
-        k += exponents.iter().sum::<i64>();
+        let k: i64 = exponents.iter().sum();
+        let quads = [(acc[0] + acc[1]) + (acc[2] + acc[3]), (acc[4] + acc[5]) + (acc[6] + acc[7])];
+        *sum = k as f64 * std::f64::consts::LN_2 + (quads[0] + quads[1]);
     }
-    let quads = [(acc[0] + acc[1]) + (acc[2] + acc[3]), (acc[4] + acc[5]) + (acc[6] + acc[7])];
-    k as f64 * std::f64::consts::LN_2 + (quads[0] + quads[1])
 }
 
 /// 2¹⁰²⁰: for v below it, (m + 1)·v of [`mantissa_ln_and_ratio`] (m < √2) is below 2¹⁰²²,
@@ -389,6 +423,43 @@ mod tests {
             v *= 1.7;
         }
         assert_eq!(ln_positive(1.0), 0.0);
+    }
+
+    /// Every vector width adds in the same order: the dispatched sums equal the portable
+    /// ones to the bit, whatever the processor.
+    #[test]
+    fn member_terms_do_not_depend_on_the_vector_width() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let grid = dispersions();
+        for len in [1, 7, 8, 16, 63, 64] {
+            let m: Vec<f64> = (0..len).map(|_| 1e5 * next() * next()).collect();
+            let e2: Vec<f64> = (0..len).map(|_| 1e4 * next() * next()).collect();
+            let (mut fast, mut portable) = ([0.0; DISPERSIONS], [0.0; DISPERSIONS]);
+            member_terms(&m, &e2, &grid, 8.0, &mut fast);
+            lane_sums(&m, &e2, &grid, 8.0, &mut portable);
+            assert_eq!(fast.map(f64::to_bits), portable.map(f64::to_bits), "{len} cells");
+            // And the sums are the terms' sums.
+            for (k, &phi) in grid.iter().enumerate() {
+                let direct: f64 = m
+                    .iter()
+                    .zip(&e2)
+                    .map(|(&mi, &ei)| {
+                        let v = (phi * mi + 8.0).max(MIN_VARIANCE);
+                        v.ln() + ei / v
+                    })
+                    .sum();
+                assert!(
+                    (fast[k] - direct).abs() <= 1e-9 * len as f64 + 1e-12 * direct.abs(),
+                    "{len} cells, φ = {phi}"
+                );
+            }
+        }
     }
 
     #[test]

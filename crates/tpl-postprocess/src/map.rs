@@ -11,6 +11,8 @@
 //! (g_i = ln r_i − ln p_i), so sorting the breakpoints and a binary search for the piece
 //! that holds N leave one closed-form equation.
 
+use std::cell::Cell;
+
 use tpl_core::log_add_exp;
 
 use crate::error::Result;
@@ -241,6 +243,11 @@ struct Centres {
     ratios: Vec<f64>,
     /// g_i by rank, when some ratio overflows (otherwise empty).
     logs: Vec<f64>,
+    /// ln of `ratios` where already computed, NaN elsewhere.
+    known: Vec<Cell<f64>>,
+    /// Σ p over the cells with p_i > 0 and r_i ≤ 0 (above their release for every λ), in
+    /// index order.
+    p_never_at: f64,
 }
 
 impl Centres {
@@ -249,12 +256,17 @@ impl Centres {
     fn new(r: &[f64], p: &[f64]) -> Self {
         let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(r.len());
         let mut overflow = false;
+        let mut p_never_at = 0.0;
         for (i, (&ri, &pi)) in r.iter().zip(p).enumerate() {
-            if pi > 0.0 && ri > 0.0 {
-                let ratio = ri / pi;
-                overflow |= !ratio.is_finite();
-                // A release has fewer than 2³² cells (n values of 8 bytes each).
-                keyed.push((sort_key(ratio), i as u32));
+            if pi > 0.0 {
+                if ri > 0.0 {
+                    let ratio = ri / pi;
+                    overflow |= !ratio.is_finite();
+                    // A release has fewer than 2³² cells (n values of 8 bytes each).
+                    keyed.push((sort_key(ratio), i as u32));
+                } else {
+                    p_never_at += pi;
+                }
             }
         }
         if overflow {
@@ -269,9 +281,10 @@ impl Centres {
         let cells = keyed.iter().map(|&(_, i)| i as usize).collect();
         let values = keyed.into_iter().map(|(key, _)| from_sort_key(key)).collect();
         if overflow {
-            Self { cells, ratios: Vec::new(), logs: values }
+            Self { cells, ratios: Vec::new(), logs: values, known: Vec::new(), p_never_at }
         } else {
-            Self { cells, ratios: values, logs: Vec::new() }
+            let known = vec![Cell::new(f64::NAN); values.len()];
+            Self { cells, ratios: values, logs: Vec::new(), known, p_never_at }
         }
     }
 
@@ -283,9 +296,19 @@ impl Centres {
         self.cells.is_empty()
     }
 
-    /// g of the cell of rank `k`.
+    /// g of the cell of rank `k` (each logarithm computed once: the searches come back to
+    /// the same ranks).
     fn g(&self, k: usize) -> f64 {
-        if self.logs.is_empty() { self.ratios[k].ln() } else { self.logs[k] }
+        if !self.logs.is_empty() {
+            return self.logs[k];
+        }
+        let known = self.known[k].get();
+        if !known.is_nan() {
+            return known;
+        }
+        let g = self.ratios[k].ln();
+        self.known[k].set(g);
+        g
     }
 }
 
@@ -398,14 +421,16 @@ impl RankSums {
         let rs: Vec<f64> = centres.cells.iter().map(|&i| r[i]).collect();
         let (mut p_before, mut r_before, mut p_from) = (vec![0.0; m + 1], vec![0.0; m + 1], vec![0.0; m + 1]);
         // Three independent running sums in one loop, so that their additions overlap.
-        for k in 0..m {
-            p_before[k + 1] = p_before[k] + ps[k];
-            r_before[k + 1] = r_before[k] + rs[k];
-            let b = m - 1 - k;
-            p_from[b] = p_from[b + 1] + ps[b];
+        let (mut sp, mut sr, mut sf) = (0.0, 0.0, 0.0);
+        for (k, (&pk, &rk)) in ps.iter().zip(&rs).enumerate() {
+            sp += pk;
+            sr += rk;
+            sf += ps[m - 1 - k];
+            p_before[k + 1] = sp;
+            r_before[k + 1] = sr;
+            p_from[m - 1 - k] = sf;
         }
-        let p_never_at = r.iter().zip(p).filter(|&(&ri, &pi)| pi > 0.0 && ri <= 0.0).map(|(_, &pi)| pi).sum();
-        Self { p_before, p_from, r_before, rs, p_never_at }
+        Self { p_before, p_from, r_before, rs, p_never_at: centres.p_never_at }
     }
 
     /// S(β) = e^{β−a}·P_above + e^{β+a}·P_below + R_at at the breakpoint β = `b`, when
