@@ -41,7 +41,17 @@ pub fn read_matrix_for(
     cells: usize,
     counts: &Path,
 ) -> Result<TransitionMatrix> {
-    let m = read_matrix(path, opts)?;
+    fitted(read_matrix(path, opts)?, path, side, cells, counts)
+}
+
+/// The size check of [`read_matrix_for`] on a matrix already read from `path`.
+pub fn fitted(
+    m: TransitionMatrix,
+    path: &Path,
+    side: &str,
+    cells: usize,
+    counts: &Path,
+) -> Result<TransitionMatrix> {
     if m.n() != cells {
         return Err(CliError::parse(
             path,

@@ -36,7 +36,15 @@ pub fn name(path: &Path) -> String {
 /// (1e400, which would round to inf) and non-zero numbers below the smallest (1e-400, which
 /// would round to 0) are refused with the token as typed.
 pub fn finite_f64(token: &str) -> std::result::Result<f64, String> {
-    let value: f64 = token.trim().parse().map_err(|_| format!("{token:?} is not a number"))?;
+    // Tokens cut from a file are already trimmed: skip the Unicode trim when both ends are
+    // ASCII and not whitespace.
+    let bare = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii() && !b.is_ascii_whitespace());
+    let trimmed =
+        if bare(token.as_bytes().first()) && bare(token.as_bytes().last()) { token } else { token.trim() };
+    if let Some(value) = small_integer(trimmed) {
+        return Ok(value);
+    }
+    let value: f64 = trimmed.parse().map_err(|_| format!("{token:?} is not a number"))?;
     if value == 0.0 && nonzero_literal(token) {
         Err(format!("{token} rounds to 0: it is below the smallest positive double (4.9e-324)"))
     } else if value.is_nan() {
@@ -51,6 +59,30 @@ pub fn finite_f64(token: &str) -> std::result::Result<f64, String> {
     } else {
         Ok(value)
     }
+}
+
+/// A plain integer of at most 15 digits with an optional sign (the counts of most files),
+/// read digit by digit: every such integer is an exact double, so this is the value
+/// `str::parse` gives (−0 for "-0"), without its general algorithm.
+fn small_integer(token: &str) -> Option<f64> {
+    let (negative, digits) = match token.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        all => (false, all),
+    };
+    if digits.is_empty() || digits.len() > 15 {
+        return None;
+    }
+    let mut value = 0u64;
+    for &b in digits {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        value = value * 10 + u64::from(d);
+    }
+    let value = value as f64;
+    Some(if negative { -value } else { value })
 }
 
 /// True when the decimal literal `token` (already known to parse) has a non-zero digit
@@ -120,30 +152,80 @@ pub fn records(path: &Path, text: &str) -> Result<Vec<Record>> {
 pub fn for_each_record(path: &Path, text: &str, mut f: impl FnMut(Record) -> Result<()>) -> Result<()> {
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
-        let content = raw.split('#').next().unwrap_or("").trim();
-        if content.is_empty() {
-            continue;
+        let content = raw.split('#').next().unwrap_or("");
+        // On an ASCII line without a vertical tab, Unicode and ASCII whitespace are the
+        // same characters: a byte scan gives the same tokens, faster.
+        let values = if content.is_ascii() && !content.contains('\x0b') {
+            ascii_values(path, line, content.trim_ascii())?
+        } else {
+            values(path, line, content.trim())?
+        };
+        if let Some(values) = values {
+            f(Record { line, values })?;
         }
-        let mut values = Vec::new();
-        for field in content.split(',') {
-            let field = field.trim();
-            if field.is_empty() {
-                return Err(CliError::parse(
-                    path,
-                    line,
-                    format!("value {}: empty field between commas", values.len() + 1),
-                ));
-            }
-            for token in field.split_whitespace() {
-                let value = finite_f64(token).map_err(|why| {
-                    CliError::parse(path, line, format!("value {}: {why}", values.len() + 1))
-                })?;
-                values.push(value);
-            }
-        }
-        f(Record { line, values })?;
     }
     Ok(())
+}
+
+/// The numbers of a trimmed record `content` (`None` when it is empty): split at commas,
+/// each field trimmed and non-empty, split at whitespace.
+fn values(path: &Path, line: usize, content: &str) -> Result<Option<Vec<f64>>> {
+    if content.is_empty() {
+        return Ok(None);
+    }
+    let mut values = Vec::new();
+    for field in content.split(',') {
+        let field = field.trim();
+        if field.is_empty() {
+            return Err(empty_field(path, line, values.len()));
+        }
+        for token in field.split_whitespace() {
+            values.push(value(path, line, values.len(), token)?);
+        }
+    }
+    Ok(Some(values))
+}
+
+/// [`values`] for ASCII `content` without a vertical tab, in one scan of its bytes.
+fn ascii_values(path: &Path, line: usize, content: &str) -> Result<Option<Vec<f64>>> {
+    if content.is_empty() {
+        return Ok(None);
+    }
+    let bytes = content.as_bytes();
+    let mut values = Vec::new();
+    let (mut i, mut in_field) = (0, 0);
+    loop {
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i == bytes.len() || bytes[i] == b',' {
+            if in_field == 0 {
+                return Err(empty_field(path, line, values.len()));
+            }
+            if i == bytes.len() {
+                return Ok(Some(values));
+            }
+            in_field = 0;
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && !bytes[i].is_ascii_whitespace() && bytes[i] != b',' {
+            i += 1;
+        }
+        values.push(value(path, line, values.len(), &content[start..i])?);
+        in_field += 1;
+    }
+}
+
+/// The error of an empty field before value `count` + 1.
+fn empty_field(path: &Path, line: usize, count: usize) -> CliError {
+    CliError::parse(path, line, format!("value {}: empty field between commas", count + 1))
+}
+
+/// Value `count` + 1 of a record, from its token.
+fn value(path: &Path, line: usize, count: usize, token: &str) -> Result<f64> {
+    finite_f64(token).map_err(|why| CliError::parse(path, line, format!("value {}: {why}", count + 1)))
 }
 
 /// True when `path` ends in `.json` (any case); standard input is read as text.
@@ -176,6 +258,19 @@ pub fn for_each_csv_record(
 /// [`for_each_csv_record`] of a piece of a file whose first line is line `first_line` of
 /// the file (what a reader that goes line by line through a file too large to hold calls).
 pub fn for_each_csv_record_from(
+    path: &Path,
+    text: &str,
+    first_line: usize,
+    f: impl FnMut(usize, &csv::StringRecord) -> Result<()>,
+) -> Result<()> {
+    if plain_csv(text) {
+        return for_each_plain_csv_record(text, first_line, f);
+    }
+    for_each_reader_record(path, text, first_line, f)
+}
+
+/// [`for_each_csv_record_from`] through the CSV reader: any text.
+fn for_each_reader_record(
     path: &Path,
     text: &str,
     first_line: usize,
@@ -213,5 +308,136 @@ pub fn for_each_csv_record_from(
             continue;
         }
         f(line, &record)?;
+    }
+}
+
+/// Whether the CSV reader would only split `text` at its commas and line ends: ASCII (so
+/// that its whitespace trims are the byte-wise ones), no quote, and no carriage return but
+/// in a CRLF line end (a lone one ends a record for the CSV reader, not for `lines`).
+fn plain_csv(text: &str) -> bool {
+    text.is_ascii() && !text.contains('"') && text.split('\r').skip(1).all(|rest| rest.starts_with('\n'))
+}
+
+/// [`for_each_csv_record`] on [`plain_csv`] text, split directly: the same records (fields
+/// trimmed; empty lines, lines of spaces and lines whose first non-blank character is `#`
+/// skipped) on the same lines, without the CSV reader's state machine.
+fn for_each_plain_csv_record(
+    text: &str,
+    first_line: usize,
+    mut f: impl FnMut(usize, &csv::StringRecord) -> Result<()>,
+) -> Result<()> {
+    let mut record = csv::StringRecord::new();
+    for (i, raw) in text.lines().enumerate() {
+        record.clear();
+        // Fields are short: a plain scan for the commas beats a search per field.
+        let mut start = 0;
+        for (j, &b) in raw.as_bytes().iter().enumerate() {
+            if b == b',' {
+                record.push_field(raw[start..j].trim_ascii());
+                start = j + 1;
+            }
+        }
+        record.push_field(raw[start..].trim_ascii());
+        let blank = record.len() == 1 && record[0].is_empty();
+        if blank || record[0].starts_with('#') {
+            continue;
+        }
+        f(i + first_line, &record)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A callback of [`for_each_csv_record`].
+    type Visit<'a> = &'a mut dyn FnMut(usize, &csv::StringRecord) -> Result<()>;
+
+    /// Every record of `text` as (line, fields), or the error message.
+    fn csv_records(
+        text: &str,
+        read: fn(&Path, &str, Visit<'_>) -> Result<()>,
+    ) -> std::result::Result<Vec<(usize, Vec<String>)>, String> {
+        let mut out = Vec::new();
+        read(Path::new("t.csv"), text, &mut |line, r| {
+            out.push((line, r.iter().map(str::to_string).collect()));
+            Ok(())
+        })
+        .map_err(|e| e.to_string())?;
+        Ok(out)
+    }
+
+    /// The direct split of plain CSV gives the CSV reader's records on the same lines.
+    #[test]
+    fn plain_csv_is_read_as_the_csv_reader_reads_it() {
+        let texts = [
+            "1,2,3\n4,5,6\n",
+            "# a\n\n1, 2 ,3\n   \n  # indented\n\r\n3,x\n",
+            "timestamp_bucket,c0,c1\r\n0,3,-4\r\n1, 5,6",
+            "1,,2\n,\n\t7\t,8 \n",
+            "a b,\tc\x0cd\n#x,y\n9\n",
+        ];
+        for text in texts {
+            assert!(plain_csv(text), "{text:?}");
+            let plain = csv_records(text, |p, t, f| {
+                let _ = p;
+                for_each_plain_csv_record(t, 1, f)
+            });
+            let reader = csv_records(text, |p, t, f| for_each_reader_record(p, t, 1, f));
+            assert_eq!(plain, reader, "{text:?}");
+        }
+        for text in ["1,\"2\"\n", "1,2\r3\n", "1,\u{a0}2\n", "1,2\r"] {
+            assert!(!plain_csv(text), "{text:?}");
+        }
+    }
+
+    /// Every record of `text` as (line, values), or the error message.
+    fn numbers(text: &str) -> std::result::Result<Vec<(usize, Vec<f64>)>, String> {
+        records(Path::new("t.txt"), text)
+            .map(|rs| rs.into_iter().map(|r| (r.line, r.values)).collect())
+            .map_err(|e| e.to_string())
+    }
+
+    /// The byte scan of an ASCII line gives the tokens (and errors) of the general split.
+    #[test]
+    fn ascii_lines_are_split_as_any_line() {
+        let lines = [
+            "1, 2 ,3",
+            " 0.5\t0.25 0.25 ",
+            "1,,2",
+            ",1",
+            "1,",
+            "1 2,3 4 # c",
+            "  # only",
+            "",
+            "x,1",
+            "1e400",
+            "-0,+7,007",
+            "1\x0c2",
+            "1 ,\t,2",
+        ];
+        for line in lines {
+            let path = Path::new("t.txt");
+            let content = line.split('#').next().unwrap_or("");
+            let fast = ascii_values(path, 1, content.trim_ascii()).map_err(|e| e.to_string());
+            let general = values(path, 1, content.trim()).map_err(|e| e.to_string());
+            assert_eq!(fast, general, "{line:?}");
+        }
+        // A vertical tab and a no-break space are whitespace to the general split only.
+        assert_eq!(numbers("1\x0b2\n").unwrap(), vec![(1, vec![1.0, 2.0])]);
+        assert_eq!(numbers("1\u{a0}2,3\n").unwrap(), vec![(1, vec![1.0, 2.0, 3.0])]);
+    }
+
+    /// Small integers are read digit by digit, as the general parser reads them.
+    #[test]
+    fn small_integers_are_the_parsed_values() {
+        for token in ["0", "-0", "+0", "7", "-42", "007", "999999999999999", "-123456789012345", " 12 "] {
+            let want: f64 = token.trim().parse().unwrap();
+            assert_eq!(finite_f64(token).unwrap().to_bits(), want.to_bits(), "{token:?}");
+        }
+        for token in ["1234567890123456", "1.5", "1e3", "", "-", "+", "0x10", "١"] {
+            assert_eq!(small_integer(token), None, "{token:?}");
+        }
     }
 }

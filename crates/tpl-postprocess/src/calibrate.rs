@@ -17,9 +17,7 @@
 //! likelihood) once it beats the DBSec prior (γ = 1, φ = 1) by a likelihood-ratio test.
 //! Releases with ε_s = 0 carry no information and are not scored.
 
-use tpl_core::TransitionMatrix;
-
-use crate::prior::propagate;
+use crate::propagate::Mover;
 
 /// The prior a calibrated step t used (docs/map.md §8): the member of the family of
 /// predictions that scored best on the releases r_2..r_t, each scored against its
@@ -53,16 +51,19 @@ impl Calibration {
 const MOVE_WEIGHTS: [f64; 10] =
     [1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625, 0.0];
 
+/// The number of dispersions φ of the grid.
+const DISPERSIONS: usize = 19;
+
 /// The dispersions φ of the grid: 2^k for k = −6..=12, the DBSec value first.
-fn dispersions() -> [f64; 19] {
-    let mut d = [0.0; 19];
+fn dispersions() -> [f64; DISPERSIONS] {
+    let mut d = [0.0; DISPERSIONS];
     for (j, k) in (0..=12).chain(-6..0).enumerate() {
         d[j] = 2f64.powi(k);
     }
     d
 }
 
-/// At most this many cells are scored per step (rotating, so that over ⌈n/64⌉ steps every
+/// At most this many cells are scored per step (a multiple of [`LANES`]; rotating, so that over ⌈n/64⌉ steps every
 /// cell is scored once): two parameters need far fewer residuals than n·T, and the score then
 /// costs O(grid) per step instead of O(grid·n).
 const SCORED_CELLS: usize = 64;
@@ -81,7 +82,7 @@ const MIN_VARIANCE: f64 = 1.0 / 12.0;
 /// The running scores of the grid (docs/map.md §8).
 #[derive(Debug, Clone)]
 pub(crate) struct Calibrator {
-    dispersions: [f64; 19],
+    dispersions: [f64; DISPERSIONS],
     /// scores[g·19 + k]: the predictive log-likelihood of the scored releases under
     /// (MOVE_WEIGHTS[g], dispersions[k]).
     scores: Vec<f64>,
@@ -118,6 +119,10 @@ impl Calibrator {
     /// Adds the log-likelihood of release `r` (weight a > 0) under every member's prediction
     /// from q (the previous estimate's distribution) and u = q·P, for population N.
     /// `step` picks the rotating subset of cells.
+    ///
+    /// For each move weight, the predictions m and squared residuals e² of the scored cells
+    /// are gathered once; each dispersion's term Σ_i (ln v_i + e_i²/v_i) is then one sum over
+    /// them in [`LANES`] running sums (docs/map.md §13).
     pub(crate) fn score(&mut self, r: &[f64], q: &[f64], u: &[f64], total: f64, a: f64, step: usize) {
         let noise = 2.0 / (a * a);
         if !(a > 0.0 && noise.is_finite()) {
@@ -125,27 +130,172 @@ impl Calibrator {
         }
         let n = r.len();
         let stride = n.div_ceil(SCORED_CELLS);
+        let cells = (step % stride..n).step_by(stride);
+        // Every variance of this step is at most φ_max·N + noise: below 2¹⁰²⁰ (any budget
+        // above about 1e-153) a member's term takes one division per cell, otherwise three.
+        let largest = self.dispersions.iter().fold(0.0f64, |m, &v| m.max(v)) * total + noise;
+        let one_division = largest < LARGEST_ONE_DIVISION;
         let d = self.dispersions.len();
+        let (mut m, mut e2) = (Vec::with_capacity(SCORED_CELLS), Vec::with_capacity(SCORED_CELLS));
+        let mut sums = [0.0; DISPERSIONS];
         for (g, &gamma) in MOVE_WEIGHTS.iter().enumerate() {
-            let row = &mut self.scores[g * d..(g + 1) * d];
-            let mut i = step % stride;
-            while i < n {
-                let m = total * ((1.0 - gamma) * q[i] + gamma * u[i]);
-                let e = r[i] - m;
-                let e2 = e * e;
+            m.clear();
+            e2.clear();
+            for i in cells.clone() {
+                let mi = total * ((1.0 - gamma) * q[i] + gamma * u[i]);
+                let e = r[i] - mi;
                 // A residual beyond 1e154 (a release near the largest double) would make
                 // every score −∞ for good: it says nothing about the members, so skip it.
-                if e2.is_finite() {
-                    for (s, &phi) in row.iter_mut().zip(&self.dispersions) {
-                        let v = (phi * m + noise).max(MIN_VARIANCE);
-                        *s -= 0.5 * (ln_positive(v) + e2 / v);
-                    }
+                if (e * e).is_finite() {
+                    m.push(mi);
+                    e2.push(e * e);
                 }
-                i += stride;
+            }
+            if one_division {
+                member_terms(&m, &e2, &self.dispersions, noise, &mut sums);
+            } else {
+                for (sum, &phi) in sums.iter_mut().zip(&self.dispersions) {
+                    *sum = m
+                        .iter()
+                        .zip(&e2)
+                        .map(|(&mi, &ei)| {
+                            let v = (phi * mi + noise).max(MIN_VARIANCE);
+                            ln_positive(v) + ei / v
+                        })
+                        .sum();
+                }
+            }
+            for (s, sum) in self.scores[g * d..(g + 1) * d].iter_mut().zip(sums) {
+                *s -= 0.5 * sum;
             }
         }
         self.scored += 1;
     }
+}
+
+/// Running sums of a member's terms, one per lane (fixed, so that the sums do not depend on
+/// the processor: every vector width adds in the same order).
+const LANES: usize = 8;
+
+/// For every dispersion φ_k: sums[k] = Σ_i (ln v_i + e_i²/v_i) with
+/// v_i = max(φ_k·m_i + noise, 1/12) < 2¹⁰²⁰, over at most [`SCORED_CELLS`] cells: see
+/// [`lane_sums`]. With the widest vectors the processor has (checked at run time; every
+/// width gives the same bits).
+fn member_terms(
+    m: &[f64],
+    e2: &[f64],
+    dispersions: &[f64; DISPERSIONS],
+    noise: f64,
+    sums: &mut [f64; DISPERSIONS],
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the processor has AVX-512F, checked just above: the only feature
+            // `lane_sums_avx512` is compiled for beyond the baseline.
+            return unsafe { lane_sums_avx512(m, e2, dispersions, noise, sums) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2, checked just above: the only feature
+            // `lane_sums_avx2` is compiled for beyond the baseline.
+            return unsafe { lane_sums_avx2(m, e2, dispersions, noise, sums) };
+        }
+    }
+    lane_sums(m, e2, dispersions, noise, sums)
+}
+
+/// [`lane_sums`] compiled for AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn lane_sums_avx512(
+    m: &[f64],
+    e2: &[f64],
+    dispersions: &[f64; DISPERSIONS],
+    noise: f64,
+    sums: &mut [f64; DISPERSIONS],
+) {
+    lane_sums(m, e2, dispersions, noise, sums)
+}
+
+/// [`lane_sums`] compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn lane_sums_avx2(
+    m: &[f64],
+    e2: &[f64],
+    dispersions: &[f64; DISPERSIONS],
+    noise: f64,
+    sums: &mut [f64; DISPERSIONS],
+) {
+    lane_sums(m, e2, dispersions, noise, sums)
+}
+
+/// The sums of [`member_terms`] in [`LANES`] running sums: for each dispersion the terms are
+/// formed first, cell by cell (a loop of fixed length without a running sum, which
+/// vectorises at any width; the cells are padded to [`SCORED_CELLS`] with v = 1 and e² = 0,
+/// whose term is exactly 0), the binary exponents k_i of the v_i summed as integers (exact)
+/// and multiplied by ln 2 once, the rest of each term by [`mantissa_ln_and_ratio`]'s one
+/// division; then the terms are added lane by lane, and the lanes pairwise.
+#[inline(always)]
+fn lane_sums(
+    m: &[f64],
+    e2: &[f64],
+    dispersions: &[f64; DISPERSIONS],
+    noise: f64,
+    sums: &mut [f64; DISPERSIONS],
+) {
+    let len = m.len().min(SCORED_CELLS);
+    let (mut cells, mut squares) = ([0.0f64; SCORED_CELLS], [0.0f64; SCORED_CELLS]);
+    cells[..len].copy_from_slice(&m[..len]);
+    squares[..len].copy_from_slice(&e2[..len]);
+    for (sum, &phi) in sums.iter_mut().zip(dispersions) {
+        let mut terms = [0.0f64; SCORED_CELLS];
+        let mut exponents = [0i64; SCORED_CELLS];
+        for i in 0..SCORED_CELLS {
+            let v = if i < len { (phi * cells[i] + noise).max(MIN_VARIANCE) } else { 1.0 };
+            let (k, mantissa) = exponent_split(v);
+            exponents[i] = k;
+            terms[i] = mantissa_ln_and_ratio(v, mantissa, squares[i]);
+        }
+        let mut acc = [0.0f64; LANES];
+        for lanes in terms.chunks_exact(LANES) {
+            for (a, &t) in acc.iter_mut().zip(lanes) {
+                *a += t;
+            }
+        }
+        let k: i64 = exponents.iter().sum();
+        let quads = [(acc[0] + acc[1]) + (acc[2] + acc[3]), (acc[4] + acc[5]) + (acc[6] + acc[7])];
+        *sum = k as f64 * std::f64::consts::LN_2 + (quads[0] + quads[1]);
+    }
+}
+
+/// 2¹⁰²⁰: for v below it, (m + 1)·v of [`mantissa_ln_and_ratio`] (m < √2) is below 2¹⁰²²,
+/// a normal double with a normal reciprocal.
+const LARGEST_ONE_DIVISION: f64 = 1.123_558_209_288_947_4e307;
+
+/// ln(v/2^k) + e²/v for 1/12 ≤ v < 2¹⁰²⁰, v = 2^k·m, and a finite e² ≥ 0: the series of
+/// [`ln_positive`] and the quotient with one division instead of three —
+/// d = 1/((m + 1)·v) gives both t = (m − 1)·v·d and 1/v = (m + 1)·d, and t²/9 is t²·(1/9).
+/// Each quotient is within a few ulps of the divided one (docs/map.md §13).
+#[inline(always)]
+fn mantissa_ln_and_ratio(v: f64, m: f64, e2: f64) -> f64 {
+    let d = 1.0 / ((m + 1.0) * v);
+    let t = (m - 1.0) * (v * d);
+    let t2 = t * t;
+    let series = 1.0 + t2 * (1.0 / 3.0 + t2 * (1.0 / 5.0 + t2 * (1.0 / 7.0 + t2 * (1.0 / 9.0))));
+    (t + t) * series + e2 * ((m + 1.0) * d)
+}
+
+/// v = 2^k·m with m ∈ [√½, √2), for a positive normal v (the exponent split of fdlibm's
+/// log): (k, m).
+#[inline(always)]
+fn exponent_split(v: f64) -> (i64, f64) {
+    const SQRT_HALF: u64 = 0x3fe6_a09e_667f_3bcd;
+    const ONE: u64 = 0x3ff0_0000_0000_0000;
+    let shifted = v.to_bits().wrapping_add(ONE - SQRT_HALF);
+    let k = (shifted >> 52) as i64 - 1023;
+    let m = f64::from_bits((shifted & 0x000f_ffff_ffff_ffff) + SQRT_HALF);
+    (k, m)
 }
 
 /// ln v for a finite v ≥ 2⁻¹⁰²² (a positive normal double), within 1e-9 absolute: the
@@ -155,54 +305,17 @@ impl Calibrator {
 /// (the next term is below 1e-9).
 #[inline]
 fn ln_positive(v: f64) -> f64 {
-    const SQRT_HALF: u64 = 0x3fe6_a09e_667f_3bcd;
-    const ONE: u64 = 0x3ff0_0000_0000_0000;
-    let shifted = v.to_bits().wrapping_add(ONE - SQRT_HALF);
-    let k = (shifted >> 52) as i64 - 1023;
-    let m = f64::from_bits((shifted & 0x000f_ffff_ffff_ffff) + SQRT_HALF);
+    let (k, m) = exponent_split(v);
     let t = (m - 1.0) / (m + 1.0);
     let t2 = t * t;
     let series = 1.0 + t2 * (1.0 / 3.0 + t2 * (1.0 / 5.0 + t2 * (1.0 / 7.0 + t2 / 9.0)));
     k as f64 * std::f64::consts::LN_2 + 2.0 * t * series
 }
 
-/// The backward matrix of a chain that moves by `forward` (P) from occupancy π (docs/map.md
-/// §9): by Bayes' rule, B_ji = Pr(previous cell i | now in j) = π_i·P_ij/(π·P)_j. A cell
-/// nobody can reach under π gets an identity row. Rows are normalised after rounding.
-///
-/// O(n²) once, and n² more values in memory: the backward pass then moves its estimates by
-/// the same product as the forward one.
-pub(crate) fn reversed(forward: &TransitionMatrix, occupancy: &[f64]) -> TransitionMatrix {
-    let n = forward.n();
-    let moved = propagate(occupancy, forward);
-    let mut rows = vec![vec![0.0; n]; n];
-    for (i, row) in forward.rows().enumerate() {
-        if occupancy[i] <= 0.0 {
-            continue;
-        }
-        for (j, &pij) in row.iter().enumerate() {
-            if moved[j] > 0.0 {
-                rows[j][i] = occupancy[i] * pij / moved[j];
-            }
-        }
-    }
-    for (j, row) in rows.iter_mut().enumerate() {
-        let sum: f64 = row.iter().sum();
-        if sum > 0.0 && sum.is_finite() {
-            row.iter_mut().for_each(|v| *v /= sum);
-        } else {
-            row.iter_mut().for_each(|v| *v = 0.0);
-            row[j] = 1.0;
-        }
-    }
-    TransitionMatrix::new(rows).unwrap_or_else(|_| TransitionMatrix::identity(n))
-}
-
 /// One direction of a calibrated stream (docs/map.md §8): the previous estimate, how it
 /// moves, and the scores of the family of predictions.
 #[derive(Debug, Clone)]
-pub(crate) struct Pass<'a> {
-    mover: Option<&'a TransitionMatrix>,
+pub(crate) struct Pass {
     calibrator: Calibrator,
     /// q = x̂_{t−1}/N and u = q·P of the pending prediction (empty before a step).
     q: Vec<f64>,
@@ -216,9 +329,9 @@ pub(crate) struct Prediction {
     pub(crate) calibration: Calibration,
 }
 
-impl<'a> Pass<'a> {
-    pub(crate) fn new(mover: Option<&'a TransitionMatrix>) -> Self {
-        Self { mover, calibrator: Calibrator::new(), q: Vec::new(), u: Vec::new(), steps: 0 }
+impl Pass {
+    pub(crate) fn new() -> Self {
+        Self { calibrator: Calibrator::new(), q: Vec::new(), u: Vec::new(), steps: 0 }
     }
 
     /// The calibrated prior of the step whose release is `r` (weight a): the release is first
@@ -238,14 +351,14 @@ impl<'a> Pass<'a> {
         Some(Prediction { prior, calibration })
     }
 
-    /// Takes the step's estimate x̂ and moves it one step on for the next prediction (nothing
-    /// to move without a matrix, or when x̂ is 0).
-    pub(crate) fn observe(&mut self, estimate: &[f64]) {
+    /// Takes the step's estimate x̂ and moves it one step on by `mover` for the next
+    /// prediction (nothing to move without a matrix, or when x̂ is 0).
+    pub(crate) fn observe(&mut self, estimate: &[f64], mover: Option<&Mover<'_>>) {
         self.steps += 1;
         let sum: f64 = estimate.iter().sum();
-        if let (Some(mover), true) = (self.mover, sum > 0.0) {
+        if let (Some(mover), true) = (mover, sum > 0.0) {
             self.q = estimate.iter().map(|v| v / sum).collect();
-            self.u = propagate(&self.q, mover);
+            self.u = mover.step(&self.q);
         } else {
             self.q.clear();
             self.u.clear();
@@ -312,19 +425,63 @@ mod tests {
         assert_eq!(ln_positive(1.0), 0.0);
     }
 
+    /// Every vector width adds in the same order: the dispatched sums equal the portable
+    /// ones to the bit, whatever the processor.
     #[test]
-    fn reversal_of_a_stationary_chain_is_its_time_reversal() {
-        // Two-state chain with stationary π = (2/3, 1/3) is reversible: B = P.
-        let p = TransitionMatrix::new(vec![vec![0.9, 0.1], vec![0.2, 0.8]]).unwrap();
-        let b = reversed(&p, &[2.0 / 3.0, 1.0 / 3.0]);
-        for j in 0..2 {
-            for i in 0..2 {
-                assert!((b.row(j)[i] - p.row(j)[i]).abs() < 1e-15, "{b:?}");
+    fn member_terms_do_not_depend_on_the_vector_width() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let grid = dispersions();
+        for len in [1, 7, 8, 16, 63, 64] {
+            let m: Vec<f64> = (0..len).map(|_| 1e5 * next() * next()).collect();
+            let e2: Vec<f64> = (0..len).map(|_| 1e4 * next() * next()).collect();
+            let (mut fast, mut portable) = ([0.0; DISPERSIONS], [0.0; DISPERSIONS]);
+            member_terms(&m, &e2, &grid, 8.0, &mut fast);
+            lane_sums(&m, &e2, &grid, 8.0, &mut portable);
+            assert_eq!(fast.map(f64::to_bits), portable.map(f64::to_bits), "{len} cells");
+            // And the sums are the terms' sums.
+            for (k, &phi) in grid.iter().enumerate() {
+                let direct: f64 = m
+                    .iter()
+                    .zip(&e2)
+                    .map(|(&mi, &ei)| {
+                        let v = (phi * mi + 8.0).max(MIN_VARIANCE);
+                        v.ln() + ei / v
+                    })
+                    .sum();
+                assert!(
+                    (fast[k] - direct).abs() <= 1e-9 * len as f64 + 1e-12 * direct.abs(),
+                    "{len} cells, φ = {phi}"
+                );
             }
         }
-        // A cell nobody reaches keeps its people: identity row.
-        let p = TransitionMatrix::new(vec![vec![1.0, 0.0], vec![1.0, 0.0]]).unwrap();
-        let b = reversed(&p, &[0.5, 0.5]);
-        assert_eq!((b.row(0), b.row(1)), (&[0.5, 0.5][..], &[0.0, 1.0][..]));
+    }
+
+    #[test]
+    fn one_division_gives_the_logarithm_and_the_ratio() {
+        assert_eq!(LARGEST_ONE_DIVISION, 2f64.powi(1020));
+        let mut v = MIN_VARIANCE;
+        while v < LARGEST_ONE_DIVISION {
+            for x in [v, v * 1.234_567, v * std::f64::consts::SQRT_2, v * 1.999_999] {
+                if x >= LARGEST_ONE_DIVISION {
+                    continue;
+                }
+                for e2 in [0.0, 1.0, x, (1e10 * x).min(f64::MAX), 1e300] {
+                    let (k, m) = exponent_split(x);
+                    let got = k as f64 * std::f64::consts::LN_2 + mantissa_ln_and_ratio(x, m, e2);
+                    let (ln, ratio) = (ln_positive(x), e2 / x);
+                    assert!(
+                        (got - ln - ratio).abs() <= 1e-15 * (ln.abs() + ratio) + 1e-15,
+                        "{x} {e2}: {got}"
+                    );
+                }
+            }
+            v *= 1.7;
+        }
     }
 }

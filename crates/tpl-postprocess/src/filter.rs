@@ -12,7 +12,8 @@ use tpl_core::TransitionMatrix;
 
 use crate::calibrate::{Calibration, Pass};
 use crate::error::{PostprocessError, Result};
-use crate::prior::{PriorPolicy, PriorUpdate, Warning, propagate};
+use crate::prior::{PriorPolicy, PriorUpdate, Warning};
+use crate::propagate::Mover;
 use crate::{map, map_integer, mle, smooth, validate};
 
 /// Which estimator of the true counts a stream uses (docs/map.md §2–4, §6, §8 and §9); its
@@ -202,8 +203,10 @@ pub struct Filter<'a> {
     prior: Vec<f64>,
     /// x̂_{t−1} (empty before step 1).
     estimate: Vec<f64>,
+    /// The forward matrix in the form its product is cheapest in (docs/map.md §13).
+    mover: Option<Mover<'a>>,
     /// The calibrated predictions of `map`.
-    pass: Pass<'a>,
+    pass: Pass,
 }
 
 impl<'a> Filter<'a> {
@@ -229,8 +232,16 @@ impl<'a> Filter<'a> {
         }
         check_matrices(&config, cells)?;
         config.prior.check(cells)?;
-        let pass = Pass::new(config.forward);
-        Ok(Self { config, cells, steps: 0, prior: Vec::new(), estimate: Vec::new(), pass })
+        let mover = config.forward.map(Mover::new);
+        Ok(Self {
+            config,
+            cells,
+            steps: 0,
+            prior: Vec::new(),
+            estimate: Vec::new(),
+            mover,
+            pass: Pass::new(),
+        })
     }
 
     /// Number of steps done so far.
@@ -266,8 +277,8 @@ impl<'a> Filter<'a> {
             (Some(p), w)
         } else {
             let forward = self
-                .config
-                .forward
+                .mover
+                .as_ref()
                 .ok_or(PostprocessError::MissingForward { estimator: estimator.name(), horizon: t })?;
             let calibrated = estimator == Estimator::Map && total > 0;
             match self.pass.predict(release, a, total as f64).filter(|_| calibrated) {
@@ -279,7 +290,7 @@ impl<'a> Filter<'a> {
                     let closed = self.config.update == PriorUpdate::ClosedLoop && total > 0;
                     let weights = if closed { &self.estimate } else { &self.prior };
                     calibration = (estimator == Estimator::Map).then_some(Calibration::DBSEC);
-                    (Some(propagate(weights, forward)), Vec::new())
+                    (Some(forward.step(weights)), Vec::new())
                 }
             }
         };
@@ -296,7 +307,7 @@ impl<'a> Filter<'a> {
             _ => mle::solve(release, n_total),
         };
         if estimator == Estimator::Map {
-            self.pass.observe(&estimate);
+            self.pass.observe(&estimate, self.mover.as_ref());
         }
         self.steps = t;
         if let Some(p) = &prior {

@@ -65,6 +65,7 @@ mod map_integer;
 mod mle;
 mod numeric;
 mod prior;
+mod propagate;
 mod smooth;
 mod validate;
 

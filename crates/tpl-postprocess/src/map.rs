@@ -11,10 +11,12 @@
 //! (g_i = ln r_i − ln p_i), so sorting the breakpoints and a binary search for the piece
 //! that holds N leave one closed-form equation.
 
+use std::cell::Cell;
+
 use tpl_core::log_add_exp;
 
 use crate::error::Result;
-use crate::numeric::{clamp_between, ln_or_neg_inf, sum4};
+use crate::numeric::{clamp_between, from_ordered, ln_or_neg_inf, ordered, sort_by_key_stable, sum4};
 use crate::validate;
 
 /// The solution of one step of the continuous MAP problem (docs/map.md §3).
@@ -120,16 +122,6 @@ pub fn map_objective(r: &[f64], p: &[f64], a: f64, x: &[f64]) -> Result<f64> {
         .sum())
 }
 
-/// One breakpoint of S(λ): its position β and the exact pair (β − a, β + a) computed from
-/// g_i (not from β, which would cost a·2⁻⁵² of accuracy; docs/map.md §3 step 4).
-#[derive(Clone, Copy)]
-struct Breakpoint {
-    lo: f64,
-    hi: f64,
-    /// Whether this is the upper breakpoint g_i + a (the cell leaves "at" for "above").
-    upper: bool,
-}
-
 /// How to form p_i·e^c for all cells at once: with one scalar exponential when e^c is
 /// finite (the common case, vectorisable and more accurate than e^{ln p_i + c}), with two
 /// when e^c overflows but e^{c/2} does not (p_i ≤ 1 keeps (p_i e^{c/2}) e^{c/2} finite or a
@@ -154,13 +146,13 @@ impl Scale {
     }
 
     #[inline]
-    fn apply(self, p: f64, ln_p: f64) -> f64 {
+    fn apply(self, p: f64) -> f64 {
         match self {
             Self::One(e) => p * e,
             Self::Two(h) => (p * h) * h,
             Self::Log(c) => {
                 if p > 0.0 {
-                    (ln_p + c).exp()
+                    (p.ln() + c).exp()
                 } else {
                     0.0
                 }
@@ -171,28 +163,33 @@ impl Scale {
 
 /// x_i(λ) = median(r_i, p_i e^{lo}, p_i e^{hi}) with (lo, hi) = (λ − a, λ + a), written into
 /// `out` (or summed, see [`sum_at`]). Cells with p_i = 0 give 0.
-fn fill_at(r: &[f64], p: &[f64], ln_p: &[f64], lo: f64, hi: f64, out: &mut [f64]) {
+fn fill_at(r: &[f64], p: &[f64], lo: f64, hi: f64, out: &mut [f64]) {
     let (sl, sh) = (Scale::new(lo), Scale::new(hi));
     for i in 0..r.len() {
-        out[i] = clamp_between(r[i], sl.apply(p[i], ln_p[i]), sh.apply(p[i], ln_p[i]));
+        out[i] = clamp_between(r[i], sl.apply(p[i]), sh.apply(p[i]));
     }
 }
 
-/// S(λ) = Σ_i x_i(λ) at the pair (lo, hi) = (λ − a, λ + a), from its definition (docs/map.md §3
-/// step 5: no running sums carried between probes).
-fn sum_at(r: &[f64], p: &[f64], ln_p: &[f64], lo: f64, hi: f64) -> f64 {
-    match (Scale::new(lo), Scale::new(hi)) {
-        // The hot case, kept free of per-cell branches so that it vectorises.
-        (Scale::One(el), Scale::One(eh)) => {
-            sum4(r.iter().zip(p).map(|(&ri, &pi)| clamp_between(ri, pi * el, pi * eh)))
+/// S(λ) = Σ_i x_i(λ) at the pair (lo, hi) = (λ − a, λ + a), from its definition: the
+/// probes of the breakpoint search when p_i·e^{λ±a} needs more than one exponential.
+fn sum_at(r: &[f64], p: &[f64], lo: f64, hi: f64) -> f64 {
+    let (sl, sh) = (Scale::new(lo), Scale::new(hi));
+    sum4(r.iter().zip(p).map(|(&ri, &pi)| clamp_between(ri, sl.apply(pi), sh.apply(pi))))
+}
+
+/// The number of k in 0..len for which `below(k)` holds, for a predicate that holds on a
+/// prefix of 0..len (a bisection).
+fn partition_point(len: usize, below: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if below(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
         }
-        (sl, sh) => sum4(
-            r.iter()
-                .zip(p)
-                .zip(ln_p)
-                .map(|((&ri, &pi), &lp)| clamp_between(ri, sl.apply(pi, lp), sh.apply(pi, lp))),
-        ),
     }
+    lo
 }
 
 /// x + d for a log-quantity x that may be −∞ (keeps −∞ even when d = +∞, instead of NaN).
@@ -210,20 +207,20 @@ pub(crate) fn solve(r: &[f64], p: &[f64], total: f64, a: f64) -> MapStep {
     if total == 0.0 {
         return MapStep { x, lambda: None };
     }
-    let ln_p: Vec<f64> = p.iter().map(|&v| ln_or_neg_inf(v)).collect();
-    let centres = sorted_centres(r, p, &ln_p);
+    let centres = Centres::new(r, p);
     let in_a = p.iter().filter(|&&v| v > 0.0).count();
     if all_at_release(r, p, total, a, &centres, in_a) {
-        for &(_, i) in &centres {
+        for &i in &centres.cells {
             x[i] = r[i];
         }
         return MapStep { x, lambda: None };
     }
-    let breakpoints = merged_breakpoints(&centres, a);
-    let k = first_breakpoint_reaching(r, p, &ln_p, total, &breakpoints);
-    let piece = Piece::classify(r, p, &centres, &breakpoints, k);
-    let (lo, hi, lambda) = piece.root(total, a, &breakpoints, k);
-    fill_at(r, p, &ln_p, lo, hi, &mut x);
+    let breakpoints = Breakpoints { centres: &centres, a, two_a: 2.0 * a };
+    let sums = RankSums::new(r, p, &centres);
+    let before = first_breakpoint_reaching(r, p, total, &breakpoints, &sums);
+    let piece = Piece::classify(&sums, before);
+    let (lo, hi, lambda) = piece.root(total, a, &breakpoints);
+    fill_at(r, p, lo, hi, &mut x);
     if in_a == 1 {
         // The only feasible point; exact rather than e^{ln N} (docs/map.md §3: one cell of
         // positive prior gets N).
@@ -232,72 +229,266 @@ pub(crate) fn solve(r: &[f64], p: &[f64], total: f64, a: f64) -> MapStep {
     MapStep { x, lambda: Some(lambda) }
 }
 
-/// Step 2: (g_i, i) with g_i = ln r_i − ln p_i for the cells of A = {p_i > 0} with r_i > 0,
-/// sorted (ties by index, so that the result does not depend on the sort's stability).
-fn sorted_centres(r: &[f64], p: &[f64], ln_p: &[f64]) -> Vec<(f64, usize)> {
-    let mut centres: Vec<(f64, usize)> =
-        (0..r.len()).filter(|&i| p[i] > 0.0 && r[i] > 0.0).map(|i| (r[i].ln() - ln_p[i], i)).collect();
-    centres.sort_unstable_by(|u, v| u.0.total_cmp(&v.0).then(u.1.cmp(&v.1)));
-    centres
+/// Step 2: the cells of A = {p_i > 0} with r_i > 0 sorted by g_i = ln(r_i/p_i) (ln r_i − ln p_i
+/// where the ratio overflows), ties by index so that the result does not depend on how the
+/// sort treats them. Since ln is monotone, the cells are sorted by the ratios r_i/p_i
+/// themselves, and g_i is computed only for the O(log² m) breakpoints the search visits; a
+/// tie in g between distinct ratios puts breakpoints with the same exact pair in another
+/// order, which changes no sum but its order. Only when a ratio overflows are all g_i
+/// computed first and sorted.
+struct Centres {
+    /// The cell of each rank.
+    cells: Vec<usize>,
+    /// r_i/p_i by rank, when every ratio is finite (otherwise empty).
+    ratios: Vec<f64>,
+    /// g_i by rank, when some ratio overflows (otherwise empty).
+    logs: Vec<f64>,
+    /// ln of `ratios` where already computed, NaN elsewhere.
+    known: Vec<Cell<f64>>,
+    /// Σ p over the cells with p_i > 0 and r_i ≤ 0 (above their release for every λ), in
+    /// index order.
+    p_never_at: f64,
+}
+
+impl Centres {
+    /// A stable radix sort of the order-keeping integer images of the ratios (or of the
+    /// g_i), in index order.
+    fn new(r: &[f64], p: &[f64]) -> Self {
+        let mut keyed: Vec<(u64, u32)> = Vec::with_capacity(r.len());
+        let mut overflow = false;
+        let mut p_never_at = 0.0;
+        for (i, (&ri, &pi)) in r.iter().zip(p).enumerate() {
+            if pi > 0.0 {
+                if ri > 0.0 {
+                    let ratio = ri / pi;
+                    overflow |= !ratio.is_finite();
+                    // A release has fewer than 2³² cells (n values of 8 bytes each).
+                    keyed.push((sort_key(ratio), i as u32));
+                } else {
+                    p_never_at += pi;
+                }
+            }
+        }
+        if overflow {
+            for item in &mut keyed {
+                let i = item.1 as usize;
+                let ratio = r[i] / p[i];
+                let g = if ratio.is_finite() { ratio.ln() } else { r[i].ln() - p[i].ln() };
+                item.0 = sort_key(g);
+            }
+        }
+        sort_by_key_stable(&mut keyed);
+        let cells = keyed.iter().map(|&(_, i)| i as usize).collect();
+        let values = keyed.into_iter().map(|(key, _)| from_sort_key(key)).collect();
+        if overflow {
+            Self { cells, ratios: Vec::new(), logs: values, known: Vec::new(), p_never_at }
+        } else {
+            let known = vec![Cell::new(f64::NAN); values.len()];
+            Self { cells, ratios: values, logs: Vec::new(), known, p_never_at }
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// g of the cell of rank `k` (each logarithm computed once: the searches come back to
+    /// the same ranks).
+    fn g(&self, k: usize) -> f64 {
+        if !self.logs.is_empty() {
+            return self.logs[k];
+        }
+        let known = self.known[k].get();
+        if !known.is_nan() {
+            return known;
+        }
+        let g = self.ratios[k].ln();
+        self.known[k].set(g);
+        g
+    }
+}
+
+/// The unsigned integer with the order of `total_cmp` on f64.
+fn sort_key(g: f64) -> u64 {
+    (ordered(g) as u64) ^ (1 << 63)
+}
+
+/// Inverse of [`sort_key`].
+fn from_sort_key(key: u64) -> f64 {
+    from_ordered((key ^ (1 << 63)) as i64)
 }
 
 /// Step 3: whether every cell of A (`in_a` cells) can sit at its release: all have r_i > 0,
 /// those releases sum to N exactly, and the spread of the g_i is below 2a.
-fn all_at_release(r: &[f64], p: &[f64], total: f64, a: f64, centres: &[(f64, usize)], in_a: usize) -> bool {
+fn all_at_release(r: &[f64], p: &[f64], total: f64, a: f64, centres: &Centres, in_a: usize) -> bool {
     let m = centres.len();
     if m == 0 || m != in_a {
         return false;
     }
     let sum_r: f64 = (0..r.len()).filter(|&i| p[i] > 0.0).map(|i| r[i]).sum();
-    let spread = centres[m - 1].0 - centres[0].0;
+    let spread = centres.g(m - 1) - centres.g(0);
     sum_r == total && spread < 2.0 * a
 }
 
-/// Step 4: the 2m breakpoints in order, by merging the lower ones g_i − a (sorted, since
-/// rounding is monotone) with the upper ones g_i + a. A tie puts the lower one first, which
-/// keeps every cell's lower breakpoint before its upper one even when a is below an ulp of
-/// g_i.
-fn merged_breakpoints(centres: &[(f64, usize)], a: f64) -> Vec<Breakpoint> {
-    let m = centres.len();
-    let two_a = 2.0 * a;
-    let mut breakpoints = Vec::with_capacity(2 * m);
-    let (mut l, mut u) = (0, 0);
-    while u < m {
-        let take_lower = l < m && centres[l].0 - a <= centres[u].0 + a;
-        if take_lower {
-            let g = centres[l].0;
-            breakpoints.push(Breakpoint { lo: g - two_a, hi: g, upper: false });
-            l += 1;
-        } else {
-            let g = centres[u].0;
-            breakpoints.push(Breakpoint { lo: g, hi: g + two_a, upper: true });
-            u += 1;
-        }
-    }
-    breakpoints
+/// One breakpoint of S(λ) (docs/map.md §3 step 4): the lower breakpoint g_i − a or the
+/// upper one g_i + a of the cell of rank `rank` among the sorted centres.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Breakpoint {
+    Lower(usize),
+    Upper(usize),
 }
 
-/// Step 5: the first breakpoint k with S(β_k) ≥ N (the number of breakpoints if none). A
-/// hand-written search, so that S(β_{k−1}) < N ≤ S(β_k) holds for the probes actually made
-/// even if rounding breaks the monotonicity of S by an ulp.
+/// Step 4: the 2m breakpoints in the order of merging the lower ones g_i − a (sorted, since
+/// rounding is monotone) with the upper ones g_i + a, a tie putting the lower one first
+/// (which keeps every cell's lower breakpoint before its upper one even when a is below an
+/// ulp of g_i). The merged list is not formed: the position of a breakpoint is its rank
+/// plus the number of breakpoints of the other kind before it, found by bisection.
+struct Breakpoints<'c> {
+    centres: &'c Centres,
+    a: f64,
+    two_a: f64,
+}
+
+impl Breakpoints<'_> {
+    /// The exact pair (β − a, β + a) of a breakpoint β, computed from g_i — (g_i − 2a, g_i)
+    /// or (g_i, g_i + 2a) — not from β, which would cost a·2⁻⁵² of accuracy.
+    fn pair(&self, b: Breakpoint) -> (f64, f64) {
+        match b {
+            Breakpoint::Lower(l) => {
+                let g = self.centres.g(l);
+                (g - self.two_a, g)
+            }
+            Breakpoint::Upper(u) => {
+                let g = self.centres.g(u);
+                (g, g + self.two_a)
+            }
+        }
+    }
+
+    /// β itself.
+    fn value(&self, b: Breakpoint) -> f64 {
+        match b {
+            Breakpoint::Lower(l) => self.centres.g(l) - self.a,
+            Breakpoint::Upper(u) => self.centres.g(u) + self.a,
+        }
+    }
+
+    /// How many breakpoints of each kind precede `b` in the merged order: (lower, upper).
+    fn before(&self, b: Breakpoint) -> (usize, usize) {
+        match b {
+            Breakpoint::Lower(l) => {
+                let v = self.value(b);
+                (l, partition_point(self.centres.len(), |k| self.centres.g(k) + self.a < v))
+            }
+            Breakpoint::Upper(u) => {
+                let v = self.value(b);
+                (partition_point(self.centres.len(), |k| self.centres.g(k) - self.a <= v), u)
+            }
+        }
+    }
+
+    /// Its position in the merged order.
+    fn position(&self, b: Breakpoint) -> usize {
+        let (lowers, uppers) = self.before(b);
+        lowers + uppers
+    }
+}
+
+/// Sums over the sorted centres by rank, so that S at a breakpoint costs O(log m) in the
+/// search of step 5: prefix sums of p and r, suffix sums of p (no prior mass is formed by
+/// subtracting two others), and the prior mass of the cells of A whose release is ≤ 0.
+struct RankSums {
+    /// Σ p over ranks < k.
+    p_before: Vec<f64>,
+    /// Σ p over ranks ≥ k.
+    p_from: Vec<f64>,
+    /// Σ r over ranks < k.
+    r_before: Vec<f64>,
+    /// r by rank.
+    rs: Vec<f64>,
+    /// Σ p over the cells with p_i > 0 and r_i ≤ 0 (above their release for every λ).
+    p_never_at: f64,
+}
+
+impl RankSums {
+    fn new(r: &[f64], p: &[f64], centres: &Centres) -> Self {
+        let m = centres.len();
+        let ps: Vec<f64> = centres.cells.iter().map(|&i| p[i]).collect();
+        let rs: Vec<f64> = centres.cells.iter().map(|&i| r[i]).collect();
+        let (mut p_before, mut r_before, mut p_from) = (vec![0.0; m + 1], vec![0.0; m + 1], vec![0.0; m + 1]);
+        // Three independent running sums in one loop, so that their additions overlap.
+        let (mut sp, mut sr, mut sf) = (0.0, 0.0, 0.0);
+        for (k, (&pk, &rk)) in ps.iter().zip(&rs).enumerate() {
+            sp += pk;
+            sr += rk;
+            sf += ps[m - 1 - k];
+            p_before[k + 1] = sp;
+            r_before[k + 1] = sr;
+            p_from[m - 1 - k] = sf;
+        }
+        Self { p_before, p_from, r_before, rs, p_never_at: centres.p_never_at }
+    }
+
+    /// S(β) = e^{β−a}·P_above + e^{β+a}·P_below + R_at at the breakpoint β = `b`, when
+    /// both exponentials are finite (`None` otherwise). At β the cells whose upper
+    /// breakpoint precedes β are above, those whose lower breakpoint follows β below, the
+    /// rest (the cell of β itself included, which sits at its release there) at.
+    fn sum_at(&self, breakpoints: &Breakpoints<'_>, b: Breakpoint) -> Option<f64> {
+        let (lo, hi) = breakpoints.pair(b);
+        let (Scale::One(el), Scale::One(eh)) = (Scale::new(lo), Scale::new(hi)) else {
+            return None;
+        };
+        let (lowers, above) = breakpoints.before(b);
+        let below_from = lowers + usize::from(matches!(b, Breakpoint::Lower(_)));
+        let p_above = self.p_never_at + self.p_before[above];
+        let r_at = self.r_before[below_from] - self.r_before[above];
+        Some(el * p_above + eh * self.p_from[below_from] + r_at)
+    }
+}
+
+/// Step 5: the first breakpoint β_k (in the merged order) with S(β_k) ≥ N, as the counts of
+/// lower and upper breakpoints before it ((m, m): none). S is non-decreasing along each kind,
+/// so a hand-written bisection finds the first lower and the first upper breakpoint that
+/// reach N (S(β) < N holds for the probes actually made before them, even if rounding breaks
+/// the monotonicity of S by an ulp), and the earlier of the two is β_k. S comes from the rank
+/// sums, and from its definition when an exponential overflows.
 fn first_breakpoint_reaching(
     r: &[f64],
     p: &[f64],
-    ln_p: &[f64],
     total: f64,
-    breakpoints: &[Breakpoint],
-) -> usize {
-    let (mut lo_k, mut hi_k) = (0, breakpoints.len());
-    while lo_k < hi_k {
-        let mid = lo_k + (hi_k - lo_k) / 2;
-        let b = breakpoints[mid];
-        if sum_at(r, p, ln_p, b.lo, b.hi) < total {
-            lo_k = mid + 1;
-        } else {
-            hi_k = mid;
+    breakpoints: &Breakpoints<'_>,
+    sums: &RankSums,
+) -> (usize, usize) {
+    let m = breakpoints.centres.len();
+    let reaches = |b: Breakpoint| {
+        let s = sums.sum_at(breakpoints, b).unwrap_or_else(|| {
+            let (lo, hi) = breakpoints.pair(b);
+            sum_at(r, p, lo, hi)
+        });
+        s >= total
+    };
+    let first = |kind: fn(usize) -> Breakpoint| {
+        let (mut lo_k, mut hi_k) = (0, m);
+        while lo_k < hi_k {
+            let mid = lo_k + (hi_k - lo_k) / 2;
+            if reaches(kind(mid)) {
+                hi_k = mid;
+            } else {
+                lo_k = mid + 1;
+            }
         }
-    }
-    lo_k
+        (lo_k < m).then(|| kind(lo_k))
+    };
+    let candidates = [first(Breakpoint::Lower), first(Breakpoint::Upper)];
+    candidates
+        .into_iter()
+        .flatten()
+        .min_by_key(|&b| breakpoints.position(b))
+        .map_or((m, m), |b| breakpoints.before(b))
 }
 
 /// The sums that make S(λ) = e^{λ−a}·P_above + e^{λ+a}·P_below + R_at on one piece.
@@ -305,37 +496,31 @@ struct Piece {
     p_above: f64,
     p_below: f64,
     r_at: f64,
+    /// The breakpoints before the piece's right end: (lower, upper).
+    before: (usize, usize),
 }
 
 impl Piece {
-    /// Step 6: classify the cells on the piece (β_{k−1}, β_k]. The breakpoints before
-    /// position k are `lowers` lower ones and `uppers` upper ones; since both kinds come in
-    /// the order of g, the cells of rank < uppers are above, of rank ≥ lowers below, the rest
-    /// at their release. (Counting positions rather than comparing β values keeps the
-    /// classification consistent when distinct g_i ± a round to the same double.) Direct
-    /// sums, no carrying.
-    fn classify(
-        r: &[f64],
-        p: &[f64],
-        centres: &[(f64, usize)],
-        breakpoints: &[Breakpoint],
-        k: usize,
-    ) -> Self {
-        let uppers = breakpoints[..k].iter().filter(|b| b.upper).count();
-        let lowers = k - uppers;
-        let mut p_above: f64 = (0..r.len()).filter(|&i| p[i] > 0.0 && r[i] <= 0.0).map(|i| p[i]).sum();
-        p_above += centres[..uppers].iter().map(|&(_, i)| p[i]).sum::<f64>();
-        let p_below: f64 = centres[lowers..].iter().map(|&(_, i)| p[i]).sum();
-        let r_at: f64 = centres[uppers..lowers].iter().map(|&(_, i)| r[i]).sum();
-        Self { p_above, p_below, r_at }
+    /// Step 6: classify the cells on the piece (β_{k−1}, β_k], given the counts of lower and
+    /// upper breakpoints before position k: since both kinds come in the order of g, the
+    /// cells of rank < uppers are above, of rank ≥ lowers below, the rest at their release.
+    /// (Counting positions rather than comparing β values keeps the classification
+    /// consistent when distinct g_i ± a round to the same double.) Direct sums, no carrying:
+    /// the prior masses are the rank sums' prefix and suffix, R_at is summed afresh.
+    fn classify(sums: &RankSums, before: (usize, usize)) -> Self {
+        let (lowers, uppers) = before;
+        let p_above = sums.p_never_at + sums.p_before[uppers];
+        let p_below = sums.p_from[lowers];
+        let r_at: f64 = sums.rs[uppers..lowers].iter().sum();
+        Self { p_above, p_below, r_at, before }
     }
 
     /// Steps 7–8: the root as the pair (λ* − a, λ* + a) and λ* itself. With no breakpoint
     /// at all, every cell of A is above and the closed form applies (the test on
     /// `is_empty` only spells out that the fallback never indexes an empty list).
-    fn root(&self, total: f64, a: f64, breakpoints: &[Breakpoint], k: usize) -> (f64, f64, f64) {
+    fn root(&self, total: f64, a: f64, breakpoints: &Breakpoints<'_>) -> (f64, f64, f64) {
         let rest = total - self.r_at;
-        if breakpoints.is_empty() || (rest > 0.0 && (self.p_above > 0.0 || self.p_below > 0.0)) {
+        if breakpoints.centres.is_empty() || (rest > 0.0 && (self.p_above > 0.0 || self.p_below > 0.0)) {
             let two_a = 2.0 * a;
             let ln_rest = rest.ln();
             let (ln_above, ln_below) = (ln_or_neg_inf(self.p_above), ln_or_neg_inf(self.p_below));
@@ -346,11 +531,19 @@ impl Piece {
             let lambda = ln_rest - log_add_exp(shift(ln_above, -a), shift(ln_below, a));
             (lo, hi, lambda)
         } else {
-            // S met N at the piece's left end up to rounding: λ* = β_{k−1}. (k = 0 cannot
-            // get here: on the first piece R_at = 0 and P_above + P_below = Σ_A p > 0.)
-            let b = breakpoints[k.saturating_sub(1)];
-            let beta = if b.upper { b.lo + a } else { b.hi - a };
-            (b.lo, b.hi, beta)
+            // S met N at the piece's left end up to rounding: λ* = β_{k−1}, the later of the
+            // last lower and the last upper breakpoint before position k. (k = 0 cannot get
+            // here: on the first piece R_at = 0 and P_above + P_below = Σ_A p > 0.)
+            let (lowers, uppers) = self.before;
+            let last_lower = lowers.checked_sub(1).map(Breakpoint::Lower);
+            let last_upper = uppers.checked_sub(1).map(Breakpoint::Upper);
+            let b = [last_lower, last_upper]
+                .into_iter()
+                .flatten()
+                .max_by_key(|&b| breakpoints.position(b))
+                .unwrap_or(Breakpoint::Lower(0));
+            let (lo, hi) = breakpoints.pair(b);
+            (lo, hi, breakpoints.value(b))
         }
     }
 }

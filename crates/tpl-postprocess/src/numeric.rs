@@ -58,6 +58,65 @@ pub(crate) fn ordered(x: f64) -> i64 {
     if b < 0 { b ^ i64::MAX } else { b }
 }
 
+/// Sorts `items` by their keys, stably (items with equal keys keep their order): a
+/// least-significant-digit radix sort on the 16 highest bits in which the keys differ (two
+/// passes of one byte), then one pass of insertion sort for the items that agree on those
+/// bits (the library's stable sort when they are many). O(n) unless many keys agree on
+/// their 16 highest varying bits; a plain stable sort below 64 items.
+pub(crate) fn sort_by_key_stable(items: &mut Vec<(u64, u32)>) {
+    const SMALL: usize = 64;
+    let n = items.len();
+    if n < SMALL {
+        items.sort_by_key(|e| e.0);
+        return;
+    }
+    let first = items[0].0;
+    let varying = items.iter().fold(0, |d, e| d | (e.0 ^ first));
+    if varying == 0 {
+        return;
+    }
+    let low = (63 - varying.leading_zeros()).saturating_sub(15);
+    let digit = |key: u64, byte: u32| ((key >> (low + 8 * byte)) & 0xff) as usize;
+    let mut counts = [[0usize; 256]; 2];
+    for e in items.iter() {
+        counts[0][digit(e.0, 0)] += 1;
+        counts[1][digit(e.0, 1)] += 1;
+    }
+    let mut scratch = vec![(0u64, 0u32); n];
+    for (byte, c) in (0..2).zip(counts.iter_mut()) {
+        let mut start = 0;
+        for v in c.iter_mut() {
+            let count = *v;
+            *v = start;
+            start += count;
+        }
+        for &e in items.iter() {
+            let slot = &mut c[digit(e.0, byte)];
+            scratch[*slot] = e;
+            *slot += 1;
+        }
+        std::mem::swap(items, &mut scratch);
+    }
+    // Only items that agree on the sorted bits can be out of order now: one pass of
+    // insertion sort finishes, unless they are many (then the library's stable sort, which
+    // is quick on the nearly sorted array).
+    let mut budget = 8 * n;
+    for k in 1..n {
+        let item = items[k];
+        let mut j = k;
+        while j > 0 && items[j - 1].0 > item.0 {
+            items[j] = items[j - 1];
+            j -= 1;
+        }
+        items[j] = item;
+        budget = budget.saturating_sub(k - j);
+        if budget == 0 {
+            items.sort_by_key(|e| e.0);
+            return;
+        }
+    }
+}
+
 /// Inverse of [`ordered`].
 pub(crate) fn from_ordered(i: i64) -> f64 {
     let b = if i < 0 { i ^ i64::MAX } else { i };
@@ -78,6 +137,32 @@ mod tests {
         }
         assert_eq!(ln_factorial(0), 0.0);
         assert_eq!(ln_factorial(1), 0.0);
+    }
+
+    #[test]
+    fn radix_sort_is_a_stable_sort_by_key() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        // Keys spread over all bits, over few bits (many ties), and keys that agree on their
+        // 16 highest varying bits but differ below (the insertion pass gives up).
+        let kinds: [&dyn Fn(u64) -> u64; 4] =
+            [&|x| x, &|x| (x % 0xffff).wrapping_mul(0x0100_0000_0001), &|x| x % 3, &|x| {
+                ((x & 1) << 40) | (x >> 44)
+            }];
+        for n in [0, 1, 5, 63, 64, 65, 300, 2000] {
+            for (kind, key) in kinds.iter().enumerate() {
+                let mut items: Vec<(u64, u32)> = (0..n as u32).map(|i| (key(next()), i)).collect();
+                let mut want = items.clone();
+                want.sort();
+                sort_by_key_stable(&mut items);
+                assert_eq!(items, want, "n = {n}, keys of kind {kind}");
+            }
+        }
     }
 
     #[test]

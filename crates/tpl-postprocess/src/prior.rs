@@ -1,10 +1,7 @@
-//! Priors over time (docs/map.md §5): the initial prior p_1 and its propagation
-//! p_t = normalize(·)·P through the public forward matrix (a row-major vector–matrix
-//! product; docs/map.md §13 says why not `nalgebra`).
+//! Priors over time (docs/map.md §5): the initial prior p_1 and how it moves between steps
+//! (the product itself is [`crate::propagate`]).
 
 use std::fmt;
-
-use tpl_core::TransitionMatrix;
 
 use crate::error::Result;
 use crate::validate;
@@ -144,35 +141,6 @@ impl PriorPolicy {
     }
 }
 
-/// (w / Σw)·P for non-negative weights w with Σw > 0 and an n×n matrix (docs/map.md §5): the
-/// distribution of a user one step after being drawn from w.
-///
-/// O(n²), and bound by reading P (8n² bytes per call): rows are taken four at a time, so
-/// that each pass over the output adds four scaled rows (contiguous, vectorisable) and
-/// the output is loaded and stored a quarter as often.
-pub(crate) fn propagate(weights: &[f64], forward: &TransitionMatrix) -> Vec<f64> {
-    let sum: f64 = weights.iter().sum();
-    let n = weights.len();
-    let mut out = vec![0.0; n];
-    let rows: Vec<&[f64]> = forward.rows().collect();
-    let mut i = 0;
-    while i + 4 <= n {
-        let q = [weights[i] / sum, weights[i + 1] / sum, weights[i + 2] / sum, weights[i + 3] / sum];
-        let (r0, r1, r2, r3) = (rows[i], rows[i + 1], rows[i + 2], rows[i + 3]);
-        for j in 0..n {
-            out[j] += (q[0] * r0[j] + q[1] * r1[j]) + (q[2] * r2[j] + q[3] * r3[j]);
-        }
-        i += 4;
-    }
-    for (k, row) in rows.iter().enumerate().skip(i) {
-        let q = weights[k] / sum;
-        for (o, &v) in out.iter_mut().zip(row.iter()) {
-            *o += q * v;
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,13 +182,5 @@ mod tests {
             PriorPolicy::Explicit(vec![f64::NAN, 1.0]).initial(&[1.0, 1.0]),
             Err(E::BadPriorEntry { cell: 1, .. })
         ));
-    }
-
-    #[test]
-    fn propagation_is_a_vector_matrix_product() {
-        let m = TransitionMatrix::new(vec![vec![0.9, 0.1], vec![0.2, 0.8]]).unwrap();
-        let p = propagate(&[3.0, 1.0], &m);
-        assert!((p[0] - (0.75 * 0.9 + 0.25 * 0.2)).abs() < 1e-15);
-        assert!((p[1] - (0.75 * 0.1 + 0.25 * 0.8)).abs() < 1e-15);
     }
 }

@@ -8,8 +8,8 @@
 //! its calibrated strength — a log-linear pool, which is again a MAP problem of docs/map.md §2
 //! with one pooled prior, solved exactly by the breakpoint solver.
 
-use crate::calibrate::{Pass, reversed};
-use tpl_core::TransitionMatrix;
+use crate::calibrate::Pass;
+use crate::propagate::Mover;
 
 use crate::error::{PostprocessError, Result};
 use crate::filter::{Estimates, Estimator, FilterConfig, check_matrices, check_step, tempered_weight};
@@ -153,7 +153,7 @@ fn pass(
     releases: &[&[f64]],
     weights: &[f64],
     order: impl Iterator<Item = usize>,
-    mover: &TransitionMatrix,
+    mover: &Mover<'_>,
     initial: &PriorPolicy,
     total: u64,
 ) -> Predictions {
@@ -164,7 +164,7 @@ fn pass(
         strengths: vec![0.0; horizon],
         warnings: Vec::new(),
     };
-    let mut pass = Pass::new(Some(mover));
+    let mut pass = Pass::new();
     for (k, t) in order.enumerate() {
         let r = releases[t];
         let (prior, dispersion) = match pass.predict(r, weights[t], n_total) {
@@ -182,7 +182,7 @@ fn pass(
         } else {
             map::solve(r, &prior, n_total, tempered_weight(weights[t], dispersion)).x
         };
-        pass.observe(&estimate);
+        pass.observe(&estimate, Some(mover));
         out.priors[t] = prior;
         out.strengths[t] = 1.0 / dispersion;
     }
@@ -265,14 +265,11 @@ pub(crate) fn smooth<R: AsRef<[f64]>>(
         let x = map::solve(rows[0], &p, total as f64, weights[0]).x;
         return Ok(Estimates { estimator: Estimator::Smooth, estimates: vec![x], warnings });
     };
-    let derived;
     let backward = match config.backward {
-        Some(b) => b,
-        None => {
-            derived = reversed(forward, &occupancy(&rows));
-            &derived
-        }
+        Some(b) => Mover::new(b),
+        None => Mover::reversed(forward, &occupancy(&rows)),
     };
+    let forward = Mover::new(forward);
     // The backward pass starts from the last release: the initial policy of step 1 does not
     // apply there, so it uses the frequency prior (uniform if uniform was asked for).
     let backward_initial = match config.prior {
@@ -281,8 +278,8 @@ pub(crate) fn smooth<R: AsRef<[f64]>>(
     };
     let (fwd, bwd) = std::thread::scope(|scope| {
         let back =
-            scope.spawn(|| pass(&rows, &weights, (0..horizon).rev(), backward, &backward_initial, total));
-        let fwd = pass(&rows, &weights, 0..horizon, forward, &config.prior, total);
+            scope.spawn(|| pass(&rows, &weights, (0..horizon).rev(), &backward, &backward_initial, total));
+        let fwd = pass(&rows, &weights, 0..horizon, &forward, &config.prior, total);
         let bwd = back.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (fwd, bwd)
     });

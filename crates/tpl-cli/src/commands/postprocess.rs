@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::{Value, json};
+use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{Intervals, LaplaceMechanism, Mechanism, SamplerKind};
 use tpl_postprocess::{
     Bootstrap, Estimates, Estimator, FilterConfig, PostprocessError, PriorPolicy, bootstrap_intervals, filter,
@@ -17,7 +18,7 @@ use crate::chart::{CellSeries, estimate_chart};
 use crate::budget_file::read_budgets;
 use crate::counts_file::{Counts, read_counts};
 use crate::error::{CliError, Result};
-use crate::matrix_file::{MatrixOptions, read_matrix_for};
+use crate::matrix_file::{MatrixOptions, fitted, read_matrix};
 use crate::provenance::VERSION;
 use crate::release_report::Sampler;
 use crate::render::{Report, Table, csv_text, human};
@@ -118,20 +119,18 @@ pub struct PostprocessReport {
 /// Runs `tpl postprocess`; warnings of the prior (`docs/map.md` §5) go to stderr.
 pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
     tpl_core::check_sensitivity(args.sensitivity).map_err(|e| post("--sensitivity: ", e.into()))?;
-    let counts = read_counts(&args.releases, true)?;
+    let (counts, read_ahead) = read_inputs(args);
+    let counts = counts?;
     let horizon = counts.rows.len();
     let cells = counts.rows[0].len();
     let budgets = budgets(args, &counts)?;
-    let forward = args
-        .forward
-        .as_ref()
-        .map(|p| read_matrix_for(p, &args.matrices, "forward", cells, &args.releases))
-        .transpose()?;
-    let backward = args
-        .backward
-        .as_ref()
-        .map(|p| read_matrix_for(p, &args.matrices, "backward", cells, &args.releases))
-        .transpose()?;
+    let (forward, backward) = read_ahead.unwrap_or_else(|| read_matrices(args));
+    let fit = |m: Option<Result<TransitionMatrix>>, path: &Option<PathBuf>, side: &str| {
+        m.map(|m| fitted(m?, path.as_deref().unwrap_or(Path::new("")), side, cells, &args.releases))
+            .transpose()
+    };
+    let forward = fit(forward, &args.forward, "forward")?;
+    let backward = fit(backward, &args.backward, "backward")?;
     if horizon > 1 && args.estimator.uses_prior() && forward.is_none() {
         return Err(post(
             "--forward: ",
@@ -168,6 +167,32 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
         prior: args.prior.clone(),
         intervals,
     })
+}
+
+/// The matrices as read from `--forward` and `--backward` (each `None` when not given).
+type ReadMatrices = (Option<Result<TransitionMatrix>>, Option<Result<TransitionMatrix>>);
+
+/// The releases, and the matrix files read at the same time on another thread — unless one
+/// of the files is standard input, which only one reader may take, in the order of the
+/// flags (`None`: the caller reads the matrices after the budgets). Errors are
+/// reported by the caller in that order either way: releases, budgets, forward, backward.
+fn read_inputs(args: &PostprocessArgs) -> (Result<Counts>, Option<ReadMatrices>) {
+    let files = [Some(&args.releases), args.budgets.as_ref(), args.forward.as_ref(), args.backward.as_ref()];
+    if files.into_iter().flatten().any(|p| text::is_stdin(p)) {
+        return (read_counts(&args.releases, true), None);
+    }
+    std::thread::scope(|scope| {
+        let matrices = scope.spawn(|| read_matrices(args));
+        let counts = read_counts(&args.releases, true);
+        let matrices = matrices.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (counts, Some(matrices))
+    })
+}
+
+/// `--forward` and `--backward`, each as read (`None` when not given).
+fn read_matrices(args: &PostprocessArgs) -> ReadMatrices {
+    let read = |path: &Option<PathBuf>| path.as_ref().map(|p| read_matrix(p, &args.matrices));
+    (read(&args.forward), read(&args.backward))
 }
 
 /// `--interval`: the parametric bootstrap of the estimator (`docs/intervals.md` §2), its

@@ -1,0 +1,370 @@
+//! Moving a distribution one step through a transition matrix (docs/map.md §5, §9 and §13):
+//! q ↦ q·P for the forward matrix of every filter, and q ↦ q·B for the backward matrix of
+//! `smooth`, whether given or derived from P by Bayes' rule.
+//!
+//! A matrix is taken apart once, when a stream starts ([`Mover::new`]): row i is its
+//! smallest entry b_i on every cell plus excesses e_ij = P_ij − b_i ≥ 0. For the matrices
+//! `tpl estimate --smoothing s` writes (TKDE eq. 28 on sparse counts c_i: row i is
+//! (c_i/Σc_i + s·𝟙)/(1 + n·s)) and for any sparse matrix, almost every excess is 0, and
+//!
+//! > q·P = (Σ_i q_i·b_i)·𝟙 + Σ_i q_i·e_i
+//!
+//! costs O(n + nnz) instead of O(n²) (nnz: the excesses that are not 0). Every term of both
+//! sums is ≥ 0, so no cancellation: the result is within (n + k_j + 2)·u relative of the
+//! exact product in column j (u = 2⁻⁵³, k_j the excesses of column j), against (n + 1)·u for
+//! the dense product — the two agree to (2n + k_j + 3)·u relative (docs/map.md §13). A matrix
+//! whose excesses are too many for that to pay is multiplied densely.
+
+use tpl_core::TransitionMatrix;
+
+/// A split pays when at most this fraction of the n² entries is an excess: a scattered
+/// excess costs about three dense entries (its column index, the value, the scattered
+/// update).
+const SPLIT_SHARE: usize = 4;
+
+/// How a distribution moves one step (docs/map.md §5, §9, §13): the forward or backward
+/// matrix of a stream, in the form its product is cheapest in.
+#[derive(Debug, Clone)]
+pub(crate) enum Mover<'a> {
+    /// A dense row-major product, O(n²) and bound by reading the matrix.
+    Dense(&'a TransitionMatrix),
+    /// Row floors plus sparse excesses, O(n + nnz).
+    Split(Split),
+    /// The backward matrix of a chain that moves by a forward matrix from a given
+    /// occupancy (docs/map.md §9), never formed.
+    Reversed(Box<Reversal<'a>>),
+}
+
+/// A matrix as row floors b_i and its non-zero excesses e_ij = P_ij − b_i, row by row
+/// (compressed sparse rows).
+#[derive(Debug, Clone)]
+pub(crate) struct Split {
+    /// b_i, the smallest entry of row i.
+    floors: Vec<f64>,
+    /// Row i's excesses are `columns[starts[i]..starts[i + 1]]`, `excesses[..]`.
+    starts: Vec<usize>,
+    columns: Vec<u32>,
+    /// e_ij > 0, rounded once from P_ij − b_i (exact when P_ij ≤ 2·b_i).
+    excesses: Vec<f64>,
+}
+
+/// B_ji = π_i·P_ij/(π·P)_j for an occupancy π (normalised) and a forward matrix P
+/// (docs/map.md §9); a cell that π·P leaves empty keeps its people (an identity row).
+#[derive(Debug, Clone)]
+pub(crate) struct Reversal<'a> {
+    forward: Mover<'a>,
+    /// π, normalised to sum 1.
+    occupancy: Vec<f64>,
+    /// π·P.
+    moved: Vec<f64>,
+}
+
+impl<'a> Mover<'a> {
+    /// The cheapest form of `matrix` (docs/map.md §13): split into row floors and excesses
+    /// when at most n²/4 entries exceed their row's smallest, dense otherwise. One pass over
+    /// the matrix to decide, a second to split; the dense form keeps a reference only.
+    pub(crate) fn new(matrix: &'a TransitionMatrix) -> Self {
+        let n = matrix.n();
+        if u32::try_from(n).is_err() {
+            return Self::Dense(matrix);
+        }
+        let floors: Vec<f64> =
+            matrix.rows().map(|row| row.iter().copied().fold(f64::INFINITY, f64::min)).collect();
+        let mut count = 0usize;
+        for (row, &b) in matrix.rows().zip(&floors) {
+            count += row.iter().filter(|&&v| v != b).count();
+        }
+        if count > n * n / SPLIT_SHARE {
+            return Self::Dense(matrix);
+        }
+        let mut starts = Vec::with_capacity(n + 1);
+        let mut columns = Vec::with_capacity(count);
+        let mut excesses = Vec::with_capacity(count);
+        starts.push(0);
+        for (row, &b) in matrix.rows().zip(&floors) {
+            for (j, &v) in row.iter().enumerate() {
+                if v != b {
+                    // n fits in u32 (checked above), so j does.
+                    columns.push(j as u32);
+                    excesses.push(v - b);
+                }
+            }
+            starts.push(columns.len());
+        }
+        Self::Split(Split { floors, starts, columns, excesses })
+    }
+
+    /// The backward matrix of a chain that moves by `forward` from `occupancy` (non-negative,
+    /// positive sum; docs/map.md §9): B_ji = π_i·P_ij/(π·P)_j with π the occupancy
+    /// normalised, and an identity row for a cell j with (π·P)_j = 0. Applied as
+    /// q·B = π ⊙ (P·(q ⊘ π·P)), never formed: the cost of one product with P, O(n) memory.
+    pub(crate) fn reversed(forward: &'a TransitionMatrix, occupancy: &[f64]) -> Self {
+        let forward = Self::new(forward);
+        let sum: f64 = occupancy.iter().sum();
+        let occupancy: Vec<f64> = occupancy.iter().map(|v| v / sum).collect();
+        let moved = forward.apply(&occupancy);
+        Self::Reversed(Box::new(Reversal { forward, occupancy, moved }))
+    }
+
+    /// (w/Σw)·M for non-negative weights w with Σw > 0 (docs/map.md §5): the distribution of
+    /// a person one step after being drawn from w.
+    pub(crate) fn step(&self, weights: &[f64]) -> Vec<f64> {
+        let sum: f64 = weights.iter().sum();
+        let q: Vec<f64> = weights.iter().map(|w| w / sum).collect();
+        self.apply(&q)
+    }
+
+    /// q·M for a distribution q.
+    fn apply(&self, q: &[f64]) -> Vec<f64> {
+        match self {
+            Self::Dense(m) => dense_times(q, m),
+            Self::Split(s) => s.times(q),
+            Self::Reversed(r) => r.times(q),
+        }
+    }
+
+    /// M·v (a column vector) for v ≥ 0; only for the forms a [`Reversal`] holds.
+    fn pull(&self, v: &[f64]) -> Vec<f64> {
+        match self {
+            Self::Dense(m) => m.rows().map(|row| dot(row, v)).collect(),
+            Self::Split(s) => s.pull(v),
+            Self::Reversed(r) => r.forward.pull(v),
+        }
+    }
+}
+
+impl Split {
+    /// q·P = (Σ_i q_i·b_i)·𝟙 + Σ_i q_i·e_i: O(n + nnz), every term ≥ 0.
+    fn times(&self, q: &[f64]) -> Vec<f64> {
+        let base: f64 = q.iter().zip(&self.floors).map(|(a, b)| a * b).sum();
+        let mut out = vec![base; q.len()];
+        for (i, &qi) in q.iter().enumerate() {
+            if qi == 0.0 {
+                continue;
+            }
+            let range = self.starts[i]..self.starts[i + 1];
+            for (&j, &e) in self.columns[range.clone()].iter().zip(&self.excesses[range]) {
+                out[j as usize] += qi * e;
+            }
+        }
+        out
+    }
+
+    /// P·v = b·(Σ_j v_j) + (row-wise excesses)·v: O(n + nnz), every term ≥ 0 for v ≥ 0.
+    fn pull(&self, v: &[f64]) -> Vec<f64> {
+        let total: f64 = v.iter().sum();
+        self.floors
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| {
+                let range = self.starts[i]..self.starts[i + 1];
+                let excess: f64 = self.columns[range.clone()]
+                    .iter()
+                    .zip(&self.excesses[range])
+                    .map(|(&j, &e)| e * v[j as usize])
+                    .sum();
+                b * total + excess
+            })
+            .collect()
+    }
+}
+
+impl Reversal<'_> {
+    /// q·B = π ⊙ (P·g) with g_j = q_j/(π·P)_j, plus q_j itself on the identity rows.
+    fn times(&self, q: &[f64]) -> Vec<f64> {
+        let g: Vec<f64> =
+            q.iter().zip(&self.moved).map(|(&qj, &m)| if m > 0.0 { qj / m } else { 0.0 }).collect();
+        let mut out: Vec<f64> =
+            self.forward.pull(&g).iter().zip(&self.occupancy).map(|(h, pi)| pi * h).collect();
+        for ((o, &qj), &m) in out.iter_mut().zip(q).zip(&self.moved) {
+            if m <= 0.0 {
+                *o += qj;
+            }
+        }
+        out
+    }
+}
+
+/// q·P for a dense row-major P, O(n²) and bound by reading P (8n² bytes per call): rows are
+/// taken four at a time, so that each pass over the output adds four scaled rows
+/// (contiguous, vectorisable) and the output is loaded and stored a quarter as often.
+fn dense_times(q: &[f64], forward: &TransitionMatrix) -> Vec<f64> {
+    let n = q.len();
+    let mut out = vec![0.0; n];
+    let rows: Vec<&[f64]> = forward.rows().collect();
+    let mut i = 0;
+    while i + 4 <= n {
+        let (r0, r1, r2, r3) = (rows[i], rows[i + 1], rows[i + 2], rows[i + 3]);
+        let (q0, q1, q2, q3) = (q[i], q[i + 1], q[i + 2], q[i + 3]);
+        for j in 0..n {
+            out[j] += (q0 * r0[j] + q1 * r1[j]) + (q2 * r2[j] + q3 * r3[j]);
+        }
+        i += 4;
+    }
+    for (k, row) in rows.iter().enumerate().skip(i) {
+        let qk = q[k];
+        for (o, &v) in out.iter_mut().zip(row.iter()) {
+            *o += qk * v;
+        }
+    }
+    out
+}
+
+/// Σ_j a_j·b_j with four independent accumulators (vectorisable).
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let (head_a, tail_a) = a.split_at(a.len() - a.len() % 4);
+    let (head_b, tail_b) = b.split_at(head_a.len());
+    for (x, y) in head_a.chunks_exact(4).zip(head_b.chunks_exact(4)) {
+        for k in 0..4 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    let tail: f64 = tail_a.iter().zip(tail_b).map(|(x, y)| x * y).sum();
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The product term by term, in row order: the definition.
+    fn plain(q: &[f64], m: &TransitionMatrix) -> Vec<f64> {
+        let n = q.len();
+        (0..n).map(|j| (0..n).map(|i| q[i] * m.row(i)[j]).sum()).collect()
+    }
+
+    #[test]
+    fn propagation_is_a_vector_matrix_product() {
+        let m = TransitionMatrix::new(vec![vec![0.9, 0.1], vec![0.2, 0.8]]).unwrap();
+        let p = Mover::new(&m).step(&[3.0, 1.0]);
+        assert!((p[0] - (0.75 * 0.9 + 0.25 * 0.2)).abs() < 1e-15);
+        assert!((p[1] - (0.75 * 0.1 + 0.25 * 0.8)).abs() < 1e-15);
+    }
+
+    #[test]
+    fn smoothed_sparse_matrices_are_split_and_dense_ones_are_not() {
+        let m = TransitionMatrix::smoothed_identity(50, 0.01).unwrap();
+        match Mover::new(&m) {
+            Mover::Split(s) => assert_eq!(s.excesses.len(), 50),
+            other => panic!("not split: {other:?}"),
+        }
+        let rows: Vec<Vec<f64>> =
+            (0..8).map(|i| (0..8).map(|j| 1.0 + ((i * 8 + j) % 7) as f64).collect()).collect();
+        let dense = TransitionMatrix::normalized(rows).unwrap();
+        assert!(matches!(Mover::new(&dense), Mover::Dense(_)));
+    }
+
+    #[test]
+    fn reversal_of_a_stationary_chain_is_its_time_reversal() {
+        // Two-state chain with stationary π = (2/3, 1/3) is reversible: B = P.
+        let p = TransitionMatrix::new(vec![vec![0.9, 0.1], vec![0.2, 0.8]]).unwrap();
+        let b = Mover::reversed(&p, &[2.0 / 3.0, 1.0 / 3.0]);
+        for j in 0..2 {
+            let mut unit = [0.0; 2];
+            unit[j] = 1.0;
+            let row = b.step(&unit);
+            for i in 0..2 {
+                assert!((row[i] - p.row(j)[i]).abs() < 1e-15, "row {j}: {row:?}");
+            }
+        }
+        // A cell nobody reaches keeps its people: identity row.
+        let p = TransitionMatrix::new(vec![vec![1.0, 0.0], vec![1.0, 0.0]]).unwrap();
+        let b = Mover::reversed(&p, &[0.5, 0.5]);
+        assert_eq!((b.step(&[1.0, 0.0]), b.step(&[0.0, 1.0])), (vec![0.5, 0.5], vec![0.0, 1.0]));
+    }
+
+    /// Sparse counts (a few cells per row, some rows empty) normalised and smoothed by s
+    /// (TKDE eq. 28), as `tpl estimate --smoothing s` builds them; weights with zeros.
+    fn smoothed_sparse() -> impl Strategy<Value = (TransitionMatrix, Vec<f64>)> {
+        (1usize..120).prop_flat_map(|n| {
+            (
+                prop::collection::vec(prop::collection::vec((0..n, 1u32..1000), 0..6), n),
+                prop_oneof![Just(0.0), (-6.0f64..3.0).prop_map(|e| 10f64.powf(e))],
+                prop::collection::vec(prop_oneof![1 => Just(0.0), 4 => 0.0f64..1e4], n),
+            )
+                .prop_map(move |(cells, s, mut w)| {
+                    let rows: Vec<Vec<f64>> = cells
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| {
+                            let mut row = vec![0.0; n];
+                            row[i] = if c.is_empty() { 1.0 } else { 0.0 };
+                            for &(j, k) in c {
+                                row[j] += f64::from(k);
+                            }
+                            row
+                        })
+                        .collect();
+                    let m = TransitionMatrix::normalized(rows).unwrap().smoothed(s).unwrap();
+                    if w.iter().all(|&v| v == 0.0) {
+                        w[0] = 1.0;
+                    }
+                    (m, w)
+                })
+        })
+    }
+
+    proptest! {
+        /// The split product equals the dense one within the bound of docs/map.md §13,
+        /// (2n + k_j + 3)·u relative (here 4(n + 2)·2⁻⁵² ≥ it).
+        #[test]
+        fn split_propagation_is_the_dense_product((m, w) in smoothed_sparse()) {
+            let n = m.n();
+            let split = Mover::new(&m);
+            // At most 7 excesses a row: split from n = 28 on.
+            prop_assert!(n < 28 || matches!(split, Mover::Split(_)));
+            let dense = Mover::Dense(&m);
+            let (got, want) = (split.step(&w), dense.step(&w));
+            let sum: f64 = w.iter().sum();
+            let q: Vec<f64> = w.iter().map(|v| v / sum).collect();
+            let exact = plain(&q, &m);
+            let tolerance = 4.0 * (n + 2) as f64 * f64::EPSILON;
+            for j in 0..n {
+                prop_assert!((got[j] - want[j]).abs() <= tolerance * want[j], "column {}: {} vs {}", j, got[j], want[j]);
+                prop_assert!((got[j] - exact[j]).abs() <= tolerance * exact[j], "column {}: {} vs {}", j, got[j], exact[j]);
+            }
+        }
+
+        /// The reversal applied without forming B equals the product with B built entry by
+        /// entry (π_i·P_ij/(π·P)_j, rows normalised, identity rows where π·P is 0), for
+        /// split and dense forward matrices.
+        #[test]
+        fn reversal_is_the_product_with_the_formed_backward_matrix(
+            (m, w) in smoothed_sparse(),
+            occupancy in prop::collection::vec(prop_oneof![1 => Just(0.0), 3 => 0.0f64..1.0], 120),
+        ) {
+            let n = m.n();
+            let mut pi = occupancy[..n].to_vec();
+            if pi.iter().all(|&v| v == 0.0) {
+                pi[n - 1] = 1.0;
+            }
+            let sum: f64 = pi.iter().sum();
+            let pi: Vec<f64> = pi.iter().map(|v| v / sum).collect();
+            let moved = plain(&pi, &m);
+            let b: Vec<Vec<f64>> = (0..n)
+                .map(|j| {
+                    let mut row: Vec<f64> = (0..n).map(|i| if moved[j] > 0.0 { pi[i] * m.row(i)[j] / moved[j] } else { 0.0 }).collect();
+                    let s: f64 = row.iter().sum();
+                    if s > 0.0 { row.iter_mut().for_each(|v| *v /= s) } else { row[j] = 1.0 }
+                    row
+                })
+                .collect();
+            let b = TransitionMatrix::new(b).unwrap();
+            let sum: f64 = w.iter().sum();
+            let q: Vec<f64> = w.iter().map(|v| v / sum).collect();
+            let want = plain(&q, &b);
+            for mover in [Mover::reversed(&m, &pi), Mover::Reversed(Box::new(Reversal {
+                forward: Mover::Dense(&m),
+                occupancy: pi.clone(),
+                moved: dense_times(&pi, &m),
+            }))] {
+                let got = mover.step(&w);
+                for j in 0..n {
+                    prop_assert!((got[j] - want[j]).abs() <= 1e-12 * want[j].max(1e-300), "cell {}: {} vs {}", j, got[j], want[j]);
+                }
+            }
+        }
+    }
+}
