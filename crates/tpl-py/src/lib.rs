@@ -15,8 +15,10 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+mod allocate;
 mod convert;
 mod leakage;
+mod release;
 
 create_exception!(
     _native,
@@ -32,5 +34,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_HORIZON", convert::MAX_HORIZON)?;
     leakage::register(m)?;
+    allocate::register(m)?;
+    release::register(m)?;
     Ok(())
 }

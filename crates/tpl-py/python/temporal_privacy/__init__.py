@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
-from typing import Any, Iterator, Mapping, Optional
+import warnings
+from typing import Any, ClassVar, Iterator, Mapping, Optional
 
 import numpy as np
 
@@ -40,7 +41,11 @@ __all__ = [
     "leakage",
     "smooth",
     "normalize",
+    "allocate",
     "Leakage",
+    "Allocation",
+    "release",
+    "Release",
     "__version__",
 ]
 
@@ -79,6 +84,24 @@ def _matrix(x: Any, name: str) -> np.ndarray:
     return a
 
 
+def _counts(x: Any, name: str = "counts", negative: bool = False) -> np.ndarray:
+    """A stream of count vectors: a T × n array of numbers, one row per step; ≥ 0 unless
+    ``negative`` (noisy releases)."""
+    a = _array(x, name, 2) if np.ndim(x) != 1 else None
+    if a is None:
+        raise TplError(f"{name}: a 2-D array T × n (one row per step) is needed, got a 1-D array; "
+                       "for one cell use counts.reshape(-1, 1)")
+    if not negative and np.any(a < 0):
+        t, j = np.argwhere(a < 0)[0]
+        raise TplError(f"{name}: step {t + 1}, cell {j}: count {a[t, j]:g} is negative")
+    return a
+
+
+def _seed_warning(seed: Optional[int], what: str) -> None:
+    if seed is not None:
+        warnings.warn(f"seed={seed} makes {what} reproducible, hence NOT private", UserWarning, stacklevel=3)
+
+
 def _optional_matrix(x: Any, name: str) -> Optional[np.ndarray]:
     return None if x is None else _matrix(x, name)
 
@@ -106,7 +129,11 @@ def _whole(x: Any, name: str, minimum: int = 0, maximum: int = 2**64 - 1) -> int
 
 class _Fields(Mapping):
     """Fields by attribute (``r.max_tpl``) or by the CLI's JSON name (``r["max_tpl"]``);
-    ``dict(r)`` or ``r.to_dict()`` gives them all."""
+    ``dict(r)`` or ``r.to_dict()`` gives them all. Fields the CLI prints only on request
+    (a window's, an interval's) are absent from the mapping when not asked for, and ``None``
+    as attributes."""
+
+    _optional: ClassVar[tuple] = ()
 
     def __getitem__(self, key: str) -> Any:
         if key not in self._names():
@@ -120,7 +147,11 @@ class _Fields(Mapping):
         return len(self._names())
 
     def _names(self) -> list:
-        return [f.name for f in dataclasses.fields(self) if getattr(self, f.name) is not None]
+        return [
+            f.name
+            for f in dataclasses.fields(self)
+            if f.name not in self._optional or getattr(self, f.name) is not None
+        ]
 
     def to_dict(self) -> dict:
         """The fields that are set, by name (arrays are not copied)."""
@@ -134,6 +165,8 @@ class Leakage(_Fields):
     the leakage of every window of W steps (one per start t = 1..T−W+1, TKDE Theorem 3,
     rounded up) and its maximum."""
 
+    _optional: ClassVar[tuple] = ("window", "window_leakage", "max_window_leakage")
+
     t: np.ndarray
     epsilon: np.ndarray
     bpl: np.ndarray
@@ -143,6 +176,77 @@ class Leakage(_Fields):
     window: Optional[int] = None
     window_leakage: Optional[np.ndarray] = None
     max_window_leakage: Optional[float] = None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Allocation(_Fields):
+    """Budgets per step that keep the temporal leakage under α, with their audit
+    (``tpl allocate``): ``budgets`` ε_1..ε_T and the audited ``bpl, fpl, tpl, max_tpl``;
+    the suprema of BPL and FPL at the steady budget (``None`` when unbounded); with a window,
+    its largest leakage; ``guarantee`` = ``{"quantity", "bound", "holds"}``, what the
+    strategy promises and whether the audit of the printed budgets confirms it. Also
+    ``steady_budget`` (the budget of the middle steps) and ``limited_by`` (``None``, or
+    ``{"side", "q", "epsilon"}`` when the budget is capped below what α calls for because a
+    larger one makes that side's leakage unbounded)."""
+
+    _optional: ClassVar[tuple] = ("window", "max_window_leakage")
+
+    strategy: str
+    alpha: float
+    budgets: np.ndarray
+    bpl: np.ndarray
+    fpl: np.ndarray
+    tpl: np.ndarray
+    max_tpl: float
+    sup_backward: Optional[float]
+    sup_forward: Optional[float]
+    guarantee: dict
+    steady_budget: float
+    window: Optional[int] = None
+    max_window_leakage: Optional[float] = None
+    limited_by: Optional[dict] = None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Release(_Fields):
+    """A w-event release (``tpl release``): per step t = 1..T whether it ``published``
+    afresh (or repeated the previous release), the budget ε_t it spent (``budget`` = test +
+    publication, with ``test_budget`` and ``publication_budget`` apart; the latter is 0 at a
+    repeat), and the released vector (``releases``, T × n, raw: negative values possible,
+    whole numbers with the discrete sampler); ``max_window_budget``, the largest sum of ε_t
+    over ``window`` consecutive steps. How it was made: ``scheme, epsilon, window,
+    sensitivity, sampler, seeded, version`` and the size of the matrices given
+    (``backward``, ``forward``: ``{"n": n}`` or ``None``), also as ``provenance``. With
+    ``interval``: ``lower`` and ``upper`` (T × n), each fresh release ± the exact quantile of
+    its noise; a repeat carries its publication's."""
+
+    _optional: ClassVar[tuple] = ("interval", "lower", "upper")
+
+    scheme: str
+    epsilon: float
+    window: int
+    sensitivity: float
+    sampler: str
+    seeded: bool
+    version: str
+    t: np.ndarray
+    published: np.ndarray
+    budget: np.ndarray
+    test_budget: np.ndarray
+    publication_budget: np.ndarray
+    releases: np.ndarray
+    max_window_budget: float
+    backward: Optional[dict] = None
+    forward: Optional[dict] = None
+    interval: Optional[float] = None
+    lower: Optional[np.ndarray] = None
+    upper: Optional[np.ndarray] = None
+
+    @property
+    def provenance(self) -> dict:
+        """How the release was made, as the CLI's JSON records it."""
+        keys = ["scheme", "epsilon", "window", "sensitivity", "sampler", "seeded", "version", "backward", "forward"]
+        return {k: getattr(self, k) for k in keys}
 
 
 # ---------------------------------------------------------------------------------------
@@ -282,3 +386,147 @@ def normalize(P: Any) -> np.ndarray:
         [[0.5, 0.5], [0.25, 0.75]]
     """
     return _native.normalize(_matrix(P, "P"))
+
+
+# ---------------------------------------------------------------------------------------
+# Budgets: tpl allocate.
+
+
+def allocate(
+    strategy: str,
+    backward: Any = None,
+    forward: Any = None,
+    alpha: Any = None,
+    horizon: Any = None,
+    window: Any = None,
+) -> Allocation:
+    """Budgets per step that keep the temporal leakage under a target α, audited. As
+    ``tpl allocate``.
+
+    Strategies: ``"upper-bound"`` (TKDE Algorithm 7: one constant ε whose limit TPL is α,
+    valid for any horizon), ``"quantified"`` (Algorithm 8: more budget at the first and
+    last steps so that TPL_t = α at every step), ``"window"`` (the largest constant ε with
+    every window of ``window`` steps leaking ≤ α; needs ``window``).
+
+    Args:
+        strategy: ``"upper-bound"``, ``"quantified"`` or ``"window"``.
+        backward: P_B known to the adversary, or ``None``.
+        forward: P_F known to the adversary, or ``None``.
+        alpha: the target leakage α > 0.
+        horizon: the number of steps T ≥ 1.
+        window: W with 1 ≤ W ≤ T: required by ``"window"``; with the others, adds the audit
+            of the largest leakage of W consecutive steps.
+
+    Returns:
+        :class:`Allocation`.
+
+    Raises:
+        TplError: an unreachable target (e.g. the two TKDE strategies with a matrix whose
+            leakage grows without bound), bad arguments.
+
+    Example:
+        >>> import temporal_privacy as tp
+        >>> P = tp.smooth([[1.0, 0.0], [0.0, 1.0]], 0.1)
+        >>> a = tp.allocate("quantified", backward=P, forward=P, alpha=1.0, horizon=10)
+        >>> a.guarantee["holds"] and a.max_tpl <= 1.0
+        True
+    """
+    if not isinstance(strategy, str):
+        raise TplError(f"strategy: a name is needed (upper-bound, quantified, window), got {strategy!r}")
+    if alpha is None:
+        raise TplError("alpha: the target leakage α > 0 is needed")
+    if horizon is None:
+        raise TplError("horizon: the number of steps T is needed")
+    pb = _optional_matrix(backward, "backward")
+    pf = _optional_matrix(forward, "forward")
+    a = _number(alpha, "alpha")
+    t = _whole(horizon, "horizon")
+    w = None if window is None else _whole(window, "window")
+    if strategy == "window" and w is None:
+        raise TplError("window: the window strategy needs window=W (the window length)")
+    return Allocation(**_native.allocate(strategy, pb, pf, a, t, w))
+
+
+# ---------------------------------------------------------------------------------------
+# Releases: tpl release.
+
+SCHEMES = ("laplace", "uniform", "sample", "bd", "ba", "pba", "planned")
+
+
+def release(
+    counts: Any,
+    scheme: str,
+    epsilon: Any,
+    window: Any,
+    sensitivity: Any = 2,
+    backward: Any = None,
+    forward: Any = None,
+    seed: Any = None,
+    interval: Any = None,
+    budgets: Any = None,
+    sampler: str = "discrete",
+) -> Release:
+    """Releases a stream of counts under a w-event scheme (``docs/w-event.md``), as
+    ``tpl release``: every window of ``window`` steps spends at most ε.
+
+    Schemes: ``"laplace"`` (ε at every step: event level, the reference), ``"uniform"``
+    (ε/w every step), ``"sample"`` (ε once per window), ``"bd"`` and ``"ba"`` (Kellaris et
+    al.'s budget distribution and absorption), ``"pba"`` (correlation-aware absorption; needs
+    ``backward`` and/or ``forward``) and ``"planned"`` (spends ``budgets``, one ε_t per step).
+
+    The noise is the exact discrete Laplace mechanism, drawn from a CSPRNG seeded by the
+    operating system: integer counts plus integer noise, never rounded by floating point.
+
+    Args:
+        counts: T × n array of counts (integers ≥ 0 within ±2⁵² for the discrete sampler;
+            any integer or float dtype), one row per step.
+        scheme: one of ``laplace, uniform, sample, bd, ba, pba, planned``.
+        epsilon: ε > 0 of every window of W steps (of every step for ``laplace``).
+        window: W ≥ 1.
+        sensitivity: the L1 sensitivity Δ > 0 of one step's counts (2: one person moving).
+        backward, forward: the adversary's matrices (n × n); used by ``pba`` only, recorded
+            in the provenance.
+        seed: a seed (0 ≤ seed < 2⁶⁴) for a reproducible run, which is therefore NOT
+            private: a ``UserWarning`` says so. Default: randomness from the OS.
+        interval: a level in (0, 1) to add per-cell intervals ``lower`` and ``upper``.
+        budgets: the plan ε_1..ε_T of ``planned``.
+        sampler: ``"discrete"`` (exact, release-grade) or ``"float"`` (any finite data, NOT
+            release-grade: a ``UserWarning`` says so).
+
+    Returns:
+        :class:`Release`.
+
+    Example:
+        >>> import numpy as np, temporal_privacy as tp
+        >>> counts = np.array([[10, 3], [11, 2], [11, 2], [12, 1]])
+        >>> r = tp.release(counts, "bd", epsilon=1.0, window=2)
+        >>> r.releases.shape, bool(r.max_window_budget <= 1.0)
+        ((4, 2), True)
+    """
+    if not isinstance(scheme, str):
+        raise TplError(f"scheme: a name is needed ({', '.join(SCHEMES)}), got {scheme!r}")
+    if not isinstance(sampler, str):
+        raise TplError(f"sampler: discrete or float, got {sampler!r}")
+    c = _counts(counts)
+    e = _number(epsilon, "epsilon")
+    w = _whole(window, "window")
+    d = _number(sensitivity, "sensitivity")
+    pb = _optional_matrix(backward, "backward")
+    pf = _optional_matrix(forward, "forward")
+    s = None if seed is None else _whole(seed, "seed")
+    level = None if interval is None else _number(interval, "interval")
+    if level is not None and not 0.0 < level < 1.0:
+        raise TplError(f"interval {level}: not a level strictly between 0 and 1 (e.g. 0.9)")
+    plan = None if budgets is None else _array(budgets, "budgets", 1)
+    fields = _native.release(c, scheme, e, w, d, pb, pf, plan, s, sampler, level)
+    fields["t"] = np.arange(1, c.shape[0] + 1, dtype=np.int64)
+    out = Release(**fields)
+    _seed_warning(s, "this release")
+    if out.sampler == "float":
+        warnings.warn(
+            "sampler=\"float\" is NOT release-grade: the low-order bits of float Laplace noise can reveal "
+            "the counts; release with the default discrete sampler",
+            UserWarning,
+            stacklevel=2,
+        )
+    return out
