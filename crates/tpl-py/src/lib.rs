@@ -16,8 +16,10 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 mod allocate;
+mod compare;
 mod convert;
 mod leakage;
+mod postprocess;
 mod release;
 
 create_exception!(
@@ -36,5 +38,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     leakage::register(m)?;
     allocate::register(m)?;
     release::register(m)?;
+    postprocess::register(m)?;
+    compare::register(m)?;
     Ok(())
 }

@@ -25,6 +25,7 @@ Conventions:
 from __future__ import annotations
 
 import dataclasses
+import json
 import numbers
 import warnings
 from typing import Any, ClassVar, Iterator, Mapping, Optional
@@ -46,6 +47,10 @@ __all__ = [
     "Allocation",
     "release",
     "Release",
+    "postprocess",
+    "Estimates",
+    "compare",
+    "Comparison",
     "__version__",
 ]
 
@@ -247,6 +252,56 @@ class Release(_Fields):
         """How the release was made, as the CLI's JSON records it."""
         keys = ["scheme", "epsilon", "window", "sensitivity", "sampler", "seeded", "version", "backward", "forward"]
         return {k: getattr(self, k) for k in keys}
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Estimates(_Fields):
+    """Estimates of the true counts behind noisy releases (``tpl postprocess``): per step
+    t = 1..T the estimated count vector (``estimates``, T × n, each row summing to the
+    population N; an integer array for ``map-integer``), the ``estimator``'s name, its
+    ``warnings`` (also issued as ``UserWarning``), and with ``interval`` the per-cell
+    bootstrap interval ends ``lower`` and ``upper`` (whole numbers)."""
+
+    _optional: ClassVar[tuple] = ("interval", "lower", "upper")
+
+    estimator: str
+    t: np.ndarray
+    estimates: np.ndarray
+    warnings: list
+    interval: Optional[float] = None
+    lower: Optional[np.ndarray] = None
+    upper: Optional[np.ndarray] = None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Comparison(_Fields):
+    """Strategies scored on one count stream (``tpl compare``): ``rows``, one dict per
+    strategy with the CLI's JSON fields (``strategy, mae, mse, max_window_budget, max_tpl,
+    max_window_leakage, guaranteed_max_tpl, guaranteed_max_window_leakage,
+    published_fraction, mae_std, mse_std, error``), and the parameters of the run.
+    ``dataframe`` gives the rows as a ``pandas.DataFrame`` (pandas is optional)."""
+
+    rows: list
+    epsilon: float
+    window: int
+    alpha: float
+    sensitivity: float
+    runs: int
+    seed: int
+    seeded: bool
+    horizon: int
+    cells: int
+    postprocess: Optional[str]
+    version: str
+
+    @property
+    def dataframe(self) -> Any:
+        """The rows as a ``pandas.DataFrame`` indexed by strategy (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as e:
+            raise ImportError("Comparison.dataframe needs pandas: pip install pandas") from e
+        return pd.DataFrame(self.rows).set_index("strategy")
 
 
 # ---------------------------------------------------------------------------------------
@@ -530,3 +585,187 @@ def release(
             stacklevel=2,
         )
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# Estimates: tpl postprocess.
+
+ESTIMATORS = ("map", "map-dbsec", "map-integer", "mle", "smooth")
+
+
+def postprocess(
+    releases: Any,
+    total: Any,
+    budgets: Any = None,
+    epsilon: Any = None,
+    forward: Any = None,
+    backward: Any = None,
+    estimator: str = "map",
+    prior: Any = "frequency",
+    interval: Any = None,
+    sensitivity: Any = None,
+    replicates: Any = 100,
+    sampler: Optional[str] = None,
+    seed: Any = None,
+) -> Estimates:
+    """Estimates of the true counts behind noisy releases, using the public forward matrix
+    as prior knowledge (``docs/map.md``), as ``tpl postprocess``. Post-processing reads only
+    public outputs and costs no privacy budget.
+
+    Estimators: ``"map"`` (the default: continuous MAP whose prior strength is learned from
+    the releases, so a wrong matrix is discounted), ``"map-dbsec"`` (the DBSec paper's prior
+    at full strength), ``"map-integer"`` (exact integer MAP), ``"mle"`` (least squares under
+    the sum constraint, no prior), ``"smooth"`` (every step from all releases, past and
+    future; also uses ``backward``).
+
+    Args:
+        releases: T × n noisy releases (negative values allowed), or a :class:`Release`:
+            then ``budgets`` default to its ``publication_budget`` (0 at a repeat, which
+            brings no new information), ``sensitivity`` and ``sampler`` to its own.
+        total: the exact, public population N ≥ 0; every estimate sums to N.
+        budgets: ε_1..ε_T, the budget that set each release's noise (0: no new information).
+        epsilon: instead of ``budgets``, the same ε_t > 0 for every release.
+        forward: the public forward matrix (n × n); needed by every estimator but ``mle``
+            when T > 1.
+        backward: the public backward matrix, used by ``smooth`` (default: the forward
+            matrix reversed).
+        estimator: one of ``map, map-dbsec, map-integer, mle, smooth``.
+        prior: the initial prior: ``"frequency"`` (the first release, normalised),
+            ``"uniform"``, or an array of n probabilities.
+        interval: a level in (0, 1) for per-cell intervals by a parametric bootstrap of the
+            estimator (``docs/intervals.md``).
+        sensitivity: Δ > 0 of the releases (default 2, or the release's).
+        replicates: with ``interval``: the bootstrap's replicates B ≥ 2.
+        sampler: with ``interval``: the sampler of the replicates (default ``"discrete"``,
+            or the release's).
+        seed: with ``interval``: a seed for reproducible replicates (no release is touched).
+
+    Returns:
+        :class:`Estimates`.
+
+    Example:
+        >>> import numpy as np, temporal_privacy as tp
+        >>> P = [[0.9, 0.1], [0.2, 0.8]]
+        >>> noisy = np.array([[6.0, 9.0], [4.0, 12.0], [7.0, 8.0]])
+        >>> e = tp.postprocess(noisy, total=15, epsilon=0.5, forward=P)
+        >>> e.estimates.sum(axis=1).round(9).tolist()
+        [15.0, 15.0, 15.0]
+    """
+    if isinstance(releases, Release):
+        if budgets is None and epsilon is None:
+            budgets = releases.publication_budget
+        if sensitivity is None:
+            sensitivity = releases.sensitivity
+        if sampler is None:
+            sampler = releases.sampler
+        releases = releases.releases
+    r = _counts(releases, "releases", negative=True)
+    n_total = _whole(total, "total")
+    if budgets is not None and epsilon is not None:
+        raise TplError("budgets: give budgets= or epsilon=, not both")
+    if budgets is None and epsilon is None:
+        raise TplError("budgets: the budgets are unknown: give budgets= (ε_t of every release) or epsilon=")
+    b = None if budgets is None else _array(budgets, "budgets", 1)
+    e = None if epsilon is None else _number(epsilon, "epsilon")
+    d = 2.0 if sensitivity is None else _number(sensitivity, "sensitivity")
+    pf = _optional_matrix(forward, "forward")
+    pb = _optional_matrix(backward, "backward")
+    if not isinstance(estimator, str):
+        raise TplError(f"estimator: one of {', '.join(ESTIMATORS)}, got {estimator!r}")
+    if isinstance(prior, str):
+        prior_name, prior_values = prior, None
+    else:
+        prior_name, prior_values = "explicit", _array(prior, "prior", 1)
+    level = None if interval is None else _number(interval, "interval")
+    if level is not None and not 0.0 < level < 1.0:
+        raise TplError(f"interval {level}: not a level strictly between 0 and 1 (e.g. 0.9)")
+    b_reps = _whole(replicates, "replicates", minimum=2)
+    s = None if seed is None else _whole(seed, "seed")
+    if s is not None and level is None:
+        raise TplError("seed: seeds the bootstrap of interval=, which is not asked for")
+    fields = _native.postprocess(
+        r, n_total, b, e, d, pf, pb, prior_name, prior_values, estimator, level, b_reps, sampler or "discrete", s
+    )
+    for w in fields["warnings"]:
+        warnings.warn(w, UserWarning, stacklevel=2)
+    fields["t"] = np.arange(1, r.shape[0] + 1, dtype=np.int64)
+    return Estimates(**fields)
+
+
+# ---------------------------------------------------------------------------------------
+# Comparisons: tpl compare.
+
+
+def compare(
+    counts: Any,
+    backward: Any = None,
+    forward: Any = None,
+    epsilon: Any = None,
+    window: Any = None,
+    runs: Any = 10,
+    postprocess: Optional[str] = None,
+    seed: Any = None,
+    schemes: Any = None,
+    alpha: Any = None,
+    sensitivity: Any = 2,
+) -> Comparison:
+    """Runs release strategies on one count stream and scores each on error and on the
+    leakage the adversary's correlation really gives, realised (worst run) and guaranteed
+    (over every run the strategy could produce). As ``tpl compare --counts`` with matrices.
+
+    Strategies: the w-event schemes ``laplace, uniform, sample, bd, ba, pba`` and the
+    allocators ``upper-bound, quantified, window`` (whose target is ``alpha``, default ε).
+    A strategy that cannot run on this input has ``None`` scores and its reason in ``error``.
+
+    The matrices are the adversary's knowledge and the prior of post-processing: estimated
+    from the very counts scored, they flatter every estimator (``docs/cli.md``, ``compare``);
+    estimate them from another period (:func:`estimate`).
+
+    Args:
+        counts: T × n true counts (integers ≥ 0), one row per step.
+        backward, forward: the adversary's correlation (n × n), or ``None``.
+        epsilon: ε > 0 of the schemes, per window of ``window`` steps.
+        window: W ≥ 1, also of the audited window leakage.
+        runs: releases per strategy, 1 ≤ R ≤ 10 000 (errors averaged, leakage the worst run).
+        postprocess: ``None``, or ``"map"``, ``"map-dbsec"``, ``"smooth"``: also score every
+            strategy after that post-processing (rows ``<strategy>+<name>``, and the data-free
+            ``prior-mean``).
+        seed: a seed for reproducible runs, therefore NOT private (a ``UserWarning`` says so).
+        schemes: the strategies to run, by name (default: all nine).
+        alpha: the allocators' target α (default ε).
+        sensitivity: Δ > 0.
+
+    Returns:
+        :class:`Comparison`; ``.rows`` is a list of dicts, ``.dataframe`` a pandas DataFrame.
+
+    Example:
+        >>> import numpy as np, temporal_privacy as tp
+        >>> P = tp.smooth(np.eye(3), 0.05)
+        >>> counts = np.array([[40, 30, 30]] * 20)
+        >>> c = tp.compare(counts, backward=P, forward=P, epsilon=1, window=5, runs=2,
+        ...                schemes=["bd", "window"])
+        >>> [r["strategy"] for r in c.rows]
+        ['bd', 'window']
+    """
+    c = _counts(counts)
+    pb = _optional_matrix(backward, "backward")
+    pf = _optional_matrix(forward, "forward")
+    if epsilon is None or window is None:
+        raise TplError("epsilon and window are needed (ε of every window of W steps)")
+    e = _number(epsilon, "epsilon")
+    w = _whole(window, "window")
+    r = _whole(runs, "runs")
+    a = None if alpha is None else _number(alpha, "alpha")
+    d = _number(sensitivity, "sensitivity")
+    s = None if seed is None else _whole(seed, "seed")
+    if schemes is not None:
+        if isinstance(schemes, str):
+            schemes = schemes.split(",")
+        schemes = [str(x).strip() for x in schemes]
+    if postprocess is not None and not isinstance(postprocess, str):
+        raise TplError(f"postprocess: map, map-dbsec or smooth, got {postprocess!r}")
+    out = json.loads(_native.compare(c, pb, pf, e, w, d, schemes, a, r, postprocess, s))
+    out["version"] = __version__
+    result = Comparison(**out)
+    _seed_warning(s, "these releases")
+    return result
