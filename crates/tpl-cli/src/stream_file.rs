@@ -1,19 +1,16 @@
 //! User-level streams (`docs/formats.md` §6): header
-//! `timestamp_bucket,user_id,location_cell`, one row per user per bucket (dense). Values are
-//! any whole numbers 0..2⁶⁴−1; nothing is allocated by their size:
-//!
-//! - user ids are labels: the users are the distinct ids seen;
-//! - buckets are time: the steps are the distinct buckets in ascending order, and they must be
-//!   evenly spaced (0, 1, 2, … or, say, Unix minutes 28000000, 28000005, …), since a Markov
-//!   chain's step is one fixed interval; a missing bucket is an error naming it;
-//! - cell ids are kept as the list of distinct ids seen, ascending ([`Stream::cell_ids`]);
-//!   `states` holds each user's position in that list. When the ids are 0..k−1 the position
-//!   is the id itself.
+//! `timestamp_bucket,user_id,location_cell`, one row per user per bucket (dense), in any
+//! order. Values are any whole numbers 0..2⁶⁴−1; the records are arranged into the dense
+//! stream by [`tpl_core::UserStream::from_records`] (user ids are labels, buckets evenly
+//! spaced steps, cell ids the distinct ids seen, ascending), whose errors are reported here
+//! with the file and, for a repeated (bucket, user) pair, its line.
 //!
 //! The one stream parser and writer (CSV through the `csv` crate), and the writer of
 //! counts files.
 
 use std::path::Path;
+
+use tpl_core::CoreError;
 
 use crate::error::{CliError, Result};
 use crate::render::csv_text;
@@ -25,28 +22,8 @@ pub const HEADER: &str = "timestamp_bucket,user_id,location_cell";
 /// The columns of [`HEADER`].
 const COLUMNS: [&str; 3] = ["timestamp_bucket", "user_id", "location_cell"];
 
-/// A dense stream: `states[t][u]` is the index in [`Stream::cell_ids`] of user u's cell at
-/// the t-th bucket.
-pub struct Stream {
-    /// States per bucket, per user: indices into `cell_ids`.
-    pub states: Vec<Vec<usize>>,
-    /// The distinct cell ids of the file, ascending.
-    pub cell_ids: Vec<u64>,
-    /// The first bucket and the spacing of the buckets (1 when there is one bucket).
-    pub buckets: (u64, u64),
-}
-
-impl Stream {
-    /// Number of distinct cells.
-    pub fn cells(&self) -> usize {
-        self.cell_ids.len()
-    }
-
-    /// True when the cell ids are exactly 0..k−1 (each id is its own index).
-    pub fn ids_are_indices(&self) -> bool {
-        self.cell_ids.last().is_some_and(|&m| m as usize == self.cell_ids.len() - 1)
-    }
-}
+/// A dense stream: the records of a stream file as `tpl-core` arranges them.
+pub use tpl_core::UserStream as Stream;
 
 /// Reads a stream file (`-`: standard input); rows may come in any order, but every
 /// (bucket, user) pair must appear exactly once. Errors name the file, line and value.
@@ -54,38 +31,23 @@ pub fn read_stream(path: &Path) -> Result<Stream> {
     parse_stream(path, &text::read(path)?)
 }
 
-/// One data row: bucket, user, cell and the 1-based line.
-type Row = (u64, u64, u64, usize);
-
 /// Parses the text of a stream file; `path` names it in errors.
 pub fn parse_stream(path: &Path, content: &str) -> Result<Stream> {
-    let rows = read_rows(path, content)?;
-    let distinct = |key: fn(&Row) -> u64| {
-        let mut ids: Vec<u64> = rows.iter().map(key).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids
-    };
-    let ids = Ids { buckets: distinct(|r| r.0), users: distinct(|r| r.1) };
-    let cell_ids = distinct(|r| r.2);
-    let buckets = check_spacing(path, &ids.buckets)?;
-    let index = |ids: &[u64], id: u64| ids.binary_search(&id).unwrap_or_default();
-    // (step, user, cell index, line), sorted by step, user, line: a dense stream is then the
-    // sequence (0, 0), (0, 1), …, (T−1, N−1) and the first departure names what is wrong.
-    let mut dense: Vec<(usize, usize, usize, usize)> = rows
-        .iter()
-        .map(|&(b, u, c, line)| (index(&ids.buckets, b), index(&ids.users, u), index(&cell_ids, c), line))
-        .collect();
-    drop(rows);
-    dense.sort_unstable_by_key(|&(t, u, _, line)| (t, u, line));
-    check_dense(path, &ids, &dense)?;
-    let states = dense.chunks(ids.users.len()).map(|step| step.iter().map(|r| r.2).collect()).collect();
-    Ok(Stream { states, cell_ids, buckets })
+    let (records, lines) = read_rows(path, content)?;
+    Stream::from_records(&records).map_err(|e| {
+        let line = match e {
+            CoreError::StreamDuplicate { record, .. } => lines.get(record).copied().unwrap_or(0),
+            _ => 0,
+        };
+        CliError::parse(path, line, e.to_string())
+    })
 }
 
-/// The data rows of a stream file, after its header.
-fn read_rows(path: &Path, content: &str) -> Result<Vec<Row>> {
-    let mut rows: Vec<Row> = Vec::new();
+/// The data rows of a stream file, after its header: (bucket, user, cell), and the 1-based
+/// line of each.
+fn read_rows(path: &Path, content: &str) -> Result<(Vec<(u64, u64, u64)>, Vec<usize>)> {
+    let mut rows: Vec<(u64, u64, u64)> = Vec::new();
+    let mut lines: Vec<usize> = Vec::new();
     let mut header_seen = false;
     text::for_each_csv_record(path, content, |line, fields| {
         if !header_seen {
@@ -116,74 +78,14 @@ fn read_rows(path: &Path, content: &str) -> Result<Vec<Row>> {
                 CliError::parse(path, line, message)
             })?;
         }
-        rows.push((v[0], v[1], v[2], line));
+        rows.push((v[0], v[1], v[2]));
+        lines.push(line);
         Ok(())
     })?;
     if rows.is_empty() {
         return Err(CliError::parse(path, 0, "no data rows (empty stream)"));
     }
-    Ok(rows)
-}
-
-/// The distinct bucket and user ids of a stream, ascending.
-struct Ids {
-    buckets: Vec<u64>,
-    users: Vec<u64>,
-}
-
-/// Checks that the sorted (step, user, cell, line) rows are exactly (0, 0), (0, 1), …,
-/// (T−1, N−1): an error names the first pair given twice or missing.
-fn check_dense(path: &Path, ids: &Ids, dense: &[(usize, usize, usize, usize)]) -> Result<()> {
-    let users = ids.users.len();
-    for (k, &(t, u, _, line)) in dense.iter().enumerate() {
-        let expected = (k / users, k % users);
-        if (t, u) == expected {
-            continue;
-        }
-        return Err(if (t, u) < expected {
-            let message = format!("user {} appears twice in bucket {}", ids.users[u], ids.buckets[t]);
-            CliError::parse(path, line, message)
-        } else {
-            missing(path, ids, expected)
-        });
-    }
-    if !dense.len().is_multiple_of(users) {
-        return Err(missing(path, ids, (dense.len() / users, dense.len() % users)));
-    }
-    if dense.len() / users < ids.buckets.len() {
-        return Err(missing(path, ids, (dense.len() / users, 0)));
-    }
-    Ok(())
-}
-
-/// The error for a (bucket, user) pair that has no row.
-fn missing(path: &Path, ids: &Ids, (t, u): (usize, usize)) -> CliError {
-    CliError::parse(
-        path,
-        0,
-        format!(
-            "user {} never appears in bucket {}: a stream lists every user at every bucket",
-            ids.users[u], ids.buckets[t]
-        ),
-    )
-}
-
-/// The first bucket and the spacing of `ids` (distinct, ascending); an error names the first
-/// missing bucket when they are not evenly spaced.
-fn check_spacing(path: &Path, ids: &[u64]) -> Result<(u64, u64)> {
-    let step = ids.windows(2).map(|p| p[1] - p[0]).min().unwrap_or(1);
-    match ids.windows(2).find(|p| p[1] - p[0] != step) {
-        Some(p) => Err(CliError::parse(
-            path,
-            0,
-            format!(
-                "buckets have a gap: bucket {} never appears (buckets are steps of {step} from {})",
-                p[0] + step,
-                ids[0]
-            ),
-        )),
-        None => Ok((ids[0], step)),
-    }
+    Ok((rows, lines))
 }
 
 /// The stream file text of `states`.

@@ -53,6 +53,7 @@ mod series;
 mod steps;
 mod supremum;
 mod transition_counts;
+mod user_stream;
 mod window;
 
 pub use accountant::LeakageAccountant;
@@ -68,6 +69,7 @@ pub use series::{Budgets, CompactSeries, LeakageSeries};
 pub use steps::{StepRange, Steps};
 pub use supremum::{Supremum, supremum};
 pub use transition_counts::{EstimatedMatrix, TransitionCounts};
+pub use user_stream::UserStream;
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -18,6 +18,7 @@ use pyo3::prelude::*;
 mod allocate;
 mod compare;
 mod convert;
+mod estimate;
 mod leakage;
 mod postprocess;
 mod release;
@@ -40,5 +41,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     release::register(m)?;
     postprocess::register(m)?;
     compare::register(m)?;
+    estimate::register(m)?;
     Ok(())
 }

@@ -51,6 +51,8 @@ __all__ = [
     "Estimates",
     "compare",
     "Comparison",
+    "estimate",
+    "Estimated",
     "__version__",
 ]
 
@@ -302,6 +304,29 @@ class Comparison(_Fields):
         except ImportError as e:
             raise ImportError("Comparison.dataframe needs pandas: pip install pandas") from e
         return pd.DataFrame(self.rows).set_index("strategy")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Estimated(_Fields):
+    """Matrices estimated from a user stream (``tpl estimate``): ``forward`` P_F and
+    ``backward`` P_B (n × n), the transition ``counts`` C[i][j] (moves from cell i to cell
+    j between consecutive buckets), the ``cell_ids`` of the rows, the ``histogram`` of the
+    stream (T × n users per bucket and cell, every step), and ``users, horizon, transitions,
+    smoothing, forward_identity_rows, backward_identity_rows, steps`` as in the CLI's JSON
+    (``horizon`` and ``steps``: the steps estimated from)."""
+
+    forward: np.ndarray
+    backward: np.ndarray
+    counts: np.ndarray
+    cell_ids: np.ndarray
+    users: int
+    horizon: int
+    transitions: int
+    smoothing: Optional[float]
+    forward_identity_rows: list
+    backward_identity_rows: list
+    histogram: np.ndarray
+    steps: tuple
 
 
 # ---------------------------------------------------------------------------------------
@@ -769,3 +794,88 @@ def compare(
     result = Comparison(**out)
     _seed_warning(s, "these releases")
     return result
+
+
+# ---------------------------------------------------------------------------------------
+# Matrices from a user stream: tpl estimate.
+
+
+def estimate(
+    stream: Any, smoothing: Any = None, *, steps: Any = None, user: Any = None, cell: Any = None
+) -> Estimated:
+    """The forward and backward transition matrices of a user stream (TKDE §6), with
+    optional Laplacian smoothing (eq. 28), and the stream's counts per bucket. As
+    ``tpl estimate`` (and the histogram ``tpl compare --stream`` scores).
+
+    Args:
+        stream: an R × 3 array of whole numbers, one record (bucket, user, cell) per user
+            per bucket, in any order: the rows of a stream file (``docs/formats.md`` §6).
+            Every user appears at every bucket, once; buckets are evenly spaced. Or the
+            bucket column, with ``user`` and ``cell`` the other two.
+        smoothing: s ≥ 0 (``--smoothing s``), or ``None`` for none.
+        steps: estimate from steps A..B only (``--steps``): ``"A..B"``, ``"A.."``, ``"..B"``
+            or a pair ``(A, B)`` (``None`` for an open end); step t is the t-th bucket in
+            ascending order, from 1. A move into step A or out of step B is not counted, and
+            the rows are still the cells of the whole stream, so that matrices from one
+            period fit the counts (``histogram``) of another.
+        user: the user column, when ``stream`` is the bucket column.
+        cell: the cell column, when ``stream`` is the bucket column.
+
+    Returns:
+        :class:`Estimated`: row and column i of ``forward``, ``backward`` and ``counts`` is
+        the i-th distinct cell id (``cell_ids``, ascending); ``histogram`` (T × n) counts the
+        users per bucket and cell in that order. Rows without an observed move are identity
+        rows (``forward_identity_rows``, ``backward_identity_rows``).
+
+    Example:
+        >>> import numpy as np, temporal_privacy as tp
+        >>> # Two people over three buckets: 0 → 0 → 1 and 1 → 1 → 1.
+        >>> s = np.array([[0, 7, 0], [0, 8, 1], [1, 7, 0], [1, 8, 1], [2, 7, 1], [2, 8, 1]])
+        >>> e = tp.estimate(s)
+        >>> e.forward.tolist(), e.histogram.tolist()
+        ([[0.5, 0.5], [0.0, 1.0]], [[1, 1], [1, 1], [0, 2]])
+    """
+    if user is not None or cell is not None:
+        if user is None or cell is None:
+            raise TplError("stream: give the bucket column with both user= and cell=, or an R × 3 array")
+        columns = [_whole_column(x, name) for x, name in [(stream, "stream"), (user, "user"), (cell, "cell")]]
+        if len({len(c) for c in columns}) != 1:
+            raise TplError(f"stream: the columns have different lengths {[len(c) for c in columns]}")
+        records = np.ascontiguousarray(np.column_stack(columns))
+    else:
+        records = _whole_array(stream, "stream", 2)
+        if records.shape[1] != 3:
+            raise TplError(f"stream: an R × 3 array (bucket, user, cell) is needed, got shape {records.shape}")
+    s = None if smoothing is None else _number(smoothing, "smoothing")
+    if steps is not None and not isinstance(steps, str):
+        try:
+            a, b = steps
+        except (TypeError, ValueError):
+            raise TplError(f"steps: \"A..B\" or a pair (A, B), got {steps!r}") from None
+        steps = f"{'' if a is None else _whole(a, 'steps')}..{'' if b is None else _whole(b, 'steps')}"
+    return Estimated(**_native.estimate(records, s, steps))
+
+
+def _whole_array(x: Any, name: str, ndim: int) -> np.ndarray:
+    """An array of whole numbers 0..2⁶⁴−1 as uint64."""
+    if isinstance(x, (str, bytes)):
+        raise TplError(f"{name}: an array of whole numbers is needed, got a {type(x).__name__}")
+    try:
+        a = np.asarray(x)
+    except (ValueError, TypeError) as e:
+        raise TplError(f"{name}: not an array of numbers ({e})") from None
+    if a.dtype.kind not in "iuf":
+        raise TplError(f"{name}: an array of whole numbers is needed, got dtype {a.dtype}")
+    if a.ndim != ndim:
+        raise TplError(f"{name}: a {ndim}-D array is needed, got shape {a.shape}")
+    if a.size == 0:
+        raise TplError(f"{name}: the array is empty (shape {a.shape})")
+    if a.dtype.kind == "f" and not np.all(np.isfinite(a) & (a == np.floor(a)) & (a < 2.0**64)):
+        raise TplError(f"{name}: whole numbers are needed (ids and buckets), found a fraction or non-finite value")
+    if a.dtype.kind != "u" and np.any(a < 0):
+        raise TplError(f"{name}: ids and buckets are whole numbers ≥ 0, found {a.min()}")
+    return np.ascontiguousarray(a, dtype=np.uint64)
+
+
+def _whole_column(x: Any, name: str) -> np.ndarray:
+    return _whole_array(x, name, 1)
