@@ -22,6 +22,7 @@ mod estimate;
 mod leakage;
 mod postprocess;
 mod release;
+mod stream;
 
 create_exception!(
     _native,
@@ -42,5 +43,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     postprocess::register(m)?;
     compare::register(m)?;
     estimate::register(m)?;
+    stream::register(m)?;
     Ok(())
 }

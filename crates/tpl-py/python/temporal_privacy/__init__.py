@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import numbers
+import os
 import warnings
 from typing import Any, ClassVar, Iterator, Mapping, Optional
 
@@ -53,6 +54,7 @@ __all__ = [
     "Comparison",
     "estimate",
     "Estimated",
+    "Stream",
     "__version__",
 ]
 
@@ -879,3 +881,109 @@ def _whole_array(x: Any, name: str, ndim: int) -> np.ndarray:
 
 def _whole_column(x: Any, name: str) -> np.ndarray:
     return _whole_array(x, name, 1)
+
+
+# ---------------------------------------------------------------------------------------
+# Durable streams: tpl stream.
+
+
+class Stream:
+    """A durable stream (``tpl stream``, ``docs/stream.md``): one SQLite file holding the
+    parameters and every step, released one row at a time. The budget carries over from one
+    process to the next; every spend is checked before any noise is drawn; a step is
+    durable before :meth:`push` returns it; a key already pushed with the same counts
+    returns the stored release and spends nothing. Noise comes from the operating system at
+    every push (no generator state is stored).
+
+    A handle belongs to the thread that opened it. Create one with :meth:`create` or
+    :meth:`open`.
+
+    Example:
+        >>> import os, tempfile, temporal_privacy as tp
+        >>> path = os.path.join(tempfile.mkdtemp(), "s.db")
+        >>> s = tp.Stream.create(path, "bd", epsilon=1.0, window=4)
+        >>> step = s.push([10, 3], key=100)
+        >>> s.push([10, 3], key=100)["replayed"], s.status()["steps"]
+        (True, 1)
+    """
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    @classmethod
+    def create(
+        cls,
+        path: Any,
+        scheme: str,
+        epsilon: Any,
+        window: Any,
+        sensitivity: Any = 2,
+        backward: Any = None,
+        forward: Any = None,
+        alpha: Any = None,
+        budgets: Any = None,
+        sampler: str = "discrete",
+    ) -> "Stream":
+        """Creates the stream file ``path`` (an existing file is refused) with the
+        parameters of ``tpl stream init`` and opens it: ``scheme`` and ``epsilon``,
+        ``window``, ``sensitivity`` as :func:`release`; ``backward``/``forward`` the
+        adversary's matrices (the leakage is then audited at every step, and ``pba`` uses
+        them); ``alpha`` a leakage bound no step may exceed (with matrices); ``budgets`` the
+        plan of ``planned``; ``sampler`` ``"discrete"`` or ``"float"``."""
+        if not isinstance(scheme, str):
+            raise TplError(f"scheme: a name is needed ({', '.join(SCHEMES)}), got {scheme!r}")
+        native = _native.NativeStream.create(
+            os.fspath(path),
+            scheme,
+            _number(epsilon, "epsilon"),
+            _whole(window, "window"),
+            _number(sensitivity, "sensitivity"),
+            _optional_matrix(backward, "backward"),
+            _optional_matrix(forward, "forward"),
+            None if alpha is None else _number(alpha, "alpha"),
+            None if budgets is None else _array(budgets, "budgets", 1),
+            sampler if isinstance(sampler, str) else str(sampler),
+        )
+        return cls(native)
+
+    @classmethod
+    def open(cls, path: Any) -> "Stream":
+        """Opens the existing stream file ``path``."""
+        return cls(_native.NativeStream.open(os.fspath(path)))
+
+    @property
+    def path(self) -> str:
+        """The stream file."""
+        return os.fspath(self._native.path())
+
+    def push(self, counts: Any, key: Any = None) -> dict:
+        """Releases one step from its counts (a 1-D array of n whole numbers ≥ 0), as
+        ``tpl stream push`` does with one row; ``key`` (an integer that increases from step
+        to step, e.g. the time bucket) makes a retry safe: the same key with the same counts
+        returns the stored release. Default key: the last key + 1.
+
+        Returns a dict: ``t, key, published, budget, test_budget, publication_budget,
+        release`` (array), ``replayed`` (the stored release was returned), ``refused`` (why
+        the stream's checks refused the step, which then repeats the last release) and, with
+        matrices, ``max_tpl`` and ``max_window_leakage`` so far."""
+        row = _array(counts, "counts", 1)
+        if np.any(row < 0):
+            j = int(np.argmax(row < 0))
+            raise TplError(f"counts: cell {j}: count {row[j]:g} is negative")
+        k = None if key is None else _whole(key, "key", maximum=2**63 - 1)
+        return self._native.push(row, k)
+
+    def status(self) -> dict:
+        """Where the stream stands, as ``tpl stream status``: ``steps, scheme, epsilon,
+        window, sensitivity, sampler, alpha, budgets, published, refused, last_key,
+        max_window_spend``, ``realized`` (``{"max_tpl", "max_window_leakage"}`` of the
+        budgets spent, with matrices) and the file's ``format_version``."""
+        return self._native.status()
+
+    def steps(self) -> list:
+        """Every recorded step, in order (as ``tpl stream export``), as :meth:`push`
+        returns them."""
+        return self._native.steps()
+
+    def __repr__(self) -> str:
+        return f"Stream({self.path!r})"

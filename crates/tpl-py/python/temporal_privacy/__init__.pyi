@@ -188,3 +188,26 @@ def estimate(
     user: Optional[ArrayLike] = None,
     cell: Optional[ArrayLike] = None,
 ) -> Estimated: ...
+
+class Stream:
+    @classmethod
+    def create(
+        cls,
+        path: Any,
+        scheme: Scheme,
+        epsilon: float,
+        window: int,
+        sensitivity: float = 2,
+        backward: Optional[ArrayLike] = None,
+        forward: Optional[ArrayLike] = None,
+        alpha: Optional[float] = None,
+        budgets: Optional[ArrayLike] = None,
+        sampler: Sampler = "discrete",
+    ) -> "Stream": ...
+    @classmethod
+    def open(cls, path: Any) -> "Stream": ...
+    @property
+    def path(self) -> str: ...
+    def push(self, counts: ArrayLike, key: Optional[int] = None) -> dict[str, Any]: ...
+    def status(self) -> dict[str, Any]: ...
+    def steps(self) -> list[dict[str, Any]]: ...
