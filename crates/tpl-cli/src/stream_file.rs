@@ -43,9 +43,11 @@ pub fn parse_stream(path: &Path, content: &str) -> Result<Stream> {
     })
 }
 
-/// The data rows of a stream file, after its header: (bucket, user, cell), and the 1-based
-/// line of each.
-fn read_rows(path: &Path, content: &str) -> Result<(Vec<(u64, u64, u64)>, Vec<usize>)> {
+/// The records (bucket, user, cell) of a stream file, and the 1-based line of each.
+type Records = (Vec<(u64, u64, u64)>, Vec<usize>);
+
+/// The data rows of a stream file, after its header.
+fn read_rows(path: &Path, content: &str) -> Result<Records> {
     let mut rows: Vec<(u64, u64, u64)> = Vec::new();
     let mut lines: Vec<usize> = Vec::new();
     let mut header_seen = false;
