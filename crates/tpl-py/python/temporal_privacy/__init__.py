@@ -65,8 +65,9 @@ __version__: str = _native.__version__
 # Checking inputs: every refusal is a TplError naming the argument.
 
 
-def _array(x: Any, name: str, ndim: int) -> np.ndarray:
-    """``x`` as a C-contiguous float64 array of ``ndim`` dimensions, or a TplError."""
+def _numeric(x: Any, name: str, ndim: int) -> np.ndarray:
+    """``x`` as a non-empty numpy array of integers or floats with ``ndim`` dimensions, or a
+    TplError naming ``name``."""
     if isinstance(x, (str, bytes)):
         raise TplError(f"{name}: an array of numbers is needed, got a {type(x).__name__}")
     try:
@@ -74,15 +75,18 @@ def _array(x: Any, name: str, ndim: int) -> np.ndarray:
     except (ValueError, TypeError) as e:
         raise TplError(f"{name}: not an array of numbers ({e})") from None
     if a.dtype.kind not in "iuf":
-        raise TplError(
-            f"{name}: an array of integers or floats is needed, got dtype {a.dtype}"
-        )
+        raise TplError(f"{name}: an array of integers or floats is needed, got dtype {a.dtype}")
     if a.ndim != ndim:
-        shape = "a 1-D array (one value per step)" if ndim == 1 else "a 2-D array"
+        shape = "a 1-D array (one value per step)" if ndim == 1 else f"a {ndim}-D array"
         raise TplError(f"{name}: {shape} is needed, got shape {a.shape}")
     if a.size == 0:
         raise TplError(f"{name}: the array is empty (shape {a.shape})")
-    return np.ascontiguousarray(a, dtype=np.float64)
+    return a
+
+
+def _array(x: Any, name: str, ndim: int) -> np.ndarray:
+    """``x`` as a C-contiguous float64 array of ``ndim`` dimensions, or a TplError."""
+    return np.ascontiguousarray(_numeric(x, name, ndim), dtype=np.float64)
 
 
 def _matrix(x: Any, name: str) -> np.ndarray:
@@ -859,19 +863,8 @@ def estimate(
 
 
 def _whole_array(x: Any, name: str, ndim: int) -> np.ndarray:
-    """An array of whole numbers 0..2⁶⁴−1 as uint64."""
-    if isinstance(x, (str, bytes)):
-        raise TplError(f"{name}: an array of whole numbers is needed, got a {type(x).__name__}")
-    try:
-        a = np.asarray(x)
-    except (ValueError, TypeError) as e:
-        raise TplError(f"{name}: not an array of numbers ({e})") from None
-    if a.dtype.kind not in "iuf":
-        raise TplError(f"{name}: an array of whole numbers is needed, got dtype {a.dtype}")
-    if a.ndim != ndim:
-        raise TplError(f"{name}: a {ndim}-D array is needed, got shape {a.shape}")
-    if a.size == 0:
-        raise TplError(f"{name}: the array is empty (shape {a.shape})")
+    """An array of whole numbers 0..2⁶⁴−1 (ids, buckets) as uint64."""
+    a = _numeric(x, name, ndim)
     if a.dtype.kind == "f" and not np.all(np.isfinite(a) & (a == np.floor(a)) & (a < 2.0**64)):
         raise TplError(f"{name}: whole numbers are needed (ids and buckets), found a fraction or non-finite value")
     if a.dtype.kind != "u" and np.any(a < 0):
