@@ -22,6 +22,17 @@ pub enum Quantity {
     },
 }
 
+impl Quantity {
+    /// The name of the quantity in the JSON of `tpl allocate` (`guarantee.quantity`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::MaxTpl => "max_tpl",
+            Self::TplEveryStep => "tpl_every_step",
+            Self::MaxWindowLeakage { .. } => "max_window_leakage",
+        }
+    }
+}
+
 /// A promise: `quantity` stays within `bound`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]

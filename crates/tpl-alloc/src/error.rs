@@ -80,6 +80,9 @@ pub enum AllocError {
         /// The target.
         alpha: f64,
     },
+    /// The window allocator was asked for without a window length.
+    #[error("the window strategy needs a window length w (every w consecutive steps leak ≤ α)")]
+    WindowRequired,
     /// The audit of the final budgets does not keep the promise (a defect: allocators shrink
     /// their budgets until it does, or fail with another error).
     #[error(

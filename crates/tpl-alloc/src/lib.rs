@@ -34,6 +34,7 @@ mod allocation;
 mod correlation;
 mod error;
 mod guaranteed;
+mod kind;
 mod online;
 mod quantified;
 mod search;
@@ -44,6 +45,7 @@ pub use allocation::{Allocation, Allocator, Audit, Cap, Guarantee, Plan, Quantit
 pub use correlation::Correlation;
 pub use error::{AllocError, Result, Side};
 pub use guaranteed::{GuaranteedAudit, Spending, WindowLimit, guaranteed_audit};
+pub use kind::AllocatorKind;
 pub use online::StreamAudit;
 pub use quantified::{Quantified, QuantifiedBudgets};
 pub use upper_bound::UpperBound;

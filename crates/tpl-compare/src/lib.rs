@@ -17,6 +17,8 @@
 //! - [`simulate_users`] and [`histogram`] — synthetic populations of Markov users, the
 //!   data model of the TKDE and DBSec experiments, where the truth is known.
 //! - [`mae`], [`mse`], [`mre`] — error metrics of a release against the truth.
+//! - [`bootstrap_estimates`] — per-cell intervals of post-processed estimates (the
+//!   parametric bootstrap with Laplace replicates, `docs/intervals.md` §2).
 //! - [`Holdout`] — honest evaluation: the matrices estimated from one period of a user
 //!   stream, the strategies scored on another ([`HeldOut`]).
 //!
@@ -53,6 +55,7 @@
 mod engine;
 mod error;
 mod holdout;
+mod intervals;
 mod metrics;
 mod population;
 mod report;
@@ -62,6 +65,7 @@ mod strategy;
 pub use engine::{DEFAULT_RUNS, MAX_RUNS, Setup, compare, guaranteed_leakage};
 pub use error::{CompareError, DistributionFault, Result};
 pub use holdout::{HeldOut, Holdout};
+pub use intervals::{MAX_BOOTSTRAP_VALUES, bootstrap_estimates, check_bootstrap_size};
 pub use metrics::{mae, mre, mse};
 pub use population::{DISTRIBUTION_TOLERANCE, histogram, simulate_users};
 pub use report::{Column, Comparison, Row, Scores, Stat};

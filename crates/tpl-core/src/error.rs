@@ -108,6 +108,39 @@ pub enum CoreError {
         /// Number of states.
         n: usize,
     },
+    /// A user stream without records.
+    #[error("no data rows (empty stream)")]
+    EmptyStream,
+    /// Buckets of a user stream that are not evenly spaced.
+    #[error(
+        "buckets have a gap: bucket {missing} never appears (buckets are steps of {spacing} from {first})"
+    )]
+    StreamGap {
+        /// The first bucket missing.
+        missing: u64,
+        /// The spacing of the buckets (the smallest difference between two).
+        spacing: u64,
+        /// The first bucket.
+        first: u64,
+    },
+    /// A (bucket, user) pair given by two records of a user stream.
+    #[error("user {user} appears twice in bucket {bucket}")]
+    StreamDuplicate {
+        /// The 0-based record that repeats the pair.
+        record: usize,
+        /// The user id.
+        user: u64,
+        /// The bucket.
+        bucket: u64,
+    },
+    /// A (bucket, user) pair without a record: a user stream lists every user at every bucket.
+    #[error("user {user} never appears in bucket {bucket}: a stream lists every user at every bucket")]
+    StreamMissing {
+        /// The user id.
+        user: u64,
+        /// The bucket.
+        bucket: u64,
+    },
     /// A step of a dense user stream with another number of users than the first step.
     #[error("step {step} lists {users} users, but step 1 lists {expected}")]
     StreamWidth {

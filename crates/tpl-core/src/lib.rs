@@ -55,6 +55,7 @@ mod steps;
 mod support;
 mod supremum;
 mod transition_counts;
+mod user_stream;
 mod window;
 
 pub use accountant::LeakageAccountant;
@@ -70,6 +71,7 @@ pub use series::{Budgets, CompactSeries, LeakageSeries};
 pub use steps::{StepRange, Steps};
 pub use supremum::{Supremum, supremum};
 pub use transition_counts::{EstimatedMatrix, TransitionCounts};
+pub use user_stream::UserStream;
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]

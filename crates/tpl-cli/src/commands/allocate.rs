@@ -9,10 +9,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
-use tpl_alloc::{
-    AllocError, Allocation, Allocator, Cap, Correlation, Quantified, Quantity, Side, UpperBound,
-    WindowAllocator,
-};
+use tpl_alloc::{AllocError, Allocation, AllocatorKind, Cap, Correlation, Quantity, Side};
 use tpl_core::{CoreError, Supremum};
 
 use crate::args::CorrelationArgs;
@@ -29,6 +26,17 @@ pub enum Strategy {
     Quantified,
     /// Largest constant ε with every window of W steps leaking ≤ α (needs --window).
     Window,
+}
+
+impl Strategy {
+    /// The allocator of `tpl-alloc` it names.
+    fn kind(self) -> AllocatorKind {
+        match self {
+            Self::UpperBound => AllocatorKind::UpperBound,
+            Self::Quantified => AllocatorKind::Quantified,
+            Self::Window => AllocatorKind::Window,
+        }
+    }
 }
 
 /// Arguments of `tpl allocate`.
@@ -83,22 +91,13 @@ pub fn run(args: &AllocateArgs) -> Result<AllocateReport> {
         };
         CliError::Alloc { context, source }
     })?;
+    let kind = args.strategy.kind();
+    if kind == AllocatorKind::Window && args.window.is_none() {
+        return Err(CliError::Usage("--strategy window needs --window W (the window length)".into()));
+    }
     let bar = crate::progress::SeriesBar::new(args.horizon, "allocating");
     let progress = |done, total| bar.update(done, total);
-    let allocated = match args.strategy {
-        Strategy::UpperBound => {
-            UpperBound::new(&corr, args.alpha).allocate_with_progress(args.horizon, &progress)
-        }
-        Strategy::Quantified => {
-            Quantified::new(&corr, args.alpha).allocate_with_progress(args.horizon, &progress)
-        }
-        Strategy::Window => {
-            let w = args.window.ok_or_else(|| {
-                CliError::Usage("--strategy window needs --window W (the window length)".into())
-            })?;
-            WindowAllocator::new(&corr, args.alpha, w).allocate_with_progress(args.horizon, &progress)
-        }
-    };
+    let allocated = kind.allocate_with_progress(&corr, args.alpha, args.horizon, args.window, &progress);
     bar.finish();
     let allocation = allocated.map_err(|source| {
         let context = match &source {
@@ -110,17 +109,9 @@ pub fn run(args: &AllocateArgs) -> Result<AllocateReport> {
         };
         CliError::Alloc { context, source }
     })?;
-    let window = match (allocation.audit.window, allocation.audit.max_window_leakage, args.window) {
-        (Some(w), Some(m), _) => Some((w, m)),
-        (_, _, Some(w)) => {
-            let m = allocation.audit.series.max_window_leakage(w).map_err(|source| CliError::Alloc {
-                context: "--window: ".into(),
-                source: AllocError::Core(source),
-            })?;
-            Some((w, m))
-        }
-        _ => None,
-    };
+    let window = allocation
+        .window_audit(args.window)
+        .map_err(|source| CliError::Alloc { context: "--window: ".into(), source })?;
     if let Some(path) = &args.chart {
         let title = format!(
             "Strategy {}: budgets and audited leakage (α = {}, T = {})",
@@ -139,14 +130,6 @@ fn file_context(path: Option<&PathBuf>) -> String {
 
 fn sup_json(s: Supremum) -> Value {
     s.value().map_or(Value::Null, |v| json!(v))
-}
-
-fn quantity_name(q: Quantity) -> &'static str {
-    match q {
-        Quantity::MaxTpl => "max_tpl",
-        Quantity::TplEveryStep => "tpl_every_step",
-        Quantity::MaxWindowLeakage { .. } => "max_window_leakage",
-    }
 }
 
 /// The sentence explaining a capped budget: why it is below what α calls for, and that α
@@ -198,7 +181,7 @@ impl AllocateReport {
         fields.push((
             "guarantee",
             json!({
-                "quantity": quantity_name(a.guarantee.quantity),
+                "quantity": a.guarantee.quantity.name(),
                 "bound": a.guarantee.bound,
                 "holds": a.guarantee.holds(&a.audit),
             }),
@@ -323,12 +306,10 @@ mod tests {
     ) -> AllocateReport {
         let pf = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.1, 0.9]]).unwrap();
         let corr = Correlation::new(Some(pb), Some(&pf)).unwrap();
-        let allocation = match strategy {
-            Strategy::UpperBound => UpperBound::new(&corr, alpha).allocate(horizon),
-            Strategy::Quantified => Quantified::new(&corr, alpha).allocate(horizon),
-            Strategy::Window => WindowAllocator::new(&corr, alpha, window.unwrap_or(1)).allocate(horizon),
-        }
-        .unwrap();
+        let allocation = strategy
+            .kind()
+            .allocate_with_progress(&corr, alpha, horizon, Some(window.unwrap_or(1)), &|_, _| {})
+            .unwrap();
         let window = window.map(|w| (w, allocation.audit.series.max_window_leakage(w).unwrap()));
         AllocateReport { alpha, allocation, window }
     }

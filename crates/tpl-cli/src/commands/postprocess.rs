@@ -6,11 +6,10 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::{Value, json};
+use tpl_compare::{bootstrap_estimates, check_bootstrap_size};
 use tpl_core::TransitionMatrix;
-use tpl_mechanisms::{Intervals, LaplaceMechanism, Mechanism, SamplerKind};
-use tpl_postprocess::{
-    Bootstrap, Estimates, Estimator, FilterConfig, PostprocessError, PriorPolicy, bootstrap_intervals, filter,
-};
+use tpl_mechanisms::{Intervals, SamplerKind};
+use tpl_postprocess::{Bootstrap, Estimates, Estimator, FilterConfig, PostprocessError, PriorPolicy, filter};
 
 use crate::args::IntervalArgs;
 use crate::chart::{CellSeries, estimate_chart};
@@ -88,9 +87,6 @@ pub struct PostprocessArgs {
     pub truth: Option<PathBuf>,
 }
 
-/// Most bootstrap errors held at once (B·T·n values of 8 bytes): 1 GiB.
-const MAX_BOOTSTRAP_VALUES: usize = 1 << 27;
-
 fn parse_replicates(s: &str) -> std::result::Result<usize, String> {
     match s.parse::<usize>() {
         Ok(b) if b >= 2 => Ok(b),
@@ -147,14 +143,26 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
     };
     let truth = args.truth.as_deref().map(|file| read_truth(file, &counts)).transpose()?;
     if args.interval.interval.is_some() {
-        check_bootstrap_size(args.replicates, horizon.saturating_mul(cells))?;
+        check_bootstrap_size(args.replicates, horizon.saturating_mul(cells))
+            .map_err(|e| CliError::Usage(format!("--replicates {}: {e}", args.replicates)))?;
     }
     let estimates = filter(&counts.rows, &budgets, config.clone()).map_err(|e| locate(e, args, &counts))?;
     for w in &estimates.warnings {
         eprintln!("tpl: warning: {}: {w}", args.releases.display());
     }
     let intervals = match args.interval.interval {
-        Some(level) => Some(bootstrap(args, level, &counts.rows, &estimates.estimates, &budgets, config)?),
+        Some(level) => Some(
+            bootstrap_estimates(
+                &counts.rows,
+                &estimates.estimates,
+                &budgets,
+                config,
+                Bootstrap { level, replicates: args.replicates },
+                args.sampler.0,
+                args.seed,
+            )
+            .map_err(|e| post("--interval: ", e))?,
+        ),
         None => None,
     };
     if let Some(path) = &args.chart {
@@ -193,44 +201,6 @@ fn read_inputs(args: &PostprocessArgs) -> (Result<Counts>, Option<ReadMatrices>)
 fn read_matrices(args: &PostprocessArgs) -> ReadMatrices {
     let read = |path: &Option<PathBuf>| path.as_ref().map(|p| read_matrix(p, &args.matrices));
     (read(&args.forward), read(&args.backward))
-}
-
-/// `--interval`: the parametric bootstrap of the estimator (`docs/intervals.md` §2), its
-/// replicates released through the Laplace mechanism with the releases' budgets and `--sampler`.
-fn bootstrap(
-    args: &PostprocessArgs,
-    level: f64,
-    releases: &[Vec<f64>],
-    estimates: &[Vec<f64>],
-    budgets: &[f64],
-    config: FilterConfig<'_>,
-) -> Result<Intervals> {
-    let noise = match args.seed {
-        Some(seed) => args.sampler.0.seeded(seed),
-        None => args.sampler.0.from_os_rng(),
-    };
-    let mut mechanism = LaplaceMechanism::new(noise);
-    let sensitivity = args.sensitivity;
-    let mut release = |c: &[f64], eps: f64| mechanism.release(c, sensitivity, eps).map_err(|e| e.to_string());
-    let mut estimator = |r: &[Vec<f64>]| filter(r, budgets, config.clone()).map(|e| e.estimates);
-    let settings = Bootstrap { level, replicates: args.replicates };
-    let (lower, upper) =
-        bootstrap_intervals(releases, estimates, budgets, settings, &mut release, &mut estimator)
-            .map_err(|e| post("--interval: ", e))?;
-    Ok(Intervals { level, lower, upper })
-}
-
-/// Refuses a bootstrap of `replicates` × `cells` errors beyond [`MAX_BOOTSTRAP_VALUES`],
-/// before anything is computed.
-fn check_bootstrap_size(replicates: usize, cells: usize) -> Result<()> {
-    if replicates.saturating_mul(cells) <= MAX_BOOTSTRAP_VALUES {
-        return Ok(());
-    }
-    Err(CliError::Usage(format!(
-        "--replicates {replicates}: {replicates} replicates × {cells} estimates exceed the {MAX_BOOTSTRAP_VALUES} \
-         values (1 GiB) the bootstrap holds; use at most {}",
-        MAX_BOOTSTRAP_VALUES / cells.max(1)
-    )))
 }
 
 /// Cells drawn by `--chart`: the three with the largest mean estimate.

@@ -1,0 +1,982 @@
+"""temporal_privacy: differential privacy under temporal correlations, on numpy arrays.
+
+The Python package of ``tpl``. Every function calls the same Rust library functions, with
+the same parameters, as the ``tpl`` command of the same name, so every number equals the
+CLI's JSON to the last bit (``docs/python.md`` in the repository; the mathematics in
+``docs/model.md``).
+
+Conventions:
+
+* Matrices are n × n arrays of numbers, row-stochastic (every row sums to 1 within 1e-9).
+  In a backward matrix P_B row j is Pr(value at t−1 | value at t = j); in a forward matrix
+  P_F row j is Pr(value at t | value at t−1 = j). ``smooth`` and ``normalize`` give the
+  CLI's ``--smoothing`` and ``--normalize``.
+* Anything ``tpl`` refuses raises :class:`TplError` (a ``ValueError``) with the library's
+  message, prefixed by the argument at fault; so do arrays of the wrong dtype or shape.
+* Long computations release the GIL: other Python threads run meanwhile.
+* Randomness comes from the operating system unless ``seed=`` is given, and then a
+  ``UserWarning`` says that the output is reproducible, hence not private.
+
+>>> import temporal_privacy as tp
+>>> round(tp.loss([[0.9, 0.1], [0.2, 0.8]], 1.0), 6)
+0.706275
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import numbers
+import os
+import warnings
+from typing import Any, ClassVar, Iterator, Mapping, Optional
+
+import numpy as np
+
+from . import _native
+from ._native import TplError
+
+__all__ = [
+    "TplError",
+    "loss",
+    "supremum",
+    "leakage",
+    "smooth",
+    "normalize",
+    "allocate",
+    "Leakage",
+    "Allocation",
+    "release",
+    "Release",
+    "postprocess",
+    "Estimates",
+    "compare",
+    "Comparison",
+    "estimate",
+    "Estimated",
+    "Stream",
+    "__version__",
+]
+
+__version__: str = _native.__version__
+
+
+# ---------------------------------------------------------------------------------------
+# Checking inputs: every refusal is a TplError naming the argument.
+
+
+def _numeric(x: Any, name: str, ndim: int) -> np.ndarray:
+    """``x`` as a non-empty numpy array of integers or floats with ``ndim`` dimensions, or a
+    TplError naming ``name``."""
+    if isinstance(x, (str, bytes)):
+        raise TplError(f"{name}: an array of numbers is needed, got a {type(x).__name__}")
+    try:
+        a = np.asarray(x)
+    except (ValueError, TypeError) as e:
+        raise TplError(f"{name}: not an array of numbers ({e})") from None
+    if a.dtype.kind not in "iuf":
+        raise TplError(f"{name}: an array of integers or floats is needed, got dtype {a.dtype}")
+    if a.ndim != ndim:
+        shape = "a 1-D array (one value per step)" if ndim == 1 else f"a {ndim}-D array"
+        raise TplError(f"{name}: {shape} is needed, got shape {a.shape}")
+    if a.size == 0:
+        raise TplError(f"{name}: the array is empty (shape {a.shape})")
+    return a
+
+
+def _array(x: Any, name: str, ndim: int) -> np.ndarray:
+    """``x`` as a C-contiguous float64 array of ``ndim`` dimensions, or a TplError."""
+    return np.ascontiguousarray(_numeric(x, name, ndim), dtype=np.float64)
+
+
+def _matrix(x: Any, name: str) -> np.ndarray:
+    """A transition matrix argument: a non-empty square 2-D array of numbers."""
+    a = _array(x, name, 2)
+    if a.shape[0] != a.shape[1]:
+        raise TplError(f"{name}: a square n × n matrix is needed, got shape {a.shape}")
+    return a
+
+
+def _counts(x: Any, name: str = "counts", negative: bool = False) -> np.ndarray:
+    """A stream of count vectors: a T × n array of numbers, one row per step; ≥ 0 unless
+    ``negative`` (noisy releases)."""
+    a = _array(x, name, 2) if np.ndim(x) != 1 else None
+    if a is None:
+        raise TplError(f"{name}: a 2-D array T × n (one row per step) is needed, got a 1-D array; "
+                       "for one cell use counts.reshape(-1, 1)")
+    if not negative and np.any(a < 0):
+        t, j = np.argwhere(a < 0)[0]
+        raise TplError(f"{name}: step {t + 1}, cell {j}: count {a[t, j]:g} is negative")
+    return a
+
+
+def _seed_warning(seed: Optional[int], what: str) -> None:
+    if seed is not None:
+        warnings.warn(f"seed={seed} makes {what} reproducible, hence NOT private", UserWarning, stacklevel=3)
+
+
+def _optional_matrix(x: Any, name: str) -> Optional[np.ndarray]:
+    return None if x is None else _matrix(x, name)
+
+
+def _number(x: Any, name: str) -> float:
+    """A real number argument."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise TplError(f"{name}: a number is needed, got {x!r}")
+    return float(x)
+
+
+def _whole(x: Any, name: str, minimum: int = 0, maximum: int = 2**64 - 1) -> int:
+    """A whole-number argument within [minimum, maximum]."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
+        raise TplError(f"{name}: a whole number is needed, got {x!r}")
+    v = int(x)
+    if not minimum <= v <= maximum:
+        raise TplError(f"{name}: {v} is not a whole number from {minimum} to {maximum}")
+    return v
+
+
+# ---------------------------------------------------------------------------------------
+# Results: attributes, and mapping access with the CLI's JSON field names.
+
+
+class _Fields(Mapping):
+    """Fields by attribute (``r.max_tpl``) or by the CLI's JSON name (``r["max_tpl"]``);
+    ``dict(r)`` or ``r.to_dict()`` gives them all. Fields the CLI prints only on request
+    (a window's, an interval's) are absent from the mapping when not asked for, and ``None``
+    as attributes."""
+
+    _optional: ClassVar[tuple] = ()
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._names():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def _names(self) -> list:
+        return [
+            f.name
+            for f in dataclasses.fields(self)
+            if f.name not in self._optional or getattr(self, f.name) is not None
+        ]
+
+    def to_dict(self) -> dict:
+        """The fields that are set, by name (arrays are not copied)."""
+        return {k: getattr(self, k) for k in self._names()}
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Leakage(_Fields):
+    """The leakage of a budget sequence (``tpl leakage``): per step t = 1..T the budget
+    ε_t, BPL_t, FPL_t and TPL_t = BPL_t + FPL_t − ε_t, their maximum, and with a window W
+    the leakage of every window of W steps (one per start t = 1..T−W+1, TKDE Theorem 3,
+    rounded up) and its maximum."""
+
+    _optional: ClassVar[tuple] = ("window", "window_leakage", "max_window_leakage")
+
+    t: np.ndarray
+    epsilon: np.ndarray
+    bpl: np.ndarray
+    fpl: np.ndarray
+    tpl: np.ndarray
+    max_tpl: float
+    window: Optional[int] = None
+    window_leakage: Optional[np.ndarray] = None
+    max_window_leakage: Optional[float] = None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Allocation(_Fields):
+    """Budgets per step that keep the temporal leakage under α, with their audit
+    (``tpl allocate``): ``budgets`` ε_1..ε_T and the audited ``bpl, fpl, tpl, max_tpl``;
+    the suprema of BPL and FPL at the steady budget (``None`` when unbounded); with a window,
+    its largest leakage; ``guarantee`` = ``{"quantity", "bound", "holds"}``, what the
+    strategy promises and whether the audit of the printed budgets confirms it. Also
+    ``steady_budget`` (the budget of the middle steps) and ``limited_by`` (``None``, or
+    ``{"side", "q", "epsilon"}`` when the budget is capped below what α calls for because a
+    larger one makes that side's leakage unbounded)."""
+
+    _optional: ClassVar[tuple] = ("window", "max_window_leakage")
+
+    strategy: str
+    alpha: float
+    budgets: np.ndarray
+    bpl: np.ndarray
+    fpl: np.ndarray
+    tpl: np.ndarray
+    max_tpl: float
+    sup_backward: Optional[float]
+    sup_forward: Optional[float]
+    guarantee: dict
+    steady_budget: float
+    window: Optional[int] = None
+    max_window_leakage: Optional[float] = None
+    limited_by: Optional[dict] = None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Release(_Fields):
+    """A w-event release (``tpl release``): per step t = 1..T whether it ``published``
+    afresh (or repeated the previous release), the budget ε_t it spent (``budget`` = test +
+    publication, with ``test_budget`` and ``publication_budget`` apart; the latter is 0 at a
+    repeat), and the released vector (``releases``, T × n, raw: negative values possible,
+    whole numbers with the discrete sampler); ``max_window_budget``, the largest sum of ε_t
+    over ``window`` consecutive steps. How it was made: ``scheme, epsilon, window,
+    sensitivity, sampler, seeded, version`` and the size of the matrices given
+    (``backward``, ``forward``: ``{"n": n}`` or ``None``), also as ``provenance``. With
+    ``interval``: ``lower`` and ``upper`` (T × n), each fresh release ± the exact quantile of
+    its noise; a repeat carries its publication's."""
+
+    _optional: ClassVar[tuple] = ("interval", "lower", "upper")
+
+    scheme: str
+    epsilon: float
+    window: int
+    sensitivity: float
+    sampler: str
+    seeded: bool
+    version: str
+    t: np.ndarray
+    published: np.ndarray
+    budget: np.ndarray
+    test_budget: np.ndarray
+    publication_budget: np.ndarray
+    releases: np.ndarray
+    max_window_budget: float
+    backward: Optional[dict] = None
+    forward: Optional[dict] = None
+    interval: Optional[float] = None
+    lower: Optional[np.ndarray] = None
+    upper: Optional[np.ndarray] = None
+
+    @property
+    def provenance(self) -> dict:
+        """How the release was made, as the CLI's JSON records it."""
+        keys = ["scheme", "epsilon", "window", "sensitivity", "sampler", "seeded", "version", "backward", "forward"]
+        return {k: getattr(self, k) for k in keys}
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Estimates(_Fields):
+    """Estimates of the true counts behind noisy releases (``tpl postprocess``): per step
+    t = 1..T the estimated count vector (``estimates``, T × n, each row summing to the
+    population N; an integer array for ``map-integer``), the ``estimator``'s name, its
+    ``warnings`` (also issued as ``UserWarning``), and with ``interval`` the per-cell
+    bootstrap interval ends ``lower`` and ``upper`` (whole numbers)."""
+
+    _optional: ClassVar[tuple] = ("interval", "lower", "upper")
+
+    estimator: str
+    t: np.ndarray
+    estimates: np.ndarray
+    warnings: list
+    interval: Optional[float] = None
+    lower: Optional[np.ndarray] = None
+    upper: Optional[np.ndarray] = None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Comparison(_Fields):
+    """Strategies scored on one count stream (``tpl compare``): ``rows``, one dict per
+    strategy with the CLI's JSON fields (``strategy, mae, mse, max_window_budget, max_tpl,
+    max_window_leakage, guaranteed_max_tpl, guaranteed_max_window_leakage,
+    published_fraction, mae_std, mse_std, error``), and the parameters of the run.
+    ``dataframe`` gives the rows as a ``pandas.DataFrame`` (pandas is optional)."""
+
+    rows: list
+    epsilon: float
+    window: int
+    alpha: float
+    sensitivity: float
+    runs: int
+    seed: int
+    seeded: bool
+    horizon: int
+    cells: int
+    postprocess: Optional[str]
+    version: str
+
+    @property
+    def dataframe(self) -> Any:
+        """The rows as a ``pandas.DataFrame`` indexed by strategy (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as e:
+            raise ImportError("Comparison.dataframe needs pandas: pip install pandas") from e
+        return pd.DataFrame(self.rows).set_index("strategy")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Estimated(_Fields):
+    """Matrices estimated from a user stream (``tpl estimate``): ``forward`` P_F and
+    ``backward`` P_B (n × n), the transition ``counts`` C[i][j] (moves from cell i to cell
+    j between consecutive buckets), the ``cell_ids`` of the rows, the ``histogram`` of the
+    stream (T × n users per bucket and cell, every step), and ``users, horizon, transitions,
+    smoothing, forward_identity_rows, backward_identity_rows, steps`` as in the CLI's JSON
+    (``horizon`` and ``steps``: the steps estimated from)."""
+
+    forward: np.ndarray
+    backward: np.ndarray
+    counts: np.ndarray
+    cell_ids: np.ndarray
+    users: int
+    horizon: int
+    transitions: int
+    smoothing: Optional[float]
+    forward_identity_rows: list
+    backward_identity_rows: list
+    histogram: np.ndarray
+    steps: tuple
+
+
+# ---------------------------------------------------------------------------------------
+# Leakage: tpl loss, tpl supremum, tpl leakage.
+
+
+def loss(P: Any, alpha: Any) -> Any:
+    """The temporal privacy loss function L(α) of a transition matrix (TKDE eq. 24).
+
+    If a release leaked α about a person, the next release under correlation ``P`` (with
+    budget ε) leaks L(α) + ε: L is 0 without correlation and α for the strongest one. As
+    ``tpl loss --matrix P --alpha A …``.
+
+    Args:
+        P: n × n row-stochastic matrix (numbers).
+        alpha: α ≥ 0, a number or an array of numbers.
+
+    Returns:
+        L(α) as a float for a number, or a float64 array of ``alpha``'s shape.
+
+    Raises:
+        TplError: a matrix that is not row-stochastic, a negative or non-finite α.
+
+    Example:
+        >>> import temporal_privacy as tp
+        >>> P = [[0.8, 0.2], [0.0, 1.0]]
+        >>> tp.loss(P, [0.5, 1000.0])            # doctest: +SKIP
+        array([0.37..., 1.609...])
+    """
+    m = _matrix(P, "P")
+    try:
+        a = np.asarray(alpha)
+    except (ValueError, TypeError) as e:
+        raise TplError(f"alpha: not a number or an array of numbers ({e})") from None
+    if a.dtype.kind not in "iuf":
+        raise TplError(f"alpha: numbers are needed, got dtype {a.dtype}")
+    if a.size == 0:
+        return np.empty(a.shape, dtype=np.float64)
+    values = _native.loss(m, np.ascontiguousarray(a, dtype=np.float64).reshape(-1))
+    if a.ndim == 0:
+        return float(values[0])
+    return values.reshape(a.shape)
+
+
+def supremum(P: Any, epsilon: Any) -> Optional[float]:
+    """The limit of the backward (or forward) leakage when every step spends ε (TKDE
+    Theorem 11), or ``None`` when it grows without bound. As ``tpl supremum``.
+
+    Args:
+        P: P_B for the limit of BPL, P_F for that of FPL (n × n, row-stochastic).
+        epsilon: the budget ε > 0 of every step.
+
+    Returns:
+        The supremum (a float), or ``None`` when the leakage is unbounded.
+
+    Example:
+        >>> import temporal_privacy as tp
+        >>> tp.supremum([[0.8, 0.2], [0.0, 1.0]], 0.3) is None   # ε ≥ log(1/0.8)
+        True
+    """
+    return _native.supremum(_matrix(P, "P"), _number(epsilon, "epsilon"))
+
+
+def leakage(
+    backward: Any = None,
+    forward: Any = None,
+    budgets: Any = None,
+    *,
+    epsilon: Any = None,
+    horizon: Any = None,
+    window: Any = None,
+) -> Leakage:
+    """Backward, forward and temporal privacy leakage of a budget sequence (TKDE eqs.
+    11–15), and with ``window`` the leakage of every window of that many steps (Theorem 3).
+    As ``tpl leakage``; also the audit of any budgets a release spent.
+
+    Args:
+        backward: P_B known to the adversary, or ``None`` (then BPL_t = ε_t).
+        forward: P_F known to the adversary, or ``None`` (then FPL_t = ε_t).
+        budgets: ε_1..ε_T (a 1-D array, ε_t ≥ 0); or give ``epsilon`` and ``horizon``.
+        epsilon: the same ε > 0 at every step (with ``horizon``).
+        horizon: the number of steps T, 1 ≤ T ≤ 10⁸ (with ``epsilon``).
+        window: W with 1 ≤ W ≤ T, to report every window's leakage.
+
+    Returns:
+        :class:`Leakage` with ``t, epsilon, bpl, fpl, tpl, max_tpl`` and, with a window,
+        ``window, window_leakage, max_window_leakage``.
+
+    Example:
+        >>> import temporal_privacy as tp
+        >>> P = [[0.8, 0.2], [0.2, 0.8]]
+        >>> r = tp.leakage(backward=P, forward=P, budgets=[0.2, 0.1, 0.1], window=2)
+        >>> r.max_tpl >= 0.2 and len(r.window_leakage) == 2
+        True
+    """
+    pb = _optional_matrix(backward, "backward")
+    pf = _optional_matrix(forward, "forward")
+    if budgets is not None:
+        if epsilon is not None or horizon is not None:
+            raise TplError("budgets: give budgets=, or epsilon= with horizon=, not both")
+        b, e, t = _array(budgets, "budgets", 1), None, None
+    elif epsilon is not None and horizon is not None:
+        b, e, t = None, _number(epsilon, "epsilon"), _whole(horizon, "horizon")
+    elif epsilon is not None:
+        raise TplError(f"epsilon {epsilon}: needs horizon= (the number of steps), or give budgets=")
+    elif horizon is not None:
+        raise TplError(f"horizon {horizon}: needs epsilon= (the budget of every step), or give budgets=")
+    else:
+        raise TplError("give budgets=, or epsilon= with horizon=")
+    w = None if window is None else _whole(window, "window")
+    eps, bpl, fpl, tpl, max_tpl, windows = _native.leakage(pb, pf, b, e, t, w)
+    steps = np.arange(1, len(eps) + 1, dtype=np.int64)
+    if windows is None:
+        return Leakage(steps, eps, bpl, fpl, tpl, max_tpl)
+    return Leakage(steps, eps, bpl, fpl, tpl, max_tpl, w, windows[0], windows[1])
+
+
+def smooth(P: Any, s: Any) -> np.ndarray:
+    """Laplacian smoothing of TKDE eq. (28): every row p becomes (p + s)/Σ(p + s); larger
+    ``s`` weakens the correlation. The CLI's ``--smoothing s``.
+
+    Example:
+        >>> import temporal_privacy as tp
+        >>> tp.smooth([[1.0, 0.0], [0.0, 1.0]], 1.0)[0].tolist() == [2 / 3, 1 / 3]
+        True
+    """
+    return _native.smooth(_matrix(P, "P"), _number(s, "s"))
+
+
+def normalize(P: Any) -> np.ndarray:
+    """Every row divided by its sum (rows of any finite size), as the CLI's
+    ``--normalize`` reads a matrix file.
+
+    Example:
+        >>> import temporal_privacy as tp
+        >>> tp.normalize([[2, 2], [1, 3]]).tolist()
+        [[0.5, 0.5], [0.25, 0.75]]
+    """
+    return _native.normalize(_matrix(P, "P"))
+
+
+# ---------------------------------------------------------------------------------------
+# Budgets: tpl allocate.
+
+
+def allocate(
+    strategy: str,
+    backward: Any = None,
+    forward: Any = None,
+    alpha: Any = None,
+    horizon: Any = None,
+    window: Any = None,
+) -> Allocation:
+    """Budgets per step that keep the temporal leakage under a target α, audited. As
+    ``tpl allocate``.
+
+    Strategies: ``"upper-bound"`` (TKDE Algorithm 7: one constant ε whose limit TPL is α,
+    valid for any horizon), ``"quantified"`` (Algorithm 8: more budget at the first and
+    last steps so that TPL_t = α at every step), ``"window"`` (the largest constant ε with
+    every window of ``window`` steps leaking ≤ α; needs ``window``).
+
+    Args:
+        strategy: ``"upper-bound"``, ``"quantified"`` or ``"window"``.
+        backward: P_B known to the adversary, or ``None``.
+        forward: P_F known to the adversary, or ``None``.
+        alpha: the target leakage α > 0.
+        horizon: the number of steps T ≥ 1.
+        window: W with 1 ≤ W ≤ T: required by ``"window"``; with the others, adds the audit
+            of the largest leakage of W consecutive steps.
+
+    Returns:
+        :class:`Allocation`.
+
+    Raises:
+        TplError: an unreachable target (e.g. the two TKDE strategies with a matrix whose
+            leakage grows without bound), bad arguments.
+
+    Example:
+        >>> import temporal_privacy as tp
+        >>> P = tp.smooth([[1.0, 0.0], [0.0, 1.0]], 0.1)
+        >>> a = tp.allocate("quantified", backward=P, forward=P, alpha=1.0, horizon=10)
+        >>> a.guarantee["holds"] and a.max_tpl <= 1.0
+        True
+    """
+    if not isinstance(strategy, str):
+        raise TplError(f"strategy: a name is needed (upper-bound, quantified, window), got {strategy!r}")
+    if alpha is None:
+        raise TplError("alpha: the target leakage α > 0 is needed")
+    if horizon is None:
+        raise TplError("horizon: the number of steps T is needed")
+    pb = _optional_matrix(backward, "backward")
+    pf = _optional_matrix(forward, "forward")
+    a = _number(alpha, "alpha")
+    t = _whole(horizon, "horizon")
+    w = None if window is None else _whole(window, "window")
+    if strategy == "window" and w is None:
+        raise TplError("window: the window strategy needs window=W (the window length)")
+    return Allocation(**_native.allocate(strategy, pb, pf, a, t, w))
+
+
+# ---------------------------------------------------------------------------------------
+# Releases: tpl release.
+
+SCHEMES = ("laplace", "uniform", "sample", "bd", "ba", "pba", "planned")
+
+
+def release(
+    counts: Any,
+    scheme: str,
+    epsilon: Any,
+    window: Any,
+    sensitivity: Any = 2,
+    backward: Any = None,
+    forward: Any = None,
+    seed: Any = None,
+    interval: Any = None,
+    budgets: Any = None,
+    sampler: str = "discrete",
+) -> Release:
+    """Releases a stream of counts under a w-event scheme (``docs/w-event.md``), as
+    ``tpl release``: every window of ``window`` steps spends at most ε.
+
+    Schemes: ``"laplace"`` (ε at every step: event level, the reference), ``"uniform"``
+    (ε/w every step), ``"sample"`` (ε once per window), ``"bd"`` and ``"ba"`` (Kellaris et
+    al.'s budget distribution and absorption), ``"pba"`` (correlation-aware absorption; needs
+    ``backward`` and/or ``forward``) and ``"planned"`` (spends ``budgets``, one ε_t per step).
+
+    The noise is the exact discrete Laplace mechanism, drawn from a CSPRNG seeded by the
+    operating system: integer counts plus integer noise, never rounded by floating point.
+
+    Args:
+        counts: T × n array of counts (integers ≥ 0 within ±2⁵² for the discrete sampler;
+            any integer or float dtype), one row per step.
+        scheme: one of ``laplace, uniform, sample, bd, ba, pba, planned``.
+        epsilon: ε > 0 of every window of W steps (of every step for ``laplace``).
+        window: W ≥ 1.
+        sensitivity: the L1 sensitivity Δ > 0 of one step's counts (2: one person moving).
+        backward, forward: the adversary's matrices (n × n); used by ``pba`` only, recorded
+            in the provenance.
+        seed: a seed (0 ≤ seed < 2⁶⁴) for a reproducible run, which is therefore NOT
+            private: a ``UserWarning`` says so. Default: randomness from the OS.
+        interval: a level in (0, 1) to add per-cell intervals ``lower`` and ``upper``.
+        budgets: the plan ε_1..ε_T of ``planned``.
+        sampler: ``"discrete"`` (exact, release-grade) or ``"float"`` (any finite data, NOT
+            release-grade: a ``UserWarning`` says so).
+
+    Returns:
+        :class:`Release`.
+
+    Example:
+        >>> import numpy as np, temporal_privacy as tp
+        >>> counts = np.array([[10, 3], [11, 2], [11, 2], [12, 1]])
+        >>> r = tp.release(counts, "bd", epsilon=1.0, window=2)
+        >>> r.releases.shape, bool(r.max_window_budget <= 1.0)
+        ((4, 2), True)
+    """
+    if not isinstance(scheme, str):
+        raise TplError(f"scheme: a name is needed ({', '.join(SCHEMES)}), got {scheme!r}")
+    if not isinstance(sampler, str):
+        raise TplError(f"sampler: discrete or float, got {sampler!r}")
+    c = _counts(counts)
+    e = _number(epsilon, "epsilon")
+    w = _whole(window, "window")
+    d = _number(sensitivity, "sensitivity")
+    pb = _optional_matrix(backward, "backward")
+    pf = _optional_matrix(forward, "forward")
+    s = None if seed is None else _whole(seed, "seed")
+    level = None if interval is None else _number(interval, "interval")
+    if level is not None and not 0.0 < level < 1.0:
+        raise TplError(f"interval {level}: not a level strictly between 0 and 1 (e.g. 0.9)")
+    plan = None if budgets is None else _array(budgets, "budgets", 1)
+    fields = _native.release(c, scheme, e, w, d, pb, pf, plan, s, sampler, level)
+    fields["t"] = np.arange(1, c.shape[0] + 1, dtype=np.int64)
+    out = Release(**fields)
+    _seed_warning(s, "this release")
+    if out.sampler == "float":
+        warnings.warn(
+            "sampler=\"float\" is NOT release-grade: the low-order bits of float Laplace noise can reveal "
+            "the counts; release with the default discrete sampler",
+            UserWarning,
+            stacklevel=2,
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Estimates: tpl postprocess.
+
+ESTIMATORS = ("map", "map-dbsec", "map-integer", "mle", "smooth")
+
+
+def postprocess(
+    releases: Any,
+    total: Any,
+    budgets: Any = None,
+    epsilon: Any = None,
+    forward: Any = None,
+    backward: Any = None,
+    estimator: str = "map",
+    prior: Any = "frequency",
+    interval: Any = None,
+    sensitivity: Any = None,
+    replicates: Any = 100,
+    sampler: Optional[str] = None,
+    seed: Any = None,
+) -> Estimates:
+    """Estimates of the true counts behind noisy releases, using the public forward matrix
+    as prior knowledge (``docs/map.md``), as ``tpl postprocess``. Post-processing reads only
+    public outputs and costs no privacy budget.
+
+    Estimators: ``"map"`` (the default: continuous MAP whose prior strength is learned from
+    the releases, so a wrong matrix is discounted), ``"map-dbsec"`` (the DBSec paper's prior
+    at full strength), ``"map-integer"`` (exact integer MAP), ``"mle"`` (least squares under
+    the sum constraint, no prior), ``"smooth"`` (every step from all releases, past and
+    future; also uses ``backward``).
+
+    Args:
+        releases: T × n noisy releases (negative values allowed), or a :class:`Release`:
+            then ``budgets`` default to its ``publication_budget`` (0 at a repeat, which
+            brings no new information), ``sensitivity`` and ``sampler`` to its own.
+        total: the exact, public population N ≥ 0; every estimate sums to N.
+        budgets: ε_1..ε_T, the budget that set each release's noise (0: no new information).
+        epsilon: instead of ``budgets``, the same ε_t > 0 for every release.
+        forward: the public forward matrix (n × n); needed by every estimator but ``mle``
+            when T > 1.
+        backward: the public backward matrix, used by ``smooth`` (default: the forward
+            matrix reversed).
+        estimator: one of ``map, map-dbsec, map-integer, mle, smooth``.
+        prior: the initial prior: ``"frequency"`` (the first release, normalised),
+            ``"uniform"``, or an array of n probabilities.
+        interval: a level in (0, 1) for per-cell intervals by a parametric bootstrap of the
+            estimator (``docs/intervals.md``).
+        sensitivity: Δ > 0 of the releases (default 2, or the release's).
+        replicates: with ``interval``: the bootstrap's replicates B ≥ 2.
+        sampler: with ``interval``: the sampler of the replicates (default ``"discrete"``,
+            or the release's).
+        seed: with ``interval``: a seed for reproducible replicates (no release is touched).
+
+    Returns:
+        :class:`Estimates`.
+
+    Example:
+        >>> import numpy as np, temporal_privacy as tp
+        >>> P = [[0.9, 0.1], [0.2, 0.8]]
+        >>> noisy = np.array([[6.0, 9.0], [4.0, 12.0], [7.0, 8.0]])
+        >>> e = tp.postprocess(noisy, total=15, epsilon=0.5, forward=P)
+        >>> e.estimates.sum(axis=1).round(9).tolist()
+        [15.0, 15.0, 15.0]
+    """
+    if isinstance(releases, Release):
+        if budgets is None and epsilon is None:
+            budgets = releases.publication_budget
+        if sensitivity is None:
+            sensitivity = releases.sensitivity
+        if sampler is None:
+            sampler = releases.sampler
+        releases = releases.releases
+    r = _counts(releases, "releases", negative=True)
+    n_total = _whole(total, "total")
+    if budgets is not None and epsilon is not None:
+        raise TplError("budgets: give budgets= or epsilon=, not both")
+    if budgets is None and epsilon is None:
+        raise TplError("budgets: the budgets are unknown: give budgets= (ε_t of every release) or epsilon=")
+    b = None if budgets is None else _array(budgets, "budgets", 1)
+    e = None if epsilon is None else _number(epsilon, "epsilon")
+    d = 2.0 if sensitivity is None else _number(sensitivity, "sensitivity")
+    pf = _optional_matrix(forward, "forward")
+    pb = _optional_matrix(backward, "backward")
+    if not isinstance(estimator, str):
+        raise TplError(f"estimator: one of {', '.join(ESTIMATORS)}, got {estimator!r}")
+    if isinstance(prior, str):
+        prior_name, prior_values = prior, None
+    else:
+        prior_name, prior_values = "explicit", _array(prior, "prior", 1)
+    level = None if interval is None else _number(interval, "interval")
+    if level is not None and not 0.0 < level < 1.0:
+        raise TplError(f"interval {level}: not a level strictly between 0 and 1 (e.g. 0.9)")
+    b_reps = _whole(replicates, "replicates", minimum=2)
+    s = None if seed is None else _whole(seed, "seed")
+    if s is not None and level is None:
+        raise TplError("seed: seeds the bootstrap of interval=, which is not asked for")
+    fields = _native.postprocess(
+        r, n_total, b, e, d, pf, pb, prior_name, prior_values, estimator, level, b_reps, sampler or "discrete", s
+    )
+    for w in fields["warnings"]:
+        warnings.warn(w, UserWarning, stacklevel=2)
+    fields["t"] = np.arange(1, r.shape[0] + 1, dtype=np.int64)
+    return Estimates(**fields)
+
+
+# ---------------------------------------------------------------------------------------
+# Comparisons: tpl compare.
+
+
+def compare(
+    counts: Any,
+    backward: Any = None,
+    forward: Any = None,
+    epsilon: Any = None,
+    window: Any = None,
+    runs: Any = 10,
+    postprocess: Optional[str] = None,
+    seed: Any = None,
+    schemes: Any = None,
+    alpha: Any = None,
+    sensitivity: Any = 2,
+) -> Comparison:
+    """Runs release strategies on one count stream and scores each on error and on the
+    leakage the adversary's correlation really gives, realised (worst run) and guaranteed
+    (over every run the strategy could produce). As ``tpl compare --counts`` with matrices.
+
+    Strategies: the w-event schemes ``laplace, uniform, sample, bd, ba, pba`` and the
+    allocators ``upper-bound, quantified, window`` (whose target is ``alpha``, default ε).
+    A strategy that cannot run on this input has ``None`` scores and its reason in ``error``.
+
+    The matrices are the adversary's knowledge and the prior of post-processing: estimated
+    from the very counts scored, they flatter every estimator (``docs/cli.md``, ``compare``);
+    estimate them from another period (:func:`estimate`).
+
+    Args:
+        counts: T × n true counts (integers ≥ 0), one row per step.
+        backward, forward: the adversary's correlation (n × n), or ``None``.
+        epsilon: ε > 0 of the schemes, per window of ``window`` steps.
+        window: W ≥ 1, also of the audited window leakage.
+        runs: releases per strategy, 1 ≤ R ≤ 10 000 (errors averaged, leakage the worst run).
+        postprocess: ``None``, or ``"map"``, ``"map-dbsec"``, ``"smooth"``: also score every
+            strategy after that post-processing (rows ``<strategy>+<name>``, and the data-free
+            ``prior-mean``).
+        seed: a seed for reproducible runs, therefore NOT private (a ``UserWarning`` says so).
+        schemes: the strategies to run, by name (default: all nine).
+        alpha: the allocators' target α (default ε).
+        sensitivity: Δ > 0.
+
+    Returns:
+        :class:`Comparison`; ``.rows`` is a list of dicts, ``.dataframe`` a pandas DataFrame.
+
+    Example:
+        >>> import numpy as np, temporal_privacy as tp
+        >>> P = tp.smooth(np.eye(3), 0.05)
+        >>> counts = np.array([[40, 30, 30]] * 20)
+        >>> c = tp.compare(counts, backward=P, forward=P, epsilon=1, window=5, runs=2,
+        ...                schemes=["bd", "window"])
+        >>> [r["strategy"] for r in c.rows]
+        ['bd', 'window']
+    """
+    c = _counts(counts)
+    pb = _optional_matrix(backward, "backward")
+    pf = _optional_matrix(forward, "forward")
+    if epsilon is None or window is None:
+        raise TplError("epsilon and window are needed (ε of every window of W steps)")
+    e = _number(epsilon, "epsilon")
+    w = _whole(window, "window")
+    r = _whole(runs, "runs")
+    a = None if alpha is None else _number(alpha, "alpha")
+    d = _number(sensitivity, "sensitivity")
+    s = None if seed is None else _whole(seed, "seed")
+    if schemes is not None:
+        if isinstance(schemes, str):
+            schemes = schemes.split(",")
+        schemes = [str(x).strip() for x in schemes]
+    if postprocess is not None and not isinstance(postprocess, str):
+        raise TplError(f"postprocess: map, map-dbsec or smooth, got {postprocess!r}")
+    out = json.loads(_native.compare(c, pb, pf, e, w, d, schemes, a, r, postprocess, s))
+    out["version"] = __version__
+    result = Comparison(**out)
+    _seed_warning(s, "these releases")
+    return result
+
+
+# ---------------------------------------------------------------------------------------
+# Matrices from a user stream: tpl estimate.
+
+
+def estimate(
+    stream: Any, smoothing: Any = None, *, steps: Any = None, user: Any = None, cell: Any = None
+) -> Estimated:
+    """The forward and backward transition matrices of a user stream (TKDE §6), with
+    optional Laplacian smoothing (eq. 28), and the stream's counts per bucket. As
+    ``tpl estimate`` (and the histogram ``tpl compare --stream`` scores).
+
+    Args:
+        stream: an R × 3 array of whole numbers, one record (bucket, user, cell) per user
+            per bucket, in any order: the rows of a stream file (``docs/formats.md`` §6).
+            Every user appears at every bucket, once; buckets are evenly spaced. Or the
+            bucket column, with ``user`` and ``cell`` the other two.
+        smoothing: s ≥ 0 (``--smoothing s``), or ``None`` for none.
+        steps: estimate from steps A..B only (``--steps``): ``"A..B"``, ``"A.."``, ``"..B"``
+            or a pair ``(A, B)`` (``None`` for an open end); step t is the t-th bucket in
+            ascending order, from 1. A move into step A or out of step B is not counted, and
+            the rows are still the cells of the whole stream, so that matrices from one
+            period fit the counts (``histogram``) of another.
+        user: the user column, when ``stream`` is the bucket column.
+        cell: the cell column, when ``stream`` is the bucket column.
+
+    Returns:
+        :class:`Estimated`: row and column i of ``forward``, ``backward`` and ``counts`` is
+        the i-th distinct cell id (``cell_ids``, ascending); ``histogram`` (T × n) counts the
+        users per bucket and cell in that order. Rows without an observed move are identity
+        rows (``forward_identity_rows``, ``backward_identity_rows``).
+
+    Example:
+        >>> import numpy as np, temporal_privacy as tp
+        >>> # Two people over three buckets: 0 → 0 → 1 and 1 → 1 → 1.
+        >>> s = np.array([[0, 7, 0], [0, 8, 1], [1, 7, 0], [1, 8, 1], [2, 7, 1], [2, 8, 1]])
+        >>> e = tp.estimate(s)
+        >>> e.forward.tolist(), e.histogram.tolist()
+        ([[0.5, 0.5], [0.0, 1.0]], [[1, 1], [1, 1], [0, 2]])
+    """
+    if user is not None or cell is not None:
+        if user is None or cell is None:
+            raise TplError("stream: give the bucket column with both user= and cell=, or an R × 3 array")
+        columns = [_whole_column(x, name) for x, name in [(stream, "stream"), (user, "user"), (cell, "cell")]]
+        if len({len(c) for c in columns}) != 1:
+            raise TplError(f"stream: the columns have different lengths {[len(c) for c in columns]}")
+        records = np.ascontiguousarray(np.column_stack(columns))
+    else:
+        records = _whole_array(stream, "stream", 2)
+        if records.shape[1] != 3:
+            raise TplError(f"stream: an R × 3 array (bucket, user, cell) is needed, got shape {records.shape}")
+    s = None if smoothing is None else _number(smoothing, "smoothing")
+    if steps is not None and not isinstance(steps, str):
+        try:
+            a, b = steps
+        except (TypeError, ValueError):
+            raise TplError(f"steps: \"A..B\" or a pair (A, B), got {steps!r}") from None
+        steps = f"{'' if a is None else _whole(a, 'steps')}..{'' if b is None else _whole(b, 'steps')}"
+    return Estimated(**_native.estimate(records, s, steps))
+
+
+def _whole_array(x: Any, name: str, ndim: int) -> np.ndarray:
+    """An array of whole numbers 0..2⁶⁴−1 (ids, buckets) as uint64."""
+    a = _numeric(x, name, ndim)
+    if a.dtype.kind == "f" and not np.all(np.isfinite(a) & (a == np.floor(a)) & (a < 2.0**64)):
+        raise TplError(f"{name}: whole numbers are needed (ids and buckets), found a fraction or non-finite value")
+    if a.dtype.kind != "u" and np.any(a < 0):
+        raise TplError(f"{name}: ids and buckets are whole numbers ≥ 0, found {a.min()}")
+    return np.ascontiguousarray(a, dtype=np.uint64)
+
+
+def _whole_column(x: Any, name: str) -> np.ndarray:
+    return _whole_array(x, name, 1)
+
+
+# ---------------------------------------------------------------------------------------
+# Durable streams: tpl stream.
+
+
+class Stream:
+    """A durable stream (``tpl stream``, ``docs/stream.md``): one SQLite file holding the
+    parameters and every step, released one row at a time. The budget carries over from one
+    process to the next; every spend is checked before any noise is drawn; a step is
+    durable before :meth:`push` returns it; a key already pushed with the same counts
+    returns the stored release and spends nothing. Noise comes from the operating system at
+    every push (no generator state is stored).
+
+    A handle belongs to the thread that opened it. Create one with :meth:`create` or
+    :meth:`open`.
+
+    Example:
+        >>> import os, tempfile, temporal_privacy as tp
+        >>> path = os.path.join(tempfile.mkdtemp(), "s.db")
+        >>> s = tp.Stream.create(path, "bd", epsilon=1.0, window=4)
+        >>> step = s.push([10, 3], key=100)
+        >>> s.push([10, 3], key=100)["replayed"], s.status()["steps"]
+        (True, 1)
+    """
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    @classmethod
+    def create(
+        cls,
+        path: Any,
+        scheme: str,
+        epsilon: Any,
+        window: Any,
+        sensitivity: Any = 2,
+        backward: Any = None,
+        forward: Any = None,
+        alpha: Any = None,
+        budgets: Any = None,
+        sampler: str = "discrete",
+    ) -> "Stream":
+        """Creates the stream file ``path`` (an existing file is refused) with the
+        parameters of ``tpl stream init`` and opens it: ``scheme`` and ``epsilon``,
+        ``window``, ``sensitivity`` as :func:`release`; ``backward``/``forward`` the
+        adversary's matrices (the leakage is then audited at every step, and ``pba`` uses
+        them); ``alpha`` a leakage bound no step may exceed (with matrices); ``budgets`` the
+        plan of ``planned``; ``sampler`` ``"discrete"`` or ``"float"``."""
+        if not isinstance(scheme, str):
+            raise TplError(f"scheme: a name is needed ({', '.join(SCHEMES)}), got {scheme!r}")
+        native = _native.NativeStream.create(
+            os.fspath(path),
+            scheme,
+            _number(epsilon, "epsilon"),
+            _whole(window, "window"),
+            _number(sensitivity, "sensitivity"),
+            _optional_matrix(backward, "backward"),
+            _optional_matrix(forward, "forward"),
+            None if alpha is None else _number(alpha, "alpha"),
+            None if budgets is None else _array(budgets, "budgets", 1),
+            sampler if isinstance(sampler, str) else str(sampler),
+        )
+        return cls(native)
+
+    @classmethod
+    def open(cls, path: Any) -> "Stream":
+        """Opens the existing stream file ``path``."""
+        return cls(_native.NativeStream.open(os.fspath(path)))
+
+    @property
+    def path(self) -> str:
+        """The stream file."""
+        return os.fspath(self._native.path())
+
+    def push(self, counts: Any, key: Any = None) -> dict:
+        """Releases one step from its counts (a 1-D array of n whole numbers ≥ 0), as
+        ``tpl stream push`` does with one row; ``key`` (an integer that increases from step
+        to step, e.g. the time bucket) makes a retry safe: the same key with the same counts
+        returns the stored release. Default key: the last key + 1.
+
+        Returns a dict: ``t, key, published, budget, test_budget, publication_budget,
+        release`` (array), ``replayed`` (the stored release was returned), ``refused`` (why
+        the stream's checks refused the step, which then repeats the last release) and, with
+        matrices, ``max_tpl`` and ``max_window_leakage`` so far."""
+        row = _array(counts, "counts", 1)
+        if np.any(row < 0):
+            j = int(np.argmax(row < 0))
+            raise TplError(f"counts: cell {j}: count {row[j]:g} is negative")
+        k = None if key is None else _whole(key, "key", maximum=2**63 - 1)
+        return self._native.push(row, k)
+
+    def status(self) -> dict:
+        """Where the stream stands, as ``tpl stream status``: ``steps, scheme, epsilon,
+        window, sensitivity, sampler, alpha, budgets, published, refused, last_key,
+        max_window_spend``, ``realized`` (``{"max_tpl", "max_window_leakage"}`` of the
+        budgets spent, with matrices) and the file's ``format_version``."""
+        return self._native.status()
+
+    def steps(self) -> list:
+        """Every recorded step, in order (as ``tpl stream export``), as :meth:`push`
+        returns them."""
+        return self._native.steps()
+
+    def __repr__(self) -> str:
+        return f"Stream({self.path!r})"

@@ -1,0 +1,213 @@
+"""Type stubs of temporal_privacy (the documentation is in __init__.py and docs/python.md)."""
+
+from typing import Any, ClassVar, Iterator, Literal, Mapping, Optional, Sequence, Union, overload
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+ArrayLike = npt.ArrayLike
+Strategy = Literal["upper-bound", "quantified", "window"]
+Scheme = Literal["laplace", "uniform", "sample", "bd", "ba", "pba", "planned"]
+Estimator = Literal["map", "map-dbsec", "map-integer", "mle", "smooth"]
+Sampler = Literal["discrete", "float", "secure"]
+
+SCHEMES: tuple[str, ...]
+ESTIMATORS: tuple[str, ...]
+
+class TplError(ValueError):
+    """An input tpl refuses, with the library's message naming the argument at fault."""
+
+class _Fields(Mapping[str, Any]):
+    _optional: ClassVar[tuple[str, ...]]
+    def __getitem__(self, key: str) -> Any: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def __len__(self) -> int: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+class Leakage(_Fields):
+    t: npt.NDArray[np.int64]
+    epsilon: npt.NDArray[np.float64]
+    bpl: npt.NDArray[np.float64]
+    fpl: npt.NDArray[np.float64]
+    tpl: npt.NDArray[np.float64]
+    max_tpl: float
+    window: Optional[int]
+    window_leakage: Optional[npt.NDArray[np.float64]]
+    max_window_leakage: Optional[float]
+
+class Allocation(_Fields):
+    strategy: str
+    alpha: float
+    budgets: npt.NDArray[np.float64]
+    bpl: npt.NDArray[np.float64]
+    fpl: npt.NDArray[np.float64]
+    tpl: npt.NDArray[np.float64]
+    max_tpl: float
+    sup_backward: Optional[float]
+    sup_forward: Optional[float]
+    guarantee: dict[str, Any]
+    steady_budget: float
+    window: Optional[int]
+    max_window_leakage: Optional[float]
+    limited_by: Optional[dict[str, Any]]
+
+class Release(_Fields):
+    scheme: str
+    epsilon: float
+    window: int
+    sensitivity: float
+    sampler: str
+    seeded: bool
+    version: str
+    t: npt.NDArray[np.int64]
+    published: npt.NDArray[np.bool_]
+    budget: npt.NDArray[np.float64]
+    test_budget: npt.NDArray[np.float64]
+    publication_budget: npt.NDArray[np.float64]
+    releases: npt.NDArray[np.float64]
+    max_window_budget: float
+    backward: Optional[dict[str, int]]
+    forward: Optional[dict[str, int]]
+    interval: Optional[float]
+    lower: Optional[npt.NDArray[np.float64]]
+    upper: Optional[npt.NDArray[np.float64]]
+    @property
+    def provenance(self) -> dict[str, Any]: ...
+
+class Estimates(_Fields):
+    estimator: str
+    t: npt.NDArray[np.int64]
+    estimates: npt.NDArray[Any]
+    warnings: list[str]
+    interval: Optional[float]
+    lower: Optional[npt.NDArray[np.float64]]
+    upper: Optional[npt.NDArray[np.float64]]
+
+class Comparison(_Fields):
+    rows: list[dict[str, Any]]
+    epsilon: float
+    window: int
+    alpha: float
+    sensitivity: float
+    runs: int
+    seed: int
+    seeded: bool
+    horizon: int
+    cells: int
+    postprocess: Optional[str]
+    version: str
+    @property
+    def dataframe(self) -> Any: ...
+
+class Estimated(_Fields):
+    forward: npt.NDArray[np.float64]
+    backward: npt.NDArray[np.float64]
+    counts: npt.NDArray[np.int64]
+    cell_ids: npt.NDArray[np.uint64]
+    users: int
+    horizon: int
+    transitions: int
+    smoothing: Optional[float]
+    forward_identity_rows: list[int]
+    backward_identity_rows: list[int]
+    histogram: npt.NDArray[np.int64]
+    steps: tuple[int, int]
+
+@overload
+def loss(P: ArrayLike, alpha: float) -> float: ...
+@overload
+def loss(P: ArrayLike, alpha: Union[Sequence[float], npt.NDArray[Any]]) -> npt.NDArray[np.float64]: ...
+def supremum(P: ArrayLike, epsilon: float) -> Optional[float]: ...
+def leakage(
+    backward: Optional[ArrayLike] = None,
+    forward: Optional[ArrayLike] = None,
+    budgets: Optional[ArrayLike] = None,
+    *,
+    epsilon: Optional[float] = None,
+    horizon: Optional[int] = None,
+    window: Optional[int] = None,
+) -> Leakage: ...
+def smooth(P: ArrayLike, s: float) -> npt.NDArray[np.float64]: ...
+def normalize(P: ArrayLike) -> npt.NDArray[np.float64]: ...
+def allocate(
+    strategy: Strategy,
+    backward: Optional[ArrayLike] = None,
+    forward: Optional[ArrayLike] = None,
+    alpha: Optional[float] = None,
+    horizon: Optional[int] = None,
+    window: Optional[int] = None,
+) -> Allocation: ...
+def release(
+    counts: ArrayLike,
+    scheme: Scheme,
+    epsilon: float,
+    window: int,
+    sensitivity: float = 2,
+    backward: Optional[ArrayLike] = None,
+    forward: Optional[ArrayLike] = None,
+    seed: Optional[int] = None,
+    interval: Optional[float] = None,
+    budgets: Optional[ArrayLike] = None,
+    sampler: Sampler = "discrete",
+) -> Release: ...
+def postprocess(
+    releases: Union[ArrayLike, Release],
+    total: int,
+    budgets: Optional[ArrayLike] = None,
+    epsilon: Optional[float] = None,
+    forward: Optional[ArrayLike] = None,
+    backward: Optional[ArrayLike] = None,
+    estimator: Estimator = "map",
+    prior: Union[Literal["frequency", "uniform"], ArrayLike] = "frequency",
+    interval: Optional[float] = None,
+    sensitivity: Optional[float] = None,
+    replicates: int = 100,
+    sampler: Optional[Sampler] = None,
+    seed: Optional[int] = None,
+) -> Estimates: ...
+def compare(
+    counts: ArrayLike,
+    backward: Optional[ArrayLike] = None,
+    forward: Optional[ArrayLike] = None,
+    epsilon: Optional[float] = None,
+    window: Optional[int] = None,
+    runs: int = 10,
+    postprocess: Optional[Literal["map", "map-dbsec", "smooth"]] = None,
+    seed: Optional[int] = None,
+    schemes: Optional[Union[str, Sequence[str]]] = None,
+    alpha: Optional[float] = None,
+    sensitivity: float = 2,
+) -> Comparison: ...
+def estimate(
+    stream: ArrayLike,
+    smoothing: Optional[float] = None,
+    *,
+    steps: Optional[Union[str, tuple[Optional[int], Optional[int]]]] = None,
+    user: Optional[ArrayLike] = None,
+    cell: Optional[ArrayLike] = None,
+) -> Estimated: ...
+
+class Stream:
+    @classmethod
+    def create(
+        cls,
+        path: Any,
+        scheme: Scheme,
+        epsilon: float,
+        window: int,
+        sensitivity: float = 2,
+        backward: Optional[ArrayLike] = None,
+        forward: Optional[ArrayLike] = None,
+        alpha: Optional[float] = None,
+        budgets: Optional[ArrayLike] = None,
+        sampler: Sampler = "discrete",
+    ) -> "Stream": ...
+    @classmethod
+    def open(cls, path: Any) -> "Stream": ...
+    @property
+    def path(self) -> str: ...
+    def push(self, counts: ArrayLike, key: Optional[int] = None) -> dict[str, Any]: ...
+    def status(self) -> dict[str, Any]: ...
+    def steps(self) -> list[dict[str, Any]]: ...

@@ -1,0 +1,62 @@
+//! numpy arrays in, library types out, and library errors as `TplError`.
+
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2};
+use pyo3::prelude::*;
+use tpl_core::TransitionMatrix;
+
+use crate::TplError;
+
+/// The longest horizon a call accepts (as the command line's `--horizon`): at 10⁸ steps a
+/// leakage series alone is 1.6 GB.
+pub const MAX_HORIZON: usize = 100_000_000;
+
+/// A `TplError` saying `what: error`.
+pub fn error(what: &str, e: impl std::fmt::Display) -> PyErr {
+    TplError::new_err(format!("{what}: {e}"))
+}
+
+/// The rows of a 2-D array.
+pub fn rows(a: &PyReadonlyArray2<'_, f64>) -> Vec<Vec<f64>> {
+    a.as_array().rows().into_iter().map(|r| r.to_vec()).collect()
+}
+
+/// A validated transition matrix from a 2-D float array; errors name `what`.
+pub fn matrix(a: &PyReadonlyArray2<'_, f64>, what: &str) -> PyResult<TransitionMatrix> {
+    TransitionMatrix::new(rows(a)).map_err(|e| error(what, e))
+}
+
+/// An optional matrix.
+pub fn optional_matrix(
+    a: Option<&PyReadonlyArray2<'_, f64>>,
+    what: &str,
+) -> PyResult<Option<TransitionMatrix>> {
+    a.map(|a| matrix(a, what)).transpose()
+}
+
+/// Checks a horizon T: 1 ≤ T ≤ [`MAX_HORIZON`].
+pub fn check_horizon(horizon: usize) -> PyResult<()> {
+    tpl_core::check_horizon(horizon).map_err(|e| error("horizon", e))?;
+    if horizon > MAX_HORIZON {
+        return Err(TplError::new_err(format!(
+            "horizon {horizon}: at most {MAX_HORIZON} steps are supported"
+        )));
+    }
+    Ok(())
+}
+
+/// A 1-D float array.
+pub fn vector<'py>(py: Python<'py>, v: Vec<f64>) -> Bound<'py, PyArray1<f64>> {
+    PyArray1::from_vec(py, v)
+}
+
+/// A T × n float array from T rows of n values.
+pub fn table<'py>(py: Python<'py>, rows: &[Vec<f64>]) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let n = rows.first().map_or(0, Vec::len);
+    let flat: Vec<f64> = rows.iter().flatten().copied().collect();
+    PyArray1::from_vec(py, flat).reshape([rows.len(), n])
+}
+
+/// The rows of a matrix as a 2-D array.
+pub fn matrix_array<'py>(py: Python<'py>, m: &TransitionMatrix) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    table(py, &m.to_rows())
+}

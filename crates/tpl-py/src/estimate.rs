@@ -1,0 +1,94 @@
+//! `estimate`: the forward and backward transition matrices of a user stream
+//! (`tpl estimate`, TKDE §6 and eq. 28) through `tpl-core`, and its counts per bucket.
+
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray2};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use tpl_core::{
+    CoreError, EstimatedMatrix, StepRange, Steps, TransitionCounts, TransitionMatrix, UserStream,
+};
+
+use crate::TplError;
+use crate::convert::{error, matrix_array};
+
+/// The largest number of cells (matrix rows) estimated from a stream, as `tpl estimate`
+/// allows: three n × n tables of 8-byte numbers are 400 MB at n = 4096.
+pub const MAX_CELLS: usize = 4096;
+
+/// A T × n integer array from rows of whole numbers.
+fn integers<'py>(py: Python<'py>, rows: &[Vec<i64>], n: usize) -> PyResult<Bound<'py, numpy::PyArray2<i64>>> {
+    let flat: Vec<i64> = rows.iter().flatten().copied().collect();
+    PyArray1::from_vec(py, flat).reshape([rows.len(), n])
+}
+
+/// The estimate of `tpl estimate` from the records (bucket, user, cell) of a stream, as a
+/// dict: `forward`, `backward`, `counts` (transition counts), `cell_ids`, `histogram` (the
+/// counts per bucket and cell, of every step), `users`, `horizon`, `transitions`,
+/// `smoothing`, the rows without data of each matrix and `steps`; with `steps` ("A..B", as
+/// `--steps`) the matrices count the moves within those steps only
+/// ([`TransitionCounts::from_steps`]), their rows still the cells of the whole stream.
+#[pyfunction]
+#[pyo3(signature = (records, smoothing, steps))]
+fn estimate<'py>(
+    py: Python<'py>,
+    records: PyReadonlyArray2<'py, u64>,
+    smoothing: Option<f64>,
+    steps: Option<&str>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let range: StepRange = match steps {
+        Some(text) => text.parse().map_err(|e| error(&format!("steps {text:?}"), e))?,
+        None => StepRange::ALL,
+    };
+    if let Some(s) = smoothing {
+        TransitionMatrix::check_smoothing(s).map_err(|e| error("smoothing", e))?;
+    }
+    let view = records.as_array();
+    if view.ncols() != 3 {
+        return Err(TplError::new_err(format!(
+            "stream: rows of three columns (bucket, user, cell) are needed, got {}",
+            view.ncols()
+        )));
+    }
+    let records: Vec<(u64, u64, u64)> = view.rows().into_iter().map(|r| (r[0], r[1], r[2])).collect();
+    type Estimated = (UserStream, Steps, TransitionCounts, EstimatedMatrix, EstimatedMatrix, Vec<Vec<f64>>);
+    let done = py.detach(move || -> Result<Estimated, (&'static str, String)> {
+        let stream = UserStream::from_records(&records).map_err(|e| ("stream", e.to_string()))?;
+        let cells = stream.cells();
+        if cells > MAX_CELLS {
+            return Err(("stream", format!("{cells} distinct cells: at most {MAX_CELLS} are supported")));
+        }
+        let fail = |e: CoreError| ("stream", e.to_string());
+        let steps = range.resolve(stream.states.len()).map_err(|e| ("steps", e.to_string()))?;
+        let counts = TransitionCounts::from_steps(cells, &stream.states, steps).map_err(fail)?;
+        let smooth = |m: EstimatedMatrix| m.smoothed(smoothing).map_err(|e| ("smoothing", e.to_string()));
+        let forward = smooth(counts.forward().map_err(fail)?)?;
+        let backward = smooth(counts.backward().map_err(fail)?)?;
+        let histogram =
+            tpl_compare::histogram(&stream.states, cells).map_err(|e| ("stream", e.to_string()))?;
+        Ok((stream, steps, counts, forward, backward, histogram))
+    });
+    let (stream, steps, counts, forward, backward, histogram) = done.map_err(|(what, e)| error(what, e))?;
+    let n = counts.n();
+    let d = PyDict::new(py);
+    d.set_item("forward", matrix_array(py, &forward.matrix)?)?;
+    d.set_item("backward", matrix_array(py, &backward.matrix)?)?;
+    let table: Vec<Vec<i64>> = (0..n).map(|i| counts.row(i).iter().map(|&c| c as i64).collect()).collect();
+    d.set_item("counts", integers(py, &table, n)?)?;
+    d.set_item("cell_ids", PyArray1::from_vec(py, stream.cell_ids.clone()))?;
+    d.set_item("users", stream.states.first().map_or(0, Vec::len))?;
+    d.set_item("horizon", steps.len())?;
+    let transitions: u64 = (0..n).map(|i| counts.row(i).iter().sum::<u64>()).sum();
+    d.set_item("transitions", transitions)?;
+    d.set_item("smoothing", smoothing)?;
+    d.set_item("forward_identity_rows", forward.empty_rows)?;
+    d.set_item("backward_identity_rows", backward.empty_rows)?;
+    let hist: Vec<Vec<i64>> = histogram.iter().map(|r| r.iter().map(|&v| v as i64).collect()).collect();
+    d.set_item("histogram", integers(py, &hist, n)?)?;
+    d.set_item("steps", (steps.first(), steps.last()))?;
+    Ok(d)
+}
+
+/// Adds this module's functions.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(estimate, m)?)
+}

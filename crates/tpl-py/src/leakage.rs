@@ -1,0 +1,134 @@
+//! `loss`, `supremum`, `leakage`, `smooth` and `normalize`: `tpl loss`, `tpl supremum` and
+//! `tpl leakage` (TKDE eqs. 11–15, 24, Theorems 3 and 11) through `tpl-core`.
+
+use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::prelude::*;
+use tpl_core::{Budgets, CompactSeries, Loss, LossEvaluator, PiecewiseLoss, TransitionMatrix};
+
+use crate::convert::{check_horizon, error, matrix, matrix_array, optional_matrix, rows, vector};
+
+/// L(α) of `p` at every α (TKDE eq. 24), with the evaluator `tpl loss` picks for that many
+/// values ([`Loss::new`]), so each value is the CLI's to the last bit.
+#[pyfunction]
+fn loss<'py>(
+    py: Python<'py>,
+    p: PyReadonlyArray2<'py, f64>,
+    alpha: PyReadonlyArray1<'py, f64>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let alphas = alpha.as_array().to_vec();
+    if let Some(a) = alphas.iter().find(|a| !(a.is_finite() && **a >= 0.0)) {
+        return Err(error(&format!("alpha {a}"), "α must be a finite number ≥ 0"));
+    }
+    let m = matrix(&p, "P")?;
+    let values = py.detach(move || {
+        let l = Loss::new(&m, alphas.len());
+        alphas.iter().map(|&a| l.loss(a)).collect::<Vec<f64>>()
+    });
+    Ok(vector(py, values))
+}
+
+/// The limit of BPL (or FPL) under the constant budget ε (TKDE Theorem 11, as
+/// `tpl supremum`): `None` when unbounded.
+#[pyfunction]
+fn supremum(py: Python<'_>, p: PyReadonlyArray2<'_, f64>, epsilon: f64) -> PyResult<Option<f64>> {
+    tpl_core::check_epsilon(epsilon).map_err(|e| error("epsilon", e))?;
+    let m = matrix(&p, "P")?;
+    let s = py.detach(move || PiecewiseLoss::new(&m).supremum(epsilon));
+    Ok(s.map_err(|e| error("epsilon", e))?.value())
+}
+
+/// The per-step arrays and scalars of `tpl leakage`.
+type LeakageOut<'py> = (
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    f64,
+    Option<(Bound<'py, PyArray1<f64>>, f64)>,
+);
+
+/// BPL, FPL and TPL of a budget sequence (per step, or `epsilon` at each of `horizon` steps)
+/// and with `window` the leakage of every window of that many steps: the series
+/// `tpl leakage` computes ([`CompactSeries::from_matrices`]).
+#[pyfunction]
+#[pyo3(signature = (backward, forward, budgets, epsilon, horizon, window))]
+fn leakage<'py>(
+    py: Python<'py>,
+    backward: Option<PyReadonlyArray2<'py, f64>>,
+    forward: Option<PyReadonlyArray2<'py, f64>>,
+    budgets: Option<PyReadonlyArray1<'py, f64>>,
+    epsilon: Option<f64>,
+    horizon: Option<usize>,
+    window: Option<usize>,
+) -> PyResult<LeakageOut<'py>> {
+    let budgets = match (budgets, epsilon, horizon) {
+        (Some(b), None, None) => Budgets::PerStep(b.as_array().to_vec()),
+        (None, Some(e), Some(t)) => {
+            tpl_core::check_epsilon(e).map_err(|err| error("epsilon", err))?;
+            check_horizon(t)?;
+            Budgets::Constant { epsilon: e, steps: t }
+        }
+        _ => {
+            return Err(crate::TplError::new_err(
+                "give budgets=, or epsilon= with horizon= (the budget of every step and the number of steps)",
+            ));
+        }
+    };
+    let horizon = budgets.len();
+    if let Some(w) = window {
+        tpl_core::check_window(w, horizon).map_err(|e| error("window", e))?;
+    }
+    let pb = optional_matrix(backward.as_ref(), "backward")?;
+    let pf = optional_matrix(forward.as_ref(), "forward")?;
+    let computed = py.detach(move || -> tpl_core::Result<_> {
+        let s = CompactSeries::from_matrices(pb.as_ref(), pf.as_ref(), budgets)?;
+        let eps = s.budgets().to_vec();
+        let tpl: Vec<f64> = (0..s.len()).map(|t| s.tpl_at(t)).collect();
+        let windows = match window {
+            Some(w) => {
+                let values = s.window_leakage(w)?.collect::<tpl_core::Result<Vec<f64>>>()?;
+                Some((values, s.max_window_leakage(w)?))
+            }
+            None => None,
+        };
+        Ok((eps, s.bpl().to_vec(), s.fpl().to_vec(), tpl, s.max_tpl(), windows))
+    });
+    let (eps, bpl, fpl, tpl, max_tpl, windows) = computed.map_err(|e| error("budgets", e))?;
+    Ok((
+        vector(py, eps),
+        vector(py, bpl),
+        vector(py, fpl),
+        vector(py, tpl),
+        max_tpl,
+        windows.map(|(v, m)| (vector(py, v), m)),
+    ))
+}
+
+/// Laplacian smoothing of TKDE eq. (28), as `--smoothing s` applies it to a matrix file.
+#[pyfunction]
+fn smooth<'py>(
+    py: Python<'py>,
+    p: PyReadonlyArray2<'py, f64>,
+    s: f64,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    TransitionMatrix::check_smoothing(s).map_err(|e| error("s", e))?;
+    let m = matrix(&p, "P")?.smoothed(s).map_err(|e| error("s", e))?;
+    matrix_array(py, &m)
+}
+
+/// Every row rescaled to sum to 1, as `--normalize` reads a matrix file.
+#[pyfunction]
+fn normalize<'py>(py: Python<'py>, p: PyReadonlyArray2<'py, f64>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let m = TransitionMatrix::normalized(rows(&p)).map_err(|e| error("P", e))?;
+    matrix_array(py, &m)
+}
+
+/// Adds this module's functions.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(loss, m)?)?;
+    m.add_function(wrap_pyfunction!(supremum, m)?)?;
+    m.add_function(wrap_pyfunction!(leakage, m)?)?;
+    m.add_function(wrap_pyfunction!(smooth, m)?)?;
+    m.add_function(wrap_pyfunction!(normalize, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,168 @@
+//! `release`: a w-event scheme over a stream of counts (`tpl release`, `docs/w-event.md`)
+//! through `tpl-mechanisms`, with the exact discrete Laplace mechanism by default.
+
+use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use tpl_core::{CoreError, TransitionMatrix};
+use tpl_mechanisms::{
+    LaplaceMechanism, MechError, Mechanism, PbaCorrelation, SamplerKind, SchemeInputs, SchemeKind,
+    WEventParams, run,
+};
+
+use crate::TplError;
+use crate::convert::{error, optional_matrix, rows, table, vector};
+
+/// The sampler called `name` (`secure` is another name of `discrete`, as on the command line).
+pub fn sampler(name: &str) -> PyResult<SamplerKind> {
+    let name = if name == "secure" { "discrete" } else { name };
+    SamplerKind::from_name(name)
+        .ok_or_else(|| TplError::new_err(format!("sampler {name:?}: not one of discrete, float")))
+}
+
+/// The checked w-event parameters; an error names the argument at fault.
+pub fn params(epsilon: f64, window: usize, sensitivity: f64) -> PyResult<WEventParams> {
+    WEventParams::new(epsilon, window, sensitivity).map_err(|e| {
+        let what = match e {
+            MechError::BadWindow(_) => "window",
+            MechError::Core(CoreError::BadSensitivity(_)) => "sensitivity",
+            _ => "epsilon",
+        };
+        error(what, e)
+    })
+}
+
+/// Checks that a matrix has one row per cell of the counts.
+pub fn check_size(m: Option<&TransitionMatrix>, side: &str, cells: usize) -> PyResult<()> {
+    match m {
+        Some(m) if m.n() != cells => Err(TplError::new_err(format!(
+            "{side}: the {side} matrix is {0}×{0} but the counts have {cells} cells",
+            m.n()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Checks every row with the mechanism's own validation before any noise is drawn, as
+/// `tpl release` checks a counts file; errors name the step (1-based).
+pub fn validate_rows<M: Mechanism>(mechanism: &M, counts: &[Vec<f64>], hint: &str) -> PyResult<()> {
+    for (t, row) in counts.iter().enumerate() {
+        mechanism
+            .validate(row)
+            .map_err(|e| error(&format!("counts: step {}", t + 1), format!("{e}{hint}")))?;
+    }
+    Ok(())
+}
+
+/// A release as `tpl release` makes it: a dict with the CLI's JSON fields (arrays as numpy
+/// arrays) and the test and publication budget of every step.
+#[pyfunction]
+#[pyo3(signature = (counts, scheme, epsilon, window, sensitivity, backward, forward, budgets, seed, sampler_name, interval))]
+#[allow(clippy::too_many_arguments)]
+fn release<'py>(
+    py: Python<'py>,
+    counts: PyReadonlyArray2<'py, f64>,
+    scheme: &str,
+    epsilon: f64,
+    window: usize,
+    sensitivity: f64,
+    backward: Option<PyReadonlyArray2<'py, f64>>,
+    forward: Option<PyReadonlyArray2<'py, f64>>,
+    budgets: Option<PyReadonlyArray1<'py, f64>>,
+    seed: Option<u64>,
+    sampler_name: &str,
+    interval: Option<f64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let params = params(epsilon, window, sensitivity)?;
+    let kind = SchemeKind::from_name(scheme).ok_or_else(|| {
+        let all: Vec<&str> = SchemeKind::ALL.iter().chain(&[SchemeKind::Planned]).map(|k| k.name()).collect();
+        TplError::new_err(format!("scheme {scheme:?}: not one of {}", all.join(", ")))
+    })?;
+    if kind == SchemeKind::Pba && backward.is_none() && forward.is_none() {
+        return Err(TplError::new_err(
+            "scheme pba needs backward= and/or forward=: its correlation pool depends on them",
+        ));
+    }
+    let plan = match (budgets, kind) {
+        (Some(b), SchemeKind::Planned) => b.as_array().to_vec(),
+        (None, SchemeKind::Planned) => {
+            return Err(TplError::new_err("scheme planned needs budgets=: the budget of every step"));
+        }
+        (Some(_), _) => return Err(TplError::new_err("budgets= is for scheme planned only")),
+        (None, _) => Vec::new(),
+    };
+    let kind_sampler = sampler(sampler_name)?;
+    let counts = rows(&counts);
+    let cells = counts.first().map_or(0, Vec::len);
+    let pb = optional_matrix(backward.as_ref(), "backward")?;
+    let pf = optional_matrix(forward.as_ref(), "forward")?;
+    check_size(pb.as_ref(), "backward", cells)?;
+    check_size(pf.as_ref(), "forward", cells)?;
+    let matrices = (pb.as_ref().map(TransitionMatrix::n), pf.as_ref().map(TransitionMatrix::n));
+    let out = py.detach(move || -> PyResult<_> {
+        let noise = match seed {
+            Some(seed) => kind_sampler.seeded(seed),
+            None => kind_sampler.from_os_rng(),
+        };
+        let mechanism = LaplaceMechanism::new(noise);
+        let hint = match kind_sampler {
+            SamplerKind::Discrete => " (sampler=\"float\" takes any data, but is not release-grade)",
+            SamplerKind::Float => "",
+        };
+        validate_rows(&mechanism, &counts, hint)?;
+        let inputs =
+            SchemeInputs { correlation: PbaCorrelation::from_matrices(pb.as_ref(), pf.as_ref()), plan };
+        let mut scheme = kind.build(params, mechanism, inputs).map_err(|e| error("budgets", e))?;
+        let done = run(scheme.as_mut(), &counts).map_err(|e| {
+            let what = match e {
+                MechError::ScaleTooLarge { .. }
+                | MechError::Core(CoreError::BadEpsilon(_))
+                | MechError::BadScale(_)
+                | MechError::WindowSumOverflow { .. } => "epsilon",
+                _ => "counts",
+            };
+            error(&format!("{what}: step {}", scheme.steps() + 1), e)
+        })?;
+        let intervals = interval
+            .map(|level| done.intervals(sensitivity, kind_sampler, level))
+            .transpose()
+            .map_err(|e| error("interval", e))?;
+        Ok((done, intervals))
+    });
+    let (done, intervals) = out?;
+    let d = PyDict::new(py);
+    d.set_item("scheme", kind.name())?;
+    d.set_item("epsilon", epsilon)?;
+    d.set_item("window", window)?;
+    d.set_item("sensitivity", sensitivity)?;
+    d.set_item("sampler", kind_sampler.name())?;
+    d.set_item("seeded", seed.is_some())?;
+    d.set_item("version", env!("CARGO_PKG_VERSION"))?;
+    d.set_item("published", PyArray1::from_vec(py, done.published.clone()))?;
+    d.set_item("budget", vector(py, done.budgets()))?;
+    d.set_item("test_budget", vector(py, done.spent.iter().map(|s| s.test).collect()))?;
+    let publication =
+        done.spent.iter().zip(&done.published).map(|(s, &p)| if p { s.publication } else { 0.0 });
+    d.set_item("publication_budget", vector(py, publication.collect()))?;
+    d.set_item("releases", table(py, &done.releases)?)?;
+    d.set_item("max_window_budget", done.max_window_budget)?;
+    d.set_item(
+        "backward",
+        matrices.0.map(|n| [("n", n)].into_iter().collect::<std::collections::HashMap<_, _>>()),
+    )?;
+    d.set_item(
+        "forward",
+        matrices.1.map(|n| [("n", n)].into_iter().collect::<std::collections::HashMap<_, _>>()),
+    )?;
+    if let Some(i) = intervals {
+        d.set_item("interval", i.level)?;
+        d.set_item("lower", table(py, &i.lower)?)?;
+        d.set_item("upper", table(py, &i.upper)?)?;
+    }
+    Ok(d)
+}
+
+/// Adds this module's functions.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(release, m)?)
+}

@@ -1,0 +1,154 @@
+//! `Stream`: the durable stream of `tpl stream` (`docs/stream.md`) through `tpl-stream`:
+//! one SQLite file holding the parameters and every step, pushed one row at a time.
+
+use std::path::PathBuf;
+
+use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use tpl_mechanisms::SchemeKind;
+use tpl_stream::{StepRecord, Stream, StreamConfig};
+
+use crate::TplError;
+use crate::convert::{optional_matrix, vector};
+use crate::release::{params, sampler};
+
+/// A handle on a durable stream file. Not shared between threads (SQLite's connection and
+/// the scheme's state stay on the thread that opened it); a push holds the GIL, which it
+/// needs for well under a millisecond per step of a hundred cells (`docs/stream.md` §8).
+#[pyclass(unsendable, module = "temporal_privacy._native", name = "NativeStream")]
+pub struct NativeStream {
+    inner: Stream,
+}
+
+fn stream_error(e: impl std::fmt::Display) -> PyErr {
+    TplError::new_err(e.to_string())
+}
+
+/// The fields of one recorded step.
+fn record<'py>(py: Python<'py>, r: StepRecord, replayed: bool) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("t", r.t)?;
+    d.set_item("key", r.key)?;
+    d.set_item("published", r.published)?;
+    d.set_item("budget", r.spent.total())?;
+    d.set_item("test_budget", r.spent.test)?;
+    d.set_item("publication_budget", if r.published { r.spent.publication } else { 0.0 })?;
+    d.set_item("release", vector(py, r.release))?;
+    d.set_item("replayed", replayed)?;
+    d.set_item("refused", r.refused)?;
+    d.set_item("max_tpl", r.max_tpl)?;
+    d.set_item("max_window_leakage", r.max_window_leakage)?;
+    Ok(d)
+}
+
+#[pymethods]
+impl NativeStream {
+    /// Creates the stream file at `path` (refusing an existing file) and opens it, as
+    /// `tpl stream init`.
+    #[staticmethod]
+    #[pyo3(signature = (path, scheme, epsilon, window, sensitivity, backward, forward, alpha, budgets, sampler_name))]
+    #[allow(clippy::too_many_arguments)]
+    fn create(
+        path: PathBuf,
+        scheme: &str,
+        epsilon: f64,
+        window: usize,
+        sensitivity: f64,
+        backward: Option<PyReadonlyArray2<'_, f64>>,
+        forward: Option<PyReadonlyArray2<'_, f64>>,
+        alpha: Option<f64>,
+        budgets: Option<PyReadonlyArray1<'_, f64>>,
+        sampler_name: &str,
+    ) -> PyResult<Self> {
+        params(epsilon, window, sensitivity)?;
+        let scheme = SchemeKind::from_name(scheme).ok_or_else(|| {
+            let all: Vec<&str> =
+                SchemeKind::ALL.iter().chain(&[SchemeKind::Planned]).map(|k| k.name()).collect();
+            TplError::new_err(format!("scheme {scheme:?}: not one of {}", all.join(", ")))
+        })?;
+        let config = StreamConfig {
+            scheme,
+            epsilon,
+            window,
+            sensitivity,
+            sampler: sampler(sampler_name)?,
+            backward: optional_matrix(backward.as_ref(), "backward")?,
+            forward: optional_matrix(forward.as_ref(), "forward")?,
+            alpha,
+            budgets: budgets.map(|b| b.as_array().to_vec()).unwrap_or_default(),
+        };
+        Stream::create(&path, &config).map_err(stream_error)?;
+        Self::open(path)
+    }
+
+    /// Opens an existing stream file.
+    #[staticmethod]
+    fn open(path: PathBuf) -> PyResult<Self> {
+        Ok(Self { inner: Stream::open(&path).map_err(stream_error)? })
+    }
+
+    /// Releases one step (as `tpl stream push` with one row), durable before it returns.
+    #[pyo3(signature = (counts, key))]
+    fn push<'py>(
+        &mut self,
+        py: Python<'py>,
+        counts: PyReadonlyArray1<'py, f64>,
+        key: Option<i64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let row = counts.as_array().to_vec();
+        let pushed = self.inner.push(key, &row).map_err(stream_error)?;
+        if !pushed.replayed {
+            self.inner.flush().map_err(stream_error)?;
+        }
+        record(py, pushed.record, pushed.replayed)
+    }
+
+    /// Where the stream stands, as `tpl stream status` (without the guaranteed leakage).
+    fn status<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.status().map_err(stream_error)?;
+        let c = &s.config;
+        let d = PyDict::new(py);
+        d.set_item("steps", s.budgets.len())?;
+        d.set_item("scheme", c.scheme.name())?;
+        d.set_item("epsilon", c.epsilon)?;
+        d.set_item("window", c.window)?;
+        d.set_item("sensitivity", c.sensitivity)?;
+        d.set_item("sampler", c.sampler.name())?;
+        d.set_item("alpha", c.alpha)?;
+        d.set_item("budgets", vector(py, s.budgets.clone()))?;
+        d.set_item("published", PyArray1::from_vec(py, s.published.clone()))?;
+        d.set_item("refused", s.refused.clone())?;
+        d.set_item("last_key", s.last_key)?;
+        d.set_item("max_window_spend", s.max_window_spend)?;
+        let realized = match s.realized {
+            Some((tpl, w)) => {
+                let r = PyDict::new(py);
+                r.set_item("max_tpl", tpl)?;
+                r.set_item("max_window_leakage", w)?;
+                Some(r)
+            }
+            None => None,
+        };
+        d.set_item("realized", realized)?;
+        d.set_item("format_version", tpl_stream::FORMAT_VERSION)?;
+        d.set_item("version", env!("CARGO_PKG_VERSION"))?;
+        Ok(d)
+    }
+
+    /// Every recorded step, in order (as `tpl stream export`).
+    fn steps<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let steps = self.inner.steps().map_err(stream_error)?;
+        steps.into_iter().map(|r| record(py, r, false)).collect()
+    }
+
+    /// The file.
+    fn path(&self) -> PathBuf {
+        self.inner.path().to_path_buf()
+    }
+}
+
+/// Adds this module's class.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NativeStream>()
+}

@@ -1,0 +1,179 @@
+"""postprocess and compare against the CLI's JSON, to the last bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import temporal_privacy as tp
+from conftest import AIS, read_counts, read_matrix, same_bits
+
+STEPS = 300
+
+
+@pytest.fixture(scope="module")
+def ais(tmp_path_factory):
+    """The first STEPS steps of the AIS week as a counts file, its counts and matrices."""
+    d = tmp_path_factory.mktemp("ais")
+    lines = (AIS / "counts.csv").read_text().splitlines()
+    (d / "counts.csv").write_text("\n".join(lines[: STEPS + 1]) + "\n")
+    counts = read_counts(d / "counts.csv")
+    pb, pf = read_matrix(AIS / "transition_backward.csv"), read_matrix(AIS / "transition_forward.csv")
+    return d, counts, pb, pf
+
+
+@pytest.fixture(scope="module")
+def released(ais, tpl_bin):
+    """A seeded laplace release by the CLI as CSV, and the same release by Python."""
+    import subprocess
+
+    d, counts, _, _ = ais
+    out = subprocess.run(
+        [str(tpl_bin), "release", "--counts", d / "counts.csv", "--scheme", "bd", "--epsilon", "1",
+         "--window", "10", "--seed", "3", "--format", "csv"],
+        capture_output=True, text=True, check=True,
+    )
+    (d / "r.csv").write_text(out.stdout)
+    with pytest.warns(UserWarning):
+        r = tp.release(counts, "bd", epsilon=1, window=10, seed=3)
+    return d / "r.csv", r
+
+
+@pytest.mark.parametrize("estimator", ["map", "map-dbsec", "map-integer", "mle", "smooth"])
+def test_postprocess_of_a_release_equals_the_cli(cli, ais, released, estimator):
+    d, counts, pb, pf = ais
+    r_csv, r = released
+    total = int(counts[0].sum())
+    extra = ["--backward", AIS / "transition_backward.csv"] if estimator == "smooth" else []
+    expected, stderr = cli(
+        "postprocess", "--releases", r_csv, "--total", total, "--forward", AIS / "transition_forward.csv",
+        "--estimator", estimator, *extra,
+    )
+    # The estimator's warnings: on standard error from the CLI, as UserWarning from Python.
+    warned = [line.split(": ", 3)[-1] for line in stderr.splitlines() if line.startswith("tpl: warning")]
+    with __import__("warnings").catch_warnings(record=True) as record:
+        __import__("warnings").simplefilter("always")
+        got = tp.postprocess(r, total=total, forward=pf, estimator=estimator,
+                             backward=pb if estimator == "smooth" else None)
+    assert [str(w.message) for w in record] == warned == got.warnings
+    assert got.estimator == expected["estimator"] and got.t.tolist() == expected["t"]
+    assert same_bits(got.estimates, expected["estimates"])
+    if estimator == "map-integer":
+        assert got.estimates.dtype == np.int64
+        assert np.all(got.estimates.sum(axis=1) == total)
+
+
+def test_postprocess_intervals_with_a_seed_equal_the_cli(cli, ais, released):
+    d, counts, pb, pf = ais
+    r_csv, r = released
+    total = int(counts[0].sum())
+    expected, _ = cli(
+        "postprocess", "--releases", r_csv, "--total", total, "--forward", AIS / "transition_forward.csv",
+        "--interval", "0.9", "--replicates", "20", "--seed", "5",
+    )
+    with pytest.warns(UserWarning, match="frequency prior"):
+        got = tp.postprocess(r, total=total, forward=pf, interval=0.9, replicates=20, seed=5)
+    assert same_bits(got.estimates, expected["estimates"])
+    assert got.interval == expected["interval"] == 0.9
+    assert same_bits(got.lower, expected["lower"]) and same_bits(got.upper, expected["upper"])
+
+
+def test_postprocess_with_a_constant_epsilon_a_uniform_prior_and_a_given_prior_equals_the_cli(cli, tmp_path):
+    releases = np.array([[6.0, 9.0, -1.0], [4.0, 12.0, 2.0], [7.0, 8.0, 1.0], [5.5, 10.0, 0.0]])
+    f = tmp_path / "r.csv"
+    f.write_text("\n".join(",".join(repr(float(v)) for v in row) for row in releases) + "\n")
+    P = [[0.9, 0.05, 0.05], [0.2, 0.7, 0.1], [0.0, 0.5, 0.5]]
+    pf = tmp_path / "pf.csv"
+    pf.write_text("\n".join(",".join(repr(float(v)) for v in row) for row in P) + "\n")
+    prior = tmp_path / "prior.csv"
+    prior.write_text("0.25,0.5,0.25\n")
+    for prior_arg, prior_py in [("uniform", "uniform"), (str(prior), [0.25, 0.5, 0.25])]:
+        expected, _ = cli("postprocess", "--releases", f, "--total", "16", "--epsilon", "0.3",
+                          "--sensitivity", "1", "--forward", pf, "--prior", prior_arg)
+        got = tp.postprocess(releases, total=16, epsilon=0.3, sensitivity=1, forward=P, prior=prior_py)
+        assert same_bits(got.estimates, expected["estimates"])
+
+
+@pytest.mark.parametrize(
+    "kwargs,words",
+    [
+        ({"epsilon": None}, "budgets are unknown"),
+        ({"budgets": [0.1], "epsilon": None}, "1 budgets, but there are 2 releases"),
+        ({"budgets": [0.1, 0.1]}, "not both"),
+        ({"forward": None}, "forward"),
+        ({"forward": np.eye(3)}, "3×3"),
+        ({"estimator": "magic"}, "estimator"),
+        ({"prior": "magic"}, "prior"),
+        ({"prior": [0.5, 0.2]}, "prior"),
+        ({"total": -1}, "total"),
+        ({"interval": 0.0}, "interval"),
+        ({"seed": 1}, "interval"),
+        ({"interval": 0.9, "replicates": 1}, "replicates"),
+        ({"interval": 0.9, "replicates": 10**12}, "replicates"),
+        ({"releases": [[1.0, np.inf], [1.0, 2.0]]}, "releases"),
+    ],
+)
+def test_bad_postprocess_arguments_are_named(kwargs, words):
+    args = {"releases": [[6.0, 9.0], [4.0, 12.0]], "total": 15, "epsilon": 0.5,
+            "forward": [[0.9, 0.1], [0.2, 0.8]]} | kwargs
+    with pytest.raises(tp.TplError) as e:
+        tp.postprocess(**args)
+    assert words in str(e.value)
+
+
+def test_compare_with_a_seed_equals_the_cli(cli, ais):
+    d, counts, pb, pf = ais
+    expected, stderr = cli(
+        "compare", "--counts", d / "counts.csv",
+        "--backward", AIS / "transition_backward.csv", "--forward", AIS / "transition_forward.csv",
+        "--smoothing", "0.01", "--epsilon", "1", "--window", "10", "--runs", "3", "--seed", "1",
+        "--postprocess", "map",
+    )
+    assert "NOT private" in stderr
+    with pytest.warns(UserWarning, match="NOT private"):
+        got = tp.compare(counts, backward=tp.smooth(pb, 0.01), forward=tp.smooth(pf, 0.01), epsilon=1,
+                         window=10, runs=3, seed=1, postprocess="map")
+    assert got.rows == expected["rows"]
+    for key in ["epsilon", "window", "alpha", "sensitivity", "runs", "seed", "seeded", "horizon", "cells",
+                "postprocess", "version"]:
+        assert got[key] == expected[key], key
+    assert [r["strategy"] for r in got.rows][:2] == ["laplace", "laplace+map"]
+
+
+def test_compare_reports_a_strategy_that_cannot_run_as_the_cli(cli, ais):
+    d, counts, pb, pf = ais
+    expected, _ = cli(
+        "compare", "--counts", d / "counts.csv",
+        "--backward", AIS / "transition_backward.csv", "--forward", AIS / "transition_forward.csv",
+        "--epsilon", "1", "--window", "10", "--runs", "1", "--seed", "2", "--schemes", "upper-bound,window",
+    )
+    with pytest.warns(UserWarning):
+        got = tp.compare(counts, backward=pb, forward=pf, epsilon=1, window=10, runs=1, seed=2,
+                         schemes="upper-bound,window")
+    assert got.rows == expected["rows"]
+    assert got.rows[0]["mae"] is None and "disjoint supports" in got.rows[0]["error"]
+
+
+def test_the_comparison_as_a_dataframe():
+    pd = pytest.importorskip("pandas")
+    c = tp.compare(np.array([[5, 5]] * 8), epsilon=1, window=2, runs=1, schemes=["laplace", "sample"])
+    df = c.dataframe
+    assert isinstance(df, pd.DataFrame) and list(df.index) == ["laplace", "sample"]
+
+
+@pytest.mark.parametrize(
+    "kwargs,words",
+    [
+        ({"schemes": ["magic"]}, "magic"),
+        ({"postprocess": "mle"}, "postprocess"),
+        ({"runs": 0}, "runs"),
+        ({"counts": [[1.5, 2]] * 3}, "not an integer"),
+        ({"window": None}, "window"),
+        ({"backward": np.eye(3)}, "3×3"),
+    ],
+)
+def test_bad_compare_arguments_are_named(kwargs, words):
+    args = {"counts": [[5, 5]] * 6, "epsilon": 1.0, "window": 2, "runs": 1} | kwargs
+    with pytest.raises(tp.TplError) as e:
+        tp.compare(**args)
+    assert words in str(e.value)
