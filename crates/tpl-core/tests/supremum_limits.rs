@@ -222,12 +222,17 @@ proptest! {
             Supremum::Bounded(v) => {
                 prop_assert!(!expect_unbounded, "bounded {v}, but a row pair diverges");
                 prop_assert!(v.is_finite() && v >= eps, "supremum {v} at ε = {eps}");
+                // Where L'(a) is close to 1 the fixed point is ill-conditioned: the series
+                // itself then carries rounding of order 1/(1 − L') ulps, and the residual
+                // a − L(a) − ε is the measure of exactness that stays meaningful.
+                let residual = l.loss(v) + eps - v;
+                let fixed_point = residual.abs() <= 1e-12 * v;
                 match converged_series(&l, eps, 200_000) {
-                    Some(series) => prop_assert!(relative_eq!(v, series, epsilon = 0.0, max_relative = 1e-12), "supremum {v}, series {series}"),
-                    None => {
-                        let residual = l.loss(v) + eps - v;
-                        prop_assert!(residual.abs() <= 1e-12 * v, "a = {v}: a − L(a) − ε = {residual}");
-                    }
+                    Some(series) => prop_assert!(
+                        fixed_point || relative_eq!(v, series, epsilon = 0.0, max_relative = 1e-12),
+                        "supremum {v}, series {series}, residual {residual}"
+                    ),
+                    None => prop_assert!(fixed_point, "a = {v}: a − L(a) − ε = {residual}"),
                 }
             }
         }
