@@ -320,6 +320,7 @@ mod tests {
     use std::cell::RefCell;
 
     /// A dense n×n matrix from a fixed linear congruential sequence.
+    #[cfg(feature = "parallel")]
     fn dense(n: usize) -> TransitionMatrix {
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let rows = (0..n)
