@@ -6,12 +6,13 @@
 //!
 //! Run: `cargo bench -p tpl-benches --bench core -- --noplot [FILTER]`.
 //!
-//! Every n = 1000 case costs 4–10 s per iteration and criterion needs at least 11 of them
+//! The n = 1000 cases cost 0.3–7 s per iteration and criterion needs at least 11 of them
 //! (one warm-up, ten samples), so by default n = 1000 runs only the two cold paths and the
-//! piecewise setup of the smoothed identity: about four of the suite's five minutes. With
+//! piecewise setup of the smoothed identity: most of the suite's time. With
 //! `TPL_BENCH_LARGE=1` the other n = 1000 cases run too (the remaining setups and the warm
-//! evaluations): about four more minutes, and the pair-table setup of the smoothed identity
-//! holds about 2.7 GB. Peak memory is measured by the `memory` binary of this package.
+//! evaluations), and the cold direct L(α) at n = 3000 (about 9 s per iteration): several more
+//! minutes, and the pair-table setup of the smoothed identity holds about 2.7 GB. Peak memory
+//! is measured by the `memory` binary of this package.
 
 use std::hint::black_box;
 

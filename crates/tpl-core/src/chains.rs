@@ -47,8 +47,9 @@ const FIRST_BATCH: usize = 1024;
 const MAX_BATCH: usize = 16384;
 /// Pairs per parallel work item of a batch.
 const ITEM: usize = 256;
-/// The open pairs of a block are binned in parallel from this many on.
-const PARALLEL_OPEN: usize = 64;
+/// Binning and sorting a pair costs about this many times its outline (in work for
+/// [`par::map`]).
+const BINNING_COST: usize = 8;
 /// Open pairs per parallel work item.
 const ITEM_OPEN: usize = 32;
 /// The outline test costs about a sixth of what binning a pair costs: it pays while it
@@ -226,7 +227,7 @@ fn scan_pairs(
     let (total, mut next, mut scanned, mut reported) = (n * n, 0, 0usize, 0);
     while next < total {
         // The pairs up to the one that completes a block of BLOCK pairs with a chain: all are
-        // scanned against the same hull, the open ones here, in parallel when they are many.
+        // scanned against the same hull, the open ones here (in parallel when they are many).
         let mut open = Vec::new();
         let mut with_chain = 0;
         while next < total && with_chain < BLOCK - scanned % BLOCK {
@@ -250,13 +251,9 @@ fn scan_pairs(
             }
         }
         let scan = |pairs: &[usize]| scan_open(matrix, pairs, &envelope, keep_chains);
-        let found = if open.len() >= PARALLEL_OPEN {
-            par::map(0..open.len().div_ceil(ITEM_OPEN), |k| {
-                scan(&open[k * ITEM_OPEN..((k + 1) * ITEM_OPEN).min(open.len())])
-            })
-        } else {
-            vec![scan(&open)]
-        };
+        let found = par::map(0..open.len().div_ceil(ITEM_OPEN), BINNING_COST * open.len() * n, |k| {
+            scan(&open[k * ITEM_OPEN..((k + 1) * ITEM_OPEN).min(open.len())])
+        });
         for part in found {
             if part.identity {
                 return Candidates::Identity;
@@ -386,7 +383,7 @@ impl<'m> OutlineTests<'m> {
         let (grid, heights) = (Grid::new(envelope), Heights::new(envelope));
         let start = range.start;
         let parts =
-            par::map(0..range.len().div_ceil(ITEM), |k| {
+            par::map(0..range.len().div_ceil(ITEM), range.len() * self.matrix.n(), |k| {
                 let from = start + k * ITEM;
                 (from..(from + ITEM).min(range.end))
                     .map(|p| {

@@ -57,7 +57,7 @@ pub(crate) fn loss_direct(matrix: &TransitionMatrix, alpha: f64, progress: &dyn 
     let mut next = 0;
     while next < tiles {
         let end = (next + ROUND_TILES).min(tiles);
-        par::map(next..end, |t| scan.tile(t * TILE));
+        par::map(next..end, (end - next) * TILE * n * n, |t| scan.tile(t * TILE));
         if scan.identity.load(Ordering::Relaxed) {
             return alpha; // disjoint supports: Theorem 7
         }

@@ -319,7 +319,8 @@ mod tests {
     use super::*;
     use std::cell::RefCell;
 
-    /// A dense 60×60 matrix from a fixed linear congruential sequence.
+    /// A dense n×n matrix from a fixed linear congruential sequence.
+    #[cfg(feature = "parallel")]
     fn dense(n: usize) -> TransitionMatrix {
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let rows = (0..n)
@@ -338,11 +339,12 @@ mod tests {
     }
 
     /// The pairs run in parallel in whatever order the threads take them; every value is the
-    /// same bit for bit on one thread and on several.
+    /// same bit for bit on one thread and on several (n = 120 is enough work for the scans to
+    /// spread).
     #[cfg(feature = "parallel")]
     #[test]
     fn results_do_not_depend_on_the_number_of_threads() {
-        let m = dense(60);
+        let m = dense(120);
         let run = |threads: usize| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             pool.install(|| {
