@@ -1,5 +1,4 @@
-//! The continuous MAP estimator `map` and its exact O(n log n) breakpoint solver
-//! (docs/map.md §2–3).
+//! The continuous MAP estimator `map` and its exact breakpoint solver (docs/map.md §2–3).
 //!
 //! The per-step problem is
 //!
@@ -8,8 +7,8 @@
 //! whose unique minimiser is x_i(λ*) = median(r_i, p_i e^{λ*−a}, p_i e^{λ*+a}) for the λ* with
 //! Σ_i x_i(λ*) = N. S(λ) = Σ_i x_i(λ) is piecewise of the form
 //! e^{λ−a}P_above + e^{λ+a}P_below + R_at between the 2m breakpoints g_i ± a
-//! (g_i = ln r_i − ln p_i), so sorting the breakpoints and a binary search for the piece
-//! that holds N leave one closed-form equation.
+//! (g_i = ln(r_i/p_i)), so ordering the breakpoints and a binary search for the piece that
+//! holds N leave one closed-form equation.
 
 use std::cell::Cell;
 
@@ -61,8 +60,9 @@ pub struct MapStep {
 /// non-finite; [`BadWeight`](crate::PostprocessError::BadWeight) for a < 0 or non-finite.
 ///
 /// # Runtime
-/// O(n log n): one sort of the m ≤ n breakpoint centres, a binary search over the 2m
-/// breakpoints with an O(n) evaluation of S per probe, and O(n) for the piece.
+/// O(n) passes: a radix sort of the m ≤ n ratios r_i/p_i (O(m) unless many agree on their
+/// 24 highest varying bits, then O(m log m)), rank sums, binary searches of O(log² m) with
+/// a logarithm for each breakpoint they visit, and O(n) for the piece (docs/map.md §13).
 ///
 /// # Citations
 /// docs/map.md §3 (breakpoint algorithm); X. Cao, Y. Cao, Yoshikawa,
