@@ -81,7 +81,7 @@ pub fn read_counts_prefix(path: &Path, allow_negative: bool) -> Result<(Counts, 
     let mut lines = Vec::new();
     let mut buckets: Vec<(u64, usize)> = Vec::new();
     let mut budgets = Vec::new();
-    let outcome = text::for_each_csv_record(path, &content, |line, fields| {
+    let outcome = text::for_each_csv_fields(path, &content, |line, fields| {
         let layout = match &mut layout {
             Some(layout) => layout,
             None => {
@@ -96,13 +96,12 @@ pub fn read_counts_prefix(path: &Path, allow_negative: bool) -> Result<(Counts, 
         };
         layout.check_width(path, line, fields.len())?;
         // The whole row is checked before any of it is kept.
-        let row: Vec<f64> = layout
-            .cells
-            .iter()
-            .map(|&k| cell(path, line, k, &fields[k], allow_negative))
-            .collect::<Result<_>>()?;
+        let mut row = Vec::with_capacity(layout.cells.len());
+        for &k in &layout.cells {
+            row.push(cell(path, line, k, fields[k], allow_negative)?);
+        }
         if layout.header {
-            let bucket = bucket(path, line, &fields[0])?;
+            let bucket = bucket(path, line, fields[0])?;
             if let Some(&(previous, at)) = buckets.last()
                 && bucket <= previous
             {
@@ -118,7 +117,7 @@ pub fn read_counts_prefix(path: &Path, allow_negative: bool) -> Result<(Counts, 
             buckets.push((bucket, line));
         }
         if let Some(k) = layout.budget_column {
-            budgets.push(publication_budget(path, line, k, &fields[k])?);
+            budgets.push(publication_budget(path, line, k, fields[k])?);
         }
         rows.push(row);
         lines.push(line);
@@ -155,9 +154,9 @@ struct Layout {
 
 impl Layout {
     /// The layout of a file whose first record is `fields`, on `line`.
-    fn of_first_record(path: &Path, line: usize, fields: &csv::StringRecord) -> Result<Self> {
+    fn of_first_record(path: &Path, line: usize, fields: &[&str]) -> Result<Self> {
         let width = fields.len();
-        if &fields[0] != "timestamp_bucket" {
+        if fields[0] != "timestamp_bucket" {
             return Ok(Self { header: false, width, cells: (0..width).collect(), budget_column: None });
         }
         let named: Vec<usize> = (0..width).filter(|&k| is_cell_name(&fields[k])).collect();
@@ -165,7 +164,7 @@ impl Layout {
         if cells.is_empty() {
             return Err(CliError::parse(path, line, "header has no cell columns"));
         }
-        let budget_column = fields.iter().position(|f| f == "publication_budget");
+        let budget_column = fields.iter().position(|f| *f == "publication_budget");
         Ok(Self { header: true, width, cells, budget_column })
     }
 

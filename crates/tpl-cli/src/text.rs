@@ -276,8 +276,7 @@ fn for_each_reader_record(
         if record.iter().any(|field| field.contains(['\n', '\r'])) {
             return Err(CliError::parse(path, line, "a quoted field runs past the end of the line"));
         }
-        let blank = record.len() == 1 && record[0].is_empty();
-        if blank || record.get(0).unwrap_or("").starts_with('#') {
+        if skipped(record.len(), record.get(0).unwrap_or("")) {
             continue;
         }
         f(line, &record)?;
@@ -301,22 +300,54 @@ fn for_each_plain_csv_record(
     let mut record = csv::StringRecord::new();
     for (i, raw) in text.lines().enumerate() {
         record.clear();
-        // Fields are short: a plain scan for the commas beats a search per field.
-        let mut start = 0;
-        for (j, &b) in raw.as_bytes().iter().enumerate() {
-            if b == b',' {
-                record.push_field(raw[start..j].trim_ascii());
-                start = j + 1;
-            }
+        plain_fields(raw, |field| record.push_field(field));
+        if !skipped(record.len(), &record[0]) {
+            f(i + 1, &record)?;
         }
-        record.push_field(raw[start..].trim_ascii());
-        let blank = record.len() == 1 && record[0].is_empty();
-        if blank || record[0].starts_with('#') {
-            continue;
-        }
-        f(i + 1, &record)?;
     }
     Ok(())
+}
+
+/// [`for_each_csv_record`] with each record as the list of its fields: on [`plain_csv`] text
+/// they are slices of `text` itself, cut without a copy (the readers of large files).
+pub fn for_each_csv_fields(
+    path: &Path,
+    text: &str,
+    mut f: impl FnMut(usize, &[&str]) -> Result<()>,
+) -> Result<()> {
+    if !plain_csv(text) {
+        return for_each_reader_record(path, text, |line, record| {
+            f(line, &record.iter().collect::<Vec<_>>())
+        });
+    }
+    let mut fields = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        fields.clear();
+        plain_fields(raw, |field| fields.push(field));
+        if !skipped(fields.len(), fields[0]) {
+            f(i + 1, &fields)?;
+        }
+    }
+    Ok(())
+}
+
+/// The fields of one line of [`plain_csv`] text, trimmed, in order (at least one). Fields
+/// are short: a plain scan for the commas beats a search per field.
+fn plain_fields<'t>(raw: &'t str, mut push: impl FnMut(&'t str)) {
+    let mut start = 0;
+    for (j, &b) in raw.as_bytes().iter().enumerate() {
+        if b == b',' {
+            push(raw[start..j].trim_ascii());
+            start = j + 1;
+        }
+    }
+    push(raw[start..].trim_ascii());
+}
+
+/// Whether a record of `len` fields whose first is `first` is skipped: a blank line, or a
+/// comment (first non-blank character `#`).
+fn skipped(len: usize, first: &str) -> bool {
+    (len == 1 && first.is_empty()) || first.starts_with('#')
 }
 
 #[cfg(test)]
@@ -358,6 +389,13 @@ mod tests {
             });
             let reader = csv_records(text, |p, t, f| for_each_reader_record(p, t, f));
             assert_eq!(plain, reader, "{text:?}");
+            let mut fields = Vec::new();
+            for_each_csv_fields(Path::new("t.csv"), text, |line, r| {
+                fields.push((line, r.iter().map(|s| s.to_string()).collect::<Vec<_>>()));
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(Ok(fields), reader, "{text:?}");
         }
         for text in ["1,\"2\"\n", "1,2\r3\n", "1,\u{a0}2\n", "1,2\r"] {
             assert!(!plain_csv(text), "{text:?}");

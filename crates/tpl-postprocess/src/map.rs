@@ -61,7 +61,7 @@ pub struct MapStep {
 ///
 /// # Runtime
 /// O(n) passes: a radix sort of the m ≤ n ratios r_i/p_i (O(m) unless many agree on their
-/// 24 highest varying bits, then O(m log m)), rank sums, binary searches of O(log² m) with
+/// 22 highest varying bits, then O(m log m)), rank sums, binary searches of O(log² m) with
 /// a logarithm for each breakpoint they visit, and O(n) for the piece (docs/map.md §13).
 ///
 /// # Citations
