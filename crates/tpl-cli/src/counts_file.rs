@@ -159,7 +159,7 @@ impl Layout {
         if fields[0] != "timestamp_bucket" {
             return Ok(Self { header: false, width, cells: (0..width).collect(), budget_column: None });
         }
-        let named: Vec<usize> = (0..width).filter(|&k| is_cell_name(&fields[k])).collect();
+        let named: Vec<usize> = (0..width).filter(|&k| is_cell_name(fields[k])).collect();
         let cells = if named.is_empty() { (1..width).collect() } else { named };
         if cells.is_empty() {
             return Err(CliError::parse(path, line, "header has no cell columns"));
