@@ -98,7 +98,10 @@ pub fn read_counts_prefix(path: &Path, allow_negative: bool) -> Result<(Counts, 
         // The whole row is checked before any of it is kept.
         let mut row = Vec::with_capacity(layout.cells.len());
         for &k in &layout.cells {
-            row.push(cell(path, line, k, fields[k], allow_negative)?);
+            match text::finite_f64(fields[k]) {
+                Ok(value) if value >= 0.0 || allow_negative => row.push(value),
+                _ => return Err(bad_cell(path, line, k, fields[k])),
+            }
         }
         if layout.header {
             let bucket = bucket(path, line, fields[0])?;
@@ -189,15 +192,15 @@ fn bucket(path: &Path, line: usize, token: &str) -> Result<u64> {
     })
 }
 
-/// The count in 0-based column `k`: a finite number ([`text::finite_f64`]), ≥ 0 unless
-/// `allow_negative`.
-fn cell(path: &Path, line: usize, k: usize, token: &str, allow_negative: bool) -> Result<f64> {
-    let at = |message: String| CliError::parse(path, line, format!("column {}: {message}", k + 1));
-    let value = text::finite_f64(token).map_err(at)?;
-    if value < 0.0 && !allow_negative {
-        return Err(at(format!("count {token} is negative")));
-    }
-    Ok(value)
+/// Why the count in 0-based column `k` is refused: not a finite number
+/// ([`text::finite_f64`]), or negative where counts must be ≥ 0 (formed only for a bad
+/// value).
+fn bad_cell(path: &Path, line: usize, k: usize, token: &str) -> CliError {
+    let why = match text::finite_f64(token) {
+        Err(why) => why,
+        Ok(_) => format!("count {token} is negative"),
+    };
+    CliError::parse(path, line, format!("column {}: {why}", k + 1))
 }
 
 /// The publication budget in 0-based column `k`: a finite number ≥ 0.
