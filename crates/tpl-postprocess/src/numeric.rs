@@ -62,13 +62,13 @@ pub(crate) fn ordered(x: f64) -> i64 {
 /// least-significant-digit radix sort on the 22 highest bits in which the keys differ (two
 /// passes of 11 bits), then one pass of insertion sort for the items that agree on those
 /// bits (the library's stable sort when they are many). O(n) unless many keys agree on
-/// their 22 highest varying bits; a plain stable sort below 64 items.
+/// their 22 highest varying bits; a plain stable sort below 64 items (and from 2³² on).
 pub(crate) fn sort_by_key_stable(items: &mut Vec<(u64, u32)>) {
     const SMALL: usize = 64;
     const DIGITS: u32 = 2;
     const BITS: u32 = 11;
     let n = items.len();
-    if n < SMALL {
+    if n < SMALL || u32::try_from(n).is_err() {
         items.sort_by_key(|e| e.0);
         return;
     }
@@ -79,7 +79,8 @@ pub(crate) fn sort_by_key_stable(items: &mut Vec<(u64, u32)>) {
     }
     let low = (63 - varying.leading_zeros()).saturating_sub(DIGITS * BITS - 1);
     let digit = |key: u64, d: u32| ((key >> (low + BITS * d)) & ((1 << BITS) - 1)) as usize;
-    let mut counts = vec![[0usize; 1 << BITS]; DIGITS as usize];
+    // Counts fit in u32 (n < 2³²).
+    let mut counts = [[0u32; 1 << BITS]; DIGITS as usize];
     for e in items.iter() {
         for (d, c) in (0..DIGITS).zip(counts.iter_mut()) {
             c[digit(e.0, d)] += 1;
@@ -95,7 +96,7 @@ pub(crate) fn sort_by_key_stable(items: &mut Vec<(u64, u32)>) {
         }
         for &e in items.iter() {
             let slot = &mut c[digit(e.0, d)];
-            scratch[*slot] = e;
+            scratch[*slot as usize] = e;
             *slot += 1;
         }
         std::mem::swap(items, &mut scratch);
