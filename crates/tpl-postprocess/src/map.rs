@@ -201,7 +201,10 @@ fn shift(x: f64, d: f64) -> f64 {
 /// The breakpoint algorithm of docs/map.md §3 on validated input: steps 1–3 here, the
 /// rest in the helpers below, one per step.
 pub(crate) fn solve(r: &[f64], p: &[f64], total: f64, a: f64) -> MapStep {
-    match settled(r, p, total, a) {
+    // Below this many cells the search is cheaper than the iteration's buffers.
+    const ITERATE_FROM: usize = 32;
+    let found = if r.len() >= ITERATE_FROM { settled(r, p, total, a) } else { Settled::Unsettled };
+    match found {
         Settled::Unsettled => finish(r, p, total, searched(r, p, total, a)),
         found => finish(r, p, total, found),
     }
