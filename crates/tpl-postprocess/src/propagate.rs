@@ -35,17 +35,59 @@ pub(crate) enum Mover<'a> {
     Reversed(Box<Reversal<'a>>),
 }
 
-/// A matrix as row floors b_i and its non-zero excesses e_ij = P_ij − b_i, row by row
-/// (compressed sparse rows).
+/// A matrix as row floors b_i and its non-zero excesses e_ij = P_ij − b_i (each rounded once
+/// from P_ij − b_i, exact when P_ij ≤ 2·b_i), kept both row by row and column by column.
 #[derive(Debug, Clone)]
 pub(crate) struct Split {
     /// b_i, the smallest entry of row i.
     floors: Vec<f64>,
-    /// Row i's excesses are `columns[starts[i]..starts[i + 1]]`, `excesses[..]`.
+    /// The excesses of each row, columns ascending (for P·v).
+    rows: Sparse,
+    /// The excesses of each column, rows ascending (for q·P: each output entry a sum of its
+    /// own, with no store to wait for).
+    columns: Sparse,
+}
+
+/// Compressed sparse lines: line k holds `indices[starts[k]..starts[k + 1]]` and the
+/// matching `values`.
+#[derive(Debug, Clone)]
+struct Sparse {
     starts: Vec<usize>,
-    columns: Vec<u32>,
-    /// e_ij > 0, rounded once from P_ij − b_i (exact when P_ij ≤ 2·b_i).
-    excesses: Vec<f64>,
+    indices: Vec<u32>,
+    values: Vec<f64>,
+}
+
+impl Sparse {
+    /// The indices and values of line `k`.
+    fn line(&self, k: usize) -> (&[u32], &[f64]) {
+        let range = self.starts[k]..self.starts[k + 1];
+        (&self.indices[range.clone()], &self.values[range])
+    }
+
+    /// The same entries line by line the other way (rows ↔ columns), in ascending order
+    /// within each line: a counting sort.
+    fn transposed(&self, n: usize) -> Self {
+        let mut starts = vec![0usize; n + 1];
+        for &j in &self.indices {
+            starts[j as usize + 1] += 1;
+        }
+        for k in 0..n {
+            starts[k + 1] += starts[k];
+        }
+        let mut next = starts.clone();
+        let (mut indices, mut values) = (vec![0u32; self.indices.len()], vec![0.0; self.values.len()]);
+        for k in 0..n {
+            let (line, entries) = self.line(k);
+            for (&j, &e) in line.iter().zip(entries) {
+                let slot = &mut next[j as usize];
+                // n fits in u32 (checked where the split is made), so k does.
+                indices[*slot] = k as u32;
+                values[*slot] = e;
+                *slot += 1;
+            }
+        }
+        Self { starts, indices, values }
+    }
 }
 
 /// B_ji = π_i·P_ij/(π·P)_j for an occupancy π (normalised) and a forward matrix P
@@ -91,7 +133,9 @@ impl<'a> Mover<'a> {
             }
             starts.push(columns.len());
         }
-        Self::Split(Split { floors, starts, columns, excesses })
+        let rows = Sparse { starts, indices: columns, values: excesses };
+        let columns = rows.transposed(n);
+        Self::Split(Split { floors, rows, columns })
     }
 
     /// The backward matrix of a chain that moves by `forward` from `occupancy` (non-negative,
@@ -134,20 +178,16 @@ impl<'a> Mover<'a> {
 }
 
 impl Split {
-    /// q·P = (Σ_i q_i·b_i)·𝟙 + Σ_i q_i·e_i: O(n + nnz), every term ≥ 0.
+    /// q·P = (Σ_i q_i·b_i)·𝟙 + Σ_i q_i·e_i: O(n + nnz), every term ≥ 0. Column j adds its
+    /// excesses' terms to the floor term in row order.
     fn times(&self, q: &[f64]) -> Vec<f64> {
         let base: f64 = q.iter().zip(&self.floors).map(|(a, b)| a * b).sum();
-        let mut out = vec![base; q.len()];
-        for (i, &qi) in q.iter().enumerate() {
-            if qi == 0.0 {
-                continue;
-            }
-            let range = self.starts[i]..self.starts[i + 1];
-            for (&j, &e) in self.columns[range.clone()].iter().zip(&self.excesses[range]) {
-                out[j as usize] += qi * e;
-            }
-        }
-        out
+        (0..q.len())
+            .map(|j| {
+                let (rows, excesses) = self.columns.line(j);
+                rows.iter().zip(excesses).fold(base, |sum, (&i, &e)| sum + q[i as usize] * e)
+            })
+            .collect()
     }
 
     /// P·v = b·(Σ_j v_j) + (row-wise excesses)·v: O(n + nnz), every term ≥ 0 for v ≥ 0.
@@ -157,12 +197,8 @@ impl Split {
             .iter()
             .enumerate()
             .map(|(i, &b)| {
-                let range = self.starts[i]..self.starts[i + 1];
-                let excess: f64 = self.columns[range.clone()]
-                    .iter()
-                    .zip(&self.excesses[range])
-                    .map(|(&j, &e)| e * v[j as usize])
-                    .sum();
+                let (columns, excesses) = self.rows.line(i);
+                let excess: f64 = columns.iter().zip(excesses).map(|(&j, &e)| e * v[j as usize]).sum();
                 b * total + excess
             })
             .collect()
@@ -283,7 +319,7 @@ mod tests {
     fn smoothed_sparse_matrices_are_split_and_dense_ones_are_not() {
         let m = TransitionMatrix::smoothed_identity(50, 0.01).unwrap();
         match Mover::new(&m) {
-            Mover::Split(s) => assert_eq!(s.excesses.len(), 50),
+            Mover::Split(s) => assert_eq!((s.rows.values.len(), s.columns.values.len()), (50, 50)),
             other => panic!("not split: {other:?}"),
         }
         let rows: Vec<Vec<f64>> =
