@@ -68,6 +68,7 @@ mod prior;
 mod propagate;
 mod smooth;
 mod validate;
+mod widest;
 
 pub use calibrate::Calibration;
 pub use error::{PostprocessError, Result};

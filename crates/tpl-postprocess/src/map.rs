@@ -17,6 +17,7 @@ use tpl_core::log_add_exp;
 use crate::error::Result;
 use crate::numeric::{clamp_between, from_ordered, ln_or_neg_inf, ordered, sort_by_key_stable, sum4};
 use crate::validate;
+use crate::widest::at_widest;
 
 /// The solution of one step of the continuous MAP problem (docs/map.md §3).
 ///
@@ -667,39 +668,12 @@ fn settled(r: &[f64], p: &[f64], total: f64, a: f64) -> Settled {
 /// processor's vector width.
 const LANES: usize = 8;
 
-/// The class of every cell at (e^{λ−a}, e^{λ+a}) = (`el`, `eh`) into `classes` (1 above,
-/// 2 below, 0 at) and [P_above, P_below, R_at], each summed in [`LANES`] running sums added
-/// pairwise; with the widest vectors the processor has (checked at run time; every width
-/// gives the same bits).
-fn class_sums(r: &[f64], p: &[f64], el: f64, eh: f64, classes: &mut [u8]) -> [f64; 3] {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the processor has AVX-512F, checked just above: the only feature
-            // `class_sums_avx512` is compiled for beyond the baseline.
-            return unsafe { class_sums_avx512(r, p, el, eh, classes) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor has AVX2, checked just above: the only feature
-            // `class_sums_avx2` is compiled for beyond the baseline.
-            return unsafe { class_sums_avx2(r, p, el, eh, classes) };
-        }
-    }
-    class_sums_portable(r, p, el, eh, classes)
-}
-
-/// [`class_sums_portable`] compiled for AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn class_sums_avx512(r: &[f64], p: &[f64], el: f64, eh: f64, classes: &mut [u8]) -> [f64; 3] {
-    class_sums_portable(r, p, el, eh, classes)
-}
-
-/// [`class_sums_portable`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn class_sums_avx2(r: &[f64], p: &[f64], el: f64, eh: f64, classes: &mut [u8]) -> [f64; 3] {
-    class_sums_portable(r, p, el, eh, classes)
+at_widest! {
+    /// The class of every cell at (e^{λ−a}, e^{λ+a}) = (`el`, `eh`) into `classes` (1 above,
+    /// 2 below, 0 at) and [P_above, P_below, R_at], each summed in [`LANES`] running sums
+    /// added pairwise; at the widest vector width ([`crate::widest`]; every width gives the
+    /// same bits).
+    fn class_sums(r: &[f64], p: &[f64], el: f64, eh: f64, classes: &mut [u8]) -> [f64; 3] = class_sums_portable;
 }
 
 /// The loop of [`class_sums`]: cell i goes to lane i mod [`LANES`]; every value added is

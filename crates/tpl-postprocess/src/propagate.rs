@@ -17,6 +17,8 @@
 
 use tpl_core::TransitionMatrix;
 
+use crate::widest::at_widest;
+
 /// A split pays when at most this fraction of the n² entries is an excess: a scattered
 /// excess costs about three dense entries (its column index, the value, the scattered
 /// update).
@@ -221,41 +223,13 @@ impl Reversal<'_> {
     }
 }
 
-/// q·P for a dense row-major P, O(n²) and bound by reading P (8n² bytes per call): rows are
-/// taken four at a time, so that each pass over the output adds four scaled rows
-/// (contiguous, vectorisable) and the output is loaded and stored a quarter as often. With
-/// the widest vectors the processor has (checked at run time): every entry of the output
-/// takes the same operations in the same order at any width, so the bits do not depend on
-/// the processor.
-fn dense_times(q: &[f64], forward: &TransitionMatrix) -> Vec<f64> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the processor has AVX-512F, checked just above: the only feature
-            // `dense_times_avx512` is compiled for beyond the baseline.
-            return unsafe { dense_times_avx512(q, forward) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor has AVX2, checked just above: the only feature
-            // `dense_times_avx2` is compiled for beyond the baseline.
-            return unsafe { dense_times_avx2(q, forward) };
-        }
-    }
-    dense_times_portable(q, forward)
-}
-
-/// [`dense_times_portable`] compiled for AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn dense_times_avx512(q: &[f64], forward: &TransitionMatrix) -> Vec<f64> {
-    dense_times_portable(q, forward)
-}
-
-/// [`dense_times_portable`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn dense_times_avx2(q: &[f64], forward: &TransitionMatrix) -> Vec<f64> {
-    dense_times_portable(q, forward)
+at_widest! {
+    /// q·P for a dense row-major P, O(n²) and bound by reading P (8n² bytes per call): rows
+    /// are taken four at a time, so that each pass over the output adds four scaled rows
+    /// (contiguous, vectorisable) and the output is loaded and stored a quarter as often. At
+    /// the widest vector width ([`crate::widest`]): every entry of the output takes the same
+    /// operations in the same order at any width.
+    fn dense_times(q: &[f64], forward: &TransitionMatrix) -> Vec<f64> = dense_times_portable;
 }
 
 /// The loops of [`dense_times`].
