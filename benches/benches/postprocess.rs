@@ -6,13 +6,14 @@
 //! fixed-seed splitmix64 of `tpl_benches`. N = 100·n.
 //!
 //! Targets: `postprocess/map-step/n=3` < 5 µs, `postprocess/map-step/n=1000` < 100 µs,
-//! and T = 10⁴ steps at n = 1000 < 1 s: `postprocess/map-steps/n=1000/T=1e4` (the solver
-//! over a recorded stream, prior fixed) and `postprocess/filter-map-dbsec/n=1000/T=1e4` (the
-//! whole driver with the DBSec paper's prior, whose O(n²) prior propagation through a dense
-//! 1000×1000 P dominates). Beside it, on the same stream, the default estimator
-//! `postprocess/filter-map/n=1000/T=1e4` (the calibrated prior of docs/map.md §8) and
-//! `postprocess/smooth/n=1000/T=1e4` (docs/map.md §9, the backward matrix derived from P),
-//! whose target is at most twice `filter-map-dbsec`.
+//! and T = 10⁴ steps at n = 1000: `postprocess/map-steps/n=1000/T=1e4` (the solver over a
+//! recorded stream, prior fixed) < 1 s, `postprocess/filter-map-dbsec/n=1000/T=1e4` (the
+//! whole driver with the DBSec paper's prior, moved every step through the smoothed identity,
+//! whose product costs O(n), docs/map.md §13) < 1 s, the default estimator
+//! `postprocess/filter-map/n=1000/T=1e4` (the calibrated prior of docs/map.md §8) ≤ 0.3 s,
+//! and `postprocess/smooth/n=1000/T=1e4` (docs/map.md §9, the backward matrix derived from
+//! P) ≤ 0.6 s. Beside them, `postprocess/filter-map-dbsec/dense/n=1000/T=2000`: the dense
+//! product of a dense 1000×1000 P, 2000 times (the yardstick of numpy's `p @ P` loop).
 //!
 //! Run: `cargo bench -p tpl-benches --bench postprocess -- --noplot [FILTER]` (about two
 //! minutes; the filter at n = 1000 takes a few seconds per iteration).
@@ -93,6 +94,18 @@ fn streams(c: &mut Criterion) {
     });
     let forward = Family::SmoothedIdentity.matrix(n);
     let budgets = vec![2.0 * A; horizon];
+    let dense = Family::Dense.matrix(n);
+    let short = 2000;
+    group.bench_function(BenchmarkId::new("filter-map-dbsec/dense", format!("n={n}/T={short}")), |b| {
+        b.iter(|| {
+            let config = FilterConfig {
+                forward: Some(&dense),
+                estimator: Estimator::MapDbsec,
+                ..FilterConfig::new(total)
+            };
+            filter(black_box(&releases[..short]), &budgets[..short], config).expect("valid input")
+        })
+    });
     for estimator in [Estimator::MapDbsec, Estimator::Map, Estimator::Smooth] {
         let name = if estimator.is_filter() { format!("filter-{estimator}") } else { estimator.to_string() };
         group.bench_function(BenchmarkId::new(name, &param), |b| {

@@ -81,7 +81,7 @@ pub fn read_counts_prefix(path: &Path, allow_negative: bool) -> Result<(Counts, 
     let mut lines = Vec::new();
     let mut buckets: Vec<(u64, usize)> = Vec::new();
     let mut budgets = Vec::new();
-    let outcome = text::for_each_csv_record(path, &content, |line, fields| {
+    let outcome = text::for_each_csv_fields(path, &content, |line, fields| {
         let layout = match &mut layout {
             Some(layout) => layout,
             None => {
@@ -96,13 +96,15 @@ pub fn read_counts_prefix(path: &Path, allow_negative: bool) -> Result<(Counts, 
         };
         layout.check_width(path, line, fields.len())?;
         // The whole row is checked before any of it is kept.
-        let row: Vec<f64> = layout
-            .cells
-            .iter()
-            .map(|&k| cell(path, line, k, &fields[k], allow_negative))
-            .collect::<Result<_>>()?;
+        let mut row = Vec::with_capacity(layout.cells.len());
+        for &k in &layout.cells {
+            match text::finite_f64(fields[k]) {
+                Ok(value) if value >= 0.0 || allow_negative => row.push(value),
+                _ => return Err(bad_cell(path, line, k, fields[k])),
+            }
+        }
         if layout.header {
-            let bucket = bucket(path, line, &fields[0])?;
+            let bucket = bucket(path, line, fields[0])?;
             if let Some(&(previous, at)) = buckets.last()
                 && bucket <= previous
             {
@@ -118,7 +120,7 @@ pub fn read_counts_prefix(path: &Path, allow_negative: bool) -> Result<(Counts, 
             buckets.push((bucket, line));
         }
         if let Some(k) = layout.budget_column {
-            budgets.push(publication_budget(path, line, k, &fields[k])?);
+            budgets.push(publication_budget(path, line, k, fields[k])?);
         }
         rows.push(row);
         lines.push(line);
@@ -155,17 +157,17 @@ struct Layout {
 
 impl Layout {
     /// The layout of a file whose first record is `fields`, on `line`.
-    fn of_first_record(path: &Path, line: usize, fields: &csv::StringRecord) -> Result<Self> {
+    fn of_first_record(path: &Path, line: usize, fields: &[&str]) -> Result<Self> {
         let width = fields.len();
-        if &fields[0] != "timestamp_bucket" {
+        if fields[0] != "timestamp_bucket" {
             return Ok(Self { header: false, width, cells: (0..width).collect(), budget_column: None });
         }
-        let named: Vec<usize> = (0..width).filter(|&k| is_cell_name(&fields[k])).collect();
+        let named: Vec<usize> = (0..width).filter(|&k| is_cell_name(fields[k])).collect();
         let cells = if named.is_empty() { (1..width).collect() } else { named };
         if cells.is_empty() {
             return Err(CliError::parse(path, line, "header has no cell columns"));
         }
-        let budget_column = fields.iter().position(|f| f == "publication_budget");
+        let budget_column = fields.iter().position(|f| *f == "publication_budget");
         Ok(Self { header: true, width, cells, budget_column })
     }
 
@@ -190,15 +192,15 @@ fn bucket(path: &Path, line: usize, token: &str) -> Result<u64> {
     })
 }
 
-/// The count in 0-based column `k`: a finite number ([`text::finite_f64`]), ≥ 0 unless
-/// `allow_negative`.
-fn cell(path: &Path, line: usize, k: usize, token: &str, allow_negative: bool) -> Result<f64> {
-    let at = |message: String| CliError::parse(path, line, format!("column {}: {message}", k + 1));
-    let value = text::finite_f64(token).map_err(at)?;
-    if value < 0.0 && !allow_negative {
-        return Err(at(format!("count {token} is negative")));
-    }
-    Ok(value)
+/// Why the count in 0-based column `k` is refused: not a finite number
+/// ([`text::finite_f64`]), or negative where counts must be ≥ 0 (formed only for a bad
+/// value).
+fn bad_cell(path: &Path, line: usize, k: usize, token: &str) -> CliError {
+    let why = match text::finite_f64(token) {
+        Err(why) => why,
+        Ok(_) => format!("count {token} is negative"),
+    };
+    CliError::parse(path, line, format!("column {}: {why}", k + 1))
 }
 
 /// The publication budget in 0-based column `k`: a finite number ≥ 0.

@@ -36,8 +36,11 @@ pub fn name(path: &Path) -> String {
 /// (1e400, which would round to inf) and non-zero numbers below the smallest (1e-400, which
 /// would round to 0) are refused with the token as typed.
 pub fn finite_f64(token: &str) -> std::result::Result<f64, String> {
-    // Tokens cut from a file are already trimmed: skip the Unicode trim when both ends are
-    // ASCII and not whitespace.
+    // Most counts are small integers, cut from a file already trimmed.
+    if let Some(value) = small_integer(token) {
+        return Ok(value);
+    }
+    // Skip the Unicode trim when both ends are ASCII and not whitespace.
     let bare = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii() && !b.is_ascii_whitespace());
     let trimmed =
         if bare(token.as_bytes().first()) && bare(token.as_bytes().last()) { token } else { token.trim() };
@@ -150,13 +153,14 @@ pub fn records(path: &Path, text: &str) -> Result<Vec<Record>> {
 
 /// [`records`] one at a time, without keeping them: `f` sees each record in file order.
 pub fn for_each_record(path: &Path, text: &str, mut f: impl FnMut(Record) -> Result<()>) -> Result<()> {
+    let mut last = Repeat::default();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let content = raw.split('#').next().unwrap_or("");
         // On an ASCII line without a vertical tab, Unicode and ASCII whitespace are the
         // same characters: a byte scan gives the same tokens, faster.
         let values = if content.is_ascii() && !content.contains('\x0b') {
-            ascii_values(path, line, content.trim_ascii())?
+            ascii_values(path, line, content.trim_ascii(), &mut last)?
         } else {
             values(path, line, content.trim())?
         };
@@ -186,8 +190,22 @@ fn values(path: &Path, line: usize, content: &str) -> Result<Option<Vec<f64>>> {
     Ok(Some(values))
 }
 
+/// The last token read and its value: a matrix of smoothed sparse counts repeats its rows'
+/// floor in most of its entries, and a token equal to the last one has its value without
+/// being parsed again.
+#[derive(Default)]
+struct Repeat<'t> {
+    token: &'t str,
+    value: f64,
+}
+
 /// [`values`] for ASCII `content` without a vertical tab, in one scan of its bytes.
-fn ascii_values(path: &Path, line: usize, content: &str) -> Result<Option<Vec<f64>>> {
+fn ascii_values<'t>(
+    path: &Path,
+    line: usize,
+    content: &'t str,
+    last: &mut Repeat<'t>,
+) -> Result<Option<Vec<f64>>> {
     if content.is_empty() {
         return Ok(None);
     }
@@ -213,7 +231,11 @@ fn ascii_values(path: &Path, line: usize, content: &str) -> Result<Option<Vec<f6
         while i < bytes.len() && !bytes[i].is_ascii_whitespace() && bytes[i] != b',' {
             i += 1;
         }
-        values.push(value(path, line, values.len(), &content[start..i])?);
+        let token = &content[start..i];
+        if token != last.token {
+            *last = Repeat { token, value: value(path, line, values.len(), token)? };
+        }
+        values.push(last.value);
         in_field += 1;
     }
 }
@@ -303,8 +325,7 @@ fn for_each_reader_record(
         if record.iter().any(|field| field.contains(['\n', '\r'])) {
             return Err(CliError::parse(path, line, "a quoted field runs past the end of the line"));
         }
-        let blank = record.len() == 1 && record[0].is_empty();
-        if blank || record.get(0).unwrap_or("").starts_with('#') {
+        if skipped(record.len(), record.get(0).unwrap_or("")) {
             continue;
         }
         f(line, &record)?;
@@ -329,22 +350,54 @@ fn for_each_plain_csv_record(
     let mut record = csv::StringRecord::new();
     for (i, raw) in text.lines().enumerate() {
         record.clear();
-        // Fields are short: a plain scan for the commas beats a search per field.
-        let mut start = 0;
-        for (j, &b) in raw.as_bytes().iter().enumerate() {
-            if b == b',' {
-                record.push_field(raw[start..j].trim_ascii());
-                start = j + 1;
-            }
+        plain_fields(raw, |field| record.push_field(field));
+        if !skipped(record.len(), &record[0]) {
+            f(i + first_line, &record)?;
         }
-        record.push_field(raw[start..].trim_ascii());
-        let blank = record.len() == 1 && record[0].is_empty();
-        if blank || record[0].starts_with('#') {
-            continue;
-        }
-        f(i + first_line, &record)?;
     }
     Ok(())
+}
+
+/// [`for_each_csv_record`] with each record as the list of its fields: on [`plain_csv`] text
+/// they are slices of `text` itself, cut without a copy (the readers of large files).
+pub fn for_each_csv_fields(
+    path: &Path,
+    text: &str,
+    mut f: impl FnMut(usize, &[&str]) -> Result<()>,
+) -> Result<()> {
+    if !plain_csv(text) {
+        return for_each_reader_record(path, text, 1, |line, record| {
+            f(line, &record.iter().collect::<Vec<_>>())
+        });
+    }
+    let mut fields = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        fields.clear();
+        plain_fields(raw, |field| fields.push(field));
+        if !skipped(fields.len(), fields[0]) {
+            f(i + 1, &fields)?;
+        }
+    }
+    Ok(())
+}
+
+/// The fields of one line of [`plain_csv`] text, trimmed, in order (at least one). Fields
+/// are short: a plain scan for the commas beats a search per field.
+fn plain_fields<'t>(raw: &'t str, mut push: impl FnMut(&'t str)) {
+    let mut start = 0;
+    for (j, &b) in raw.as_bytes().iter().enumerate() {
+        if b == b',' {
+            push(raw[start..j].trim_ascii());
+            start = j + 1;
+        }
+    }
+    push(raw[start..].trim_ascii());
+}
+
+/// Whether a record of `len` fields whose first is `first` is skipped: a blank line, or a
+/// comment (first non-blank character `#`).
+fn skipped(len: usize, first: &str) -> bool {
+    (len == 1 && first.is_empty()) || first.starts_with('#')
 }
 
 #[cfg(test)]
@@ -386,6 +439,13 @@ mod tests {
             });
             let reader = csv_records(text, |p, t, f| for_each_reader_record(p, t, 1, f));
             assert_eq!(plain, reader, "{text:?}");
+            let mut fields = Vec::new();
+            for_each_csv_fields(Path::new("t.csv"), text, |line, r| {
+                fields.push((line, r.iter().map(|s| s.to_string()).collect::<Vec<_>>()));
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(Ok(fields), reader, "{text:?}");
         }
         for text in ["1,\"2\"\n", "1,2\r3\n", "1,\u{a0}2\n", "1,2\r"] {
             assert!(!plain_csv(text), "{text:?}");
@@ -420,10 +480,16 @@ mod tests {
         for line in lines {
             let path = Path::new("t.txt");
             let content = line.split('#').next().unwrap_or("");
-            let fast = ascii_values(path, 1, content.trim_ascii()).map_err(|e| e.to_string());
+            let fast = ascii_values(path, 1, content.trim_ascii(), &mut Repeat::default())
+                .map_err(|e| e.to_string());
             let general = values(path, 1, content.trim()).map_err(|e| e.to_string());
             assert_eq!(fast, general, "{line:?}");
         }
+        // Repeated tokens (a smoothed matrix's floor) keep their value across lines.
+        assert_eq!(
+            numbers("0.5,0.5\n0.5 0.25\n1e-3,0.001\n").unwrap(),
+            vec![(1, vec![0.5, 0.5]), (2, vec![0.5, 0.25]), (3, vec![0.001, 0.001])]
+        );
         // A vertical tab and a no-break space are whitespace to the general split only.
         assert_eq!(numbers("1\x0b2\n").unwrap(), vec![(1, vec![1.0, 2.0])]);
         assert_eq!(numbers("1\u{a0}2,3\n").unwrap(), vec![(1, vec![1.0, 2.0, 3.0])]);

@@ -18,6 +18,7 @@
 //! Releases with ε_s = 0 carry no information and are not scored.
 
 use crate::propagate::Mover;
+use crate::widest::at_widest;
 
 /// The prior a calibrated step t used (docs/map.md §8): the member of the family of
 /// predictions that scored best on the releases r_2..r_t, each scored against its
@@ -177,57 +178,18 @@ impl Calibrator {
 /// the processor: every vector width adds in the same order).
 const LANES: usize = 8;
 
-/// For every dispersion φ_k: sums[k] = Σ_i (ln v_i + e_i²/v_i) with
-/// v_i = max(φ_k·m_i + noise, 1/12) < 2¹⁰²⁰, over at most [`SCORED_CELLS`] cells: see
-/// [`lane_sums`]. With the widest vectors the processor has (checked at run time; every
-/// width gives the same bits).
-fn member_terms(
-    m: &[f64],
-    e2: &[f64],
-    dispersions: &[f64; DISPERSIONS],
-    noise: f64,
-    sums: &mut [f64; DISPERSIONS],
-) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the processor has AVX-512F, checked just above: the only feature
-            // `lane_sums_avx512` is compiled for beyond the baseline.
-            return unsafe { lane_sums_avx512(m, e2, dispersions, noise, sums) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor has AVX2, checked just above: the only feature
-            // `lane_sums_avx2` is compiled for beyond the baseline.
-            return unsafe { lane_sums_avx2(m, e2, dispersions, noise, sums) };
-        }
-    }
-    lane_sums(m, e2, dispersions, noise, sums)
-}
-
-/// [`lane_sums`] compiled for AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn lane_sums_avx512(
-    m: &[f64],
-    e2: &[f64],
-    dispersions: &[f64; DISPERSIONS],
-    noise: f64,
-    sums: &mut [f64; DISPERSIONS],
-) {
-    lane_sums(m, e2, dispersions, noise, sums)
-}
-
-/// [`lane_sums`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn lane_sums_avx2(
-    m: &[f64],
-    e2: &[f64],
-    dispersions: &[f64; DISPERSIONS],
-    noise: f64,
-    sums: &mut [f64; DISPERSIONS],
-) {
-    lane_sums(m, e2, dispersions, noise, sums)
+at_widest! {
+    /// For every dispersion φ_k: sums[k] = Σ_i (ln v_i + e_i²/v_i) with
+    /// v_i = max(φ_k·m_i + noise, 1/12) < 2¹⁰²⁰, over at most [`SCORED_CELLS`] cells: see
+    /// [`lane_sums`]. At the widest vector width ([`crate::widest`]; every width gives the
+    /// same bits).
+    fn member_terms(
+        m: &[f64],
+        e2: &[f64],
+        dispersions: &[f64; DISPERSIONS],
+        noise: f64,
+        sums: &mut [f64; DISPERSIONS],
+    ) = lane_sums;
 }
 
 /// The sums of [`member_terms`] in [`LANES`] running sums: for each dispersion the terms are

@@ -179,8 +179,10 @@ pub struct FilterStep {
 /// retried. `smooth` is not a filter and is refused ([`Filter::new`]).
 ///
 /// # Runtime
-/// Per step, the solver (O(n log n) for the continuous estimators) plus O(n²) for the
-/// propagation through P, plus O(190·min(n, 64)) for the calibration of `map`.
+/// Per step, the solver (O(n) passes for the continuous estimators) plus the propagation
+/// through P — O(n + nnz) when P is row floors plus nnz sparse excesses (a smoothed sparse
+/// matrix), O(n²) when dense (docs/map.md §13) — plus O(190·min(n, 64)) for the calibration
+/// of `map`.
 ///
 /// ```
 /// use tpl_core::TransitionMatrix;

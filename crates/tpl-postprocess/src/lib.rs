@@ -31,7 +31,7 @@
 //! ```
 //!
 //! Map of the crate (sections of docs/map.md in brackets):
-//! - [`map_step`] / [`MapStep`] — continuous MAP, exact O(n log n) breakpoint solver (§2–3);
+//! - [`map_step`] / [`MapStep`] — continuous MAP, exact breakpoint solver (§2–3);
 //!   [`map_objective`] its objective F;
 //! - [`map_integer_step`] — integer MAP, the N cheapest marginal units, ties to the lower
 //!   cell (§4); [`map_integer_objective`] its objective G;
@@ -68,6 +68,7 @@ mod prior;
 mod propagate;
 mod smooth;
 mod validate;
+mod widest;
 
 pub use calibrate::Calibration;
 pub use error::{PostprocessError, Result};

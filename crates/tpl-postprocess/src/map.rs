@@ -1,5 +1,4 @@
-//! The continuous MAP estimator `map` and its exact O(n log n) breakpoint solver
-//! (docs/map.md §2–3).
+//! The continuous MAP estimator `map` and its exact breakpoint solver (docs/map.md §2–3).
 //!
 //! The per-step problem is
 //!
@@ -8,8 +7,8 @@
 //! whose unique minimiser is x_i(λ*) = median(r_i, p_i e^{λ*−a}, p_i e^{λ*+a}) for the λ* with
 //! Σ_i x_i(λ*) = N. S(λ) = Σ_i x_i(λ) is piecewise of the form
 //! e^{λ−a}P_above + e^{λ+a}P_below + R_at between the 2m breakpoints g_i ± a
-//! (g_i = ln r_i − ln p_i), so sorting the breakpoints and a binary search for the piece
-//! that holds N leave one closed-form equation.
+//! (g_i = ln(r_i/p_i)), so ordering the breakpoints and a binary search for the piece that
+//! holds N leave one closed-form equation.
 
 use std::cell::Cell;
 
@@ -18,6 +17,7 @@ use tpl_core::log_add_exp;
 use crate::error::Result;
 use crate::numeric::{clamp_between, from_ordered, ln_or_neg_inf, ordered, sort_by_key_stable, sum4};
 use crate::validate;
+use crate::widest::at_widest;
 
 /// The solution of one step of the continuous MAP problem (docs/map.md §3).
 ///
@@ -61,8 +61,9 @@ pub struct MapStep {
 /// non-finite; [`BadWeight`](crate::PostprocessError::BadWeight) for a < 0 or non-finite.
 ///
 /// # Runtime
-/// O(n log n): one sort of the m ≤ n breakpoint centres, a binary search over the 2m
-/// breakpoints with an O(n) evaluation of S per probe, and O(n) for the piece.
+/// O(n) passes: a radix sort of the m ≤ n ratios r_i/p_i (O(m) unless many agree on their
+/// 22 highest varying bits, then O(m log m)), rank sums, binary searches of O(log² m) with
+/// a logarithm for each breakpoint they visit, and O(n) for the piece (docs/map.md §13).
 ///
 /// # Citations
 /// docs/map.md §3 (breakpoint algorithm); X. Cao, Y. Cao, Yoshikawa,
@@ -201,32 +202,53 @@ fn shift(x: f64, d: f64) -> f64 {
 /// The breakpoint algorithm of docs/map.md §3 on validated input: steps 1–3 here, the
 /// rest in the helpers below, one per step.
 pub(crate) fn solve(r: &[f64], p: &[f64], total: f64, a: f64) -> MapStep {
-    let n = r.len();
-    let mut x = vec![0.0; n];
-    // Step 1.
+    // Below this many cells the search is cheaper than the iteration's buffers.
+    const ITERATE_FROM: usize = 32;
+    let found = if r.len() >= ITERATE_FROM { settled(r, p, total, a) } else { Settled::Unsettled };
+    match found {
+        Settled::Unsettled => finish(r, p, total, searched(r, p, total, a)),
+        found => finish(r, p, total, found),
+    }
+}
+
+/// The estimate from the root found (step 1 for N = 0 here).
+fn finish(r: &[f64], p: &[f64], total: f64, found: Settled) -> MapStep {
+    let mut x = vec![0.0; r.len()];
     if total == 0.0 {
         return MapStep { x, lambda: None };
     }
-    let centres = Centres::new(r, p);
-    let in_a = p.iter().filter(|&&v| v > 0.0).count();
-    if all_at_release(r, p, total, a, &centres, in_a) {
-        for &i in &centres.cells {
-            x[i] = r[i];
+    let (lo, hi, lambda) = match found {
+        Settled::Root(lo, hi, lambda) => (lo, hi, lambda),
+        Settled::AtRelease | Settled::Unsettled => {
+            for ((xi, &ri), &pi) in x.iter_mut().zip(r).zip(p) {
+                if pi > 0.0 {
+                    *xi = ri;
+                }
+            }
+            return MapStep { x, lambda: None };
         }
-        return MapStep { x, lambda: None };
-    }
-    let breakpoints = Breakpoints { centres: &centres, a, two_a: 2.0 * a };
-    let sums = RankSums::new(r, p, &centres);
-    let before = first_breakpoint_reaching(r, p, total, &breakpoints, &sums);
-    let piece = Piece::classify(&sums, before);
-    let (lo, hi, lambda) = piece.root(total, a, &breakpoints);
+    };
     fill_at(r, p, lo, hi, &mut x);
-    if in_a == 1 {
+    if p.iter().filter(|&&v| v > 0.0).count() == 1 {
         // The only feasible point; exact rather than e^{ln N} (docs/map.md §3: one cell of
         // positive prior gets N).
         x.iter_mut().zip(p).for_each(|(v, &pi)| *v = if pi > 0.0 { total } else { 0.0 });
     }
     MapStep { x, lambda: Some(lambda) }
+}
+
+/// Steps 2–8 by the breakpoint search: [`Settled::AtRelease`] or the root.
+fn searched(r: &[f64], p: &[f64], total: f64, a: f64) -> Settled {
+    let centres = Centres::new(r, p);
+    let in_a = p.iter().filter(|&&v| v > 0.0).count();
+    if all_at_release(r, p, total, a, &centres, in_a) {
+        return Settled::AtRelease;
+    }
+    let breakpoints = Breakpoints { centres: &centres, a, two_a: 2.0 * a };
+    let sums = RankSums::new(r, p, &centres);
+    let before = first_breakpoint_reaching(r, p, total, &breakpoints, &sums);
+    let (lo, hi, lambda) = Piece::classify(&sums, before).root(total, a, &breakpoints);
+    Settled::Root(lo, hi, lambda)
 }
 
 /// Step 2: the cells of A = {p_i > 0} with r_i > 0 sorted by g_i = ln(r_i/p_i) (ln r_i − ln p_i
@@ -521,15 +543,7 @@ impl Piece {
     fn root(&self, total: f64, a: f64, breakpoints: &Breakpoints<'_>) -> (f64, f64, f64) {
         let rest = total - self.r_at;
         if breakpoints.centres.is_empty() || (rest > 0.0 && (self.p_above > 0.0 || self.p_below > 0.0)) {
-            let two_a = 2.0 * a;
-            let ln_rest = rest.ln();
-            let (ln_above, ln_below) = (ln_or_neg_inf(self.p_above), ln_or_neg_inf(self.p_below));
-            // S = e^{λ−a}P_above + e^{λ+a}P_below + R_at = N, solved for λ − a, λ + a and λ
-            // in log space (never e^a).
-            let lo = ln_rest - log_add_exp(ln_above, shift(ln_below, two_a));
-            let hi = ln_rest - log_add_exp(shift(ln_above, -two_a), ln_below);
-            let lambda = ln_rest - log_add_exp(shift(ln_above, -a), shift(ln_below, a));
-            (lo, hi, lambda)
+            closed_form(rest, self.p_above, self.p_below, a)
         } else {
             // S met N at the piece's left end up to rounding: λ* = β_{k−1}, the later of the
             // last lower and the last upper breakpoint before position k. (k = 0 cannot get
@@ -548,10 +562,186 @@ impl Piece {
     }
 }
 
+/// Step 7: the root of S(λ) = e^{λ−a}·P_above + e^{λ+a}·P_below + R_at = N on one piece,
+/// with M = N − R_at, as the pair (λ* − a, λ* + a) and λ* itself, in log space (never e^a).
+fn closed_form(rest: f64, p_above: f64, p_below: f64, a: f64) -> (f64, f64, f64) {
+    let two_a = 2.0 * a;
+    let ln_rest = rest.ln();
+    let (ln_above, ln_below) = (ln_or_neg_inf(p_above), ln_or_neg_inf(p_below));
+    let lo = ln_rest - log_add_exp(ln_above, shift(ln_below, two_a));
+    let hi = ln_rest - log_add_exp(shift(ln_above, -two_a), ln_below);
+    let lambda = ln_rest - log_add_exp(shift(ln_above, -a), shift(ln_below, a));
+    (lo, hi, lambda)
+}
+
+/// What the iteration of [`settled`] (or the search of [`searched`]) found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Settled {
+    /// Every cell of positive prior sits at its release (step 3).
+    AtRelease,
+    /// The root (λ* − a, λ* + a, λ*).
+    Root(f64, f64, f64),
+    /// No piece settled within the rounds allowed: the breakpoint search decides.
+    Unsettled,
+}
+
+/// Steps 2–6 without ordering the breakpoints, when it settles (docs/map.md §3, "The piece
+/// by iteration"): from the multiplier of a = 0, classify every cell at the current
+/// (λ − a, λ + a) by the median formula itself (above: p_i·e^{λ−a} > r_i, below:
+/// p_i·e^{λ+a} < r_i, at otherwise), solve that piece's equation (step 7), and repeat until
+/// the root of a classification classifies the cells the same way: then it is on its own
+/// piece, S(λ*) = N there, and it is the root. A classification that does not repeat within
+/// eight rounds, an exponential that overflows, a ratio r_i/p_i that overflows, and a piece
+/// whose equation has no root (step 8) are left to the breakpoint search.
+fn settled(r: &[f64], p: &[f64], total: f64, a: f64) -> Settled {
+    const ROUNDS: usize = 12;
+    if total == 0.0 {
+        return Settled::AtRelease;
+    }
+    // Step 3 first, from the extreme ratios (g_max − g_min = ln of their quotient's logs).
+    let (mut in_a, mut positive, mut sum_r) = (0usize, 0usize, 0.0);
+    let (mut least, mut most) = (f64::INFINITY, 0.0f64);
+    for (&ri, &pi) in r.iter().zip(p) {
+        if pi > 0.0 {
+            in_a += 1;
+            sum_r += ri;
+            if ri > 0.0 {
+                positive += 1;
+                let ratio = ri / pi;
+                least = least.min(ratio);
+                most = most.max(ratio);
+            }
+        }
+    }
+    if !most.is_finite() {
+        return Settled::Unsettled;
+    }
+    if positive > 0 && positive == in_a && sum_r == total && most.ln() - least.ln() < 2.0 * a {
+        return Settled::AtRelease;
+    }
+    let mut classes = vec![0u8; r.len()];
+    let mut previous = vec![0u8; r.len()];
+    // λ brackets the root: S(below) < N ≤ S(above), from the probes made.
+    let (mut below, mut above) = (f64::NEG_INFINITY, f64::INFINITY);
+    let mut step = 1.0f64.max(2.0 * a);
+    let lambda = total.ln();
+    let mut probe = (lambda - a, lambda + a, lambda);
+    // Whether `probe` is the root of the classification in `previous`.
+    let mut from_root = false;
+    for _ in 0..ROUNDS {
+        let (Scale::One(el), Scale::One(eh)) = (Scale::new(probe.0), Scale::new(probe.1)) else {
+            return Settled::Unsettled;
+        };
+        let [p_above, p_below, r_at] = class_sums(r, p, el, eh, &mut classes);
+        if from_root && classes == previous {
+            return Settled::Root(probe.0, probe.1, probe.2);
+        }
+        if el * p_above + eh * p_below + r_at < total {
+            below = below.max(probe.2);
+        } else {
+            above = above.min(probe.2);
+        }
+        let rest = total - r_at;
+        let root =
+            (rest > 0.0 && (p_above > 0.0 || p_below > 0.0)).then(|| closed_form(rest, p_above, p_below, a));
+        (probe, from_root) = match root {
+            Some(root) if below < root.2 && root.2 < above => (root, true),
+            // The piece's root lies outside what the probes allow: bisect, or step out.
+            _ => {
+                let lambda = if below.is_finite() && above.is_finite() {
+                    below + 0.5 * (above - below)
+                } else if below.is_finite() {
+                    below + step
+                } else {
+                    above - step
+                };
+                step *= 2.0;
+                ((lambda - a, lambda + a, lambda), false)
+            }
+        };
+        std::mem::swap(&mut classes, &mut previous);
+    }
+    Settled::Unsettled
+}
+
+/// Lanes of the running sums of [`class_sums`]: fixed, so that the sums do not depend on the
+/// processor's vector width.
+const LANES: usize = 8;
+
+at_widest! {
+    /// The class of every cell at (e^{λ−a}, e^{λ+a}) = (`el`, `eh`) into `classes` (1 above,
+    /// 2 below, 0 at) and [P_above, P_below, R_at], each summed in [`LANES`] running sums
+    /// added pairwise; at the widest vector width ([`crate::widest`]; every width gives the
+    /// same bits).
+    fn class_sums(r: &[f64], p: &[f64], el: f64, eh: f64, classes: &mut [u8]) -> [f64; 3] = class_sums_portable;
+}
+
+/// The loop of [`class_sums`]: cell i goes to lane i mod [`LANES`]; every value added is
+/// ≥ 0 (a cell at its release has r_i ≥ p_i·e^{λ−a} ≥ 0). The cells' contributions are
+/// formed block by block first (a loop without a running sum, which vectorises), then added
+/// to the lanes in cell order.
+#[inline(always)]
+fn class_sums_portable(r: &[f64], p: &[f64], el: f64, eh: f64, classes: &mut [u8]) -> [f64; 3] {
+    const BLOCK: usize = 8 * LANES;
+    let mut sums = [[0.0f64; LANES]; 3];
+    for ((rb, pb), cb) in r.chunks(BLOCK).zip(p.chunks(BLOCK)).zip(classes.chunks_mut(BLOCK)) {
+        let mut parts = [[0.0f64; BLOCK]; 3];
+        for (i, ((&ri, &pi), c)) in rb.iter().zip(pb).zip(cb.iter_mut()).enumerate() {
+            let (above, below) = (pi * el > ri, pi * eh < ri);
+            parts[0][i] = if above { pi } else { 0.0 };
+            parts[1][i] = if below { pi } else { 0.0 };
+            parts[2][i] = if above || below { 0.0 } else { ri };
+            *c = u8::from(above) | (u8::from(below) << 1);
+        }
+        for (sum, part) in sums.iter_mut().zip(&parts) {
+            let part = &part[..rb.len()];
+            let (full, tail) = part.split_at(part.len() - part.len() % LANES);
+            for group in full.chunks_exact(LANES) {
+                for (s, &v) in sum.iter_mut().zip(group) {
+                    *s += v;
+                }
+            }
+            for (s, &v) in sum.iter_mut().zip(tail) {
+                *s += v;
+            }
+        }
+    }
+    sums.map(|s| ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use approx::{abs_diff_eq, assert_abs_diff_eq};
+    use proptest::strategy::Strategy;
+
+    proptest::proptest! {
+        /// The piece found by iteration is the piece of the breakpoint search: the same
+        /// estimate and multiplier up to rounding, whenever the iteration settles.
+        #[test]
+        fn iteration_and_search_agree(
+            cells in proptest::collection::vec((0.0f64..200.0, 0.0f64..1.0, proptest::bool::weighted(0.1)), 1..60),
+            total in 1.0f64..1e4,
+            a in proptest::prop_oneof![proptest::strategy::Just(0.0), (-4.0f64..2.0).prop_map(|e| 10f64.powf(e))],
+        ) {
+            let r: Vec<f64> = cells.iter().map(|c| c.0.round() - 3.0).collect();
+            let w: Vec<f64> = cells.iter().map(|c| if c.2 { 0.0 } else { c.1 }).collect();
+            let sum: f64 = w.iter().sum();
+            proptest::prop_assume!(sum > 0.0);
+            let p: Vec<f64> = w.iter().map(|v| v / sum).collect();
+            let (fast, search) = (settled(&r, &p, total, a), searched(&r, &p, total, a));
+            if fast != Settled::Unsettled {
+                let (x, y) = (finish(&r, &p, total, fast), finish(&r, &p, total, search));
+                for (xi, yi) in x.x.iter().zip(&y.x) {
+                    proptest::prop_assert!((xi - yi).abs() <= 1e-12 * total, "{:?} vs {:?}", x, y);
+                }
+                match (x.lambda, y.lambda) {
+                    (Some(l), Some(m)) => proptest::prop_assert!((l - m).abs() <= 1e-12 * (1.0 + l.abs())),
+                    (l, m) => proptest::prop_assert_eq!(l, m),
+                }
+            }
+        }
+    }
 
     #[test]
     fn hand_case_half_half() {

@@ -59,14 +59,16 @@ pub(crate) fn ordered(x: f64) -> i64 {
 }
 
 /// Sorts `items` by their keys, stably (items with equal keys keep their order): a
-/// least-significant-digit radix sort on the 16 highest bits in which the keys differ (two
-/// passes of one byte), then one pass of insertion sort for the items that agree on those
+/// least-significant-digit radix sort on the 22 highest bits in which the keys differ (two
+/// passes of 11 bits), then one pass of insertion sort for the items that agree on those
 /// bits (the library's stable sort when they are many). O(n) unless many keys agree on
-/// their 16 highest varying bits; a plain stable sort below 64 items.
+/// their 22 highest varying bits; a plain stable sort below 64 items (and from 2³² on).
 pub(crate) fn sort_by_key_stable(items: &mut Vec<(u64, u32)>) {
     const SMALL: usize = 64;
+    const DIGITS: u32 = 2;
+    const BITS: u32 = 11;
     let n = items.len();
-    if n < SMALL {
+    if n < SMALL || u32::try_from(n).is_err() {
         items.sort_by_key(|e| e.0);
         return;
     }
@@ -75,15 +77,17 @@ pub(crate) fn sort_by_key_stable(items: &mut Vec<(u64, u32)>) {
     if varying == 0 {
         return;
     }
-    let low = (63 - varying.leading_zeros()).saturating_sub(15);
-    let digit = |key: u64, byte: u32| ((key >> (low + 8 * byte)) & 0xff) as usize;
-    let mut counts = [[0usize; 256]; 2];
+    let low = (63 - varying.leading_zeros()).saturating_sub(DIGITS * BITS - 1);
+    let digit = |key: u64, d: u32| ((key >> (low + BITS * d)) & ((1 << BITS) - 1)) as usize;
+    // Counts fit in u32 (n < 2³²).
+    let mut counts = [[0u32; 1 << BITS]; DIGITS as usize];
     for e in items.iter() {
-        counts[0][digit(e.0, 0)] += 1;
-        counts[1][digit(e.0, 1)] += 1;
+        for (d, c) in (0..DIGITS).zip(counts.iter_mut()) {
+            c[digit(e.0, d)] += 1;
+        }
     }
     let mut scratch = vec![(0u64, 0u32); n];
-    for (byte, c) in (0..2).zip(counts.iter_mut()) {
+    for (d, c) in (0..DIGITS).zip(counts.iter_mut()) {
         let mut start = 0;
         for v in c.iter_mut() {
             let count = *v;
@@ -91,8 +95,8 @@ pub(crate) fn sort_by_key_stable(items: &mut Vec<(u64, u32)>) {
             start += count;
         }
         for &e in items.iter() {
-            let slot = &mut c[digit(e.0, byte)];
-            scratch[*slot] = e;
+            let slot = &mut c[digit(e.0, d)];
+            scratch[*slot as usize] = e;
             *slot += 1;
         }
         std::mem::swap(items, &mut scratch);
@@ -100,7 +104,7 @@ pub(crate) fn sort_by_key_stable(items: &mut Vec<(u64, u32)>) {
     // Only items that agree on the sorted bits can be out of order now: one pass of
     // insertion sort finishes, unless they are many (then the library's stable sort, which
     // is quick on the nearly sorted array).
-    let mut budget = 8 * n;
+    let mut budget = 4 * n;
     for k in 1..n {
         let item = items[k];
         let mut j = k;
@@ -149,7 +153,7 @@ mod tests {
             state
         };
         // Keys spread over all bits, over few bits (many ties), and keys that agree on their
-        // 16 highest varying bits but differ below (the insertion pass gives up).
+        // 22 highest varying bits but differ below (the insertion pass gives up).
         let kinds: [&dyn Fn(u64) -> u64; 4] =
             [&|x| x, &|x| (x % 0xffff).wrapping_mul(0x0100_0000_0001), &|x| x % 3, &|x| {
                 ((x & 1) << 40) | (x >> 44)

@@ -17,6 +17,8 @@
 
 use tpl_core::TransitionMatrix;
 
+use crate::widest::at_widest;
+
 /// A split pays when at most this fraction of the n² entries is an excess: a scattered
 /// excess costs about three dense entries (its column index, the value, the scattered
 /// update).
@@ -35,17 +37,59 @@ pub(crate) enum Mover<'a> {
     Reversed(Box<Reversal<'a>>),
 }
 
-/// A matrix as row floors b_i and its non-zero excesses e_ij = P_ij − b_i, row by row
-/// (compressed sparse rows).
+/// A matrix as row floors b_i and its non-zero excesses e_ij = P_ij − b_i (each rounded once
+/// from P_ij − b_i, exact when P_ij ≤ 2·b_i), kept both row by row and column by column.
 #[derive(Debug, Clone)]
 pub(crate) struct Split {
     /// b_i, the smallest entry of row i.
     floors: Vec<f64>,
-    /// Row i's excesses are `columns[starts[i]..starts[i + 1]]`, `excesses[..]`.
+    /// The excesses of each row, columns ascending (for P·v).
+    rows: Sparse,
+    /// The excesses of each column, rows ascending (for q·P: each output entry a sum of its
+    /// own, with no store to wait for).
+    columns: Sparse,
+}
+
+/// Compressed sparse lines: line k holds `indices[starts[k]..starts[k + 1]]` and the
+/// matching `values`.
+#[derive(Debug, Clone)]
+struct Sparse {
     starts: Vec<usize>,
-    columns: Vec<u32>,
-    /// e_ij > 0, rounded once from P_ij − b_i (exact when P_ij ≤ 2·b_i).
-    excesses: Vec<f64>,
+    indices: Vec<u32>,
+    values: Vec<f64>,
+}
+
+impl Sparse {
+    /// The indices and values of line `k`.
+    fn line(&self, k: usize) -> (&[u32], &[f64]) {
+        let range = self.starts[k]..self.starts[k + 1];
+        (&self.indices[range.clone()], &self.values[range])
+    }
+
+    /// The same entries line by line the other way (rows ↔ columns), in ascending order
+    /// within each line: a counting sort.
+    fn transposed(&self, n: usize) -> Self {
+        let mut starts = vec![0usize; n + 1];
+        for &j in &self.indices {
+            starts[j as usize + 1] += 1;
+        }
+        for k in 0..n {
+            starts[k + 1] += starts[k];
+        }
+        let mut next = starts.clone();
+        let (mut indices, mut values) = (vec![0u32; self.indices.len()], vec![0.0; self.values.len()]);
+        for k in 0..n {
+            let (line, entries) = self.line(k);
+            for (&j, &e) in line.iter().zip(entries) {
+                let slot = &mut next[j as usize];
+                // n fits in u32 (checked where the split is made), so k does.
+                indices[*slot] = k as u32;
+                values[*slot] = e;
+                *slot += 1;
+            }
+        }
+        Self { starts, indices, values }
+    }
 }
 
 /// B_ji = π_i·P_ij/(π·P)_j for an occupancy π (normalised) and a forward matrix P
@@ -91,7 +135,9 @@ impl<'a> Mover<'a> {
             }
             starts.push(columns.len());
         }
-        Self::Split(Split { floors, starts, columns, excesses })
+        let rows = Sparse { starts, indices: columns, values: excesses };
+        let columns = rows.transposed(n);
+        Self::Split(Split { floors, rows, columns })
     }
 
     /// The backward matrix of a chain that moves by `forward` from `occupancy` (non-negative,
@@ -134,20 +180,16 @@ impl<'a> Mover<'a> {
 }
 
 impl Split {
-    /// q·P = (Σ_i q_i·b_i)·𝟙 + Σ_i q_i·e_i: O(n + nnz), every term ≥ 0.
+    /// q·P = (Σ_i q_i·b_i)·𝟙 + Σ_i q_i·e_i: O(n + nnz), every term ≥ 0. Column j adds its
+    /// excesses' terms to the floor term in row order.
     fn times(&self, q: &[f64]) -> Vec<f64> {
         let base: f64 = q.iter().zip(&self.floors).map(|(a, b)| a * b).sum();
-        let mut out = vec![base; q.len()];
-        for (i, &qi) in q.iter().enumerate() {
-            if qi == 0.0 {
-                continue;
-            }
-            let range = self.starts[i]..self.starts[i + 1];
-            for (&j, &e) in self.columns[range.clone()].iter().zip(&self.excesses[range]) {
-                out[j as usize] += qi * e;
-            }
-        }
-        out
+        (0..q.len())
+            .map(|j| {
+                let (rows, excesses) = self.columns.line(j);
+                rows.iter().zip(excesses).fold(base, |sum, (&i, &e)| sum + q[i as usize] * e)
+            })
+            .collect()
     }
 
     /// P·v = b·(Σ_j v_j) + (row-wise excesses)·v: O(n + nnz), every term ≥ 0 for v ≥ 0.
@@ -157,12 +199,8 @@ impl Split {
             .iter()
             .enumerate()
             .map(|(i, &b)| {
-                let range = self.starts[i]..self.starts[i + 1];
-                let excess: f64 = self.columns[range.clone()]
-                    .iter()
-                    .zip(&self.excesses[range])
-                    .map(|(&j, &e)| e * v[j as usize])
-                    .sum();
+                let (columns, excesses) = self.rows.line(i);
+                let excess: f64 = columns.iter().zip(excesses).map(|(&j, &e)| e * v[j as usize]).sum();
                 b * total + excess
             })
             .collect()
@@ -185,19 +223,27 @@ impl Reversal<'_> {
     }
 }
 
-/// q·P for a dense row-major P, O(n²) and bound by reading P (8n² bytes per call): rows are
-/// taken four at a time, so that each pass over the output adds four scaled rows
-/// (contiguous, vectorisable) and the output is loaded and stored a quarter as often.
-fn dense_times(q: &[f64], forward: &TransitionMatrix) -> Vec<f64> {
+at_widest! {
+    /// q·P for a dense row-major P, O(n²) and bound by reading P (8n² bytes per call): rows
+    /// are taken four at a time, so that each pass over the output adds four scaled rows
+    /// (contiguous, vectorisable) and the output is loaded and stored a quarter as often. At
+    /// the widest vector width ([`crate::widest`]): every entry of the output takes the same
+    /// operations in the same order at any width.
+    fn dense_times(q: &[f64], forward: &TransitionMatrix) -> Vec<f64> = dense_times_portable;
+}
+
+/// The loops of [`dense_times`].
+#[inline(always)]
+fn dense_times_portable(q: &[f64], forward: &TransitionMatrix) -> Vec<f64> {
     let n = q.len();
     let mut out = vec![0.0; n];
-    let rows: Vec<&[f64]> = forward.rows().collect();
+    let rows: Vec<&[f64]> = forward.rows().map(|row| &row[..n]).collect();
     let mut i = 0;
     while i + 4 <= n {
         let (r0, r1, r2, r3) = (rows[i], rows[i + 1], rows[i + 2], rows[i + 3]);
         let (q0, q1, q2, q3) = (q[i], q[i + 1], q[i + 2], q[i + 3]);
-        for j in 0..n {
-            out[j] += (q0 * r0[j] + q1 * r1[j]) + (q2 * r2[j] + q3 * r3[j]);
+        for ((((o, &a), &b), &c), &d) in out.iter_mut().zip(r0).zip(r1).zip(r2).zip(r3) {
+            *o += (q0 * a + q1 * b) + (q2 * c + q3 * d);
         }
         i += 4;
     }
@@ -247,13 +293,31 @@ mod tests {
     fn smoothed_sparse_matrices_are_split_and_dense_ones_are_not() {
         let m = TransitionMatrix::smoothed_identity(50, 0.01).unwrap();
         match Mover::new(&m) {
-            Mover::Split(s) => assert_eq!(s.excesses.len(), 50),
+            Mover::Split(s) => assert_eq!((s.rows.values.len(), s.columns.values.len()), (50, 50)),
             other => panic!("not split: {other:?}"),
         }
         let rows: Vec<Vec<f64>> =
             (0..8).map(|i| (0..8).map(|j| 1.0 + ((i * 8 + j) % 7) as f64).collect()).collect();
         let dense = TransitionMatrix::normalized(rows).unwrap();
         assert!(matches!(Mover::new(&dense), Mover::Dense(_)));
+    }
+
+    /// Every width adds in the same order: the dispatched dense product equals the portable
+    /// one to the bit, whatever the processor.
+    #[test]
+    fn dense_product_does_not_depend_on_the_vector_width() {
+        for n in [1, 3, 4, 7, 33, 200] {
+            let rows: Vec<Vec<f64>> =
+                (0..n).map(|i| (0..n).map(|j| 1.0 + ((7 * i + 3 * j) % 11) as f64).collect()).collect();
+            let m = TransitionMatrix::normalized(rows).unwrap();
+            let q: Vec<f64> = (0..n).map(|i| (1 + i % 5) as f64 / n as f64).collect();
+            let (fast, portable) = (dense_times(&q, &m), dense_times_portable(&q, &m));
+            assert_eq!(
+                fast.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                portable.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                "n = {n}"
+            );
+        }
     }
 
     #[test]
