@@ -162,38 +162,48 @@ impl Short {
             dest.fill(0); // U = 0 is always kept (e^0 = 1)
             return;
         }
-        match self.fused.n {
-            2 => self.accepted_n::<R, 2>(rng, bits, dest),
-            3 => self.accepted_n::<R, 3>(rng, bits, dest),
-            4 => self.accepted_n::<R, 4>(rng, bits, dest),
-            5 => self.accepted_n::<R, 5>(rng, bits, dest),
-            6 => self.accepted_n::<R, 6>(rng, bits, dest),
-            7 => self.accepted_n::<R, 7>(rng, bits, dest),
-            _ => self.accepted_n::<R, MAX_FUSED>(rng, bits, dest),
+        match (self.fused.n, self.fused.narrow) {
+            (2, false) => self.accepted_n::<R, 2, false>(rng, bits, dest),
+            (3, false) => self.accepted_n::<R, 3, false>(rng, bits, dest),
+            (4, false) => self.accepted_n::<R, 4, false>(rng, bits, dest),
+            (5, false) => self.accepted_n::<R, 5, false>(rng, bits, dest),
+            (6, false) => self.accepted_n::<R, 6, false>(rng, bits, dest),
+            (7, false) => self.accepted_n::<R, 7, false>(rng, bits, dest),
+            (_, false) => self.accepted_n::<R, MAX_FUSED, false>(rng, bits, dest),
+            (3, true) => self.accepted_n::<R, 3, true>(rng, bits, dest),
+            (4, true) => self.accepted_n::<R, 4, true>(rng, bits, dest),
+            (5, true) => self.accepted_n::<R, 5, true>(rng, bits, dest),
+            (6, true) => self.accepted_n::<R, 6, true>(rng, bits, dest),
+            (7, true) => self.accepted_n::<R, 7, true>(rng, bits, dest),
+            (_, true) => self.accepted_n::<R, MAX_FUSED, true>(rng, bits, dest),
         }
     }
 
-    /// [`Short::accepted`] with N = `N` trials fused ([`Fused`]). A word Lemire's method
-    /// rejects voids its attempt (whether a word is rejected does not depend on the A and W
-    /// it would give, so the attempts kept are exactly uniform); K > N goes on with fresh
-    /// trials. Neither branch is taken often, so the loop runs without mispredictions.
-    fn accepted_n<R: RngCore, const N: usize>(&self, rng: &mut R, bits: &mut Bits, dest: &mut [u64]) {
+    /// [`Short::accepted`] with N = `N` trials fused ([`Fused`]), from 32-bit words when
+    /// `NARROW`. A word Lemire's method rejects voids its attempt (whether a word is rejected
+    /// does not depend on the A and W it would give, so the attempts kept are exactly
+    /// uniform); K > N goes on with fresh trials. Neither happens often, so the loop runs
+    /// without mispredictions.
+    fn accepted_n<R: RngCore, const N: usize, const NARROW: bool>(
+        &self,
+        rng: &mut R,
+        bits: &mut Bits,
+        dest: &mut [u64],
+    ) {
         let fused = &self.fused;
         let factor: [u64; N] = std::array::from_fn(|k| fused.factor[k]);
+        let (t0, low) = (self.t0, self.low);
         let mut n = 0;
         while n < dest.len() {
             let (a, w, valid) =
-                if fused.narrow { fused.split32(rng.next_u32()) } else { fused.split64(rng.next_u64()) };
+                if NARROW { fused.split32(rng.next_u32()) } else { fused.split64(rng.next_u64()) };
             let c = fused_count(&factor, a, w);
-            let mut keep = if c == N {
-                valid && more_trials(rng, a, self.t0, N as u64 + 1)
-            } else {
-                valid & (c % 2 == 0)
-            };
+            let mut keep =
+                if c == N { valid && more_trials(rng, a, t0, N as u64 + 1) } else { valid & (c % 2 == 0) };
             let mut u = a;
-            if self.low > 0 {
+            if low > 0 {
                 let (b, low_keep) = self.low_test(rng, bits, keep);
-                u = a << self.low | b;
+                u = a << low | b;
                 keep &= low_keep;
             }
             dest[n] = u;
@@ -433,11 +443,14 @@ fn geometric<R: RngCore>(rng: &mut R) -> u64 {
     loop {
         let word = rng.next_u32();
         let (m0, m1) = ((word & 0xffff) * DIGIT, (word >> 16) * DIGIT);
-        if (m0 & 0xffff) < DIGIT_REJECT || (m1 & 0xffff) < DIGIT_REJECT {
-            continue;
-        }
+        let rejected = ((m0 & 0xffff) < DIGIT_REJECT) | ((m1 & 0xffff) < DIGIT_REJECT);
         let (d0, d1) = (m0 >> 16, m1 >> 16);
-        if d0 == 0 || d1 == 0 {
+        if rejected | (d0 == 0) | (d1 == 0) {
+            // Rare (1 word in 1 400): a rejected field sends the word back; a digit 0 needs
+            // more trials.
+            if rejected {
+                continue;
+            }
             return v + geometric_rest(rng, [d0, d1]);
         }
         let s0 = digit_success(d0);
@@ -467,8 +480,8 @@ fn geometric_rest<R: RngCore>(rng: &mut R, digits: [u32; 2]) -> u64 {
 }
 
 /// Which digits d ∈ [1, 720) decide Bernoulli(e^{−1}) = 1 ([`digit_bernoulli`]), as a bitmap.
-const DIGIT_SUCCESS: [u64; 12] = {
-    let mut map = [0; 12];
+const DIGIT_SUCCESS: [u64; 16] = {
+    let mut map = [0; 16];
     let mut d = 1;
     while d < DIGIT {
         if digit_count(d).is_multiple_of(2) {
@@ -499,7 +512,7 @@ const fn digit_count(d: u32) -> u32 {
 /// Bernoulli(e^{−1}) = [K odd] = [c even] for a digit d ≥ 1 (table lookup).
 #[inline(always)]
 fn digit_success(d: u32) -> bool {
-    (DIGIT_SUCCESS[(d / 64) as usize % 12] >> (d % 64)) & 1 == 1
+    (DIGIT_SUCCESS[(d / 64) as usize % 16] >> (d % 64)) & 1 == 1
 }
 
 /// Bernoulli(e^{−1}) from a digit d uniform in [0, 720): by [`digit_success`] when d ≥ 1,
