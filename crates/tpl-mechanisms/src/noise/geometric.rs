@@ -21,6 +21,9 @@ const BATCH: usize = 256;
 /// The short path works with t₀ ≤ 2^SHORT_BITS (`Short`).
 const SHORT_BITS: u32 = 10;
 
+/// A numerator of more than SHORT_BITS bits is rounded to REDUCED_BITS bits (`Short`).
+const REDUCED_BITS: u32 = 7;
+
 /// At most this many trials of the acceptance test are decided by one draw (`Fused`).
 const MAX_FUSED: usize = 8;
 
@@ -33,10 +36,10 @@ const DIGIT_REJECT: u32 = (1 << 16) % DIGIT;
 /// Everything a draw at one scale needs, computed once per scale.
 #[derive(Debug, Clone)]
 pub(crate) enum Plan {
-    /// Scales reduced to a numerator t₀ ≤ 2^10 ([`Short`]): every b from 2^−11 to 2^42 (every
-    /// scale a release of counts uses) and more.
+    /// Scales with a numerator t₀ ≤ 2^10, or reduced to one ≤ 2^7 ([`Short`]): every b from
+    /// 2^−11 to 2^39 (every scale a release of counts uses) and more.
     Short(Short),
-    /// The rest (b above about 2^42, or below 2^−11 with 64 fractional bits): the literal
+    /// The rest (b above about 2^39, or below 2^−11 with 64 fractional bits): the literal
     /// algorithm in 128-bit integers.
     Wide(Wide),
 }
@@ -67,9 +70,10 @@ impl Plan {
 }
 
 /// The short path. Write b = t/2^j. When t has at most 10 significant bits, t₀ = t and
-/// b₀ = b. Otherwise t is rounded up to t₀·2^k with t₀ ≤ 2^10 (k = bits(t) − 10): the scale
-/// b₀ = t₀·2^k/2^j ≥ b then has a short numerator, and a draw Y₀ at scale b₀ is *thinned*
-/// back to scale b exactly ([`Thin`]). For b₀ = t₀·2^m/2^{j₀}: j₀ = j − k, m = 0 when k ≤ j;
+/// b₀ = b. Otherwise t is rounded up to t₀·2^k with t₀ ≤ 2^7 (k = bits(t) − 7, so that the
+/// acceptance test draws from 32-bit words, [`Fused`]): the scale b₀ = t₀·2^k/2^j ≥ b, less
+/// than 2^−6 above b in relative terms, has a short numerator, and a draw Y₀ at scale b₀ is
+/// *thinned* back to scale b exactly ([`Thin`]). For b₀ = t₀·2^m/2^{j₀}: j₀ = j − k, m = 0 when k ≤ j;
 /// j₀ = 0, m = k − j (an integer scale b₀ = t₀·2^m) otherwise, and then U = A·2^m + B with A
 /// uniform in [0, t₀) and B uniform in [0, 2^m), kept with probability
 /// e^{−U/b₀} = e^{−A/t₀}·e^{−B/b₀}: two independent tests, the first on A as for m = 0, the
@@ -90,13 +94,13 @@ pub(crate) struct Short {
 
 impl Short {
     /// The short path for b = t/2^shift, or `None` for the scales it leaves to [`Wide`]:
-    /// b₀ above 2^42 (m > 32), or a thinning whose exact fraction would not fit 96 bits.
+    /// b₀ above 2^39 (m > 32), or a thinning whose exact fraction would not fit 96 bits.
     fn new(t: u64, shift: u32) -> Option<Self> {
         let bits = u64::BITS - t.leading_zeros();
         if bits <= SHORT_BITS {
             return Some(Self { t0: t, low: 0, shift, fused: Fused::new(t), thin: None });
         }
-        let k = bits - SHORT_BITS;
+        let k = bits - REDUCED_BITS;
         let t0 = t.div_ceil(1 << k);
         // e = t₀·2^k − t < 2^k; δ = 1/b − 1/b₀ = 2^j·e/(t·t₀·2^k).
         let e = (u128::from(t0) << k) - u128::from(t);
@@ -211,8 +215,8 @@ impl Short {
         }
     }
 
-    /// B uniform in [0, 2^m) and its test Bernoulli(e^{−B/b₀}), b₀ = t₀·2^m. B/b₀ < 1/t₀ ≤
-    /// 2^−9, so trial 1 (Bernoulli(B/b₀)) nearly always fails, which keeps B, and the first 16
+    /// B uniform in [0, 2^m) and its test Bernoulli(e^{−B/b₀}), b₀ = t₀·2^m. B/b₀ < 1/t₀ <
+    /// 2^−6, so trial 1 (Bernoulli(B/b₀)) nearly always fails, which keeps B, and the first 16
     /// bits of its uniform nearly always show it. When A was already refused (`needed`
     /// false) the attempt is void whatever B's test says, and the test is not finished.
     #[inline(always)]
@@ -350,8 +354,7 @@ struct Thin {
 }
 
 impl Thin {
-    /// Y from Y₀ = `y0` ≥ 1. δ·y₀ is tiny for the scales a release uses (about
-    /// (y₀/b)·2^−9), so the first trial of Bernoulli(e^{−δ·y₀}) nearly always fails, which
+    /// Y from Y₀ = `y0` ≥ 1. δ·y₀ is small (below (y₀/b)·2^−6, and y₀/b is about 1), so the first trial of Bernoulli(e^{−δ·y₀}) nearly always fails, which
     /// keeps y₀; the first 16 bits of its uniform, from `bits`, nearly always show it.
     #[inline(always)]
     fn apply<R: RngCore>(&self, rng: &mut R, bits: &mut Bits, y0: u64) -> u64 {
@@ -1013,7 +1016,7 @@ mod tests {
         assert!(p.t0 == 20 && p.low == 0 && p.shift == 0 && p.thin.is_none());
         let p = short(2.5);
         assert!(p.t0 == 5 && p.shift == 1 && p.thin.is_none());
-        for b in [60f64.next_up(), 0.3, 123.456, 2000.0, 2000.5, 1e6 + 0.25, 3.3e9, 1e12, 2f64.powi(-11)] {
+        for b in [60f64.next_up(), 0.3, 123.456, 2000.0, 2000.5, 1e6 + 0.25, 3.3e9, 1e11, 2f64.powi(-11)] {
             let p = short(b);
             let (t, s) = dyadic_at_least(b).unwrap();
             let shift = s.trailing_zeros();
@@ -1030,8 +1033,8 @@ mod tests {
                 assert_eq!(b0_num << shift, t << p.shift, "b = {b}");
             }
         }
-        assert!(short(2000.0).low > 0 && short(1e12).low > 0);
-        for b in [2f64.powi(43) + 1.0, 1e20, 5e-324] {
+        assert!(short(2000.0).low > 0 && short(1e11).low > 0);
+        for b in [2f64.powi(40) + 1.0, 1e20, 5e-324] {
             assert!(matches!(Plan::new(b), Some(Plan::Wide(_))), "b = {b}");
         }
     }
