@@ -114,7 +114,9 @@ impl DiscreteLaplace<ChaCha12Rng> {
 }
 
 impl<R> DiscreteLaplace<R> {
-    /// A sampler drawing from `rng` (a cryptographically secure generator for releases).
+    /// A sampler drawing from `rng` (a cryptographically secure generator for releases) and,
+    /// for blocks, from the streams that follow `rng`'s own under the same key (see the proof
+    /// definition): nothing else should draw from those streams of that key.
     pub fn new(rng: R) -> Self {
         Self { rng, opened: 0, plan: None, bits: Bits::default(), ahead: Ahead::default() }
     }
