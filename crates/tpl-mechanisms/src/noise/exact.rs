@@ -57,10 +57,11 @@ const AHEAD_AFTER: usize = 2 * BLOCK;
 /// depend on the number of threads, nor on feature `parallel`.
 ///
 /// # Runtime
-/// About 15 ns and 2.7 32-bit words per draw at b = 20 on one core, everything a scale's draws
-/// need computed once and kept while the scale repeats; blocks are drawn on all cores
-/// (feature `parallel`, on by default), so a large fill, or a stream of small ones at one
-/// scale, runs about as many times faster as there are free cores.
+/// About 250 instructions and 2.7 32-bit words per draw at b = 20 (15–20 ns on one core of
+/// the project's machine, `sampler/discrete-laplace-1t/*`), everything a scale's draws need
+/// computed once and kept while the scale repeats; blocks are drawn on all cores (feature
+/// `parallel`, on by default), so a large fill, or a long run of small ones at one scale,
+/// runs about as many times faster as there are free cores.
 ///
 /// Not `Clone`: a copy would repeat the same noise.
 ///
