@@ -45,7 +45,7 @@ const AHEAD_AFTER: usize = 2 * BLOCK;
 ///   has been asked for 8192 values in a row; from then on, values for it are drawn *ahead*
 ///   — as many as asked for in the row so far, at most 65 536, in blocks as above — and
 ///   handed out in order, and those not handed out when another scale is asked for are
-///   dropped unused (never more than were handed out).
+///   dropped unused (no more than were handed out before them, rounded up to a block).
 ///
 /// Streams of one ChaCha key are independent under the same assumption that makes one
 /// stream's words look independent and uniform (ChaCha is a pseudorandom function of the key,
@@ -163,8 +163,8 @@ impl<R: StreamRng> NoiseSource for DiscreteLaplace<R> {
         while done < out.len() {
             if ahead.next == ahead.values.len() {
                 // Drawn directly until this scale has been asked for 8192 values in a row,
-                // then ahead, as many as asked so far (at most 65 536): at most as many
-                // values are dropped as were handed out.
+                // then ahead, as many as asked so far (at most 65 536): no more values are
+                // dropped than were handed out, rounded up to a block.
                 let size = ahead.asked.min(MAX_AHEAD).next_multiple_of(BLOCK);
                 let first = if ahead.asked >= AHEAD_AFTER { open(opened, size) } else { None };
                 let Some(first) = first else {
