@@ -15,6 +15,9 @@ pub(crate) const BLOCK: usize = 4096;
 /// The most values drawn ahead at once (16 blocks, 512 KiB).
 const MAX_AHEAD: usize = 16 * BLOCK;
 
+/// Values asked for at one scale in a row before values are drawn ahead for it.
+const AHEAD_AFTER: usize = 2 * BLOCK;
+
 /// The exact discrete Laplace (two-sided geometric) distribution Pr[k] ∝ exp(−|k|/b) on
 /// the integers — release-grade. Integer arithmetic only (Canonne, Kamath, Steinke 2020,
 /// "The Discrete Gaussian for Differential Privacy", Algorithms 1 and 2), restated for
@@ -38,10 +41,11 @@ const MAX_AHEAD: usize = 16 * BLOCK;
 /// - a fill of more than 4096 values draws its block i (4096 values) from stream
 ///   `id + 1 + n + i` of the generator's key, `id` being the generator's own stream and n
 ///   the blocks opened before ([`StreamRng`]);
-/// - a smaller fill (or single draw) at a scale other than the last one asked for draws from
-///   the generator's own stream; when the same scale is asked for again, values are drawn
-///   *ahead* — 8192 or more, up to 65 536, in blocks as above — and handed out in order, and
-///   those not handed out when another scale is asked for are dropped unused.
+/// - a smaller fill (or single draw) draws from the generator's own stream, until one scale
+///   has been asked for 8192 values in a row; from then on, values for it are drawn *ahead*
+///   — as many as asked for in the row so far, at most 65 536, in blocks as above — and
+///   handed out in order, and those not handed out when another scale is asked for are
+///   dropped unused (no more than were handed out before them, rounded up to a block).
 ///
 /// Streams of one ChaCha key are independent under the same assumption that makes one
 /// stream's words look independent and uniform (ChaCha is a pseudorandom function of the key,
@@ -53,10 +57,11 @@ const MAX_AHEAD: usize = 16 * BLOCK;
 /// depend on the number of threads, nor on feature `parallel`.
 ///
 /// # Runtime
-/// About 15 ns and 2.7 32-bit words per draw at b = 20 on one core, everything a scale's draws
-/// need computed once and kept while the scale repeats; blocks are drawn on all cores
-/// (feature `parallel`, on by default), so a large fill, or a stream of small ones at one
-/// scale, runs about as many times faster as there are free cores.
+/// About 250 instructions and 2.7 32-bit words per draw at b = 20 (15–20 ns on one core of
+/// the project's machine, `sampler/discrete-laplace-1t/*`), everything a scale's draws need
+/// computed once and kept while the scale repeats; blocks are drawn on all cores (feature
+/// `parallel`, on by default), so a large fill, or a long run of small ones at one scale,
+/// runs about as many times faster as there are free cores.
 ///
 /// Not `Clone`: a copy would repeat the same noise.
 ///
@@ -75,9 +80,10 @@ pub struct DiscreteLaplace<R> {
     rng: R,
     /// Block streams opened so far (see the proof definition).
     opened: u64,
-    /// The last scale asked for (its bits) and its plan: a release asks for one scale for
-    /// all its cells, a stream scheme often for the same scale at every step.
-    plan: Option<(u64, Plan)>,
+    /// The last two scales asked for (their bits) and their plans, the latest first: a
+    /// release asks for one scale for all its cells, a stream scheme often for the same
+    /// scale at every step, or for its test's scale and its publication's in turn.
+    plans: [Option<(u64, Plan)>; 2],
     /// Bits drawn from the generator's own stream and not used yet.
     bits: Bits,
     /// Values drawn ahead for the last scale asked for.
@@ -114,9 +120,11 @@ impl DiscreteLaplace<ChaCha12Rng> {
 }
 
 impl<R> DiscreteLaplace<R> {
-    /// A sampler drawing from `rng` (a cryptographically secure generator for releases).
+    /// A sampler drawing from `rng` (a cryptographically secure generator for releases) and,
+    /// for blocks, from the streams that follow `rng`'s own under the same key (see the proof
+    /// definition): nothing else should draw from those streams of that key.
     pub fn new(rng: R) -> Self {
-        Self { rng, opened: 0, plan: None, bits: Bits::default(), ahead: Ahead::default() }
+        Self { rng, opened: 0, plans: [None, None], bits: Bits::default(), ahead: Ahead::default() }
     }
 }
 
@@ -130,11 +138,15 @@ impl<R: StreamRng> NoiseSource for DiscreteLaplace<R> {
     fn fill_laplace(&mut self, scale: f64, out: &mut [f64]) -> Result<()> {
         check_scale(scale)?;
         let key = scale.to_bits();
-        let Self { rng, opened, plan, bits, ahead } = self;
-        let plan = match plan {
-            Some((b, plan)) if *b == key => &*plan,
-            slot => &slot.insert((key, Plan::new(scale).ok_or(MechError::BadScale(scale))?)).1,
-        };
+        let Self { rng, opened, plans, bits, ahead } = self;
+        // The plan of the scale, most recent first (a scheme with a test alternates two).
+        if plans[0].as_ref().is_none_or(|(b, _)| *b != key) {
+            plans.swap(0, 1);
+            if plans[0].as_ref().is_none_or(|(b, _)| *b != key) {
+                plans[0] = Some((key, Plan::new(scale).ok_or(MechError::BadScale(scale))?));
+            }
+        }
+        let Some((_, plan)) = &plans[0] else { unreachable!("the plan was just set") };
         if out.len() > BLOCK {
             match open(opened, out.len()) {
                 Some(first) => fill_blocks(rng, first, plan, out),
@@ -142,21 +154,20 @@ impl<R: StreamRng> NoiseSource for DiscreteLaplace<R> {
             }
             return Ok(());
         }
-        if ahead.scale != key || ahead.asked == 0 {
-            // A scale other than the last: drawn directly, and what was drawn ahead for the
-            // other scale is dropped.
-            ahead.scale = key;
+        if ahead.scale != key {
+            // Another scale: what was drawn ahead for the last one is dropped.
+            *ahead = Ahead { scale: key, values: std::mem::take(&mut ahead.values), next: 0, asked: 0 };
             ahead.values.clear();
-            ahead.next = 0;
-            ahead.asked = out.len();
-            plan.fill(rng, bits, out);
-            return Ok(());
         }
         let mut done = 0;
         while done < out.len() {
             if ahead.next == ahead.values.len() {
-                let size = (2 * ahead.asked).clamp(2 * BLOCK, MAX_AHEAD).next_multiple_of(BLOCK);
-                let Some(first) = open(opened, size) else {
+                // Drawn directly until this scale has been asked for 8192 values in a row,
+                // then ahead, as many as asked so far (at most 65 536): no more values are
+                // dropped than were handed out, rounded up to a block.
+                let size = ahead.asked.min(MAX_AHEAD).next_multiple_of(BLOCK);
+                let first = if ahead.asked >= AHEAD_AFTER { open(opened, size) } else { None };
+                let Some(first) = first else {
                     plan.fill(rng, bits, &mut out[done..]);
                     break;
                 };
@@ -282,43 +293,69 @@ mod tests {
 
     /// Where each value comes from, as the proof definition states it: a large fill's block i
     /// is the plan's draws from stream 1 + i of the key (the generator being on stream 0);
-    /// the first small fill at a scale comes from the generator's own stream; the second is
-    /// served from 2·4096 values drawn ahead in the next two streams, and a new scale
-    /// drops what was left of them.
+    /// small fills come from the generator's own stream until their scale has been asked for
+    /// 8192 values in a row, then from 8192 values drawn ahead in the next two streams; a
+    /// new scale drops what was left of them and starts again from the generator's stream.
     #[test]
     fn blocks_and_values_drawn_ahead_come_from_their_own_streams() {
         let seed = 0x626c_6f63_6b73;
         let mut noise = DiscreteLaplace::seeded(seed);
         let key = ChaCha12Rng::seed_from_u64(seed);
+        let plan = |scale: f64| Plan::new(scale).expect("plan");
         let block = |id: u64, scale: f64, n: usize| {
             let mut out = vec![0.0; n];
-            Plan::new(scale).expect("plan").fill(&mut key.open_stream(id), &mut Bits::default(), &mut out);
+            plan(scale).fill(&mut key.open_stream(id), &mut Bits::default(), &mut out);
             out
         };
-        let mut big = vec![0.0; 2 * BLOCK + 5];
-        noise.fill_laplace(20.0, &mut big).expect("valid");
+        let fill = |noise: &mut DiscreteLaplace<ChaCha12Rng>, scale: f64, n: usize| {
+            let mut out = vec![0.0; n];
+            noise.fill_laplace(scale, &mut out).expect("valid scale");
+            out
+        };
+        let big = fill(&mut noise, 20.0, 2 * BLOCK + 5);
         assert_eq!(big[..BLOCK], block(1, 20.0, BLOCK)[..]);
         assert_eq!(big[BLOCK..2 * BLOCK], block(2, 20.0, BLOCK)[..]);
         assert_eq!(big[2 * BLOCK..], block(3, 20.0, 5)[..]);
 
-        let mut first = vec![0.0; 10];
-        noise.fill_laplace(3.5, &mut first).expect("valid");
-        let mut own = vec![0.0; 10];
-        Plan::new(3.5).expect("plan").fill(&mut key.clone(), &mut Bits::default(), &mut own);
-        assert_eq!(first, own);
-
-        let mut second = vec![0.0; 10];
-        noise.fill_laplace(3.5, &mut second).expect("valid");
-        assert_eq!(second[..], block(4, 3.5, BLOCK)[..10]);
-        let mut third = vec![0.0; BLOCK];
-        noise.fill_laplace(3.5, &mut third).expect("valid");
+        // The generator's own stream, its unused bits carried from one fill to the next.
+        let (mut own, mut own_bits) = (key.clone(), Bits::default());
+        let mut from_own = |scale: f64, n: usize| {
+            let mut out = vec![0.0; n];
+            plan(scale).fill(&mut own, &mut own_bits, &mut out);
+            out
+        };
+        assert_eq!(fill(&mut noise, 3.5, BLOCK), from_own(3.5, BLOCK));
+        assert_eq!(fill(&mut noise, 3.5, BLOCK), from_own(3.5, BLOCK));
+        // 8192 asked in a row: drawn ahead in streams 4 and 5.
         let ahead: Vec<f64> = block(4, 3.5, BLOCK).into_iter().chain(block(5, 3.5, BLOCK)).collect();
-        assert_eq!(third[..], ahead[10..BLOCK + 10]);
-        // Another scale: drawn directly again; the rest of streams 4–5 is never handed out.
-        noise.fill_laplace(2.0, &mut first).expect("valid");
-        noise.fill_laplace(3.5, &mut first).expect("valid");
-        noise.fill_laplace(3.5, &mut second).expect("valid");
-        assert_eq!(second[..], block(6, 3.5, BLOCK)[..10]);
+        assert_eq!(fill(&mut noise, 3.5, 10)[..], ahead[..10]);
+        assert_eq!(fill(&mut noise, 3.5, BLOCK)[..], ahead[10..BLOCK + 10]);
+        // Another scale, and back: the rest of streams 4–5 is never handed out.
+        assert_eq!(fill(&mut noise, 2.0, 3), from_own(2.0, 3));
+        assert_eq!(fill(&mut noise, 3.5, 7), from_own(3.5, 7));
+        // The next blocks opened are 6 and on.
+        let big = fill(&mut noise, 3.5, BLOCK + 1);
+        assert_eq!(big[..BLOCK], block(6, 3.5, BLOCK)[..]);
+    }
+
+    /// A scheme like bd draws its test at one scale step after step and now and then a
+    /// publication at another: the test's short runs are not drawn ahead, so no value is
+    /// drawn and dropped (the regression: the second test draw in a row drew 8192 values
+    /// ahead, dropped at the next publication, which made `tpl compare` draw 20 times the
+    /// values it used).
+    #[test]
+    fn short_runs_of_one_scale_draw_nothing_ahead() {
+        let mut noise = DiscreteLaplace::seeded(9);
+        let mut one = [0.0];
+        let mut cells = [0.0; 40];
+        for _ in 0..200 {
+            for _ in 0..9 {
+                noise.fill_laplace(40.0, &mut one).expect("valid");
+            }
+            noise.fill_laplace(7.5, &mut cells).expect("valid");
+        }
+        assert_eq!(noise.opened, 0);
+        assert!(noise.ahead.values.is_empty());
     }
 
     /// A generator on another stream than 0 opens its blocks after its own id, never on it.

@@ -132,23 +132,28 @@ impl Short {
     fn fill_batched<R: RngCore, const B: usize>(&self, rng: &mut R, bits: &mut Bits, out: &mut [f64]) {
         let mut us = [0u64; B];
         let (mut have, mut next) = (0, 0);
-        let b0 = u128::from(self.t0) << self.low;
+        // b₀ = t₀·2^m ≤ 2^42.
+        let b0 = self.t0 << self.low;
+        // A local copy, kept in registers; written back at the end.
+        let mut pool = std::mem::take(bits);
         let mut k = 0;
         while k < out.len() {
             if next == have {
                 have = (out.len() - k).min(B);
-                self.accepted(rng, bits, &mut us[..have]);
+                self.accepted(rng, &mut pool, &mut us[..have]);
                 next = 0;
             }
             let u = us[next];
             next += 1;
-            let negative = bits.take(rng, 1) == 1;
+            let negative = pool.take(rng, 1) == 1;
             let v = geometric(rng);
-            // X = U + b₀·V; V ≥ 2^22 (probability e^{−2^22}) could saturate Y₀ at 2^64 − 1.
-            let x = u128::from(u).saturating_add(b0.saturating_mul(u128::from(v)));
-            let y0 = u64::try_from(x >> self.shift).unwrap_or(u64::MAX);
+            // X = U + b₀·V; V ≥ 2^22 (probability e^{−2^22}) would overflow, and saturates
+            // Y₀ at 2^64 − 1.
+            let (product, over) = b0.overflowing_mul(v);
+            let (x, carry) = product.overflowing_add(u);
+            let y0 = if over | carry { u64::MAX } else { x >> self.shift };
             let y = match &self.thin {
-                Some(thin) if y0 > 0 => thin.apply(rng, bits, y0),
+                Some(thin) if y0 > 0 => thin.apply(rng, &mut pool, y0),
                 _ => y0,
             };
             // Exact for y ≤ 2^53, rounded beyond (the mechanism refuses such noise); through
@@ -158,6 +163,7 @@ impl Short {
             // "−0" is rejected: the draw is made again.
             k += usize::from(!(negative & (y == 0)));
         }
+        *bits = pool;
     }
 
     /// Fills `dest` with values of U that passed the acceptance test.
