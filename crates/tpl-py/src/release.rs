@@ -20,6 +20,14 @@ pub fn sampler(name: &str) -> PyResult<SamplerKind> {
         .ok_or_else(|| TplError::new_err(format!("sampler {name:?}: not one of discrete, float")))
 }
 
+/// The scheme called `name`, as on the command line.
+pub fn scheme_kind(name: &str) -> PyResult<SchemeKind> {
+    SchemeKind::from_name(name).ok_or_else(|| {
+        let all: Vec<&str> = SchemeKind::ALL.iter().chain(&[SchemeKind::Planned]).map(|k| k.name()).collect();
+        TplError::new_err(format!("scheme {name:?}: not one of {}", all.join(", ")))
+    })
+}
+
 /// The checked w-event parameters; an error names the argument at fault.
 pub fn params(epsilon: f64, window: usize, sensitivity: f64) -> PyResult<WEventParams> {
     WEventParams::new(epsilon, window, sensitivity).map_err(|e| {
@@ -74,10 +82,7 @@ fn release<'py>(
     interval: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let params = params(epsilon, window, sensitivity)?;
-    let kind = SchemeKind::from_name(scheme).ok_or_else(|| {
-        let all: Vec<&str> = SchemeKind::ALL.iter().chain(&[SchemeKind::Planned]).map(|k| k.name()).collect();
-        TplError::new_err(format!("scheme {scheme:?}: not one of {}", all.join(", ")))
-    })?;
+    let kind = scheme_kind(scheme)?;
     if kind == SchemeKind::Pba && backward.is_none() && forward.is_none() {
         return Err(TplError::new_err(
             "scheme pba needs backward= and/or forward=: its correlation pool depends on them",

@@ -6,12 +6,11 @@ use std::path::PathBuf;
 use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use tpl_mechanisms::SchemeKind;
 use tpl_stream::{StepRecord, Stream, StreamConfig};
 
 use crate::TplError;
 use crate::convert::{optional_matrix, vector};
-use crate::release::{params, sampler};
+use crate::release::{params, sampler, scheme_kind};
 
 /// A handle on a durable stream file. Not shared between threads (SQLite's connection and
 /// the scheme's state stay on the thread that opened it); a push holds the GIL, which it
@@ -62,13 +61,8 @@ impl NativeStream {
         sampler_name: &str,
     ) -> PyResult<Self> {
         params(epsilon, window, sensitivity)?;
-        let scheme = SchemeKind::from_name(scheme).ok_or_else(|| {
-            let all: Vec<&str> =
-                SchemeKind::ALL.iter().chain(&[SchemeKind::Planned]).map(|k| k.name()).collect();
-            TplError::new_err(format!("scheme {scheme:?}: not one of {}", all.join(", ")))
-        })?;
         let config = StreamConfig {
-            scheme,
+            scheme: scheme_kind(scheme)?,
             epsilon,
             window,
             sensitivity,
