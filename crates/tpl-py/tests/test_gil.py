@@ -78,9 +78,11 @@ def test_a_long_leakage_series_lets_another_thread_run():
 
 def test_a_comparison_lets_another_thread_run():
     P = tp.smooth(np.eye(20), 0.05)
-    counts = np.full((2000, 20), 50)
+    counts = np.full((4000, 20), 50)
     share = _share_of_free_rate(
-        lambda: tp.compare(counts, backward=P, forward=P, epsilon=1, window=10, runs=4, schemes=["bd", "window"])
+        lambda: tp.compare(
+            counts, backward=P, forward=P, epsilon=1, window=10, runs=6, schemes=["bd", "window"], postprocess="map"
+        )
     )
     # The runs go in parallel on every core, so the thread shares them: a lower bar, still
     # far above a call that holds the GIL.
