@@ -807,7 +807,13 @@ def compare(
 
 
 def estimate(
-    stream: Any, smoothing: Any = None, *, steps: Any = None, user: Any = None, cell: Any = None
+    stream: Any,
+    smoothing: Any = None,
+    *,
+    steps: Any = None,
+    user: Any = None,
+    cell: Any = None,
+    cells: Any = None,
 ) -> Estimated:
     """The forward and backward transition matrices of a user stream (TKDE §6), with
     optional Laplacian smoothing (eq. 28), and the stream's counts per bucket. As
@@ -826,6 +832,9 @@ def estimate(
             period fit the counts (``histogram``) of another.
         user: the user column, when ``stream`` is the bucket column.
         cell: the cell column, when ``stream`` is the bucket column.
+        cells: index the matrices by cell id (``--cells n``): row i is cell id i for i in
+            0..n−1, cells never seen get identity rows and empty histogram columns; every id
+            in the stream must be below n.
 
     Returns:
         :class:`Estimated`: row and column i of ``forward``, ``backward`` and ``counts`` is
@@ -859,7 +868,8 @@ def estimate(
         except (TypeError, ValueError):
             raise TplError(f"steps: \"A..B\" or a pair (A, B), got {steps!r}") from None
         steps = f"{'' if a is None else _whole(a, 'steps')}..{'' if b is None else _whole(b, 'steps')}"
-    return Estimated(**_native.estimate(records, s, steps))
+    n = None if cells is None else _whole(cells, "cells")
+    return Estimated(**_native.estimate(records, s, steps, n))
 
 
 def _whole_array(x: Any, name: str, ndim: int) -> np.ndarray:
@@ -970,7 +980,9 @@ class Stream:
         """Where the stream stands, as ``tpl stream status``: ``steps, scheme, epsilon,
         window, sensitivity, sampler, alpha, budgets, published, refused, last_key,
         max_window_spend``, ``realized`` (``{"max_tpl", "max_window_leakage"}`` of the
-        budgets spent, with matrices) and the file's ``format_version``."""
+        budgets spent, with matrices), ``guaranteed`` (the same bounds over every run the
+        scheme could have produced so far, with matrices: ``docs/model.md`` §9) and the
+        file's ``format_version``."""
         return self._native.status()
 
     def steps(self) -> list:

@@ -187,6 +187,7 @@ def estimate(
     steps: Optional[Union[str, tuple[Optional[int], Optional[int]]]] = None,
     user: Optional[ArrayLike] = None,
     cell: Optional[ArrayLike] = None,
+    cells: Optional[int] = None,
 ) -> Estimated: ...
 
 class Stream:
