@@ -71,7 +71,10 @@ impl<'a> Spending<'a> {
         if fixed {
             Spending::Fixed(caps)
         } else {
-            Spending::Capped { caps, limit: window_limit.map(|(window, limit)| WindowLimit { window, limit }) }
+            Spending::Capped {
+                caps,
+                limit: window_limit.map(|(window, limit)| WindowLimit { window, limit }),
+            }
         }
     }
 }

@@ -74,7 +74,10 @@ fn estimate<'py>(
             // Index by id: position i in the stream's id list becomes id i.
             let largest = cell_ids.last().copied().unwrap_or(0);
             if largest >= n as u64 {
-                return Err(("cells", format!("the stream has cell {largest}, but cells={n} indexes ids 0..{}", n - 1)));
+                return Err((
+                    "cells",
+                    format!("the stream has cell {largest}, but cells={n} indexes ids 0..{}", n - 1),
+                ));
             }
             let by_id: Vec<usize> = cell_ids.iter().map(|&id| id as usize).collect();
             counts = counts.relabeled(&by_id, n).map_err(fail)?;
