@@ -24,8 +24,10 @@ mod postprocess;
 mod release;
 mod stream;
 
+// Named as `temporal_privacy.TplError` (its public name), so that pickle finds the class
+// and an error raised in a worker process reaches its parent.
 create_exception!(
-    _native,
+    temporal_privacy,
     TplError,
     PyValueError,
     "An input `tpl` refuses, with the library's message naming the argument at fault."

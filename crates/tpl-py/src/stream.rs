@@ -117,8 +117,10 @@ impl NativeStream {
         d.set_item("max_window_spend", s.max_window_spend)?;
         let guaranteed = s.guaranteed().map_err(stream_error)?;
         let guaranteed = guaranteed.map(|g| (g.max_tpl, g.max_window_leakage.unwrap_or(g.max_tpl)));
-        d.set_item("realized", leakage(py, s.realized)?)?;
-        d.set_item("guaranteed", leakage(py, guaranteed)?)?;
+        let both = PyDict::new(py);
+        both.set_item("realized", leakage(py, s.realized)?)?;
+        both.set_item("guaranteed", leakage(py, guaranteed)?)?;
+        d.set_item("leakage", both)?;
         d.set_item("format_version", tpl_stream::FORMAT_VERSION)?;
         d.set_item("version", env!("CARGO_PKG_VERSION"))?;
         Ok(d)
@@ -133,6 +135,11 @@ impl NativeStream {
     /// The file.
     fn path(&self) -> PathBuf {
         self.inner.path().to_path_buf()
+    }
+
+    /// The sampler the stream draws with (`discrete` or `float`).
+    fn sampler(&self) -> &'static str {
+        self.inner.config().sampler.name()
     }
 }
 

@@ -98,3 +98,40 @@ def test_bad_smoothing_is_refused():
         tp.smooth(P, -1.0)
     with pytest.raises(tp.TplError, match="P"):
         tp.normalize([[0.0, 0.0], [1.0, 1.0]])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: tp.release([[1, 2], [3]], "bd", epsilon=1, window=1),
+        lambda: tp.postprocess([[1, 2], [3]], total=3, epsilon=1),
+        lambda: tp.compare([[1, 2], [3]], epsilon=1, window=1),
+    ],
+)
+def test_ragged_counts_raise_tplerror_naming_the_argument(call):
+    with pytest.raises(tp.TplError, match="not an array of numbers"):
+        call()
+
+
+def test_a_zero_dimensional_array_is_a_number():
+    assert tp.supremum(P, np.array(0.1)) == tp.supremum(P, 0.1)
+    with pytest.raises(tp.TplError, match="a number is needed"):
+        tp.supremum(P, np.array(True))
+
+
+def test_an_empty_list_of_strategies_is_refused():
+    with pytest.raises(tp.TplError, match="schemes"):
+        tp.compare(np.full((20, 2), 5), epsilon=1, window=2, schemes=[])
+
+
+def test_tplerror_pickles_so_that_worker_processes_can_return_it():
+    import pickle
+
+    assert tp.TplError.__module__ == "temporal_privacy"
+    try:
+        tp.loss([[0.5, 0.6], [0.5, 0.5]], 1.0)
+    except tp.TplError as e:
+        back = pickle.loads(pickle.dumps(e))
+        assert type(back) is tp.TplError and str(back) == str(e)
+    else:
+        pytest.fail("a row summing to 1.1 was accepted")

@@ -28,6 +28,8 @@ import dataclasses
 import json
 import numbers
 import os
+import re
+import threading
 import warnings
 from typing import Any, ClassVar, Iterator, Mapping, Optional
 
@@ -77,7 +79,7 @@ def _numeric(x: Any, name: str, ndim: int) -> np.ndarray:
     if a.dtype.kind not in "iuf":
         raise TplError(f"{name}: an array of integers or floats is needed, got dtype {a.dtype}")
     if a.ndim != ndim:
-        shape = "a 1-D array (one value per step)" if ndim == 1 else f"a {ndim}-D array"
+        shape = f"a {ndim}-D array"
         raise TplError(f"{name}: {shape} is needed, got shape {a.shape}")
     if a.size == 0:
         raise TplError(f"{name}: the array is empty (shape {a.shape})")
@@ -100,7 +102,11 @@ def _matrix(x: Any, name: str) -> np.ndarray:
 def _counts(x: Any, name: str = "counts", negative: bool = False) -> np.ndarray:
     """A stream of count vectors: a T × n array of numbers, one row per step; ≥ 0 unless
     ``negative`` (noisy releases)."""
-    a = _array(x, name, 2) if np.ndim(x) != 1 else None
+    try:
+        one_dimensional = np.ndim(x) == 1
+    except (ValueError, TypeError) as e:
+        raise TplError(f"{name}: not an array of numbers ({e})") from None
+    a = None if one_dimensional else _array(x, name, 2)
     if a is None:
         raise TplError(f"{name}: a 2-D array T × n (one row per step) is needed, got a 1-D array; "
                        "for one cell use counts.reshape(-1, 1)")
@@ -120,7 +126,9 @@ def _optional_matrix(x: Any, name: str) -> Optional[np.ndarray]:
 
 
 def _number(x: Any, name: str) -> float:
-    """A real number argument."""
+    """A real number argument (a 0-d numpy array of one is one)."""
+    if isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind in "iuf":
+        x = x.item()
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
         raise TplError(f"{name}: a number is needed, got {x!r}")
     return float(x)
@@ -609,12 +617,7 @@ def release(
     out = Release(**fields)
     _seed_warning(s, "this release")
     if out.sampler == "float":
-        warnings.warn(
-            "sampler=\"float\" is NOT release-grade: the low-order bits of float Laplace noise can reveal "
-            "the counts; release with the default discrete sampler",
-            UserWarning,
-            stacklevel=2,
-        )
+        _warn_float_sampler()
     return out
 
 
@@ -793,6 +796,8 @@ def compare(
         if isinstance(schemes, str):
             schemes = schemes.split(",")
         schemes = [str(x).strip() for x in schemes]
+        if not schemes:
+            raise TplError("schemes: name at least one strategy (or None for all)")
     if postprocess is not None and not isinstance(postprocess, str):
         raise TplError(f"postprocess: map, map-dbsec or smooth, got {postprocess!r}")
     out = json.loads(_native.compare(c, pb, pf, e, w, d, schemes, a, r, postprocess, s))
@@ -890,6 +895,40 @@ def _whole_column(x: Any, name: str) -> np.ndarray:
 # Durable streams: tpl stream.
 
 
+def _warn_float_sampler() -> None:
+    """The warning of every release drawn with the float sampler (as the CLI's), issued at the
+    caller of the public function."""
+    warnings.warn(
+        "sampler=\"float\" is NOT release-grade: the low-order bits of float Laplace noise can reveal "
+        "the counts; release with the default discrete sampler",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def _path(path: Any) -> str:
+    """A file path argument (str, bytes or os.PathLike) as text."""
+    try:
+        return os.fsdecode(os.fspath(path))
+    except TypeError:
+        raise TplError(f"path: a file path is needed, got {path!r}") from None
+
+
+class _argument_names:
+    """Re-raises a TplError of the stream library with the CLI's flag names (``--alpha``)
+    as this package's argument names (``alpha``)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> bool:
+        if isinstance(error, TplError):
+            message = re.sub(r"(?<![\w-])--([a-z][a-z-]*)", lambda m: m.group(1).replace("-", "_"), str(error))
+            if message != str(error):
+                raise TplError(message) from None
+        return False
+
+
 class Stream:
     """A durable stream (``tpl stream``, ``docs/stream.md``): one SQLite file holding the
     parameters and every step, released one row at a time. The budget carries over from one
@@ -898,8 +937,10 @@ class Stream:
     returns the stored release and spends nothing. Noise comes from the operating system at
     every push (no generator state is stored).
 
-    A handle belongs to the thread that opened it. Create one with :meth:`create` or
-    :meth:`open`.
+    A handle belongs to the thread that opened it (another thread gets a :class:`TplError`;
+    open a handle of its own there: several handles, in threads or processes, may share a
+    file). Create one with :meth:`create` or :meth:`open`; :meth:`close` (or a ``with``
+    block) lets the file go before the handle is collected.
 
     Example:
         >>> import os, tempfile, temporal_privacy as tp
@@ -911,7 +952,35 @@ class Stream:
     """
 
     def __init__(self, native: Any) -> None:
-        self._native = native
+        self._handle = native
+        self._thread = threading.get_ident()
+        self._path = os.fspath(native.path())
+        self._float = native.sampler() == "float"
+
+    @property
+    def _native(self) -> Any:
+        """The native handle, from the thread that opened it only."""
+        if self._handle is None:
+            raise TplError("this Stream is closed: open the file again with Stream.open(path)")
+        if threading.get_ident() != self._thread:
+            raise TplError(
+                "this Stream was opened in another thread (a handle belongs to its thread): "
+                "open another handle with Stream.open(path) in this one"
+            )
+        return self._handle
+
+    def close(self) -> None:
+        """Closes the file (from the thread that opened it); the handle then refuses every
+        call. Closing twice is allowed."""
+        if self._handle is not None:
+            self._native  # noqa: B018 - the thread check
+            self._handle = None
+
+    def __enter__(self) -> "Stream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
     @classmethod
     def create(
@@ -935,29 +1004,31 @@ class Stream:
         plan of ``planned``; ``sampler`` ``"discrete"`` or ``"float"``."""
         if not isinstance(scheme, str):
             raise TplError(f"scheme: a name is needed ({', '.join(SCHEMES)}), got {scheme!r}")
-        native = _native.NativeStream.create(
-            os.fspath(path),
+        with _argument_names():
+            native = _native.NativeStream.create(
+                _path(path),
             scheme,
-            _number(epsilon, "epsilon"),
-            _whole(window, "window"),
-            _number(sensitivity, "sensitivity"),
-            _optional_matrix(backward, "backward"),
-            _optional_matrix(forward, "forward"),
-            None if alpha is None else _number(alpha, "alpha"),
-            None if budgets is None else _array(budgets, "budgets", 1),
-            sampler if isinstance(sampler, str) else str(sampler),
-        )
+                _number(epsilon, "epsilon"),
+                _whole(window, "window"),
+                _number(sensitivity, "sensitivity"),
+                _optional_matrix(backward, "backward"),
+                _optional_matrix(forward, "forward"),
+                None if alpha is None else _number(alpha, "alpha"),
+                None if budgets is None else _array(budgets, "budgets", 1),
+                sampler if isinstance(sampler, str) else str(sampler),
+            )
         return cls(native)
 
     @classmethod
     def open(cls, path: Any) -> "Stream":
         """Opens the existing stream file ``path``."""
-        return cls(_native.NativeStream.open(os.fspath(path)))
+        with _argument_names():
+            return cls(_native.NativeStream.open(_path(path)))
 
     @property
     def path(self) -> str:
         """The stream file."""
-        return os.fspath(self._native.path())
+        return self._path
 
     def push(self, counts: Any, key: Any = None) -> dict:
         """Releases one step from its counts (a 1-D array of n whole numbers ≥ 0), as
@@ -974,21 +1045,27 @@ class Stream:
             j = int(np.argmax(row < 0))
             raise TplError(f"counts: cell {j}: count {row[j]:g} is negative")
         k = None if key is None else _whole(key, "key", maximum=2**63 - 1)
-        return self._native.push(row, k)
+        native = self._native
+        if self._float:
+            _warn_float_sampler()
+        with _argument_names():
+            return native.push(row, k)
 
     def status(self) -> dict:
-        """Where the stream stands, as ``tpl stream status``: ``steps, scheme, epsilon,
-        window, sensitivity, sampler, alpha, budgets, published, refused, last_key,
-        max_window_spend``, ``realized`` (``{"max_tpl", "max_window_leakage"}`` of the
-        budgets spent, with matrices), ``guaranteed`` (the same bounds over every run the
-        scheme could have produced so far, with matrices: ``docs/model.md`` §9) and the
-        file's ``format_version``."""
-        return self._native.status()
+        """Where the stream stands, as ``tpl stream status`` (its JSON fields): ``steps,
+        scheme, epsilon, window, sensitivity, sampler, alpha, budgets, published, refused,
+        last_key, max_window_spend``, ``leakage`` — ``{"realized", "guaranteed"}``, each
+        ``{"max_tpl", "max_window_leakage"}`` or ``None`` without matrices: the audit of the
+        budgets spent, and the bound over every run the scheme could have produced so far
+        (``docs/model.md`` §9) — and the file's ``format_version``."""
+        with _argument_names():
+            return self._native.status()
 
     def steps(self) -> list:
         """Every recorded step, in order (as ``tpl stream export``), as :meth:`push`
         returns them."""
-        return self._native.steps()
+        with _argument_names():
+            return self._native.steps()
 
     def __repr__(self) -> str:
-        return f"Stream({self.path!r})"
+        return f"Stream({self._path!r}{', closed' if self._handle is None else ''})"
