@@ -104,6 +104,7 @@ fn estimate<'py>(
     let table: Vec<Vec<i64>> = (0..n).map(|i| counts.row(i).iter().map(|&c| c as i64).collect()).collect();
     d.set_item("counts", integers(py, &table, n)?)?;
     d.set_item("cell_ids", PyArray1::from_vec(py, cell_ids))?;
+    d.set_item("cells", n)?;
     d.set_item("users", stream.states.first().map_or(0, Vec::len))?;
     d.set_item("horizon", steps.len())?;
     let transitions: u64 = (0..n).map(|i| counts.row(i).iter().sum::<u64>()).sum();

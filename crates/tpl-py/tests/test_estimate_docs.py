@@ -29,7 +29,7 @@ def test_estimate_of_the_ais_week_equals_the_cli(cli, tmp_path, ais_stream, smoo
         assert same_bits(got[side], read_matrix(tmp_path / f"transition_{side}.csv")), side
         assert got[f"{side}_identity_rows"] == expected[f"{side}_identity_rows"]
     assert np.array_equal(got.counts, read_matrix(tmp_path / "transition_counts.csv").astype(np.int64))
-    for key in ["users", "horizon", "transitions", "smoothing"]:
+    for key in ["cells", "users", "horizon", "transitions", "smoothing"]:
         assert got[key] == expected[key], key
     assert got.cell_ids.tolist() == expected["cell_ids"] and got.forward.shape == (expected["cells"],) * 2
     # The histogram is the week's counts file (what compare --stream scores).

@@ -325,7 +325,7 @@ class Estimated(_Fields):
     """Matrices estimated from a user stream (``tpl estimate``): ``forward`` P_F and
     ``backward`` P_B (n × n), the transition ``counts`` C[i][j] (moves from cell i to cell
     j between consecutive buckets), the ``cell_ids`` of the rows, the ``histogram`` of the
-    stream (T × n users per bucket and cell, every step), and ``users, horizon, transitions,
+    stream (T × n users per bucket and cell, every step), and ``cells`` (n), ``users, horizon, transitions,
     smoothing, forward_identity_rows, backward_identity_rows, steps`` as in the CLI's JSON
     (``horizon`` and ``steps``: the steps estimated from)."""
 
@@ -333,6 +333,7 @@ class Estimated(_Fields):
     backward: np.ndarray
     counts: np.ndarray
     cell_ids: np.ndarray
+    cells: int
     users: int
     horizon: int
     transitions: int

@@ -106,6 +106,7 @@ class Estimated(_Fields):
     backward: npt.NDArray[np.float64]
     counts: npt.NDArray[np.int64]
     cell_ids: npt.NDArray[np.uint64]
+    cells: int
     users: int
     horizon: int
     transitions: int
