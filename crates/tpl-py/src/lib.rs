@@ -23,6 +23,7 @@ mod leakage;
 mod postprocess;
 mod release;
 mod stream;
+mod transitions;
 
 create_exception!(
     _native,
@@ -44,5 +45,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     compare::register(m)?;
     estimate::register(m)?;
     stream::register(m)?;
+    transitions::register(m)?;
     Ok(())
 }
