@@ -162,7 +162,7 @@ def _check(df: DataFrame, bucket: str, user: str, cell: str) -> _Checked:
         raise TplError("stream: no data rows (empty stream)")
     for k, name in zip("buc", names):
         if stats[f"n{k}"] != stats["rows"]:
-            raise TplError(f"stream: column {name!r}: {stats['rows'] - stats[f'n{k}']} rows have no value")
+            raise TplError(f"stream: column {name!r}: {stats['rows'] - stats[f'n{k}']} row(s) without a value")
         for bound in ("min", "max"):
             v = _value(stats[f"{bound}{k}"])
             if not 0 <= v <= _LARGEST:

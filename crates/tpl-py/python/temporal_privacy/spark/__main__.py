@@ -102,9 +102,7 @@ def _session(master: Optional[str]):
     builder = SparkSession.builder.appName("temporal_privacy.spark").config("spark.log.level", "ERROR")
     if master:
         builder = builder.master(master)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    return builder.getOrCreate()
 
 
 def _read(spark, args: argparse.Namespace, form: str):
@@ -197,16 +195,22 @@ def _estimate(spark, args: argparse.Namespace, form: str) -> dict:
     }
 
 
-def _leakage(spark, args: argparse.Namespace, form: str) -> dict:
-    from temporal_privacy.spark import leakage_summary, personalized_leakage
-
+def _leakage_arguments(args: argparse.Namespace) -> tuple:
+    """The budgets (ε, or the list of a budget file) and the quantile levels of ``leakage``,
+    checked before Spark starts."""
     if (args.epsilon is None) == (args.budgets is None):
         raise UserError("give --epsilon e (every step) or --budgets FILE, one of them")
     try:
         quantiles = [float(q) for q in args.quantiles.split(",")]
     except ValueError:
         raise UserError(f"--quantiles {args.quantiles!r}: numbers from 0 to 1, comma-separated") from None
-    budgets: Any = args.epsilon if args.epsilon is not None else _budgets(args.budgets)
+    return (args.epsilon if args.epsilon is not None else _budgets(args.budgets)), quantiles
+
+
+def _leakage(spark, args: argparse.Namespace, form: str) -> dict:
+    from temporal_privacy.spark import leakage_summary, personalized_leakage
+
+    budgets, quantiles = _leakage_arguments(args)
     df = _read(spark, args, form)
     people = personalized_leakage(
         df, budgets, args.smoothing, args.window, steps=args.steps, bucket=args.bucket, user=args.user, cell=args.cell
@@ -238,6 +242,8 @@ def main(argv: Optional[list] = None) -> int:
             if value is not None and not math.isfinite(value):
                 raise UserError(f"{flag} {value}: a finite number is needed")
         form = _input_format(args)
+        if args.command == "leakage":
+            _leakage_arguments(args)
         try:
             from temporal_privacy import TplError
             from temporal_privacy.spark import counts  # noqa: F401  (PySpark and pyarrow present, before Spark starts)
