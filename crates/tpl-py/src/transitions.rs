@@ -30,7 +30,9 @@ fn matrices_from_transitions<'py>(
     let view = counts.as_array();
     let (n, columns) = view.dim();
     if n != columns {
-        return Err(TplError::new_err(format!("counts: a square n × n table is needed, got {n} × {columns}")));
+        return Err(TplError::new_err(format!(
+            "counts: a square n × n table is needed, got {n} × {columns}"
+        )));
     }
     if n > MAX_CELLS {
         return Err(TplError::new_err(format!("counts: {n} cells: at most {MAX_CELLS} are supported")));

@@ -108,7 +108,8 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
     // The first bucket of the range: an existing bucket, so no overflow.
     let first = first.saturating_add(spacing.saturating_mul(steps.indices().start as u64));
     // The one construction of the matrices from the counts (docs/formats.md §6.1).
-    let (forward, backward) = counts.matrices(args.smoothing).map_err(|e| CliError::flag("--smoothing", e))?;
+    let (forward, backward) =
+        counts.matrices(args.smoothing).map_err(|e| CliError::flag("--smoothing", e))?;
     let report = EstimateReport {
         cell_ids,
         buckets: (first, spacing),
