@@ -55,19 +55,10 @@ def main() -> None:
     p.add_argument("--people-rows", type=int, default=1_000_000, help="rows of the per-person leakage part")
     p.add_argument("--master", default="local[2]")
     p.add_argument("--dir", default="/tmp/tpl-spark-bench")
+    p.add_argument("--people-only", action="store_true", help="time the per-person leakage part only")
     a = p.parse_args()
     d = Path(a.dir)
     d.mkdir(parents=True, exist_ok=True)
-    table = stream(a.rows, a.steps, a.cells, 1)
-    pq.write_table(table, d / "stream.parquet", row_group_size=1_000_000)
-    pacsv.write_csv(table, d / "stream.csv", pacsv.WriteOptions(quoting_style="none"))
-    print(f"{a.rows} rows ({a.rows // a.steps} people × {a.steps} steps, {a.cells} cells); "
-          f"CSV {os.path.getsize(d / 'stream.csv') / 1e6:.0f} MB, Parquet {os.path.getsize(d / 'stream.parquet') / 1e6:.0f} MB")
-
-    cli = [timed(lambda: subprocess.run([a.tpl, "estimate", "--stream", str(d / "stream.csv"), "--out", str(d / "cli"),
-                                         "--smoothing", "0.01"], check=True, capture_output=True)) for _ in range(a.runs)]
-    print(f"tpl estimate (CSV, one process): median {statistics.median(cli):.1f} s of {[round(t, 1) for t in cli]}")
-
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
@@ -78,6 +69,22 @@ def main() -> None:
     spark = (SparkSession.builder.master(a.master).config("spark.ui.showConsoleProgress", False)
              .config("spark.log.level", "ERROR").config("spark.driver.memory", "2g").getOrCreate())
     print(f"Spark session ({a.master}): {time.perf_counter() - start:.1f} s")
+    if not a.people_only:
+        estimates(a, d, spark, tps)
+    people(a, d, spark, tp, tps)
+    spark.stop()
+
+
+def estimates(a, d, spark, tps) -> None:
+    table = stream(a.rows, a.steps, a.cells, 1)
+    pq.write_table(table, d / "stream.parquet", row_group_size=1_000_000)
+    pacsv.write_csv(table, d / "stream.csv", pacsv.WriteOptions(quoting_style="none"))
+    print(f"{a.rows} rows ({a.rows // a.steps} people × {a.steps} steps, {a.cells} cells); "
+          f"CSV {os.path.getsize(d / 'stream.csv') / 1e6:.0f} MB, Parquet {os.path.getsize(d / 'stream.parquet') / 1e6:.0f} MB")
+
+    cli = [timed(lambda: subprocess.run([a.tpl, "estimate", "--stream", str(d / "stream.csv"), "--out", str(d / "cli"),
+                                         "--smoothing", "0.01"], check=True, capture_output=True)) for _ in range(a.runs)]
+    print(f"tpl estimate (CSV, one process): median {statistics.median(cli):.1f} s of {[round(t, 1) for t in cli]}")
     for form in ["parquet", "csv"]:
         def run():
             if form == "parquet":
@@ -89,6 +96,8 @@ def main() -> None:
         times = [timed(run) for _ in range(a.runs)]
         print(f"spark estimate ({form}, {a.master}): median {statistics.median(times):.1f} s of {[round(t, 1) for t in times]}")
 
+
+def people(a, d, spark, tp, tps) -> None:
     # Per-person leakage: every person's own matrices and the leakage of ε = 0.1 per step.
     part = stream(a.people_rows, a.steps, a.cells, 2)
     pq.write_table(part, d / "people.parquet")
@@ -109,7 +118,6 @@ def main() -> None:
     times = [timed(lambda: tps.personalized_leakage(df, 0.1, 0.01, 10).write.mode("overwrite").parquet(str(d / "people_out")))
              for _ in range(a.runs)]
     print(f"per-person leakage, spark ({a.master}): median {statistics.median(times):.1f} s of {[round(t, 1) for t in times]}")
-    spark.stop()
 
 
 if __name__ == "__main__":
