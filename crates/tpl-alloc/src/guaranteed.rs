@@ -53,6 +53,32 @@ pub enum Spending<'a> {
     },
 }
 
+impl<'a> Spending<'a> {
+    /// The spending of a scheme stated by its per-step caps (in effective budgets): every
+    /// run spends exactly `caps` when `fixed`, else at most `caps[t − 1]` at step t and, with
+    /// `window_limit = Some((w, E))`, at most E over any w consecutive steps. The form a stream
+    /// scheme states its spending in (`tpl_mechanisms::effective_spending`).
+    ///
+    /// ```
+    /// use tpl_alloc::{Spending, WindowLimit};
+    /// let caps = [0.5, 0.25];
+    /// assert_eq!(Spending::from_caps(&caps, true, Some((2, 1.0))), Spending::Fixed(&caps));
+    /// let limit = Some(WindowLimit { window: 2, limit: 1.0 });
+    /// assert_eq!(Spending::from_caps(&caps, false, Some((2, 1.0))), Spending::Capped { caps: &caps, limit });
+    /// ```
+    #[must_use]
+    pub fn from_caps(caps: &'a [f64], fixed: bool, window_limit: Option<(usize, f64)>) -> Self {
+        if fixed {
+            Spending::Fixed(caps)
+        } else {
+            Spending::Capped {
+                caps,
+                limit: window_limit.map(|(window, limit)| WindowLimit { window, limit }),
+            }
+        }
+    }
+}
+
 /// Upper bounds on BPL_t, FPL_t, TPL_t and on the leakage of every window, valid for every
 /// run a [`Spending`] allows (`docs/model.md` §9): the guaranteed counterpart of
 /// [`crate::Audit`].

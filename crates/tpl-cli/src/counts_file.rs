@@ -1,7 +1,7 @@
 //! Reading count streams (`docs/formats.md` §5): the one counts parser of the binary.
 //!
 //! CSV (the `csv` crate: quoted fields may hold commas), fields trimmed, blank lines and `#`
-//! lines ignored ([`text::for_each_csv_record`]). If the first field
+//! lines ignored ([`text::for_each_csv_record_from`]). If the first field
 //! of the first line is `timestamp_bucket`, that line is a header: the cell columns are the
 //! fields named `c` + digits, in file order, if there is one; otherwise every column after
 //! the first. Other columns (labels) are ignored; row t is step t. The buckets must be

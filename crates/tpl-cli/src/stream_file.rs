@@ -483,7 +483,7 @@ const BLOCK: usize = 1 << 18;
 /// Reads the stream file `input` (named `path` in errors) a block at a time and calls
 /// `row(bucket, user, cell, line)` for each data row after the header, in file order; stops
 /// when `row` returns false. Returns whether it read to the end. Lines are those of
-/// [`text::for_each_csv_record`]; a row of three plain whole numbers is parsed in place, any
+/// [`text::for_each_csv_record_from`]; a row of three plain whole numbers is parsed in place, any
 /// other line goes through the `csv` crate.
 fn scan(
     path: &Path,
@@ -593,7 +593,7 @@ fn plain_row(data: &[u8]) -> Option<([u64; 3], usize)> {
 }
 
 /// Any line but a plain row (`raw`, with its line end): the header, comments, blank lines,
-/// quoted fields, and every error, through the `csv` crate as [`text::for_each_csv_record`]
+/// quoted fields, and every error, through the `csv` crate as [`text::for_each_csv_record_from`]
 /// reads a whole file. Returns false when `row` does.
 fn other_line(
     path: &Path,
@@ -821,7 +821,7 @@ mod tests {
         let text = text.strip_prefix(text::BOM).unwrap_or(text);
         let mut rows: Vec<(u64, u64, u64, usize)> = Vec::new();
         let mut header_seen = false;
-        text::for_each_csv_record(path, text, |line, fields| {
+        text::for_each_csv_record_from(path, text, 1, |line, fields| {
             if !header_seen {
                 if fields.iter().ne(COLUMNS) {
                     let found = text.lines().nth(line - 1).unwrap_or_default().trim();

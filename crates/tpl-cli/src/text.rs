@@ -3,7 +3,7 @@
 //! *numeric text* (matrices, budgets, priors: values separated by commas and/or whitespace,
 //! `#` starts a comment anywhere on a line) keeps the small tokenizer [`for_each_record`],
 //! since no CSV reader splits on whitespace or ends a line at `#`; *CSV* (counts, releases,
-//! streams) goes through the `csv` crate, [`for_each_csv_record`]. Also the one parser of
+//! streams) goes through the `csv` crate, [`for_each_csv_record_from`]. Also the one parser of
 //! numbers typed by people, in files and in flags.
 
 use std::io::Read as _;
@@ -269,16 +269,9 @@ pub fn json_error(path: &Path, e: &serde_json::Error) -> CliError {
 /// crate (RFC 4180 quoting) and trimmed; blank lines, lines of spaces and lines whose first
 /// non-blank character is `#` are skipped. A record is one line: a quoted field that runs
 /// past the end of its line is an error naming the line.
-pub fn for_each_csv_record(
-    path: &Path,
-    text: &str,
-    f: impl FnMut(usize, &csv::StringRecord) -> Result<()>,
-) -> Result<()> {
-    for_each_csv_record_from(path, text, 1, f)
-}
-
-/// [`for_each_csv_record`] of a piece of a file whose first line is line `first_line` of
-/// the file (what a reader that goes line by line through a file too large to hold calls).
+///
+/// `text` is a piece of a file whose first line is line `first_line` of the file (1 for a
+/// whole file; a reader that goes through a file too large to hold gives its offset).
 pub fn for_each_csv_record_from(
     path: &Path,
     text: &str,
@@ -339,7 +332,7 @@ fn plain_csv(text: &str) -> bool {
     text.is_ascii() && !text.contains('"') && text.split('\r').skip(1).all(|rest| rest.starts_with('\n'))
 }
 
-/// [`for_each_csv_record`] on [`plain_csv`] text, split directly: the same records (fields
+/// [`for_each_csv_record_from`] on [`plain_csv`] text, split directly: the same records (fields
 /// trimmed; empty lines, lines of spaces and lines whose first non-blank character is `#`
 /// skipped) on the same lines, without the CSV reader's state machine.
 fn for_each_plain_csv_record(
@@ -358,7 +351,7 @@ fn for_each_plain_csv_record(
     Ok(())
 }
 
-/// [`for_each_csv_record`] with each record as the list of its fields: on [`plain_csv`] text
+/// [`for_each_csv_record_from`] with each record as the list of its fields: on [`plain_csv`] text
 /// they are slices of `text` itself, cut without a copy (the readers of large files).
 pub fn for_each_csv_fields(
     path: &Path,
@@ -404,7 +397,7 @@ fn skipped(len: usize, first: &str) -> bool {
 mod tests {
     use super::*;
 
-    /// A callback of [`for_each_csv_record`].
+    /// A callback of [`for_each_csv_record_from`].
     type Visit<'a> = &'a mut dyn FnMut(usize, &csv::StringRecord) -> Result<()>;
 
     /// Every record of `text` as (line, fields), or the error message.

@@ -16,7 +16,7 @@
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 use tpl_alloc::{
-    Allocator, Correlation, GuaranteedAudit, Quantified, Spending, UpperBound, WindowAllocator, WindowLimit,
+    Allocator, Correlation, GuaranteedAudit, Quantified, Spending, UpperBound, WindowAllocator,
     guaranteed_audit,
 };
 use tpl_core::TransitionMatrix;
@@ -438,13 +438,8 @@ pub fn guaranteed_leakage(
     window: usize,
 ) -> Result<GuaranteedAudit> {
     let s = effective_spending(scheme, horizon);
-    let spending = if s.fixed {
-        Spending::Fixed(&s.caps)
-    } else {
-        let limit = s.window_limit.map(|(window, limit)| WindowLimit { window, limit });
-        Spending::Capped { caps: &s.caps, limit }
-    };
-    guaranteed_audit(corr, spending, Some(window)).map_err(CompareError::Audit)
+    guaranteed_audit(corr, Spending::from_caps(&s.caps, s.fixed, s.window_limit), Some(window))
+        .map_err(CompareError::Audit)
 }
 
 /// The largest sum of `window` consecutive budgets.

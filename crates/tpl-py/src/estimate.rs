@@ -26,15 +26,21 @@ fn integers<'py>(py: Python<'py>, rows: &[Vec<i64>], n: usize) -> PyResult<Bound
 /// counts per bucket and cell, of every step), `users`, `horizon`, `transitions`,
 /// `smoothing`, the rows without data of each matrix and `steps`; with `steps` ("A..B", as
 /// `--steps`) the matrices count the moves within those steps only
-/// ([`TransitionCounts::from_steps`]), their rows still the cells of the whole stream.
+/// ([`TransitionCounts::from_steps`]), their rows still the cells of the whole stream. With
+/// `cells = n` (`--cells n`) row i is cell id i for i in 0..n, cells never seen identity
+/// rows and empty columns of the histogram.
 #[pyfunction]
-#[pyo3(signature = (records, smoothing, steps))]
+#[pyo3(signature = (records, smoothing, steps, cells))]
 fn estimate<'py>(
     py: Python<'py>,
     records: PyReadonlyArray2<'py, u64>,
     smoothing: Option<f64>,
     steps: Option<&str>,
+    cells: Option<usize>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    if let Some(n) = cells.filter(|&n| n == 0 || n > MAX_CELLS) {
+        return Err(TplError::new_err(format!("cells {n}: 1 to {MAX_CELLS} cells are supported")));
+    }
     let range: StepRange = match steps {
         Some(text) => text.parse().map_err(|e| error(&format!("steps {text:?}"), e))?,
         None => StepRange::ALL,
@@ -50,31 +56,54 @@ fn estimate<'py>(
         )));
     }
     let records: Vec<(u64, u64, u64)> = view.rows().into_iter().map(|r| (r[0], r[1], r[2])).collect();
-    type Estimated = (UserStream, Steps, TransitionCounts, EstimatedMatrix, EstimatedMatrix, Vec<Vec<f64>>);
+    type Estimated =
+        (UserStream, Vec<u64>, Steps, TransitionCounts, EstimatedMatrix, EstimatedMatrix, Vec<Vec<f64>>);
     let done = py.detach(move || -> Result<Estimated, (&'static str, String)> {
         let stream = UserStream::from_records(&records).map_err(|e| ("stream", e.to_string()))?;
-        let cells = stream.cells();
-        if cells > MAX_CELLS {
-            return Err(("stream", format!("{cells} distinct cells: at most {MAX_CELLS} are supported")));
+        let distinct = stream.cells();
+        if distinct > MAX_CELLS {
+            return Err(("stream", format!("{distinct} distinct cells: at most {MAX_CELLS} are supported")));
         }
         let fail = |e: CoreError| ("stream", e.to_string());
         let steps = range.resolve(stream.states.len()).map_err(|e| ("steps", e.to_string()))?;
-        let counts = TransitionCounts::from_steps(cells, &stream.states, steps).map_err(fail)?;
+        let mut counts = TransitionCounts::from_steps(distinct, &stream.states, steps).map_err(fail)?;
+        let mut histogram =
+            tpl_compare::histogram(&stream.states, distinct).map_err(|e| ("stream", e.to_string()))?;
+        let mut cell_ids = stream.cell_ids.clone();
+        if let Some(n) = cells {
+            // Index by id: position i in the stream's id list becomes id i.
+            let largest = cell_ids.last().copied().unwrap_or(0);
+            if largest >= n as u64 {
+                return Err((
+                    "cells",
+                    format!("the stream has cell {largest}, but cells={n} indexes ids 0..{}", n - 1),
+                ));
+            }
+            let by_id: Vec<usize> = cell_ids.iter().map(|&id| id as usize).collect();
+            counts = counts.relabeled(&by_id, n).map_err(fail)?;
+            for row in &mut histogram {
+                let mut wide = vec![0.0; n];
+                for (&id, &v) in by_id.iter().zip(row.iter()) {
+                    wide[id] = v;
+                }
+                *row = wide;
+            }
+            cell_ids = (0..n as u64).collect();
+        }
         let smooth = |m: EstimatedMatrix| m.smoothed(smoothing).map_err(|e| ("smoothing", e.to_string()));
         let forward = smooth(counts.forward().map_err(fail)?)?;
         let backward = smooth(counts.backward().map_err(fail)?)?;
-        let histogram =
-            tpl_compare::histogram(&stream.states, cells).map_err(|e| ("stream", e.to_string()))?;
-        Ok((stream, steps, counts, forward, backward, histogram))
+        Ok((stream, cell_ids, steps, counts, forward, backward, histogram))
     });
-    let (stream, steps, counts, forward, backward, histogram) = done.map_err(|(what, e)| error(what, e))?;
+    let (stream, cell_ids, steps, counts, forward, backward, histogram) =
+        done.map_err(|(what, e)| error(what, e))?;
     let n = counts.n();
     let d = PyDict::new(py);
     d.set_item("forward", matrix_array(py, &forward.matrix)?)?;
     d.set_item("backward", matrix_array(py, &backward.matrix)?)?;
     let table: Vec<Vec<i64>> = (0..n).map(|i| counts.row(i).iter().map(|&c| c as i64).collect()).collect();
     d.set_item("counts", integers(py, &table, n)?)?;
-    d.set_item("cell_ids", PyArray1::from_vec(py, stream.cell_ids.clone()))?;
+    d.set_item("cell_ids", PyArray1::from_vec(py, cell_ids))?;
     d.set_item("users", stream.states.first().map_or(0, Vec::len))?;
     d.set_item("horizon", steps.len())?;
     let transitions: u64 = (0..n).map(|i| counts.row(i).iter().sum::<u64>()).sum();

@@ -98,7 +98,7 @@ impl NativeStream {
         record(py, pushed.record, pushed.replayed)
     }
 
-    /// Where the stream stands, as `tpl stream status` (without the guaranteed leakage).
+    /// Where the stream stands, as `tpl stream status`.
     fn status<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.inner.status().map_err(stream_error)?;
         let c = &s.config;
@@ -115,16 +115,10 @@ impl NativeStream {
         d.set_item("refused", s.refused.clone())?;
         d.set_item("last_key", s.last_key)?;
         d.set_item("max_window_spend", s.max_window_spend)?;
-        let realized = match s.realized {
-            Some((tpl, w)) => {
-                let r = PyDict::new(py);
-                r.set_item("max_tpl", tpl)?;
-                r.set_item("max_window_leakage", w)?;
-                Some(r)
-            }
-            None => None,
-        };
-        d.set_item("realized", realized)?;
+        let guaranteed = s.guaranteed().map_err(stream_error)?;
+        let guaranteed = guaranteed.map(|g| (g.max_tpl, g.max_window_leakage.unwrap_or(g.max_tpl)));
+        d.set_item("realized", leakage(py, s.realized)?)?;
+        d.set_item("guaranteed", leakage(py, guaranteed)?)?;
         d.set_item("format_version", tpl_stream::FORMAT_VERSION)?;
         d.set_item("version", env!("CARGO_PKG_VERSION"))?;
         Ok(d)
@@ -145,4 +139,14 @@ impl NativeStream {
 /// Adds this module's class.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeStream>()
+}
+
+/// `{"max_tpl", "max_window_leakage"}` of a (max TPL, largest window leakage) pair, as the
+/// CLI's `leakage.realized` and `leakage.guaranteed`.
+fn leakage(py: Python<'_>, pair: Option<(f64, f64)>) -> PyResult<Option<Bound<'_, PyDict>>> {
+    let Some((tpl, window)) = pair else { return Ok(None) };
+    let d = PyDict::new(py);
+    d.set_item("max_tpl", tpl)?;
+    d.set_item("max_window_leakage", window)?;
+    Ok(Some(d))
 }

@@ -36,6 +36,33 @@ def test_estimate_of_the_ais_week_equals_the_cli(cli, tmp_path, ais_stream, smoo
     assert np.array_equal(got.histogram, read_counts(AIS / "counts.csv"))
 
 
+def test_cells_indexes_by_id_as_the_cli_does(cli, tmp_path, ais_stream):
+    # Sparse ids: cell c becomes 2c + 1, and three more ids than the largest.
+    sparse = ais_stream.copy()
+    sparse[:, 2] = 2 * sparse[:, 2] + 1
+    path = tmp_path / "sparse.csv"
+    np.savetxt(path, sparse, fmt="%d", delimiter=",", header="timestamp_bucket,user_id,location_cell", comments="")
+    n = int(sparse[:, 2].max()) + 4
+    out = tmp_path / "out"
+    expected, _ = cli("estimate", "--stream", path, "--cells", str(n), "--smoothing", "0.01", "--out", out)
+    got = tp.estimate(sparse, smoothing=0.01, cells=n)
+    for side in ["forward", "backward"]:
+        assert same_bits(got[side], read_matrix(out / f"transition_{side}.csv")), side
+        assert got[f"{side}_identity_rows"] == expected[f"{side}_identity_rows"]
+    assert np.array_equal(got.counts, read_matrix(out / "transition_counts.csv").astype(np.int64))
+    assert got.cell_ids.tolist() == expected["cell_ids"] == list(range(n))
+    # The histogram's column id is the counts of cell id; ids never seen are empty.
+    plain = tp.estimate(sparse)
+    assert got.histogram.shape == (plain.histogram.shape[0], n)
+    assert np.array_equal(got.histogram[:, plain.cell_ids.astype(np.int64)], plain.histogram)
+    assert got.histogram.sum() == plain.histogram.sum()
+    with pytest.raises(tp.TplError, match="cells"):
+        tp.estimate(sparse, cells=n - 4)
+    for bad in [0, 5000]:
+        with pytest.raises(tp.TplError, match="cells"):
+            tp.estimate(sparse, cells=bad)
+
+
 def test_the_three_column_form_and_any_record_order_give_the_same_estimate(ais_stream):
     part = ais_stream[ais_stream[:, 0] < 30]
     a = tp.estimate(part)

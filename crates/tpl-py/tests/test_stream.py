@@ -32,6 +32,8 @@ def test_a_stream_pushed_from_python_reads_back_in_the_cli_as_python_sees_it(cli
     assert same_bits(status["budgets"], expected["budgets"])
     assert status["published"].tolist() == expected["published"]
     assert status["realized"] == expected["leakage"]["realized"]
+    assert status["guaranteed"] == expected["leakage"]["guaranteed"]
+    assert status["guaranteed"]["max_tpl"] >= status["realized"]["max_tpl"]
     assert status["max_window_spend"] <= 1.0
     exported, _ = cli("stream", "export", "--db", path)
     assert same_bits(np.array([p["release"] for p in pushed]), exported["releases"])

@@ -6,7 +6,10 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params};
-use tpl_mechanisms::{Guarantee, NoiseSource, StepBudget, StepOutcome, StreamScheme, WindowLedger};
+use tpl_alloc::{GuaranteedAudit, Spending, guaranteed_audit};
+use tpl_mechanisms::{
+    Guarantee, NoiseSource, StepBudget, StepOutcome, StreamScheme, WindowLedger, effective_spending,
+};
 
 use crate::config::StreamConfig;
 use crate::error::{Result, StreamError};
@@ -67,6 +70,32 @@ pub struct Status {
     pub max_window_spend: f64,
     /// With matrices: (max TPL, largest window leakage) of the realised budgets.
     pub realized: Option<(f64, f64)>,
+}
+
+impl Status {
+    /// The guaranteed leakage of the stream's scheme over its steps so far, for every run it
+    /// could have produced (`docs/model.md` §9): max TPL and the largest leakage of a window
+    /// of min(w, T) steps, from the stored parameters alone (nothing is drawn). The same audit
+    /// `tpl compare` reports for a scheme. `None` without matrices or before the first step.
+    ///
+    /// # Errors
+    /// [`StreamError::Config`] for stored parameters the scheme refuses;
+    /// [`StreamError::Alloc`] when the audit overflows.
+    pub fn guaranteed(&self) -> Result<Option<GuaranteedAudit>> {
+        let c = &self.config;
+        let steps = self.budgets.len();
+        let Some(corr) = c.correlation()?.filter(|_| steps > 0) else {
+            return Ok(None);
+        };
+        // The scheme only states its caps here; its mechanism never draws.
+        let scheme = c
+            .scheme
+            .build(c.params()?, tpl_mechanisms::LaplaceMechanism::new(c.sampler.from_os_rng()), c.inputs())
+            .map_err(|e| StreamError::Config(e.to_string()))?;
+        let s = effective_spending(scheme.as_ref(), steps);
+        let spending = Spending::from_caps(&s.caps, s.fixed, s.window_limit);
+        Ok(Some(guaranteed_audit(&corr, spending, Some(c.window.min(steps)))?))
+    }
 }
 
 /// A durable stream: one SQLite file holding the parameters and every step (`docs/stream.md`).

@@ -20,7 +20,7 @@ use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, fitted, read_matrix};
 use crate::provenance::VERSION;
 use crate::release_report::Sampler;
-use crate::render::{Report, Table, csv_text, human};
+use crate::render::{Report, Table, csv_rows_text, csv_text, human};
 use crate::text;
 
 /// Arguments of `tpl postprocess`.
@@ -386,20 +386,19 @@ impl Report for PostprocessReport {
                     }
                 }
             }
-            w.end()?;
-            for (t, row) in rows.iter().enumerate() {
-                w.value(t + 1)?;
-                for v in row {
+            w.end()
+        }));
+        out.push_str(&csv_rows_text(rows.len(), |w, t| {
+            w.value(t + 1)?;
+            for v in &rows[t] {
+                w.value(v)?;
+            }
+            if let Some(i) = &self.intervals {
+                for v in i.lower[t].iter().chain(&i.upper[t]) {
                     w.value(v)?;
                 }
-                if let Some(i) = &self.intervals {
-                    for v in i.lower[t].iter().chain(&i.upper[t]) {
-                        w.value(v)?;
-                    }
-                }
-                w.end()?;
             }
-            Ok(())
+            w.end()
         }));
         out
     }

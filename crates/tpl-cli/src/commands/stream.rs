@@ -5,8 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
-use tpl_compare::guaranteed_leakage;
-use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism, Run, SamplerKind, SchemeKind};
+use tpl_mechanisms::{Run, SamplerKind, SchemeKind};
 use tpl_stream::{Status, StepRecord, Stream, StreamConfig, StreamError};
 
 use crate::args::{IntervalArgs, ReleaseSetup};
@@ -267,26 +266,10 @@ pub struct StatusReport {
     guaranteed: Option<(f64, f64)>,
 }
 
-/// The guaranteed (ex-ante) leakage of a stream's scheme over its steps so far: the same
-/// audit `tpl compare` reports, from the stored parameters (nothing is drawn).
-fn guaranteed(status: &Status) -> Result<Option<(f64, f64)>> {
-    let c = &status.config;
-    let steps = status.budgets.len();
-    let Some(corr) = c.correlation().map_err(stream_error)?.filter(|_| steps > 0) else {
-        return Ok(None);
-    };
-    let params = c.params().map_err(stream_error)?;
-    // The scheme only states its caps here; its mechanism never draws.
-    let mechanism = LaplaceMechanism::new(DiscreteLaplace::from_os_rng());
-    let scheme = c.scheme.build(params, mechanism, c.inputs()).map_err(|e| CliError::Usage(e.to_string()))?;
-    let g = guaranteed_leakage(scheme.as_ref(), &corr, steps, c.window.min(steps))
-        .map_err(|e| CliError::Usage(format!("the guaranteed audit: {e}")))?;
-    Ok(Some((g.max_tpl, g.max_window_leakage.unwrap_or(g.max_tpl))))
-}
-
 impl StatusReport {
     fn new(status: Status) -> Result<Self> {
-        let guaranteed = guaranteed(&status)?;
+        let guaranteed = status.guaranteed().map_err(stream_error)?;
+        let guaranteed = guaranteed.map(|g| (g.max_tpl, g.max_window_leakage.unwrap_or(g.max_tpl)));
         Ok(Self { status, guaranteed })
     }
 }

@@ -809,7 +809,13 @@ def compare(
 
 
 def estimate(
-    stream: Any, smoothing: Any = None, *, steps: Any = None, user: Any = None, cell: Any = None
+    stream: Any,
+    smoothing: Any = None,
+    *,
+    steps: Any = None,
+    user: Any = None,
+    cell: Any = None,
+    cells: Any = None,
 ) -> Estimated:
     """The forward and backward transition matrices of a user stream (TKDE §6), with
     optional Laplacian smoothing (eq. 28), and the stream's counts per bucket. As
@@ -828,6 +834,9 @@ def estimate(
             period fit the counts (``histogram``) of another.
         user: the user column, when ``stream`` is the bucket column.
         cell: the cell column, when ``stream`` is the bucket column.
+        cells: index the matrices by cell id (``--cells n``): row i is cell id i for i in
+            0..n−1, cells never seen get identity rows and empty histogram columns; every id
+            in the stream must be below n.
 
     Returns:
         :class:`Estimated`: row and column i of ``forward``, ``backward`` and ``counts`` is
@@ -855,7 +864,8 @@ def estimate(
         if records.shape[1] != 3:
             raise TplError(f"stream: an R × 3 array (bucket, user, cell) is needed, got shape {records.shape}")
     s = None if smoothing is None else _number(smoothing, "smoothing")
-    return Estimated(**_native.estimate(records, s, _step_range(steps)))
+    n = None if cells is None else _whole(cells, "cells")
+    return Estimated(**_native.estimate(records, s, _step_range(steps), n))
 
 
 def _step_range(steps: Any) -> Optional[str]:
@@ -1021,7 +1031,9 @@ class Stream:
         """Where the stream stands, as ``tpl stream status``: ``steps, scheme, epsilon,
         window, sensitivity, sampler, alpha, budgets, published, refused, last_key,
         max_window_spend``, ``realized`` (``{"max_tpl", "max_window_leakage"}`` of the
-        budgets spent, with matrices) and the file's ``format_version``."""
+        budgets spent, with matrices), ``guaranteed`` (the same bounds over every run the
+        scheme could have produced so far, with matrices: ``docs/model.md`` §9) and the
+        file's ``format_version``."""
         return self._native.status()
 
     def steps(self) -> list:

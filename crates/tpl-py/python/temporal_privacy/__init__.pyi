@@ -193,6 +193,7 @@ def estimate(
     steps: Optional[Union[str, tuple[Optional[int], Optional[int]]]] = None,
     user: Optional[ArrayLike] = None,
     cell: Optional[ArrayLike] = None,
+    cells: Optional[int] = None,
 ) -> Estimated: ...
 def matrices_from_transitions(counts: ArrayLike, smoothing: Optional[float] = None) -> TransitionMatrices: ...
 

@@ -224,10 +224,12 @@ def _cells(checked: _Checked, cells: Any) -> tuple[list, dict]:
     if cells is None:
         ids = checked.cell_ids
     else:
-        n = _whole(cells, "cells", minimum=1, maximum=MAX_CELLS)
+        n = _whole(cells, "cells")
+        if not 1 <= n <= MAX_CELLS:
+            raise TplError(f"cells {n}: 1 to {MAX_CELLS} cells are supported")
         largest = checked.cell_ids[-1]
         if largest >= n:
-            raise TplError(f"cells {n}: the stream has cell {largest} (cells are 0..n−1)")
+            raise TplError(f"cells: the stream has cell {largest}, but cells={n} indexes ids 0..{n - 1}")
         ids = list(range(n))
     return ids, {c: i for i, c in enumerate(ids)}
 
