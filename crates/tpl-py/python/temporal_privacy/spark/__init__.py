@@ -100,18 +100,13 @@ _LARGEST = 2**64 - 1
 class _Checked:
     """A stream that passed the checks: its rows as columns ``b, u, c``, the distinct
     buckets (ascending, evenly spaced), the number of people, the distinct cells
-    (ascending), the people per (bucket, cell), and the column names."""
+    (ascending) and the people per (bucket, cell)."""
 
     rows: DataFrame
     buckets: list
     users: int
     cell_ids: list
     histogram: list
-    names: tuple
-
-    @property
-    def spacing(self) -> int:
-        return self.buckets[1] - self.buckets[0] if len(self.buckets) > 1 else 1
 
     def bucket(self, step: int) -> int:
         """The bucket of step ``step`` (from 1)."""
@@ -184,7 +179,7 @@ def _check(df: DataFrame, bucket: str, user: str, cell: str) -> _Checked:
         _name_first_departure(rows, pairs, per_user, buckets)
     if len(cell_ids) > MAX_CELLS:
         raise TplError(f"stream: {len(cell_ids)} distinct cells: at most {MAX_CELLS} are supported")
-    return _Checked(rows, buckets, density["users"], cell_ids, histogram, names)
+    return _Checked(rows, buckets, density["users"], cell_ids, histogram)
 
 
 def _check_spacing(buckets: list) -> None:
