@@ -254,21 +254,6 @@ def test_streams_that_are_not_dense_get_the_library_error(spark, records):
     assert str(got.value) == str(lib.value)
 
 
-@pytest.mark.parametrize(
-    "records,schema,kwargs,words",
-    [
-        ([[0, 0, -1]], SCHEMA, {}, "-1 is not a whole number"),
-        ([[0, 0, None]], SCHEMA, {}, "1 row(s) without a value"),
-        ([["0", "0", "1"]], "timestamp_bucket string, user_id string, location_cell string", {}, "is string"),
-        ([(0.0, 0, 1)], "timestamp_bucket double, user_id long, location_cell long", {}, "is double"),
-        ([[0, 0, 1]], "t long, user_id long, location_cell long", {}, "no column 'timestamp_bucket'"),
-        ([[0, 0, 1]], "t long, user_id long, location_cell long", {"bucket": "t", "cells": 1}, "has cell 1"),
-        ([[0, 0, 1]], SCHEMA, {"steps": "2.."}, "outside the data"),
-        ([[0, 0, 1]], SCHEMA, {"steps": "x"}, "not a step range"),
-        ([[0, 0, 1]], SCHEMA, {"smoothing": -1.0}, "smoothing"),
-        ([], SCHEMA, {}, "empty stream"),
-    ],
-)
 @pytest.mark.parametrize("cells", [0, 2, 5000])
 def test_bad_cells_get_the_library_error(spark, cells):
     records = [[0, 0, 1], [0, 1, 2], [1, 0, 2], [1, 1, 2]]
@@ -285,6 +270,21 @@ def test_estimate_with_cells_equals_the_library(ais, ais_array):
     assert np.array_equal(got.histogram, lib.histogram) and got.backward_identity_rows == lib.backward_identity_rows
 
 
+@pytest.mark.parametrize(
+    "records,schema,kwargs,words",
+    [
+        ([[0, 0, -1]], SCHEMA, {}, "-1 is not a whole number"),
+        ([[0, 0, None]], SCHEMA, {}, "1 row(s) without a value"),
+        ([["0", "0", "1"]], "timestamp_bucket string, user_id string, location_cell string", {}, "is string"),
+        ([(0.0, 0, 1)], "timestamp_bucket double, user_id long, location_cell long", {}, "is double"),
+        ([[0, 0, 1]], "t long, user_id long, location_cell long", {}, "no column 'timestamp_bucket'"),
+        ([[0, 0, 1]], "t long, user_id long, location_cell long", {"bucket": "t", "cells": 1}, "has cell 1"),
+        ([[0, 0, 1]], SCHEMA, {"steps": "2.."}, "outside the data"),
+        ([[0, 0, 1]], SCHEMA, {"steps": "x"}, "not a step range"),
+        ([[0, 0, 1]], SCHEMA, {"smoothing": -1.0}, "smoothing"),
+        ([], SCHEMA, {}, "empty stream"),
+    ],
+)
 def test_bad_input_is_named(spark, records, schema, kwargs, words):
     with pytest.raises(tp.TplError) as e:
         tps.estimate(spark.createDataFrame(records, schema), **kwargs)
