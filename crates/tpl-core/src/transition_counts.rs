@@ -209,12 +209,32 @@ impl TransitionCounts {
         self.normalise(|j, i| self.count(i, j))
     }
 
+    /// The forward and backward matrices, both smoothed by `s` (TKDE eq. 28) unless `None`:
+    /// the estimate `tpl estimate` writes and every other estimator of the project (the
+    /// Python package, its Spark module) builds from the same counts (`docs/formats.md` §6.1).
+    ///
+    /// ```
+    /// use tpl_core::TransitionCounts;
+    /// let c = TransitionCounts::from_paths(2, &[vec![0], vec![1], vec![1]])?; // 0 → 1 → 1
+    /// let (forward, backward) = c.matrices(Some(1.0))?;
+    /// assert_eq!(forward.matrix.row(0), &[1.0 / 3.0, 2.0 / 3.0]);
+    /// assert_eq!((forward.empty_rows, backward.empty_rows), (vec![], vec![0]));
+    /// # Ok::<(), tpl_core::CoreError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`CoreError::BadSmoothing`] for `s` negative or not finite.
+    pub fn matrices(&self, s: Option<f64>) -> Result<(EstimatedMatrix, EstimatedMatrix)> {
+        Ok((self.forward()?.smoothed(s)?, self.backward()?.smoothed(s)?))
+    }
+
     fn normalise(&self, entry: impl Fn(usize, usize) -> u64) -> Result<EstimatedMatrix> {
         let n = self.n;
         let mut empty_rows = Vec::new();
         let mut rows = Vec::with_capacity(n);
         for r in 0..n {
-            let total: u64 = (0..n).map(|c| entry(r, c)).sum();
+            // Counts up to 2⁶⁴ − 1 each: their sum may pass u64.
+            let total: u128 = (0..n).map(|c| u128::from(entry(r, c))).sum();
             if total == 0 {
                 empty_rows.push(r);
                 rows.push((0..n).map(|c| if c == r { 1.0 } else { 0.0 }).collect());
@@ -376,6 +396,19 @@ mod tests {
         assert_eq!(c.relabeled(&[0, 1], 0), Err(CoreError::EmptyMatrix));
         // A state without moves needs no name.
         assert_eq!(c.relabeled(&[7, 0], 8).map(|r| r.count(0, 7)), Ok(1));
+    }
+
+    #[test]
+    fn rows_whose_counts_add_past_u64_are_normalised() {
+        let mut c = TransitionCounts::new(2).unwrap();
+        c.add(0, 0, u64::MAX).unwrap();
+        c.add(0, 1, u64::MAX).unwrap();
+        c.add(1, 1, 1).unwrap();
+        let f = c.forward().unwrap();
+        assert_eq!((f.matrix.row(0), f.empty_rows), (&[0.5, 0.5][..], vec![]));
+        let b = c.backward().unwrap();
+        // Column 1 holds 2⁶⁴ − 1 and 1: 2⁶⁴ moves into cell 1.
+        assert_eq!(b.matrix.row(1), &[1.0, 1.0 / 2f64.powi(64)][..]);
     }
 
     #[test]

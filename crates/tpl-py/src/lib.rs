@@ -23,6 +23,7 @@ mod leakage;
 mod postprocess;
 mod release;
 mod stream;
+mod transitions;
 
 // Named as `temporal_privacy.TplError` (its public name), so that pickle finds the class
 // and an error raised in a worker process reaches its parent.
@@ -46,5 +47,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     compare::register(m)?;
     estimate::register(m)?;
     stream::register(m)?;
+    transitions::register(m)?;
     Ok(())
 }

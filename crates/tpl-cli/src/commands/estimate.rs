@@ -107,10 +107,9 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
         args.steps.unwrap_or(StepRange::ALL).resolve(total).map_err(|e| CliError::flag("--steps", e))?;
     // The first bucket of the range: an existing bucket, so no overflow.
     let first = first.saturating_add(spacing.saturating_mul(steps.indices().start as u64));
-    let smooth =
-        |m: EstimatedMatrix| m.smoothed(args.smoothing).map_err(|e| CliError::flag("--smoothing", e));
-    let forward = smooth(counts.forward()?)?;
-    let backward = smooth(counts.backward()?)?;
+    // The one construction of the matrices from the counts (docs/formats.md §6.1).
+    let (forward, backward) =
+        counts.matrices(args.smoothing).map_err(|e| CliError::flag("--smoothing", e))?;
     let report = EstimateReport {
         cell_ids,
         buckets: (first, spacing),

@@ -56,6 +56,8 @@ __all__ = [
     "Comparison",
     "estimate",
     "Estimated",
+    "matrices_from_transitions",
+    "TransitionMatrices",
     "Stream",
     "__version__",
 ]
@@ -868,14 +870,63 @@ def estimate(
         if records.shape[1] != 3:
             raise TplError(f"stream: an R × 3 array (bucket, user, cell) is needed, got shape {records.shape}")
     s = None if smoothing is None else _number(smoothing, "smoothing")
-    if steps is not None and not isinstance(steps, str):
-        try:
-            a, b = steps
-        except (TypeError, ValueError):
-            raise TplError(f"steps: \"A..B\" or a pair (A, B), got {steps!r}") from None
-        steps = f"{'' if a is None else _whole(a, 'steps')}..{'' if b is None else _whole(b, 'steps')}"
     n = None if cells is None else _whole(cells, "cells")
-    return Estimated(**_native.estimate(records, s, steps, n))
+    return Estimated(**_native.estimate(records, s, _step_range(steps), n))
+
+
+def _step_range(steps: Any) -> Optional[str]:
+    """A step range argument (``"A..B"`` or a pair ``(A, B)`` with ``None`` for an open end)
+    as the text ``--steps`` takes, or ``None``."""
+    if steps is None or isinstance(steps, str):
+        return steps
+    try:
+        a, b = steps
+    except (TypeError, ValueError):
+        raise TplError(f"steps: \"A..B\" or a pair (A, B), got {steps!r}") from None
+    return f"{'' if a is None else _whole(a, 'steps')}..{'' if b is None else _whole(b, 'steps')}"
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TransitionMatrices(_Fields):
+    """The ``forward`` P_F and ``backward`` P_B matrices (n × n) of a table of transition
+    counts, and the rows without data of each (``forward_identity_rows``,
+    ``backward_identity_rows``), as in :class:`Estimated`."""
+
+    forward: np.ndarray
+    backward: np.ndarray
+    forward_identity_rows: list
+    backward_identity_rows: list
+
+
+def matrices_from_transitions(counts: Any, smoothing: Any = None) -> TransitionMatrices:
+    """The forward and backward matrices of transition counts C[i][j] (moves from cell i at
+    one step to cell j at the next), built by the same library function as ``tpl estimate``
+    builds them from a stream: counts gathered elsewhere — summed over the partitions of a
+    Spark job (``temporal_privacy.spark``), over several files — give the CLI's matrices to
+    the last bit.
+
+    Matrices estimated from people's own movements are as sensitive as the movements: keep
+    them with the private data, never beside the releases as if they were public.
+
+    Args:
+        counts: an n × n array of whole numbers ≥ 0 (below 2⁶⁴), n ≤ 4096.
+        smoothing: s ≥ 0 (``--smoothing s``, TKDE eq. 28), or ``None`` for none.
+
+    Returns:
+        :class:`TransitionMatrices`: a row without any move (a cell never left, for P_F;
+        never entered, for P_B) is an identity row and is listed.
+
+    Example:
+        >>> import temporal_privacy as tp
+        >>> m = tp.matrices_from_transitions([[1, 1], [0, 2]])
+        >>> m.forward.tolist(), m.backward.tolist(), m.forward_identity_rows
+        ([[0.5, 0.5], [0.0, 1.0]], [[1.0, 0.0], [0.3333333333333333, 0.6666666666666666]], [])
+    """
+    table = _whole_array(counts, "counts", 2)
+    if table.shape[0] != table.shape[1]:
+        raise TplError(f"counts: a square n × n table is needed, got shape {table.shape}")
+    s = None if smoothing is None else _number(smoothing, "smoothing")
+    return TransitionMatrices(**_native.matrices_from_transitions(table, s))
 
 
 def _whole_array(x: Any, name: str, ndim: int) -> np.ndarray:

@@ -116,6 +116,12 @@ class Estimated(_Fields):
     histogram: npt.NDArray[np.int64]
     steps: tuple[int, int]
 
+class TransitionMatrices(_Fields):
+    forward: npt.NDArray[np.float64]
+    backward: npt.NDArray[np.float64]
+    forward_identity_rows: list[int]
+    backward_identity_rows: list[int]
+
 @overload
 def loss(P: ArrayLike, alpha: float) -> float: ...
 @overload
@@ -190,6 +196,7 @@ def estimate(
     cell: Optional[ArrayLike] = None,
     cells: Optional[int] = None,
 ) -> Estimated: ...
+def matrices_from_transitions(counts: ArrayLike, smoothing: Optional[float] = None) -> TransitionMatrices: ...
 
 class Stream:
     @classmethod
