@@ -90,9 +90,8 @@ fn estimate<'py>(
             }
             cell_ids = (0..n as u64).collect();
         }
-        let smooth = |m: EstimatedMatrix| m.smoothed(smoothing).map_err(|e| ("smoothing", e.to_string()));
-        let forward = smooth(counts.forward().map_err(fail)?)?;
-        let backward = smooth(counts.backward().map_err(fail)?)?;
+        // Smoothing was checked above: an error here is the counts'.
+        let (forward, backward) = counts.matrices(smoothing).map_err(fail)?;
         Ok((stream, cell_ids, steps, counts, forward, backward, histogram))
     });
     let (stream, cell_ids, steps, counts, forward, backward, histogram) =
