@@ -37,15 +37,21 @@ SCALE = 20.0  # Laplace scale b = sensitivity 2 / epsilon 0.1, as the criterion 
 
 
 def paired(tpl, args, runs, peer):
-    """tpl's whole process and the peer's computation, run in turn `runs` times (after one
+    """tpl's whole process (`args`: its command line) or a call of the Python package
+    (`args`: a function), and the peer's computation, run in turn `runs` times (after one
     warm-up of each), so that both see the same machine: the median wall time of each, in
     seconds, the median of the paired ratios tpl / peer, and the peer's last result."""
-    subprocess.run([tpl, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if callable(args):
+        run_tpl = args
+    else:
+        def run_tpl():
+            subprocess.run([tpl, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run_tpl()
     out = peer()
     tpl_times, peer_times = [], []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run([tpl, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        run_tpl()
         tpl_times.append(time.perf_counter() - start)
         start = time.perf_counter()
         out = peer()
@@ -203,6 +209,17 @@ def run_all(tpl, runs, work):
     # (5000 moves, about 5 a row: the smoothing floor plus sparse excesses, the structure the
     # filter propagates in O(n + nnz)), and from all 10^7 moves (excesses nearly everywhere:
     # the dense product).
+    try:
+        import warnings
+
+        import temporal_privacy as tp
+
+        warnings.filterwarnings("ignore", category=UserWarning)  # the estimator's notes on stderr in tpl
+        noisy = np.ascontiguousarray(np.loadtxt(releases, delimiter=",", comments="#", skiprows=2)[:, 4:])
+    except ImportError:
+        tp = None
+        print("| … `temporal_privacy.postprocess` | — | not installed (pip install ./crates/tpl-py) | — | — | "
+              "not measured |")
     for label, extra in [("sparse excesses: estimated from steps ..2", ["--steps", "..2"]),
                          ("dense: estimated from every step", [])]:
         est = os.path.join(work, "est-" + ("sparse" if extra else "dense"))
@@ -218,6 +235,12 @@ def run_all(tpl, runs, work):
         row(f"MAP post-processing (`tpl postprocess`), n = 1000, T = 2000, Laplacian-smoothed matrix, {label}",
             figures, f"numpy, the dense prior propagation p ← p·P alone (BLAS on {threads})",
             "the peer does only the products")
+        if tp is not None:
+            # The same estimate through the Python package: arrays in memory, as the peer.
+            figures = paired(tpl, lambda: tp.postprocess(noisy, total=5000, epsilon=1.0, forward=m1000), runs,
+                             propagate)
+            row(f"… the same through `temporal_privacy.postprocess`, arrays in memory ({label})", figures,
+                f"numpy, the same loop (BLAS on {threads})", "no files on either side")
 
     # 3. Laplace noise on 10^6 counts.
     counts = np.random.default_rng(2).integers(0, 1000, size=(10_000, 100))
