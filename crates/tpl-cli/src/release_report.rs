@@ -341,11 +341,16 @@ impl Report for ReleaseReport {
         };
         let steps = r.published.len();
         let spend = if (0..steps).all(replayed) {
-            "every step was stored already: nothing spent (the stream's windows: tpl stream status)".to_string()
+            "every step was stored already: nothing spent (the stream's windows: tpl stream status)"
+                .to_string()
         } else if self.scheme == SchemeKind::Laplace.name() {
             // Event level: ε bounds each step, not windows.
             let most = (0..steps).filter(|&i| !replayed(i)).map(|i| r.spent[i].total()).fold(0.0, f64::max);
-            format!("each step spends at most {} (ε = {} per step, event level)", human(most), human(self.epsilon))
+            format!(
+                "each step spends at most {} (ε = {} per step, event level)",
+                human(most),
+                human(self.epsilon)
+            )
         } else {
             format!(
                 "every window of {} spends at most {} (ε = {})",

@@ -483,7 +483,9 @@ fn snapshot<T>(path: &Path, mut read: impl FnMut(&Transaction<'_>) -> Result<T>)
         let out = {
             let mut conn = Connection::open_with_flags(
                 immutable_uri(path)?,
-                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                OpenFlags::SQLITE_OPEN_READ_ONLY
+                    | OpenFlags::SQLITE_OPEN_URI
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX,
             )
             .map_err(sql)?;
             let tx = conn.transaction().map_err(sql)?;
