@@ -12,7 +12,7 @@ use tpl_mechanisms::{Intervals, Run, SamplerKind, SchemeKind};
 use crate::args::CorrelationArgs;
 use crate::error::{CliError, Result};
 use crate::provenance::VERSION;
-use crate::render::{Report, Table, csv_text, human};
+use crate::render::{Report, Table, count_of, csv_text, human};
 use crate::text;
 
 /// The noise sampler as a command-line value: [`SamplerKind`] with its help and the alias
@@ -324,26 +324,48 @@ impl Report for ReleaseReport {
             ),
             None => String::new(),
         };
+        let replayed = |i: usize| self.stream.as_ref().is_some_and(|s| s.replayed[i]);
         let stream_line = match &self.stream {
+            Some(s) if self.command == "stream export" => format!(
+                "Every step of the stream, {} refused by the stream's checks (the last release repeated).\n",
+                s.refused.iter().filter(|r| r.is_some()).count()
+            ),
             Some(s) => format!(
-                "{} of these steps new, {} returned as stored (nothing spent), {} refused by the stream's checks \
-                 (the last release repeated at ε_t = 0).\n",
-                s.replayed.iter().filter(|&&r| !r).count(),
+                "{} new, {} returned as stored (nothing spent), {} refused by the stream's checks (the last \
+                 release repeated).\n",
+                count_of(s.replayed.iter().filter(|&&r| !r).count(), "step"),
                 s.replayed.iter().filter(|&&r| r).count(),
                 s.refused.iter().filter(|r| r.is_some()).count()
             ),
             None => String::new(),
         };
+        let steps = r.published.len();
+        let spend = if (0..steps).all(replayed) {
+            "every step was stored already: nothing spent (the stream's windows: tpl stream status)"
+                .to_string()
+        } else if self.scheme == SchemeKind::Laplace.name() {
+            // Event level: ε bounds each step, not windows.
+            let most = (0..steps).filter(|&i| !replayed(i)).map(|i| r.spent[i].total()).fold(0.0, f64::max);
+            format!(
+                "each step spends at most {} (ε = {} per step, event level)",
+                human(most),
+                human(self.epsilon)
+            )
+        } else {
+            format!(
+                "every window of {} spends at most {} (ε = {})",
+                count_of(self.window, "step"),
+                human(r.max_window_budget),
+                human(self.epsilon)
+            )
+        };
         format!(
-            "{stream_line}Scheme {}: {} steps, {} fresh publications ({:.1} %); every window of {} steps spends at most {} (ε = {}).\n\
+            "{stream_line}Scheme {}: {}, {} ({:.1} %); {spend}.\n\
              Sensitivity Δ = {}, {} sampler{}, {}{}.\n{interval_line}\n{}",
             self.scheme,
-            r.published.len(),
-            published,
-            100.0 * published as f64 / r.published.len().max(1) as f64,
-            self.window,
-            human(r.max_window_budget),
-            human(self.epsilon),
+            count_of(steps, "step"),
+            count_of(published, "fresh publication"),
+            100.0 * published as f64 / steps.max(1) as f64,
             human(self.sensitivity),
             self.sampler.name(),
             if self.sampler == SamplerKind::Float { " (NOT release-grade)" } else { "" },

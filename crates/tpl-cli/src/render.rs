@@ -94,6 +94,11 @@ pub fn json_array(
     w.write_all(b"]")
 }
 
+/// "1 step", "2 steps": `n` and `noun`, with an "s" unless `n` is 1.
+pub fn count_of(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
 /// A number for people: 6 significant digits, plain notation when that is short.
 pub fn human(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {

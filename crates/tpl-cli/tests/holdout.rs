@@ -298,3 +298,25 @@ fn the_demo_scores_matrices_from_another_period() {
     let report = std::fs::read_to_string(format!("{out}/report.md")).unwrap();
     assert!(report.contains("out of sample") && report.contains("first half"), "{report}");
 }
+
+#[test]
+fn allow_overlap_without_score_steps_is_refused_naming_both_flags() {
+    let stream = week("stream.csv");
+    let run = usage_error(&[
+        "compare",
+        "--stream",
+        &stream,
+        "--train-steps",
+        "..10",
+        "--allow-overlap",
+        "--epsilon",
+        "1",
+        "--window",
+        "2",
+    ]);
+    assert!(
+        run.stderr.contains("--allow-overlap") && run.stderr.contains("--score-steps"),
+        "{}",
+        run.describe()
+    );
+}

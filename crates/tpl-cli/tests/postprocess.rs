@@ -307,3 +307,31 @@ fn every_estimator_runs_and_says_which_it_is() {
         &[],
     );
 }
+
+#[test]
+fn a_total_beyond_u64_is_too_large_not_malformed() {
+    let scratch = Scratch::new("pp-total-huge");
+    let r = scratch.file("r.csv", "3,7\n4,6\n");
+    let run =
+        usage_error(&["postprocess", "--releases", &r, "--total", "100000000000000000000", "--epsilon", "1"]);
+    assert!(run.stderr.contains("100000000000000000000 exceeds 2^53"), "{}", run.describe());
+    assert!(!run.stderr.contains("not a whole number"), "{}", run.describe());
+}
+
+#[test]
+fn replicates_without_interval_is_refused_naming_both_flags() {
+    let scratch = Scratch::new("pp-replicates");
+    let r = scratch.file("r.csv", "3,7\n4,6\n");
+    let run = usage_error(&[
+        "postprocess",
+        "--releases",
+        &r,
+        "--total",
+        "10",
+        "--epsilon",
+        "1",
+        "--replicates",
+        "5",
+    ]);
+    assert!(run.stderr.contains("--replicates") && run.stderr.contains("--interval"), "{}", run.describe());
+}

@@ -292,3 +292,248 @@ fn a_bad_row_mid_file_keeps_the_steps_before_it_and_is_named() {
     assert_eq!(after.len(), 8);
     assert_eq!(after[..5], before[..], "stored releases never change");
 }
+
+/// Runs `sql` on the stream file (a tampered copy: the checks must catch it).
+fn tamper(db: &str, sql: &str) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.execute_batch(sql).unwrap();
+}
+
+/// A `bd` stream with matrices and α = 1.5, 30 steps pushed: the ledger the tamper tests edit.
+fn audited_stream(name: &str) -> (Scratch, String) {
+    let scratch = Scratch::new(name);
+    let db = scratch.path("s.db");
+    let pb = scratch.file("pb.csv", "0.8 0.2\n0.2 0.8\n");
+    let pf = scratch.file("pf.csv", "0.8 0.2\n0.1 0.9\n");
+    tpl_ok(&cmd(
+        "stream init --db {} --scheme bd --epsilon 1 --window 5 --backward {} --forward {} --alpha 1.5",
+        &[&db, &pb, &pf],
+    ));
+    let c = counts_file(&scratch, "c.csv", 0, 30, 2);
+    tpl_ok(&["stream", "push", "--db", &db, "--counts", &c]);
+    (scratch, db)
+}
+
+#[test]
+fn status_and_export_refuse_a_damaged_ledger() {
+    for (what, sql, needle) in [
+        ("a budget over max_spend at step 1", "UPDATE steps SET publication = 5.0 WHERE t = 1", "step 1"),
+        ("a window over ε (ε lowered)", "UPDATE params SET epsilon = 0.5", "damaged"),
+        ("a missing step", "DELETE FROM steps WHERE t = 3", "step 3 is missing"),
+        ("a key that does not increase", "UPDATE steps SET key = -1 WHERE t = 5", "key -1 does not increase"),
+    ] {
+        let (_scratch, db) = audited_stream("stream-damaged");
+        tamper(&db, sql);
+        for command in ["status", "export"] {
+            let run = bad_input(&["stream", command, "--db", &db], &["damaged stream", needle], &[]);
+            assert!(run.stderr.contains("s.db"), "{what}: {}", run.describe());
+        }
+    }
+}
+
+#[test]
+fn status_reports_the_audit_of_the_stored_budgets_not_a_stored_leakage() {
+    let (_scratch, db) = audited_stream("stream-realized");
+    let before = json(&["stream", "status", "--db", &db]);
+    // The leakage stored with each step is not what status reports: it audits the budgets.
+    tamper(&db, "UPDATE steps SET max_tpl = 99, max_window_leakage = 99");
+    let after = json(&["stream", "status", "--db", &db]);
+    assert_eq!(after["leakage"]["realized"], before["leakage"]["realized"]);
+    assert!(num(&after["leakage"]["realized"], "max_tpl") <= 1.5);
+}
+
+#[test]
+fn init_refuses_a_window_the_file_cannot_store() {
+    let scratch = Scratch::new("stream-window");
+    let db = scratch.path("s.db");
+    bad_input(
+        &[
+            "stream",
+            "init",
+            "--db",
+            &db,
+            "--scheme",
+            "uniform",
+            "--epsilon",
+            "1",
+            "--window",
+            "18446744073709551615",
+        ],
+        &["--window"],
+        &["18446744073709551615"],
+    );
+    assert!(!std::path::Path::new(&db).exists());
+}
+
+#[test]
+fn init_refuses_parameters_under_which_step_one_is_never_released() {
+    let scratch = Scratch::new("stream-first");
+    let db = scratch.path("s.db");
+    let pb = scratch.file("pb.csv", "0.8 0.2\n0.2 0.8\n");
+    bad_input(
+        &["stream", "init", "--db", &db, "--scheme", "bd", "--epsilon", "1e-300", "--window", "2"],
+        &["--epsilon", "step 1 could never be released"],
+        &[],
+    );
+    bad_input(
+        &cmd(
+            "stream init --db {} --scheme laplace --epsilon 1 --window 5 --backward {} --alpha 0.5",
+            &[&db, &pb],
+        ),
+        &["--alpha", "step 1 could never be released"],
+        &["0.5"],
+    );
+    assert!(!std::path::Path::new(&db).exists());
+    // At the edge: α equal to step 1's leakage is accepted, and step 1 is released.
+    tpl_ok(&cmd(
+        "stream init --db {} --scheme laplace --epsilon 1 --window 5 --backward {} --alpha 1",
+        &[&db, &pb],
+    ));
+    let c = counts_file(&scratch, "c.csv", 0, 1, 2);
+    assert_eq!(json(&["stream", "push", "--db", &db, "--counts", &c])["published"][0], true);
+}
+
+#[test]
+fn a_first_step_refused_by_the_stream_names_the_counts_file_and_line() {
+    let scratch = Scratch::new("stream-first-line");
+    let db = scratch.path("s.db");
+    let pb = scratch.file("pb.csv", "0.8 0.2\n0.2 0.8\n");
+    tpl_ok(&cmd(
+        "stream init --db {} --scheme laplace --epsilon 1 --window 5 --backward {} --alpha 1.5",
+        &[&db, &pb],
+    ));
+    // A stream whose α a later tpl would refuse at init (written by hand here).
+    tamper(&db, "UPDATE params SET alpha = 0.5");
+    let c = counts_file(&scratch, "c.csv", 0, 3, 2);
+    bad_input(&["stream", "push", "--db", &db, "--counts", &c], &["c.csv:2:", "step 1: not released"], &[]);
+}
+
+#[test]
+fn push_on_a_float_stream_warns_once_that_it_is_not_release_grade() {
+    let scratch = Scratch::new("stream-float");
+    let db = scratch.path("s.db");
+    tpl_ok(&[
+        "stream",
+        "init",
+        "--db",
+        &db,
+        "--scheme",
+        "uniform",
+        "--epsilon",
+        "1",
+        "--window",
+        "2",
+        "--sampler",
+        "float",
+    ]);
+    let c = scratch.file("c.csv", "1.5,2\n3,4.25\n");
+    let run = tpl_ok(&["stream", "push", "--db", &db, "--counts", &c, "--format", "csv"]);
+    assert_eq!(run.stderr.matches("NOT release-grade").count(), 1, "{}", run.describe());
+    assert!(
+        run.stderr.starts_with("tpl: warning: --sampler float is NOT release-grade"),
+        "{}",
+        run.describe()
+    );
+}
+
+#[test]
+fn status_table_says_alpha_is_enforced_next_to_the_guaranteed_bound() {
+    let (_scratch, db) = audited_stream("stream-alpha-table");
+    let text = table(&["stream", "status", "--db", &db]);
+    let line = text.lines().find(|l| l.starts_with("Guaranteed")).unwrap_or_default();
+    assert!(
+        line.contains("α = 1.5 is enforced before every draw, so no run of this stream exceeds it"),
+        "{text}"
+    );
+}
+
+#[test]
+fn push_names_an_out_of_range_count_as_typed_and_by_column() {
+    let (scratch, db) = new_stream("stream-huge", "uniform");
+    let c = scratch.file("huge.csv", "9007199254740993,1\n");
+    bad_input(
+        &["stream", "push", "--db", &db, "--counts", &c],
+        &["huge.csv:1:", "column 1"],
+        &["9007199254740993"],
+    );
+    let f = scratch.file("frac.csv", "timestamp_bucket,c0,c1\n0,1,2\n1,3,1.5\n");
+    bad_input(&["stream", "push", "--db", &db, "--counts", &f], &["frac.csv:3:", "column 3"], &["1.5"]);
+}
+
+#[test]
+fn laplace_tables_promise_epsilon_per_step_and_replays_and_exports_say_what_they_are() {
+    let (scratch, db) = new_stream("stream-laplace-table", "laplace");
+    let c = counts_file(&scratch, "c.csv", 0, 1, 2);
+    let first = table(&["stream", "push", "--db", &db, "--counts", &c]);
+    assert!(first.contains("1 step new") && first.contains(": 1 step, 1 fresh publication ("), "{first}");
+    assert!(first.contains("(ε = 1 per step, event level)") && !first.contains("window"), "{first}");
+    let status = table(&["stream", "status", "--db", &db]);
+    assert!(status.contains("ε = 1 per step (event level)") && status.contains("1 step ("), "{status}");
+    assert!(!status.contains("per window"), "{status}");
+    let again = table(&["stream", "push", "--db", &db, "--counts", &c]);
+    assert!(again.contains("every step was stored already: nothing spent"), "{again}");
+    assert!(!again.contains("spends at most 0"), "{again}");
+    let export = table(&["stream", "export", "--db", &db]);
+    assert!(export.starts_with("Every step of the stream") && !export.contains("new"), "{export}");
+}
+
+#[test]
+fn stream_errors_name_the_file_and_what_is_wrong() {
+    let scratch = Scratch::new("stream-errors");
+    let missing = scratch.path("no-such-folder/s.db");
+    let run = bad_input(
+        &["stream", "init", "--db", &missing, "--scheme", "bd", "--epsilon", "1", "--window", "2"],
+        &["no-such-folder", "does not exist"],
+        &[],
+    );
+    assert!(!run.stderr.contains("read-only") && !run.stderr.contains("push"), "{}", run.describe());
+    let plan = scratch.file("plan.txt", "0.6\n0.6\n");
+    let db = scratch.path("p.db");
+    bad_input(
+        &cmd("stream init --db {} --scheme planned --epsilon 1 --window 2 --budgets {}", &[&db, &plan]),
+        &["plan.txt: budget plan, step 2"],
+        &[],
+    );
+    std::fs::create_dir(scratch.dir.join("adir")).unwrap();
+    bad_input(&["stream", "status", "--db", &scratch.path("adir")], &["adir", "directory"], &[]);
+}
+
+/// Whether permissions bind this process (they do not for the superuser).
+fn permissions_bind(scratch: &Scratch) -> bool {
+    let probe = scratch.file("probe", "");
+    let mut perms = std::fs::metadata(&probe).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&probe, perms).unwrap();
+    std::fs::OpenOptions::new().write(true).open(&probe).is_err()
+}
+
+#[test]
+fn readers_without_write_access_leave_no_companions_and_read_a_read_only_folder() {
+    use std::os::unix::fs::PermissionsExt;
+    let (scratch, db) = new_stream("stream-reader", "bd");
+    if !permissions_bind(&scratch) {
+        eprintln!("skipped: running as the superuser, whom permissions do not bind");
+        return;
+    }
+    let c = counts_file(&scratch, "c.csv", 0, 12, 2);
+    tpl_ok(&["stream", "push", "--db", &db, "--counts", &c]);
+    let expected = json(&["stream", "export", "--db", &db]);
+    // A file this process cannot write, in a folder it can: nothing is left beside it.
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
+    assert_eq!(json(&["stream", "export", "--db", &db])["release"], expected["release"]);
+    assert_eq!(json(&["stream", "status", "--db", &db])["steps"], 12);
+    for suffix in ["-wal", "-shm"] {
+        assert!(!std::path::Path::new(&format!("{db}{suffix}")).exists(), "{suffix} left behind");
+    }
+    // A writable file in a folder this process cannot write: readers still read.
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(&scratch.dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let status = tpl(&["stream", "status", "--db", &db, "--format", "json"]);
+    let push = tpl(&["stream", "push", "--db", &db, "--counts", &c]);
+    std::fs::set_permissions(&scratch.dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(status.code, Some(0), "{}", status.describe());
+    assert_eq!(stdout_json(&status)["steps"], 12);
+    // A retry of stored steps writes nothing, yet a push needs the write-ahead log.
+    assert_eq!(push.code, Some(2), "{}", push.describe());
+    assert!(push.stderr.contains("read-only"), "{}", push.describe());
+}

@@ -64,12 +64,21 @@ impl StreamConfig {
         }
     }
 
-    /// Checks that the parameters make a stream: valid (ε, w, Δ); `pba` with a matrix;
-    /// budgets for `planned` only, and a plan it accepts; α > 0 only with a matrix.
+    /// Checks that the parameters make a stream: valid (ε, w, Δ), w within what the file
+    /// stores (2^63 − 1); `pba` with a matrix; budgets for `planned` only, and a plan it
+    /// accepts; α > 0 only with a matrix.
     ///
     /// # Errors
-    /// [`StreamError::Config`] with the flag-level reason.
+    /// [`StreamError::Config`] with the flag-level reason; [`StreamError::Plan`] for a plan
+    /// the planned scheme refuses.
     pub fn check(&self) -> Result<()> {
+        if i64::try_from(self.window).is_err() {
+            return Err(StreamError::Config(format!(
+                "--window {}: beyond 2^63 − 1 = {}, the largest window a stream file stores",
+                self.window,
+                i64::MAX
+            )));
+        }
         let params = self.params()?;
         let has_matrix = self.backward.is_some() || self.forward.is_some();
         if self.scheme == SchemeKind::Pba && !has_matrix {
@@ -98,7 +107,7 @@ impl StreamConfig {
         // The scheme builds (a plan it refuses is named here, before any file exists).
         self.scheme
             .build(params, tpl_mechanisms::LaplaceMechanism::new(self.sampler.from_os_rng()), self.inputs())
-            .map_err(|e| StreamError::Config(format!("--budgets: {e}")))?;
+            .map_err(StreamError::Plan)?;
         Ok(())
     }
 }

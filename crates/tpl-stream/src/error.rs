@@ -65,6 +65,32 @@ pub enum StreamError {
         /// SQLite's words.
         reason: String,
     },
+    /// The stream's companion files (`-wal`, `-shm`) exist but cannot be written by this
+    /// process: another user's process created them (e.g. a reader running as that user),
+    /// and SQLite cannot write the stream through them.
+    #[error(
+        "{}: read-only: {} cannot be written by this user (another user's process created {}); {}",
+        .path.display(),
+        names(.files),
+        if .files.len() == 1 { "it" } else { "them" },
+        advice(*.log_bytes)
+    )]
+    Companions {
+        /// The file.
+        path: PathBuf,
+        /// The companions this process cannot write.
+        files: Vec<PathBuf>,
+        /// The size of the write-ahead log, if it exists (0: it holds no step).
+        log_bytes: Option<u64>,
+    },
+    /// `create` in a folder that does not exist.
+    #[error("{}: cannot create the stream: the folder {} does not exist", .path.display(), .folder.display())]
+    NoFolder {
+        /// The file.
+        path: PathBuf,
+        /// Its folder.
+        folder: PathBuf,
+    },
     /// Any other failure of the database.
     #[error("{}: {source}", .path.display())]
     Sqlite {
@@ -76,6 +102,9 @@ pub enum StreamError {
     /// Parameters a stream cannot be created with.
     #[error("{0}")]
     Config(String),
+    /// A budget plan the `planned` scheme refuses (`--budgets`).
+    #[error("--budgets: {0}")]
+    Plan(MechError),
     /// A key already stored with other counts: a retry must push the same counts.
     #[error(
         "key {key} is already stored (step {step}) with different counts; nothing was changed (a stored step is never released twice)"
@@ -112,6 +141,25 @@ pub enum StreamError {
     /// An audit of the spent budgets failed.
     #[error("leakage audit: {0}")]
     Alloc(#[from] AllocError),
+}
+
+/// The files, named for a message: "A", "A and B".
+fn names(files: &[PathBuf]) -> String {
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    names.join(" and ")
+}
+
+/// What to do about companions another user left, given the size of the write-ahead log.
+fn advice(log_bytes: Option<u64>) -> String {
+    match log_bytes {
+        Some(n) if n > 0 => format!(
+            "the log holds {n} bytes of committed steps: do not remove it; have its owner (or root) make both \
+             files writable by you, or push as their owner"
+        ),
+        _ => "they hold no step (the log is empty): once no process has the stream open, remove them (as their \
+              owner or root) and push again"
+            .into(),
+    }
 }
 
 /// Results of this crate.

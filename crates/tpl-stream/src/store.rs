@@ -2,7 +2,7 @@
 //! application id and a `meta` row, versioned by `PRAGMA user_version`.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 use sha2::{Digest, Sha256};
@@ -89,7 +89,7 @@ pub fn sqlite_error(path: &Path, e: rusqlite::Error) -> StreamError {
             StreamError::Busy { path: path.to_path_buf(), seconds: crate::stream::BUSY_TIMEOUT.as_secs() }
         }
         Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied) => {
-            StreamError::ReadOnly { path: path.to_path_buf(), reason: e.to_string() }
+            read_only(path, e.to_string())
         }
         Some(ErrorCode::NotADatabase) => {
             StreamError::Foreign { path: path.to_path_buf(), reason: "not an SQLite database".into() }
@@ -99,6 +99,89 @@ pub fn sqlite_error(path: &Path, e: rusqlite::Error) -> StreamError {
         }
         _ => StreamError::Sqlite { path: path.to_path_buf(), source: e },
     }
+}
+
+/// The error of a stream this process cannot write, for SQLite's (or the system's) `reason`:
+/// [`StreamError::Companions`] when a `-wal` or `-shm` beside it exists and cannot be opened
+/// for writing (another user's process left it), else [`StreamError::ReadOnly`].
+pub fn read_only(path: &Path, reason: String) -> StreamError {
+    let files: Vec<PathBuf> = ["-wal", "-shm"]
+        .into_iter()
+        .map(|suffix| companion(path, suffix))
+        .filter(|f| {
+            f.exists()
+                && std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(f)
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+        })
+        .collect();
+    if files.is_empty() {
+        return StreamError::ReadOnly { path: path.to_path_buf(), reason };
+    }
+    let log_bytes = std::fs::metadata(companion(path, "-wal")).ok().map(|m| m.len());
+    StreamError::Companions { path: path.to_path_buf(), files, log_bytes }
+}
+
+/// The companion file `<path><suffix>` SQLite keeps beside the stream (`-wal`, `-shm`).
+pub fn companion(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// What changes when a process writes the file: its identity, length and times (a
+/// checkpoint from the write-ahead log writes into it).
+#[derive(Debug, PartialEq)]
+pub struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    #[cfg(unix)]
+    inode: (u64, u64, i64, i64),
+}
+
+/// The [`Stamp`] of the file at `path`.
+///
+/// # Errors
+/// The file cannot be read (named as [`StreamError::ReadOnly`]).
+pub fn stamp(path: &Path) -> Result<Stamp> {
+    let m = std::fs::metadata(path)
+        .map_err(|e| StreamError::ReadOnly { path: path.to_path_buf(), reason: e.to_string() })?;
+    #[cfg(unix)]
+    let inode = {
+        use std::os::unix::fs::MetadataExt;
+        (m.dev(), m.ino(), m.ctime(), m.ctime_nsec())
+    };
+    Ok(Stamp {
+        len: m.len(),
+        modified: m.modified().ok(),
+        #[cfg(unix)]
+        inode,
+    })
+}
+
+/// The SQLite URI that opens `path` as an immutable file: no lock, no companion file
+/// created (`docs/stream.md` §5, readers without write access).
+///
+/// # Errors
+/// A path that is not UTF-8 text (SQLite takes file names as text).
+pub fn immutable_uri(path: &Path) -> Result<String> {
+    let text = path.to_str().ok_or_else(|| StreamError::ReadOnly {
+        path: path.to_path_buf(),
+        reason: "a read-only reader needs a file name that is UTF-8 text".into(),
+    })?;
+    // An absolute path after an empty authority, so that a path starting with `//` stays one.
+    let mut uri = String::from(if text.starts_with('/') { "file://" } else { "file:" });
+    for c in text.chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str("?immutable=1");
+    Ok(uri)
 }
 
 /// Checks the file's first bytes before SQLite sees it: an SQLite header whose recorded
@@ -112,7 +195,11 @@ pub fn check_header(path: &Path) -> Result<()> {
         }
         Err(e) => return Err(StreamError::ReadOnly { path: path.to_path_buf(), reason: e.to_string() }),
     };
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let metadata = file.metadata().ok();
+    if metadata.as_ref().is_some_and(std::fs::Metadata::is_dir) {
+        return Err(foreign("it is a directory"));
+    }
+    let len = metadata.map_or(0, |m| m.len());
     let mut header = [0u8; 100];
     if len < 100 || file.read_exact(&mut header).is_err() {
         return Err(foreign("too short to be an SQLite database"));
@@ -139,10 +226,8 @@ pub fn check_header(path: &Path) -> Result<()> {
 }
 
 /// Whether a non-empty write-ahead log (`<file>-wal`) lies beside the stream.
-fn has_log(path: &Path) -> bool {
-    let mut log = path.as_os_str().to_owned();
-    log.push("-wal");
-    std::fs::metadata(Path::new(&log)).is_ok_and(|m| m.len() > 0)
+pub fn has_log(path: &Path) -> bool {
+    std::fs::metadata(companion(path, "-wal")).is_ok_and(|m| m.len() > 0)
 }
 
 /// Sets up a fresh database: WAL, the identification, the tables and the parameters.
@@ -165,7 +250,7 @@ pub fn initialise(conn: &mut Connection, config: &StreamConfig) -> rusqlite::Res
         params![
             config.scheme.name(),
             config.epsilon,
-            i64::try_from(config.window).unwrap_or(i64::MAX),
+            i64::try_from(config.window).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?,
             config.sensitivity,
             config.sampler.name(),
             config.alpha,

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params};
 use tpl_alloc::{GuaranteedAudit, Spending, guaranteed_audit};
+use tpl_core::Short;
 use tpl_mechanisms::{
     Guarantee, NoiseSource, StepBudget, StepOutcome, StreamScheme, WindowLedger, effective_spending,
 };
@@ -15,7 +16,8 @@ use crate::config::StreamConfig;
 use crate::error::{Result, StreamError};
 use crate::guard::{Enforced, Guard, within};
 use crate::store::{
-    check_header, counts_digest, decode_release, encode_release, initialise, read_config, sqlite_error,
+    Stamp, check_header, companion, counts_digest, decode_release, encode_release, immutable_uri, initialise,
+    read_config, read_only, sqlite_error, stamp,
 };
 
 /// How long a push waits for another process's step to commit before giving up.
@@ -104,7 +106,11 @@ impl Status {
 /// state is stored.
 pub struct Stream {
     path: PathBuf,
-    conn: Connection,
+    /// The read-write connection; `None` when this process cannot write the stream (the
+    /// file, or its folder, which must hold the write-ahead log): then every read is a fresh
+    /// read-only snapshot ([`snapshot`]) and a push is refused, for the reason `read_only`.
+    conn: Option<Connection>,
+    read_only: String,
     config: StreamConfig,
     noise: Box<dyn Fn() -> Box<dyn NoiseSource>>,
     state: State,
@@ -158,14 +164,21 @@ impl Stream {
     /// Creates the stream file at `path` with `config`; refuses a path that exists.
     ///
     /// # Errors
-    /// [`StreamError::Config`] for parameters that make no stream (nothing is created),
-    /// [`StreamError::Exists`], or a file that cannot be written.
+    /// [`StreamError::Config`] for parameters that make no stream (nothing is created) —
+    /// among them parameters under which step 1 could never be released (`check_first_step`),
+    /// [`StreamError::Plan`], [`StreamError::Exists`], [`StreamError::NoFolder`], or a file
+    /// that cannot be written.
     pub fn create(path: &Path, config: &StreamConfig) -> Result<()> {
         config.check()?;
+        check_first_step(config)?;
         match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 return Err(StreamError::Exists { path: path.to_path_buf() });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let folder = path.parent().filter(|f| !f.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                return Err(StreamError::NoFolder { path: path.to_path_buf(), folder: folder.to_path_buf() });
             }
             Err(e) => return Err(StreamError::ReadOnly { path: path.to_path_buf(), reason: e.to_string() }),
         }
@@ -179,7 +192,9 @@ impl Stream {
     }
 
     /// Opens an existing stream for pushing and reading; every push draws from a fresh
-    /// OS-seeded sampler.
+    /// OS-seeded sampler. A process that cannot write the stream (the file, or its folder,
+    /// where SQLite keeps the write-ahead log) gets a read-only handle: its reads write
+    /// nothing beside the file (`docs/stream.md` §5) and its pushes are refused.
     ///
     /// # Errors
     /// [`StreamError::Missing`], [`StreamError::Foreign`], [`StreamError::NewerFormat`],
@@ -200,20 +215,58 @@ impl Stream {
 
     fn open_inner(path: &Path, noise: Option<Box<dyn Fn() -> Box<dyn NoiseSource>>>) -> Result<Self> {
         check_header(path)?;
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .or_else(|_| Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY))
-        .map_err(|e| sqlite_error(path, e))?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| sqlite_error(path, e))?;
-        let config = read_config(&conn, path)?;
-        // A commit survives the process being killed; `flush` makes it survive power loss.
-        conn.pragma_update(None, "synchronous", "NORMAL").map_err(|e| sqlite_error(path, e))?;
+        let sql = |e| sqlite_error(path, e);
+        // Opening the file for writing changes nothing in it; a process that cannot must not
+        // let SQLite fall back to a read-only connection that leaves its own companions.
+        let writable = std::fs::OpenOptions::new().read(true).write(true).open(path).map(drop);
+        let (conn, config, read_only) = match writable {
+            Ok(()) => {
+                let conn = Connection::open_with_flags(
+                    path,
+                    OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )
+                .map_err(sql)?;
+                conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+                match read_config(&conn, path) {
+                    Ok(config) => {
+                        // A commit survives the process being killed; `flush` makes it survive
+                        // power loss.
+                        conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
+                        (Some(conn), config, String::new())
+                    }
+                    // A folder where the log cannot be created, or companions another user
+                    // left: a reader still reads; a push says why it cannot write.
+                    Err(StreamError::ReadOnly { reason, .. }) => {
+                        drop(conn);
+                        (None, snapshot(path, |tx| read_config(tx, path))?, reason)
+                    }
+                    Err(StreamError::Companions { .. }) => {
+                        drop(conn);
+                        let why = "companion files of another user".to_string();
+                        (None, snapshot(path, |tx| read_config(tx, path))?, why)
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            Err(e) => (None, snapshot(path, |tx| read_config(tx, path))?, e.to_string()),
+        };
         let sampler = config.sampler;
         let noise = noise.unwrap_or_else(|| Box::new(move || sampler.from_os_rng()));
         let state = State::new(&config, noise())?;
-        Ok(Self { path: path.to_path_buf(), conn, config, noise, state })
+        Ok(Self { path: path.to_path_buf(), conn, read_only, config, noise, state })
+    }
+
+    /// Runs `read` in one read transaction: on the read-write connection, or on a fresh
+    /// read-only snapshot when this process cannot write the stream.
+    fn read<T>(&mut self, read: impl FnMut(&Transaction<'_>) -> Result<T>) -> Result<T> {
+        match &mut self.conn {
+            Some(conn) => {
+                let tx = conn.transaction().map_err(|e| sqlite_error(&self.path, e))?;
+                let mut read = read;
+                read(&tx)
+            }
+            None => snapshot(&self.path, read),
+        }
     }
 
     /// The stream's parameters.
@@ -236,12 +289,15 @@ impl Stream {
     /// # Errors
     /// [`StreamError::KeyConflict`], [`StreamError::KeyOrder`], [`StreamError::Step`] (counts
     /// of the wrong width or refused by the sampler, a step past a plan), [`StreamError::FirstRefused`],
-    /// [`StreamError::Busy`], [`StreamError::ReadOnly`], or a damaged file. Nothing is
-    /// recorded then.
+    /// [`StreamError::Busy`], [`StreamError::ReadOnly`] or [`StreamError::Companions`] (a
+    /// stream this process cannot write), or a damaged file. Nothing is recorded then.
     pub fn push(&mut self, key: Option<i64>, counts: &[f64]) -> Result<Pushed> {
         let path = self.path.clone();
         let sql = |e| sqlite_error(&path, e);
-        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate).map_err(sql)?;
+        let Some(conn) = &self.conn else {
+            return Err(read_only(&path, self.read_only.clone()));
+        };
+        let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate).map_err(sql)?;
         if let Err(e) = sync(&tx, &path, &mut self.state) {
             self.state = State::new(&self.config, (self.noise)())?;
             return Err(e);
@@ -335,40 +391,156 @@ impl Stream {
         self.state.pushed_max
     }
 
-    /// Every recorded step, in order (a read transaction: a consistent snapshot).
+    /// Every recorded step, in order, each checked (as [`Stream::snapshot`]).
     ///
     /// # Errors
-    /// A damaged file, or SQLite's.
+    /// As [`Stream::snapshot`].
     pub fn steps(&mut self) -> Result<Vec<StepRecord>> {
-        let tx = self.conn.transaction().map_err(|e| sqlite_error(&self.path, e))?;
-        read_steps(&tx, &self.path, None)
+        self.snapshot().map(|(_, steps)| steps)
     }
 
-    /// Where the stream stands: budgets, publications, the largest window spend and, with
-    /// matrices, the realised leakage of the budgets spent.
+    /// Where the stream stands (as [`Stream::snapshot`]): budgets, publications, the largest
+    /// window spend and, with matrices, the realised leakage of the budgets spent.
     ///
     /// # Errors
-    /// As [`Stream::steps`]; an audit that fails.
+    /// As [`Stream::snapshot`].
     pub fn status(&mut self) -> Result<Status> {
-        let steps = self.steps()?;
-        let mut ledger = WindowLedger::new(self.config.window);
-        let budgets: Vec<f64> = steps.iter().map(|s| s.spent.total()).collect();
-        for &b in &budgets {
-            ledger.push(b);
+        self.snapshot().map(|(status, _)| status)
+    }
+
+    /// Where the stream stands and every recorded step, from one read transaction (a
+    /// consistent snapshot while pushes run), every record checked in O(T) as a push checks
+    /// those it reads (`docs/stream.md` §6): steps 1..T without a gap, keys increasing, each
+    /// step one the scheme could have produced given the ones before (a first step that
+    /// publishes, a repeat equal to the last release, budgets finite, ≥ 0 and within
+    /// [`tpl_mechanisms::StreamScheme::max_spend`], no step past a plan), every window of the
+    /// promise within ε (of w steps; one for the event-level `laplace`), and, with matrices,
+    /// the leakage audited again from the stored budgets (the realised leakage reported is
+    /// that audit, not a stored number), within α when the stream has one.
+    ///
+    /// # Errors
+    /// [`StreamError::Corrupt`] naming the first record at fault, SQLite's, or an audit that
+    /// fails.
+    pub fn snapshot(&mut self) -> Result<(Status, Vec<StepRecord>)> {
+        let path = self.path.clone();
+        let steps = self.read(|tx| read_steps(tx, &path, None))?;
+        let mut state = State::new(&self.config, (self.noise)())?;
+        for r in &steps {
+            let outcome = StepOutcome { release: r.release.clone(), published: r.published, spent: r.spent };
+            take(&mut state, &path, r.t as i64, r.key, &outcome)?;
         }
-        // Each step stored the realised leakage of the stream up to it: the last one's is the
-        // stream's (the audit is not run again).
-        let realized = steps.last().and_then(|s| s.max_tpl.zip(s.max_window_leakage));
-        Ok(Status {
+        let realized = state.guard.borrow().leakage()?;
+        if let (Some((tpl, _)), Some(alpha)) = (realized, self.config.alpha)
+            && !within(tpl, alpha)
+        {
+            return Err(StreamError::Corrupt {
+                path,
+                reason: format!("the budgets spent take the temporal leakage to {tpl}, over alpha = {alpha}"),
+            });
+        }
+        let status = Status {
             config: self.config.clone(),
+            budgets: steps.iter().map(|s| s.spent.total()).collect(),
             published: steps.iter().map(|s| s.published).collect(),
             refused: steps.iter().filter(|s| s.refused.is_some()).map(|s| s.t).collect(),
             last_key: steps.last().map(|s| s.key),
-            budgets,
-            max_window_spend: ledger.max_window_budget(),
+            max_window_spend: state.spend.max_window_budget(),
             realized,
-        })
+        };
+        Ok((status, steps))
     }
+}
+
+/// How many times a reader without write access reads again when a push changed the file
+/// during its read.
+const SNAPSHOT_TRIES: usize = 5;
+
+/// Runs `read` on a read-only connection that writes nothing beside the file, for a process
+/// that cannot write the stream (`docs/stream.md` §5). While a write-ahead log exists (a
+/// process has the stream open, or one was killed), SQLite reads through it and its index,
+/// which exist: a read-only connection creates nothing. Without one, the file holds every
+/// step; it is read as an immutable file (no lock, no companion created), and the read
+/// stands only if no log appeared and the file is unchanged afterwards (a push that ran
+/// meanwhile changed it: read again).
+///
+/// # Errors
+/// SQLite's or `read`'s; [`StreamError::Busy`] when pushes changed the file during every try.
+fn snapshot<T>(path: &Path, mut read: impl FnMut(&Transaction<'_>) -> Result<T>) -> Result<T> {
+    let sql = |e| sqlite_error(path, e);
+    let log = companion(path, "-wal");
+    for _ in 0..SNAPSHOT_TRIES {
+        if log.exists() {
+            let mut conn = Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .map_err(sql)?;
+            conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+            let tx = conn.transaction().map_err(sql)?;
+            return read(&tx);
+        }
+        let before: Stamp = stamp(path)?;
+        let out = {
+            let mut conn = Connection::open_with_flags(
+                immutable_uri(path)?,
+                OpenFlags::SQLITE_OPEN_READ_ONLY
+                    | OpenFlags::SQLITE_OPEN_URI
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .map_err(sql)?;
+            let tx = conn.transaction().map_err(sql)?;
+            read(&tx)
+        };
+        if !log.exists() && stamp(path)? == before {
+            return out;
+        }
+    }
+    Err(StreamError::Busy { path: path.to_path_buf(), seconds: 0 })
+}
+
+/// A noise source that draws nothing (always 0), as integer-valued as the stream's sampler:
+/// the dry run of step 1 at creation ([`check_first_step`]).
+struct Dry(bool);
+
+impl NoiseSource for Dry {
+    fn laplace(&mut self, _: f64) -> tpl_mechanisms::Result<f64> {
+        Ok(0.0)
+    }
+
+    fn integer_valued(&self) -> bool {
+        self.0
+    }
+}
+
+/// Refuses parameters under which step 1 could never be released. Every built-in scheme
+/// publishes step 1 with one draw whose budget the parameters fix, whatever the counts, and
+/// a first step has nothing to repeat: so a dry run of step 1 (one cell, no noise drawn)
+/// meets exactly the checks a push meets — the sampler's largest noise scale Δ/ε_1 and, with
+/// α, the leakage of that budget.
+///
+/// # Errors
+/// [`StreamError::Config`] naming the flag at fault.
+fn check_first_step(config: &StreamConfig) -> Result<()> {
+    let integer = config.sampler.from_os_rng().integer_valued();
+    let mut state = State::new(config, Box::new(Dry(integer)))?;
+    state.guard.borrow_mut().begin();
+    let Err(e) = state.scheme.step(&[0.0]) else {
+        return Ok(());
+    };
+    let refused = state.guard.borrow().refused().map(str::to_string);
+    Err(StreamError::Config(match (refused, config.alpha) {
+        (Some(reason), Some(alpha)) => format!(
+            "--alpha {}: step 1 could never be released: {reason} (a first step always publishes, at a budget \
+             the parameters fix)",
+            Short(alpha)
+        ),
+        _ => format!(
+            "--epsilon {} (with --window {} and --sensitivity {}): step 1 could never be released: {e}",
+            Short(config.epsilon),
+            config.window,
+            Short(config.sensitivity)
+        ),
+    }))
 }
 
 /// Records the decided step and commits; the step is returned only once committed.
@@ -476,13 +648,6 @@ fn sync(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State) -> Resul
         };
         let (t, key, test, publication, absorbed, published, release) =
             row().map_err(|e| sqlite_error(path, e))?;
-        let expected = state.scheme.steps() + 1;
-        if t != expected as i64 {
-            return Err(corrupt(format!("step {expected} is missing (found step {t})")));
-        }
-        if state.last_key.is_some_and(|k| key <= k) {
-            return Err(corrupt(format!("step {t}: key {key} does not increase")));
-        }
         let release = match (published, release) {
             (true, Some(bytes)) => decode_release(&bytes)
                 .ok_or_else(|| corrupt(format!("step {t}: release of {} bytes", bytes.len())))?,
@@ -494,17 +659,34 @@ fn sync(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State) -> Resul
             }
         };
         let outcome = StepOutcome { release, published, spent: StepBudget { test, publication, absorbed } };
-        state.scheme.restore(&outcome).map_err(|e| corrupt(e.to_string()))?;
-        let window =
-            state.guard.borrow_mut().record(outcome.spent.total()).map_err(|e| corrupt(e.to_string()))?;
-        state.spend.push(outcome.spent.total());
-        if !within(window, state.guard.borrow().epsilon()) {
-            return Err(corrupt(format!("step {t}: a window spends {window}, over epsilon")));
-        }
-        state.last_key = Some(key);
-        if published {
-            state.last_release = outcome.release;
-        }
+        take(state, path, t, key, &outcome)?;
+    }
+    Ok(())
+}
+
+/// Takes recorded step `t` (key `key`) into `state` as the scheme would have stepped it,
+/// checking that it is one the stream could have produced next: the next step number, a
+/// greater key, a record the scheme accepts ([`StreamScheme::restore`]), and the window it
+/// ends within ε.
+fn take(state: &mut State, path: &Path, t: i64, key: i64, outcome: &StepOutcome) -> Result<()> {
+    let corrupt = |reason: String| StreamError::Corrupt { path: path.to_path_buf(), reason };
+    let expected = state.scheme.steps() + 1;
+    if t != expected as i64 {
+        return Err(corrupt(format!("step {expected} is missing (found step {t})")));
+    }
+    if state.last_key.is_some_and(|k| key <= k) {
+        return Err(corrupt(format!("step {t}: key {key} does not increase")));
+    }
+    state.scheme.restore(outcome).map_err(|e| corrupt(e.to_string()))?;
+    let total = outcome.spent.total();
+    let window = state.guard.borrow_mut().record(total).map_err(|e| corrupt(format!("step {t}: {e}")))?;
+    state.spend.push(total);
+    if !within(window, state.guard.borrow().epsilon()) {
+        return Err(corrupt(format!("step {t}: a window spends {window}, over epsilon")));
+    }
+    state.last_key = Some(key);
+    if outcome.published {
+        state.last_release.clone_from(&outcome.release);
     }
     Ok(())
 }

@@ -154,16 +154,117 @@ fn a_step_that_would_take_leakage_over_alpha_repeats_the_last_release_at_zero() 
 }
 
 #[test]
-fn a_first_step_over_alpha_is_refused_and_nothing_is_recorded() {
+fn a_first_step_over_alpha_is_refused_at_create_and_at_push_nothing_is_recorded() {
     let (_dir, path) = temp_db("first");
     let p = TransitionMatrix::smoothed_identity(3, 0.05).unwrap();
     let mut c = config(SchemeKind::Sample, 1.0, 2);
     c.backward = Some(p);
     c.alpha = Some(0.5);
+    let e = Stream::create(&path, &c).unwrap_err();
+    assert!(
+        matches!(&e, StreamError::Config(m) if m.starts_with("--alpha 0.5: step 1 could never be released")),
+        "{e}"
+    );
+    assert!(!path.exists());
+    // A file whose α was lowered after its creation: the push refuses step 1 and records nothing.
+    c.alpha = Some(1.5);
     Stream::create(&path, &c).unwrap();
+    rusqlite::Connection::open(&path).unwrap().execute("UPDATE params SET alpha = 0.5", []).unwrap();
     let mut s = Stream::open(&path).unwrap();
     assert!(matches!(s.push(None, &counts(0)), Err(StreamError::FirstRefused { .. })));
     assert!(s.steps().unwrap().is_empty());
+}
+
+#[test]
+fn parameters_under_which_step_one_cannot_be_released_or_stored_create_nothing() {
+    let (_dir, path) = temp_db("never");
+    // ε so small that Δ/ε_1 exceeds what the sampler takes.
+    let e = Stream::create(&path, &config(SchemeKind::Bd, 1e-300, 2)).unwrap_err();
+    assert!(matches!(&e, StreamError::Config(m) if m.starts_with("--epsilon 1e-300")), "{e}");
+    // A window beyond what the file stores (i64).
+    let e = Stream::create(&path, &config(SchemeKind::Uniform, 1.0, usize::MAX)).unwrap_err();
+    assert!(
+        matches!(&e, StreamError::Config(m) if m.starts_with(&format!("--window {}", usize::MAX))),
+        "{e}"
+    );
+    // A plan the planned scheme refuses is a plan error.
+    let mut c = config(SchemeKind::Planned, 1.0, 2);
+    c.budgets = vec![0.6, 0.6];
+    assert!(matches!(Stream::create(&path, &c), Err(StreamError::Plan(_))));
+    assert!(!path.exists());
+    let missing = path.with_file_name("no-such-folder").join("s.db");
+    let e = Stream::create(&missing, &config(SchemeKind::Bd, 1.0, 2)).unwrap_err();
+    assert!(matches!(&e, StreamError::NoFolder { .. }) && e.to_string().contains("does not exist"), "{e}");
+    let dir = path.parent().unwrap();
+    assert!(
+        matches!(Stream::open(dir), Err(StreamError::Foreign { reason, .. }) if reason.contains("directory"))
+    );
+}
+
+/// A stream of 24 steps of `bd` with matrices and α = 1.4, on scripted noise.
+fn audited(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let (dir, path) = temp_db(name);
+    let p = TransitionMatrix::smoothed_identity(3, 0.1).unwrap();
+    let mut c = config(SchemeKind::Bd, 1.0, 4);
+    c.backward = Some(p.clone());
+    c.forward = Some(p);
+    c.alpha = Some(1.4);
+    Stream::create(&path, &c).unwrap();
+    let mut s = open(&path, &shared(3, 1000));
+    for t in 0..24 {
+        s.push(Some(t), &counts(t as usize)).unwrap();
+    }
+    (dir, path)
+}
+
+/// Every record is checked when the stream is read: a tampered budget, parameter, step or
+/// key makes `status`, `steps` and `snapshot` fail as damaged, also where a push (which
+/// reads only the last w − 1 steps) would not notice.
+#[test]
+fn reads_check_every_record() {
+    for (sql, needle) in [
+        ("UPDATE steps SET publication = 5.0 WHERE t = 1", "stored step 1"),
+        ("UPDATE steps SET test = 0.9 WHERE t = 6", "stored step 6"),
+        ("UPDATE params SET epsilon = 0.5", "stored step"),
+        ("DELETE FROM steps WHERE t = 3", "step 3 is missing"),
+        ("UPDATE steps SET key = 100 WHERE t = 2", "key"),
+        ("UPDATE params SET alpha = 0.6", "over alpha"),
+    ] {
+        let (_dir, path) = audited("tamper");
+        rusqlite::Connection::open(&path).unwrap().execute_batch(sql).unwrap();
+        let mut s = Stream::open(&path).unwrap();
+        for e in [s.status().map(drop), s.steps().map(drop), s.snapshot().map(drop)] {
+            match e {
+                Err(StreamError::Corrupt { reason, .. }) => {
+                    assert!(reason.contains(needle), "{sql}: {reason}")
+                }
+                other => panic!("{sql}: {other:?}"),
+            }
+        }
+    }
+}
+
+/// The realised leakage of `status` is the audit of the stored budgets (as `tpl leakage
+/// --budgets` computes it), not the number stored with the last step.
+#[test]
+fn realized_leakage_is_the_audit_of_the_stored_budgets() {
+    let (_dir, path) = audited("realized");
+    let mut s = Stream::open(&path).unwrap();
+    let before = s.status().unwrap();
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute("UPDATE steps SET max_tpl = 99, max_window_leakage = 99", [])
+        .unwrap();
+    let status = s.status().unwrap();
+    assert_eq!(status.realized, before.realized);
+    let corr = status.config.correlation().unwrap().unwrap();
+    let effective: Vec<f64> = status
+        .budgets
+        .iter()
+        .map(|&b| tpl_mechanisms::effective_budget(b, status.config.sensitivity))
+        .collect();
+    let audit = tpl_alloc::audit(&corr, tpl_core::Budgets::PerStep(effective), Some(4)).unwrap();
+    assert_eq!(status.realized, Some((audit.max_tpl, audit.max_window_leakage.unwrap())));
 }
 
 /// A new handle per chunk of steps (a process per push) skips all but the last w − 1

@@ -69,7 +69,7 @@ pub struct CompareArgs {
     pub score_steps: Option<StepRange>,
     /// Let --score-steps share steps with --train-steps: an in-sample score, which the output
     /// says (`"in_sample": true`).
-    #[arg(long, requires = "train_steps")]
+    #[arg(long, requires = "train_steps", requires = "score_steps")]
     pub allow_overlap: bool,
     #[command(flatten)]
     pub wevent: WEventArgs,

@@ -67,7 +67,7 @@ pub struct PostprocessArgs {
     pub interval: IntervalArgs,
     /// With --interval: B, the replicate releases of the bootstrap (≥ 2; more gives steadier
     /// interval ends, at B times the estimator's cost).
-    #[arg(long, value_name = "B", default_value_t = 100, value_parser = parse_replicates)]
+    #[arg(long, value_name = "B", default_value_t = 100, value_parser = parse_replicates, requires = "interval")]
     pub replicates: usize,
     /// With --interval: the sampler the releases were drawn with, which the bootstrap's
     /// replicates use too.
@@ -95,7 +95,15 @@ fn parse_replicates(s: &str) -> std::result::Result<usize, String> {
 }
 
 fn parse_total(s: &str) -> std::result::Result<u64, String> {
-    s.parse::<u64>().map_err(|_| format!("{s:?} is not a whole number ≥ 0 (the population N)"))
+    let digits = s.strip_prefix('+').unwrap_or(s);
+    match s.parse::<u64>() {
+        Ok(n) => Ok(n),
+        // Whole and ≥ 0, but beyond any u64: beyond 2^53 too, said as for a smaller one.
+        Err(_) if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            Err(PostprocessError::TotalTooLarge(u64::MAX).to_string().replace(&u64::MAX.to_string(), s))
+        }
+        Err(_) => Err(format!("{s:?} is not a whole number ≥ 0 (the population N)")),
+    }
 }
 
 fn parse_estimator(s: &str) -> std::result::Result<Estimator, String> {

@@ -12,7 +12,7 @@ use crate::args::{IntervalArgs, ReleaseSetup, SeedArgs};
 use crate::budget_file::read_budgets;
 use crate::counts_file::{Counts, check_counts, read_counts};
 use crate::error::{CliError, Result};
-use crate::provenance::note_seeded;
+use crate::provenance::{note_seeded, warn_float_sampler};
 use crate::release_report::{MatricesUsed, ReleaseReport, Sampler, raw_intervals};
 
 /// The help of `--scheme` for `tpl release`, which adds to [`ReleaseSetup`]'s how the matrices
@@ -85,12 +85,7 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     let intervals = raw_intervals(&run, args.setup.wevent.sensitivity, sampler, args.interval.interval)?;
     // Said once the release exists (an error stays one line).
     note_seeded(args.seed.seed, "this release");
-    if sampler == SamplerKind::Float {
-        eprintln!(
-            "tpl: warning: --sampler float is NOT release-grade: the low-order bits of float Laplace noise can \
-             reveal the counts; release with the default discrete sampler"
-        );
-    }
+    warn_float_sampler(sampler);
     Ok(ReleaseReport {
         command: "release",
         scheme: kind.name(),

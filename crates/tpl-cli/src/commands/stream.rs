@@ -5,16 +5,16 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
-use tpl_mechanisms::{Run, SamplerKind, SchemeKind};
+use tpl_mechanisms::{LaplaceMechanism, Run, SamplerKind, SchemeKind};
 use tpl_stream::{Status, StepRecord, Stream, StreamConfig, StreamError};
 
 use crate::args::{IntervalArgs, ReleaseSetup};
 use crate::budget_file::read_budgets;
-use crate::counts_file::read_counts_prefix;
+use crate::counts_file::{read_counts_prefix, refused_row};
 use crate::error::{CliError, Result};
-use crate::provenance::VERSION;
+use crate::provenance::{VERSION, warn_float_sampler};
 use crate::release_report::{ReleaseReport, Sampler, StreamSteps, parse_scheme};
-use crate::render::{Report, Table, csv_text, human};
+use crate::render::{Report, Table, count_of, csv_text, human};
 
 /// Arguments of `tpl stream`.
 #[derive(Debug, Args)]
@@ -119,8 +119,7 @@ pub fn run(args: &StreamArgs) -> Result<StreamReport> {
         }
         StreamCommand::Export(a) => {
             let mut s = open(&a.db)?;
-            let steps = s.steps().map_err(stream_error)?;
-            let status = s.status().map_err(stream_error)?;
+            let (status, steps) = s.snapshot().map_err(stream_error)?;
             let steps = steps.into_iter().map(|r| (r, false));
             Ok(StreamReport::Releases(releases(
                 "stream export",
@@ -160,7 +159,13 @@ fn init(a: &InitArgs) -> Result<StatusReport> {
         budgets,
     };
     a.setup.wevent.params()?;
-    Stream::create(&a.db.db, &config).map_err(stream_error)?;
+    Stream::create(&a.db.db, &config).map_err(|e| match (e, &a.budgets) {
+        // A plan the scheme refuses is named by its file, as `tpl release` names it.
+        (StreamError::Plan(source), Some(path)) => {
+            CliError::Mech { context: format!("{}: ", path.display()), source }
+        }
+        (e, _) => stream_error(e),
+    })?;
     let mut s = open(&a.db)?;
     StatusReport::new(s.status().map_err(stream_error)?)
 }
@@ -186,11 +191,24 @@ fn push(a: &PushArgs) -> Result<ReleaseReport> {
             .collect::<Result<Vec<_>>>()?,
         None => vec![None; counts.rows.len()],
     };
+    // The stream's sampler checks each row before it is pushed, naming the value as typed.
+    let sampler = LaplaceMechanism::new(stream.config().sampler.from_os_rng());
+    let hint = match stream.config().sampler {
+        SamplerKind::Discrete => {
+            " (a stream created with --sampler float takes any data, but its releases are not release-grade)"
+        }
+        SamplerKind::Float => "",
+    };
     let mut pushed = Vec::with_capacity(counts.rows.len());
-    for ((row, key), &line) in counts.rows.iter().zip(keys).zip(&counts.lines) {
+    let recorded = " (the steps before this row are recorded)";
+    for (i, ((row, key), &line)) in counts.rows.iter().zip(keys).zip(&counts.lines).enumerate() {
+        if let Some(why) = refused_row(&sampler, &counts, i, hint) {
+            return Err(CliError::parse(&a.counts, line, format!("{why}{recorded}")));
+        }
         let p = stream.push(key, row).map_err(|e| match e {
+            StreamError::FirstRefused { .. } => CliError::parse(&a.counts, line, e.to_string()),
             StreamError::Step { .. } | StreamError::KeyConflict { .. } | StreamError::KeyOrder { .. } => {
-                CliError::parse(&a.counts, line, format!("{e} (the steps before this row are recorded)"))
+                CliError::parse(&a.counts, line, format!("{e}{recorded}"))
             }
             other => stream_error(other),
         })?;
@@ -207,7 +225,9 @@ fn push(a: &PushArgs) -> Result<ReleaseReport> {
         )));
     }
     let spend = stream.max_window_spend();
-    releases("stream push", stream.config(), spend, pushed.into_iter(), a.interval.interval)
+    let report = releases("stream push", stream.config(), spend, pushed.into_iter(), a.interval.interval)?;
+    warn_float_sampler(stream.config().sampler);
+    Ok(report)
 }
 
 /// Refuses flags that contradict the stored parameters.
@@ -336,9 +356,18 @@ impl Report for StatusReport {
             None => "No matrices: leakage under temporal correlation is not audited.\n".into(),
         };
         let guaranteed = self.guaranteed.map_or(String::new(), |(tpl, w)| {
+            // The bound is the scheme's own; the α check before every draw is not in it.
+            let alpha = c.alpha.map_or(String::new(), |a| {
+                format!(
+                    " α = {} is enforced before every draw, so no run of this stream exceeds it; the bound \
+                     above is the scheme's without that check.",
+                    human(a)
+                )
+            });
             format!(
-                "Guaranteed over every run the scheme could have produced in {steps} steps: max TPL {}, \
-                 largest window leakage {}.\n",
+                "Guaranteed over every run the scheme could have produced in {}: max TPL {}, largest window \
+                 leakage {}.{alpha}\n",
+                count_of(steps, "step"),
                 human(tpl),
                 human(w)
             )
@@ -353,18 +382,27 @@ impl Report for StatusReport {
                 if s.published[i] { "yes".into() } else { note.into() },
             ]);
         }
+        // The event-level `laplace` promises ε per step; the others ε per window of w steps.
+        let (promise, spend) = if c.scheme == SchemeKind::Laplace {
+            let most = s.budgets.iter().copied().fold(0.0, f64::max);
+            ("per step (event level)".to_string(), format!("the largest step spends {}", human(most)))
+        } else {
+            (
+                format!("per window of {}", count_of(c.window, "step")),
+                format!("the largest window spends {}", human(s.max_window_spend)),
+            )
+        };
         format!(
-            "Stream: scheme {}, ε = {} per window of {} steps, Δ = {}, {} sampler; tpl {VERSION}.\n\
-             {steps} steps ({published} fresh publications, {} refused by the stream's checks), last key {}; \
-             the largest window spends {}.\n{leakage}{guaranteed}{}",
+            "Stream: scheme {}, ε = {} {promise}, Δ = {}, {} sampler; tpl {VERSION}.\n\
+             {} ({published} fresh publications, {} refused by the stream's checks), last key {}; {spend}.\n\
+             {leakage}{guaranteed}{}",
             c.scheme.name(),
             human(c.epsilon),
-            c.window,
             human(c.sensitivity),
             c.sampler.name(),
+            count_of(steps, "step"),
             s.refused.len(),
             s.last_key.map_or("-".into(), |k| k.to_string()),
-            human(s.max_window_spend),
             if steps > 0 { format!("\nLast steps:\n{}", t.render()) } else { String::new() }
         )
     }
