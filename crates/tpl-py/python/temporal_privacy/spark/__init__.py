@@ -394,6 +394,7 @@ def estimate(
         backward=m.backward,
         counts=moves.astype(np.int64),
         cell_ids=np.array(ids, dtype=np.uint64),
+        cells=len(ids),
         users=checked.users,
         horizon=last - first + 1,
         transitions=int(moves.sum(dtype=np.uint64)),
