@@ -26,8 +26,9 @@ impl Run {
         self.spent.iter().map(StepBudget::total).collect()
     }
 
-    /// Per-cell `level` intervals r_t ± q of the raw releases, from the noise each fresh
-    /// release carries ([`SamplerKind::half_width`] at scale Δ/ε_pub, [`laplace_scale`]):
+    /// Per-cell `level` intervals [r_t − hi, r_t − lo] of the raw releases, from the noise
+    /// each fresh release carries ([`SamplerKind::noise_interval`] at scale Δ/ε_pub,
+    /// [`laplace_scale`]):
     /// a fresh release's interval covers its step's true count with probability ≥ `level`.
     /// A repeat carries the interval of the publication it repeats, which covers the count of
     /// that earlier step — not of the repeating step, whose count may have moved since
@@ -38,23 +39,23 @@ impl Run {
     /// publication budget; a custom error for a first step that is a repeat.
     pub fn intervals(&self, sensitivity: f64, sampler: SamplerKind, level: f64) -> Result<Intervals> {
         let mut out = Intervals { level, lower: Vec::new(), upper: Vec::new() };
-        let mut q = None;
+        let mut noise = None;
         for (t, ((published, spent), release)) in
             self.published.iter().zip(&self.spent).zip(&self.releases).enumerate()
         {
             if *published {
-                q = Some(sampler.half_width(laplace_scale(sensitivity, spent.publication), level)?);
-            } else if q.is_none() {
+                noise = Some(sampler.noise_interval(laplace_scale(sensitivity, spent.publication), level)?);
+            } else if noise.is_none() {
                 // Checked before any repeat: a level out of range is named as such.
-                sampler.half_width(1.0, level)?;
+                sampler.noise_interval(1.0, level)?;
                 return Err(MechError::custom(format!(
                     "step {}: a first step that repeats has no interval",
                     t + 1
                 )));
             }
-            let q = q.unwrap_or(0.0);
-            out.lower.push(release.iter().map(|r| r - q).collect());
-            out.upper.push(release.iter().map(|r| r + q).collect());
+            let (lo, hi) = noise.unwrap_or((0.0, 0.0));
+            out.lower.push(release.iter().map(|r| r - hi).collect());
+            out.upper.push(release.iter().map(|r| r - lo).collect());
         }
         Ok(out)
     }
@@ -110,11 +111,10 @@ mod tests {
             max_window_budget: 1.0,
         };
         let i = run.intervals(2.0, SamplerKind::Discrete, 0.9).unwrap();
-        // b = 4 at steps 1–2 (q = 9), b = 2 at step 3.
+        // b = 4 at steps 1–2 (noise in −9..=9), b = 2 at step 3 (noise in −4..=5).
         assert_eq!(i.lower[0], vec![1.0, -6.0]);
         assert_eq!(i.upper[1], vec![19.0, 12.0]);
-        let q = SamplerKind::Discrete.half_width(2.0, 0.9).unwrap();
-        assert_eq!(i.upper[2], vec![12.0 + q, q]);
+        assert_eq!((i.lower[2].clone(), i.upper[2].clone()), (vec![7.0, -5.0], vec![16.0, 4.0]));
         assert!(run.intervals(2.0, SamplerKind::Discrete, 1.5).is_err());
     }
 }

@@ -240,8 +240,8 @@ class Release(_Fields):
     over ``window`` consecutive steps. How it was made: ``scheme, epsilon, window,
     sensitivity, sampler, seeded, version`` and the size of the matrices given
     (``backward``, ``forward``: ``{"n": n}`` or ``None``), also as ``provenance``. With
-    ``interval``: ``lower`` and ``upper`` (T × n), each fresh release ± the exact quantile of
-    its noise; a repeat carries its publication's."""
+    ``interval``: ``lower`` and ``upper`` (T × n), each fresh release with the shortest exact
+    interval of its noise; a repeat carries its publication's."""
 
     _optional: ClassVar[tuple] = ("interval", "lower", "upper")
 
