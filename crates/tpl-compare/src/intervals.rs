@@ -28,11 +28,7 @@ pub fn bootstrap_estimates(
 ) -> Result<Intervals, PostprocessError> {
     let cells = estimates.len().saturating_mul(estimates.first().map_or(0, Vec::len));
     check_bootstrap_size(settings.replicates, cells)?;
-    let noise = match seed {
-        Some(seed) => sampler.seeded(seed),
-        None => sampler.from_os_rng(),
-    };
-    let mut mechanism = LaplaceMechanism::new(noise);
+    let mut mechanism = LaplaceMechanism::new(sampler.source(seed));
     let sensitivity = config.sensitivity;
     let mut release = |c: &[f64], eps: f64| mechanism.release(c, sensitivity, eps).map_err(|e| e.to_string());
     let mut estimator = |r: &[Vec<f64>]| filter(r, budgets, config.clone()).map(|e| e.estimates);

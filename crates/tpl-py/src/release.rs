@@ -105,11 +105,7 @@ fn release<'py>(
     check_size(pf.as_ref(), "forward", cells)?;
     let matrices = (pb.as_ref().map(TransitionMatrix::n), pf.as_ref().map(TransitionMatrix::n));
     let out = py.detach(move || -> PyResult<_> {
-        let noise = match seed {
-            Some(seed) => kind_sampler.seeded(seed),
-            None => kind_sampler.from_os_rng(),
-        };
-        let mechanism = LaplaceMechanism::new(noise);
+        let mechanism = LaplaceMechanism::new(kind_sampler.source(seed));
         let hint = match kind_sampler {
             SamplerKind::Discrete => " (sampler=\"float\" takes any data, but is not release-grade)",
             SamplerKind::Float => "",

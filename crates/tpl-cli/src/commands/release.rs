@@ -63,11 +63,7 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     let (pb, pf) = corr.read_for(counts.rows[0].len(), &args.counts)?;
     let matrices = MatricesUsed::new(corr, pb.as_ref(), pf.as_ref());
     let sampler = args.sampler.0;
-    let noise = match args.seed.seed {
-        Some(seed) => sampler.seeded(seed),
-        None => sampler.from_os_rng(),
-    };
-    let mechanism = LaplaceMechanism::new(noise);
+    let mechanism = LaplaceMechanism::new(sampler.source(args.seed.seed));
     let hint = match sampler {
         SamplerKind::Discrete => " (--sampler float takes any data, but is not release-grade)",
         SamplerKind::Float => "",

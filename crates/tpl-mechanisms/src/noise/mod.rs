@@ -113,6 +113,12 @@ impl SamplerKind {
             Self::Float => Box::new(FloatLaplace::seeded(seed)),
         }
     }
+
+    /// [`SamplerKind::seeded`] when a seed is asked for, else [`SamplerKind::from_os_rng`]:
+    /// the noise of a release whose caller may pass `--seed`.
+    pub fn source(self, seed: Option<u64>) -> Box<dyn NoiseSource> {
+        seed.map_or_else(|| self.from_os_rng(), |seed| self.seeded(seed))
+    }
 }
 
 pub(crate) fn check_scale(scale: f64) -> Result<()> {
