@@ -118,20 +118,21 @@ impl Calibrator {
     }
 
     /// Adds the log-likelihood of release `r` (weight a > 0) under every member's prediction
-    /// from q (the previous estimate's distribution) and u = q·P, for population N.
-    /// `step` picks the rotating subset of cells.
+    /// for population N, made from the last estimate that used a release (docs/map.md §8):
+    /// `chain` holds that estimate's distribution q_a moved 0..=k steps by P, on the scored
+    /// cells, and member γ predicts N·Σ_j Binomial(j; k, γ)·(q_a·P^j) — k steps of
+    /// (1 − γ)·I + γ·P, which for k = 1 is (1 − γ)·q + γ·q·P.
     ///
     /// For each move weight, the predictions m and squared residuals e² of the scored cells
     /// are gathered once; each dispersion's term Σ_i (ln v_i + e_i²/v_i) is then one sum over
     /// them in [`LANES`] running sums (docs/map.md §13).
-    pub(crate) fn score(&mut self, r: &[f64], q: &[f64], u: &[f64], total: f64, a: f64, step: usize) {
+    pub(crate) fn score(&mut self, r: &[f64], chain: &Chain, total: f64, a: f64) {
         let noise = 2.0 / (a * a);
-        if !(a > 0.0 && noise.is_finite()) {
+        if !(a > 0.0 && noise.is_finite()) || chain.values.len() < 2 {
             return;
         }
-        let n = r.len();
-        let stride = n.div_ceil(SCORED_CELLS);
-        let cells = (step % stride..n).step_by(stride);
+        let steps = chain.values.len() - 1;
+        let mut mix = Vec::new();
         // Every variance of this step is at most φ_max·N + noise: below 2¹⁰²⁰ (any budget
         // above about 1e-153) a member's term takes one division per cell, otherwise three.
         let largest = self.dispersions.iter().fold(0.0f64, |m, &v| m.max(v)) * total + noise;
@@ -142,8 +143,16 @@ impl Calibrator {
         for (g, &gamma) in MOVE_WEIGHTS.iter().enumerate() {
             m.clear();
             e2.clear();
-            for i in cells.clone() {
-                let mi = total * ((1.0 - gamma) * q[i] + gamma * u[i]);
+            if steps > 1 {
+                binomial_weights(steps, gamma, &mut mix);
+            }
+            for (c, &i) in chain.cells.iter().enumerate() {
+                let share = if steps == 1 {
+                    (1.0 - gamma) * chain.values[0][c] + gamma * chain.values[1][c]
+                } else {
+                    mix.iter().zip(&chain.values).map(|(&w, v)| w * v[c]).sum()
+                };
+                let mi = total * share;
                 let e = r[i] - mi;
                 // A residual beyond 1e154 (a release near the largest double) would make
                 // every score −∞ for good: it says nothing about the members, so skip it.
@@ -173,6 +182,72 @@ impl Calibrator {
         self.scored += 1;
     }
 }
+
+/// The Binomial(k, γ) probabilities of j = 0..=k into `out`: the share of people who made
+/// j of k moves when each step moves a person with probability γ. Exact at γ = 0 and
+/// γ = 1; otherwise from logarithms (ln C(k, j) summed term by term), so no power
+/// underflows before its share is negligible.
+fn binomial_weights(k: usize, gamma: f64, out: &mut Vec<f64>) {
+    out.clear();
+    out.resize(k + 1, 0.0);
+    if gamma <= 0.0 {
+        out[0] = 1.0;
+        return;
+    }
+    if gamma >= 1.0 {
+        out[k] = 1.0;
+        return;
+    }
+    let (ln_move, ln_stay) = (gamma.ln(), (-gamma).ln_1p());
+    let mut ln_choose = 0.0;
+    for (j, w) in out.iter_mut().enumerate() {
+        if j > 0 {
+            ln_choose += ((k - j + 1) as f64).ln() - (j as f64).ln();
+        }
+        *w = (ln_choose + j as f64 * ln_move + (k - j) as f64 * ln_stay).exp();
+    }
+}
+
+/// The scored cells of the next calibrated release and, on them, the distribution q_a of the
+/// last estimate that used a release moved j = 0, 1, … steps by P (docs/map.md §8): what
+/// [`Calibrator::score`] mixes into every member's prediction.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Chain {
+    /// The scored cells: every ⌈n/64⌉-th from a rotating offset.
+    cells: Vec<usize>,
+    /// values[j][c]: (q_a·P^j) at cells[c].
+    values: Vec<Vec<f64>>,
+}
+
+impl Chain {
+    /// Starts a chain at q (and q·P = u) on the rotating subset of cells number `index`.
+    fn anchor(&mut self, q: &[f64], u: &[f64], index: usize) {
+        let n = q.len();
+        let stride = n.div_ceil(SCORED_CELLS);
+        self.cells.clear();
+        self.cells.extend((index % stride..n).step_by(stride));
+        self.values.clear();
+        for v in [q, u] {
+            self.values.push(self.cells.iter().map(|&i| v[i]).collect());
+        }
+    }
+
+    /// Appends the next power, q_a·P^(j+1) = `moved`.
+    fn extend(&mut self, moved: &[f64]) {
+        self.values.push(self.cells.iter().map(|&i| moved[i]).collect());
+    }
+
+    fn clear(&mut self) {
+        self.cells.clear();
+        self.values.clear();
+    }
+}
+
+/// The longest gap between two releases that carry information over which members are
+/// scored by their own k-step predictions; after a longer gap the chain restarts at the
+/// estimate the filter made (a member is then scored on the last [`LONGEST_CHAIN`] steps
+/// only). Bounds the chain's memory at 256·64 doubles.
+const LONGEST_CHAIN: usize = 256;
 
 /// Running sums of a member's terms, one per lane (fixed, so that the sums do not depend on
 /// the processor: every vector width adds in the same order).
@@ -282,6 +357,14 @@ pub(crate) struct Pass {
     /// q = x̂_{t−1}/N and u = q·P of the pending prediction (empty before a step).
     q: Vec<f64>,
     u: Vec<f64>,
+    /// The last estimate that used a release, moved by P up to the pending step, on the
+    /// scored cells.
+    chain: Chain,
+    /// The full vector q_a·P^k at the end of the chain once k ≥ 2 (empty at k = 1, when it is
+    /// `u`), moved on at every step without information.
+    head: Vec<f64>,
+    /// Whether the step being estimated had a release with weight a > 0 (or is the first).
+    informative: bool,
     steps: usize,
 }
 
@@ -293,19 +376,29 @@ pub(crate) struct Prediction {
 
 impl Pass {
     pub(crate) fn new() -> Self {
-        Self { calibrator: Calibrator::new(), q: Vec::new(), u: Vec::new(), steps: 0 }
+        Self {
+            calibrator: Calibrator::new(),
+            q: Vec::new(),
+            u: Vec::new(),
+            chain: Chain::default(),
+            head: Vec::new(),
+            informative: true,
+            steps: 0,
+        }
     }
 
     /// The calibrated prior of the step whose release is `r` (weight a): the release is first
-    /// scored against every member's prediction from the previous estimate, then the best
-    /// member over all releases scored so far makes the prior (docs/map.md §8). `None` before
-    /// the first step.
+    /// scored against every member's prediction from the last estimate that used a release,
+    /// then the best member over all releases scored so far makes the prior from the
+    /// previous estimate (docs/map.md §8). `None` before the first step.
     pub(crate) fn predict(&mut self, r: &[f64], a: f64, total: f64) -> Option<Prediction> {
         if self.q.is_empty() {
+            self.informative = true;
             return None;
         }
+        self.informative = a > 0.0;
         if total > 0.0 {
-            self.calibrator.score(r, &self.q, &self.u, total, a, self.steps);
+            self.calibrator.score(r, &self.chain, total, a);
         }
         let calibration = self.calibrator.choice();
         let g = calibration.move_weight;
@@ -314,16 +407,32 @@ impl Pass {
     }
 
     /// Takes the step's estimate x̂ and moves it one step on by `mover` for the next
-    /// prediction (nothing to move without a matrix, or when x̂ is 0).
+    /// prediction (nothing to move without a matrix, or when x̂ is 0). An estimate that used
+    /// a release starts the chain the next release is scored from; an estimate without one
+    /// only moves the chain's end on by P.
     pub(crate) fn observe(&mut self, estimate: &[f64], mover: Option<&Mover<'_>>) {
         self.steps += 1;
         let sum: f64 = estimate.iter().sum();
         if let (Some(mover), true) = (mover, sum > 0.0) {
+            let restart =
+                self.informative || self.chain.values.is_empty() || self.chain.values.len() > LONGEST_CHAIN;
+            if !restart {
+                // q_a·P^(k+1): from q_a·P, still in `u` at the chain's first move.
+                let end = if self.head.is_empty() { &self.u } else { &self.head };
+                self.head = mover.step(end);
+                self.chain.extend(&self.head);
+            }
             self.q = estimate.iter().map(|v| v / sum).collect();
             self.u = mover.step(&self.q);
+            if restart {
+                self.chain.anchor(&self.q, &self.u, self.steps);
+                self.head.clear();
+            }
         } else {
             self.q.clear();
             self.u.clear();
+            self.chain.clear();
+            self.head.clear();
         }
     }
 }
@@ -331,6 +440,13 @@ impl Pass {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The chain of an every-step stream: the previous estimate's q and u = q·P.
+    fn one_step(q: &[f64], u: &[f64], index: usize) -> Chain {
+        let mut chain = Chain::default();
+        chain.anchor(q, u, index);
+        chain
+    }
 
     #[test]
     fn grid_starts_at_the_dbsec_prior_and_is_sorted_out_by_scores() {
@@ -346,7 +462,7 @@ mod tests {
         let mut c = Calibrator::new();
         let (q, u) = ([1.0, 0.0], [1.0, 0.0]);
         for t in 0..50 {
-            c.score(&[0.0, 100.0], &q, &u, 100.0, 1.0, t);
+            c.score(&[0.0, 100.0], &one_step(&q, &u, t), 100.0, 1.0);
         }
         // Cell 1 is off by 100 on a prediction of 100: a variance φ·100 ≈ 100² fits.
         assert!(c.choice().dispersion >= 64.0, "{:?}", c.choice());
@@ -358,7 +474,7 @@ mod tests {
         let (q, u) = ([0.5, 0.5], [0.5, 0.5]);
         for t in 0..200 {
             let noise = if t % 2 == 0 { 1.0 } else { -1.0 };
-            c.score(&[50.0 + noise, 50.0 - noise], &q, &u, 100.0, 1.0, t);
+            c.score(&[50.0 + noise, 50.0 - noise], &one_step(&q, &u, t), 100.0, 1.0);
         }
         assert!(c.choice().dispersion <= 1.0 / 16.0, "{:?}", c.choice());
     }
@@ -369,7 +485,7 @@ mod tests {
         let mut c = Calibrator::new();
         let (q, u) = ([0.8, 0.2], [0.2, 0.8]);
         for t in 0..100 {
-            c.score(&[80.0, 20.0], &q, &u, 100.0, 2.0, t);
+            c.score(&[80.0, 20.0], &one_step(&q, &u, t), 100.0, 2.0);
         }
         assert_eq!(c.choice().move_weight, 0.0);
     }

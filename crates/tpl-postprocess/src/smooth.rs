@@ -213,16 +213,59 @@ fn occupancy(releases: &[&[f64]]) -> Vec<f64> {
     }
 }
 
+/// How many steps each direction's prediction of step t carried its last release that had
+/// information (weight a > 0): k^f_t = t − s for the last such s < t, k^b_t = s − t for the
+/// first such s > t (docs/map.md §9). A direction with no such release counts its initial
+/// prior as one, one step before its first step.
+fn carried(weights: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let horizon = weights.len();
+    let (mut forward, mut backward) = (vec![0.0; horizon], vec![0.0; horizon]);
+    let mut since = 0.0;
+    for (k, &a) in forward.iter_mut().zip(weights) {
+        since += 1.0;
+        *k = since;
+        if a > 0.0 {
+            since = 0.0;
+        }
+    }
+    since = 0.0;
+    for (k, &a) in backward.iter_mut().zip(weights).rev() {
+        since += 1.0;
+        *k = since;
+        if a > 0.0 {
+            since = 0.0;
+        }
+    }
+    (forward, backward)
+}
+
+/// The strengths of step t's forward and backward predictions (docs/map.md §9): together the
+/// calibrated strengths of both, W = w^f + w^b, split in proportion to 1/k^f : 1/k^b — a
+/// release carried k steps by the model has lost information in proportion to k.
+fn split(total: f64, forward_steps: f64, backward_steps: f64) -> (f64, f64) {
+    let share = backward_steps / (forward_steps + backward_steps);
+    (total * share, total * (1.0 - share))
+}
+
 /// Step t of `smooth`: the MAP estimate under the pooled forward and backward predictions
-/// (docs/map.md §9).
-fn combine(r: &[f64], weight: f64, fwd: &Predictions, bwd: &Predictions, t: usize, total: u64) -> Vec<f64> {
+/// (docs/map.md §9), the forward one carried `steps.0` steps from its last release with
+/// information and the backward one `steps.1`.
+fn combine(
+    r: &[f64],
+    weight: f64,
+    (fwd, bwd): (&Predictions, &Predictions),
+    t: usize,
+    steps: (f64, f64),
+    total: u64,
+) -> Vec<f64> {
     let cells = r.len();
     if total == 0 {
         return vec![0.0; cells];
     }
+    let (forward, backward) = split(fwd.strengths[t] + bwd.strengths[t], steps.0, steps.1);
     let priors = [
-        WeightedPrior { prior: &fwd.priors[t], strength: fwd.strengths[t] },
-        WeightedPrior { prior: &bwd.priors[t], strength: bwd.strengths[t] },
+        WeightedPrior { prior: &fwd.priors[t], strength: forward },
+        WeightedPrior { prior: &bwd.priors[t], strength: backward },
     ];
     let (pooled, strength) = pool(&priors, cells);
     // Predictions that share no cell (possible only with zeros in both): their average
@@ -284,7 +327,10 @@ pub(crate) fn smooth<R: AsRef<[f64]>>(
         (fwd, bwd)
     });
     // The pooled steps are independent: half of them on a second thread.
-    let step = |t: usize| combine(rows[t], weights[t], &fwd, &bwd, t, total);
+    let (forward_steps, backward_steps) = carried(&weights);
+    let step = |t: usize| {
+        combine(rows[t], weights[t], (&fwd, &bwd), t, (forward_steps[t], backward_steps[t]), total)
+    };
     let half = horizon / 2;
     let estimates = std::thread::scope(|scope| {
         let first = scope.spawn(|| (0..half).map(step).collect::<Vec<_>>());
