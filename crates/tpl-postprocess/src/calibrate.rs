@@ -491,6 +491,115 @@ mod tests {
     }
 
     #[test]
+    fn binomial_weights_are_the_binomial_distribution() {
+        let mut w = Vec::new();
+        for k in 1..=40usize {
+            for &gamma in &MOVE_WEIGHTS {
+                binomial_weights(k, gamma, &mut w);
+                assert_eq!(w.len(), k + 1);
+                let sum: f64 = w.iter().sum();
+                assert!((sum - 1.0).abs() < 1e-12, "k = {k}, γ = {gamma}: Σ = {sum}");
+                let mut choose = 1.0f64;
+                for (j, &got) in w.iter().enumerate() {
+                    if j > 0 {
+                        choose = choose * (k - j + 1) as f64 / j as f64;
+                    }
+                    let want = choose * gamma.powi(j as i32) * (1.0 - gamma).powi((k - j) as i32);
+                    assert!((got - want).abs() <= 1e-12 * want.max(1e-300), "k = {k}, γ = {gamma}, j = {j}");
+                }
+            }
+        }
+        binomial_weights(5, 0.0, &mut w);
+        assert_eq!(w, [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        binomial_weights(5, 1.0, &mut w);
+        assert_eq!(w, [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
+        // A long gap: no underflow to 0 where the share is not negligible (C(2000, 1000)/2²⁰⁰⁰,
+        // exactly 0.017839011145854…; the logarithms of 1000 ratios carry ~1e-12 of rounding).
+        binomial_weights(2000, 0.5, &mut w);
+        let want = 0.017_839_011_145_854_32;
+        assert!((w[1000] - want).abs() < 1e-11 * want, "{}", w[1000]);
+    }
+
+    /// The release after two steps without information is scored by every member's own
+    /// three-step prediction from the last estimate that used a release — not by one step
+    /// from the estimates the chosen member made in between.
+    #[test]
+    fn a_release_after_a_gap_is_scored_by_each_members_k_step_prediction() {
+        let matrix = tpl_core::TransitionMatrix::new(vec![
+            vec![0.7, 0.2, 0.1],
+            vec![0.1, 0.6, 0.3],
+            vec![0.3, 0.3, 0.4],
+        ])
+        .unwrap();
+        let mover = Mover::new(&matrix);
+        let total = 100.0;
+        let mut pass = Pass::new();
+        // Step 1 has information; steps 2 and 3 none (a = 0); step 4 is scored.
+        assert!(pass.predict(&[50.0, 30.0, 20.0], 0.5, total).is_none());
+        let anchor = [48.0, 33.0, 19.0];
+        pass.observe(&anchor, Some(&mover));
+        for _ in 0..2 {
+            let prior = pass.predict(&[0.0; 3], 0.0, total).unwrap().prior;
+            let estimate: Vec<f64> = prior.iter().map(|p| total * p).collect();
+            pass.observe(&estimate, Some(&mover));
+        }
+        let r = [41.0, 30.0, 29.0];
+        let a = 0.5;
+        pass.predict(&r, a, total).unwrap();
+        // By hand: q·P^j for j = 0..=3, and each member's Binomial(3, γ) mixture.
+        let mut powers = vec![anchor.iter().map(|v| v / total).collect::<Vec<f64>>()];
+        for j in 0..3 {
+            let next = mover.step(&powers[j]);
+            powers.push(next);
+        }
+        let noise = 2.0 / (a * a);
+        let grid = dispersions();
+        for (g, &gamma) in MOVE_WEIGHTS.iter().enumerate() {
+            let choose = [1.0, 3.0, 3.0, 1.0];
+            let m: Vec<f64> = (0..3)
+                .map(|i| {
+                    (0..=3)
+                        .map(|j| {
+                            choose[j] * gamma.powi(j as i32) * (1.0 - gamma).powi(3 - j as i32) * powers[j][i]
+                        })
+                        .sum::<f64>()
+                        * total
+                })
+                .collect();
+            for (k, &phi) in grid.iter().enumerate() {
+                let want: f64 = -0.5
+                    * (0..3)
+                        .map(|i| {
+                            let v = (phi * m[i] + noise).max(MIN_VARIANCE);
+                            v.ln() + (r[i] - m[i]).powi(2) / v
+                        })
+                        .sum::<f64>();
+                let got = pass.calibrator.scores[g * DISPERSIONS + k];
+                assert!(
+                    (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+                    "γ = {gamma}, φ = {phi}: {got} vs {want}"
+                );
+            }
+        }
+        assert_eq!(pass.calibrator.scored, 1);
+    }
+
+    #[test]
+    fn a_gap_longer_than_the_longest_chain_restarts_it() {
+        let matrix = tpl_core::TransitionMatrix::new(vec![vec![0.9, 0.1], vec![0.2, 0.8]]).unwrap();
+        let mover = Mover::new(&matrix);
+        let mut pass = Pass::new();
+        assert!(pass.predict(&[5.0, 5.0], 1.0, 10.0).is_none());
+        pass.observe(&[5.0, 5.0], Some(&mover));
+        for _ in 0..3 * LONGEST_CHAIN {
+            let prior = pass.predict(&[0.0, 0.0], 0.0, 10.0).unwrap().prior;
+            let estimate: Vec<f64> = prior.iter().map(|p| 10.0 * p).collect();
+            pass.observe(&estimate, Some(&mover));
+            assert!(pass.chain.values.len() <= LONGEST_CHAIN + 2, "{}", pass.chain.values.len());
+        }
+    }
+
+    #[test]
     fn fast_logarithm_matches_the_library_one() {
         let mut v = f64::MIN_POSITIVE;
         while v < 1e300 {

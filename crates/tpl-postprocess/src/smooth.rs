@@ -341,3 +341,27 @@ pub(crate) fn smooth<R: AsRef<[f64]>>(
     });
     Ok(Estimates { estimator: Estimator::Smooth, estimates, warnings: fwd.warnings })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn carried_counts_the_steps_since_the_last_release_with_information() {
+        let (forward, backward) = carried(&[1.0, 0.0, 0.0, 0.5, 0.0]);
+        assert_eq!(forward, [1.0, 1.0, 2.0, 3.0, 1.0]);
+        assert_eq!(backward, [3.0, 2.0, 1.0, 2.0, 1.0]);
+        // No release with information: each direction counts from its initial prior.
+        let (forward, backward) = carried(&[0.0; 3]);
+        assert_eq!(forward, [1.0, 2.0, 3.0]);
+        assert_eq!(backward, [3.0, 2.0, 1.0]);
+    }
+
+    #[test]
+    fn the_split_keeps_the_total_and_favours_the_nearer_release() {
+        assert_eq!(split(3.0, 1.0, 1.0), (1.5, 1.5));
+        let (f, b) = split(2.0, 1.0, 3.0);
+        assert_eq!((f, b), (1.5, 0.5));
+        assert_eq!(f + b, 2.0);
+    }
+}

@@ -6,6 +6,8 @@
 //! - every estimate of `map` and `smooth` is finite, non-negative and sums to N, whatever the
 //!   matrices, budgets (zeros included) and releases (property tests);
 //! - `smooth` is symmetric under reversing time (and swapping the matrices);
+//! - between two releases with information `smooth` moves from the forward prediction to the
+//!   backward one geometrically, step by step;
 //! - `map` is the DBSec step at step 1 and whenever no release has been scored.
 
 #![allow(clippy::needless_range_loop)]
@@ -350,5 +352,35 @@ fn extreme_releases_and_budgets_stay_finite() {
                 }
             }
         }
+    }
+}
+
+/// With nobody moving (P = I) each direction carries its last release unchanged through a
+/// gap, and the pooled prior at gap step t is p^f^(k^b/g)·p^b^(k^f/g) (normalised), g the
+/// gap's length: the log-ratio of two cells moves in equal steps from one side to the other
+/// (docs/map.md §9). Before the split by distance it stood still at the midpoint.
+#[test]
+fn across_a_gap_smooth_moves_in_equal_log_steps_from_one_release_to_the_next() {
+    let identity = TransitionMatrix::identity(2);
+    let gap = 10;
+    let mut releases = vec![vec![0.0, 0.0]; gap + 1];
+    releases[0] = vec![80.0, 20.0];
+    releases[gap] = vec![20.0, 80.0];
+    let mut budgets = vec![0.0; gap + 1];
+    budgets[0] = 1.0;
+    budgets[gap] = 1.0;
+    let config = FilterConfig {
+        forward: Some(&identity),
+        backward: Some(&identity),
+        estimator: Estimator::Smooth,
+        ..FilterConfig::new(100)
+    };
+    let x = filter(&releases, &budgets, config).unwrap().estimates;
+    let ratio: Vec<f64> = x.iter().map(|x| (x[0] / x[1]).ln()).collect();
+    let step = ratio[2] - ratio[1];
+    assert!(step < -0.1, "the estimate moves towards the later release: {ratio:?}");
+    for t in 1..gap - 1 {
+        let d = ratio[t + 1] - ratio[t];
+        assert!((d - step).abs() < 1e-9, "t = {t}: {d} vs {step}: {ratio:?}");
     }
 }
