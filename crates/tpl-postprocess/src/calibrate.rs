@@ -89,12 +89,19 @@ pub(crate) struct Calibrator {
     scores: Vec<f64>,
     /// Releases scored so far.
     scored: usize,
+    /// Scratch: the Binomial(k, γ) weights of one member across a gap.
+    mix: Vec<f64>,
 }
 
 impl Calibrator {
     pub(crate) fn new() -> Self {
         let dispersions = dispersions();
-        Self { dispersions, scores: vec![0.0; MOVE_WEIGHTS.len() * dispersions.len()], scored: 0 }
+        Self {
+            dispersions,
+            scores: vec![0.0; MOVE_WEIGHTS.len() * dispersions.len()],
+            scored: 0,
+            mix: Vec::new(),
+        }
     }
 
     /// The best-scoring member if it beats the DBSec prior (index 0) by more than
@@ -128,11 +135,10 @@ impl Calibrator {
     /// them in [`LANES`] running sums (docs/map.md §13).
     pub(crate) fn score(&mut self, r: &[f64], chain: &Chain, total: f64, a: f64) {
         let noise = 2.0 / (a * a);
-        if !(a > 0.0 && noise.is_finite()) || chain.values.len() < 2 {
+        let steps = chain.steps();
+        if !(a > 0.0 && noise.is_finite()) || steps == 0 {
             return;
         }
-        let steps = chain.values.len() - 1;
-        let mut mix = Vec::new();
         // Every variance of this step is at most φ_max·N + noise: below 2¹⁰²⁰ (any budget
         // above about 1e-153) a member's term takes one division per cell, otherwise three.
         let largest = self.dispersions.iter().fold(0.0f64, |m, &v| m.max(v)) * total + noise;
@@ -144,13 +150,14 @@ impl Calibrator {
             m.clear();
             e2.clear();
             if steps > 1 {
-                binomial_weights(steps, gamma, &mut mix);
+                binomial_weights(steps, gamma, &mut self.mix);
             }
+            let (q, u) = (chain.power(0), chain.power(1));
             for (c, &i) in chain.cells.iter().enumerate() {
                 let share = if steps == 1 {
-                    (1.0 - gamma) * chain.values[0][c] + gamma * chain.values[1][c]
+                    (1.0 - gamma) * q[c] + gamma * u[c]
                 } else {
-                    mix.iter().zip(&chain.values).map(|(&w, v)| w * v[c]).sum()
+                    self.mix.iter().enumerate().map(|(j, &w)| w * chain.power(j)[c]).sum()
                 };
                 let mi = total * share;
                 let e = r[i] - mi;
@@ -210,13 +217,14 @@ fn binomial_weights(k: usize, gamma: f64, out: &mut Vec<f64>) {
 
 /// The scored cells of the next calibrated release and, on them, the distribution q_a of the
 /// last estimate that used a release moved j = 0, 1, … steps by P (docs/map.md §8): what
-/// [`Calibrator::score`] mixes into every member's prediction.
+/// [`Calibrator::score`] mixes into every member's prediction. Its buffers are reused from
+/// one chain to the next.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Chain {
     /// The scored cells: every ⌈n/64⌉-th from a rotating offset.
     cells: Vec<usize>,
-    /// values[j][c]: (q_a·P^j) at cells[c].
-    values: Vec<Vec<f64>>,
+    /// (q_a·P^j) at cells[c] for j = 0, 1, …: row j is values[j·cells.len()..][..cells.len()].
+    values: Vec<f64>,
 }
 
 impl Chain {
@@ -228,13 +236,24 @@ impl Chain {
         self.cells.extend((index % stride..n).step_by(stride));
         self.values.clear();
         for v in [q, u] {
-            self.values.push(self.cells.iter().map(|&i| v[i]).collect());
+            self.values.extend(self.cells.iter().map(|&i| v[i]));
         }
     }
 
     /// Appends the next power, q_a·P^(j+1) = `moved`.
     fn extend(&mut self, moved: &[f64]) {
-        self.values.push(self.cells.iter().map(|&i| moved[i]).collect());
+        self.values.extend(self.cells.iter().map(|&i| moved[i]));
+    }
+
+    /// k: the number of steps by P the chain holds (0 when empty).
+    fn steps(&self) -> usize {
+        (self.values.len() / self.cells.len().max(1)).saturating_sub(1)
+    }
+
+    /// Row j: (q_a·P^j) on the scored cells.
+    fn power(&self, j: usize) -> &[f64] {
+        let width = self.cells.len();
+        &self.values[j * width..(j + 1) * width]
     }
 
     fn clear(&mut self) {
@@ -414,8 +433,7 @@ impl Pass {
         self.steps += 1;
         let sum: f64 = estimate.iter().sum();
         if let (Some(mover), true) = (mover, sum > 0.0) {
-            let restart =
-                self.informative || self.chain.values.is_empty() || self.chain.values.len() > LONGEST_CHAIN;
+            let restart = self.informative || self.chain.steps() == 0 || self.chain.steps() >= LONGEST_CHAIN;
             if !restart {
                 // q_a·P^(k+1): from q_a·P, still in `u` at the chain's first move.
                 let end = if self.head.is_empty() { &self.u } else { &self.head };
@@ -595,7 +613,7 @@ mod tests {
             let prior = pass.predict(&[0.0, 0.0], 0.0, 10.0).unwrap().prior;
             let estimate: Vec<f64> = prior.iter().map(|p| 10.0 * p).collect();
             pass.observe(&estimate, Some(&mover));
-            assert!(pass.chain.values.len() <= LONGEST_CHAIN + 2, "{}", pass.chain.values.len());
+            assert!(pass.chain.steps() <= LONGEST_CHAIN, "{}", pass.chain.steps());
         }
     }
 
