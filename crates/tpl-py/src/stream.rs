@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use tpl_stream::{StepRecord, Stream, StreamConfig};
+use tpl_stream::{Parameter, StepRecord, Stream, StreamConfig, StreamError};
 
 use crate::TplError;
 use crate::convert::{optional_matrix, vector};
@@ -20,8 +20,9 @@ pub struct NativeStream {
     inner: Stream,
 }
 
-fn stream_error(e: impl std::fmt::Display) -> PyErr {
-    TplError::new_err(e.to_string())
+/// A stream error as this package states it: parameters named as its arguments (`alpha`).
+fn stream_error(e: StreamError) -> PyErr {
+    TplError::new_err(e.message(Parameter::name))
 }
 
 /// The fields of one recorded step.

@@ -151,3 +151,9 @@ def test_errors_name_arguments_not_command_line_flags(tmp_path):
     with pytest.raises(tp.TplError) as e:
         tp.Stream.create(tmp_path / "b.db", "planned", epsilon=1, window=2, budgets=[0.6, 0.6])
     assert "budgets" in str(e.value) and "--" not in str(e.value)
+    with pytest.raises(tp.TplError) as e:
+        tp.Stream.create(tmp_path / "c.db", "pba", epsilon=1, window=2)
+    assert str(e.value) == "scheme pba needs backward and/or forward: its correlation pool depends on them"
+    with pytest.raises(tp.TplError) as e:
+        tp.Stream.create(tmp_path / "d.db", "bd", epsilon=1e-300, window=2)
+    assert str(e.value).startswith("epsilon 1e-300 (with window 2 and sensitivity 2): step 1 could never")

@@ -4,7 +4,7 @@ use tpl_alloc::Correlation;
 use tpl_core::{TransitionMatrix, check_alpha};
 use tpl_mechanisms::{PbaCorrelation, SchemeInputs, SchemeKind, WEventParams};
 
-use crate::error::{Result, StreamError};
+use crate::error::{ConfigError, Result, StreamError};
 
 /// The noise sampler of every release of the stream (the mechanisms' sampler choice).
 pub use tpl_mechanisms::SamplerKind as Sampler;
@@ -40,7 +40,7 @@ impl StreamConfig {
     /// [`StreamError::Config`] naming the parameter at fault.
     pub fn params(&self) -> Result<WEventParams> {
         WEventParams::new(self.epsilon, self.window, self.sensitivity)
-            .map_err(|e| StreamError::Config(format!("stream parameters: {e}")))
+            .map_err(|e| StreamError::Config(ConfigError::Params(e.to_string())))
     }
 
     /// The adversary's correlation, when a matrix was given.
@@ -53,7 +53,7 @@ impl StreamConfig {
         }
         Correlation::new(self.backward.as_ref(), self.forward.as_ref())
             .map(Some)
-            .map_err(|e| StreamError::Config(format!("--backward/--forward: {e}")))
+            .map_err(|e| StreamError::Config(ConfigError::Matrices(e.to_string())))
     }
 
     /// What the scheme needs beyond (ε, w, Δ).
@@ -69,38 +69,28 @@ impl StreamConfig {
     /// accepts; α > 0 only with a matrix.
     ///
     /// # Errors
-    /// [`StreamError::Config`] with the flag-level reason; [`StreamError::Plan`] for a plan
+    /// [`StreamError::Config`] naming the parameters at fault; [`StreamError::Plan`] for a plan
     /// the planned scheme refuses.
     pub fn check(&self) -> Result<()> {
         if i64::try_from(self.window).is_err() {
-            return Err(StreamError::Config(format!(
-                "--window {}: beyond 2^63 − 1 = {}, the largest window a stream file stores",
-                self.window,
-                i64::MAX
-            )));
+            return Err(StreamError::Config(ConfigError::WindowTooLarge(self.window)));
         }
         let params = self.params()?;
         let has_matrix = self.backward.is_some() || self.forward.is_some();
         if self.scheme == SchemeKind::Pba && !has_matrix {
-            return Err(StreamError::Config(
-                "--scheme pba needs --backward and/or --forward: its correlation pool depends on them".into(),
-            ));
+            return Err(StreamError::Config(ConfigError::PbaNeedsMatrix));
         }
         match (self.scheme, self.budgets.is_empty()) {
             (SchemeKind::Planned, true) => {
-                return Err(StreamError::Config(
-                    "--scheme planned needs --budgets: the budget of every step".into(),
-                ));
+                return Err(StreamError::Config(ConfigError::PlannedNeedsBudgets));
             }
             (SchemeKind::Planned, false) | (_, true) => {}
-            (_, false) => return Err(StreamError::Config("--budgets is for --scheme planned only".into())),
+            (_, false) => return Err(StreamError::Config(ConfigError::BudgetsNotPlanned)),
         }
         if let Some(alpha) = self.alpha {
-            check_alpha(alpha).map_err(|e| StreamError::Config(format!("--alpha: {e}")))?;
+            check_alpha(alpha).map_err(|e| StreamError::Config(ConfigError::Alpha(e.to_string())))?;
             if !has_matrix {
-                return Err(StreamError::Config(
-                    "--alpha needs --backward and/or --forward: the leakage it bounds depends on them".into(),
-                ));
+                return Err(StreamError::Config(ConfigError::AlphaNeedsMatrix));
             }
         }
         self.correlation()?;

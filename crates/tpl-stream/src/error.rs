@@ -4,7 +4,171 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 use tpl_alloc::AllocError;
+use tpl_core::Short;
 use tpl_mechanisms::MechError;
+
+/// A parameter of [`crate::StreamConfig`], as a [`ConfigError`] names it: by its field name
+/// ([`Parameter::name`], also the Python package's argument) or by the `tpl stream init` flag
+/// ([`Parameter::flag`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parameter {
+    /// The scheme.
+    Scheme,
+    /// ε.
+    Epsilon,
+    /// w.
+    Window,
+    /// Δ.
+    Sensitivity,
+    /// P_B.
+    Backward,
+    /// P_F.
+    Forward,
+    /// The leakage bound α.
+    Alpha,
+    /// The planned scheme's budgets.
+    Budgets,
+}
+
+impl Parameter {
+    /// The field's name: `scheme`, `epsilon`, `window`, `sensitivity`, `backward`, `forward`,
+    /// `alpha`, `budgets`.
+    ///
+    /// ```
+    /// use tpl_stream::Parameter;
+    /// assert_eq!(Parameter::Alpha.name(), "alpha");
+    /// assert_eq!(Parameter::Alpha.flag(), "--alpha");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Scheme => "scheme",
+            Self::Epsilon => "epsilon",
+            Self::Window => "window",
+            Self::Sensitivity => "sensitivity",
+            Self::Backward => "backward",
+            Self::Forward => "forward",
+            Self::Alpha => "alpha",
+            Self::Budgets => "budgets",
+        }
+    }
+
+    /// The flag of `tpl stream init` that sets it: `--scheme`, `--epsilon`, ….
+    pub fn flag(self) -> &'static str {
+        match self {
+            Self::Scheme => "--scheme",
+            Self::Epsilon => "--epsilon",
+            Self::Window => "--window",
+            Self::Sensitivity => "--sensitivity",
+            Self::Backward => "--backward",
+            Self::Forward => "--forward",
+            Self::Alpha => "--alpha",
+            Self::Budgets => "--budgets",
+        }
+    }
+}
+
+/// Why parameters cannot make a stream (`docs/stream.md`): each names the parameters at
+/// fault, by field name in its `Display` and by any other naming through
+/// [`ConfigError::message`] (the CLI names its flags, the Python package its arguments).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConfigError {
+    /// (ε, w, Δ) refused by the w-event parameters' check (its reason).
+    Params(String),
+    /// Matrices that do not make a correlation (its reason).
+    Matrices(String),
+    /// A window beyond 2^63 − 1, the largest a stream file stores.
+    WindowTooLarge(usize),
+    /// `pba` without a matrix.
+    PbaNeedsMatrix,
+    /// `planned` without budgets.
+    PlannedNeedsBudgets,
+    /// Budgets for a scheme other than `planned`.
+    BudgetsNotPlanned,
+    /// α refused by its check (its reason).
+    Alpha(String),
+    /// α without a matrix.
+    AlphaNeedsMatrix,
+    /// α so small that step 1 — which always publishes — could never be released.
+    FirstStepAlpha {
+        /// α.
+        alpha: f64,
+        /// Why the audit refuses the first step.
+        reason: String,
+    },
+    /// (ε, w, Δ) whose first step could never be released (its reason).
+    FirstStepEpsilon {
+        /// ε.
+        epsilon: f64,
+        /// w.
+        window: usize,
+        /// Δ.
+        sensitivity: f64,
+        /// Why.
+        reason: String,
+    },
+}
+
+impl ConfigError {
+    /// The message, with every parameter named by `name` (for example [`Parameter::flag`]).
+    ///
+    /// ```
+    /// use tpl_stream::{ConfigError, Parameter};
+    /// let e = ConfigError::AlphaNeedsMatrix;
+    /// assert!(e.message(Parameter::flag).starts_with("--alpha needs --backward and/or --forward"));
+    /// assert!(e.to_string().starts_with("alpha needs backward and/or forward"));
+    /// ```
+    pub fn message(&self, name: impl Fn(Parameter) -> &'static str) -> String {
+        use Parameter::*;
+        match self {
+            Self::Params(reason) => format!("stream parameters: {reason}"),
+            Self::Matrices(reason) => format!("{}/{}: {reason}", name(Backward), name(Forward)),
+            Self::WindowTooLarge(window) => format!(
+                "{} {window}: beyond 2^63 − 1 = {}, the largest window a stream file stores",
+                name(Window),
+                i64::MAX
+            ),
+            Self::PbaNeedsMatrix => format!(
+                "{} pba needs {} and/or {}: its correlation pool depends on them",
+                name(Scheme),
+                name(Backward),
+                name(Forward)
+            ),
+            Self::PlannedNeedsBudgets => {
+                format!("{} planned needs {}: the budget of every step", name(Scheme), name(Budgets))
+            }
+            Self::BudgetsNotPlanned => format!("{} is for {} planned only", name(Budgets), name(Scheme)),
+            Self::Alpha(reason) => format!("{}: {reason}", name(Alpha)),
+            Self::AlphaNeedsMatrix => format!(
+                "{} needs {} and/or {}: the leakage it bounds depends on them",
+                name(Alpha),
+                name(Backward),
+                name(Forward)
+            ),
+            Self::FirstStepAlpha { alpha, reason } => format!(
+                "{} {}: step 1 could never be released: {reason} (a first step always publishes, at a budget \
+                 the parameters fix)",
+                name(Alpha),
+                Short(*alpha)
+            ),
+            Self::FirstStepEpsilon { epsilon, window, sensitivity, reason } => format!(
+                "{} {} (with {} {window} and {} {}): step 1 could never be released: {reason}",
+                name(Epsilon),
+                Short(*epsilon),
+                name(Window),
+                name(Sensitivity),
+                Short(*sensitivity)
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message(Parameter::name))
+    }
+}
+
+impl std::error::Error for ConfigError {}
 
 /// What can go wrong with a stream file. After any error nothing was recorded that was not
 /// already committed, and nothing was released that is not in the file.
@@ -101,9 +265,9 @@ pub enum StreamError {
     },
     /// Parameters a stream cannot be created with.
     #[error("{0}")]
-    Config(String),
-    /// A budget plan the `planned` scheme refuses (`--budgets`).
-    #[error("--budgets: {0}")]
+    Config(ConfigError),
+    /// A budget plan the `planned` scheme refuses (the `budgets` parameter).
+    #[error("budgets: {0}")]
     Plan(MechError),
     /// A key already stored with other counts: a retry must push the same counts.
     #[error(
@@ -141,6 +305,18 @@ pub enum StreamError {
     /// An audit of the spent budgets failed.
     #[error("leakage audit: {0}")]
     Alloc(#[from] AllocError),
+}
+
+impl StreamError {
+    /// The message, with the parameters of a [`ConfigError`] or a refused plan named by
+    /// `name` (the CLI passes [`Parameter::flag`]); every other error as `Display` gives it.
+    pub fn message(&self, name: impl Fn(Parameter) -> &'static str) -> String {
+        match self {
+            Self::Config(e) => e.message(name),
+            Self::Plan(e) => format!("{}: {e}", name(Parameter::Budgets)),
+            other => other.to_string(),
+        }
+    }
 }
 
 /// The files, named for a message: "A", "A and B".

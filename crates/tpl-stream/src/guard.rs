@@ -47,7 +47,7 @@ impl Guard {
         let audit = corr
             .map(|c| StreamAudit::new(c, window))
             .transpose()
-            .map_err(|e| StreamError::Config(e.to_string()))?;
+            .map_err(|e| StreamError::Config(crate::ConfigError::Params(e.to_string())))?;
         Ok(Self {
             epsilon,
             sensitivity,

@@ -51,6 +51,6 @@ mod store;
 mod stream;
 
 pub use config::{Sampler, StreamConfig};
-pub use error::{Result, StreamError};
+pub use error::{ConfigError, Parameter, Result, StreamError};
 pub use store::{APPLICATION_ID, FORMAT_VERSION, counts_digest};
 pub use stream::{BUSY_TIMEOUT, Pushed, Status, StepRecord, Stream};

@@ -7,13 +7,12 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params};
 use tpl_alloc::{GuaranteedAudit, Spending, guaranteed_audit};
-use tpl_core::Short;
 use tpl_mechanisms::{
     Guarantee, NoiseSource, StepBudget, StepOutcome, StreamScheme, WindowLedger, effective_spending,
 };
 
 use crate::config::StreamConfig;
-use crate::error::{Result, StreamError};
+use crate::error::{ConfigError, Result, StreamError};
 use crate::guard::{Enforced, Guard, within};
 use crate::store::{
     Stamp, check_header, companion, counts_digest, decode_release, encode_release, immutable_uri, initialise,
@@ -93,7 +92,7 @@ impl Status {
         let scheme = c
             .scheme
             .build(c.params()?, tpl_mechanisms::LaplaceMechanism::new(c.sampler.from_os_rng()), c.inputs())
-            .map_err(|e| StreamError::Config(e.to_string()))?;
+            .map_err(StreamError::Plan)?;
         let s = effective_spending(scheme.as_ref(), steps);
         let spending = Spending::from_caps(&s.caps, s.fixed, s.window_limit);
         Ok(Some(guaranteed_audit(&corr, spending, Some(c.window.min(steps)))?))
@@ -140,10 +139,7 @@ impl State {
             config.window,
         )?));
         let mechanism = Enforced::new(noise, Rc::clone(&guard));
-        let scheme = config
-            .scheme
-            .build(params, mechanism, config.inputs())
-            .map_err(|e| StreamError::Config(e.to_string()))?;
+        let scheme = config.scheme.build(params, mechanism, config.inputs()).map_err(StreamError::Plan)?;
         // The windows of the scheme's own promise: w steps, or one for event-level `laplace`.
         guard.borrow_mut().set_window(match scheme.guarantee() {
             Guarantee::WEvent { window, .. } => window,
@@ -519,7 +515,7 @@ impl NoiseSource for Dry {
 /// α, the leakage of that budget.
 ///
 /// # Errors
-/// [`StreamError::Config`] naming the flag at fault.
+/// [`StreamError::Config`] naming the parameters at fault.
 fn check_first_step(config: &StreamConfig) -> Result<()> {
     let integer = config.sampler.from_os_rng().integer_valued();
     let mut state = State::new(config, Box::new(Dry(integer)))?;
@@ -529,17 +525,13 @@ fn check_first_step(config: &StreamConfig) -> Result<()> {
     };
     let refused = state.guard.borrow().refused().map(str::to_string);
     Err(StreamError::Config(match (refused, config.alpha) {
-        (Some(reason), Some(alpha)) => format!(
-            "--alpha {}: step 1 could never be released: {reason} (a first step always publishes, at a budget \
-             the parameters fix)",
-            Short(alpha)
-        ),
-        _ => format!(
-            "--epsilon {} (with --window {} and --sensitivity {}): step 1 could never be released: {e}",
-            Short(config.epsilon),
-            config.window,
-            Short(config.sensitivity)
-        ),
+        (Some(reason), Some(alpha)) => ConfigError::FirstStepAlpha { alpha, reason },
+        _ => ConfigError::FirstStepEpsilon {
+            epsilon: config.epsilon,
+            window: config.window,
+            sensitivity: config.sensitivity,
+            reason: e.to_string(),
+        },
     }))
 }
 

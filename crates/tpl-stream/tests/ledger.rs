@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{MechError, NoiseSource, SchemeKind};
-use tpl_stream::{Sampler, Stream, StreamConfig, StreamError};
+use tpl_stream::{ConfigError, Parameter, Sampler, Stream, StreamConfig, StreamError};
 
 /// A fresh path in a fresh temporary folder (removed when the folder is dropped).
 fn temp_db(name: &str) -> (tempfile::TempDir, PathBuf) {
@@ -162,9 +162,12 @@ fn a_first_step_over_alpha_is_refused_at_create_and_at_push_nothing_is_recorded(
     c.alpha = Some(0.5);
     let e = Stream::create(&path, &c).unwrap_err();
     assert!(
-        matches!(&e, StreamError::Config(m) if m.starts_with("--alpha 0.5: step 1 could never be released")),
+        matches!(&e, StreamError::Config(ConfigError::FirstStepAlpha { alpha, .. }) if *alpha == 0.5),
         "{e}"
     );
+    // Named by field in the library, by flag through `message`.
+    assert!(e.to_string().starts_with("alpha 0.5: step 1 could never be released"), "{e}");
+    assert!(e.message(Parameter::flag).starts_with("--alpha 0.5: step 1 could never be released"), "{e}");
     assert!(!path.exists());
     // A file whose α was lowered after its creation: the push refuses step 1 and records nothing.
     c.alpha = Some(1.5);
@@ -180,13 +183,16 @@ fn parameters_under_which_step_one_cannot_be_released_or_stored_create_nothing()
     let (_dir, path) = temp_db("never");
     // ε so small that Δ/ε_1 exceeds what the sampler takes.
     let e = Stream::create(&path, &config(SchemeKind::Bd, 1e-300, 2)).unwrap_err();
-    assert!(matches!(&e, StreamError::Config(m) if m.starts_with("--epsilon 1e-300")), "{e}");
-    // A window beyond what the file stores (i64).
-    let e = Stream::create(&path, &config(SchemeKind::Uniform, 1.0, usize::MAX)).unwrap_err();
+    assert!(matches!(&e, StreamError::Config(ConfigError::FirstStepEpsilon { .. })), "{e}");
+    assert!(e.to_string().starts_with("epsilon 1e-300 (with window 2 and sensitivity 2)"), "{e}");
     assert!(
-        matches!(&e, StreamError::Config(m) if m.starts_with(&format!("--window {}", usize::MAX))),
+        e.message(Parameter::flag).starts_with("--epsilon 1e-300 (with --window 2 and --sensitivity 2)"),
         "{e}"
     );
+    // A window beyond what the file stores (i64).
+    let e = Stream::create(&path, &config(SchemeKind::Uniform, 1.0, usize::MAX)).unwrap_err();
+    assert!(matches!(&e, StreamError::Config(ConfigError::WindowTooLarge(w)) if *w == usize::MAX), "{e}");
+    assert!(e.message(Parameter::flag).starts_with(&format!("--window {}", usize::MAX)), "{e}");
     // A plan the planned scheme refuses is a plan error.
     let mut c = config(SchemeKind::Planned, 1.0, 2);
     c.budgets = vec![0.6, 0.6];

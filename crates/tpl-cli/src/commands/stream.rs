@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use tpl_mechanisms::{LaplaceMechanism, Run, SamplerKind, SchemeKind};
-use tpl_stream::{Status, StepRecord, Stream, StreamConfig, StreamError};
+use tpl_stream::{Parameter, Status, StepRecord, Stream, StreamConfig, StreamError};
 
 use crate::args::{IntervalArgs, ReleaseSetup};
 use crate::budget_file::read_budgets;
@@ -133,8 +133,9 @@ pub fn run(args: &StreamArgs) -> Result<StreamReport> {
 }
 
 /// Every stream error is the user's to fix (a file, a key, a flag): one line, exit 2.
+/// A stream error as the CLI states it: parameters named by their flags (`--alpha`).
 fn stream_error(e: StreamError) -> CliError {
-    CliError::Usage(e.to_string())
+    CliError::Usage(e.message(Parameter::flag))
 }
 
 fn open(db: &DbArgs) -> Result<Stream> {

@@ -28,7 +28,6 @@ import dataclasses
 import json
 import numbers
 import os
-import re
 import threading
 import warnings
 from typing import Any, ClassVar, Iterator, Mapping, Optional
@@ -966,21 +965,6 @@ def _path(path: Any) -> str:
         raise TplError(f"path: a file path is needed, got {path!r}") from None
 
 
-class _argument_names:
-    """Re-raises a TplError of the stream library with the CLI's flag names (``--alpha``)
-    as this package's argument names (``alpha``)."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, error: Any, trace: Any) -> bool:
-        if isinstance(error, TplError):
-            message = re.sub(r"(?<![\w-])--([a-z][a-z-]*)", lambda m: m.group(1).replace("-", "_"), str(error))
-            if message != str(error):
-                raise TplError(message) from None
-        return False
-
-
 class Stream:
     """A durable stream (``tpl stream``, ``docs/stream.md``): one SQLite file holding the
     parameters and every step, released one row at a time. The budget carries over from one
@@ -1056,26 +1040,24 @@ class Stream:
         plan of ``planned``; ``sampler`` ``"discrete"`` or ``"float"``."""
         if not isinstance(scheme, str):
             raise TplError(f"scheme: a name is needed ({', '.join(SCHEMES)}), got {scheme!r}")
-        with _argument_names():
-            native = _native.NativeStream.create(
-                _path(path),
+        native = _native.NativeStream.create(
+            _path(path),
             scheme,
-                _number(epsilon, "epsilon"),
-                _whole(window, "window"),
-                _number(sensitivity, "sensitivity"),
-                _optional_matrix(backward, "backward"),
-                _optional_matrix(forward, "forward"),
-                None if alpha is None else _number(alpha, "alpha"),
-                None if budgets is None else _array(budgets, "budgets", 1),
-                sampler if isinstance(sampler, str) else str(sampler),
-            )
+            _number(epsilon, "epsilon"),
+            _whole(window, "window"),
+            _number(sensitivity, "sensitivity"),
+            _optional_matrix(backward, "backward"),
+            _optional_matrix(forward, "forward"),
+            None if alpha is None else _number(alpha, "alpha"),
+            None if budgets is None else _array(budgets, "budgets", 1),
+            sampler if isinstance(sampler, str) else str(sampler),
+        )
         return cls(native)
 
     @classmethod
     def open(cls, path: Any) -> "Stream":
         """Opens the existing stream file ``path``."""
-        with _argument_names():
-            return cls(_native.NativeStream.open(_path(path)))
+        return cls(_native.NativeStream.open(_path(path)))
 
     @property
     def path(self) -> str:
@@ -1100,8 +1082,7 @@ class Stream:
         native = self._native
         if self._float:
             _warn_float_sampler()
-        with _argument_names():
-            return native.push(row, k)
+        return native.push(row, k)
 
     def status(self) -> dict:
         """Where the stream stands, as ``tpl stream status`` (its JSON fields): ``steps,
@@ -1110,14 +1091,12 @@ class Stream:
         ``{"max_tpl", "max_window_leakage"}`` or ``None`` without matrices: the audit of the
         budgets spent, and the bound over every run the scheme could have produced so far
         (``docs/model.md`` §9) — and the file's ``format_version``."""
-        with _argument_names():
-            return self._native.status()
+        return self._native.status()
 
     def steps(self) -> list:
         """Every recorded step, in order (as ``tpl stream export``), as :meth:`push`
         returns them."""
-        with _argument_names():
-            return self._native.steps()
+        return self._native.steps()
 
     def __repr__(self) -> str:
         return f"Stream({self._path!r}{', closed' if self._handle is None else ''})"
