@@ -301,6 +301,20 @@ impl Pass {
     /// member over all releases scored so far makes the prior (docs/map.md §8). `None` before
     /// the first step.
     pub(crate) fn predict(&mut self, r: &[f64], a: f64, total: f64) -> Option<Prediction> {
+        let mut prior = Vec::new();
+        let calibration = self.predict_onto(r, a, total, &mut prior)?;
+        Some(Prediction { prior, calibration })
+    }
+
+    /// [`Pass::predict`] with the prior appended to `out` (nothing appended before the
+    /// first step), so that a caller storing many priors allocates no vector per step.
+    pub(crate) fn predict_onto(
+        &mut self,
+        r: &[f64],
+        a: f64,
+        total: f64,
+        out: &mut Vec<f64>,
+    ) -> Option<Calibration> {
         if self.q.is_empty() {
             return None;
         }
@@ -309,8 +323,8 @@ impl Pass {
         }
         let calibration = self.calibrator.choice();
         let g = calibration.move_weight;
-        let prior = self.q.iter().zip(&self.u).map(|(&q, &u)| (1.0 - g) * q + g * u).collect();
-        Some(Prediction { prior, calibration })
+        out.extend(self.q.iter().zip(&self.u).map(|(&q, &u)| (1.0 - g) * q + g * u));
+        Some(calibration)
     }
 
     /// Takes the step's estimate x̂ and moves it one step on by `mover` for the next
@@ -319,7 +333,8 @@ impl Pass {
         self.steps += 1;
         let sum: f64 = estimate.iter().sum();
         if let (Some(mover), true) = (mover, sum > 0.0) {
-            self.q = estimate.iter().map(|v| v / sum).collect();
+            self.q.clear();
+            self.q.extend(estimate.iter().map(|v| v / sum));
             self.u = mover.step(&self.q);
         } else {
             self.q.clear();
