@@ -17,6 +17,7 @@
 //! likelihood) once it beats the DBSec prior (γ = 1, φ = 1) by a likelihood-ratio test.
 //! Releases with ε_s = 0 carry no information and are not scored.
 
+use crate::numeric::exponent_split;
 use crate::propagate::Mover;
 use crate::widest::at_widest;
 
@@ -246,18 +247,6 @@ fn mantissa_ln_and_ratio(v: f64, m: f64, e2: f64) -> f64 {
     let t2 = t * t;
     let series = 1.0 + t2 * (1.0 / 3.0 + t2 * (1.0 / 5.0 + t2 * (1.0 / 7.0 + t2 * (1.0 / 9.0))));
     (t + t) * series + e2 * ((m + 1.0) * d)
-}
-
-/// v = 2^k·m with m ∈ [√½, √2), for a positive normal v (the exponent split of fdlibm's
-/// log): (k, m).
-#[inline(always)]
-fn exponent_split(v: f64) -> (i64, f64) {
-    const SQRT_HALF: u64 = 0x3fe6_a09e_667f_3bcd;
-    const ONE: u64 = 0x3ff0_0000_0000_0000;
-    let shifted = v.to_bits().wrapping_add(ONE - SQRT_HALF);
-    let k = (shifted >> 52) as i64 - 1023;
-    let m = f64::from_bits((shifted & 0x000f_ffff_ffff_ffff) + SQRT_HALF);
-    (k, m)
 }
 
 /// ln v for a finite v ≥ 2⁻¹⁰²² (a positive normal double), within 1e-9 absolute: the

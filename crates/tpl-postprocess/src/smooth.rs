@@ -9,7 +9,9 @@
 //! with one pooled prior, solved exactly by the breakpoint solver.
 
 use crate::calibrate::Pass;
+use crate::numeric::{exp_vectorised, ln_vectorised};
 use crate::propagate::Mover;
+use crate::widest::at_widest;
 
 use crate::error::{PostprocessError, Result};
 use crate::filter::{Estimates, Estimator, FilterConfig, check_matrices, check_step, tempered_weight};
@@ -106,7 +108,8 @@ pub fn pooled_map_objective(r: &[f64], priors: &[WeightedPrior<'_>], a: f64, x: 
 
 /// The pooled prior p̃ ∝ Π_k p_k^{w_k/W} (`None` when it is 0 everywhere) and W = Σ_k w_k, on
 /// validated input. Computed in log space from the largest log, so no underflow to 0 of a
-/// cell where every prior is positive.
+/// cell where every prior is positive; with the branch-free logarithm and exponential of
+/// [`crate::numeric`] (within 2 ulps of the library's) at the widest vector width.
 pub(crate) fn pool(priors: &[WeightedPrior<'_>], n: usize) -> (Option<Vec<f64>>, f64) {
     let strength: f64 = priors.iter().map(|p| p.strength).sum();
     if strength == 0.0 {
@@ -116,27 +119,59 @@ pub(crate) fn pool(priors: &[WeightedPrior<'_>], n: usize) -> (Option<Vec<f64>>,
     if let [single] = active.as_slice() {
         return (Some(single.prior.to_vec()), strength);
     }
-    let logs: Vec<f64> = (0..n)
-        .map(|i| {
-            let mut s = 0.0;
-            for p in &active {
-                let v = p.prior[i];
-                if v <= 0.0 {
-                    return f64::NEG_INFINITY;
-                }
-                s += (p.strength / strength) * v.ln();
-            }
-            s
-        })
-        .collect();
+    let mut logs = vec![0.0; n];
+    for p in &active {
+        add_logs(p.prior, p.strength / strength, &mut logs);
+    }
     let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     if top == f64::NEG_INFINITY {
         return (None, strength);
     }
-    let mut pooled: Vec<f64> = logs.iter().map(|&l| (l - top).exp()).collect();
-    let sum: f64 = pooled.iter().sum();
-    pooled.iter_mut().for_each(|v| *v /= sum);
-    (Some(pooled), strength)
+    let sum = exponentials(&mut logs, top);
+    logs.iter_mut().for_each(|v| *v /= sum);
+    (Some(logs), strength)
+}
+
+at_widest! {
+    /// logs_i += c·ln p_i (−∞ where p_i = 0), for c > 0; at the widest vector width
+    /// ([`crate::widest`]).
+    fn add_logs(p: &[f64], c: f64, logs: &mut [f64]) = add_logs_portable;
+}
+
+/// The loop of [`add_logs`].
+#[inline(always)]
+fn add_logs_portable(p: &[f64], c: f64, logs: &mut [f64]) {
+    for (l, &v) in logs.iter_mut().zip(p) {
+        *l += c * ln_vectorised(v);
+    }
+}
+
+at_widest! {
+    /// logs_i ← e^{logs_i − top} for logs_i ≤ top, and their sum (in [`LANES`] running sums
+    /// added pairwise); at the widest vector width ([`crate::widest`]; every width gives the
+    /// same bits).
+    fn exponentials(logs: &mut [f64], top: f64) -> f64 = exponentials_portable;
+}
+
+/// Running sums of [`exponentials`].
+const LANES: usize = 8;
+
+/// The loop of [`exponentials`]: cell i goes to lane i mod [`LANES`].
+#[inline(always)]
+fn exponentials_portable(logs: &mut [f64], top: f64) -> f64 {
+    let mut acc = [0.0f64; LANES];
+    let mut chunks = logs.chunks_exact_mut(LANES);
+    for chunk in &mut chunks {
+        for (a, l) in acc.iter_mut().zip(chunk.iter_mut()) {
+            *l = exp_vectorised(*l - top);
+            *a += *l;
+        }
+    }
+    for (a, l) in acc.iter_mut().zip(chunks.into_remainder()) {
+        *l = exp_vectorised(*l - top);
+        *a += *l;
+    }
+    ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
 }
 
 /// One direction's predictions for consecutive steps, in the direction's order from step
