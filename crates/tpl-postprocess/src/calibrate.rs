@@ -17,7 +17,7 @@
 //! likelihood) once it beats the DBSec prior (γ = 1, φ = 1) by a likelihood-ratio test.
 //! Releases with ε_s = 0 carry no information and are not scored.
 
-use crate::numeric::exponent_split;
+use crate::numeric::{biased_exponent_split, exponent_split};
 use crate::propagate::Mover;
 use crate::widest::at_widest;
 
@@ -193,12 +193,14 @@ at_widest! {
     ) = lane_sums;
 }
 
-/// The sums of [`member_terms`] in [`LANES`] running sums: for each dispersion the terms are
-/// formed first, cell by cell (a loop of fixed length without a running sum, which
-/// vectorises at any width; the cells are padded to [`SCORED_CELLS`] with v = 1 and e² = 0,
-/// whose term is exactly 0), the binary exponents k_i of the v_i summed as integers (exact)
-/// and multiplied by ln 2 once, the rest of each term by [`mantissa_ln_and_ratio`]'s one
-/// division; then the terms are added lane by lane, and the lanes pairwise.
+/// The sums of [`member_terms`] in [`LANES`] running sums: for each dispersion, cell i's
+/// term goes to lane i mod [`LANES`] (fixed-length blocks of [`LANES`] cells without a
+/// carried dependence between lanes, which vectorise at any width; the last block padded
+/// with v = 1 and e² = 0, whose term is exactly 0), the binary exponents k_i of the v_i
+/// summed as integers (exact, the bias subtracted once) and multiplied by ln 2 once, the
+/// rest of each term by [`mantissa_ln_and_ratio`]'s one division; then the lanes are added
+/// pairwise. Where the noise alone reaches the smallest variance 1/12 the clamp to it is
+/// skipped (it changes nothing there).
 #[inline(always)]
 fn lane_sums(
     m: &[f64],
@@ -211,22 +213,41 @@ fn lane_sums(
     let (mut cells, mut squares) = ([0.0f64; SCORED_CELLS], [0.0f64; SCORED_CELLS]);
     cells[..len].copy_from_slice(&m[..len]);
     squares[..len].copy_from_slice(&e2[..len]);
+    let blocks = len.div_ceil(LANES);
+    if blocks == 0 {
+        // No cell: every sum is empty.
+        sums.fill(0.0);
+        return;
+    }
+    // The variances of the last block's padding: v = 1 wherever the block has no cell.
+    let mut padding = [0.0f64; LANES];
+    let mut live = [1.0f64; LANES];
+    for l in len - (blocks - 1) * LANES..LANES {
+        padding[l] = 1.0;
+        live[l] = 0.0;
+    }
+    let clamp = noise < MIN_VARIANCE;
     for (sum, &phi) in sums.iter_mut().zip(dispersions) {
-        let mut terms = [0.0f64; SCORED_CELLS];
-        let mut exponents = [0i64; SCORED_CELLS];
-        for i in 0..SCORED_CELLS {
-            let v = if i < len { (phi * cells[i] + noise).max(MIN_VARIANCE) } else { 1.0 };
-            let (k, mantissa) = exponent_split(v);
-            exponents[i] = k;
-            terms[i] = mantissa_ln_and_ratio(v, mantissa, squares[i]);
-        }
         let mut acc = [0.0f64; LANES];
-        for lanes in terms.chunks_exact(LANES) {
-            for (a, &t) in acc.iter_mut().zip(lanes) {
-                *a += t;
+        let mut exponents = [0u64; LANES];
+        for (b, (c, e)) in cells.chunks_exact(LANES).zip(squares.chunks_exact(LANES)).take(blocks).enumerate()
+        {
+            let last = b + 1 == blocks;
+            for l in 0..LANES {
+                let mut v = phi * c[l] + noise;
+                if clamp {
+                    v = v.max(MIN_VARIANCE);
+                }
+                if last {
+                    // Exactly v on a cell (times 1, plus 0), exactly 1 on the padding.
+                    v = v * live[l] + padding[l];
+                }
+                let (k, mantissa) = biased_exponent_split(v);
+                exponents[l] += k;
+                acc[l] += mantissa_ln_and_ratio(v, mantissa, e[l]);
             }
         }
-        let k: i64 = exponents.iter().sum();
+        let k = exponents.iter().sum::<u64>() as i64 - 1023 * (blocks * LANES) as i64;
         let quads = [(acc[0] + acc[1]) + (acc[2] + acc[3]), (acc[4] + acc[5]) + (acc[6] + acc[7])];
         *sum = k as f64 * std::f64::consts::LN_2 + (quads[0] + quads[1]);
     }
@@ -403,7 +424,7 @@ mod tests {
             (state >> 11) as f64 / (1u64 << 53) as f64
         };
         let grid = dispersions();
-        for len in [1, 7, 8, 16, 63, 64] {
+        for len in [0, 1, 7, 8, 9, 16, 63, 64] {
             let m: Vec<f64> = (0..len).map(|_| 1e5 * next() * next()).collect();
             let e2: Vec<f64> = (0..len).map(|_| 1e4 * next() * next()).collect();
             let (mut fast, mut portable) = ([0.0; DISPERSIONS], [0.0; DISPERSIONS]);

@@ -131,12 +131,19 @@ pub(crate) fn from_ordered(i: i64) -> f64 {
 /// log): (k, m).
 #[inline(always)]
 pub(crate) fn exponent_split(v: f64) -> (i64, f64) {
+    let (biased, m) = biased_exponent_split(v);
+    (biased as i64 - 1023, m)
+}
+
+/// [`exponent_split`] with k + 1023 in place of k (for sums of exponents that subtract the
+/// bias once).
+#[inline(always)]
+pub(crate) fn biased_exponent_split(v: f64) -> (u64, f64) {
     const SQRT_HALF: u64 = 0x3fe6_a09e_667f_3bcd;
     const ONE: u64 = 0x3ff0_0000_0000_0000;
     let shifted = v.to_bits().wrapping_add(ONE - SQRT_HALF);
-    let k = (shifted >> 52) as i64 - 1023;
     let m = f64::from_bits((shifted & 0x000f_ffff_ffff_ffff) + SQRT_HALF);
-    (k, m)
+    (shifted >> 52, m)
 }
 
 /// ln 2 in two parts: the high one has 32 bits, so that k·`LN2_HI` is exact for |k| < 2²⁰.

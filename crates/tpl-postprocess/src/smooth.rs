@@ -363,16 +363,45 @@ impl<'m> Direction<'m> {
 /// given (docs/map.md §9): the mean over steps of each release's positive part, normalised;
 /// uniform when no release has a positive count.
 fn occupancy(releases: &[&[f64]]) -> Vec<f64> {
+    /// Rows summed side by side: their sums are independent chains of additions.
+    const SIDE_BY_SIDE: usize = 4;
     let n = releases[0].len();
     let mut pi = vec![0.0; n];
-    for r in releases {
-        let largest = r.iter().fold(0.0f64, |m, &v| m.max(v));
-        if largest <= 0.0 {
-            continue;
+    // The rows with a positive count and their largest (a maximum, exact in any order).
+    let positive: Vec<(&[f64], f64)> = releases
+        .iter()
+        .filter_map(|r| {
+            let mut lanes = [0.0f64; 8];
+            let mut chunks = r.chunks_exact(8);
+            for chunk in &mut chunks {
+                lanes.iter_mut().zip(chunk).for_each(|(m, &v)| *m = m.max(v));
+            }
+            let largest = chunks.remainder().iter().chain(&lanes).fold(0.0f64, |m, &v| m.max(v));
+            (largest > 0.0).then_some((*r, largest))
+        })
+        .collect();
+    let mut scaled = vec![vec![0.0; n]; SIDE_BY_SIDE];
+    for group in positive.chunks(SIDE_BY_SIDE) {
+        for ((r, largest), row) in group.iter().zip(&mut scaled) {
+            row.iter_mut().zip(r.iter()).for_each(|(s, &v)| *s = v.max(0.0) / largest);
         }
-        let scaled: Vec<f64> = r.iter().map(|&v| v.max(0.0) / largest).collect();
-        let sum: f64 = scaled.iter().sum();
-        pi.iter_mut().zip(&scaled).for_each(|(p, v)| *p += v / sum);
+        // Each row's sum in cell order, as a plain sum of that row would add them.
+        let mut sums = [0.0f64; SIDE_BY_SIDE];
+        if group.len() == SIDE_BY_SIDE {
+            for i in 0..n {
+                for (sum, row) in sums.iter_mut().zip(&scaled) {
+                    *sum += row[i];
+                }
+            }
+        } else {
+            for (sum, row) in sums.iter_mut().zip(&scaled[..group.len()]) {
+                *sum = row.iter().sum();
+            }
+        }
+        // Added to π row after row, as one row at a time would.
+        for (row, &sum) in scaled.iter().zip(&sums).take(group.len()) {
+            pi.iter_mut().zip(row).for_each(|(p, v)| *p += v / sum);
+        }
     }
     let sum: f64 = pi.iter().sum();
     if sum > 0.0 {
