@@ -138,28 +138,41 @@ impl Calibrator {
         let largest = self.dispersions.iter().fold(0.0f64, |m, &v| m.max(v)) * total + noise;
         let one_division = largest < LARGEST_ONE_DIVISION;
         let d = self.dispersions.len();
-        let (mut m, mut e2) = (Vec::with_capacity(SCORED_CELLS), Vec::with_capacity(SCORED_CELLS));
+        // The scored cells' release, q and u, gathered once (at most SCORED_CELLS of them).
+        let (mut rs, mut qs, mut us) = ([0.0; SCORED_CELLS], [0.0; SCORED_CELLS], [0.0; SCORED_CELLS]);
+        let mut len = 0;
+        for i in cells {
+            (rs[len], qs[len], us[len]) = (r[i], q[i], u[i]);
+            len += 1;
+        }
+        let (mut all_m, mut all_e2) = ([0.0; SCORED_CELLS], [0.0; SCORED_CELLS]);
         let mut sums = [0.0; DISPERSIONS];
         for (g, &gamma) in MOVE_WEIGHTS.iter().enumerate() {
-            m.clear();
-            e2.clear();
-            for i in cells.clone() {
-                let mi = total * ((1.0 - gamma) * q[i] + gamma * u[i]);
-                let e = r[i] - mi;
-                // A residual beyond 1e154 (a release near the largest double) would make
-                // every score −∞ for good: it says nothing about the members, so skip it.
-                if (e * e).is_finite() {
-                    m.push(mi);
-                    e2.push(e * e);
+            for k in 0..SCORED_CELLS {
+                let mi = total * ((1.0 - gamma) * qs[k] + gamma * us[k]);
+                let e = rs[k] - mi;
+                all_m[k] = mi;
+                all_e2[k] = e * e;
+            }
+            let (mut m, mut e2) = (&all_m[..len], &all_e2[..len]);
+            // A residual beyond 1e154 (a release near the largest double) would make every
+            // score −∞ for good: it says nothing about the members, so skip it.
+            let (mut kept_m, mut kept_e2) = ([0.0; SCORED_CELLS], [0.0; SCORED_CELLS]);
+            if !e2.iter().all(|v| v.is_finite()) {
+                let mut kept = 0;
+                for (&mi, &ei) in m.iter().zip(e2).filter(|(_, ei)| ei.is_finite()) {
+                    (kept_m[kept], kept_e2[kept]) = (mi, ei);
+                    kept += 1;
                 }
+                (m, e2) = (&kept_m[..kept], &kept_e2[..kept]);
             }
             if one_division {
-                member_terms(&m, &e2, &self.dispersions, noise, &mut sums);
+                member_terms(m, e2, &self.dispersions, noise, &mut sums);
             } else {
                 for (sum, &phi) in sums.iter_mut().zip(&self.dispersions) {
                     *sum = m
                         .iter()
-                        .zip(&e2)
+                        .zip(e2)
                         .map(|(&mi, &ei)| {
                             let v = (phi * mi + noise).max(MIN_VARIANCE);
                             ln_positive(v) + ei / v
