@@ -17,7 +17,7 @@
 //! likelihood) once it beats the DBSec prior (γ = 1, φ = 1) by a likelihood-ratio test.
 //! Releases with ε_s = 0 carry no information and are not scored.
 
-use crate::numeric::{biased_exponent_split, exponent_split};
+use crate::numeric::{biased_exponent_split, divide, exponent_split};
 use crate::propagate::Mover;
 use crate::widest::at_widest;
 
@@ -356,8 +356,8 @@ impl Pass {
         self.steps += 1;
         let sum: f64 = estimate.iter().sum();
         if let (Some(mover), true) = (mover, sum > 0.0) {
-            self.q.clear();
-            self.q.extend(estimate.iter().map(|v| v / sum));
+            self.q.resize(estimate.len(), 0.0);
+            divide(estimate, sum, &mut self.q);
             self.u = mover.step(&self.q);
         } else {
             self.q.clear();

@@ -1,5 +1,7 @@
 //! Small log-space helpers for the solvers of docs/map.md §3–4: never form e^a, no silent NaN.
 
+use crate::widest::at_widest;
+
 /// ln of a non-negative number, with ln 0 = −∞ spelled out (the caller relies on it).
 pub(crate) fn ln_or_neg_inf(v: f64) -> f64 {
     if v > 0.0 { v.ln() } else { f64::NEG_INFINITY }
@@ -215,6 +217,19 @@ pub(crate) fn exp_vectorised(x: f64) -> f64 {
     let second = f64::from_bits(((k - half + 1023) as u64) << 52);
     let e = (y * first) * second;
     if x < -746.0 { 0.0 } else { e }
+}
+
+at_widest! {
+    /// out_i = values_i/divisor (`out` as long as `values`), at the widest vector width
+    /// ([`crate::widest`]; a division is correctly rounded at any width, so the bits are
+    /// those of the plain loop).
+    pub(crate) fn divide(values: &[f64], divisor: f64, out: &mut [f64]) = divide_portable;
+}
+
+/// The loop of [`divide`].
+#[inline(always)]
+fn divide_portable(values: &[f64], divisor: f64, out: &mut [f64]) {
+    out.iter_mut().zip(values).for_each(|(o, &v)| *o = v / divisor);
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //! with one pooled prior, solved exactly by the breakpoint solver.
 
 use crate::calibrate::Pass;
-use crate::numeric::{exp_vectorised, ln_vectorised};
+use crate::numeric::{divide, exp_vectorised, ln_vectorised};
 use crate::propagate::Mover;
 use crate::widest::at_widest;
 
@@ -123,13 +123,20 @@ pub(crate) fn pool(priors: &[WeightedPrior<'_>], n: usize) -> (Option<Vec<f64>>,
     for p in &active {
         add_logs(p.prior, p.strength / strength, &mut logs);
     }
-    let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    // The largest in eight lanes (a maximum is exact in any order).
+    let mut lanes = [f64::NEG_INFINITY; 8];
+    let mut chunks = logs.chunks_exact(8);
+    for chunk in &mut chunks {
+        lanes.iter_mut().zip(chunk).for_each(|(m, &v)| *m = m.max(v));
+    }
+    let top = chunks.remainder().iter().chain(&lanes).copied().fold(f64::NEG_INFINITY, f64::max);
     if top == f64::NEG_INFINITY {
         return (None, strength);
     }
     let sum = exponentials(&mut logs, top);
-    logs.iter_mut().for_each(|v| *v /= sum);
-    (Some(logs), strength)
+    let mut pooled = vec![0.0; n];
+    divide(&logs, sum, &mut pooled);
+    (Some(pooled), strength)
 }
 
 at_widest! {
@@ -367,40 +374,51 @@ fn occupancy(releases: &[&[f64]]) -> Vec<f64> {
     const SIDE_BY_SIDE: usize = 4;
     let n = releases[0].len();
     let mut pi = vec![0.0; n];
-    // The rows with a positive count and their largest (a maximum, exact in any order).
-    let positive: Vec<(&[f64], f64)> = releases
-        .iter()
-        .filter_map(|r| {
+    let mut scaled = vec![vec![0.0; n]; SIDE_BY_SIDE];
+    // The rows with a positive count, scaled by their largest (a maximum, exact in any
+    // order), gathered SIDE_BY_SIDE at a time while they are in the cache.
+    let mut gathered = 0;
+    let mut rows = releases.iter();
+    loop {
+        let next = rows.next();
+        if let Some(r) = next {
             let mut lanes = [0.0f64; 8];
             let mut chunks = r.chunks_exact(8);
             for chunk in &mut chunks {
                 lanes.iter_mut().zip(chunk).for_each(|(m, &v)| *m = m.max(v));
             }
             let largest = chunks.remainder().iter().chain(&lanes).fold(0.0f64, |m, &v| m.max(v));
-            (largest > 0.0).then_some((*r, largest))
-        })
-        .collect();
-    let mut scaled = vec![vec![0.0; n]; SIDE_BY_SIDE];
-    for group in positive.chunks(SIDE_BY_SIDE) {
-        for ((r, largest), row) in group.iter().zip(&mut scaled) {
-            row.iter_mut().zip(r.iter()).for_each(|(s, &v)| *s = v.max(0.0) / largest);
+            if largest > 0.0 {
+                scale_row(r, largest, &mut scaled[gathered]);
+                gathered += 1;
+            }
+        }
+        if gathered < SIDE_BY_SIDE && next.is_some() {
+            continue;
         }
         // Each row's sum in cell order, as a plain sum of that row would add them.
         let mut sums = [0.0f64; SIDE_BY_SIDE];
-        if group.len() == SIDE_BY_SIDE {
-            for i in 0..n {
-                for (sum, row) in sums.iter_mut().zip(&scaled) {
-                    *sum += row[i];
-                }
+        if let [a, b, c, d] = scaled.as_slice() {
+            let side_by_side = if gathered == SIDE_BY_SIDE { n } else { 0 };
+            for (((&a, &b), &c), &d) in a.iter().zip(b).zip(c).zip(d).take(side_by_side) {
+                sums[0] += a;
+                sums[1] += b;
+                sums[2] += c;
+                sums[3] += d;
             }
-        } else {
-            for (sum, row) in sums.iter_mut().zip(&scaled[..group.len()]) {
+        }
+        if gathered < SIDE_BY_SIDE {
+            for (sum, row) in sums.iter_mut().zip(&scaled[..gathered]) {
                 *sum = row.iter().sum();
             }
         }
         // Added to π row after row, as one row at a time would.
-        for (row, &sum) in scaled.iter().zip(&sums).take(group.len()) {
-            pi.iter_mut().zip(row).for_each(|(p, v)| *p += v / sum);
+        for (row, &sum) in scaled.iter().zip(&sums).take(gathered) {
+            add_shares(row, sum, &mut pi);
+        }
+        gathered = 0;
+        if next.is_none() {
+            break;
         }
     }
     let sum: f64 = pi.iter().sum();
@@ -410,6 +428,30 @@ fn occupancy(releases: &[&[f64]]) -> Vec<f64> {
     } else {
         vec![1.0 / n as f64; n]
     }
+}
+
+at_widest! {
+    /// out_i = max(r_i, 0)/largest; at the widest vector width ([`crate::widest`]; a
+    /// division is exact-rounded at any width).
+    fn scale_row(r: &[f64], largest: f64, out: &mut [f64]) = scale_row_portable;
+}
+
+/// The loop of [`scale_row`].
+#[inline(always)]
+fn scale_row_portable(r: &[f64], largest: f64, out: &mut [f64]) {
+    out.iter_mut().zip(r).for_each(|(s, &v)| *s = v.max(0.0) / largest);
+}
+
+at_widest! {
+    /// pi_i += row_i/sum; at the widest vector width ([`crate::widest`]; the same bits at any
+    /// width).
+    fn add_shares(row: &[f64], sum: f64, pi: &mut [f64]) = add_shares_portable;
+}
+
+/// The loop of [`add_shares`].
+#[inline(always)]
+fn add_shares_portable(row: &[f64], sum: f64, pi: &mut [f64]) {
+    pi.iter_mut().zip(row).for_each(|(p, v)| *p += v / sum);
 }
 
 /// Step t of `smooth`: the MAP estimate under the pooled forward and backward predictions
@@ -452,23 +494,35 @@ pub(crate) fn smooth<R: AsRef<[f64]>>(
     tpl_core::check_sensitivity(config.sensitivity)?;
     check_matrices(&config, cells)?;
     config.prior.check(cells)?;
-    let mut weights = Vec::with_capacity(rows.len());
-    for (t, (r, &e)) in rows.iter().zip(budgets).enumerate() {
-        weights.push(check_step(r, e, cells, config.sensitivity).map_err(|err| err.at_step(t + 1))?);
-    }
+    // While the steps are checked and the forward matrix is split (the split serves both
+    // directions), the occupancy is summed on a second thread when the backward matrix is
+    // derived from it.
+    let (weights, movers) = std::thread::scope(|scope| {
+        let summing =
+            (config.forward.is_some() && config.backward.is_none()).then(|| scope.spawn(|| occupancy(&rows)));
+        let mut weights = Vec::with_capacity(rows.len());
+        for (t, (r, &e)) in rows.iter().zip(budgets).enumerate() {
+            weights.push(check_step(r, e, cells, config.sensitivity).map_err(|err| err.at_step(t + 1))?);
+        }
+        let forward = config.forward.map(Mover::new);
+        let pi = summing.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        let movers = forward.map(|forward| {
+            let backward = match (config.backward, pi) {
+                (Some(b), _) => Mover::new(b),
+                (None, pi) => Mover::reversed(forward.clone(), &pi.unwrap_or_default()),
+            };
+            (forward, backward)
+        });
+        Ok::<_, PostprocessError>((weights, movers))
+    })?;
     let horizon = rows.len();
     let total = config.total;
-    let Some(forward) = config.forward else {
+    let Some((forward, backward)) = movers else {
         // One step and no matrix: the forward prediction is the initial prior alone.
         let (p, warnings) = config.prior.initial_unchecked(rows[0]);
         let x = map::solve(rows[0], &p, total as f64, weights[0]).x;
         return Ok(Estimates { estimator: Estimator::Smooth, estimates: vec![x], warnings });
     };
-    let backward = match config.backward {
-        Some(b) => Mover::new(b),
-        None => Mover::reversed(forward, &occupancy(&rows)),
-    };
-    let forward = Mover::new(forward);
     // The backward pass starts from the last release: the initial policy of step 1 does not
     // apply there, so it uses the frequency prior (uniform if uniform was asked for).
     let backward_initial = match config.prior {
@@ -514,7 +568,7 @@ mod tests {
         let Some(forward) = forward else { unreachable!("the streams below have a matrix") };
         let backward = match config.backward {
             Some(b) => Mover::new(b),
-            None => Mover::reversed(config.forward.unwrap(), &occupancy(&rows)),
+            None => Mover::reversed(Mover::new(config.forward.unwrap()), &reference_occupancy(&rows)),
         };
         let backward_initial =
             if config.prior == PriorPolicy::Uniform { PriorPolicy::Uniform } else { PriorPolicy::Frequency };
@@ -567,6 +621,54 @@ mod tests {
                 map::solve(rows[t], &pooled, n_total, tempered_weight(weights[t], 1.0 / strength)).x
             })
             .collect()
+    }
+
+    /// The former occupancy: row by row, each release's positive part scaled and summed.
+    fn reference_occupancy(releases: &[&[f64]]) -> Vec<f64> {
+        let n = releases[0].len();
+        let mut pi = vec![0.0; n];
+        for r in releases {
+            let largest = r.iter().fold(0.0f64, |m, &v| m.max(v));
+            if largest <= 0.0 {
+                continue;
+            }
+            let scaled: Vec<f64> = r.iter().map(|&v| v.max(0.0) / largest).collect();
+            let sum: f64 = scaled.iter().sum();
+            pi.iter_mut().zip(&scaled).for_each(|(p, v)| *p += v / sum);
+        }
+        let sum: f64 = pi.iter().sum();
+        if sum > 0.0 {
+            pi.iter_mut().for_each(|p| *p /= sum);
+            pi
+        } else {
+            vec![1.0 / n as f64; n]
+        }
+    }
+
+    /// The occupancy summed four releases side by side has the bits of the one summed row
+    /// by row, for any number of releases (zero rows and all-zero streams included).
+    #[test]
+    fn occupancy_is_the_row_by_row_sum() {
+        let mut numbers = Numbers(0x2545_f491_4f6c_dd1d);
+        for (horizon, cells) in [(1, 1), (3, 7), (4, 9), (5, 1000), (13, 33), (64, 17)] {
+            let releases: Vec<Vec<f64>> = (0..horizon)
+                .map(|t| {
+                    (0..cells)
+                        .map(|_| if t % 3 == 1 { 0.0 } else { (200.0 * numbers.next() - 20.0).round() })
+                        .collect()
+                })
+                .collect();
+            let rows: Vec<&[f64]> = releases.iter().map(Vec::as_slice).collect();
+            let (got, want) = (occupancy(&rows), reference_occupancy(&rows));
+            assert_eq!(
+                got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                "{horizon} × {cells}"
+            );
+            let zeros = vec![vec![0.0; cells]; horizon];
+            let rows: Vec<&[f64]> = zeros.iter().map(Vec::as_slice).collect();
+            assert_eq!(occupancy(&rows), reference_occupancy(&rows));
+        }
     }
 
     /// A fixed pseudo-random stream: uniform numbers in [0, 1).
