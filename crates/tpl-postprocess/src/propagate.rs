@@ -160,8 +160,9 @@ impl<'a> Mover<'a> {
         self.apply(&q)
     }
 
-    /// q·M for a distribution q.
-    fn apply(&self, q: &[f64]) -> Vec<f64> {
+    /// q·M for a distribution q (non-negative, summing to 1 up to rounding): [`Mover::step`]
+    /// without normalising q again, for a caller that has just normalised it.
+    pub(crate) fn apply(&self, q: &[f64]) -> Vec<f64> {
         match self {
             Self::Dense(m) => dense_times(q, m),
             Self::Split(s) => s.times(q),

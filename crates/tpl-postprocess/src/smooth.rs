@@ -558,7 +558,8 @@ mod tests {
     use tpl_core::TransitionMatrix;
 
     /// The former computation of `smooth`, kept as the reference: both passes store every
-    /// step's prior, then every step is pooled (logarithms and exponentials of the library).
+    /// step's prior (each estimate normalised twice before it is moved), then every step is
+    /// pooled (logarithms and exponentials of the library).
     fn reference(releases: &[Vec<f64>], budgets: &[f64], config: FilterConfig<'_>) -> Vec<Vec<f64>> {
         let rows: Vec<&[f64]> = releases.iter().map(Vec::as_slice).collect();
         let (horizon, cells, total) = (rows.len(), rows[0].len(), config.total);
@@ -587,7 +588,7 @@ mod tests {
                 } else {
                     map::solve(r, &prior, n_total, tempered_weight(weights[t], dispersion)).x
                 };
-                pass.observe(&estimate, Some(mover));
+                pass.observe_former(&estimate, Some(mover));
                 priors[t] = prior;
                 strengths[t] = 1.0 / dispersion;
             }
