@@ -17,7 +17,7 @@
 //! likelihood) once it beats the DBSec prior (γ = 1, φ = 1) by a likelihood-ratio test.
 //! Releases with ε_s = 0 carry no information and are not scored.
 
-use crate::numeric::{biased_exponent_split, divide, exponent_split};
+use crate::numeric::{biased_exponent_split, divide, exponent_split, sum4};
 use crate::propagate::Mover;
 use crate::widest::at_widest;
 
@@ -354,7 +354,8 @@ impl Pass {
     /// prediction (nothing to move without a matrix, or when x̂ is 0).
     pub(crate) fn observe(&mut self, estimate: &[f64], mover: Option<&Mover<'_>>) {
         self.steps += 1;
-        let sum: f64 = estimate.iter().sum();
+        // Four running sums: one chain of n additions would be the step's longest.
+        let sum = sum4(estimate.iter().copied());
         if let (Some(mover), true) = (mover, sum > 0.0) {
             self.q.resize(estimate.len(), 0.0);
             divide(estimate, sum, &mut self.q);

@@ -17,6 +17,7 @@
 
 use tpl_core::TransitionMatrix;
 
+use crate::numeric::sum4;
 use crate::widest::at_widest;
 
 /// A split pays when at most this fraction of the n² entries is an excess: a scattered
@@ -193,9 +194,10 @@ impl Split {
             .collect()
     }
 
-    /// P·v = b·(Σ_j v_j) + (row-wise excesses)·v: O(n + nnz), every term ≥ 0 for v ≥ 0.
+    /// P·v = b·(Σ_j v_j) + (row-wise excesses)·v: O(n + nnz), every term ≥ 0 for v ≥ 0
+    /// (Σ_j v_j in four running sums: one chain of n additions would be the step's longest).
     fn pull(&self, v: &[f64]) -> Vec<f64> {
-        let total: f64 = v.iter().sum();
+        let total = sum4(v.iter().copied());
         self.floors
             .iter()
             .enumerate()

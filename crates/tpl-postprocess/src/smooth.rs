@@ -119,6 +119,20 @@ pub(crate) fn pool(priors: &[WeightedPrior<'_>], n: usize) -> (Option<Vec<f64>>,
     if let [single] = active.as_slice() {
         return (Some(single.prior.to_vec()), strength);
     }
+    if let [first, second] = active.as_slice()
+        && first.strength == second.strength
+    {
+        // Two priors of the same strength: p̃ ∝ √(p₁·p₂), taken as √p₁·√p₂ (no
+        // logarithm). Unless the products are so small that some would lose precision
+        // below the normal range: then in log space.
+        let mut means = vec![0.0; n];
+        let sum = geometric_means(first.prior, second.prior, &mut means);
+        if sum >= SMALLEST_GEOMETRIC_SUM {
+            let mut pooled = vec![0.0; n];
+            divide(&means, sum, &mut pooled);
+            return (Some(pooled), strength);
+        }
+    }
     let mut logs = vec![0.0; n];
     for p in &active {
         add_logs(p.prior, p.strength / strength, &mut logs);
@@ -137,6 +151,36 @@ pub(crate) fn pool(priors: &[WeightedPrior<'_>], n: usize) -> (Option<Vec<f64>>,
     let mut pooled = vec![0.0; n];
     divide(&logs, sum, &mut pooled);
     (Some(pooled), strength)
+}
+
+/// The smallest sum of the means √p₁·√p₂ that [`pool`] normalises as they are (below it,
+/// in log space from the largest): above it a mean below the normal range (2⁻¹⁰²²) is less
+/// than 10⁻¹⁰⁷ of the sum, a share the log-space path would form as a subnormal too.
+const SMALLEST_GEOMETRIC_SUM: f64 = 1e-200;
+
+at_widest! {
+    /// out_i = √a_i·√b_i, and their sum (in [`LANES`] running sums added pairwise); at the
+    /// widest vector width ([`crate::widest`]; every width gives the same bits).
+    fn geometric_means(a: &[f64], b: &[f64], out: &mut [f64]) -> f64 = geometric_means_portable;
+}
+
+/// The loop of [`geometric_means`]: cell i goes to lane i mod [`LANES`].
+#[inline(always)]
+fn geometric_means_portable(a: &[f64], b: &[f64], out: &mut [f64]) -> f64 {
+    let mut acc = [0.0f64; LANES];
+    let mut chunks = out.chunks_exact_mut(LANES).zip(a.chunks_exact(LANES).zip(b.chunks_exact(LANES)));
+    for (o, (x, y)) in &mut chunks {
+        for l in 0..LANES {
+            o[l] = x[l].sqrt() * y[l].sqrt();
+            acc[l] += o[l];
+        }
+    }
+    let done = out.len() - out.len() % LANES;
+    for (l, ((o, &x), &y)) in out[done..].iter_mut().zip(&a[done..]).zip(&b[done..]).enumerate() {
+        *o = x.sqrt() * y.sqrt();
+        acc[l] += *o;
+    }
+    ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
 }
 
 at_widest! {
@@ -669,6 +713,101 @@ mod tests {
             let zeros = vec![vec![0.0; cells]; horizon];
             let rows: Vec<&[f64]> = zeros.iter().map(Vec::as_slice).collect();
             assert_eq!(occupancy(&rows), reference_occupancy(&rows));
+        }
+    }
+
+    /// The pooled prior from logarithms and exponentials of the library, as [`pool`] formed
+    /// it before: the reference of its faster forms.
+    fn reference_pool(priors: &[WeightedPrior<'_>], n: usize) -> Option<Vec<f64>> {
+        let strength: f64 = priors.iter().map(|p| p.strength).sum();
+        let logs: Vec<f64> = (0..n)
+            .map(|i| {
+                let mut s = 0.0;
+                for p in priors.iter().filter(|p| p.strength > 0.0) {
+                    if p.prior[i] <= 0.0 {
+                        return f64::NEG_INFINITY;
+                    }
+                    s += (p.strength / strength) * p.prior[i].ln();
+                }
+                s
+            })
+            .collect();
+        let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if top == f64::NEG_INFINITY {
+            return None;
+        }
+        let e: Vec<f64> = logs.iter().map(|&l| (l - top).exp()).collect();
+        let sum: f64 = e.iter().sum();
+        Some(e.iter().map(|v| v / sum).collect())
+    }
+
+    /// Two priors of equal strength (the geometric means, and their log-space fallback when
+    /// the means are tiny), of unequal strengths and three priors: the pool is the one from
+    /// the library's logarithms within 1e-13 relative, zeros where a prior is 0, `None`
+    /// where the priors share no cell.
+    #[test]
+    fn pooled_prior_matches_the_library_logarithms() {
+        let mut numbers = Numbers(0x0123_4567_89ab_cdef);
+        for n in [1, 2, 7, 8, 9, 100, 1000] {
+            for case in 0..6 {
+                let mut prior = |zeros: bool, tiny: bool| -> Vec<f64> {
+                    let w: Vec<f64> = (0..n)
+                        .map(|_| {
+                            let v = numbers.next();
+                            if zeros && v < 0.2 {
+                                0.0
+                            } else if tiny {
+                                v * 1e-290
+                            } else {
+                                v
+                            }
+                        })
+                        .collect();
+                    let s: f64 = w.iter().sum();
+                    if s > 0.0 { w.iter().map(|v| v / s).collect() } else { vec![1.0 / n as f64; n] }
+                };
+                let (a, b, c) = (prior(case % 2 == 1, false), prior(case == 3, false), prior(false, false));
+                // Case 4: two priors that share one cell, where both are 1e-250 (its mean is
+                // below 1e-200: the log-space fallback).
+                if case == 4 && n > 2 {
+                    let (mut x, mut y) = (vec![0.0; n], vec![0.0; n]);
+                    (x[0], x[1], y[1], y[2]) = (1.0 - 1e-250, 1e-250, 1e-250, 1.0 - 1e-250);
+                    let pair = [
+                        WeightedPrior { prior: &x, strength: 3.0 },
+                        WeightedPrior { prior: &y, strength: 3.0 },
+                    ];
+                    check(&pair, n);
+                    let (pooled, _) = pool(&pair, n);
+                    assert_eq!(pooled.map(|p| p[1]), Some(1.0));
+                }
+                let strengths: [(f64, f64, f64); 3] = [(64.0, 64.0, 0.0), (2.0, 0.25, 0.0), (1.0, 4.0, 0.5)];
+                for (sa, sb, sc) in strengths {
+                    let priors = [
+                        WeightedPrior { prior: &a, strength: sa },
+                        WeightedPrior { prior: &b, strength: sb },
+                        WeightedPrior { prior: &c, strength: sc },
+                    ];
+                    check(&priors, n);
+                }
+            }
+        }
+        // Disjoint priors: nothing shared.
+        let (a, b) = ([1.0, 0.0], [0.0, 1.0]);
+        let pair = [WeightedPrior { prior: &a, strength: 1.0 }, WeightedPrior { prior: &b, strength: 1.0 }];
+        assert_eq!(pool(&pair, 2), (None, 2.0));
+    }
+
+    fn check(priors: &[WeightedPrior<'_>], n: usize) {
+        let (got, strength) = pool(priors, n);
+        assert_eq!(strength, priors.iter().map(|p| p.strength).sum::<f64>());
+        let want = reference_pool(priors, n);
+        match (got, want) {
+            (Some(g), Some(w)) => {
+                for (i, (x, y)) in g.iter().zip(&w).enumerate() {
+                    assert!((x - y).abs() <= 1e-13 * y, "n = {n}, cell {i}: {x} vs {y}");
+                }
+            }
+            (g, w) => assert_eq!(g, w, "n = {n}"),
         }
     }
 
