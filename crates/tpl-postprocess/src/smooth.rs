@@ -249,11 +249,11 @@ impl Slots {
     }
 }
 
-/// Priors, one row of `cells` per step, stored end to end.
+/// Priors, one vector per step (each becomes an estimate's vector once it is pooled, so that
+/// the estimates take no fresh memory).
 struct Rows {
     slots: Slots,
-    cells: usize,
-    values: Vec<f64>,
+    values: Vec<Vec<f64>>,
 }
 
 impl std::ops::Index<usize> for Rows {
@@ -261,8 +261,7 @@ impl std::ops::Index<usize> for Rows {
 
     /// The prior of step t (a stored step).
     fn index(&self, t: usize) -> &[f64] {
-        let k = self.slots.of(t);
-        &self.values[k * self.cells..(k + 1) * self.cells]
+        &self.values[self.slots.of(t)]
     }
 }
 
@@ -283,10 +282,10 @@ impl std::ops::Index<usize> for Strengths {
 
 impl Predictions {
     /// Room for `steps` predictions from step `first` on, in the order of `way`.
-    fn new(first: usize, way: Way, cells: usize, steps: usize) -> Self {
+    fn new(first: usize, way: Way, steps: usize) -> Self {
         let slots = Slots { first, way };
         Self {
-            priors: Rows { slots, cells, values: Vec::with_capacity(steps * cells) },
+            priors: Rows { slots, values: Vec::with_capacity(steps) },
             strengths: Strengths { slots, values: Vec::with_capacity(steps) },
         }
     }
@@ -352,38 +351,39 @@ impl<'m> Direction<'m> {
         let t = self.step_at(self.done, horizon);
         let (r, weight) = (stream.rows[t], stream.weights[t]);
         let cells = r.len();
-        let at = out.priors.values.len();
-        let dispersion = match self.pass.predict_onto(r, weight, n_total, &mut out.priors.values) {
+        let mut prior = Vec::with_capacity(cells);
+        let dispersion = match self.pass.predict_onto(r, weight, n_total, &mut prior) {
             Some(c) => c.dispersion,
             None if self.done == 0 => {
                 let (p, w) = self.initial.initial_unchecked(r);
                 self.warnings = w;
-                out.priors.values.extend_from_slice(&p);
+                prior = p;
                 1.0
             }
             // Only with N = 0, where every estimate is 0 and no prior matters.
             None => {
-                out.priors.values.extend(std::iter::repeat_n(1.0 / cells as f64, cells));
+                prior.extend(std::iter::repeat_n(1.0 / cells as f64, cells));
                 1.0
             }
         };
-        out.strengths.values.push(1.0 / dispersion);
         self.done += 1;
         if self.done < horizon {
             let estimate = if total == 0 {
                 vec![0.0; cells]
             } else {
-                map::solve(r, &out.priors.values[at..], n_total, tempered_weight(weight, dispersion)).x
+                map::solve(r, &prior, n_total, tempered_weight(weight, dispersion)).x
             };
             self.pass.observe(&estimate, Some(self.mover));
         }
+        out.priors.values.push(prior);
+        out.strengths.values.push(1.0 / dispersion);
         t
     }
 
     /// The first `steps` predictions of the direction, stored.
     fn store(&mut self, stream: &Stream<'_>, steps: usize) -> Predictions {
-        let (horizon, cells) = (stream.rows.len(), stream.rows[0].len());
-        let mut out = Predictions::new(self.step_at(self.done, horizon), self.way, cells, steps);
+        let horizon = stream.rows.len();
+        let mut out = Predictions::new(self.step_at(self.done, horizon), self.way, steps);
         for _ in 0..steps {
             self.advance(stream, &mut out);
         }
@@ -391,20 +391,24 @@ impl<'m> Direction<'m> {
     }
 
     /// The remaining steps, each pooled with the other direction's stored prediction as
-    /// soon as it is predicted: their estimates in the direction's order.
-    fn pool(&mut self, stream: &Stream<'_>, other: &Predictions) -> Vec<Vec<f64>> {
+    /// soon as it is predicted: their estimates in the direction's order, each in the vector
+    /// of the stored prior it used.
+    fn pool(&mut self, stream: &Stream<'_>, mut other: Predictions) -> Vec<Vec<f64>> {
         let horizon = stream.rows.len();
-        let cells = stream.rows[0].len();
-        let mut current = Predictions::new(0, self.way, cells, 1);
+        let mut current = Predictions::new(0, self.way, 1);
         let mut estimates = Vec::with_capacity(horizon - self.done);
         while self.done < horizon {
             current.restart(self.step_at(self.done, horizon));
             let t = self.advance(stream, &mut current);
             let (fwd, bwd) = match self.way {
-                Way::Forward => (&current, other),
-                Way::Backward => (other, &current),
+                Way::Forward => (&current, &other),
+                Way::Backward => (&other, &current),
             };
-            estimates.push(combine(stream.rows[t], stream.weights[t], fwd, bwd, t, stream.total));
+            let x = combine(stream.rows[t], stream.weights[t], fwd, bwd, t, stream.total);
+            let mut kept = std::mem::take(&mut other.priors.values[other.priors.slots.of(t)]);
+            kept.clear();
+            kept.extend_from_slice(&x);
+            estimates.push(kept);
         }
         estimates
     }
@@ -586,8 +590,8 @@ pub(crate) fn smooth<R: AsRef<[f64]>>(
         (ahead, back.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     });
     let (later, earlier) = std::thread::scope(|scope| {
-        let back = scope.spawn(|| bwd.pool(&stream, &fwd_stored));
-        let ahead = fwd.pool(&stream, &bwd_stored);
+        let back = scope.spawn(|| bwd.pool(&stream, fwd_stored));
+        let ahead = fwd.pool(&stream, bwd_stored);
         (ahead, back.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     });
     let mut estimates = earlier;
