@@ -297,6 +297,20 @@ fn ln_positive(v: f64) -> f64 {
     k as f64 * std::f64::consts::LN_2 + 2.0 * t * series
 }
 
+at_widest! {
+    /// out_i = (1 − γ)·q_i + γ·u_i, the prior of move weight γ; at the widest vector width
+    /// ([`crate::widest`]; the same bits at any width).
+    fn mix(q: &[f64], u: &[f64], gamma: f64, out: &mut [f64]) = mix_portable;
+}
+
+/// The loop of [`mix`].
+#[inline(always)]
+fn mix_portable(q: &[f64], u: &[f64], gamma: f64, out: &mut [f64]) {
+    for ((o, &q), &u) in out.iter_mut().zip(q).zip(u) {
+        *o = (1.0 - gamma) * q + gamma * u;
+    }
+}
+
 /// One direction of a calibrated stream (docs/map.md §8): the previous estimate, how it
 /// moves, and the scores of the family of predictions.
 #[derive(Debug, Clone)]
@@ -346,7 +360,9 @@ impl Pass {
         }
         let calibration = self.calibrator.choice();
         let g = calibration.move_weight;
-        out.extend(self.q.iter().zip(&self.u).map(|(&q, &u)| (1.0 - g) * q + g * u));
+        let at = out.len();
+        out.resize(at + self.q.len(), 0.0);
+        mix(&self.q, &self.u, g, &mut out[at..]);
         Some(calibration)
     }
 
