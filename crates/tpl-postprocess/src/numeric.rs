@@ -149,9 +149,9 @@ pub(crate) fn biased_exponent_split(v: f64) -> (u64, f64) {
 }
 
 /// ln 2 in two parts: the high one has 32 bits, so that k·`LN2_HI` is exact for |k| < 2²⁰.
-const LN2_HI: f64 = 6.931_471_803_691_238_164_9e-1;
+const LN2_HI: f64 = 0.6931471803691238;
 /// ln 2 − [`LN2_HI`].
-const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+const LN2_LO: f64 = 1.9082149292705877e-10;
 
 /// ln v for v ≥ 0 (ln 0 = −∞) without a branch that stops a loop from vectorising, within
 /// 2 ulps of the correctly rounded value (tested against the library's): fdlibm's log —
@@ -161,13 +161,13 @@ const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
 #[inline(always)]
 pub(crate) fn ln_vectorised(v: f64) -> f64 {
     const LG: [f64; 7] = [
-        6.666_666_666_666_735_13e-1,
-        3.999_999_999_940_941_908e-1,
-        2.857_142_874_366_239_149e-1,
-        2.222_219_843_214_978_396e-1,
-        1.818_357_216_161_805_012e-1,
-        1.531_383_769_920_937_332e-1,
-        1.479_819_860_511_658_591e-1,
+        0.6666666666666735,
+        0.3999999999940942,
+        0.2857142874366239,
+        0.22222198432149784,
+        0.1818357216161805,
+        0.15313837699209373,
+        0.14798198605116586,
     ];
     let tiny = v < f64::MIN_POSITIVE;
     let scaled = if tiny { v * 18_014_398_509_481_984.0 } else { v };
@@ -191,11 +191,11 @@ pub(crate) fn ln_vectorised(v: f64) -> f64 {
 #[inline(always)]
 pub(crate) fn exp_vectorised(x: f64) -> f64 {
     const P: [f64; 5] = [
-        1.666_666_666_666_660_190_37e-1,
-        -2.777_777_777_701_559_338_42e-3,
-        6.613_756_321_437_934_361_17e-5,
-        -1.653_390_220_546_525_153_90e-6,
-        4.138_136_797_057_238_460_39e-8,
+        0.16666666666666602,
+        -0.0027777777777015593,
+        6.613756321437934e-05,
+        -1.6533902205465252e-06,
+        4.1381367970572385e-08,
     ];
     const INV_LN2: f64 = std::f64::consts::LOG2_E;
     // Adding and subtracting 1.5·2⁵² rounds to the nearest integer (|x/ln 2| < 2⁵¹).
