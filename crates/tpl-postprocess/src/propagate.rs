@@ -17,6 +17,7 @@
 
 use tpl_core::TransitionMatrix;
 
+use crate::numeric::sum4;
 use crate::widest::at_widest;
 
 /// A split pays when at most this fraction of the n² entries is an excess: a scattered
@@ -144,8 +145,8 @@ impl<'a> Mover<'a> {
     /// positive sum; docs/map.md §9): B_ji = π_i·P_ij/(π·P)_j with π the occupancy
     /// normalised, and an identity row for a cell j with (π·P)_j = 0. Applied as
     /// q·B = π ⊙ (P·(q ⊘ π·P)), never formed: the cost of one product with P, O(n) memory.
-    pub(crate) fn reversed(forward: &'a TransitionMatrix, occupancy: &[f64]) -> Self {
-        let forward = Self::new(forward);
+    /// `forward` is P as [`Mover::new`] built it.
+    pub(crate) fn reversed(forward: Self, occupancy: &[f64]) -> Self {
         let sum: f64 = occupancy.iter().sum();
         let occupancy: Vec<f64> = occupancy.iter().map(|v| v / sum).collect();
         let moved = forward.apply(&occupancy);
@@ -160,8 +161,9 @@ impl<'a> Mover<'a> {
         self.apply(&q)
     }
 
-    /// q·M for a distribution q.
-    fn apply(&self, q: &[f64]) -> Vec<f64> {
+    /// q·M for a distribution q (non-negative, summing to 1 up to rounding): [`Mover::step`]
+    /// without normalising q again, for a caller that has just normalised it.
+    pub(crate) fn apply(&self, q: &[f64]) -> Vec<f64> {
         match self {
             Self::Dense(m) => dense_times(q, m),
             Self::Split(s) => s.times(q),
@@ -192,9 +194,10 @@ impl Split {
             .collect()
     }
 
-    /// P·v = b·(Σ_j v_j) + (row-wise excesses)·v: O(n + nnz), every term ≥ 0 for v ≥ 0.
+    /// P·v = b·(Σ_j v_j) + (row-wise excesses)·v: O(n + nnz), every term ≥ 0 for v ≥ 0
+    /// (Σ_j v_j in four running sums: one chain of n additions would be the step's longest).
     fn pull(&self, v: &[f64]) -> Vec<f64> {
-        let total: f64 = v.iter().sum();
+        let total = sum4(v.iter().copied());
         self.floors
             .iter()
             .enumerate()
@@ -210,8 +213,8 @@ impl Split {
 impl Reversal<'_> {
     /// q·B = π ⊙ (P·g) with g_j = q_j/(π·P)_j, plus q_j itself on the identity rows.
     fn times(&self, q: &[f64]) -> Vec<f64> {
-        let g: Vec<f64> =
-            q.iter().zip(&self.moved).map(|(&qj, &m)| if m > 0.0 { qj / m } else { 0.0 }).collect();
+        let mut g = vec![0.0; q.len()];
+        shares_of_moved(q, &self.moved, &mut g);
         let mut out: Vec<f64> =
             self.forward.pull(&g).iter().zip(&self.occupancy).map(|(h, pi)| pi * h).collect();
         for ((o, &qj), &m) in out.iter_mut().zip(q).zip(&self.moved) {
@@ -220,6 +223,20 @@ impl Reversal<'_> {
             }
         }
         out
+    }
+}
+
+at_widest! {
+    /// g_j = q_j/m_j where m_j > 0, 0 elsewhere (the g of [`Reversal`]'s product), at the
+    /// widest vector width ([`crate::widest`]; a division is correctly rounded at any width).
+    fn shares_of_moved(q: &[f64], moved: &[f64], g: &mut [f64]) = shares_of_moved_portable;
+}
+
+/// The loop of [`shares_of_moved`].
+#[inline(always)]
+fn shares_of_moved_portable(q: &[f64], moved: &[f64], g: &mut [f64]) {
+    for ((g, &qj), &m) in g.iter_mut().zip(q).zip(moved) {
+        *g = if m > 0.0 { qj / m } else { 0.0 };
     }
 }
 
@@ -324,7 +341,7 @@ mod tests {
     fn reversal_of_a_stationary_chain_is_its_time_reversal() {
         // Two-state chain with stationary π = (2/3, 1/3) is reversible: B = P.
         let p = TransitionMatrix::new(vec![vec![0.9, 0.1], vec![0.2, 0.8]]).unwrap();
-        let b = Mover::reversed(&p, &[2.0 / 3.0, 1.0 / 3.0]);
+        let b = Mover::reversed(Mover::new(&p), &[2.0 / 3.0, 1.0 / 3.0]);
         for j in 0..2 {
             let mut unit = [0.0; 2];
             unit[j] = 1.0;
@@ -335,7 +352,7 @@ mod tests {
         }
         // A cell nobody reaches keeps its people: identity row.
         let p = TransitionMatrix::new(vec![vec![1.0, 0.0], vec![1.0, 0.0]]).unwrap();
-        let b = Mover::reversed(&p, &[0.5, 0.5]);
+        let b = Mover::reversed(Mover::new(&p), &[0.5, 0.5]);
         assert_eq!((b.step(&[1.0, 0.0]), b.step(&[0.0, 1.0])), (vec![0.5, 0.5], vec![0.0, 1.0]));
     }
 
@@ -419,7 +436,7 @@ mod tests {
             let sum: f64 = w.iter().sum();
             let q: Vec<f64> = w.iter().map(|v| v / sum).collect();
             let want = plain(&q, &b);
-            for mover in [Mover::reversed(&m, &pi), Mover::Reversed(Box::new(Reversal {
+            for mover in [Mover::reversed(Mover::new(&m), &pi), Mover::Reversed(Box::new(Reversal {
                 forward: Mover::Dense(&m),
                 occupancy: pi.clone(),
                 moved: dense_times(&pi, &m),

@@ -8,13 +8,13 @@
 //! width gives the same bits as long as the function fixes its own order of additions
 //! (running sums in fixed lanes, added pairwise): results never depend on the processor.
 
-/// `at_widest! { /// doc … fn name(args) -> R = portable; }` defines `name`, which calls
+/// `at_widest! { /// doc … [pub(crate)] fn name(args) -> R = portable; }` defines `name`, which calls
 /// `portable(args)` compiled for the widest of AVX-512F, AVX2 and the baseline that the
 /// processor supports.
 macro_rules! at_widest {
-    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? = $portable:ident;) => {
+    ($(#[$doc:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? = $portable:ident;) => {
         $(#[$doc])*
-        fn $name($($arg: $ty),*) $(-> $ret)? {
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx512f")]
