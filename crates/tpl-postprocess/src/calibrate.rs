@@ -559,6 +559,16 @@ impl Pass {
 mod tests {
     use super::*;
 
+    /// Uniform numbers in [0, 1) from a xorshift generator seeded with `state`.
+    fn uniforms(mut state: u64) -> impl FnMut() -> f64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
     /// The chain of an every-step stream: the previous estimate's q and u = q·P.
     fn one_step(q: &[f64], u: &[f64], index: usize) -> Chain {
         let mut chain = Chain::default();
@@ -613,13 +623,7 @@ mod tests {
     /// several sizes chooses the same member and the priors agree within 1e-12 relative.
     #[test]
     fn moving_the_normalised_estimate_keeps_every_choice() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = uniforms(0x9e37_79b9_7f4a_7c15);
         for (case, (n, horizon, total)) in
             [(5, 300, 500.0), (64, 200, 6400.0), (300, 120, 30000.0), (1000, 60, 1e5)].into_iter().enumerate()
         {
@@ -792,13 +796,7 @@ mod tests {
     /// ones to the bit, whatever the processor.
     #[test]
     fn member_terms_do_not_depend_on_the_vector_width() {
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = uniforms(0x2545_f491_4f6c_dd1d);
         let grid = dispersions();
         for len in [0, 1, 7, 8, 9, 16, 63, 64] {
             let m: Vec<f64> = (0..len).map(|_| 1e5 * next() * next()).collect();
