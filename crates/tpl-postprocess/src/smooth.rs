@@ -5,8 +5,9 @@
 //! releases before it; a calibrated backward pass, run from the last release to the first
 //! through the backward matrix, predicts step t from the releases after it. Step t then
 //! solves the MAP problem whose prior is the product of the two predictions, each raised to
-//! its calibrated strength — a log-linear pool, which is again a MAP problem of docs/map.md §2
-//! with one pooled prior, solved exactly by the breakpoint solver.
+//! its strength — together the two calibrated strengths, split in proportion to how recently
+//! each prediction saw a release with information — a log-linear pool, which is again a MAP
+//! problem of docs/map.md §2 with one pooled prior, solved exactly by the breakpoint solver.
 
 use crate::calibrate::Pass;
 use crate::numeric::{divide, exp_vectorised, ln_vectorised};
