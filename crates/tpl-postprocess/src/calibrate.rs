@@ -157,27 +157,25 @@ impl Calibrator {
         let (mut all_m, mut all_e2) = ([0.0; SCORED_CELLS], [0.0; SCORED_CELLS]);
         let mut sums = [0.0; DISPERSIONS];
         for (g, &gamma) in MOVE_WEIGHTS.iter().enumerate() {
+            // Each scored cell's share of the member's prediction.
+            let mut shares = [0.0; SCORED_CELLS];
             if steps == 1 {
                 for k in 0..SCORED_CELLS {
-                    let mi = total * ((1.0 - gamma) * qs[k] + gamma * us[k]);
-                    let e = rs[k] - mi;
-                    all_m[k] = mi;
-                    all_e2[k] = e * e;
+                    shares[k] = (1.0 - gamma) * qs[k] + gamma * us[k];
                 }
             } else {
                 binomial_weights(steps, gamma, &mut self.mix);
-                let mut shares = [0.0; SCORED_CELLS];
                 for (j, &w) in self.mix.iter().enumerate() {
                     for (share, &v) in shares.iter_mut().zip(chain.power(j)) {
                         *share += w * v;
                     }
                 }
-                for k in 0..SCORED_CELLS {
-                    let mi = total * shares[k];
-                    let e = rs[k] - mi;
-                    all_m[k] = mi;
-                    all_e2[k] = e * e;
-                }
+            }
+            for k in 0..SCORED_CELLS {
+                let mi = total * shares[k];
+                let e = rs[k] - mi;
+                all_m[k] = mi;
+                all_e2[k] = e * e;
             }
             let (mut m, mut e2) = (&all_m[..len], &all_e2[..len]);
             // A residual beyond 1e154 (a release near the largest double) would make every
