@@ -124,8 +124,9 @@ pub enum PostprocessError {
         /// The offending value.
         value: f64,
     },
-    /// An estimator name other than `map`, `map-dbsec`, `map-integer`, `mle` or `smooth`.
-    #[error("unknown estimator {0:?}: expected map, map-dbsec, map-integer, mle or smooth")]
+    /// An estimator name other than `map`, `smooth`, `kalman`, `map-dbsec`, `map-integer` or
+    /// `mle`.
+    #[error("unknown estimator {0:?}: expected map, smooth, kalman, map-dbsec, map-integer or mle")]
     UnknownEstimator(String),
     /// A bootstrap setting that cannot give an interval (a level outside (0, 1), fewer than
     /// two replicates), or a replicate the release or the estimator refused.
@@ -143,6 +144,25 @@ pub enum PostprocessError {
         /// The estimator's name.
         estimator: &'static str,
     },
+    /// A stream too large for the Kalman smoother, which stores an n×n covariance per step
+    /// while the covariance changes (docs/map.md §14).
+    #[error(
+        "the kalman smoother would store more than {limit} values for {steps} steps of {cells} cells (n² per step while its covariance changes): use smooth or map for streams this large"
+    )]
+    TooLarge {
+        /// Cells n.
+        cells: usize,
+        /// Steps T.
+        steps: usize,
+        /// The most values it stores.
+        limit: usize,
+    },
+    /// A covariance of the Kalman filter that rounding left without a Cholesky factor (a
+    /// model whose noise is many orders of magnitude below the counts).
+    #[error(
+        "the kalman filter's covariance is not positive definite: the releases' noise is too small against the counts for it"
+    )]
+    NotPositiveDefinite,
     /// An error at one step of a stream.
     #[error("step {step}: {source}")]
     AtStep {

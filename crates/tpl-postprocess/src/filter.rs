@@ -14,7 +14,7 @@ use crate::calibrate::{Calibration, Pass};
 use crate::error::{PostprocessError, Result};
 use crate::prior::{PriorPolicy, PriorUpdate, Warning};
 use crate::propagate::Mover;
-use crate::{map, map_integer, mle, smooth, validate};
+use crate::{kalman, map, map_integer, mle, smooth, validate};
 
 /// Which estimator of the true counts a stream uses (docs/map.md §2–4, §6, §8 and §9); its
 /// [`name`](Estimator::name) is the `--estimator` value of `tpl postprocess`.
@@ -47,14 +47,19 @@ pub enum Estimator {
     /// future, through calibrated forward and backward predictions pooled per step
     /// ([`crate::pooled_map_step`]). A recorded stream only ([`crate::filter`]).
     Smooth,
+    /// The classical baseline (docs/map.md §14): Kalman filter and RTS smoother on the
+    /// counts, move weight and process noise fitted by maximum likelihood
+    /// ([`crate::kalman_smooth`]). A recorded stream only ([`crate::filter`]).
+    Kalman,
 }
 
 impl Estimator {
     /// Every estimator, in the order the command line lists them.
-    pub const ALL: [Self; 5] = [Self::Map, Self::MapDbsec, Self::MapInteger, Self::Mle, Self::Smooth];
+    pub const ALL: [Self; 6] =
+        [Self::Map, Self::MapDbsec, Self::MapInteger, Self::Mle, Self::Smooth, Self::Kalman];
 
     /// The name used on the command line and in JSON output: `map`, `map-dbsec`,
-    /// `map-integer`, `mle`, `smooth` (also its `serde` form).
+    /// `map-integer`, `mle`, `smooth`, `kalman` (also its `serde` form).
     pub fn name(self) -> &'static str {
         match self {
             Self::Map => "map",
@@ -62,6 +67,7 @@ impl Estimator {
             Self::MapInteger => "map-integer",
             Self::Mle => "mle",
             Self::Smooth => "smooth",
+            Self::Kalman => "kalman",
         }
     }
 
@@ -71,9 +77,9 @@ impl Estimator {
     }
 
     /// Whether step t is estimated from the releases up to t only, so that a [`Filter`] can
-    /// run it one release at a time (every estimator but `smooth`).
+    /// run it one release at a time (every estimator but `smooth` and `kalman`).
     pub fn is_filter(self) -> bool {
-        !matches!(self, Self::Smooth)
+        !matches!(self, Self::Smooth | Self::Kalman)
     }
 }
 
@@ -389,8 +395,10 @@ pub fn filter<R: AsRef<[f64]>>(
     if horizon > 1 && estimator.uses_prior() && config.forward.is_none() {
         return Err(PostprocessError::MissingForward { estimator: estimator.name(), horizon });
     }
-    if !estimator.is_filter() {
-        return smooth::smooth(releases, budgets, config);
+    match estimator {
+        Estimator::Smooth => return smooth::smooth(releases, budgets, config),
+        Estimator::Kalman => return kalman::kalman(releases, budgets, config),
+        _ => {}
     }
     let mut stepper = Filter::new(cells, config)?;
     let mut estimates = Vec::with_capacity(horizon);

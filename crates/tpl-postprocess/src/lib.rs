@@ -44,6 +44,8 @@
 //!   objective H;
 //! - [`Filter`] (stepper) and [`filter`] (whole stream), configured by one [`FilterConfig`];
 //!   [`Estimator`], [`Estimates`] (§5, §11);
+//! - [`kalman_smooth`] / [`KalmanFit`] — the classical baseline `kalman`: Kalman filter and
+//!   RTS smoother, its move weight and process noise fitted by maximum likelihood (§14);
 //! - [`bootstrap_intervals`] — per-cell intervals of any estimator's output by a
 //!   parametric bootstrap through the caller's mechanism;
 //! - [`PostprocessError`] — every input error, naming the step, cell and value.
@@ -57,9 +59,11 @@
 #![warn(missing_docs)]
 
 mod calibrate;
+mod dense;
 mod error;
 mod filter;
 mod interval;
+mod kalman;
 mod map;
 mod map_integer;
 mod mle;
@@ -74,6 +78,7 @@ pub use calibrate::Calibration;
 pub use error::{PostprocessError, Result};
 pub use filter::{Estimates, Estimator, Filter, FilterConfig, FilterStep, constant_budgets, filter};
 pub use interval::{Bootstrap, Ends, EstimatorFn, ReleaseFn, bootstrap_intervals};
+pub use kalman::{KalmanFit, KalmanSmoothed, kalman_smooth};
 pub use map::{MapStep, map_objective, map_step};
 pub use map_integer::{map_integer_objective, map_integer_step};
 pub use mle::mle_step;

@@ -291,7 +291,7 @@ fn estimator_names() {
     }
     assert_eq!(
         "map-smooth".parse::<Estimator>().unwrap_err().to_string(),
-        "unknown estimator \"map-smooth\": expected map, map-dbsec, map-integer, mle or smooth"
+        "unknown estimator \"map-smooth\": expected map, smooth, kalman, map-dbsec, map-integer or mle"
     );
 }
 

@@ -38,8 +38,10 @@ fn compare<'py>(
     .map_err(|e| error("schemes", e))?;
     let postprocess = postprocess
         .map(|name| match name.parse::<Estimator>() {
-            Ok(e @ (Estimator::Map | Estimator::MapDbsec | Estimator::Smooth)) => Ok(e),
-            _ => Err(TplError::new_err(format!("postprocess {name:?}: one of map, map-dbsec, smooth"))),
+            Ok(e @ (Estimator::Map | Estimator::MapDbsec | Estimator::Smooth | Estimator::Kalman)) => Ok(e),
+            _ => {
+                Err(TplError::new_err(format!("postprocess {name:?}: one of map, map-dbsec, smooth, kalman")))
+            }
         })
         .transpose()?;
     let truth = rows(&counts);

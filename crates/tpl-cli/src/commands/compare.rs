@@ -30,6 +30,9 @@ pub enum Postprocess {
     /// Whole-sequence smoothing: every step from all releases, with --forward and, when
     /// given, --backward.
     Smooth,
+    /// The classical baseline: Kalman filter and RTS smoother, move weight and process noise
+    /// fitted to the releases by maximum likelihood (n³ per step).
+    Kalman,
 }
 
 impl Postprocess {
@@ -39,6 +42,7 @@ impl Postprocess {
             Self::Map => Estimator::Map,
             Self::MapDbsec => Estimator::MapDbsec,
             Self::Smooth => Estimator::Smooth,
+            Self::Kalman => Estimator::Kalman,
         }
     }
 }

@@ -57,8 +57,10 @@ pub struct PostprocessArgs {
     pub prior: String,
     /// Estimator: map (continuous MAP, prior strength learned from the releases), map-dbsec
     /// (continuous MAP, the DBSec paper's prior at full strength), map-integer (exact integer
-    /// MAP, DBSec prior), mle (least squares under the sum constraint; uses no prior) or
-    /// smooth (every step from all releases, past and future).
+    /// MAP, DBSec prior), mle (least squares under the sum constraint; uses no prior),
+    /// smooth (every step from all releases, past and future) or kalman (the classical
+    /// Kalman filter and RTS smoother, move weight and process noise fitted by maximum
+    /// likelihood; n³ per step).
     #[arg(long, value_parser = parse_estimator, default_value = "map")]
     pub estimator: Estimator,
     #[command(flatten)]

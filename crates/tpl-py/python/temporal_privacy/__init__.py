@@ -626,7 +626,7 @@ def release(
 # ---------------------------------------------------------------------------------------
 # Estimates: tpl postprocess.
 
-ESTIMATORS = ("map", "map-dbsec", "map-integer", "mle", "smooth")
+ESTIMATORS = ("map", "map-dbsec", "map-integer", "mle", "smooth", "kalman")
 
 
 def postprocess(
@@ -652,7 +652,8 @@ def postprocess(
     the releases, so a wrong matrix is discounted), ``"map-dbsec"`` (the DBSec paper's prior
     at full strength), ``"map-integer"`` (exact integer MAP), ``"mle"`` (least squares under
     the sum constraint, no prior), ``"smooth"`` (every step from all releases, past and
-    future; also uses ``backward``).
+    future; also uses ``backward``), ``"kalman"`` (the classical Kalman filter and RTS
+    smoother, its move weight and process noise fitted by maximum likelihood; n³ per step).
 
     Args:
         releases: T × n noisy releases (negative values allowed), or a :class:`Release`:
@@ -665,7 +666,7 @@ def postprocess(
             when T > 1.
         backward: the public backward matrix, used by ``smooth`` (default: the forward
             matrix reversed).
-        estimator: one of ``map, map-dbsec, map-integer, mle, smooth``.
+        estimator: one of ``map, map-dbsec, map-integer, mle, smooth, kalman``.
         prior: the initial prior: ``"frequency"`` (the first release, normalised),
             ``"uniform"``, or an array of n probabilities.
         interval: a level in (0, 1) for per-cell intervals by a parametric bootstrap of the
@@ -763,7 +764,7 @@ def compare(
         epsilon: ε > 0 of the schemes, per window of ``window`` steps.
         window: W ≥ 1, also of the audited window leakage.
         runs: releases per strategy, 1 ≤ R ≤ 10 000 (errors averaged, leakage the worst run).
-        postprocess: ``None``, or ``"map"``, ``"map-dbsec"``, ``"smooth"``: also score every
+        postprocess: ``None``, or ``"map"``, ``"map-dbsec"``, ``"smooth"``, ``"kalman"``: also score every
             strategy after that post-processing (rows ``<strategy>+<name>``, and the data-free
             ``prior-mean``).
         seed: a seed for reproducible runs, therefore NOT private (a ``UserWarning`` says so).
@@ -801,7 +802,7 @@ def compare(
         if not schemes:
             raise TplError("schemes: name at least one strategy (or None for all)")
     if postprocess is not None and not isinstance(postprocess, str):
-        raise TplError(f"postprocess: map, map-dbsec or smooth, got {postprocess!r}")
+        raise TplError(f"postprocess: map, map-dbsec, smooth or kalman, got {postprocess!r}")
     out = json.loads(_native.compare(c, pb, pf, e, w, d, schemes, a, r, postprocess, s))
     out["version"] = __version__
     result = Comparison(**out)

@@ -1,0 +1,721 @@
+//! The classical baseline `kalman` (docs/map.md §14): a Kalman filter and
+//! Rauch–Tung–Striebel smoother on the counts, with its two parameters fitted to the
+//! releases by maximum likelihood.
+//!
+//! State-space model (column vectors, x_t the true counts of step t):
+//!
+//!   x_t = Mᵀ·x_{t−1} + w_t,   M = (1 − γ)·I + γ·P,   w_t ~ Normal(0, q·(I − 11ᵀ/n)),
+//!   r_t = x_t + v_t,          v_t ~ Normal(0, (2/a_t²)·I)   at a step with ε_t > 0,
+//!
+//! where P is the public forward matrix, γ ∈ [0, 1] the **move weight** (the share of people
+//! the matrix moves; the rest stay) and q ≥ 0 the **process noise** per cell and step, which
+//! sums to zero over the cells so that Σ x_t = N holds exactly. The release's noise is the
+//! Laplace noise's variance 2b² with b = Δ/ε_t; a step with ε_t = 0 repeats an earlier
+//! release and carries no information, so it has no observation. The first step's prior is
+//! N/n in every cell with a diffuse covariance on the sum-zero subspace; the first release
+//! with information is therefore not scored.
+//!
+//! (γ, q) maximise the innovations log-likelihood of the releases (type-II maximum
+//! likelihood over the whole sequence): γ on the grid {0, 2⁻⁸, …, 2⁻¹, 1}, q on a binary
+//! logarithmic scale searched per γ. A matrix that is wrong loses likelihood from the first
+//! scored release, so the fit hands the estimate over to the releases (γ → 0) instead of
+//! following the matrix. The smoothed means are projected onto {x ≥ 0, Σx = N} (the
+//! Euclidean projection of [`crate::mle_step`], which only moves an estimate closer to every
+//! point of that set, the truth included).
+//!
+//! Cost: n³ per step with information and per step between them (dense covariances), O(n²)
+//! once the covariance has converged (a release every step, or every k steps, at one
+//! budget); memory for the smoother O(n²) per distinct covariance (docs/map.md §14).
+
+use std::rc::Rc;
+
+use crate::dense;
+use crate::error::{PostprocessError, Result};
+use crate::filter::{Estimates, Estimator, FilterConfig, check_matrices, check_step};
+use crate::{mle, validate};
+
+/// The move weights γ the fit tries: 0, 2⁻⁸, …, 2⁻¹ and 1.
+const MOVE_WEIGHTS: [f64; 10] =
+    [0.0, 0.00390625, 0.0078125, 0.015625, 0.03125, 0.0625, 0.125, 0.25, 0.5, 1.0];
+
+/// The binary logarithms of q relative to the mean noise variance that the fit may reach.
+const LOG2_RANGE: (i32, i32) = (-40, 40);
+
+/// Covariances whose largest entry changed by at most this share of the largest entry over
+/// one period between releases count as converged (the Riccati recursion converges
+/// geometrically; a converged one is reused instead of recomputed).
+const CONVERGED: f64 = 1e-12;
+
+/// The most values the smoother stores (2²⁷ doubles, 1 GiB) before it refuses a stream; the
+/// fit itself keeps O(n²) per period between releases.
+const MAX_STORED: usize = 1 << 27;
+
+/// The parameters of the `kalman` model chosen by maximum likelihood (docs/map.md §14).
+///
+/// ```
+/// use tpl_core::TransitionMatrix;
+/// use tpl_postprocess::{FilterConfig, kalman_smooth};
+/// let p = TransitionMatrix::smoothed_identity(3, 0.1)?;
+/// let releases = vec![vec![52.0, 31.0, 17.0], vec![48.0, 35.0, 16.0], vec![50.0, 28.0, 21.0]];
+/// let out = kalman_smooth(&releases, &[1.0; 3], FilterConfig { forward: Some(&p), ..FilterConfig::new(100) })?;
+/// assert!((0.0..=1.0).contains(&out.fit.move_weight) && out.fit.process_noise >= 0.0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct KalmanFit {
+    /// γ ∈ [0, 1]: the share of people the forward matrix moves each step.
+    pub move_weight: f64,
+    /// q ≥ 0: the process noise's variance per cell and step.
+    pub process_noise: f64,
+    /// The innovations log-likelihood of the scored releases at (γ, q) (0 when fewer than
+    /// two releases carry information).
+    pub log_likelihood: f64,
+}
+
+/// What [`kalman_smooth`] returns: the count estimates, their variances and the fit.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct KalmanSmoothed {
+    /// Row t − 1: the smoothed mean of step t projected onto {x ≥ 0, Σx = N}.
+    pub estimates: Vec<Vec<f64>>,
+    /// Row t − 1: the smoothed variance of each cell of step t under the fitted model.
+    pub variances: Vec<Vec<f64>>,
+    /// The fitted parameters.
+    pub fit: KalmanFit,
+}
+
+/// The Kalman filter and RTS smoother of docs/map.md §14 over a recorded stream, its move
+/// weight and process noise fitted to the releases by maximum likelihood.
+///
+/// `config` supplies N, Δ and the forward matrix P (required when T > 1; without it, or
+/// for T = 1, the model is P = I); its prior policy, backward matrix, estimator and prior
+/// update are not used.
+///
+/// # Errors
+/// [`NoSteps`](PostprocessError::NoSteps), [`NoCells`](PostprocessError::NoCells),
+/// [`BudgetCount`](PostprocessError::BudgetCount),
+/// [`MissingForward`](PostprocessError::MissingForward), the matrix and population checks
+/// of [`crate::Filter::new`], each step's checks (naming the step), and
+/// [`TooLarge`](PostprocessError::TooLarge) when the smoother would store more than 2²⁷
+/// values (n² per distinct covariance).
+///
+/// # Runtime
+/// O(n³) per step while the covariance changes, O(n²) once it has converged; the fit runs
+/// the filter about 10 times per move weight.
+///
+/// ```
+/// use tpl_core::TransitionMatrix;
+/// use tpl_postprocess::{FilterConfig, kalman_smooth};
+/// let p = TransitionMatrix::smoothed_identity(2, 0.05)?;
+/// let releases = vec![vec![61.0, 42.0], vec![57.0, 40.0], vec![63.0, 35.0], vec![58.0, 44.0]];
+/// let config = FilterConfig { forward: Some(&p), ..FilterConfig::new(100) };
+/// let out = kalman_smooth(&releases, &[0.5; 4], config)?;
+/// assert!(out.estimates.iter().all(|x| (x.iter().sum::<f64>() - 100.0).abs() < 1e-9));
+/// assert!(out.variances.iter().flatten().all(|&v| v >= 0.0));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn kalman_smooth<R: AsRef<[f64]>>(
+    releases: &[R],
+    budgets: &[f64],
+    config: FilterConfig<'_>,
+) -> Result<KalmanSmoothed> {
+    let horizon = releases.len();
+    let Some(first) = releases.first() else {
+        return Err(PostprocessError::NoSteps);
+    };
+    let cells = first.as_ref().len();
+    if cells == 0 {
+        return Err(PostprocessError::NoCells);
+    }
+    if budgets.len() != horizon {
+        return Err(PostprocessError::BudgetCount { len: budgets.len(), expected: horizon });
+    }
+    if horizon > 1 && config.forward.is_none() {
+        return Err(PostprocessError::MissingForward { estimator: Estimator::Kalman.name(), horizon });
+    }
+    validate::integer_total(config.total)?;
+    tpl_core::check_sensitivity(config.sensitivity)?;
+    check_matrices(&config, cells)?;
+    let rows: Vec<&[f64]> = releases.iter().map(AsRef::as_ref).collect();
+    let mut noise = Vec::with_capacity(horizon);
+    for (t, (r, &e)) in rows.iter().zip(budgets).enumerate() {
+        let a = check_step(r, e, cells, config.sensitivity).map_err(|err| err.at_step(t + 1))?;
+        let v = 2.0 / (a * a);
+        noise.push((a > 0.0 && v.is_finite() && v > 0.0).then_some(v));
+    }
+    let matrix: Vec<f64> = match config.forward {
+        Some(p) => p.rows().flatten().copied().collect(),
+        None => (0..cells * cells).map(|k| f64::from(k % (cells + 1) == 0)).collect(),
+    };
+    let stream = Stream { rows: &rows, noise: &noise, total: config.total as f64, cells, matrix: &matrix };
+    let fit = stream.fit();
+    let model = Model { move_weight: fit.move_weight, process_noise: fit.process_noise };
+    let pass = stream.forward(model, true)?;
+    let (means, variances) = stream.smooth(model, &pass);
+    let estimates = means.iter().map(|m| mle::solve(m, stream.total)).collect();
+    Ok(KalmanSmoothed { estimates, variances, fit })
+}
+
+/// `kalman` as an [`Estimator`] of [`crate::filter`]: the projected smoothed means.
+pub(crate) fn kalman<R: AsRef<[f64]>>(
+    releases: &[R],
+    budgets: &[f64],
+    config: FilterConfig<'_>,
+) -> Result<Estimates> {
+    let out = kalman_smooth(releases, budgets, config)?;
+    Ok(Estimates { estimator: Estimator::Kalman, estimates: out.estimates, warnings: Vec::new() })
+}
+
+/// One member of the model family.
+#[derive(Debug, Clone, Copy)]
+struct Model {
+    move_weight: f64,
+    process_noise: f64,
+}
+
+/// The checked stream the filter runs over.
+struct Stream<'s> {
+    rows: &'s [&'s [f64]],
+    /// The release noise's variance 2/a_t² of each step; `None` for a step without
+    /// information (ε_t = 0).
+    noise: &'s [Option<f64>],
+    total: f64,
+    cells: usize,
+    /// P, row-major n×n.
+    matrix: &'s [f64],
+}
+
+/// A covariance shared between the steps where it is the same (after convergence).
+type Cov = Rc<Vec<f64>>;
+
+/// The covariances of one period: the predictions of the steps after a release up to and
+/// including the next one, and the posterior of that next one.
+#[derive(Debug, Clone)]
+struct Period {
+    /// Σ⁻ of the 1st, 2nd, … step after the release that opened the period.
+    predicted: Vec<Cov>,
+    /// The noise variance of the release that closed it.
+    noise: f64,
+    /// Its posterior covariance.
+    posterior: Cov,
+    /// The Cholesky factor of S = Σ⁻ + noise·I at that release, and ln det S.
+    factor: Rc<Vec<f64>>,
+    log_det: f64,
+}
+
+/// What a forward pass keeps for the smoother.
+struct Pass {
+    /// x_t (filtered means) and x⁻_t (predicted means).
+    filtered: Vec<Vec<f64>>,
+    predicted: Vec<Vec<f64>>,
+    /// Σ_t and Σ⁻_t.
+    posterior: Vec<Cov>,
+    prior: Vec<Cov>,
+    log_likelihood: f64,
+}
+
+impl Stream<'_> {
+    /// The mean noise variance of the steps with information (1 when none has any).
+    fn noise_scale(&self) -> f64 {
+        let (sum, count) = self.noise.iter().flatten().fold((0.0, 0usize), |(s, c), &v| (s + v, c + 1));
+        if count == 0 { 1.0 } else { sum / count as f64 }
+    }
+
+    /// A first guess of q: the mean square of the changes between consecutive releases with
+    /// information, less their noise, per step between them (at least 2⁻⁴⁰ of the scale).
+    fn initial_log2(&self, scale: f64) -> i32 {
+        let mut last: Option<(usize, &[f64], f64)> = None;
+        let (mut sum, mut count) = (0.0, 0.0);
+        for (t, (r, v)) in self.rows.iter().zip(self.noise).enumerate() {
+            let Some(v) = *v else { continue };
+            if let Some((s, prev, pv)) = last {
+                let d2 = r.iter().zip(prev).map(|(a, b)| (a - b) * (a - b)).sum::<f64>() / self.cells as f64;
+                sum += (d2 - v - pv).max(0.0) / (t - s) as f64;
+                count += 1.0;
+            }
+            last = Some((t, r, v));
+        }
+        let q = if count > 0.0 { sum / count } else { 0.0 };
+        let ratio = (q / scale).max(2f64.powi(LOG2_RANGE.0));
+        (ratio.log2().round() as i32).clamp(LOG2_RANGE.0, LOG2_RANGE.1)
+    }
+
+    /// (γ, q) of largest innovations likelihood: for each γ of the grid, a search over
+    /// q = scale·2^k by steps of 4, then 2, then 1 in k, starting where the previous γ ended.
+    fn fit(&self) -> KalmanFit {
+        let scale = self.noise_scale();
+        let mut best = KalmanFit { move_weight: 0.0, process_noise: 0.0, log_likelihood: f64::NEG_INFINITY };
+        let mut start = self.initial_log2(scale);
+        for &gamma in &MOVE_WEIGHTS {
+            let score = |k: i32| {
+                let model = Model { move_weight: gamma, process_noise: scale * 2f64.powi(k) };
+                self.forward(model, false).map_or(f64::NEG_INFINITY, |p| p.log_likelihood)
+            };
+            let (k, ll) = climb(start, &score);
+            start = k;
+            if ll > best.log_likelihood {
+                best =
+                    KalmanFit { move_weight: gamma, process_noise: scale * 2f64.powi(k), log_likelihood: ll };
+            }
+        }
+        if !best.log_likelihood.is_finite() {
+            // Fewer than two releases with information: nothing to fit; the releases alone.
+            best = KalmanFit { move_weight: 0.0, process_noise: scale, log_likelihood: 0.0 };
+        }
+        best
+    }
+
+    /// One forward pass (the Kalman filter) under `model`; with `store`, everything the
+    /// smoother needs. Fails only when a covariance stops being positive definite.
+    fn forward(&self, model: Model, store: bool) -> Result<Pass> {
+        let n = self.cells;
+        let horizon = self.rows.len();
+        if store && horizon.saturating_mul(n) > MAX_STORED {
+            return Err(PostprocessError::TooLarge { cells: n, steps: horizon, limit: MAX_STORED });
+        }
+        let mut stored = 0usize;
+        let mut pass = Pass {
+            filtered: Vec::new(),
+            predicted: Vec::new(),
+            posterior: Vec::new(),
+            prior: Vec::new(),
+            log_likelihood: 0.0,
+        };
+        let mut work = Work::new(n);
+        let mut mean = vec![self.total / n as f64; n];
+        let mut prior_mean = mean.clone();
+        // The diffuse prior of step 1 on the sum-zero subspace.
+        let diffuse = 1e6 * (self.noise_scale() + (self.total / n as f64).powi(2) + 1.0);
+        let mut cov: Cov = Rc::new(centred(n, diffuse));
+        let mut previous: Option<Period> = None;
+        let mut current: Vec<Cov> = Vec::new();
+        let mut converged = false;
+        let mut seen_release = false;
+        for (t, (r, noise)) in self.rows.iter().zip(self.noise).enumerate() {
+            // Prediction x⁻_t, Σ⁻_t (step 1: the diffuse prior itself).
+            let predicted: Cov = if t == 0 {
+                cov.clone()
+            } else {
+                self.move_mean(model, &mean, &mut prior_mean);
+                mean.copy_from_slice(&prior_mean);
+                let j = current.len();
+                let reuse = previous.as_ref().filter(|_| converged).and_then(|p| p.predicted.get(j));
+                let c = match reuse {
+                    Some(c) => c.clone(),
+                    None => {
+                        stored += n * n;
+                        Rc::new(self.predict(model, &cov, &mut work))
+                    }
+                };
+                current.push(c.clone());
+                c
+            };
+            cov = predicted.clone();
+            if let Some(v) = *noise {
+                let same = previous
+                    .as_ref()
+                    .filter(|p| converged && p.noise == v && p.predicted.len() == current.len());
+                let period = match same {
+                    Some(p) => Period { predicted: current.clone(), ..p.clone() },
+                    None => {
+                        stored += n * n;
+                        update_covariance(&predicted, v, n, &mut work, current.clone())?
+                    }
+                };
+                // The mean: x = x⁻ + Σ⁻·S⁻¹·e, and the innovation's log-density.
+                let e: Vec<f64> = r.iter().zip(&prior_mean).map(|(a, b)| a - b).collect();
+                work.vector.copy_from_slice(&e);
+                dense::forward_solve(&period.factor, n, &mut work.vector);
+                let quad: f64 = work.vector.iter().map(|z| z * z).sum();
+                if seen_release {
+                    pass.log_likelihood -=
+                        0.5 * (period.log_det + quad + n as f64 * (2.0 * std::f64::consts::PI).ln());
+                }
+                dense::backward_solve(&period.factor, n, &mut work.vector);
+                dense::times_vector(&predicted, &work.vector, n, &mut work.product);
+                for (m, d) in mean.iter_mut().zip(&work.product) {
+                    *m += d;
+                }
+                converged = seen_release
+                    && previous.as_ref().is_some_and(|p| {
+                        p.noise == v
+                            && p.predicted.len() == period.predicted.len()
+                            && close(&p.posterior, &period.posterior)
+                    });
+                cov = period.posterior.clone();
+                previous = Some(period);
+                current.clear();
+                seen_release = true;
+            }
+            if store {
+                stored += 2 * n;
+                if stored > MAX_STORED {
+                    return Err(PostprocessError::TooLarge { cells: n, steps: horizon, limit: MAX_STORED });
+                }
+                pass.filtered.push(mean.clone());
+                pass.predicted.push(prior_mean.clone());
+                pass.posterior.push(cov.clone());
+                pass.prior.push(predicted);
+            }
+        }
+        if !pass.log_likelihood.is_finite() {
+            return Err(PostprocessError::NotPositiveDefinite);
+        }
+        Ok(pass)
+    }
+
+    /// x·M = (1 − γ)·x + γ·x·P (as a row vector) into `out`.
+    fn move_mean(&self, model: Model, x: &[f64], out: &mut [f64]) {
+        let n = self.cells;
+        let g = model.move_weight;
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = (1.0 - g) * v;
+        }
+        if g == 0.0 {
+            return;
+        }
+        for (i, &xi) in x.iter().enumerate() {
+            let w = g * xi;
+            if w == 0.0 {
+                continue;
+            }
+            for (o, &p) in out.iter_mut().zip(&self.matrix[i * n..(i + 1) * n]) {
+                *o += w * p;
+            }
+        }
+    }
+
+    /// Σ⁻ = Mᵀ·Σ·M + q·(I − 11ᵀ/n).
+    fn predict(&self, model: Model, cov: &[f64], work: &mut Work) -> Vec<f64> {
+        let n = self.cells;
+        let g = model.move_weight;
+        let mut out = if g == 0.0 {
+            cov.to_vec()
+        } else {
+            // B = Σ·M = (1 − γ)Σ + γ·Σ·P, then Mᵀ·B = (1 − γ)B + γ·Pᵀ·B.
+            dense::times(cov, self.matrix, n, &mut work.a);
+            for (b, &s) in work.a.iter_mut().zip(cov) {
+                *b = (1.0 - g) * s + g * *b;
+            }
+            let mut out = vec![0.0; n * n];
+            dense::transpose_times(self.matrix, &work.a, n, &mut out);
+            for (o, &b) in out.iter_mut().zip(&work.a) {
+                *o = (1.0 - g) * b + g * *o;
+            }
+            dense::symmetrize(&mut out, n);
+            out
+        };
+        let q = model.process_noise;
+        let off = q / n as f64;
+        for (k, o) in out.iter_mut().enumerate() {
+            *o += if k % (n + 1) == 0 { q - off } else { -off };
+        }
+        out
+    }
+
+    /// The RTS smoother over a stored pass: the smoothed means and the diagonals of the
+    /// smoothed covariances.
+    fn smooth(&self, model: Model, pass: &Pass) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+        let n = self.cells;
+        let horizon = pass.filtered.len();
+        let mut means = vec![Vec::new(); horizon];
+        let mut variances = vec![Vec::new(); horizon];
+        let mut mean = pass.filtered[horizon - 1].clone();
+        let mut cov = pass.posterior[horizon - 1].to_vec();
+        variances[horizon - 1] = diagonal(&cov, n);
+        means[horizon - 1] = mean.clone();
+        let mut work = Work::new(n);
+        // The gain C_t = Σ_t·M·(Σ⁻_{t+1})⁺, kept while (Σ_t, Σ⁻_{t+1}) stay the same.
+        let mut gain: Option<(Cov, Cov, Vec<f64>)> = None;
+        let mut next = vec![0.0; n * n];
+        for t in (0..horizon - 1).rev() {
+            let post = &pass.posterior[t];
+            let prior = &pass.prior[t + 1];
+            let reuse = gain.as_ref().is_some_and(|(a, b, _)| Rc::ptr_eq(a, post) && Rc::ptr_eq(b, prior));
+            if !reuse {
+                gain = Some((post.clone(), prior.clone(), self.gain(model, post, prior, &mut work)));
+            }
+            let Some((_, _, c)) = gain.as_ref() else { break };
+            // x_s,t = x_t + C·(x_s,t+1 − x⁻_{t+1})
+            let d: Vec<f64> = mean.iter().zip(&pass.predicted[t + 1]).map(|(a, b)| a - b).collect();
+            dense::times_vector(c, &d, n, &mut work.product);
+            mean = pass.filtered[t].iter().zip(&work.product).map(|(a, b)| a + b).collect();
+            // V_s,t = Σ_t + C·(V_s,t+1 − Σ⁻_{t+1})·Cᵀ
+            for (v, &p) in cov.iter_mut().zip(prior.iter()) {
+                *v -= p;
+            }
+            dense::times(c, &cov, n, &mut work.a);
+            // next = (C·D)·Cᵀ: row i of C·D against row j of C.
+            for i in 0..n {
+                let row = &work.a[i * n..(i + 1) * n];
+                for j in 0..n {
+                    next[i * n + j] = row.iter().zip(&c[j * n..(j + 1) * n]).map(|(x, y)| x * y).sum();
+                }
+            }
+            for (v, (&s, &x)) in cov.iter_mut().zip(post.iter().zip(&next)) {
+                *v = s + x;
+            }
+            dense::symmetrize(&mut cov, n);
+            variances[t] = diagonal(&cov, n);
+            means[t] = mean.clone();
+        }
+        (means, variances)
+    }
+
+    /// C = Σ_t·M·(Σ⁻ + s·11ᵀ/n + δI)⁻¹: on the sum-zero subspace, where every difference of
+    /// means lies, this is Σ_t·M times the pseudo-inverse of Σ⁻ (s its mean diagonal, δ a
+    /// relative 1e-12 ridge for a prediction that is singular on the subspace).
+    fn gain(&self, model: Model, post: &[f64], prior: &[f64], work: &mut Work) -> Vec<f64> {
+        let n = self.cells;
+        let trace: f64 = (0..n).map(|i| prior[i * n + i]).sum();
+        let s = (trace / n as f64).max(f64::MIN_POSITIVE);
+        let mut h = prior.to_vec();
+        let mut ridge = 1e-12 * s;
+        let mut factor = vec![0.0; n * n];
+        loop {
+            for (k, v) in h.iter_mut().enumerate() {
+                *v = prior[k] + s / n as f64 + if k % (n + 1) == 0 { ridge } else { 0.0 };
+            }
+            if dense::cholesky(&h, n, &mut factor) || ridge > s {
+                break;
+            }
+            ridge *= 1e3;
+        }
+        // Row i of C is H⁻¹ applied to row i of Σ_t·M (H is symmetric).
+        let g = model.move_weight;
+        dense::times(post, self.matrix, n, &mut work.a);
+        let mut c: Vec<f64> = work.a.iter().zip(post).map(|(&sp, &p)| (1.0 - g) * p + g * sp).collect();
+        dense::solve_rows(&factor, n, &mut c);
+        c
+    }
+}
+
+/// Scratch space of one pass.
+struct Work {
+    a: Vec<f64>,
+    vector: Vec<f64>,
+    product: Vec<f64>,
+}
+
+impl Work {
+    fn new(n: usize) -> Self {
+        Self { a: vec![0.0; n * n], vector: vec![0.0; n], product: vec![0.0; n] }
+    }
+}
+
+/// The update at a release with noise variance v: S = Σ⁻ + v·I, its factor, ln det S and
+/// the posterior Σ = Σ⁻ − Σ⁻·S⁻¹·Σ⁻ = Σ⁻ − Gᵀ·G with G = L⁻¹·Σ⁻.
+fn update_covariance(
+    predicted: &[f64],
+    v: f64,
+    n: usize,
+    work: &mut Work,
+    steps: Vec<Cov>,
+) -> Result<Period> {
+    let mut s = predicted.to_vec();
+    for i in 0..n {
+        s[i * n + i] += v;
+    }
+    let mut factor = vec![0.0; n * n];
+    if !dense::cholesky(&s, n, &mut factor) {
+        return Err(PostprocessError::NotPositiveDefinite);
+    }
+    let log_det = 2.0 * (0..n).map(|i| factor[i * n + i].ln()).sum::<f64>();
+    // Rows of Gᵀ = Σ⁻·L⁻ᵀ: row i solves L·g = (row i of Σ⁻) (Σ⁻ symmetric).
+    work.a.copy_from_slice(predicted);
+    for row in work.a.chunks_exact_mut(n) {
+        dense::forward_solve(&factor, n, row);
+    }
+    let mut posterior = predicted.to_vec();
+    for i in 0..n {
+        let gi = &work.a[i * n..(i + 1) * n];
+        for j in i..n {
+            let gj = &work.a[j * n..(j + 1) * n];
+            let d: f64 = gi.iter().zip(gj).map(|(x, y)| x * y).sum();
+            posterior[i * n + j] -= d;
+            if j != i {
+                posterior[j * n + i] = posterior[i * n + j];
+            }
+        }
+    }
+    Ok(Period { predicted: steps, noise: v, posterior: Rc::new(posterior), factor: Rc::new(factor), log_det })
+}
+
+/// c·(I − 11ᵀ/n), row-major.
+fn centred(n: usize, c: f64) -> Vec<f64> {
+    let off = c / n as f64;
+    (0..n * n).map(|k| if k % (n + 1) == 0 { c - off } else { -off }).collect()
+}
+
+/// Whether two covariances agree to [`CONVERGED`] of their largest entry.
+fn close(a: &[f64], b: &[f64]) -> bool {
+    let scale = a.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    a.iter().zip(b).all(|(x, y)| (x - y).abs() <= CONVERGED * scale)
+}
+
+/// The diagonal of a row-major n×n matrix, clamped at 0 (rounding can leave −1e-16).
+fn diagonal(a: &[f64], n: usize) -> Vec<f64> {
+    (0..n).map(|i| a[i * n + i].max(0.0)).collect()
+}
+
+/// Maximises `score` over integers k in [`LOG2_RANGE`] from `start`: moves by 4 while that
+/// improves, then tries ±2 and ±1 around the best; returns (k, score). A unimodal score
+/// is maximised exactly; otherwise a local maximum.
+fn climb(start: i32, score: &dyn Fn(i32) -> f64) -> (i32, f64) {
+    let (lo, hi) = LOG2_RANGE;
+    let mut k = start.clamp(lo, hi);
+    let mut best = score(k);
+    for step in [4, 2, 1] {
+        loop {
+            let mut moved = false;
+            for candidate in [k - step, k + step] {
+                if !(lo..=hi).contains(&candidate) {
+                    continue;
+                }
+                let s = score(candidate);
+                if s > best {
+                    best = s;
+                    k = candidate;
+                    moved = true;
+                    break;
+                }
+            }
+            if !moved || step < 4 {
+                break;
+            }
+        }
+    }
+    (k, best)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tpl_core::TransitionMatrix;
+
+    /// A deterministic stream of n cells around a fixed histogram with ±noise.
+    fn releases(base: &[f64], horizon: usize, amplitude: f64) -> Vec<Vec<f64>> {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        (0..horizon)
+            .map(|_| {
+                base.iter()
+                    .map(|&b| {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        b + amplitude * ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn estimates_keep_the_population_and_are_non_negative() {
+        let p = TransitionMatrix::smoothed_identity(4, 0.2).unwrap();
+        let r = releases(&[40.0, 30.0, 20.0, 10.0], 30, 8.0);
+        let config = FilterConfig { forward: Some(&p), ..FilterConfig::new(100) };
+        let out = kalman_smooth(&r, &[1.0; 30], config).unwrap();
+        for x in &out.estimates {
+            assert!((x.iter().sum::<f64>() - 100.0).abs() < 1e-9);
+            assert!(x.iter().all(|&v| v >= 0.0));
+        }
+    }
+
+    #[test]
+    fn a_constant_truth_is_fitted_without_process_noise_and_averaged() {
+        // The truth never changes and the releases scatter around it: the fit chooses a
+        // process noise far below the release noise, and the smoothed estimate is close to
+        // the truth (much closer than a single release).
+        let truth = [50.0, 30.0, 20.0];
+        let r = releases(&truth, 200, 6.0);
+        let p = TransitionMatrix::smoothed_identity(3, 0.3).unwrap();
+        let config = FilterConfig { forward: Some(&p), ..FilterConfig::new(100) };
+        let out = kalman_smooth(&r, &[1.0; 200], config).unwrap();
+        assert!(out.fit.process_noise < 0.01 * 8.0, "{:?}", out.fit);
+        let mid = &out.estimates[100];
+        for (x, t) in mid.iter().zip(&truth) {
+            assert!((x - t).abs() < 1.0, "{mid:?}");
+        }
+    }
+
+    #[test]
+    fn a_wrong_matrix_is_discarded() {
+        // Nobody moves, but the matrix claims that everyone swaps cells every step: the fit
+        // must not follow the matrix (γ = 0 keeps the people where the releases put them).
+        let swap = TransitionMatrix::new(vec![vec![0.0, 1.0], vec![1.0, 0.0]]).unwrap();
+        let r = releases(&[80.0, 20.0], 100, 4.0);
+        let config = FilterConfig { forward: Some(&swap), ..FilterConfig::new(100) };
+        let out = kalman_smooth(&r, &[1.0; 100], config).unwrap();
+        assert!(out.fit.move_weight < 0.01, "{:?}", out.fit);
+        assert!((out.estimates[50][0] - 80.0).abs() < 2.0, "{:?}", out.estimates[50]);
+    }
+
+    #[test]
+    fn steps_without_information_are_interpolated() {
+        // Releases at steps 1, 5, 9, … only (the others repeat them with ε = 0).
+        let p = TransitionMatrix::smoothed_identity(2, 0.1).unwrap();
+        let mut r = Vec::new();
+        let mut budgets = Vec::new();
+        for t in 0..41 {
+            let level = 20.0 + t as f64; // people drift steadily into cell 1
+            if t % 4 == 0 {
+                r.push(vec![level, 100.0 - level]);
+                budgets.push(5.0);
+            } else {
+                let last: Vec<f64> = r[r.len() - 1].clone();
+                r.push(last);
+                budgets.push(0.0);
+            }
+        }
+        let config = FilterConfig { forward: Some(&p), ..FilterConfig::new(100) };
+        let out = kalman_smooth(&r, &budgets, config).unwrap();
+        // Between releases the smoothed estimate moves towards the next release.
+        assert!(out.estimates[18][0] > out.estimates[16][0] + 0.5, "{:?}", &out.estimates[15..21]);
+        assert!(out.estimates[18][0] < out.estimates[20][0]);
+    }
+
+    #[test]
+    fn converged_covariances_give_the_same_estimates_as_recomputed_ones() {
+        // The reuse of converged covariances is exact up to the convergence tolerance: the
+        // estimates of a long stream match a pass that recomputes (a fresh stream of the same
+        // length where each step's noise differs by a relative 1e-15, which defeats reuse).
+        let p = TransitionMatrix::smoothed_identity(3, 0.2).unwrap();
+        let r = releases(&[40.0, 35.0, 25.0], 120, 10.0);
+        let config = FilterConfig { forward: Some(&p), ..FilterConfig::new(100) };
+        let reused = kalman_smooth(&r, &[1.0; 120], config.clone()).unwrap();
+        let budgets: Vec<f64> = (0..120).map(|t| 1.0 + 1e-15 * (t % 2) as f64).collect();
+        let recomputed = kalman_smooth(&r, &budgets, config).unwrap();
+        assert_eq!(reused.fit.move_weight, recomputed.fit.move_weight);
+        for (a, b) in reused.estimates.iter().zip(&recomputed.estimates) {
+            for (x, y) in a.iter().zip(b) {
+                assert!((x - y).abs() < 1e-6, "{x} vs {y}");
+            }
+        }
+    }
+
+    #[test]
+    fn climb_finds_the_peak_of_a_unimodal_score() {
+        let (k, s) = climb(0, &|k| -f64::from((k - 13) * (k - 13)));
+        assert_eq!((k, s), (13, 0.0));
+        let (k, _) = climb(5, &|k| -f64::from((k + 22) * (k + 22)));
+        assert_eq!(k, -22);
+    }
+
+    #[test]
+    fn refuses_bad_input_naming_the_step() {
+        let p = TransitionMatrix::smoothed_identity(2, 0.1).unwrap();
+        let config = FilterConfig { forward: Some(&p), ..FilterConfig::new(10) };
+        let err =
+            kalman_smooth(&[vec![1.0, 2.0], vec![f64::NAN, 1.0]], &[1.0, 1.0], config.clone()).unwrap_err();
+        assert!(err.to_string().starts_with("step 2:"), "{err}");
+        let none: &[Vec<f64>] = &[];
+        assert_eq!(kalman_smooth(none, &[], config.clone()).unwrap_err(), PostprocessError::NoSteps);
+        let no_matrix = FilterConfig::new(10);
+        assert!(matches!(
+            kalman_smooth(&[vec![1.0], vec![2.0]], &[1.0, 1.0], no_matrix),
+            Err(PostprocessError::MissingForward { .. })
+        ));
+    }
+}
