@@ -50,6 +50,9 @@ const CONVERGED: f64 = 1e-12;
 /// fit itself keeps O(n²) per period between releases.
 const MAX_STORED: usize = 1 << 27;
 
+/// The most values the fit's table of jumps holds (2²⁴ doubles, 128 MiB).
+const MAX_JUMP_VALUES: usize = 1 << 24;
+
 /// The parameters of the `kalman` model chosen by maximum likelihood (docs/map.md §14).
 ///
 /// ```
@@ -247,10 +250,12 @@ impl Stream<'_> {
         let scale = self.noise_scale();
         let mut best = KalmanFit { move_weight: 0.0, process_noise: 0.0, log_likelihood: f64::NEG_INFINITY };
         let mut start = self.initial_log2(scale);
+        let fresh: Vec<usize> = (0..self.rows.len()).filter(|&t| self.noise[t].is_some()).collect();
         for &gamma in &MOVE_WEIGHTS {
+            let jumps = self.jumps(gamma, &fresh);
             let score = |k: i32| {
                 let model = Model { move_weight: gamma, process_noise: scale * 2f64.powi(k) };
-                self.forward(model, false).map_or(f64::NEG_INFINITY, |p| p.log_likelihood)
+                self.likelihood(model, &jumps, &fresh).unwrap_or(f64::NEG_INFINITY)
             };
             let (k, ll) = climb(start, &score);
             start = k;
@@ -264,6 +269,94 @@ impl Stream<'_> {
             best = KalmanFit { move_weight: 0.0, process_noise: scale, log_likelihood: 0.0 };
         }
         best
+    }
+
+    /// M^j and W_j for j = 1..=K under move weight γ, K the longest gap between the steps
+    /// `fresh` (capped so that the table holds at most [`MAX_JUMP_VALUES`] values; a longer
+    /// gap is crossed in several jumps): j steps after a release, the prediction is
+    /// (M^j)ᵀ·Σ·M^j + q·W_j with W_1 = I − 11ᵀ/n and W_j = Mᵀ·W_{j−1}·M + W_1.
+    fn jumps(&self, gamma: f64, fresh: &[usize]) -> Jumps {
+        let n = self.cells;
+        let longest = fresh.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(1);
+        let cap = (MAX_JUMP_VALUES / (2 * n * n)).max(1);
+        let reach = longest.min(cap);
+        let mut jumps = Jumps { moves: Vec::new(), spread: Vec::new(), stay: gamma == 0.0 };
+        if jumps.stay {
+            return jumps;
+        }
+        let model = Model { move_weight: gamma, process_noise: 1.0 };
+        let mut m: Vec<f64> = self.matrix.iter().map(|&p| gamma * p).collect();
+        for i in 0..n {
+            m[i * n + i] += 1.0 - gamma;
+        }
+        let mut work = Work::new(n);
+        let mut power = m.clone();
+        let mut spread = self.predict(model, &vec![0.0; n * n], &mut work);
+        for j in 1..=reach {
+            if j > 1 {
+                let mut next = vec![0.0; n * n];
+                dense::times(&power, &m, n, &mut next);
+                power = next;
+                spread = self.predict(model, &spread, &mut work);
+            }
+            jumps.moves.push(power.clone());
+            jumps.spread.push(spread.clone());
+        }
+        jumps
+    }
+
+    /// The innovations log-likelihood of the releases at the steps `fresh` under `model`:
+    /// the filter of [`Stream::forward`] evaluated at those steps only, each prediction one
+    /// jump from the previous release (docs/map.md §14). Fails only when a covariance
+    /// stops being positive definite.
+    fn likelihood(&self, model: Model, jumps: &Jumps, fresh: &[usize]) -> Result<f64> {
+        let n = self.cells;
+        let Some(&first) = fresh.first() else { return Ok(0.0) };
+        let mut work = Work::new(n);
+        let diffuse = 1e6 * (self.noise_scale() + (self.total / n as f64).powi(2) + 1.0);
+        let mut mean = vec![self.total / n as f64; n];
+        let mut moved = mean.clone();
+        let mut cov = centred(n, diffuse);
+        let mut previous: Option<(usize, f64, Period)> = None;
+        let mut converged = false;
+        let mut last = first;
+        let mut total = 0.0;
+        for (index, &t) in fresh.iter().enumerate() {
+            let gap = t - last;
+            let Some(v) = self.noise[t] else { continue };
+            if index > 0 {
+                jumps.move_mean(self, model, &mut mean, &mut moved, gap);
+            }
+            let same = previous.as_ref().filter(|(g, w, _)| converged && *g == gap && *w == v);
+            let period = match same {
+                Some((_, _, p)) => p.clone(),
+                None => {
+                    if index > 0 {
+                        cov = jumps.predict(self, model, &cov, gap, &mut work);
+                    }
+                    update_covariance(&cov, v, n, &mut work, Vec::new())?
+                }
+            };
+            work.vector.iter_mut().zip(self.rows[t].iter().zip(&mean)).for_each(|(e, (r, m))| *e = r - m);
+            dense::forward_solve(&period.factor, n, &mut work.vector);
+            if index > 0 {
+                let quad: f64 = work.vector.iter().map(|z| z * z).sum();
+                total -= 0.5 * (period.log_det + quad + n as f64 * (2.0 * std::f64::consts::PI).ln());
+            }
+            dense::backward_solve(&period.factor, n, &mut work.vector);
+            dense::times_vector(&cov, &work.vector, n, &mut work.product);
+            for (m, d) in mean.iter_mut().zip(&work.product) {
+                *m += d;
+            }
+            converged = index > 0
+                && previous
+                    .as_ref()
+                    .is_some_and(|(g, w, p)| *g == gap && *w == v && close(&p.posterior, &period.posterior));
+            cov.copy_from_slice(&period.posterior);
+            previous = Some((gap, v, period));
+            last = t;
+        }
+        if total.is_finite() { Ok(total) } else { Err(PostprocessError::NotPositiveDefinite) }
     }
 
     /// One forward pass (the Kalman filter) under `model`; with `store`, everything the
@@ -491,6 +584,76 @@ impl Stream<'_> {
     }
 }
 
+/// The table of [`Stream::jumps`]: M^j and W_j for j = 1..=K (empty when γ = 0, M = I).
+struct Jumps {
+    moves: Vec<Vec<f64>>,
+    spread: Vec<Vec<f64>>,
+    /// γ = 0: nobody moves, the prediction k steps on is Σ + k·q·(I − 11ᵀ/n).
+    stay: bool,
+}
+
+impl Jumps {
+    /// The mean `gap` steps on: x·M^gap (row vector), in jumps of at most K steps.
+    fn move_mean(&self, stream: &Stream<'_>, model: Model, mean: &mut [f64], out: &mut [f64], gap: usize) {
+        if self.stay {
+            return;
+        }
+        let n = stream.cells;
+        let mut left = gap;
+        while left > 0 {
+            let j = left.min(self.moves.len());
+            if j == 0 {
+                stream.move_mean(model, mean, out);
+                mean.copy_from_slice(out);
+                left -= 1;
+                continue;
+            }
+            out.fill(0.0);
+            for (i, &xi) in mean.iter().enumerate() {
+                for (o, &p) in out.iter_mut().zip(&self.moves[j - 1][i * n..(i + 1) * n]) {
+                    *o += xi * p;
+                }
+            }
+            mean.copy_from_slice(out);
+            left -= j;
+        }
+    }
+
+    /// The prediction `gap` steps after a posterior Σ: (M^j)ᵀ·Σ·M^j + q·W_j, in jumps.
+    fn predict(
+        &self,
+        stream: &Stream<'_>,
+        model: Model,
+        cov: &[f64],
+        gap: usize,
+        work: &mut Work,
+    ) -> Vec<f64> {
+        let n = stream.cells;
+        let q = model.process_noise;
+        if self.stay {
+            return cov
+                .iter()
+                .enumerate()
+                .map(|(k, &c)| c + gap as f64 * q * (f64::from(k % (n + 1) == 0) - 1.0 / n as f64))
+                .collect();
+        }
+        let mut out = cov.to_vec();
+        let mut left = gap;
+        while left > 0 {
+            let j = left.min(self.moves.len());
+            let power = &self.moves[j - 1];
+            dense::times(&out, power, n, &mut work.a);
+            dense::transpose_times(power, &work.a, n, &mut out);
+            for (o, &w) in out.iter_mut().zip(&self.spread[j - 1]) {
+                *o += q * w;
+            }
+            dense::symmetrize(&mut out, n);
+            left -= j;
+        }
+        out
+    }
+}
+
 /// Scratch space of one pass.
 struct Work {
     a: Vec<f64>,
@@ -691,6 +854,35 @@ mod tests {
         for (a, b) in reused.estimates.iter().zip(&recomputed.estimates) {
             for (x, y) in a.iter().zip(b) {
                 assert!((x - y).abs() < 1e-6, "{x} vs {y}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_fit_scores_what_the_filter_scores() {
+        // The fit's jumps from release to release give the log-likelihood of the full
+        // step-by-step filter, for irregular gaps and every kind of move weight.
+        let p = TransitionMatrix::new(vec![
+            vec![0.7, 0.2, 0.1, 0.0],
+            vec![0.1, 0.6, 0.2, 0.1],
+            vec![0.0, 0.3, 0.5, 0.2],
+            vec![0.25, 0.25, 0.25, 0.25],
+        ])
+        .unwrap();
+        let r = releases(&[40.0, 30.0, 20.0, 10.0], 60, 12.0);
+        let budgets: Vec<f64> =
+            (0..60).map(|t| if [0, 1, 4, 5, 13, 14, 15, 30, 59].contains(&t) { 1.0 } else { 0.0 }).collect();
+        let rows: Vec<&[f64]> = r.iter().map(Vec::as_slice).collect();
+        let noise: Vec<Option<f64>> = budgets.iter().map(|&e| (e > 0.0).then_some(8.0)).collect();
+        let matrix: Vec<f64> = p.rows().flatten().copied().collect();
+        let stream = Stream { rows: &rows, noise: &noise, total: 100.0, cells: 4, matrix: &matrix };
+        let fresh: Vec<usize> = (0..60).filter(|&t| noise[t].is_some()).collect();
+        for gamma in [0.0, 0.25, 1.0] {
+            for q in [0.0, 0.5, 30.0] {
+                let model = Model { move_weight: gamma, process_noise: q };
+                let full = stream.forward(model, true).unwrap().log_likelihood;
+                let jumped = stream.likelihood(model, &stream.jumps(gamma, &fresh), &fresh).unwrap();
+                assert!((full - jumped).abs() <= 1e-6 * full.abs(), "γ {gamma} q {q}: {full} vs {jumped}");
             }
         }
     }
