@@ -13,7 +13,8 @@ use crate::validate;
 /// use tpl_postprocess::{PriorPolicy, Warning};
 /// let (p, w) = PriorPolicy::Frequency.initial(&[3.0, 1.0, -2.0])?;
 /// assert_eq!(p, vec![0.75, 0.25, 0.0]);
-/// assert_eq!(w, vec![Warning::ZeroPriorCells { cells: vec![3] }]);
+/// assert_eq!(w, vec![Warning::ZeroPriorCells { cells: vec![2] }]);
+/// assert!(w[0].to_string().contains("in column c2 "));
 /// assert_eq!(PriorPolicy::Uniform.initial(&[3.0, 1.0])?.0, vec![0.5, 0.5]);
 /// # Ok::<(), tpl_postprocess::PostprocessError>(())
 /// ```
@@ -62,7 +63,8 @@ pub enum Warning {
     /// The frequency prior is 0 in these cells (their first release is ≤ 0), so they are
     /// estimated as 0 at step 1.
     ZeroPriorCells {
-        /// 1-based cell indices, ascending.
+        /// 0-based cell indices, ascending: the column `c{i}` of a counts file (unlike the
+        /// 1-based cells of the errors, a warning names the columns a user sees).
         cells: Vec<usize>,
     },
 }
@@ -74,8 +76,8 @@ impl fmt::Display for Warning {
                 "the first release has no positive count, so the frequency prior is undefined: using the uniform prior",
             ),
             Self::ZeroPriorCells { cells } => {
-                let list: Vec<String> = cells.iter().map(ToString::to_string).collect();
-                let (noun, subject) = if cells.len() == 1 { ("cell", "it is") } else { ("cells", "they are") };
+                let list: Vec<String> = cells.iter().map(|i| format!("c{i}")).collect();
+                let (noun, subject) = if cells.len() == 1 { ("column", "it is") } else { ("columns", "they are") };
                 write!(
                     f,
                     "the frequency prior is 0 in {noun} {} (first release ≤ 0): {subject} estimated as 0 at step 1",
@@ -129,7 +131,7 @@ impl PriorPolicy {
                 let scaled: Vec<f64> = r.iter().map(|&v| v.max(0.0) / largest).collect();
                 let sum: f64 = scaled.iter().sum();
                 let p: Vec<f64> = scaled.iter().map(|v| v / sum).collect();
-                let zeros: Vec<usize> = (0..n).filter(|&i| p[i] == 0.0).map(|i| i + 1).collect();
+                let zeros: Vec<usize> = (0..n).filter(|&i| p[i] == 0.0).collect();
                 let warnings = if zeros.is_empty() {
                     Vec::new()
                 } else {
@@ -152,10 +154,10 @@ mod tests {
         assert_eq!(w, vec![Warning::UniformFallback]);
         let (p, w) = PriorPolicy::Frequency.initial(&[0.0, 2.0, 6.0, -4.0]).unwrap();
         assert_eq!(p, vec![0.0, 0.25, 0.75, 0.0]);
-        assert_eq!(w, vec![Warning::ZeroPriorCells { cells: vec![1, 4] }]);
+        assert_eq!(w, vec![Warning::ZeroPriorCells { cells: vec![0, 3] }]);
         assert_eq!(
             w[0].to_string(),
-            "the frequency prior is 0 in cells 1, 4 (first release ≤ 0): they are estimated as 0 at step 1"
+            "the frequency prior is 0 in columns c0, c3 (first release ≤ 0): they are estimated as 0 at step 1"
         );
     }
 

@@ -111,7 +111,7 @@ fn frequency_prior_falls_back_to_uniform_on_an_empty_first_release() {
     // Zero cells of the frequency prior are named (1-based) and estimated as 0.
     let rs = vec![vec![4.0, 0.0, 6.0], vec![5.0, 3.0, 1.0]];
     let out = filter(&rs, &[1.0, 1.0], config.clone()).unwrap();
-    assert_eq!(out.warnings, vec![Warning::ZeroPriorCells { cells: vec![2] }]);
+    assert_eq!(out.warnings, vec![Warning::ZeroPriorCells { cells: vec![1] }]);
     assert_eq!(out.estimates[0][1], 0.0);
     // No warnings for the other policies, nor for mle.
     for (prior, estimator) in

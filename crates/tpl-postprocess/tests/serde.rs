@@ -19,7 +19,7 @@ fn estimates_serialise_with_command_line_names() {
         json!({
             "estimator": "map-integer",
             "estimates": [[4.0, 2.0, 0.0], [4.0, 2.0, 0.0]],
-            "warnings": [{"kind": "zero-prior-cells", "cells": [3]}],
+            "warnings": [{"kind": "zero-prior-cells", "cells": [2]}],
         })
     );
 }
