@@ -14,7 +14,9 @@
 //! grid is scored by the log-likelihood of the releases r_2..r_t under its one-step
 //! predictions, r_{s,i} ~ Normal(m_i, φ·m_i + 2/a_s²) with m = N·p_s(γ) (the prior's variance
 //! plus the Laplace noise's); the best-scoring member sets step t's prior (type-II maximum
-//! likelihood) once it beats the DBSec prior (γ = 1, φ = 1) by a likelihood-ratio test.
+//! likelihood) once it beats the member that holds (γ = 0, φ = 2¹²: the last estimate kept,
+//! each release trusted almost alone) by a likelihood-ratio test; until then that member is
+//! used, so a matrix no release has tested cannot move the estimate (docs/map.md §8).
 //! Releases with ε_s = 0 carry no information and are not scored.
 
 use crate::numeric::{biased_exponent_split, divide, exponent_split, sum4};
@@ -42,10 +44,21 @@ pub struct Calibration {
 }
 
 impl Calibration {
-    /// The DBSec paper's prior (γ = 1, φ = 1): what step 1, steps before any scored release
-    /// and steps where no other member beats it clearly use.
+    /// The DBSec paper's prior (γ = 1, φ = 1): what step 1 uses (it has no previous
+    /// estimate to hold).
     pub const DBSEC: Self = Self { move_weight: 1.0, dispersion: 1.0 };
+
+    /// The member that hands the estimate over to the releases (γ = 0, φ = 2¹²): nobody
+    /// moves and the prior is 4096 times weaker than the multinomial, so a step with a
+    /// release is estimated almost from the release alone, and a step without one keeps the
+    /// last estimate. Used before any release was scored and whenever no member beats it by
+    /// [`EVIDENCE`] nats — a matrix must earn its trust (docs/map.md §8).
+    pub const HOLD: Self = Self { move_weight: 0.0, dispersion: 4096.0 };
 }
+
+/// The index of [`Calibration::HOLD`] in the grid's scores: γ = 0 is the last move weight,
+/// φ = 2¹² the 13th dispersion.
+const HOLD_INDEX: usize = (MOVE_WEIGHTS.len() - 1) * DISPERSIONS + 12;
 
 /// The move weights γ of the grid: 1, 2^−k for k = 1..=8, and 0; the DBSec value first (it
 /// wins ties). Log-spaced because a matrix estimated from another period is often right
@@ -70,11 +83,11 @@ fn dispersions() -> [f64; DISPERSIONS] {
 /// costs O(grid) per step instead of O(grid·n).
 const SCORED_CELLS: usize = 64;
 
-/// How many nats of log-likelihood another member must gain over the DBSec prior before it
-/// replaces it: 3, half the 95 % quantile of χ² with two degrees of freedom (a likelihood-
-/// ratio test at level 5 % of the two parameters). Without it, releases too noisy to tell
-/// the members apart (a budget of 1/1944 per step) would pick one at random, for instance
-/// γ = 0, which keeps a first estimate that is mostly noise for the whole stream.
+/// How many nats of log-likelihood another member must gain over the member that holds
+/// ([`Calibration::HOLD`]) before it replaces it: 3, half the 95 % quantile of χ² with two
+/// degrees of freedom (a likelihood-ratio test at level 5 % of the two parameters). The null
+/// hypothesis is the one that cannot be led astray: a matrix that no release has tested, or
+/// one the releases cannot tell from holding, does not move the estimate (docs/map.md §8).
 const EVIDENCE: f64 = 3.0;
 
 /// Smallest predictive variance: the spread of rounding a count to an integer (1/12), so
@@ -105,21 +118,21 @@ impl Calibrator {
         }
     }
 
-    /// The best-scoring member if it beats the DBSec prior (index 0) by more than
-    /// [`EVIDENCE`] nats; otherwise [`Calibration::DBSEC`] — also before any release was
-    /// scored.
+    /// The best-scoring member if it beats the member that holds by more than [`EVIDENCE`]
+    /// nats; otherwise [`Calibration::HOLD`] — also before any release was scored.
     pub(crate) fn choice(&self) -> Calibration {
         if self.scored == 0 {
-            return Calibration::DBSEC;
+            return Calibration::HOLD;
         }
-        let mut best = 0;
+        let hold = HOLD_INDEX;
+        let mut best = hold;
         for (k, &s) in self.scores.iter().enumerate() {
             if s > self.scores[best] {
                 best = k;
             }
         }
-        if self.scores[best] - self.scores[0] <= EVIDENCE {
-            return Calibration::DBSEC;
+        if self.scores[best] - self.scores[hold] <= EVIDENCE {
+            return Calibration::HOLD;
         }
         let d = self.dispersions.len();
         Calibration { move_weight: MOVE_WEIGHTS[best / d], dispersion: self.dispersions[best % d] }
@@ -575,9 +588,12 @@ mod tests {
     }
 
     #[test]
-    fn grid_starts_at_the_dbsec_prior_and_is_sorted_out_by_scores() {
+    fn grid_starts_at_the_member_that_holds_and_is_sorted_out_by_scores() {
         let c = Calibrator::new();
-        assert_eq!(c.choice(), Calibration::DBSEC);
+        assert_eq!(c.choice(), Calibration::HOLD);
+        let d = c.dispersions.len();
+        assert_eq!(MOVE_WEIGHTS[HOLD_INDEX / d], Calibration::HOLD.move_weight);
+        assert_eq!(c.dispersions[HOLD_INDEX % d], Calibration::HOLD.dispersion);
         assert_eq!(c.dispersions[0], 1.0);
         assert!(c.dispersions.contains(&4096.0) && c.dispersions.contains(&(1.0 / 64.0)));
     }

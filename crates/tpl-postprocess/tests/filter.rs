@@ -59,13 +59,24 @@ fn equal_rows_fix_the_prior_from_step_two() {
 
 #[test]
 fn zero_budgets_give_the_open_loop_prior_mean() {
+    // The DBSec filter follows its prior through the matrix; the default `map`, which no
+    // release can calibrate here, keeps the first estimate (its member that holds).
     let m = hand_matrix();
     let total = 40u64;
     let rs = releases();
+    let held =
+        filter(&rs, &[0.0; 5], FilterConfig { forward: Some(&m), ..FilterConfig::new(total) }).unwrap();
+    for x in &held.estimates {
+        assert_abs_diff_eq!(x[..], held.estimates[0][..], epsilon = 1e-12 * total as f64);
+    }
     for update in UPDATES {
-        let out =
-            filter(&rs, &[0.0; 5], FilterConfig { forward: Some(&m), update, ..FilterConfig::new(total) })
-                .unwrap();
+        let config = FilterConfig {
+            forward: Some(&m),
+            update,
+            estimator: Estimator::MapDbsec,
+            ..FilterConfig::new(total)
+        };
+        let out = filter(&rs, &[0.0; 5], config).unwrap();
         let mut p = normalized(&rs[0]); // frequency prior: r_1 has no negative entry
         for (t, x) in out.estimates.iter().enumerate() {
             let want: Vec<f64> = p.iter().map(|v| total as f64 * v).collect();
@@ -303,4 +314,22 @@ fn constant_budgets_need_a_positive_epsilon() {
     assert_eq!(constant_budgets(-1.0, 2), Err(PostprocessError::Core(CoreError::BadEpsilon(-1.0))));
     assert!(matches!(constant_budgets(f64::NAN, 2), Err(PostprocessError::Core(CoreError::BadEpsilon(_)))));
     assert_eq!(constant_budgets(1.0, 0), Err(PostprocessError::Core(CoreError::EmptyHorizon)));
+}
+
+#[test]
+fn an_unscored_matrix_does_not_move_the_default_estimate() {
+    // One release, then nine repeats (ε = 0) as `sample` publishes: no release has yet
+    // tested the matrix, which claims that everyone swaps cells at every step. The default
+    // `map` keeps the estimate where the release put it instead of following the matrix
+    // (before the fix, steps 2..10 alternated between the two cells).
+    let swap = TransitionMatrix::new(vec![vec![0.0, 1.0], vec![1.0, 0.0]]).unwrap();
+    let mut releases = vec![vec![900.0, 100.0]];
+    releases.extend(std::iter::repeat_n(vec![900.0, 100.0], 9));
+    let mut budgets = vec![1.0];
+    budgets.extend([0.0; 9]);
+    let config = FilterConfig { forward: Some(&swap), ..FilterConfig::new(1000) };
+    let out = filter(&releases, &budgets, config).unwrap();
+    for (t, x) in out.estimates.iter().enumerate() {
+        assert!((x[0] - 900.0).abs() < 1.0, "step {}: {x:?}", t + 1);
+    }
 }

@@ -266,7 +266,7 @@ fn chain() -> TransitionMatrix {
 }
 
 #[test]
-fn calibrated_map_is_the_dbsec_step_at_step_one_and_without_scored_releases() {
+fn calibrated_map_is_the_dbsec_step_at_step_one_and_holds_without_scored_releases() {
     let m = chain();
     let p1 = vec![0.5, 0.3, 0.2];
     let r = vec![30.0, 12.0, 1.0];
@@ -276,13 +276,22 @@ fn calibrated_map_is_the_dbsec_step_at_step_one_and_without_scored_releases() {
     let s = f.step(&r, 0.6).unwrap();
     assert_eq!(s.estimate, map_step(&r, &p1, 50.0, 0.3).unwrap().x);
     assert_eq!(s.calibration, Some(Calibration::DBSEC));
-    // Budgets 0 score nothing: the prior mean moved by P, as map-dbsec.
+    // Budgets 0 score nothing: the member that holds keeps the first estimate (the matrix
+    // has not earned any trust), where map-dbsec moves its prior mean by P.
     let rs = vec![r.clone(), vec![9.0, 9.0, 9.0], vec![1.0, 2.0, 3.0]];
-    let zero = filter(&rs, &[0.0; 3], config.clone()).unwrap();
-    let dbsec = filter(&rs, &[0.0; 3], FilterConfig { estimator: Estimator::MapDbsec, ..config }).unwrap();
-    for (x, y) in zero.estimates.iter().zip(&dbsec.estimates) {
-        assert!(abs_diff_eq!(x[..], y[..], epsilon = 1e-12 * 50.0), "{x:?} vs {y:?}");
+    let mut f = Filter::new(3, config.clone()).unwrap();
+    let first = f.step(&rs[0], 0.0).unwrap().estimate;
+    for r in &rs[1..] {
+        let s = f.step(r, 0.0).unwrap();
+        assert_eq!(s.calibration, Some(Calibration::HOLD));
+        assert!(
+            abs_diff_eq!(s.estimate[..], first[..], epsilon = 1e-12 * 50.0),
+            "{:?} vs {first:?}",
+            s.estimate
+        );
     }
+    let dbsec = filter(&rs, &[0.0; 3], FilterConfig { estimator: Estimator::MapDbsec, ..config }).unwrap();
+    assert!(!abs_diff_eq!(dbsec.estimates[2][..], first[..], epsilon = 1e-6));
 }
 
 #[test]
