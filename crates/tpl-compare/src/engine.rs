@@ -457,11 +457,11 @@ fn mechanism(rng: ChaCha20Rng) -> LaplaceMechanism<DiscreteLaplace<ChaCha20Rng>>
 }
 
 /// What a run released: r_t, the fresh publication budget of each step (0 where it
-/// repeated), how many steps published, and its budget and leakage.
+/// repeated), which steps published, and its budget and leakage.
 struct Released {
     releases: Vec<Vec<f64>>,
     fresh: Vec<f64>,
-    published: usize,
+    published: Vec<bool>,
     max_window_budget: f64,
     leakage: Leakage,
 }
@@ -493,11 +493,87 @@ fn release(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng)
     let fresh = out.spent.iter().zip(&out.published).map(|(s, &p)| if p { s.publication } else { 0.0 });
     Ok(Released {
         fresh: fresh.collect(),
-        published: out.published.iter().filter(|&&p| p).count(),
+        published: out.published,
         max_window_budget: out.max_window_budget,
         releases: out.releases,
         leakage,
     })
+}
+
+/// What one run of a strategy published, step by step: the releases as a reader sees them
+/// (a repeat holds the values it repeats) and the fresh publication budget of each step.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RunRelease {
+    /// r_t for every step (T rows of n values).
+    pub releases: Vec<Vec<f64>>,
+    /// The publication budget of step t where it published afresh, 0 where it repeated: the
+    /// budgets post-processing weighs the releases by ([`tpl_postprocess::filter`]).
+    pub fresh: Vec<f64>,
+    /// Whether step t published afresh.
+    pub published: Vec<bool>,
+}
+
+/// One strategy planned once on a [`Setup`], whose runs can then be drawn one at a time (in
+/// any order, from any thread): run r is the release run r of [`compare`] draws for this
+/// strategy with the same setup and seed, so that callers scoring the releases in their own
+/// way (other estimators, other baselines) score the very releases `compare` scores.
+///
+/// ```
+/// use tpl_compare::{Releaser, Seed, Setup, Strategy};
+/// let truth = vec![vec![3.0, 7.0]; 20];
+/// let setup = Setup::new(&truth, 1.0, 5).seed(Seed::given(1));
+/// let bd = Releaser::new(&setup, Strategy::parse("bd")?)?;
+/// let run = bd.run(0)?;
+/// assert_eq!((run.releases.len(), run.fresh.len()), (20, 20));
+/// assert_eq!(run, bd.run(0)?);
+/// # Ok::<(), tpl_compare::CompareError>(())
+/// ```
+pub struct Releaser<'a> {
+    run: Checked<'a>,
+    corr: Correlation,
+    plan: Plan,
+    strategy: Strategy,
+}
+
+impl<'a> Releaser<'a> {
+    /// Checks the setup and plans `strategy` on it (an allocator's budgets are computed here,
+    /// once). The setup's runs and post-processing are not used: [`Releaser::run`] draws the
+    /// runs asked for, and releases only.
+    ///
+    /// # Errors
+    /// Those of [`compare`] for the setup, and the error the strategy's row of [`compare`]
+    /// would carry when it cannot run here ([`CompareError::Correlation`],
+    /// [`CompareError::PbaNeedsCorrelation`], [`CompareError::Allocation`], …).
+    pub fn new(setup: &Setup<'a>, strategy: Strategy) -> Result<Self> {
+        let (alpha, _) = setup.check()?;
+        let run = Checked {
+            truth: setup.truth,
+            backward: setup.backward,
+            forward: setup.forward,
+            epsilon: setup.epsilon,
+            window: setup.window,
+            alpha,
+            sensitivity: setup.sensitivity,
+            runs: setup.runs,
+            seed: setup.seed.unwrap_or_else(Seed::from_os_rng),
+            map_total: None,
+        };
+        let corr = Correlation::new(setup.backward, setup.forward).map_err(CompareError::Correlation)?;
+        let plan = plan(strategy, &run, &corr)?;
+        Ok(Self { run, corr, plan, strategy })
+    }
+
+    /// The releases of run `run` (numbered from 0, as in [`compare`]).
+    ///
+    /// # Errors
+    /// [`CompareError::Release`] when the scheme refuses a step, [`CompareError::Audit`] when
+    /// the audit of its spend does.
+    pub fn run(&self, run: usize) -> Result<RunRelease> {
+        let rng = self.run.seed.rng(self.strategy.name(), run as u64);
+        let out = release(&self.plan, &self.run, &self.corr, rng)?;
+        Ok(RunRelease { published: out.published, releases: out.releases, fresh: out.fresh })
+    }
 }
 
 fn run_once(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng) -> Result<RunResult> {
@@ -517,7 +593,7 @@ fn run_once(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng
         max_window_budget: out.max_window_budget,
         max_tpl: out.leakage.max_tpl,
         max_window_leakage: out.leakage.max_window_leakage,
-        published_fraction: out.published as f64 / run.truth.len() as f64,
+        published_fraction: out.published.iter().filter(|&&p| p).count() as f64 / run.truth.len() as f64,
     })
 }
 

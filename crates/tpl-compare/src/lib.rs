@@ -12,6 +12,9 @@
 //!   own generator derived from the base [`Seed`], the strategy's name and the run, so a
 //!   strategy's rows do not depend on what else is compared; optionally every strategy
 //!   again after MAP post-processing (`tpl-postprocess`) and the data-free prior mean.
+//! - [`Releaser`] and [`RunRelease`] — one strategy's runs drawn one at a time, the very
+//!   releases [`compare`] scores, for callers that score them their own way (the accuracy
+//!   grid of `benches/accuracy`).
 //! - [`Comparison`], [`Row`], [`Scores`] — the results; with the `serde` feature they
 //!   implement `serde::Serialize` (the JSON rows of `tpl compare`).
 //! - [`simulate_users`] and [`histogram`] — synthetic populations of Markov users, the
@@ -62,7 +65,7 @@ mod report;
 mod seed;
 mod strategy;
 
-pub use engine::{DEFAULT_RUNS, MAX_RUNS, Setup, compare, guaranteed_leakage};
+pub use engine::{DEFAULT_RUNS, MAX_RUNS, Releaser, RunRelease, Setup, compare, guaranteed_leakage};
 pub use error::{CompareError, DistributionFault, Result};
 pub use holdout::{HeldOut, Holdout};
 pub use intervals::{MAX_BOOTSTRAP_VALUES, bootstrap_estimates, check_bootstrap_size};

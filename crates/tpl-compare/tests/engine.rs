@@ -177,3 +177,40 @@ fn rows_serialise_flat_in_the_contract_order() {
     assert!(v["rows"][1]["mse"].is_null());
     assert_eq!(v["rows"][1]["error"], CompareError::PbaNeedsCorrelation.to_string());
 }
+
+/// A strategy's runs drawn one at a time are the releases `compare` scores: the same raw
+/// and post-processed errors, run by run.
+#[test]
+fn a_releaser_draws_the_runs_compare_scores() {
+    let (truth, chain) = population();
+    for name in ["bd", "window"] {
+        let setup = Setup::new(&truth, 1.0, 5)
+            .backward(Some(&chain))
+            .forward(Some(&chain))
+            .runs(1)
+            .postprocess(Some(Estimator::Map))
+            .seed(Seed::given(21));
+        let compared = compare(&setup, &strategies(&[name]), &|| {}).unwrap();
+        let releaser = tpl_compare::Releaser::new(&setup, Strategy::parse(name).unwrap()).unwrap();
+        let run = releaser.run(0).unwrap();
+        assert_eq!(run, releaser.run(0).unwrap());
+        assert_ne!(run.releases, releaser.run(1).unwrap().releases);
+        let raw = row(&compared, name).outcome.as_ref().unwrap().mse.mean;
+        assert_eq!(tpl_compare::mse(&run.releases, &truth).unwrap(), raw, "{name}");
+        assert!(run.published.iter().zip(&run.fresh).all(|(&p, &e)| p == (e > 0.0)));
+        let config = tpl_postprocess::FilterConfig {
+            forward: Some(&chain),
+            backward: Some(&chain),
+            ..tpl_postprocess::FilterConfig::new(120)
+        };
+        let est = tpl_postprocess::filter(&run.releases, &run.fresh, config).unwrap().estimates;
+        let map = row(&compared, &format!("{name}+map")).outcome.as_ref().unwrap().mse.mean;
+        assert_eq!(tpl_compare::mse(&est, &truth).unwrap(), map, "{name}+map");
+    }
+    // A strategy that cannot run says why, as its row would.
+    let setup = Setup::new(&truth, 1.0, 5).seed(Seed::given(1));
+    assert!(matches!(
+        tpl_compare::Releaser::new(&setup, Strategy::parse("pba").unwrap()),
+        Err(CompareError::PbaNeedsCorrelation)
+    ));
+}

@@ -1,0 +1,365 @@
+//! The grid itself: every cell (stream × matrices × scheme × ε) planned once, its seeds
+//! released and scored in parallel (rayon over cells × seeds), then every estimator's rows
+//! gathered over the seeds.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use rand::RngCore;
+use rayon::prelude::*;
+use tpl_compare::{Releaser, RunRelease, Seed, Setup, bootstrap_estimates, mse};
+use tpl_mechanisms::{DEFAULT_SENSITIVITY, SamplerKind};
+use tpl_postprocess::{Bootstrap, Estimator, FilterConfig, filter};
+
+use crate::args::{Config, Scheme};
+use crate::oracle::{average_errors, best_window};
+use crate::streams::{Matrices, Stream};
+
+/// The nominal coverage of the intervals measured.
+pub const LEVEL: f64 = 0.9;
+
+/// The name of the baseline estimator of the `ratio_kalman` column.
+pub const KALMAN: &str = "kalman";
+
+/// One cell of the grid before its estimators: a stream, the matrices given, a scheme and ε.
+#[derive(Debug, Clone, Copy)]
+pub struct Cell<'a> {
+    /// The stream released.
+    pub stream: &'a Stream,
+    /// The matrices of the estimators, PBA and the window allocator.
+    pub matrices: &'a Matrices,
+    /// The scheme.
+    pub scheme: Scheme,
+    /// The budget ε per window.
+    pub epsilon: f64,
+}
+
+impl Cell<'_> {
+    /// A label naming the cell in messages and seeds.
+    pub fn label(&self) -> String {
+        format!(
+            "{}/{}/N={}/{}/{}/eps={}",
+            self.stream.stream,
+            self.stream.shape,
+            self.stream.population,
+            self.matrices.name,
+            self.scheme.label,
+            self.epsilon
+        )
+    }
+}
+
+/// One row of the results (one estimator in one cell): the CSV's columns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// `markov` or the real stream's name.
+    pub stream: &'static str,
+    /// N.
+    pub population: u64,
+    /// `uniform-ish`, `out-dominant` or `real`.
+    pub shape: &'static str,
+    /// The matrix variant.
+    pub matrices: String,
+    /// The scheme.
+    pub scheme: &'static str,
+    /// ε per window.
+    pub epsilon: f64,
+    /// The estimator's name.
+    pub estimator: &'static str,
+    /// Seeds the row averages over.
+    pub seeds: usize,
+    /// The estimator's MSE per cell-step, mean over seeds (NaN when it failed).
+    pub mse: f64,
+    /// The raw release's MSE per cell-step, mean over seeds.
+    pub raw_mse: f64,
+    /// `mse / raw_mse`.
+    pub ratio_raw: f64,
+    /// The best centred moving average's MSE (window chosen against the truth).
+    pub best_ma_mse: f64,
+    /// That window.
+    pub best_ma_window: usize,
+    /// `mse / best_ma_mse`.
+    pub ratio_ma: f64,
+    /// The `kalman` estimator's MSE in the same cell, when that estimator exists.
+    pub kalman_mse: Option<f64>,
+    /// `mse / kalman_mse`.
+    pub ratio_kalman: Option<f64>,
+    /// Share of all cell-steps inside their 90 % interval (with intervals).
+    pub coverage_all: Option<f64>,
+    /// Share of the cell-steps with a true count > 0 inside their interval.
+    pub coverage_nonempty: Option<f64>,
+}
+
+/// What the grid produced.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// Per cell, one row per estimator asked for (in the order asked), worst cell first.
+    pub cells: Vec<Vec<Row>>,
+    /// Cells (or seeds, or estimators) that could not run, with why.
+    pub failures: Vec<String>,
+}
+
+/// Covered and total counts of cell-steps.
+#[derive(Debug, Clone, Copy, Default)]
+struct Coverage {
+    covered: u64,
+    total: u64,
+    covered_nonempty: u64,
+    nonempty: u64,
+}
+
+impl Coverage {
+    fn add(&mut self, other: Coverage) {
+        self.covered += other.covered;
+        self.total += other.total;
+        self.covered_nonempty += other.covered_nonempty;
+        self.nonempty += other.nonempty;
+    }
+}
+
+/// One estimator's score on one run.
+#[derive(Debug, Clone)]
+struct EstimatorScore {
+    mse: f64,
+    coverage: Option<Coverage>,
+    error: Option<String>,
+}
+
+/// One run's scores.
+#[derive(Debug, Clone)]
+struct RunScores {
+    raw: f64,
+    averages: Vec<f64>,
+    estimators: Vec<EstimatorScore>,
+}
+
+/// The estimators run in every cell: those asked for, then `kalman` when it exists and was
+/// not asked for (it is the baseline of a column); and the index of `kalman` among them.
+pub fn estimators_run(asked: &[Estimator]) -> (Vec<Estimator>, Option<usize>) {
+    let mut run = asked.to_vec();
+    let kalman = Estimator::ALL.into_iter().find(|e| e.name() == KALMAN);
+    if let Some(k) = kalman.filter(|k| !run.contains(k)) {
+        run.push(k);
+    }
+    let index = kalman.and_then(|k| run.iter().position(|e| *e == k));
+    (run, index)
+}
+
+/// Every cell of `streams` under `config`, in a fixed order.
+pub fn cells<'a>(config: &Config, streams: &'a [Stream]) -> Vec<Cell<'a>> {
+    let mut out = Vec::new();
+    for stream in streams {
+        let asked = |m: &&Matrices| config.matrices.as_ref().is_none_or(|names| names.contains(&m.name));
+        for matrices in stream.matrices.iter().filter(asked) {
+            for &scheme in &config.schemes {
+                for &epsilon in &config.epsilons {
+                    out.push(Cell { stream, matrices, scheme, epsilon });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Runs the grid over `cells` and gathers the rows, worst cell first (by the `ratio_raw` of
+/// `map`, or of the first estimator when `map` is not asked for; a cell where it failed
+/// first of all). Progress goes to standard error.
+pub fn run(config: &Config, cells: &[Cell<'_>]) -> Outcome {
+    let (estimators, kalman) = estimators_run(&config.estimators);
+    let releasers: Vec<Result<Releaser<'_>, String>> = cells
+        .par_iter()
+        .map(|c| {
+            let setup = Setup::new(&c.stream.truth, c.epsilon, config.window)
+                .backward(Some(&c.matrices.backward))
+                .forward(Some(&c.matrices.forward))
+                .sensitivity(DEFAULT_SENSITIVITY)
+                .seed(Seed::given(config.seed));
+            Releaser::new(&setup, c.scheme.strategy).map_err(|e| e.to_string())
+        })
+        .collect();
+    let tasks: Vec<(usize, usize)> = releasers
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.is_ok())
+        .flat_map(|(i, _)| (0..config.seeds).map(move |s| (i, s)))
+        .collect();
+    let done = AtomicUsize::new(0);
+    let start = Instant::now();
+    let tick = (tasks.len() / 20).max(1);
+    let results: Vec<((usize, usize), Result<RunScores, String>)> = tasks
+        .par_iter()
+        .map(|&(i, s)| {
+            let out = match &releasers[i] {
+                Ok(releaser) => score_run(config, &cells[i], releaser, s, &estimators),
+                Err(e) => Err(e.clone()),
+            };
+            let k = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if k.is_multiple_of(tick) || k == tasks.len() {
+                eprintln!("accuracy-grid: {k}/{} runs, {:.1} s", tasks.len(), start.elapsed().as_secs_f64());
+            }
+            ((i, s), out)
+        })
+        .collect();
+
+    let mut outcome = Outcome::default();
+    let asked = config.estimators.len();
+    let mut by_cell: Vec<Vec<RunScores>> = vec![Vec::new(); cells.len()];
+    for ((i, s), r) in results {
+        match r {
+            Ok(scores) => by_cell[i].push(scores),
+            Err(e) => outcome.failures.push(format!("{} seed {s}: {e}", cells[i].label())),
+        }
+    }
+    for (i, cell) in cells.iter().enumerate() {
+        if let Err(e) = &releasers[i] {
+            outcome.failures.push(format!("{}: {e}", cell.label()));
+            continue;
+        }
+        let runs = &by_cell[i];
+        if runs.is_empty() {
+            continue;
+        }
+        for (k, e) in estimators.iter().enumerate().take(asked) {
+            if let Some(why) = runs.iter().find_map(|r| r.estimators[k].error.clone()) {
+                outcome.failures.push(format!("{} {}: {why}", cell.label(), e.name()));
+            }
+        }
+        outcome.cells.push(gather(cell, runs, &estimators[..asked], kalman));
+    }
+    let key = |rows: &Vec<Row>| {
+        let row = rows.iter().find(|r| r.estimator == Estimator::Map.name()).or(rows.first());
+        row.map_or(f64::INFINITY, |r| if r.ratio_raw.is_nan() { f64::INFINITY } else { r.ratio_raw })
+    };
+    outcome.cells.sort_by(|a, b| key(b).total_cmp(&key(a)));
+    outcome
+}
+
+/// Releases run `seed` of a cell and scores the raw release, the moving averages and every
+/// estimator.
+fn score_run(
+    config: &Config,
+    cell: &Cell<'_>,
+    releaser: &Releaser<'_>,
+    seed: usize,
+    estimators: &[Estimator],
+) -> Result<RunScores, String> {
+    let run = releaser.run(seed).map_err(|e| e.to_string())?;
+    let truth = &cell.stream.truth;
+    let raw = mse(&run.releases, truth).map_err(|e| e.to_string())?;
+    let averages = average_errors(&run.releases, truth);
+    let estimators = estimators
+        .iter()
+        .map(|&estimator| {
+            let intervals = config.replicates.filter(|_| config.estimators.contains(&estimator));
+            score_estimator(config, cell, &run, seed, estimator, intervals)
+        })
+        .collect();
+    Ok(RunScores { raw, averages, estimators })
+}
+
+/// One estimator on one run: its MSE and, with `replicates`, the coverage of its bootstrap
+/// intervals.
+fn score_estimator(
+    config: &Config,
+    cell: &Cell<'_>,
+    run: &RunRelease,
+    seed: usize,
+    estimator: Estimator,
+    replicates: Option<usize>,
+) -> EstimatorScore {
+    let failed = |e: String| EstimatorScore { mse: f64::NAN, coverage: None, error: Some(e) };
+    let truth = &cell.stream.truth;
+    let filter_config = FilterConfig {
+        sensitivity: DEFAULT_SENSITIVITY,
+        forward: Some(&cell.matrices.forward),
+        backward: Some(&cell.matrices.backward),
+        estimator,
+        ..FilterConfig::new(cell.stream.population)
+    };
+    let estimates = match filter(&run.releases, &run.fresh, filter_config.clone()) {
+        Ok(e) => e.estimates,
+        Err(e) => return failed(e.to_string()),
+    };
+    let error = match mse(&estimates, truth) {
+        Ok(v) => v,
+        Err(e) => return failed(e.to_string()),
+    };
+    let Some(replicates) = replicates else {
+        return EstimatorScore { mse: error, coverage: None, error: None };
+    };
+    let stream = format!("bootstrap:{}:{}", cell.label(), estimator.name());
+    let noise_seed = Seed::given(config.seed).rng(&stream, seed as u64).next_u64();
+    let settings = Bootstrap { level: LEVEL, replicates };
+    match bootstrap_estimates(
+        &run.releases,
+        &estimates,
+        &run.fresh,
+        filter_config,
+        settings,
+        SamplerKind::Discrete,
+        Some(noise_seed),
+    ) {
+        Ok(iv) => {
+            let mut c = Coverage::default();
+            for ((lo, hi), row) in iv.lower.iter().zip(&iv.upper).zip(truth) {
+                for ((l, h), &x) in lo.iter().zip(hi).zip(row) {
+                    let inside = u64::from(*l <= x && x <= *h);
+                    c.covered += inside;
+                    c.total += 1;
+                    if x > 0.0 {
+                        c.covered_nonempty += inside;
+                        c.nonempty += 1;
+                    }
+                }
+            }
+            EstimatorScore { mse: error, coverage: Some(c), error: None }
+        }
+        Err(e) => EstimatorScore { mse: error, coverage: None, error: Some(format!("intervals: {e}")) },
+    }
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    sum / n as f64
+}
+
+/// The rows of one cell from its runs: means over the seeds, coverage pooled.
+fn gather(cell: &Cell<'_>, runs: &[RunScores], asked: &[Estimator], kalman: Option<usize>) -> Vec<Row> {
+    let raw_mse = mean(runs.iter().map(|r| r.raw));
+    let averages: Vec<Vec<f64>> = runs.iter().map(|r| r.averages.clone()).collect();
+    let (best_ma_window, best_ma_mse) = best_window(&averages).unwrap_or((0, f64::NAN));
+    let estimator_mse = |k: usize| mean(runs.iter().map(|r| r.estimators[k].mse));
+    let kalman_mse = kalman.map(estimator_mse);
+    asked
+        .iter()
+        .enumerate()
+        .map(|(k, e)| {
+            let error = estimator_mse(k);
+            let coverage = runs.iter().try_fold(Coverage::default(), |mut acc, r| {
+                acc.add(r.estimators[k].coverage?);
+                Some(acc)
+            });
+            let share = |covered: u64, total: u64| (total > 0).then(|| covered as f64 / total as f64);
+            Row {
+                stream: cell.stream.stream,
+                population: cell.stream.population,
+                shape: cell.stream.shape,
+                matrices: cell.matrices.name.clone(),
+                scheme: cell.scheme.label,
+                epsilon: cell.epsilon,
+                estimator: e.name(),
+                seeds: runs.len(),
+                mse: error,
+                raw_mse,
+                ratio_raw: error / raw_mse,
+                best_ma_mse,
+                best_ma_window,
+                ratio_ma: error / best_ma_mse,
+                kalman_mse,
+                ratio_kalman: kalman_mse.map(|m| error / m),
+                coverage_all: coverage.and_then(|c| share(c.covered, c.total)),
+                coverage_nonempty: coverage.and_then(|c| share(c.covered_nonempty, c.nonempty)),
+            }
+        })
+        .collect()
+}

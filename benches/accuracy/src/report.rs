@@ -1,0 +1,189 @@
+//! What the grid prints and writes: the table (worst cell first), the CSV (one row per
+//! cell and estimator) and the summary per estimator.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::grid::Row;
+
+/// The CSV header, in the order of [`Row`]'s fields.
+pub const HEADER: [&str; 18] = [
+    "stream",
+    "population",
+    "shape",
+    "matrices",
+    "scheme",
+    "epsilon",
+    "estimator",
+    "seeds",
+    "mse",
+    "raw_mse",
+    "ratio_raw",
+    "best_ma_mse",
+    "best_ma_window",
+    "ratio_ma",
+    "kalman_mse",
+    "ratio_kalman",
+    "coverage_all",
+    "coverage_nonempty",
+];
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or_else(String::new, |v| v.to_string())
+}
+
+/// Writes `cells` (each a cell's rows) to `path` as CSV, creating its folder.
+///
+/// # Errors
+/// The file or folder cannot be written.
+pub fn write_csv(path: &Path, cells: &[Vec<Row>]) -> Result<(), Box<dyn std::error::Error>> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut w = csv::Writer::from_path(path)?;
+    w.write_record(HEADER)?;
+    for r in cells.iter().flatten() {
+        w.write_record([
+            r.stream.to_string(),
+            r.population.to_string(),
+            r.shape.to_string(),
+            r.matrices.clone(),
+            r.scheme.to_string(),
+            r.epsilon.to_string(),
+            r.estimator.to_string(),
+            r.seeds.to_string(),
+            r.mse.to_string(),
+            r.raw_mse.to_string(),
+            r.ratio_raw.to_string(),
+            r.best_ma_mse.to_string(),
+            r.best_ma_window.to_string(),
+            r.ratio_ma.to_string(),
+            opt(r.kalman_mse),
+            opt(r.ratio_kalman),
+            opt(r.coverage_all),
+            opt(r.coverage_nonempty),
+        ])?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// A number for the table: 4 significant figures, `-` when absent.
+fn num(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) if !v.is_finite() => v.to_string(),
+        Some(v) if v != 0.0 && (v.abs() >= 1e5 || v.abs() < 1e-3) => format!("{v:.3e}"),
+        Some(v) => {
+            let digits = (3 - v.abs().log10().floor() as i32).clamp(0, 6) as usize;
+            format!("{v:.digits$}")
+        }
+    }
+}
+
+/// The table of `cells` (the first `top`, or all), one line per estimator, a blank line
+/// between cells.
+pub fn table(cells: &[Vec<Row>], top: Option<usize>) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<13} {:>6} {:<12} {:<12} {:<8} {:>5} {:<10} {:>10} {:>10} {:>7} {:>8} {:>7} {:>7} {:>6} {:>6}",
+        "stream",
+        "N",
+        "shape",
+        "matrices",
+        "scheme",
+        "eps",
+        "estimator",
+        "mse",
+        "raw_mse",
+        "/raw",
+        "ma(w)",
+        "/ma",
+        "/kalman",
+        "cov",
+        "cov>0"
+    );
+    for rows in cells.iter().take(top.unwrap_or(usize::MAX)) {
+        for r in rows {
+            let _ = writeln!(
+                out,
+                "{:<13} {:>6} {:<12} {:<12} {:<8} {:>5} {:<10} {:>10} {:>10} {:>7} {:>8} {:>7} {:>7} {:>6} {:>6}",
+                r.stream,
+                r.population,
+                r.shape,
+                r.matrices,
+                r.scheme,
+                r.epsilon,
+                r.estimator,
+                num(Some(r.mse)),
+                num(Some(r.raw_mse)),
+                num(Some(r.ratio_raw)),
+                format!("{}({})", num(Some(r.best_ma_mse)), r.best_ma_window),
+                num(Some(r.ratio_ma)),
+                num(r.ratio_kalman),
+                num(r.coverage_all),
+                num(r.coverage_nonempty)
+            );
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The summary per estimator (in the order of the first cell's rows): cells with a finite
+/// score, how many have ratio_raw ≤ 1, ratio_kalman ≤ 1.1 and ≤ 1.0, ratio_ma ≤ 1, the
+/// worst ratio_raw and the range of the coverages.
+pub fn summary(cells: &[Vec<Row>]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<12} {:>6} {:>9} {:>10} {:>10} {:>8} {:>10} {:>13} {:>13}",
+        "estimator",
+        "cells",
+        "raw<=1",
+        "kalman<=1.1",
+        "kalman<=1",
+        "ma<=1",
+        "worst/raw",
+        "coverage",
+        "coverage>0"
+    );
+    let Some(first) = cells.first() else {
+        return out;
+    };
+    for name in first.iter().map(|r| r.estimator) {
+        let rows: Vec<&Row> = cells.iter().flatten().filter(|r| r.estimator == name).collect();
+        let finite: Vec<&&Row> = rows.iter().filter(|r| r.mse.is_finite()).collect();
+        let count = |f: &dyn Fn(&Row) -> bool| finite.iter().filter(|r| f(r)).count();
+        let with_kalman = finite.iter().any(|r| r.ratio_kalman.is_some());
+        let kalman = |limit: f64| {
+            if with_kalman {
+                count(&|r: &Row| r.ratio_kalman.is_some_and(|k| k <= limit)).to_string()
+            } else {
+                "-".into()
+            }
+        };
+        let range = |pick: &dyn Fn(&Row) -> Option<f64>| {
+            let v: Vec<f64> = rows.iter().filter_map(|r| pick(r)).collect();
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if v.is_empty() { "-".into() } else { format!("{lo:.3}-{hi:.3}") }
+        };
+        let worst = finite.iter().map(|r| r.ratio_raw).fold(f64::NEG_INFINITY, f64::max);
+        let _ = writeln!(
+            out,
+            "{:<12} {:>6} {:>9} {:>10} {:>10} {:>8} {:>10} {:>13} {:>13}",
+            name,
+            format!("{}/{}", finite.len(), rows.len()),
+            count(&|r: &Row| r.ratio_raw <= 1.0),
+            kalman(1.1),
+            kalman(1.0),
+            count(&|r: &Row| r.ratio_ma <= 1.0),
+            num(Some(worst)),
+            range(&|r: &Row| r.coverage_all),
+            range(&|r: &Row| r.coverage_nonempty)
+        );
+    }
+    out
+}
