@@ -195,7 +195,7 @@ fn zero_prior_cell_with_a_positive_release_is_not_nan() {
     let r0 = d.file("r0.csv", "0,7\n");
     let run = tpl(&["postprocess", "--releases", &r0, "--total", "7", "--epsilon", "1", "--format", "json"]);
     assert_eq!(run.code, Some(0), "{}", run.describe());
-    assert!(run.stderr.contains("warning") && run.stderr.contains("cell 1"), "{}", run.describe());
+    assert!(run.stderr.contains("warning") && run.stderr.contains("column c0"), "{}", run.describe());
     assert!(serde_json::from_str::<Value>(&run.stdout).is_ok());
 }
 

@@ -155,7 +155,17 @@ pub fn kalman_smooth<R: AsRef<[f64]>>(
     let fit = stream.fit();
     let model = Model { move_weight: fit.move_weight, process_noise: fit.process_noise };
     let pass = stream.forward(model, true)?;
-    let (means, variances) = stream.smooth(model, &pass);
+    let (mut means, mut variances) = stream.smooth(model, &pass);
+    // A smoothed mean that rounding has blown up (a gain of an ill-conditioned prediction)
+    // falls back to the filtered one: never a value outside what the data allow.
+    let bound = 1e6 * (stream.total + stream.noise_scale().sqrt() + 1.0);
+    for t in 0..means.len() {
+        let wild = |v: &f64, limit: f64| !v.is_finite() || v.abs() > limit;
+        if means[t].iter().any(|v| wild(v, bound)) || variances[t].iter().any(|v| wild(v, bound * bound)) {
+            means[t].clone_from(&pass.filtered[t]);
+            variances[t] = diagonal(&pass.posterior[t], cells);
+        }
+    }
     let estimates = means.iter().map(|m| mle::solve(m, stream.total)).collect();
     Ok(KalmanSmoothed { estimates, variances, fit })
 }
@@ -313,10 +323,9 @@ impl Stream<'_> {
         let n = self.cells;
         let Some(&first) = fresh.first() else { return Ok(0.0) };
         let mut work = Work::new(n);
-        let diffuse = 1e6 * (self.noise_scale() + (self.total / n as f64).powi(2) + 1.0);
         let mut mean = vec![self.total / n as f64; n];
         let mut moved = mean.clone();
-        let mut cov = centred(n, diffuse);
+        let mut cov = vec![0.0; n * n];
         let mut previous: Option<(usize, f64, Period)> = None;
         let mut converged = false;
         let mut last = first;
@@ -330,23 +339,24 @@ impl Stream<'_> {
             let same = previous.as_ref().filter(|(g, w, _)| converged && *g == gap && *w == v);
             let period = match same {
                 Some((_, _, p)) => p.clone(),
+                None if index == 0 => first_release(v, n, Vec::new()),
                 None => {
-                    if index > 0 {
-                        cov = jumps.predict(self, model, &cov, gap, &mut work);
-                    }
+                    cov = jumps.predict(self, model, &cov, gap, &mut work);
                     update_covariance(&cov, v, n, &mut work, Vec::new())?
                 }
             };
-            work.vector.iter_mut().zip(self.rows[t].iter().zip(&mean)).for_each(|(e, (r, m))| *e = r - m);
-            dense::forward_solve(&period.factor, n, &mut work.vector);
             if index > 0 {
+                work.vector.iter_mut().zip(self.rows[t].iter().zip(&mean)).for_each(|(e, (r, m))| *e = r - m);
+                dense::forward_solve(&period.factor, n, &mut work.vector);
                 let quad: f64 = work.vector.iter().map(|z| z * z).sum();
                 total -= 0.5 * (period.log_det + quad + n as f64 * (2.0 * std::f64::consts::PI).ln());
-            }
-            dense::backward_solve(&period.factor, n, &mut work.vector);
-            dense::times_vector(&cov, &work.vector, n, &mut work.product);
-            for (m, d) in mean.iter_mut().zip(&work.product) {
-                *m += d;
+                dense::backward_solve(&period.factor, n, &mut work.vector);
+                dense::times_vector(&cov, &work.vector, n, &mut work.product);
+                for (m, d) in mean.iter_mut().zip(&work.product) {
+                    *m += d;
+                }
+            } else {
+                first_mean(self.rows[t], self.total, &mut mean);
             }
             converged = index > 0
                 && previous
@@ -411,24 +421,27 @@ impl Stream<'_> {
                     .filter(|p| converged && p.noise == v && p.predicted.len() == current.len());
                 let period = match same {
                     Some(p) => Period { predicted: current.clone(), ..p.clone() },
+                    None if !seen_release => first_release(v, n, current.clone()),
                     None => {
                         stored += n * n;
                         update_covariance(&predicted, v, n, &mut work, current.clone())?
                     }
                 };
                 // The mean: x = x⁻ + Σ⁻·S⁻¹·e, and the innovation's log-density.
-                let e: Vec<f64> = r.iter().zip(&prior_mean).map(|(a, b)| a - b).collect();
-                work.vector.copy_from_slice(&e);
-                dense::forward_solve(&period.factor, n, &mut work.vector);
-                let quad: f64 = work.vector.iter().map(|z| z * z).sum();
                 if seen_release {
+                    let e: Vec<f64> = r.iter().zip(&prior_mean).map(|(a, b)| a - b).collect();
+                    work.vector.copy_from_slice(&e);
+                    dense::forward_solve(&period.factor, n, &mut work.vector);
+                    let quad: f64 = work.vector.iter().map(|z| z * z).sum();
                     pass.log_likelihood -=
                         0.5 * (period.log_det + quad + n as f64 * (2.0 * std::f64::consts::PI).ln());
-                }
-                dense::backward_solve(&period.factor, n, &mut work.vector);
-                dense::times_vector(&predicted, &work.vector, n, &mut work.product);
-                for (m, d) in mean.iter_mut().zip(&work.product) {
-                    *m += d;
+                    dense::backward_solve(&period.factor, n, &mut work.vector);
+                    dense::times_vector(&predicted, &work.vector, n, &mut work.product);
+                    for (m, d) in mean.iter_mut().zip(&work.product) {
+                        *m += d;
+                    }
+                } else {
+                    first_mean(r, self.total, &mut mean);
                 }
                 converged = seen_release
                     && previous.as_ref().is_some_and(|p| {
@@ -703,6 +716,28 @@ fn update_covariance(
         }
     }
     Ok(Period { predicted: steps, noise: v, posterior: Rc::new(posterior), factor: Rc::new(factor), log_det })
+}
+
+/// The update at the first release with information, in the diffuse limit: the release
+/// decides every direction but the total, which is N, so the posterior is v·(I − 11ᵀ/n)
+/// exactly (computing it from a large finite prior would cancel catastrophically). It is not
+/// scored, so its factor is empty.
+fn first_release(v: f64, n: usize, steps: Vec<Cov>) -> Period {
+    Period {
+        predicted: steps,
+        noise: v,
+        posterior: Rc::new(centred(n, v)),
+        factor: Rc::new(Vec::new()),
+        log_det: 0.0,
+    }
+}
+
+/// The mean after the first release: r moved to sum N along 1, r + (N − Σr)/n.
+fn first_mean(r: &[f64], total: f64, mean: &mut [f64]) {
+    let shift = (total - r.iter().sum::<f64>()) / r.len() as f64;
+    for (m, &v) in mean.iter_mut().zip(r) {
+        *m = v + shift;
+    }
 }
 
 /// c·(I − 11ᵀ/n), row-major.
