@@ -172,6 +172,23 @@ impl<'a> Setup<'a> {
         }
         Ok((alpha, cells))
     }
+
+    /// What every run reads, once [`Setup::check`] has given α: the setup with its base seed
+    /// and the post-processing (estimator and N) the runs apply, if any.
+    fn checked(&self, alpha: f64, seed: Seed, map_total: Option<(Estimator, u64)>) -> Checked<'a> {
+        Checked {
+            truth: self.truth,
+            backward: self.backward,
+            forward: self.forward,
+            epsilon: self.epsilon,
+            window: self.window,
+            alpha,
+            sensitivity: self.sensitivity,
+            runs: self.runs,
+            seed,
+            map_total,
+        }
+    }
 }
 
 /// A checked [`Setup`]: what every run reads.
@@ -220,18 +237,7 @@ pub fn compare(
         (true, Some(_), None) => Some(CompareError::MapNeedsFixedPopulation),
         (true, Some(_), Some(_)) => None,
     };
-    let run = Checked {
-        truth: setup.truth,
-        backward: setup.backward,
-        forward: setup.forward,
-        epsilon: setup.epsilon,
-        window: setup.window,
-        alpha,
-        sensitivity: setup.sensitivity,
-        runs: setup.runs,
-        seed,
-        map_total: setup.postprocess.zip(total).filter(|_| map_blocker.is_none()),
-    };
+    let run = setup.checked(alpha, seed, setup.postprocess.zip(total).filter(|_| map_blocker.is_none()));
     let rows = match Correlation::new(setup.backward, setup.forward) {
         Err(e) => strategies
             .iter()
@@ -547,18 +553,7 @@ impl<'a> Releaser<'a> {
     /// [`CompareError::PbaNeedsCorrelation`], [`CompareError::Allocation`], …).
     pub fn new(setup: &Setup<'a>, strategy: Strategy) -> Result<Self> {
         let (alpha, _) = setup.check()?;
-        let run = Checked {
-            truth: setup.truth,
-            backward: setup.backward,
-            forward: setup.forward,
-            epsilon: setup.epsilon,
-            window: setup.window,
-            alpha,
-            sensitivity: setup.sensitivity,
-            runs: setup.runs,
-            seed: setup.seed.unwrap_or_else(Seed::from_os_rng),
-            map_total: None,
-        };
+        let run = setup.checked(alpha, setup.seed.unwrap_or_else(Seed::from_os_rng), None);
         let corr = Correlation::new(setup.backward, setup.forward).map_err(CompareError::Correlation)?;
         let plan = plan(strategy, &run, &corr)?;
         Ok(Self { run, corr, plan, strategy })

@@ -383,14 +383,7 @@ pub fn filter<R: AsRef<[f64]>>(
     budgets: &[f64],
     config: FilterConfig<'_>,
 ) -> Result<Estimates> {
-    let horizon = releases.len();
-    let Some(first) = releases.first() else {
-        return Err(PostprocessError::NoSteps);
-    };
-    let cells = first.as_ref().len();
-    if budgets.len() != horizon {
-        return Err(PostprocessError::BudgetCount { len: budgets.len(), expected: horizon });
-    }
+    let (horizon, cells) = stream_shape(releases, budgets)?;
     let estimator = config.estimator;
     if horizon > 1 && estimator.uses_prior() && config.forward.is_none() {
         return Err(PostprocessError::MissingForward { estimator: estimator.name(), horizon });
@@ -409,6 +402,20 @@ pub fn filter<R: AsRef<[f64]>>(
         warnings.extend(step.warnings);
     }
     Ok(Estimates { estimator, estimates, warnings })
+}
+
+/// (T, n) of a recorded stream: at least one release, the cells of the first, one budget
+/// per release ([`NoSteps`](PostprocessError::NoSteps),
+/// [`BudgetCount`](PostprocessError::BudgetCount)).
+pub(crate) fn stream_shape<R: AsRef<[f64]>>(releases: &[R], budgets: &[f64]) -> Result<(usize, usize)> {
+    let horizon = releases.len();
+    let Some(first) = releases.first() else {
+        return Err(PostprocessError::NoSteps);
+    };
+    if budgets.len() != horizon {
+        return Err(PostprocessError::BudgetCount { len: budgets.len(), expected: horizon });
+    }
+    Ok((horizon, first.as_ref().len()))
 }
 
 /// ε_1 = … = ε_T = `epsilon`: the budgets of `tpl postprocess --epsilon E_t`, where the

@@ -31,7 +31,7 @@ use std::rc::Rc;
 
 use crate::dense;
 use crate::error::{PostprocessError, Result};
-use crate::filter::{Estimates, Estimator, FilterConfig, check_matrices, check_step};
+use crate::filter::{Estimates, Estimator, FilterConfig, check_matrices, check_step, stream_shape};
 use crate::{mle, validate};
 
 /// The move weights γ the fit tries: 0, 2⁻⁸, …, 2⁻¹ and 1.
@@ -123,16 +123,9 @@ pub fn kalman_smooth<R: AsRef<[f64]>>(
     budgets: &[f64],
     config: FilterConfig<'_>,
 ) -> Result<KalmanSmoothed> {
-    let horizon = releases.len();
-    let Some(first) = releases.first() else {
-        return Err(PostprocessError::NoSteps);
-    };
-    let cells = first.as_ref().len();
+    let (horizon, cells) = stream_shape(releases, budgets)?;
     if cells == 0 {
         return Err(PostprocessError::NoCells);
-    }
-    if budgets.len() != horizon {
-        return Err(PostprocessError::BudgetCount { len: budgets.len(), expected: horizon });
     }
     if horizon > 1 && config.forward.is_none() {
         return Err(PostprocessError::MissingForward { estimator: Estimator::Kalman.name(), horizon });
@@ -154,7 +147,7 @@ pub fn kalman_smooth<R: AsRef<[f64]>>(
     let stream = Stream { rows: &rows, noise: &noise, total: config.total as f64, cells, matrix: &matrix };
     let fit = stream.fit();
     let model = Model { move_weight: fit.move_weight, process_noise: fit.process_noise };
-    let pass = stream.forward(model, true)?;
+    let pass = stream.forward(model)?;
     let (mut means, mut variances) = stream.smooth(model, &pass);
     // A smoothed mean that rounding has blown up (a gain of an ill-conditioned prediction)
     // falls back to the filtered one: never a value outside what the data allow.
@@ -346,15 +339,7 @@ impl Stream<'_> {
                 }
             };
             if index > 0 {
-                work.vector.iter_mut().zip(self.rows[t].iter().zip(&mean)).for_each(|(e, (r, m))| *e = r - m);
-                dense::forward_solve(&period.factor, n, &mut work.vector);
-                let quad: f64 = work.vector.iter().map(|z| z * z).sum();
-                total -= 0.5 * (period.log_det + quad + n as f64 * (2.0 * std::f64::consts::PI).ln());
-                dense::backward_solve(&period.factor, n, &mut work.vector);
-                dense::times_vector(&cov, &work.vector, n, &mut work.product);
-                for (m, d) in mean.iter_mut().zip(&work.product) {
-                    *m += d;
-                }
+                total += absorb(&period, self.rows[t], &cov, &mut mean, &mut work);
             } else {
                 first_mean(self.rows[t], self.total, &mut mean);
             }
@@ -369,12 +354,13 @@ impl Stream<'_> {
         if total.is_finite() { Ok(total) } else { Err(PostprocessError::NotPositiveDefinite) }
     }
 
-    /// One forward pass (the Kalman filter) under `model`; with `store`, everything the
-    /// smoother needs. Fails only when a covariance stops being positive definite.
-    fn forward(&self, model: Model, store: bool) -> Result<Pass> {
+    /// One forward pass (the Kalman filter) under `model`, keeping everything the smoother
+    /// needs. Fails when a covariance stops being positive definite or the stored values
+    /// would exceed [`MAX_STORED`].
+    fn forward(&self, model: Model) -> Result<Pass> {
         let n = self.cells;
         let horizon = self.rows.len();
-        if store && horizon.saturating_mul(n) > MAX_STORED {
+        if horizon.saturating_mul(n) > MAX_STORED {
             return Err(PostprocessError::TooLarge { cells: n, steps: horizon, limit: MAX_STORED });
         }
         let mut stored = 0usize;
@@ -427,19 +413,8 @@ impl Stream<'_> {
                         update_covariance(&predicted, v, n, &mut work, current.clone())?
                     }
                 };
-                // The mean: x = x⁻ + Σ⁻·S⁻¹·e, and the innovation's log-density.
                 if seen_release {
-                    let e: Vec<f64> = r.iter().zip(&prior_mean).map(|(a, b)| a - b).collect();
-                    work.vector.copy_from_slice(&e);
-                    dense::forward_solve(&period.factor, n, &mut work.vector);
-                    let quad: f64 = work.vector.iter().map(|z| z * z).sum();
-                    pass.log_likelihood -=
-                        0.5 * (period.log_det + quad + n as f64 * (2.0 * std::f64::consts::PI).ln());
-                    dense::backward_solve(&period.factor, n, &mut work.vector);
-                    dense::times_vector(&predicted, &work.vector, n, &mut work.product);
-                    for (m, d) in mean.iter_mut().zip(&work.product) {
-                        *m += d;
-                    }
+                    pass.log_likelihood += absorb(&period, r, &predicted, &mut mean, &mut work);
                 } else {
                     first_mean(r, self.total, &mut mean);
                 }
@@ -454,16 +429,14 @@ impl Stream<'_> {
                 current.clear();
                 seen_release = true;
             }
-            if store {
-                stored += 2 * n;
-                if stored > MAX_STORED {
-                    return Err(PostprocessError::TooLarge { cells: n, steps: horizon, limit: MAX_STORED });
-                }
-                pass.filtered.push(mean.clone());
-                pass.predicted.push(prior_mean.clone());
-                pass.posterior.push(cov.clone());
-                pass.prior.push(predicted);
+            stored += 2 * n;
+            if stored > MAX_STORED {
+                return Err(PostprocessError::TooLarge { cells: n, steps: horizon, limit: MAX_STORED });
             }
+            pass.filtered.push(mean.clone());
+            pass.predicted.push(prior_mean.clone());
+            pass.posterior.push(cov.clone());
+            pass.prior.push(predicted);
         }
         if !pass.log_likelihood.is_finite() {
             return Err(PostprocessError::NotPositiveDefinite);
@@ -718,6 +691,24 @@ fn update_covariance(
     Ok(Period { predicted: steps, noise: v, posterior: Rc::new(posterior), factor: Rc::new(factor), log_det })
 }
 
+/// The update of the mean at a scored release r (docs/map.md §14): `mean` holds the
+/// prediction x⁻ and becomes x⁻ + Σ⁻·S⁻¹·e with e = r − x⁻; returns the innovation's
+/// log-density −½·(ln det S + eᵀ·S⁻¹·e + n·ln 2π), S factored in `period`.
+fn absorb(period: &Period, r: &[f64], predicted: &[f64], mean: &mut [f64], work: &mut Work) -> f64 {
+    let n = mean.len();
+    for (e, (x, m)) in work.vector.iter_mut().zip(r.iter().zip(mean.iter())) {
+        *e = x - m;
+    }
+    dense::forward_solve(&period.factor, n, &mut work.vector);
+    let quad: f64 = work.vector.iter().map(|z| z * z).sum();
+    dense::backward_solve(&period.factor, n, &mut work.vector);
+    dense::times_vector(predicted, &work.vector, n, &mut work.product);
+    for (m, d) in mean.iter_mut().zip(&work.product) {
+        *m += d;
+    }
+    -0.5 * (period.log_det + quad + n as f64 * (2.0 * std::f64::consts::PI).ln())
+}
+
 /// The update at the first release with information, in the diffuse limit: the release
 /// decides every direction but the total, which is N, so the posterior is v·(I − 11ᵀ/n)
 /// exactly (computing it from a large finite prior would cancel catastrophically). It is not
@@ -915,7 +906,7 @@ mod tests {
         for gamma in [0.0, 0.25, 1.0] {
             for q in [0.0, 0.5, 30.0] {
                 let model = Model { move_weight: gamma, process_noise: q };
-                let full = stream.forward(model, true).unwrap().log_likelihood;
+                let full = stream.forward(model).unwrap().log_likelihood;
                 let jumped = stream.likelihood(model, &stream.jumps(gamma, &fresh), &fresh).unwrap();
                 assert!((full - jumped).abs() <= 1e-6 * full.abs(), "γ {gamma} q {q}: {full} vs {jumped}");
             }
