@@ -97,6 +97,19 @@ pub(crate) fn solve_rows(l: &[f64], n: usize, b: &mut [f64]) {
     }
 }
 
+/// out = x·a for a row vector x and a row-major n×n matrix (a sum of the rows of a).
+pub(crate) fn row_times(x: &[f64], a: &[f64], n: usize, out: &mut [f64]) {
+    out.fill(0.0);
+    for (&xi, row) in x.iter().zip(a.chunks_exact(n)) {
+        if xi == 0.0 {
+            continue;
+        }
+        for (o, &v) in out.iter_mut().zip(row) {
+            *o += xi * v;
+        }
+    }
+}
+
 /// y = a·x for a row-major n×n matrix.
 pub(crate) fn times_vector(a: &[f64], x: &[f64], n: usize, y: &mut [f64]) {
     for (yi, row) in y.iter_mut().zip(a.chunks_exact(n)) {

@@ -446,22 +446,14 @@ impl Stream<'_> {
 
     /// x·M = (1 − γ)·x + γ·x·P (as a row vector) into `out`.
     fn move_mean(&self, model: Model, x: &[f64], out: &mut [f64]) {
-        let n = self.cells;
         let g = model.move_weight;
-        for (o, &v) in out.iter_mut().zip(x) {
-            *o = (1.0 - g) * v;
-        }
         if g == 0.0 {
+            out.copy_from_slice(x);
             return;
         }
-        for (i, &xi) in x.iter().enumerate() {
-            let w = g * xi;
-            if w == 0.0 {
-                continue;
-            }
-            for (o, &p) in out.iter_mut().zip(&self.matrix[i * n..(i + 1) * n]) {
-                *o += w * p;
-            }
+        dense::row_times(x, self.matrix, self.cells, out);
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = (1.0 - g) * v + g * *o;
         }
     }
 
@@ -594,12 +586,7 @@ impl Jumps {
                 left -= 1;
                 continue;
             }
-            out.fill(0.0);
-            for (i, &xi) in mean.iter().enumerate() {
-                for (o, &p) in out.iter_mut().zip(&self.moves[j - 1][i * n..(i + 1) * n]) {
-                    *o += xi * p;
-                }
-            }
+            dense::row_times(mean, &self.moves[j - 1], n, out);
             mean.copy_from_slice(out);
             left -= j;
         }
