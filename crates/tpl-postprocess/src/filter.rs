@@ -12,9 +12,10 @@ use tpl_core::TransitionMatrix;
 
 use crate::calibrate::{Calibration, Pass};
 use crate::error::{PostprocessError, Result};
+use crate::kalman::{self, KalmanFit};
 use crate::prior::{PriorPolicy, PriorUpdate, Warning};
 use crate::propagate::Mover;
-use crate::{kalman, map, map_integer, mle, smooth, validate};
+use crate::{map, map_integer, mle, validate};
 
 /// Which estimator of the true counts a stream uses (docs/map.md §2–4, §6, §8 and §9); its
 /// [`name`](Estimator::name) is the `--estimator` value of `tpl postprocess`.
@@ -169,6 +170,10 @@ pub struct FilterStep {
     /// For `map`: the member of the calibrated family that set p_t and its strength
     /// (docs/map.md §8); `None` for the other estimators.
     pub calibration: Option<Calibration>,
+    /// For `map` on at most 64 cells: the state-space model's parameters in use at this
+    /// step, refitted to the releases so far (docs/map.md §8); `None` before two releases
+    /// with information and for the other estimators.
+    pub fit: Option<KalmanFit>,
     /// Warnings raised at this step (only at step 1, by the frequency prior).
     pub warnings: Vec<Warning>,
 }
@@ -213,8 +218,10 @@ pub struct Filter<'a> {
     estimate: Vec<f64>,
     /// The forward matrix in the form its product is cheapest in (docs/map.md §13).
     mover: Option<Mover<'a>>,
-    /// The calibrated predictions of `map`.
+    /// The calibrated predictions of `map` beyond 64 cells.
     pass: Pass,
+    /// The state-space filter of `map` on at most 64 cells.
+    online: Option<kalman::Online>,
 }
 
 impl<'a> Filter<'a> {
@@ -241,6 +248,8 @@ impl<'a> Filter<'a> {
         check_matrices(&config, cells)?;
         config.prior.check(cells)?;
         let mover = config.forward.map(Mover::new);
+        let online = (config.estimator == Estimator::Map && cells <= kalman::ONLINE_CELLS)
+            .then(|| kalman::Online::new(cells, config.total as f64, kalman::dense_matrix(&config, cells)));
         Ok(Self {
             config,
             cells,
@@ -249,6 +258,7 @@ impl<'a> Filter<'a> {
             estimate: Vec::new(),
             mover,
             pass: Pass::new(),
+            online,
         })
     }
 
@@ -276,6 +286,26 @@ impl<'a> Filter<'a> {
         let a = check_step(release, epsilon, self.cells, self.config.sensitivity)?;
         let estimator = self.config.estimator;
         let total = self.config.total;
+        if let Some(online) = self.online.as_mut() {
+            if t > 1 && self.mover.is_none() {
+                return Err(PostprocessError::MissingForward { estimator: estimator.name(), horizon: t });
+            }
+            let (predicted, estimate) = online.step(release, a)?;
+            let n_total = total as f64;
+            let prior = if total > 0 {
+                predicted.iter().map(|v| v.max(0.0) / n_total).collect()
+            } else {
+                vec![1.0 / self.cells as f64; self.cells]
+            };
+            self.steps = t;
+            return Ok(FilterStep {
+                estimate,
+                prior: Some(prior),
+                calibration: None,
+                fit: online.fit(),
+                warnings: Vec::new(),
+            });
+        }
         let mut calibration = None;
         let (prior, warnings) = if !estimator.uses_prior() {
             (None, Vec::new())
@@ -322,7 +352,7 @@ impl<'a> Filter<'a> {
             self.prior.clone_from(p);
         }
         self.estimate.clone_from(&estimate);
-        Ok(FilterStep { estimate, prior, calibration, warnings })
+        Ok(FilterStep { estimate, prior, calibration, fit: None, warnings })
     }
 }
 
@@ -389,7 +419,10 @@ pub fn filter<R: AsRef<[f64]>>(
         return Err(PostprocessError::MissingForward { estimator: estimator.name(), horizon });
     }
     match estimator {
-        Estimator::Smooth => return smooth::smooth(releases, budgets, config),
+        Estimator::Smooth => {
+            let out = kalman::state_space_smooth(releases, budgets, &config, estimator, kalman::GUARDED)?;
+            return Ok(Estimates { estimator, estimates: out.estimates, warnings: Vec::new() });
+        }
         Estimator::Kalman => return kalman::kalman(releases, budgets, config),
         _ => {}
     }

@@ -38,6 +38,11 @@ use crate::{mle, validate};
 const MOVE_WEIGHTS: [f64; 10] =
     [0.0, 0.00390625, 0.0078125, 0.015625, 0.03125, 0.0625, 0.125, 0.25, 0.5, 1.0];
 
+/// How many nats of log-likelihood a process-noise shape other than the classical one must
+/// gain over it to be chosen (docs/map.md §14): a shape the releases do not clearly prefer
+/// leaves the classical model in place.
+const EVIDENCE: f64 = 3.0;
+
 /// The binary logarithms of q relative to the mean noise variance that the fit may reach.
 const LOG2_RANGE: (i32, i32) = (-40, 40);
 
@@ -69,8 +74,11 @@ const MAX_JUMP_VALUES: usize = 1 << 24;
 pub struct KalmanFit {
     /// γ ∈ [0, 1]: the share of people the forward matrix moves each step.
     pub move_weight: f64,
-    /// q ≥ 0: the process noise's variance per cell and step.
+    /// q ≥ 0: the process noise's variance per cell and step (on average over the cells).
     pub process_noise: f64,
+    /// β of the process noise's shape (docs/map.md §14): 0 spreads it evenly over the cells
+    /// (the classical model, always the case for `kalman`), 1 in proportion to their people.
+    pub noise_shape: f64,
     /// The innovations log-likelihood of the scored releases at (γ, q) (0 when fewer than
     /// two releases carry information).
     pub log_likelihood: f64,
@@ -123,31 +131,59 @@ pub fn kalman_smooth<R: AsRef<[f64]>>(
     budgets: &[f64],
     config: FilterConfig<'_>,
 ) -> Result<KalmanSmoothed> {
+    state_space_smooth(releases, budgets, &config, Estimator::Kalman, CLASSICAL)
+}
+
+/// The smoother of docs/map.md §14 fitted within `family`: [`CLASSICAL`] for the baseline,
+/// [`GUARDED`] for `smooth` (docs/map.md §9). `estimator` names the caller in errors.
+pub(crate) fn state_space_smooth<R: AsRef<[f64]>>(
+    releases: &[R],
+    budgets: &[f64],
+    config: &FilterConfig<'_>,
+    estimator: Estimator,
+    family: Family,
+) -> Result<KalmanSmoothed> {
     let (horizon, cells) = stream_shape(releases, budgets)?;
     if cells == 0 {
         return Err(PostprocessError::NoCells);
     }
     if horizon > 1 && config.forward.is_none() {
-        return Err(PostprocessError::MissingForward { estimator: Estimator::Kalman.name(), horizon });
+        return Err(PostprocessError::MissingForward { estimator: estimator.name(), horizon });
     }
     validate::integer_total(config.total)?;
     tpl_core::check_sensitivity(config.sensitivity)?;
-    check_matrices(&config, cells)?;
+    check_matrices(config, cells)?;
     let rows: Vec<&[f64]> = releases.iter().map(AsRef::as_ref).collect();
-    let mut noise = Vec::with_capacity(horizon);
+    let mut weights = Vec::with_capacity(horizon);
     for (t, (r, &e)) in rows.iter().zip(budgets).enumerate() {
-        let a = check_step(r, e, cells, config.sensitivity).map_err(|err| err.at_step(t + 1))?;
-        let v = 2.0 / (a * a);
-        noise.push((a > 0.0 && v.is_finite() && v > 0.0).then_some(v));
+        weights.push(check_step(r, e, cells, config.sensitivity).map_err(|err| err.at_step(t + 1))?);
     }
-    let matrix: Vec<f64> = match config.forward {
-        Some(p) => p.rows().flatten().copied().collect(),
-        None => (0..cells * cells).map(|k| f64::from(k % (cells + 1) == 0)).collect(),
+    let noise = release_noise(&rows, &weights);
+    let matrix = dense_matrix(config, cells);
+    let total = config.total as f64;
+    let shapes = noise_shapes(&rows, &noise, total, family.exponents);
+    let stream = Stream {
+        rows: &rows,
+        noise: &noise,
+        total,
+        cells,
+        matrix: &matrix,
+        shapes: &shapes,
+        evidence: family.evidence,
     };
-    let stream = Stream { rows: &rows, noise: &noise, total: config.total as f64, cells, matrix: &matrix };
     let fit = stream.fit();
-    let model = Model { move_weight: fit.move_weight, process_noise: fit.process_noise };
-    let pass = stream.forward(model)?;
+    let model = stream.model(&fit);
+    let pass = match stream.forward(model) {
+        Err(PostprocessError::NotPositiveDefinite) => {
+            // Numbers that break the covariance recursion (values near the largest double):
+            // each release projected alone, with its own noise as the variance.
+            let scale = stream.noise_scale();
+            let estimates = rows.iter().map(|r| mle::solve(r, total)).collect();
+            let variances = noise.iter().map(|v| vec![v.unwrap_or(scale); cells]).collect();
+            return Ok(KalmanSmoothed { estimates, variances, fit });
+        }
+        other => other?,
+    };
     let (mut means, mut variances) = stream.smooth(model, &pass);
     // A smoothed mean that rounding has blown up (a gain of an ill-conditioned prediction)
     // falls back to the filtered one: never a value outside what the data allow.
@@ -163,6 +199,82 @@ pub fn kalman_smooth<R: AsRef<[f64]>>(
     Ok(KalmanSmoothed { estimates, variances, fit })
 }
 
+/// The variance of each step's release noise (docs/map.md §14): `None` at a step without
+/// information (a = ε_t/Δ = 0). Integer releases (every value of every release with
+/// information a whole number) carry discrete Laplace noise, Pr[k] ∝ e^{−a|k|}, of variance
+/// 2e^{−a}/(1 − e^{−a})² — at a = 5 about a sixth of the continuous 2/a², which would
+/// make the model distrust precise releases; real releases carry the continuous one.
+pub(crate) fn release_noise(rows: &[&[f64]], weights: &[f64]) -> Vec<Option<f64>> {
+    let integer =
+        rows.iter().zip(weights).filter(|(_, a)| **a > 0.0).all(|(r, _)| r.iter().all(|v| v.fract() == 0.0));
+    weights.iter().map(|&a| noise_variance(a, integer)).collect()
+}
+
+/// The variance of one release's noise at weight a (see [`release_noise`]); `None` when
+/// a = 0 (or the variance is not a positive finite number).
+fn noise_variance(a: f64, integer: bool) -> Option<f64> {
+    let v = if integer {
+        let m = (-a).exp_m1();
+        2.0 * (-a).exp() / (m * m)
+    } else {
+        2.0 / (a * a)
+    };
+    (a > 0.0 && v.is_finite() && v > 0.0).then_some(v)
+}
+
+/// The forward matrix of `config` row-major (the identity without one).
+pub(crate) fn dense_matrix(config: &FilterConfig<'_>, cells: usize) -> Vec<f64> {
+    match config.forward {
+        Some(p) => p.rows().flatten().copied().collect(),
+        None => (0..cells * cells).map(|k| f64::from(k % (cells + 1) == 0)).collect(),
+    }
+}
+
+/// The shapes of `exponents` ([`noise_shape`]) around the mean of the releases with
+/// information (N/n in every cell when none has any), moved onto the counts summing to N.
+fn noise_shapes(
+    rows: &[&[f64]],
+    noise: &[Option<f64>],
+    total: f64,
+    exponents: &[f64],
+) -> Vec<(f64, Vec<f64>)> {
+    let cells = rows.first().map_or(0, |r| r.len());
+    let mut mean = vec![0.0; cells];
+    let mut count = 0.0;
+    for (r, _) in rows.iter().zip(noise).filter(|(_, v)| v.is_some()) {
+        for (m, x) in mean.iter_mut().zip(r.iter()) {
+            *m += x;
+        }
+        count += 1.0;
+    }
+    let mean = if count > 0.0 {
+        mle::solve(&mean.iter().map(|m| m / count).collect::<Vec<_>>(), total)
+    } else {
+        vec![total / cells.max(1) as f64; cells]
+    };
+    exponents.iter().map(|&b| (b, noise_shape(&mean, b))).collect()
+}
+
+/// The process-noise shape S = D_w − w·wᵀ/Σw with w_i = (x̄_i + 1)^β (docs/map.md §14):
+/// every row sums to 0 (the total stays N) and β = 0 gives I − 11ᵀ/n, the classical
+/// model's; β = 1 makes a cell's noise grow with its people (x̄ the releases' mean moved
+/// onto the counts summing to N), as when each person moves on their own. w is scaled to
+/// mean 1 so that q keeps its meaning of a variance per cell and step.
+pub(crate) fn noise_shape(mean: &[f64], exponent: f64) -> Vec<f64> {
+    let n = mean.len();
+    let raw: Vec<f64> = mean.iter().map(|&m| (m.max(0.0) + 1.0).powf(exponent)).collect();
+    let scale = raw.iter().sum::<f64>() / n as f64;
+    let w: Vec<f64> = raw.iter().map(|v| v / scale).collect();
+    let sum: f64 = w.iter().sum();
+    let mut s = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            s[i * n + j] = f64::from(i == j) * w[i] - w[i] * w[j] / sum;
+        }
+    }
+    s
+}
+
 /// `kalman` as an [`Estimator`] of [`crate::filter`]: the projected smoothed means.
 pub(crate) fn kalman<R: AsRef<[f64]>>(
     releases: &[R],
@@ -173,11 +285,223 @@ pub(crate) fn kalman<R: AsRef<[f64]>>(
     Ok(Estimates { estimator: Estimator::Kalman, estimates: out.estimates, warnings: Vec::new() })
 }
 
+/// The models a fit chooses among (docs/map.md §14): process-noise shapes (exponents β of
+/// [`noise_shape`], the classical β = 0 first) and the evidence in nats that a move weight
+/// γ > 0 must gain over γ = 0, and a shape over the first, to be chosen.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Family {
+    exponents: &'static [f64],
+    evidence: f64,
+}
+
+/// The classical baseline `kalman`: one shape, plain maximum likelihood.
+pub(crate) const CLASSICAL: Family = Family { exponents: &[0.0], evidence: 0.0 };
+
+/// `smooth` and `map`: the classical shape and the one that follows the counts, and nobody
+/// moving as the null that another model must beat by [`EVIDENCE`] nats.
+pub(crate) const GUARDED: Family = Family { exponents: &[0.0, 1.0], evidence: EVIDENCE };
+
+/// The most cells for which `map` runs the state-space filter (dense n×n covariances, n³
+/// per step); wider streams use the calibrated MAP filter of docs/map.md §8.
+pub(crate) const ONLINE_CELLS: usize = 64;
+
+/// The causal state-space filter behind `map` (docs/map.md §8): the model of docs/map.md
+/// §14 run one release at a time, its parameters refitted by maximum likelihood on every
+/// release seen so far whenever the number of releases with information has grown by half
+/// (after the 2nd, 3rd, 4th, 6th, 8th, 12th, …), so that the fit follows the stream with
+/// O(log T) refits. The estimate of step t is the filtered mean projected onto
+/// {x ≥ 0, Σx = N}.
+#[derive(Debug, Clone)]
+pub(crate) struct Online {
+    total: f64,
+    cells: usize,
+    matrix: Vec<f64>,
+    rows: Vec<Vec<f64>>,
+    weights: Vec<f64>,
+    /// Whether every release with information so far was integer (discrete noise).
+    integer: bool,
+    fresh: usize,
+    next_fit: usize,
+    fit: Option<KalmanFit>,
+    shapes: Vec<(f64, Vec<f64>)>,
+    /// The filtered mean and covariance after the last step.
+    mean: Vec<f64>,
+    cov: Vec<f64>,
+    /// The covariance after the last step was the one before it (and the noise was this):
+    /// the recursion has converged and the covariance need not be recomputed.
+    steady: Option<Steady>,
+    seen_release: bool,
+}
+
+impl Online {
+    /// A filter for `cells` cells, population `total` and forward matrix `matrix` (row-major,
+    /// checked by the caller).
+    pub(crate) fn new(cells: usize, total: f64, matrix: Vec<f64>) -> Self {
+        Self {
+            total,
+            cells,
+            matrix,
+            rows: Vec::new(),
+            weights: Vec::new(),
+            integer: true,
+            fresh: 0,
+            next_fit: 2,
+            fit: None,
+            shapes: vec![(0.0, centred(cells, 1.0))],
+            mean: vec![total / cells as f64; cells],
+            cov: Vec::new(),
+            steady: None,
+            seen_release: false,
+        }
+    }
+
+    /// The parameters in use (`None` before two releases with information).
+    pub(crate) fn fit(&self) -> Option<KalmanFit> {
+        self.fit
+    }
+
+    /// Takes the release of the next step, with weight a = ε_t/Δ (checked by the caller);
+    /// returns the prior mean of the step (the prediction from the releases before it) and
+    /// the estimate.
+    pub(crate) fn step(&mut self, release: &[f64], a: f64) -> Result<(Vec<f64>, Vec<f64>)> {
+        let saved = (self.integer, self.next_fit, self.fresh);
+        let before = self.mean.clone();
+        let out = self.advance(release, a);
+        let broken = matches!(out, Err(PostprocessError::NotPositiveDefinite))
+            || (out.is_ok() && self.mean.iter().chain(&self.cov).any(|v| !v.is_finite()));
+        match out {
+            _ if broken => {
+                // Numbers that break the covariance recursion (values near the largest
+                // double): the filter starts again from this release, as from a first one.
+                let noise = (a > 0.0).then(|| noise_variance(a, self.integer)).flatten();
+                if let Some(v) = noise {
+                    first_mean(release, self.total, &mut self.mean);
+                    self.cov = centred(self.cells, v);
+                    self.seen_release = true;
+                }
+                self.steady = None;
+                Ok((before, mle::solve(&self.mean, self.total)))
+            }
+            Err(e) => {
+                // A failed step changes nothing.
+                (self.integer, self.next_fit, self.fresh) = saved;
+                self.rows.pop();
+                self.weights.pop();
+                Err(e)
+            }
+            ok => ok,
+        }
+    }
+
+    fn advance(&mut self, release: &[f64], a: f64) -> Result<(Vec<f64>, Vec<f64>)> {
+        let n = self.cells;
+        let informative = a > 0.0;
+        if informative && self.integer && release.iter().any(|v| v.fract() != 0.0) {
+            // Real releases after integer ones: the noise model changes; refit now.
+            self.integer = false;
+            self.next_fit = self.fresh + 1;
+        }
+        self.rows.push(release.to_vec());
+        self.weights.push(a);
+        self.fresh += usize::from(informative);
+        let model = match self.fit {
+            Some(f) => Model {
+                move_weight: f.move_weight,
+                process_noise: f.process_noise,
+                shape: self.shapes.iter().position(|(b, _)| *b == f.noise_shape).unwrap_or(0),
+            },
+            None => Model { move_weight: 0.0, process_noise: 0.0, shape: 0 },
+        };
+        let noise = informative.then(|| noise_variance(a, self.integer)).flatten();
+        let stream = Stream {
+            rows: &[],
+            noise: &[],
+            total: self.total,
+            cells: n,
+            matrix: &self.matrix,
+            shapes: &self.shapes,
+            evidence: 0.0,
+        };
+        let mut prior = self.mean.clone();
+        if self.rows.len() > 1 {
+            stream.move_mean(model, &self.mean, &mut prior);
+        }
+        if informative && self.fresh >= self.next_fit {
+            self.refit()?;
+            self.next_fit = self.fresh + (self.fresh / 2).max(1);
+        } else if self.seen_release {
+            let mut work = Work::new(n);
+            let (predicted, period) = match self.steady.as_ref().filter(|s| s.noise == noise) {
+                Some(s) => (s.predicted.clone(), s.period.clone()),
+                None => {
+                    let predicted = stream.predict(model, &self.cov, &mut work);
+                    let period = noise
+                        .map(|v| update_covariance(&predicted, v, n, &mut work, Vec::new()))
+                        .transpose()?;
+                    (predicted, period)
+                }
+            };
+            let mut mean = prior.clone();
+            if let Some(p) = &period {
+                absorb(p, release, &predicted, &mut mean, &mut work);
+            }
+            let posterior = period.as_ref().map_or_else(|| predicted.clone(), |p| p.posterior.to_vec());
+            let converged = close(&posterior, &self.cov);
+            self.steady = converged.then_some(Steady { noise, predicted, period });
+            self.cov = posterior;
+            self.mean = mean;
+        } else if let Some(v) = noise {
+            first_mean(release, self.total, &mut self.mean);
+            self.cov = centred(n, v);
+            self.seen_release = true;
+        }
+        Ok((prior, mle::solve(&self.mean, self.total)))
+    }
+
+    /// Refits (γ, q, shape) on every release so far and reruns the filter to the last one
+    /// (the current step, which carries information), keeping O(n²) values.
+    fn refit(&mut self) -> Result<()> {
+        let rows: Vec<&[f64]> = self.rows.iter().map(Vec::as_slice).collect();
+        let noise = release_noise(&rows, &self.weights);
+        self.shapes = noise_shapes(&rows, &noise, self.total, GUARDED.exponents);
+        let stream = Stream {
+            rows: &rows,
+            noise: &noise,
+            total: self.total,
+            cells: self.cells,
+            matrix: &self.matrix,
+            shapes: &self.shapes,
+            evidence: GUARDED.evidence,
+        };
+        let fit = stream.fit();
+        let model = stream.model(&fit);
+        let fresh: Vec<usize> = (0..rows.len()).filter(|&t| noise[t].is_some()).collect();
+        let jumps = stream.jumps(model.move_weight, model.shape, &fresh);
+        let (_, mean, cov) = stream.run_fresh(model, &jumps, &fresh)?;
+        self.mean = mean;
+        self.cov = cov;
+        self.fit = Some(fit);
+        self.steady = None;
+        self.seen_release = true;
+        Ok(())
+    }
+}
+
+/// A converged step of [`Online`]: its noise, prediction and update.
+#[derive(Debug, Clone)]
+struct Steady {
+    noise: Option<f64>,
+    predicted: Vec<f64>,
+    period: Option<Period>,
+}
+
 /// One member of the model family.
 #[derive(Debug, Clone, Copy)]
 struct Model {
     move_weight: f64,
     process_noise: f64,
+    /// Index into [`Stream::shapes`]: the process noise is q·S.
+    shape: usize,
 }
 
 /// The checked stream the filter runs over.
@@ -190,6 +514,14 @@ struct Stream<'s> {
     cells: usize,
     /// P, row-major n×n.
     matrix: &'s [f64],
+    /// The shapes S of the process noise q·S the fit may choose from (row-major n×n, each
+    /// row summing to 0), with the exponent β each was built with ([`noise_shapes`]); the
+    /// first is the classical β = 0.
+    shapes: &'s [(f64, Vec<f64>)],
+    /// How many nats a move weight γ > 0 must gain over γ = 0, and a shape over the first,
+    /// to be chosen: 0 for the classical `kalman` (plain maximum likelihood), [`EVIDENCE`]
+    /// for `smooth` and `map`.
+    evidence: f64,
 }
 
 /// A covariance shared between the steps where it is the same (after convergence).
@@ -222,6 +554,12 @@ struct Pass {
 }
 
 impl Stream<'_> {
+    /// The model of a fit.
+    fn model(&self, fit: &KalmanFit) -> Model {
+        let shape = self.shapes.iter().position(|(b, _)| *b == fit.noise_shape).unwrap_or(0);
+        Model { move_weight: fit.move_weight, process_noise: fit.process_noise, shape }
+    }
+
     /// The mean noise variance of the steps with information (1 when none has any).
     fn noise_scale(&self) -> f64 {
         let (sum, count) = self.noise.iter().flatten().fold((0.0, 0usize), |(s, c), &v| (s + v, c + 1));
@@ -251,34 +589,57 @@ impl Stream<'_> {
     /// q = scale·2^k by steps of 4, then 2, then 1 in k, starting where the previous γ ended.
     fn fit(&self) -> KalmanFit {
         let scale = self.noise_scale();
-        let mut best = KalmanFit { move_weight: 0.0, process_noise: 0.0, log_likelihood: f64::NEG_INFINITY };
-        let mut start = self.initial_log2(scale);
+        let nothing = KalmanFit {
+            move_weight: 0.0,
+            process_noise: 0.0,
+            noise_shape: 0.0,
+            log_likelihood: f64::NEG_INFINITY,
+        };
+        let first = self.initial_log2(scale);
         let fresh: Vec<usize> = (0..self.rows.len()).filter(|&t| self.noise[t].is_some()).collect();
-        for &gamma in &MOVE_WEIGHTS {
-            let jumps = self.jumps(gamma, &fresh);
-            let score = |k: i32| {
-                let model = Model { move_weight: gamma, process_noise: scale * 2f64.powi(k) };
-                self.likelihood(model, &jumps, &fresh).unwrap_or(f64::NEG_INFINITY)
-            };
-            let (k, ll) = climb(start, &score);
-            start = k;
-            if ll > best.log_likelihood {
-                best =
-                    KalmanFit { move_weight: gamma, process_noise: scale * 2f64.powi(k), log_likelihood: ll };
+        let mut chosen = nothing;
+        for (shape, &(exponent, _)) in self.shapes.iter().enumerate() {
+            let mut best = nothing;
+            let mut start = first;
+            for &gamma in &MOVE_WEIGHTS {
+                let jumps = self.jumps(gamma, shape, &fresh);
+                let score = |k: i32| {
+                    let model = Model { move_weight: gamma, process_noise: scale * 2f64.powi(k), shape };
+                    self.likelihood(model, &jumps, &fresh).unwrap_or(f64::NEG_INFINITY)
+                };
+                let (k, ll) = climb(start, &score);
+                start = k;
+                // Nobody moving (γ = 0, the first) holds unless a move weight beats it by
+                // `evidence` nats.
+                let margin = if gamma == 0.0 { 0.0 } else { self.evidence };
+                if ll > best.log_likelihood + margin || !best.log_likelihood.is_finite() {
+                    best = KalmanFit {
+                        move_weight: gamma,
+                        process_noise: scale * 2f64.powi(k),
+                        noise_shape: exponent,
+                        log_likelihood: ll,
+                    };
+                }
+            }
+            // The classical shape (the first) holds unless another beats it by `evidence` nats.
+            let margin = if shape == 0 { 0.0 } else { self.evidence };
+            if best.log_likelihood > chosen.log_likelihood + margin || !chosen.log_likelihood.is_finite() {
+                chosen = best;
             }
         }
-        if !best.log_likelihood.is_finite() {
+        if !chosen.log_likelihood.is_finite() {
             // Fewer than two releases with information: nothing to fit; the releases alone.
-            best = KalmanFit { move_weight: 0.0, process_noise: scale, log_likelihood: 0.0 };
+            chosen =
+                KalmanFit { move_weight: 0.0, process_noise: scale, noise_shape: 0.0, log_likelihood: 0.0 };
         }
-        best
+        chosen
     }
 
     /// M^j and W_j for j = 1..=K under move weight γ, K the longest gap between the steps
     /// `fresh` (capped so that the table holds at most [`MAX_JUMP_VALUES`] values; a longer
     /// gap is crossed in several jumps): j steps after a release, the prediction is
     /// (M^j)ᵀ·Σ·M^j + q·W_j with W_1 = I − 11ᵀ/n and W_j = Mᵀ·W_{j−1}·M + W_1.
-    fn jumps(&self, gamma: f64, fresh: &[usize]) -> Jumps {
+    fn jumps(&self, gamma: f64, shape: usize, fresh: &[usize]) -> Jumps {
         let n = self.cells;
         let longest = fresh.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(1);
         let cap = (MAX_JUMP_VALUES / (2 * n * n)).max(1);
@@ -287,7 +648,7 @@ impl Stream<'_> {
         if jumps.stay {
             return jumps;
         }
-        let model = Model { move_weight: gamma, process_noise: 1.0 };
+        let model = Model { move_weight: gamma, process_noise: 1.0, shape };
         let mut m: Vec<f64> = self.matrix.iter().map(|&p| gamma * p).collect();
         for i in 0..n {
             m[i * n + i] += 1.0 - gamma;
@@ -313,13 +674,22 @@ impl Stream<'_> {
     /// jump from the previous release (docs/map.md §14). Fails only when a covariance
     /// stops being positive definite.
     fn likelihood(&self, model: Model, jumps: &Jumps, fresh: &[usize]) -> Result<f64> {
+        self.run_fresh(model, jumps, fresh).map(|(ll, _, _)| ll)
+    }
+
+    /// [`Stream::likelihood`] with the filtered mean and covariance at the last step of
+    /// `fresh` (the prior's when `fresh` is empty).
+    fn run_fresh(&self, model: Model, jumps: &Jumps, fresh: &[usize]) -> Result<(f64, Vec<f64>, Vec<f64>)> {
         let n = self.cells;
-        let Some(&first) = fresh.first() else { return Ok(0.0) };
+        let Some(&first) = fresh.first() else {
+            return Ok((0.0, vec![self.total / n as f64; n], centred(n, 0.0)));
+        };
         let mut work = Work::new(n);
         let mut mean = vec![self.total / n as f64; n];
         let mut moved = mean.clone();
         let mut cov = vec![0.0; n * n];
-        let mut previous: Option<(usize, f64, Period)> = None;
+        // The gap, noise, update and prediction of the previous release.
+        let mut previous: Option<(usize, f64, Period, Vec<f64>)> = None;
         let mut converged = false;
         let mut last = first;
         let mut total = 0.0;
@@ -329,29 +699,29 @@ impl Stream<'_> {
             if index > 0 {
                 jumps.move_mean(self, model, &mut mean, &mut moved, gap);
             }
-            let same = previous.as_ref().filter(|(g, w, _)| converged && *g == gap && *w == v);
-            let period = match same {
-                Some((_, _, p)) => p.clone(),
-                None if index == 0 => first_release(v, n, Vec::new()),
+            let same = previous.as_ref().filter(|(g, w, _, _)| converged && *g == gap && *w == v);
+            let (period, predicted) = match same {
+                Some((_, _, p, c)) => (p.clone(), c.clone()),
+                None if index == 0 => (first_release(v, n, Vec::new()), cov.clone()),
                 None => {
-                    cov = jumps.predict(self, model, &cov, gap, &mut work);
-                    update_covariance(&cov, v, n, &mut work, Vec::new())?
+                    let c = jumps.predict(self, model, &cov, gap, &mut work);
+                    (update_covariance(&c, v, n, &mut work, Vec::new())?, c)
                 }
             };
             if index > 0 {
-                total += absorb(&period, self.rows[t], &cov, &mut mean, &mut work);
+                total += absorb(&period, self.rows[t], &predicted, &mut mean, &mut work);
             } else {
                 first_mean(self.rows[t], self.total, &mut mean);
             }
             converged = index > 0
-                && previous
-                    .as_ref()
-                    .is_some_and(|(g, w, p)| *g == gap && *w == v && close(&p.posterior, &period.posterior));
+                && previous.as_ref().is_some_and(|(g, w, p, _)| {
+                    *g == gap && *w == v && close(&p.posterior, &period.posterior)
+                });
             cov.copy_from_slice(&period.posterior);
-            previous = Some((gap, v, period));
+            previous = Some((gap, v, period, predicted));
             last = t;
         }
-        if total.is_finite() { Ok(total) } else { Err(PostprocessError::NotPositiveDefinite) }
+        if total.is_finite() { Ok((total, mean, cov)) } else { Err(PostprocessError::NotPositiveDefinite) }
     }
 
     /// One forward pass (the Kalman filter) under `model`, keeping everything the smoother
@@ -457,7 +827,7 @@ impl Stream<'_> {
         }
     }
 
-    /// Σ⁻ = Mᵀ·Σ·M + q·(I − 11ᵀ/n).
+    /// Σ⁻ = Mᵀ·Σ·M + q·S.
     fn predict(&self, model: Model, cov: &[f64], work: &mut Work) -> Vec<f64> {
         let n = self.cells;
         let g = model.move_weight;
@@ -478,9 +848,8 @@ impl Stream<'_> {
             out
         };
         let q = model.process_noise;
-        let off = q / n as f64;
-        for (k, o) in out.iter_mut().enumerate() {
-            *o += if k % (n + 1) == 0 { q - off } else { -off };
+        for (o, &w) in out.iter_mut().zip(&self.shapes[model.shape].1) {
+            *o += q * w;
         }
         out
     }
@@ -604,11 +973,8 @@ impl Jumps {
         let n = stream.cells;
         let q = model.process_noise;
         if self.stay {
-            return cov
-                .iter()
-                .enumerate()
-                .map(|(k, &c)| c + gap as f64 * q * (f64::from(k % (n + 1) == 0) - 1.0 / n as f64))
-                .collect();
+            let shape = &stream.shapes[model.shape].1;
+            return cov.iter().zip(shape).map(|(&c, &w)| c + gap as f64 * q * w).collect();
         }
         let mut out = cov.to_vec();
         let mut left = gap;
@@ -883,19 +1249,44 @@ mod tests {
         ])
         .unwrap();
         let r = releases(&[40.0, 30.0, 20.0, 10.0], 60, 12.0);
-        let budgets: Vec<f64> =
+        let irregular: Vec<f64> =
             (0..60).map(|t| if [0, 1, 4, 5, 13, 14, 15, 30, 59].contains(&t) { 1.0 } else { 0.0 }).collect();
+        // Every step, and every 3rd: long runs of equal gaps, where converged updates are reused.
+        let every: Vec<f64> = vec![1.0; 60];
+        let third: Vec<f64> = (0..60).map(|t| f64::from(t % 3 == 0)).collect();
+        for budgets in [irregular, every, third] {
+            scores_match(&p, &r, &budgets);
+        }
+    }
+
+    /// The fit's likelihood and last filtered mean equal the full filter's.
+    fn scores_match(p: &TransitionMatrix, r: &[Vec<f64>], budgets: &[f64]) {
         let rows: Vec<&[f64]> = r.iter().map(Vec::as_slice).collect();
         let noise: Vec<Option<f64>> = budgets.iter().map(|&e| (e > 0.0).then_some(8.0)).collect();
+        let last_fresh = (0..60).rev().find(|&t| noise[t].is_some()).unwrap();
         let matrix: Vec<f64> = p.rows().flatten().copied().collect();
-        let stream = Stream { rows: &rows, noise: &noise, total: 100.0, cells: 4, matrix: &matrix };
+        let shapes = noise_shapes(&rows, &noise, 100.0, GUARDED.exponents);
+        let stream = Stream {
+            rows: &rows,
+            noise: &noise,
+            total: 100.0,
+            cells: 4,
+            matrix: &matrix,
+            shapes: &shapes,
+            evidence: 0.0,
+        };
         let fresh: Vec<usize> = (0..60).filter(|&t| noise[t].is_some()).collect();
-        for gamma in [0.0, 0.25, 1.0] {
+        for (gamma, shape) in [(0.0, 0), (0.25, 1), (1.0, 0), (1.0, 1)] {
             for q in [0.0, 0.5, 30.0] {
-                let model = Model { move_weight: gamma, process_noise: q };
-                let full = stream.forward(model).unwrap().log_likelihood;
-                let jumped = stream.likelihood(model, &stream.jumps(gamma, &fresh), &fresh).unwrap();
+                let model = Model { move_weight: gamma, process_noise: q, shape };
+                let pass = stream.forward(model).unwrap();
+                let full = pass.log_likelihood;
+                let (jumped, mean, _) =
+                    stream.run_fresh(model, &stream.jumps(gamma, shape, &fresh), &fresh).unwrap();
                 assert!((full - jumped).abs() <= 1e-6 * full.abs(), "γ {gamma} q {q}: {full} vs {jumped}");
+                for (x, y) in mean.iter().zip(&pass.filtered[last_fresh]) {
+                    assert!((x - y).abs() <= 1e-6 * (1.0 + y.abs()), "γ {gamma} q {q}: {x} vs {y}");
+                }
             }
         }
     }

@@ -68,9 +68,9 @@ mod map;
 mod map_integer;
 mod mle;
 mod numeric;
+mod pooled;
 mod prior;
 mod propagate;
-mod smooth;
 mod validate;
 mod widest;
 
@@ -82,5 +82,5 @@ pub use kalman::{KalmanFit, KalmanSmoothed, kalman_smooth};
 pub use map::{MapStep, map_objective, map_step};
 pub use map_integer::{map_integer_objective, map_integer_step};
 pub use mle::mle_step;
+pub use pooled::{WeightedPrior, pooled_map_objective, pooled_map_step};
 pub use prior::{PriorPolicy, PriorUpdate, Warning};
-pub use smooth::{WeightedPrior, pooled_map_objective, pooled_map_step};

@@ -44,19 +44,22 @@ pub(crate) fn solve(r: &[f64], total: f64) -> Vec<f64> {
     let mut u: Vec<f64> = r.iter().map(|&v| v.max(0.0)).collect();
     u.sort_unstable_by(|a, b| b.total_cmp(a));
     // The largest k with u_k > (Σ_{j≤k} u_j − N)/k; the condition holds exactly for a
-    // prefix of k = 1, 2, …, and always for k = 1 (u_1 > u_1 − N as N > 0).
+    // prefix of k = 1, 2, …, and always for k = 1 (u_1 > u_1 − N as N > 0 — in exact
+    // arithmetic: for u_1 ≫ N the rounded u_1 − N is u_1, so k = 1 is taken regardless).
+    // τ = mean − N/k with mean = Σ_{j≤k} u_j/k, and x_i = (u_i − mean) + N/k, which keeps the
+    // sum N where u_i − τ would round N away next to a huge u_i.
     let mut prefix = 0.0;
-    let mut tau = 0.0;
+    let (mut mean, mut share) = (0.0, total);
     for (j, &uj) in u.iter().enumerate() {
         prefix += uj;
-        let candidate = (prefix - total) / (j + 1) as f64;
-        if uj > candidate {
-            tau = candidate;
+        let k = (j + 1) as f64;
+        if j == 0 || uj > (prefix - total) / k {
+            (mean, share) = (prefix / k, total / k);
         } else {
             break;
         }
     }
-    r.iter().map(|&v| (v.max(0.0) - tau).max(0.0)).collect()
+    r.iter().map(|&v| ((v.max(0.0) - mean) + share).max(0.0)).collect()
 }
 
 #[cfg(test)]
@@ -70,6 +73,13 @@ mod tests {
         assert_eq!(mle_step(&[-2.0, 0.0, 7.0], 4.0).unwrap(), vec![0.0, 0.0, 4.0]);
         assert_eq!(mle_step(&[-2.0, 0.0, 7.0], 0.0).unwrap(), vec![0.0, 0.0, 0.0]);
         assert_eq!(mle_step(&[0.0, 0.0], 3.0).unwrap(), vec![1.5, 1.5]);
+    }
+
+    #[test]
+    fn a_huge_release_keeps_the_total() {
+        // u_1 − N rounds to u_1: the projection must still put N in the huge cell.
+        assert_eq!(mle_step(&[1e300, -1e300, 0.0], 12.0).unwrap(), vec![12.0, 0.0, 0.0]);
+        assert_eq!(mle_step(&[f64::MAX, 0.0, -f64::MAX], 1.0).unwrap(), vec![1.0, 0.0, 0.0]);
     }
 
     #[test]

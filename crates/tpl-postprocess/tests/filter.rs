@@ -114,7 +114,8 @@ fn a_zero_budget_step_returns_n_times_its_prior() {
 #[test]
 fn frequency_prior_falls_back_to_uniform_on_an_empty_first_release() {
     let m = hand_matrix();
-    let config = FilterConfig { forward: Some(&m), ..FilterConfig::new(9) };
+    // `map-dbsec` uses the prior policy at step 1 (`map` on few cells starts diffuse).
+    let config = FilterConfig { forward: Some(&m), estimator: Estimator::MapDbsec, ..FilterConfig::new(9) };
     let rs = vec![vec![0.0, -2.0, 0.0], vec![5.0, 3.0, 1.0]];
     let out = filter(&rs, &[1.0, 1.0], config.clone()).unwrap();
     assert_eq!(out.warnings, vec![Warning::UniformFallback]);
@@ -215,13 +216,35 @@ fn empty_population_gives_zeros() {
 #[test]
 fn a_failed_step_changes_nothing() {
     let m = hand_matrix();
-    let mut f = Filter::new(3, FilterConfig { forward: Some(&m), ..FilterConfig::new(10) }).unwrap();
+    let config = FilterConfig { forward: Some(&m), estimator: Estimator::MapDbsec, ..FilterConfig::new(10) };
+    let mut f = Filter::new(3, config).unwrap();
     let err = f.step(&[1.0, f64::NAN, 2.0], 1.0).unwrap_err();
     assert_eq!(err.to_string(), "step 1: release value in cell 2 is NaN: releases must be finite");
     assert_eq!(f.steps(), 0);
     let first = f.step(&[1.0, 4.0, 2.0], 1.0).unwrap();
     assert_eq!(first.prior.unwrap(), vec![1.0 / 7.0, 4.0 / 7.0, 2.0 / 7.0]);
     assert_eq!(f.steps(), 1);
+}
+
+#[test]
+fn a_failed_step_of_the_state_space_filter_changes_nothing() {
+    // `map` on few cells: a refused release between good ones leaves the estimates those of
+    // the good ones alone.
+    let m = hand_matrix();
+    let config = FilterConfig { forward: Some(&m), ..FilterConfig::new(10) };
+    let good = [[3.0, 4.0, 3.0], [2.0, 5.0, 3.0], [4.0, 4.0, 2.0], [3.0, 3.0, 4.0]];
+    let mut clean = Filter::new(3, config.clone()).unwrap();
+    let mut interrupted = Filter::new(3, config).unwrap();
+    for (t, r) in good.iter().enumerate() {
+        if t == 2 {
+            assert!(interrupted.step(&[1.0, f64::NAN, 2.0], 1.0).is_err());
+            assert_eq!(interrupted.steps(), 2);
+        }
+        let a = clean.step(r, 1.0).unwrap();
+        let b = interrupted.step(r, 1.0).unwrap();
+        assert_eq!(a, b, "step {}", t + 1);
+        assert!(a.fit.is_some() == (t >= 1));
+    }
 }
 
 #[test]
