@@ -31,9 +31,11 @@ use crate::{map, map_integer, mle, validate};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "kebab-case"))]
 pub enum Estimator {
-    /// Continuous MAP with a calibrated prior (the default; docs/map.md §8): the strength of
-    /// the movement model's prior, and how many people it moves, are learned from how well it
-    /// predicted the earlier releases. Step 1 is the DBSec paper's.
+    /// The default (docs/map.md §8): on up to 64 cells the state-space filter of
+    /// docs/map.md §14 in its guarded family, refitted to the releases seen so far; beyond,
+    /// continuous MAP with a calibrated prior (the strength of the movement model's prior,
+    /// and how many people it moves, learned from how well it predicted the earlier
+    /// releases; step 1 the DBSec paper's).
     #[default]
     Map,
     /// Continuous MAP with the DBSec paper's prior at full strength, [`crate::map_step`]
@@ -45,8 +47,9 @@ pub enum Estimator {
     /// Least-squares MLE, [`crate::mle_step`]; ignores budgets, prior and correlation.
     Mle,
     /// Whole-sequence smoothing (docs/map.md §9): every step from all releases, past and
-    /// future, through calibrated forward and backward predictions pooled per step
-    /// ([`crate::pooled_map_step`]). A recorded stream only ([`crate::filter`]).
+    /// future — the RTS smoother of docs/map.md §14 in its guarded family (process noise
+    /// that may follow the counts; nobody moving as the null). A recorded stream only
+    /// ([`crate::filter`]).
     Smooth,
     /// The classical baseline (docs/map.md §14): Kalman filter and RTS smoother on the
     /// counts, move weight and process noise fitted by maximum likelihood
@@ -184,10 +187,13 @@ pub struct FilterStep {
 /// Step t returns the chosen estimator's solution for release r_t, weight a_t = ε_t/Δ and
 /// prior p_t, where p_1 comes from the [`PriorPolicy`] and, for t ≥ 2, p_t =
 /// normalize(w)·P with w = x̂_{t−1} ([`PriorUpdate::ClosedLoop`]) or w = p_{t−1}
-/// ([`PriorUpdate::OpenLoop`]) for `map-dbsec` and `map-integer`; for `map`, p_t =
-/// (1 − γ)·q + γ·q·P with q = x̂_{t−1}/N and weight a_t·φ, (γ, φ) the [`Calibration`] that
-/// scored best on r_2..r_t (docs/map.md §8). A failed step changes nothing: it can be
-/// retried. `smooth` is not a filter and is refused ([`Filter::new`]).
+/// ([`PriorUpdate::OpenLoop`]) for `map-dbsec` and `map-integer`; for `map` beyond 64 cells,
+/// p_t = (1 − γ)·q + γ·q·P with q = x̂_{t−1}/N and weight a_t·φ, (γ, φ) the [`Calibration`]
+/// that scored best on r_2..r_t (docs/map.md §8). `map` on up to 64 cells returns the
+/// projected filtered mean of the state-space model of docs/map.md §14 fitted to r_1..r_t
+/// (refitted when the releases with information have grown by half), its prior the
+/// prediction divided by N. A failed step changes nothing: it can be retried. `smooth` and
+/// `kalman` are not filters and are refused ([`Filter::new`]).
 ///
 /// # Runtime
 /// Per step, the solver (O(n) passes for the continuous estimators) plus the propagation

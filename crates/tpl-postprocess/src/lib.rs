@@ -3,9 +3,11 @@
 //! More accurate counts back out of a differentially private count stream, using the public
 //! temporal correlation as prior knowledge: the MAP post-processing of X. Cao, Y. Cao,
 //! Yoshikawa, Nakamura, *Differentially private streaming data release under temporal
-//! correlations via post-processing* (DBSec 2023, "the DBSec paper"), made exact; the same
-//! filter with a prior whose strength is learned from the releases (the default); smoothing
-//! of a whole recorded stream; and the MLE baseline. The method, every choice the project makes where the
+//! correlations via post-processing* (DBSec 2023, "the DBSec paper"), made exact; the default
+//! filter, a state-space (Kalman) filter with its parameters refitted to the releases seen so
+//! far (beyond 64 cells the MAP filter with a prior whose strength is learned from the
+//! releases); smoothing of a whole recorded stream; the classical Kalman baseline; and the
+//! MLE baseline. The method, every choice the project makes where the
 //! paper is silent, and the tests that certify the solvers are described in the
 //! repository's `docs/map.md` ("docs/map.md §n" below).
 //!
@@ -37,15 +39,15 @@
 //!   cell (§4); [`map_integer_objective`] its objective G;
 //! - [`mle_step`] — least-squares MLE baseline, a Euclidean projection (§6);
 //! - [`PriorPolicy`], [`PriorUpdate`], [`Warning`] — the prior p_1 and its propagation (§5);
-//! - [`Calibration`] — the prior of the default estimator `map`, learned from the releases
-//!   (§8);
-//! - [`pooled_map_step`] / [`WeightedPrior`] — the MAP step under several weighted priors,
-//!   each step of whole-sequence smoothing `smooth` (§9); [`pooled_map_objective`] its
-//!   objective H;
+//! - [`Calibration`] — the prior of the default estimator `map` beyond 64 cells, learned
+//!   from the releases (§8);
+//! - [`pooled_map_step`] / [`WeightedPrior`] — the MAP step under several weighted priors
+//!   (§9); [`pooled_map_objective`] its objective H;
 //! - [`Filter`] (stepper) and [`filter`] (whole stream), configured by one [`FilterConfig`];
 //!   [`Estimator`], [`Estimates`] (§5, §11);
 //! - [`kalman_smooth`] / [`KalmanFit`] — the classical baseline `kalman`: Kalman filter and
-//!   RTS smoother, its move weight and process noise fitted by maximum likelihood (§14);
+//!   RTS smoother, its move weight and process noise fitted by maximum likelihood (§14); the
+//!   same model in its guarded family is `smooth` (§9) and, causally, `map` (§8);
 //! - [`bootstrap_intervals`] — per-cell intervals of any estimator's output by a
 //!   parametric bootstrap through the caller's mechanism;
 //! - [`PostprocessError`] — every input error, naming the step, cell and value.
