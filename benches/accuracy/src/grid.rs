@@ -9,7 +9,7 @@ use rand::RngCore;
 use rayon::prelude::*;
 use tpl_compare::{Releaser, RunRelease, Seed, Setup, bootstrap_estimates, mse};
 use tpl_mechanisms::{DEFAULT_SENSITIVITY, SamplerKind};
-use tpl_postprocess::{Bootstrap, Estimator, FilterConfig, filter};
+use tpl_postprocess::{Bootstrap, Estimator, FilterConfig, filter, kalman_smooth};
 
 use crate::args::{Config, Scheme};
 use crate::oracle::{average_errors, best_window};
@@ -84,6 +84,11 @@ pub struct Row {
     pub kalman_mse: Option<f64>,
     /// `mse / kalman_mse`.
     pub ratio_kalman: Option<f64>,
+    /// The MSE of the Kalman *filter* in the same cell (the causal baseline: the filtered
+    /// means of `kalman`, parameters fitted on the whole sequence).
+    pub kalman_filter_mse: Option<f64>,
+    /// `mse / kalman_filter_mse`.
+    pub ratio_kalman_filter: Option<f64>,
     /// Share of all cell-steps inside their 90 % interval (with intervals).
     pub coverage_all: Option<f64>,
     /// Share of the cell-steps with a true count > 0 inside their interval.
@@ -121,6 +126,8 @@ impl Coverage {
 #[derive(Debug, Clone)]
 struct EstimatorScore {
     mse: f64,
+    /// For `kalman`: the MSE of its filtered means.
+    filtered_mse: Option<f64>,
     coverage: Option<Coverage>,
     error: Option<String>,
 }
@@ -267,7 +274,8 @@ fn score_estimator(
     estimator: Estimator,
     replicates: Option<usize>,
 ) -> EstimatorScore {
-    let failed = |e: String| EstimatorScore { mse: f64::NAN, coverage: None, error: Some(e) };
+    let failed =
+        |e: String| EstimatorScore { mse: f64::NAN, filtered_mse: None, coverage: None, error: Some(e) };
     let truth = &cell.stream.truth;
     let filter_config = FilterConfig {
         sensitivity: DEFAULT_SENSITIVITY,
@@ -276,16 +284,27 @@ fn score_estimator(
         estimator,
         ..FilterConfig::new(cell.stream.population)
     };
-    let estimates = match filter(&run.releases, &run.fresh, filter_config.clone()) {
-        Ok(e) => e.estimates,
+    // `kalman` gives its filtered means beside the smoothed ones: the causal baseline.
+    let outcome = if estimator == Estimator::Kalman {
+        kalman_smooth(&run.releases, &run.fresh, filter_config.clone())
+            .map(|k| (k.estimates, Some(k.filtered)))
+    } else {
+        filter(&run.releases, &run.fresh, filter_config.clone()).map(|e| (e.estimates, None))
+    };
+    let (estimates, filtered) = match outcome {
+        Ok(e) => e,
         Err(e) => return failed(e.to_string()),
     };
     let error = match mse(&estimates, truth) {
         Ok(v) => v,
         Err(e) => return failed(e.to_string()),
     };
+    let filtered_mse = match filtered.map(|f| mse(&f, truth)).transpose() {
+        Ok(v) => v,
+        Err(e) => return failed(e.to_string()),
+    };
     let Some(replicates) = replicates else {
-        return EstimatorScore { mse: error, coverage: None, error: None };
+        return EstimatorScore { mse: error, filtered_mse, coverage: None, error: None };
     };
     let stream = format!("bootstrap:{}:{}", cell.label(), estimator.name());
     let noise_seed = Seed::given(config.seed).rng(&stream, seed as u64).next_u64();
@@ -312,9 +331,14 @@ fn score_estimator(
                     }
                 }
             }
-            EstimatorScore { mse: error, coverage: Some(c), error: None }
+            EstimatorScore { mse: error, filtered_mse, coverage: Some(c), error: None }
         }
-        Err(e) => EstimatorScore { mse: error, coverage: None, error: Some(format!("intervals: {e}")) },
+        Err(e) => EstimatorScore {
+            mse: error,
+            filtered_mse,
+            coverage: None,
+            error: Some(format!("intervals: {e}")),
+        },
     }
 }
 
@@ -330,6 +354,9 @@ fn gather(cell: &Cell<'_>, runs: &[RunScores], asked: &[Estimator], kalman: Opti
     let (best_ma_window, best_ma_mse) = best_window(&averages).unwrap_or((0, f64::NAN));
     let estimator_mse = |k: usize| mean(runs.iter().map(|r| r.estimators[k].mse));
     let kalman_mse = kalman.map(estimator_mse);
+    let kalman_filter_mse = kalman
+        .and_then(|k| runs.iter().map(|r| r.estimators[k].filtered_mse).sum::<Option<f64>>())
+        .map(|s| s / runs.len() as f64);
     asked
         .iter()
         .enumerate()
@@ -357,6 +384,8 @@ fn gather(cell: &Cell<'_>, runs: &[RunScores], asked: &[Estimator], kalman: Opti
                 ratio_ma: error / best_ma_mse,
                 kalman_mse,
                 ratio_kalman: kalman_mse.map(|m| error / m),
+                kalman_filter_mse,
+                ratio_kalman_filter: kalman_filter_mse.map(|m| error / m),
                 coverage_all: coverage.and_then(|c| share(c.covered, c.total)),
                 coverage_nonempty: coverage.and_then(|c| share(c.covered_nonempty, c.nonempty)),
             }

@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::grid::Row;
 
 /// The CSV header, in the order of [`Row`]'s fields.
-pub const HEADER: [&str; 18] = [
+pub const HEADER: [&str; 20] = [
     "stream",
     "population",
     "shape",
@@ -24,6 +24,8 @@ pub const HEADER: [&str; 18] = [
     "ratio_ma",
     "kalman_mse",
     "ratio_kalman",
+    "kalman_filter_mse",
+    "ratio_kalman_filter",
     "coverage_all",
     "coverage_nonempty",
 ];
@@ -60,6 +62,8 @@ pub fn write_csv(path: &Path, cells: &[Vec<Row>]) -> Result<(), Box<dyn std::err
             r.ratio_ma.to_string(),
             opt(r.kalman_mse),
             opt(r.ratio_kalman),
+            opt(r.kalman_filter_mse),
+            opt(r.ratio_kalman_filter),
             opt(r.coverage_all),
             opt(r.coverage_nonempty),
         ])?;
@@ -87,7 +91,7 @@ pub fn table(cells: &[Vec<Row>], top: Option<usize>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<13} {:>6} {:<12} {:<12} {:<8} {:>5} {:<10} {:>10} {:>10} {:>7} {:>8} {:>7} {:>7} {:>6} {:>6}",
+        "{:<13} {:>6} {:<12} {:<12} {:<8} {:>5} {:<10} {:>10} {:>10} {:>7} {:>8} {:>7} {:>7} {:>7} {:>6} {:>6}",
         "stream",
         "N",
         "shape",
@@ -101,6 +105,7 @@ pub fn table(cells: &[Vec<Row>], top: Option<usize>) -> String {
         "ma(w)",
         "/ma",
         "/kalman",
+        "/kf",
         "cov",
         "cov>0"
     );
@@ -108,7 +113,7 @@ pub fn table(cells: &[Vec<Row>], top: Option<usize>) -> String {
         for r in rows {
             let _ = writeln!(
                 out,
-                "{:<13} {:>6} {:<12} {:<12} {:<8} {:>5} {:<10} {:>10} {:>10} {:>7} {:>8} {:>7} {:>7} {:>6} {:>6}",
+                "{:<13} {:>6} {:<12} {:<12} {:<8} {:>5} {:<10} {:>10} {:>10} {:>7} {:>8} {:>7} {:>7} {:>7} {:>6} {:>6}",
                 r.stream,
                 r.population,
                 r.shape,
@@ -122,6 +127,7 @@ pub fn table(cells: &[Vec<Row>], top: Option<usize>) -> String {
                 format!("{}({})", num(Some(r.best_ma_mse)), r.best_ma_window),
                 num(Some(r.ratio_ma)),
                 num(r.ratio_kalman),
+                num(r.ratio_kalman_filter),
                 num(r.coverage_all),
                 num(r.coverage_nonempty)
             );
@@ -132,18 +138,19 @@ pub fn table(cells: &[Vec<Row>], top: Option<usize>) -> String {
 }
 
 /// The summary per estimator (in the order of the first cell's rows): cells with a finite
-/// score, how many have ratio_raw ≤ 1, ratio_kalman ≤ 1.1 and ≤ 1.0, ratio_ma ≤ 1, the
-/// worst ratio_raw and the range of the coverages.
+/// score, how many have ratio_raw ≤ 1, ratio_kalman ≤ 1.1 and ≤ 1.0, ratio_kalman_filter
+/// ≤ 1.1, ratio_ma ≤ 1, the worst ratio_raw and the range of the coverages.
 pub fn summary(cells: &[Vec<Row>]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<12} {:>6} {:>9} {:>10} {:>10} {:>8} {:>10} {:>13} {:>13}",
+        "{:<12} {:>6} {:>9} {:>10} {:>10} {:>8} {:>8} {:>10} {:>13} {:>13}",
         "estimator",
         "cells",
         "raw<=1",
         "kalman<=1.1",
         "kalman<=1",
+        "kf<=1.1",
         "ma<=1",
         "worst/raw",
         "coverage",
@@ -164,6 +171,11 @@ pub fn summary(cells: &[Vec<Row>]) -> String {
                 "-".into()
             }
         };
+        let kalman_filter = if finite.iter().any(|r| r.ratio_kalman_filter.is_some()) {
+            count(&|r: &Row| r.ratio_kalman_filter.is_some_and(|k| k <= 1.1)).to_string()
+        } else {
+            "-".into()
+        };
         let range = |pick: &dyn Fn(&Row) -> Option<f64>| {
             let v: Vec<f64> = rows.iter().filter_map(|r| pick(r)).collect();
             let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
@@ -173,12 +185,13 @@ pub fn summary(cells: &[Vec<Row>]) -> String {
         let worst = finite.iter().map(|r| r.ratio_raw).fold(f64::NEG_INFINITY, f64::max);
         let _ = writeln!(
             out,
-            "{:<12} {:>6} {:>9} {:>10} {:>10} {:>8} {:>10} {:>13} {:>13}",
+            "{:<12} {:>6} {:>9} {:>10} {:>10} {:>8} {:>8} {:>10} {:>13} {:>13}",
             name,
             format!("{}/{}", finite.len(), rows.len()),
             count(&|r: &Row| r.ratio_raw <= 1.0),
             kalman(1.1),
             kalman(1.0),
+            kalman_filter,
             count(&|r: &Row| r.ratio_ma <= 1.0),
             num(Some(worst)),
             range(&|r: &Row| r.coverage_all),
