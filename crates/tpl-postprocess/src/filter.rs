@@ -191,7 +191,7 @@ pub struct FilterStep {
 /// p_t = (1 − γ)·q + γ·q·P with q = x̂_{t−1}/N and weight a_t·φ, (γ, φ) the [`Calibration`]
 /// that scored best on r_2..r_t (docs/map.md §8). `map` on up to 64 cells returns the
 /// projected filtered mean of the state-space model of docs/map.md §14 fitted to r_1..r_t
-/// (refitted when the releases with information have grown by half), its prior the
+/// (refitted when the releases with information have doubled), its prior the
 /// prediction divided by N. A failed step changes nothing: it can be retried. `smooth` and
 /// `kalman` are not filters and are refused ([`Filter::new`]).
 ///
