@@ -171,7 +171,9 @@ pub struct FilterStep {
     /// The prior p_t the estimate used (`None` for `mle`, which uses none).
     pub prior: Option<Vec<f64>>,
     /// For `map`: the member of the calibrated family that set p_t and its strength
-    /// (docs/map.md §8); `None` for the other estimators.
+    /// (docs/map.md §8) — at step 1 the DBSec prior; after it, on up to 64 cells, `None`
+    /// (the state-space filter's parameters are in [`FilterStep::fit`]); `None` for the
+    /// other estimators.
     pub calibration: Option<Calibration>,
     /// For `map` on at most 64 cells: the state-space model's parameters in use at this
     /// step, refitted to the releases so far (docs/map.md §8); `None` before two releases
@@ -296,21 +298,29 @@ impl<'a> Filter<'a> {
             if t > 1 && self.mover.is_none() {
                 return Err(PostprocessError::MissingForward { estimator: estimator.name(), horizon: t });
             }
-            let (predicted, estimate) = online.step(release, a)?;
             let n_total = total as f64;
-            let prior = if total > 0 {
-                predicted.iter().map(|v| v.max(0.0) / n_total).collect()
-            } else {
-                vec![1.0 / self.cells as f64; self.cells]
-            };
-            self.steps = t;
-            return Ok(FilterStep {
-                estimate,
-                prior: Some(prior),
-                calibration: None,
-                fit: online.fit(),
-                warnings: Vec::new(),
+            // Step 1 is the DBSec paper's: the MAP step with the initial prior (docs/map.md §8).
+            let first = (t == 1).then(|| {
+                let (p, w) = self.config.prior.initial_unchecked(release);
+                let x = map::solve(release, &p, n_total, a).x;
+                (p, x, w)
             });
+            let (predicted, estimate) =
+                online.step(release, a, first.as_ref().map(|(_, x, _)| x.as_slice()))?;
+            self.steps = t;
+            let (prior, estimate, warnings) = match first {
+                Some(first) => first,
+                None => {
+                    let prior = if total > 0 {
+                        predicted.iter().map(|v| v.max(0.0) / n_total).collect()
+                    } else {
+                        vec![1.0 / self.cells as f64; self.cells]
+                    };
+                    (prior, estimate, Vec::new())
+                }
+            };
+            let calibration = (t == 1).then_some(Calibration::DBSEC);
+            return Ok(FilterStep { estimate, prior: Some(prior), calibration, fit: online.fit(), warnings });
         }
         let mut calibration = None;
         let (prior, warnings) = if !estimator.uses_prior() {

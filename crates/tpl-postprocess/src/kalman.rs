@@ -385,11 +385,18 @@ impl Online {
 
     /// Takes the release of the next step, with weight a = ε_t/Δ (checked by the caller);
     /// returns the prior mean of the step (the prediction from the releases before it) and
-    /// the estimate.
-    pub(crate) fn step(&mut self, release: &[f64], a: f64) -> Result<(Vec<f64>, Vec<f64>)> {
+    /// the estimate. `first`, when given, is the estimate the caller reports for this step
+    /// if it is the first with information: the filter starts from it (with the release's
+    /// covariance) instead of from the release itself.
+    pub(crate) fn step(
+        &mut self,
+        release: &[f64],
+        a: f64,
+        first: Option<&[f64]>,
+    ) -> Result<(Vec<f64>, Vec<f64>)> {
         let saved = (self.integer, self.next_fit, self.fresh);
         let before = self.mean.clone();
-        let out = self.advance(release, a);
+        let out = self.advance(release, a, first);
         let broken = matches!(out, Err(PostprocessError::NotPositiveDefinite))
             || (out.is_ok() && self.mean.iter().chain(&self.cov).any(|v| !v.is_finite()));
         match out {
@@ -416,7 +423,7 @@ impl Online {
         }
     }
 
-    fn advance(&mut self, release: &[f64], a: f64) -> Result<(Vec<f64>, Vec<f64>)> {
+    fn advance(&mut self, release: &[f64], a: f64, first: Option<&[f64]>) -> Result<(Vec<f64>, Vec<f64>)> {
         let n = self.cells;
         let informative = a > 0.0;
         if informative && self.integer && release.iter().any(|v| v.fract() != 0.0) {
@@ -475,9 +482,15 @@ impl Online {
             self.cov = posterior;
             self.mean = mean;
         } else if let Some(v) = noise {
-            first_mean(release, self.total, &mut self.mean);
+            match first {
+                Some(estimate) => self.mean.copy_from_slice(estimate),
+                None => first_mean(release, self.total, &mut self.mean),
+            }
             self.cov = centred(n, v);
             self.seen_release = true;
+        } else if let Some(estimate) = first {
+            // No information yet: the caller's estimate is the one to hold.
+            self.mean.copy_from_slice(estimate);
         }
         Ok((prior, mle::solve(&self.mean, self.total)))
     }

@@ -60,7 +60,7 @@ fn equal_rows_fix_the_prior_from_step_two() {
 #[test]
 fn zero_budgets_give_the_open_loop_prior_mean() {
     // The DBSec filter follows its prior through the matrix; the default `map`, which no
-    // release can calibrate here, keeps the first estimate (its member that holds).
+    // release can inform here, keeps the first estimate (nobody moves).
     let m = hand_matrix();
     let total = 40u64;
     let rs = releases();
@@ -114,8 +114,7 @@ fn a_zero_budget_step_returns_n_times_its_prior() {
 #[test]
 fn frequency_prior_falls_back_to_uniform_on_an_empty_first_release() {
     let m = hand_matrix();
-    // `map-dbsec` uses the prior policy at step 1 (`map` on few cells starts diffuse).
-    let config = FilterConfig { forward: Some(&m), estimator: Estimator::MapDbsec, ..FilterConfig::new(9) };
+    let config = FilterConfig { forward: Some(&m), ..FilterConfig::new(9) };
     let rs = vec![vec![0.0, -2.0, 0.0], vec![5.0, 3.0, 1.0]];
     let out = filter(&rs, &[1.0, 1.0], config.clone()).unwrap();
     assert_eq!(out.warnings, vec![Warning::UniformFallback]);
@@ -216,8 +215,7 @@ fn empty_population_gives_zeros() {
 #[test]
 fn a_failed_step_changes_nothing() {
     let m = hand_matrix();
-    let config = FilterConfig { forward: Some(&m), estimator: Estimator::MapDbsec, ..FilterConfig::new(10) };
-    let mut f = Filter::new(3, config).unwrap();
+    let mut f = Filter::new(3, FilterConfig { forward: Some(&m), ..FilterConfig::new(10) }).unwrap();
     let err = f.step(&[1.0, f64::NAN, 2.0], 1.0).unwrap_err();
     assert_eq!(err.to_string(), "step 1: release value in cell 2 is NaN: releases must be finite");
     assert_eq!(f.steps(), 0);

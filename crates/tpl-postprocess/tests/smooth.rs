@@ -6,7 +6,8 @@
 //! - every estimate of `map` and `smooth` is finite, non-negative and sums to N, whatever the
 //!   matrices, budgets (zeros included) and releases (property tests);
 //! - a matrix that moves nobody where the releases show nobody moving is discounted;
-//! - `map` starts from the release and holds its estimate through steps without information.
+//! - `map` is the DBSec step at step 1 and holds its estimate through steps without
+//!   information.
 
 #![allow(clippy::needless_range_loop)]
 
@@ -14,8 +15,8 @@ use approx::abs_diff_eq;
 use proptest::prelude::*;
 use tpl_core::TransitionMatrix;
 use tpl_postprocess::{
-    Estimator, Filter, FilterConfig, MapStep, PostprocessError, PriorPolicy, WeightedPrior, filter, map_step,
-    pooled_map_objective, pooled_map_step,
+    Calibration, Estimator, Filter, FilterConfig, MapStep, PostprocessError, PriorPolicy, WeightedPrior,
+    filter, map_step, pooled_map_objective, pooled_map_step,
 };
 
 /// f(x + d) − f(x) for f(x) = x ln(x/p) − x, without cancellation: x·ln(1 + d/x) + d·ln((x + d)/p) − d.
@@ -247,21 +248,18 @@ fn chain() -> TransitionMatrix {
 }
 
 #[test]
-fn map_starts_from_the_release_and_holds_without_information() {
-    // `map` on few cells: step 1 is the release moved onto the counts summing to N (a
-    // diffuse start), and steps with ε = 0 hold the estimate where map-dbsec moves its prior
-    // by P.
+fn map_is_the_dbsec_step_at_step_one_and_holds_without_information() {
+    // Step 1 of `map` is the DBSec step (the MAP step with the initial prior), and steps
+    // with ε = 0 hold that estimate where map-dbsec moves its prior by P.
     let m = chain();
+    let p1 = vec![0.5, 0.3, 0.2];
     let r = vec![30.0, 12.0, 1.0];
-    let config = FilterConfig { forward: Some(&m), ..FilterConfig::new(50) };
+    let config =
+        FilterConfig { prior: PriorPolicy::Explicit(p1.clone()), forward: Some(&m), ..FilterConfig::new(50) };
     let mut f = Filter::new(3, config.clone()).unwrap();
     let s = f.step(&r, 0.6).unwrap();
-    assert!(abs_diff_eq!(
-        s.estimate[..],
-        [32.0 + 1.0 / 3.0, 14.0 + 1.0 / 3.0, 3.0 + 1.0 / 3.0][..],
-        epsilon = 1e-9
-    ));
-    assert_eq!((s.calibration, s.fit), (None, None));
+    assert_eq!(s.estimate, map_step(&r, &p1, 50.0, 0.3).unwrap().x);
+    assert_eq!((s.calibration, s.fit), (Some(Calibration::DBSEC), None));
     let rs = vec![r.clone(), vec![9.0, 9.0, 9.0], vec![1.0, 2.0, 3.0]];
     let out = filter(&rs, &[0.6, 0.0, 0.0], config.clone()).unwrap();
     for x in &out.estimates[1..] {
