@@ -33,6 +33,8 @@ pub struct Options {
     pub runs: usize,
     /// The estimator of the post-processed rows, if any.
     pub postprocess: Option<Estimator>,
+    /// Whether the post-processed rows come with the `+kalman` baseline's.
+    pub baseline: bool,
     /// --seed.
     pub seed: Option<u64>,
 }
@@ -54,6 +56,7 @@ pub fn run_comparison(
         .sensitivity(o.sensitivity)
         .runs(o.runs)
         .postprocess(o.postprocess)
+        .baseline(o.baseline)
         .seed(Seed::new(o.seed));
     let bar = progress::bar(setup.total_runs(strategies) as u64, "comparing", "runs");
     let comparison = compare(&setup, strategies, &|| bar.inc(1));

@@ -46,7 +46,9 @@ fn compare_on_the_ais_week_with_raw_matrices() {
         &[&week("counts.csv"), &week("transition_backward.csv"), &week("transition_forward.csv"), &chart],
     ));
     let rows = out["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 19, "9 strategies, 9 MAP rows, the prior mean");
+    assert_eq!(rows.len(), 28, "9 strategies, 9 MAP rows, 9 Kalman baseline rows, the prior mean");
+    let names: Vec<&str> = rows.iter().map(|r| r["strategy"].as_str().unwrap()).collect();
+    assert_eq!(names[..3], ["laplace", "laplace+map", "laplace+kalman"]);
     let keys: Vec<&str> = rows[0].as_object().unwrap().keys().map(String::as_str).collect();
     let leading = "strategy mae mse max_window_budget max_tpl max_window_leakage guaranteed_max_tpl \
                    guaranteed_max_window_leakage published_fraction";
@@ -59,7 +61,8 @@ fn compare_on_the_ais_week_with_raw_matrices() {
         let map = row(&out, &format!("{scheme}+map"));
         assert!(num(map, "mse") < num(r, "mse"), "{scheme}: MAP {map} vs raw {r}");
     }
-    for impossible in ["upper-bound", "quantified", "upper-bound+map", "quantified+map"] {
+    for impossible in ["upper-bound", "quantified", "upper-bound+map", "quantified+map", "quantified+kalman"]
+    {
         let r = row(&out, impossible);
         assert!(r["mse"].is_null(), "{r}");
         let why = r["error"].as_str().unwrap_or_else(|| panic!("{impossible} must say why: {r}"));
@@ -264,7 +267,7 @@ fn demo_writes_report_and_charts() {
     let report = std::fs::read_to_string(format!("{out}/report.md")).unwrap();
     assert!(report.contains("compare_ais_hour.svg"));
     let j = json(&["demo", "--out", &out, "--runs", "2"]);
-    assert_eq!(j["synthetic"]["rows"].as_array().unwrap().len(), 19);
+    assert_eq!(j["synthetic"]["rows"].as_array().unwrap().len(), 28, "with the +kalman baseline rows");
     // The synthetic matrices are estimated from a dense stream: every strategy runs.
     assert!(j["synthetic"]["rows"].as_array().unwrap().iter().all(|r| r["error"].is_null()));
 }
@@ -416,4 +419,31 @@ fn a_strategys_rows_do_not_depend_on_its_place_in_schemes() {
     assert_eq!(ab.len(), 2);
     assert_eq!(ab, ba);
     assert!(ab.iter().all(|r| r["mse"].is_number()), "both strategies ran: {ab:?}");
+}
+
+#[test]
+fn the_kalman_baseline_rows_come_with_postprocessing_unless_left_out() {
+    let d = Scratch::new("compare_baseline");
+    let counts = d.file("counts.csv", &small_counts());
+    let forward = d.file("p.csv", "0.9,0.1\n0.2,0.8\n");
+    let names = |extra: &str| -> Vec<String> {
+        let out = json(&cmd(
+            &format!(
+                "compare --counts {{}} --forward {{}} --epsilon 1 --window 4 --runs 2 --seed 5 --schemes bd,uniform {extra}"
+            ),
+            &[&counts, &forward],
+        ));
+        out["rows"].as_array().unwrap().iter().map(|r| r["strategy"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(
+        names("--postprocess smooth"),
+        ["bd", "bd+smooth", "bd+kalman", "uniform", "uniform+smooth", "uniform+kalman", "prior-mean"]
+    );
+    assert_eq!(
+        names("--postprocess smooth --no-baseline"),
+        ["bd", "bd+smooth", "uniform", "uniform+smooth", "prior-mean"]
+    );
+    // The baseline itself is not repeated.
+    assert_eq!(names("--postprocess kalman"), ["bd", "bd+kalman", "uniform", "uniform+kalman", "prior-mean"]);
+    usage_error(&cmd("compare --counts {} --epsilon 1 --window 4 --no-baseline", &[&counts]));
 }

@@ -51,6 +51,7 @@ pub struct Setup<'a> {
     sensitivity: f64,
     runs: usize,
     postprocess: Option<Estimator>,
+    baseline: bool,
     seed: Option<Seed>,
 }
 
@@ -70,6 +71,7 @@ impl<'a> Setup<'a> {
             sensitivity: DEFAULT_SENSITIVITY,
             runs: DEFAULT_RUNS,
             postprocess: None,
+            baseline: true,
             seed: None,
         }
     }
@@ -111,6 +113,25 @@ impl<'a> Setup<'a> {
     pub fn postprocess(mut self, estimator: Option<Estimator>) -> Self {
         self.postprocess = estimator;
         self
+    }
+
+    /// Whether post-processed rows come with the classical baseline's: rows
+    /// `<strategy>+kalman` beside `<strategy>+<estimator>` (docs/map.md §14), unless the
+    /// estimator is `kalman` itself. Default `true`: every accuracy figure is shown against
+    /// the Kalman smoother.
+    pub fn baseline(mut self, baseline: bool) -> Self {
+        self.baseline = baseline;
+        self
+    }
+
+    /// The estimators of the post-processed rows, in row order: the one asked for, then the
+    /// baseline `kalman` ([`Setup::baseline`]); empty without post-processing.
+    pub fn estimators(&self) -> Vec<Estimator> {
+        let mut out: Vec<Estimator> = self.postprocess.into_iter().collect();
+        if self.baseline && out.first().is_some_and(|&e| e != Estimator::Kalman) {
+            out.push(Estimator::Kalman);
+        }
+        out
     }
 
     /// The base seed of the runs (default: [`Seed::from_os_rng`]).
@@ -175,7 +196,7 @@ impl<'a> Setup<'a> {
 
     /// What every run reads, once [`Setup::check`] has given α: the setup with its base seed
     /// and the post-processing (estimator and N) the runs apply, if any.
-    fn checked(&self, alpha: f64, seed: Seed, map_total: Option<(Estimator, u64)>) -> Checked<'a> {
+    fn checked(&self, alpha: f64, seed: Seed, map_total: Option<(Vec<Estimator>, u64)>) -> Checked<'a> {
         Checked {
             truth: self.truth,
             backward: self.backward,
@@ -202,15 +223,17 @@ struct Checked<'a> {
     sensitivity: f64,
     runs: usize,
     seed: Seed,
-    /// The post-processing estimator and its N, when asked for and possible.
-    map_total: Option<(Estimator, u64)>,
+    /// The post-processing estimators (the one asked for, then the baseline) and N, when
+    /// asked for and possible.
+    map_total: Option<(Vec<Estimator>, u64)>,
 }
 
 /// Runs every strategy `runs` times on the setup's stream, in parallel (rayon), and scores
 /// them; `progress` is called once per finished run (from any thread).
 ///
-/// Rows come in the order of `strategies`, each followed by its `+map` row when MAP was
-/// asked for, then the data-free `prior-mean` baseline. A strategy that cannot run here
+/// Rows come in the order of `strategies`, each followed by its post-processed rows when
+/// post-processing was asked for (`+<estimator>`, then `+kalman`, the classical baseline,
+/// unless [`Setup::baseline`] is off), then the data-free `prior-mean` baseline. A strategy that cannot run here
 /// (an allocator without a bounded allocation, PBA without any matrix, MAP without a
 /// forward matrix or a fixed population…) gets a row with its error; the others still run.
 ///
@@ -237,7 +260,9 @@ pub fn compare(
         (true, Some(_), None) => Some(CompareError::MapNeedsFixedPopulation),
         (true, Some(_), Some(_)) => None,
     };
-    let run = setup.checked(alpha, seed, setup.postprocess.zip(total).filter(|_| map_blocker.is_none()));
+    let estimators = setup.estimators();
+    let map_total = total.filter(|_| map && map_blocker.is_none()).map(|t| (estimators.clone(), t));
+    let run = setup.checked(alpha, seed, map_total);
     let rows = match Correlation::new(setup.backward, setup.forward) {
         Err(e) => strategies
             .iter()
@@ -248,7 +273,7 @@ pub fn compare(
                 outcome: Err(CompareError::Correlation(e.clone())),
             })
             .collect(),
-        Ok(corr) => rows(&run, &corr, strategies, map_blocker, setup.postprocess, progress),
+        Ok(corr) => rows(&run, &corr, strategies, map_blocker, &estimators, progress),
     };
     Ok(Comparison {
         rows,
@@ -268,7 +293,8 @@ pub fn compare(
 /// What one run of one strategy produced.
 struct RunResult {
     raw: (f64, f64),
-    map: Option<(f64, f64)>,
+    /// (MAE, MSE) after each post-processing estimator, in the order of the rows.
+    map: Vec<(f64, f64)>,
     max_window_budget: f64,
     max_tpl: f64,
     max_window_leakage: f64,
@@ -281,7 +307,7 @@ fn rows(
     corr: &Correlation,
     strategies: &[Strategy],
     map_blocker: Option<CompareError>,
-    postprocess: Option<Estimator>,
+    estimators: &[Estimator],
     progress: &(dyn Fn() + Sync),
 ) -> Vec<Row> {
     let plans: Vec<Result<Plan>> = strategies.iter().map(|&s| plan(s, run, corr)).collect();
@@ -334,10 +360,10 @@ fn rows(
             map: false,
             outcome: scores(&|r| r.raw),
         });
-        if let Some(estimator) = postprocess {
+        for (k, estimator) in estimators.iter().enumerate() {
             let outcome = match &map_blocker {
                 Some(why) => Err(why.clone()),
-                None => scores(&|r| r.map.unwrap_or((f64::NAN, f64::NAN))),
+                None => scores(&|r| r.map.get(k).copied().unwrap_or((f64::NAN, f64::NAN))),
             };
             rows.push(Row {
                 strategy: format!("{}+{}", strategy.name(), estimator.name()),
@@ -347,7 +373,7 @@ fn rows(
             });
         }
     }
-    if postprocess.is_some() {
+    if !estimators.is_empty() {
         rows.push(prior_mean_row(run, map_blocker));
     }
     rows
@@ -574,14 +600,14 @@ impl<'a> Releaser<'a> {
 fn run_once(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng) -> Result<RunResult> {
     let out = release(plan, run, corr, rng)?;
     let raw = (mae(&out.releases, run.truth)?, mse(&out.releases, run.truth)?);
-    let map = match run.map_total {
-        Some((estimator, total)) => {
+    let mut map = Vec::new();
+    if let Some((estimators, total)) = &run.map_total {
+        for &estimator in estimators {
             let est =
-                map_estimates(run, &out.releases, &out.fresh, total, &PriorPolicy::Frequency, estimator)?;
-            Some((mae(&est, run.truth)?, mse(&est, run.truth)?))
+                map_estimates(run, &out.releases, &out.fresh, *total, &PriorPolicy::Frequency, estimator)?;
+            map.push((mae(&est, run.truth)?, mse(&est, run.truth)?));
         }
-        None => None,
-    };
+    }
     Ok(RunResult {
         raw,
         map,
@@ -618,10 +644,11 @@ fn map_estimates(
 /// The data-free baseline (DBSec 2023): the prior mean N·p_t with a uniform p_1 moved by
 /// the forward matrix and no release at all (zero leakage), whatever the estimator.
 fn prior_mean_row(run: &Checked<'_>, blocker: Option<CompareError>) -> Row {
-    let outcome = match (blocker, run.map_total) {
+    let outcome = match (blocker, &run.map_total) {
         (Some(why), _) => Err(why),
         (None, None) => Err(CompareError::MapNeedsFixedPopulation),
         (None, Some((_, total))) => {
+            let total = *total;
             let horizon = run.truth.len();
             let zero = vec![vec![0.0; run.truth[0].len()]; horizon];
             let budgets = vec![0.0; horizon];

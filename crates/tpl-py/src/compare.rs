@@ -15,7 +15,7 @@ use crate::release::{check_size, validate_rows};
 /// The comparison as the JSON text of `tpl compare` (its rows and parameters, without the
 /// `version` and `matrices` fields the command adds).
 #[pyfunction]
-#[pyo3(signature = (counts, backward, forward, epsilon, window, sensitivity, schemes, alpha, runs, postprocess, seed))]
+#[pyo3(signature = (counts, backward, forward, epsilon, window, sensitivity, schemes, alpha, runs, postprocess, baseline, seed))]
 #[allow(clippy::too_many_arguments)]
 fn compare<'py>(
     py: Python<'py>,
@@ -29,6 +29,7 @@ fn compare<'py>(
     alpha: Option<f64>,
     runs: usize,
     postprocess: Option<&str>,
+    baseline: bool,
     seed: Option<u64>,
 ) -> PyResult<String> {
     let strategies = match schemes {
@@ -60,6 +61,7 @@ fn compare<'py>(
             .sensitivity(sensitivity)
             .runs(runs)
             .postprocess(postprocess)
+            .baseline(baseline)
             .seed(Seed::new(seed));
         run_compare(&setup, &strategies, &|| {})
     });

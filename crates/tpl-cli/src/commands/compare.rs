@@ -91,9 +91,13 @@ pub struct CompareArgs {
     #[arg(long, value_name = "R", default_value_t = 10)]
     pub runs: usize,
     /// Also score every strategy after post-processing (adds `<strategy>+<name>` rows, e.g.
-    /// `bd+map`, and the data-free `prior-mean` row); --forward is the public prior.
+    /// `bd+map`, the classical baseline's `<strategy>+kalman` rows and the data-free
+    /// `prior-mean` row); --forward is the public prior.
     #[arg(long, value_enum, value_name = "NAME")]
     pub postprocess: Option<Postprocess>,
+    /// Leave out the `+kalman` baseline rows that --postprocess adds.
+    #[arg(long, requires = "postprocess")]
+    pub no_baseline: bool,
     #[command(flatten)]
     pub seed: SeedArgs,
     /// Write an SVG chart of error against audited leakage.
@@ -117,6 +121,7 @@ pub fn run(args: &CompareArgs) -> Result<CompareReport> {
             sensitivity: args.wevent.sensitivity,
             runs: args.runs,
             postprocess: args.postprocess.map(Postprocess::estimator),
+            baseline: !args.no_baseline,
             seed: args.seed.seed,
         },
         &strategies,

@@ -101,6 +101,7 @@ pub fn run(args: &DemoArgs) -> Result<DemoReport> {
         sensitivity: tpl_mechanisms::DEFAULT_SENSITIVITY,
         runs: args.runs,
         postprocess: Some(tpl_postprocess::Estimator::Map),
+        baseline: true,
         seed: Some(args.seed),
     };
 

@@ -745,6 +745,7 @@ def compare(
     schemes: Any = None,
     alpha: Any = None,
     sensitivity: Any = 2,
+    baseline: bool = True,
 ) -> Comparison:
     """Runs release strategies on one count stream and scores each on error and on the
     leakage the adversary's correlation really gives, realised (worst run) and guaranteed
@@ -765,12 +766,14 @@ def compare(
         window: W ≥ 1, also of the audited window leakage.
         runs: releases per strategy, 1 ≤ R ≤ 10 000 (errors averaged, leakage the worst run).
         postprocess: ``None``, or ``"map"``, ``"map-dbsec"``, ``"smooth"``, ``"kalman"``: also score every
-            strategy after that post-processing (rows ``<strategy>+<name>``, and the data-free
-            ``prior-mean``).
+            strategy after that post-processing (rows ``<strategy>+<name>``, the classical
+            baseline's ``<strategy>+kalman`` and the data-free ``prior-mean``).
         seed: a seed for reproducible runs, therefore NOT private (a ``UserWarning`` says so).
         schemes: the strategies to run, by name (default: all nine).
         alpha: the allocators' target α (default ε).
         sensitivity: Δ > 0.
+        baseline: with ``postprocess``, also the ``+kalman`` rows (the Kalman smoother every
+            accuracy figure is measured against); ``False`` leaves them out.
 
     Returns:
         :class:`Comparison`; ``.rows`` is a list of dicts, ``.dataframe`` a pandas DataFrame.
@@ -803,7 +806,9 @@ def compare(
             raise TplError("schemes: name at least one strategy (or None for all)")
     if postprocess is not None and not isinstance(postprocess, str):
         raise TplError(f"postprocess: map, map-dbsec, smooth or kalman, got {postprocess!r}")
-    out = json.loads(_native.compare(c, pb, pf, e, w, d, schemes, a, r, postprocess, s))
+    if not isinstance(baseline, bool):
+        raise TplError(f"baseline {baseline!r}: True or False")
+    out = json.loads(_native.compare(c, pb, pf, e, w, d, schemes, a, r, postprocess, baseline, s))
     out["version"] = __version__
     result = Comparison(**out)
     _seed_warning(s, "these releases")

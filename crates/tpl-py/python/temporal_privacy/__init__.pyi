@@ -181,11 +181,12 @@ def compare(
     epsilon: Optional[float] = None,
     window: Optional[int] = None,
     runs: int = 10,
-    postprocess: Optional[Literal["map", "map-dbsec", "smooth"]] = None,
+    postprocess: Optional[Literal["map", "map-dbsec", "smooth", "kalman"]] = None,
     seed: Optional[int] = None,
     schemes: Optional[Union[str, Sequence[str]]] = None,
     alpha: Optional[float] = None,
     sensitivity: float = 2,
+    baseline: bool = True,
 ) -> Comparison: ...
 def estimate(
     stream: ArrayLike,
