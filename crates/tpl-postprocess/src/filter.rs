@@ -15,7 +15,7 @@ use crate::error::{PostprocessError, Result};
 use crate::kalman::{self, KalmanFit};
 use crate::prior::{PriorPolicy, PriorUpdate, Warning};
 use crate::propagate::Mover;
-use crate::{map, map_integer, mle, validate};
+use crate::{map, map_integer, mle, smooth, validate};
 
 /// Which estimator of the true counts a stream uses (docs/map.md §2–4, §6, §8 and §9); its
 /// [`name`](Estimator::name) is the `--estimator` value of `tpl postprocess`.
@@ -47,9 +47,10 @@ pub enum Estimator {
     /// Least-squares MLE, [`crate::mle_step`]; ignores budgets, prior and correlation.
     Mle,
     /// Whole-sequence smoothing (docs/map.md §9): every step from all releases, past and
-    /// future — the RTS smoother of docs/map.md §14 in its guarded family (process noise
-    /// that may follow the counts; nobody moving as the null). A recorded stream only
-    /// ([`crate::filter`]).
+    /// future — on up to 64 cells the RTS smoother of docs/map.md §14 in its guarded family
+    /// (process noise that may follow the counts; nobody moving as the null), beyond them
+    /// calibrated forward and backward predictions pooled per step
+    /// ([`crate::pooled_map_step`]). A recorded stream only ([`crate::filter`]).
     Smooth,
     /// The classical baseline (docs/map.md §14): Kalman filter and RTS smoother on the
     /// counts, move weight and process noise fitted by maximum likelihood
@@ -435,10 +436,11 @@ pub fn filter<R: AsRef<[f64]>>(
         return Err(PostprocessError::MissingForward { estimator: estimator.name(), horizon });
     }
     match estimator {
-        Estimator::Smooth => {
+        Estimator::Smooth if cells <= kalman::ONLINE_CELLS => {
             let out = kalman::state_space_smooth(releases, budgets, &config, estimator, kalman::GUARDED)?;
             return Ok(Estimates { estimator, estimates: out.estimates, warnings: Vec::new() });
         }
+        Estimator::Smooth => return smooth::smooth(releases, budgets, config),
         Estimator::Kalman => return kalman::kalman(releases, budgets, config),
         _ => {}
     }

@@ -319,8 +319,9 @@ pub(crate) const GUARDED: Family =
 /// release), and holding is never far from the release.
 const MOVES_FROM: usize = 16;
 
-/// The most cells for which `map` runs the state-space filter (dense n×n covariances, n³
-/// per step); wider streams use the calibrated MAP filter of docs/map.md §8.
+/// The most cells for which `map` and `smooth` run the state-space model (dense n×n
+/// covariances, n³ per step); wider streams use the calibrated MAP filter of docs/map.md §8
+/// and the pooled smoother of §9.
 pub(crate) const ONLINE_CELLS: usize = 64;
 
 /// From how many releases with information on a refit of [`Online`] searches around the

@@ -41,13 +41,15 @@
 //! - [`PriorPolicy`], [`PriorUpdate`], [`Warning`] — the prior p_1 and its propagation (§5);
 //! - [`Calibration`] — the prior of the default estimator `map` beyond 64 cells, learned
 //!   from the releases (§8);
-//! - [`pooled_map_step`] / [`WeightedPrior`] — the MAP step under several weighted priors
-//!   (§9); [`pooled_map_objective`] its objective H;
+//! - [`pooled_map_step`] / [`WeightedPrior`] — the MAP step under several weighted priors,
+//!   each step of whole-sequence smoothing `smooth` beyond 64 cells (§9);
+//!   [`pooled_map_objective`] its objective H;
 //! - [`Filter`] (stepper) and [`filter`] (whole stream), configured by one [`FilterConfig`];
 //!   [`Estimator`], [`Estimates`] (§5, §11);
 //! - [`kalman_smooth`] / [`KalmanFit`] — the classical baseline `kalman`: Kalman filter and
 //!   RTS smoother, its move weight and process noise fitted by maximum likelihood (§14); the
-//!   same model in its guarded family is `smooth` (§9) and, causally, `map` (§8);
+//!   same model in its guarded family is `smooth` (§9) and, causally, `map` (§8), on up to
+//!   64 cells;
 //! - [`bootstrap_intervals`] — per-cell intervals of any estimator's output by a
 //!   parametric bootstrap through the caller's mechanism;
 //! - [`PostprocessError`] — every input error, naming the step, cell and value.
@@ -70,9 +72,9 @@ mod map;
 mod map_integer;
 mod mle;
 mod numeric;
-mod pooled;
 mod prior;
 mod propagate;
+mod smooth;
 mod validate;
 mod widest;
 
@@ -84,5 +86,5 @@ pub use kalman::{KalmanFit, KalmanSmoothed, kalman_smooth};
 pub use map::{MapStep, map_objective, map_step};
 pub use map_integer::{map_integer_objective, map_integer_step};
 pub use mle::mle_step;
-pub use pooled::{WeightedPrior, pooled_map_objective, pooled_map_step};
 pub use prior::{PriorPolicy, PriorUpdate, Warning};
+pub use smooth::{WeightedPrior, pooled_map_objective, pooled_map_step};

@@ -17,6 +17,7 @@
 
 use tpl_core::TransitionMatrix;
 
+use crate::numeric::sum4;
 use crate::widest::at_widest;
 
 /// A split pays when at most this fraction of the n² entries is an excess: a scattered
@@ -32,14 +33,19 @@ pub(crate) enum Mover<'a> {
     Dense(&'a TransitionMatrix),
     /// Row floors plus sparse excesses, O(n + nnz).
     Split(Split),
+    /// The backward matrix of a chain that moves by a forward matrix from a given
+    /// occupancy (docs/map.md §9), never formed.
+    Reversed(Box<Reversal<'a>>),
 }
 
 /// A matrix as row floors b_i and its non-zero excesses e_ij = P_ij − b_i (each rounded once
-/// from P_ij − b_i, exact when P_ij ≤ 2·b_i), kept column by column.
+/// from P_ij − b_i, exact when P_ij ≤ 2·b_i), kept both row by row and column by column.
 #[derive(Debug, Clone)]
 pub(crate) struct Split {
     /// b_i, the smallest entry of row i.
     floors: Vec<f64>,
+    /// The excesses of each row, columns ascending (for P·v).
+    rows: Sparse,
     /// The excesses of each column, rows ascending (for q·P: each output entry a sum of its
     /// own, with no store to wait for).
     columns: Sparse,
@@ -87,6 +93,17 @@ impl Sparse {
     }
 }
 
+/// B_ji = π_i·P_ij/(π·P)_j for an occupancy π (normalised) and a forward matrix P
+/// (docs/map.md §9); a cell that π·P leaves empty keeps its people (an identity row).
+#[derive(Debug, Clone)]
+pub(crate) struct Reversal<'a> {
+    forward: Mover<'a>,
+    /// π, normalised to sum 1.
+    occupancy: Vec<f64>,
+    /// π·P.
+    moved: Vec<f64>,
+}
+
 impl<'a> Mover<'a> {
     /// The cheapest form of `matrix` (docs/map.md §13): split into row floors and excesses
     /// when at most n²/4 entries exceed their row's smallest, dense otherwise. One pass over
@@ -121,7 +138,19 @@ impl<'a> Mover<'a> {
         }
         let rows = Sparse { starts, indices: columns, values: excesses };
         let columns = rows.transposed(n);
-        Self::Split(Split { floors, columns })
+        Self::Split(Split { floors, rows, columns })
+    }
+
+    /// The backward matrix of a chain that moves by `forward` from `occupancy` (non-negative,
+    /// positive sum; docs/map.md §9): B_ji = π_i·P_ij/(π·P)_j with π the occupancy
+    /// normalised, and an identity row for a cell j with (π·P)_j = 0. Applied as
+    /// q·B = π ⊙ (P·(q ⊘ π·P)), never formed: the cost of one product with P, O(n) memory.
+    /// `forward` is P as [`Mover::new`] built it.
+    pub(crate) fn reversed(forward: Self, occupancy: &[f64]) -> Self {
+        let sum: f64 = occupancy.iter().sum();
+        let occupancy: Vec<f64> = occupancy.iter().map(|v| v / sum).collect();
+        let moved = forward.apply(&occupancy);
+        Self::Reversed(Box::new(Reversal { forward, occupancy, moved }))
     }
 
     /// (w/Σw)·M for non-negative weights w with Σw > 0 (docs/map.md §5): the distribution of
@@ -138,6 +167,16 @@ impl<'a> Mover<'a> {
         match self {
             Self::Dense(m) => dense_times(q, m),
             Self::Split(s) => s.times(q),
+            Self::Reversed(r) => r.times(q),
+        }
+    }
+
+    /// M·v (a column vector) for v ≥ 0; only for the forms a [`Reversal`] holds.
+    fn pull(&self, v: &[f64]) -> Vec<f64> {
+        match self {
+            Self::Dense(m) => m.rows().map(|row| dot(row, v)).collect(),
+            Self::Split(s) => s.pull(v),
+            Self::Reversed(r) => r.forward.pull(v),
         }
     }
 }
@@ -153,6 +192,51 @@ impl Split {
                 rows.iter().zip(excesses).fold(base, |sum, (&i, &e)| sum + q[i as usize] * e)
             })
             .collect()
+    }
+
+    /// P·v = b·(Σ_j v_j) + (row-wise excesses)·v: O(n + nnz), every term ≥ 0 for v ≥ 0
+    /// (Σ_j v_j in four running sums: one chain of n additions would be the step's longest).
+    fn pull(&self, v: &[f64]) -> Vec<f64> {
+        let total = sum4(v.iter().copied());
+        self.floors
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| {
+                let (columns, excesses) = self.rows.line(i);
+                let excess: f64 = columns.iter().zip(excesses).map(|(&j, &e)| e * v[j as usize]).sum();
+                b * total + excess
+            })
+            .collect()
+    }
+}
+
+impl Reversal<'_> {
+    /// q·B = π ⊙ (P·g) with g_j = q_j/(π·P)_j, plus q_j itself on the identity rows.
+    fn times(&self, q: &[f64]) -> Vec<f64> {
+        let mut g = vec![0.0; q.len()];
+        shares_of_moved(q, &self.moved, &mut g);
+        let mut out: Vec<f64> =
+            self.forward.pull(&g).iter().zip(&self.occupancy).map(|(h, pi)| pi * h).collect();
+        for ((o, &qj), &m) in out.iter_mut().zip(q).zip(&self.moved) {
+            if m <= 0.0 {
+                *o += qj;
+            }
+        }
+        out
+    }
+}
+
+at_widest! {
+    /// g_j = q_j/m_j where m_j > 0, 0 elsewhere (the g of [`Reversal`]'s product), at the
+    /// widest vector width ([`crate::widest`]; a division is correctly rounded at any width).
+    fn shares_of_moved(q: &[f64], moved: &[f64], g: &mut [f64]) = shares_of_moved_portable;
+}
+
+/// The loop of [`shares_of_moved`].
+#[inline(always)]
+fn shares_of_moved_portable(q: &[f64], moved: &[f64], g: &mut [f64]) {
+    for ((g, &qj), &m) in g.iter_mut().zip(q).zip(moved) {
+        *g = if m > 0.0 { qj / m } else { 0.0 };
     }
 }
 
@@ -189,6 +273,20 @@ fn dense_times_portable(q: &[f64], forward: &TransitionMatrix) -> Vec<f64> {
     out
 }
 
+/// Σ_j a_j·b_j with four independent accumulators (vectorisable).
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let (head_a, tail_a) = a.split_at(a.len() - a.len() % 4);
+    let (head_b, tail_b) = b.split_at(head_a.len());
+    for (x, y) in head_a.chunks_exact(4).zip(head_b.chunks_exact(4)) {
+        for k in 0..4 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    let tail: f64 = tail_a.iter().zip(tail_b).map(|(x, y)| x * y).sum();
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,7 +310,7 @@ mod tests {
     fn smoothed_sparse_matrices_are_split_and_dense_ones_are_not() {
         let m = TransitionMatrix::smoothed_identity(50, 0.01).unwrap();
         match Mover::new(&m) {
-            Mover::Split(s) => assert_eq!(s.columns.values.len(), 50),
+            Mover::Split(s) => assert_eq!((s.rows.values.len(), s.columns.values.len()), (50, 50)),
             other => panic!("not split: {other:?}"),
         }
         let rows: Vec<Vec<f64>> =
@@ -237,6 +335,25 @@ mod tests {
                 "n = {n}"
             );
         }
+    }
+
+    #[test]
+    fn reversal_of_a_stationary_chain_is_its_time_reversal() {
+        // Two-state chain with stationary π = (2/3, 1/3) is reversible: B = P.
+        let p = TransitionMatrix::new(vec![vec![0.9, 0.1], vec![0.2, 0.8]]).unwrap();
+        let b = Mover::reversed(Mover::new(&p), &[2.0 / 3.0, 1.0 / 3.0]);
+        for j in 0..2 {
+            let mut unit = [0.0; 2];
+            unit[j] = 1.0;
+            let row = b.step(&unit);
+            for i in 0..2 {
+                assert!((row[i] - p.row(j)[i]).abs() < 1e-15, "row {j}: {row:?}");
+            }
+        }
+        // A cell nobody reaches keeps its people: identity row.
+        let p = TransitionMatrix::new(vec![vec![1.0, 0.0], vec![1.0, 0.0]]).unwrap();
+        let b = Mover::reversed(Mover::new(&p), &[0.5, 0.5]);
+        assert_eq!((b.step(&[1.0, 0.0]), b.step(&[0.0, 1.0])), (vec![0.5, 0.5], vec![0.0, 1.0]));
     }
 
     /// Sparse counts (a few cells per row, some rows empty) normalised and smoothed by s
@@ -291,5 +408,44 @@ mod tests {
             }
         }
 
+        /// The reversal applied without forming B equals the product with B built entry by
+        /// entry (π_i·P_ij/(π·P)_j, rows normalised, identity rows where π·P is 0), for
+        /// split and dense forward matrices.
+        #[test]
+        fn reversal_is_the_product_with_the_formed_backward_matrix(
+            (m, w) in smoothed_sparse(),
+            occupancy in prop::collection::vec(prop_oneof![1 => Just(0.0), 3 => 0.0f64..1.0], 120),
+        ) {
+            let n = m.n();
+            let mut pi = occupancy[..n].to_vec();
+            if pi.iter().all(|&v| v == 0.0) {
+                pi[n - 1] = 1.0;
+            }
+            let sum: f64 = pi.iter().sum();
+            let pi: Vec<f64> = pi.iter().map(|v| v / sum).collect();
+            let moved = plain(&pi, &m);
+            let b: Vec<Vec<f64>> = (0..n)
+                .map(|j| {
+                    let mut row: Vec<f64> = (0..n).map(|i| if moved[j] > 0.0 { pi[i] * m.row(i)[j] / moved[j] } else { 0.0 }).collect();
+                    let s: f64 = row.iter().sum();
+                    if s > 0.0 { row.iter_mut().for_each(|v| *v /= s) } else { row[j] = 1.0 }
+                    row
+                })
+                .collect();
+            let b = TransitionMatrix::new(b).unwrap();
+            let sum: f64 = w.iter().sum();
+            let q: Vec<f64> = w.iter().map(|v| v / sum).collect();
+            let want = plain(&q, &b);
+            for mover in [Mover::reversed(Mover::new(&m), &pi), Mover::Reversed(Box::new(Reversal {
+                forward: Mover::Dense(&m),
+                occupancy: pi.clone(),
+                moved: dense_times(&pi, &m),
+            }))] {
+                let got = mover.step(&w);
+                for j in 0..n {
+                    prop_assert!((got[j] - want[j]).abs() <= 1e-12 * want[j].max(1e-300), "cell {}: {} vs {}", j, got[j], want[j]);
+                }
+            }
+        }
     }
 }
