@@ -15,7 +15,13 @@
 //! P) ≤ 0.6 s. Beside them, `postprocess/filter-map-dbsec/dense/n=1000/T=2000`: the dense
 //! product of a dense 1000×1000 P, 2000 times (the yardstick of numpy's `p @ P` loop).
 //!
-//! Run: `cargo bench -p tpl-benches --bench postprocess -- --noplot [FILTER]` (about two
+//! The state-space estimators (docs/map.md §14), dense n×n covariances: `postprocess/kalman`,
+//! `postprocess/smooth` and `postprocess/filter-map` at n = 16, 32, 64 (64 is the most cells
+//! `map` and `smooth` run the model on) and 128 (`kalman` only), T = 1000, a release every
+//! step (`every`: the covariance converges, O(n²) per step after) or every 10th step
+//! (`tenth`: the gap of `sample`), the forward matrix the smoothed identity.
+//!
+//! Run: `cargo bench -p tpl-benches --bench postprocess -- --noplot [FILTER]` (a few
 //! minutes; the filter at n = 1000 takes a few seconds per iteration).
 
 use std::hint::black_box;
@@ -118,5 +124,37 @@ fn streams(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, steps, streams);
+fn state_space(c: &mut Criterion) {
+    let mut group = c.benchmark_group("postprocess");
+    Pace::flat(10, 1, 1).apply(&mut group);
+    let horizon = 1000;
+    for n in [16, 32, 64, 128] {
+        let (_, releases, total) = inputs(n, horizon);
+        let forward = Family::SmoothedIdentity.matrix(n);
+        for (gaps, every) in [("every", 1), ("tenth", 10)] {
+            let budgets: Vec<f64> =
+                (0..horizon).map(|t| if t % every == 0 { 2.0 * A } else { 0.0 }).collect();
+            let param = format!("n={n}/T=1e3/{gaps}");
+            let estimators: &[Estimator] = if n <= 64 {
+                &[Estimator::Kalman, Estimator::Smooth, Estimator::Map]
+            } else {
+                &[Estimator::Kalman]
+            };
+            for &estimator in estimators {
+                let name =
+                    if estimator.is_filter() { format!("filter-{estimator}") } else { estimator.to_string() };
+                group.bench_function(BenchmarkId::new(name, &param), |b| {
+                    b.iter(|| {
+                        let config =
+                            FilterConfig { forward: Some(&forward), estimator, ..FilterConfig::new(total) };
+                        filter(black_box(&releases), &budgets, config).expect("valid input")
+                    })
+                });
+            }
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, steps, streams, state_space);
 criterion_main!(benches);
