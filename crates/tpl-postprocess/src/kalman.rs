@@ -333,8 +333,8 @@ const LOCAL_FROM: usize = 16;
 /// §14 run one release at a time, its parameters refitted by maximum likelihood on every
 /// release seen so far whenever the number of releases with information has doubled
 /// (after the 2nd, 4th, 8th, 16th, …), so that the fit follows the stream with O(log T)
-/// refits, from the 16th on a local search around the previous fit ([`LOCAL_FROM`]). The estimate of step t is the filtered mean projected onto
-/// {x ≥ 0, Σx = N}.
+/// refits, from the 16th on a local search around the previous fit ([`LOCAL_FROM`]). The
+/// estimate of step t is the filtered mean projected onto {x ≥ 0, Σx = N}.
 #[derive(Debug, Clone)]
 pub(crate) struct Online {
     total: f64,
@@ -435,14 +435,6 @@ impl Online {
         self.rows.push(release.to_vec());
         self.weights.push(a);
         self.fresh += usize::from(informative);
-        let model = match self.fit {
-            Some(f) => Model {
-                move_weight: f.move_weight,
-                process_noise: f.process_noise,
-                shape: self.shapes.iter().position(|(b, _)| *b == f.noise_shape).unwrap_or(0),
-            },
-            None => Model { move_weight: 0.0, process_noise: 0.0, shape: 0 },
-        };
         let noise = informative.then(|| noise_variance(a, self.integer)).flatten();
         let stream = Stream {
             rows: &[],
@@ -454,6 +446,8 @@ impl Online {
             evidence: 0.0,
             moves_from: 0,
         };
+        let still = Model { move_weight: 0.0, process_noise: 0.0, shape: 0 };
+        let model = self.fit.map_or(still, |f| stream.model(&f));
         let mut prior = self.mean.clone();
         if self.rows.len() > 1 {
             stream.move_mean(model, &self.mean, &mut prior);
