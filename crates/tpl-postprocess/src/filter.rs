@@ -312,8 +312,11 @@ impl<'a> Filter<'a> {
             let (prior, estimate, warnings) = match first {
                 Some(first) => first,
                 None => {
-                    let prior = if total > 0 {
-                        predicted.iter().map(|v| v.max(0.0) / n_total).collect()
+                    // The prediction's non-negative part, normalised (uniform when it is 0).
+                    let clipped: Vec<f64> = predicted.iter().map(|v| v.max(0.0)).collect();
+                    let sum: f64 = clipped.iter().sum();
+                    let prior = if sum > 0.0 {
+                        clipped.iter().map(|v| v / sum).collect()
                     } else {
                         vec![1.0 / self.cells as f64; self.cells]
                     };

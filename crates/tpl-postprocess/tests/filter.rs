@@ -242,6 +242,11 @@ fn a_failed_step_of_the_state_space_filter_changes_nothing() {
         let b = interrupted.step(r, 1.0).unwrap();
         assert_eq!(a, b, "step {}", t + 1);
         assert!(a.fit.is_some() == (t >= 1));
+        let prior = a.prior.unwrap_or_default();
+        assert!(
+            (prior.iter().sum::<f64>() - 1.0).abs() < 1e-12 && prior.iter().all(|&p| p >= 0.0),
+            "{prior:?}"
+        );
     }
 }
 
