@@ -177,3 +177,17 @@ def test_bad_compare_arguments_are_named(kwargs, words):
     with pytest.raises(tp.TplError) as e:
         tp.compare(**args)
     assert words in str(e.value)
+
+
+def test_compare_shows_the_kalman_baseline_unless_told_not_to():
+    counts = np.array([[10 + t % 3, 20 - t % 4] for t in range(12)])
+    forward = [[0.9, 0.1], [0.2, 0.8]]
+    kw = dict(forward=forward, epsilon=1, window=4, runs=1, schemes=["bd"], postprocess="smooth")
+    with pytest.warns(UserWarning):
+        rows = [r["strategy"] for r in tp.compare(counts, seed=3, **kw).rows]
+    assert rows == ["bd", "bd+smooth", "bd+kalman", "prior-mean"]
+    with pytest.warns(UserWarning):
+        rows = [r["strategy"] for r in tp.compare(counts, seed=3, baseline=False, **kw).rows]
+    assert rows == ["bd", "bd+smooth", "prior-mean"]
+    with pytest.raises(tp.TplError, match="baseline"):
+        tp.compare(counts, baseline="yes", **kw)
