@@ -48,7 +48,7 @@ pub enum Estimator {
     Mle,
     /// Whole-sequence smoothing (docs/map.md §9): every step from all releases, past and
     /// future — on up to 64 cells the RTS smoother of docs/map.md §14 in its guarded family
-    /// (process noise that may follow the counts; nobody moving as the null), beyond them
+    /// (nobody moving as the null a move weight must beat), beyond them
     /// calibrated forward and backward predictions pooled per step
     /// ([`crate::pooled_map_step`]). A recorded stream only ([`crate::filter`]).
     Smooth,
