@@ -60,7 +60,9 @@ fn the_same_seed_gives_the_same_comparison() {
     let a = run(&truth, &chain, &all, 3);
     assert_eq!(a, run(&truth, &chain, &all, 3));
     assert!(a.seeded && a.seed == 3);
-    assert_eq!(a.rows.len(), 2 * all.len() + 1);
+    // Each strategy, its +map row and the +kalman baseline row, then the prior mean.
+    assert_eq!(a.rows.len(), 3 * all.len() + 1);
+    assert_eq!(a.rows[2].strategy, format!("{}+kalman", all[0]));
     assert_eq!(a.rows.last().map(|r| r.strategy.as_str()), Some("prior-mean"));
 }
 
