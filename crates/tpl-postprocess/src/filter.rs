@@ -194,15 +194,18 @@ pub struct FilterStep {
 /// p_t = (1 − γ)·q + γ·q·P with q = x̂_{t−1}/N and weight a_t·φ, (γ, φ) the [`Calibration`]
 /// that scored best on r_2..r_t (docs/map.md §8). `map` on up to 64 cells returns the
 /// projected filtered mean of the state-space model of docs/map.md §14 fitted to r_1..r_t
-/// (refitted when the releases with information have doubled), its prior the
-/// prediction divided by N. A failed step changes nothing: it can be retried. `smooth` and
+/// (refitted when the releases with information have doubled), its prior the prediction's
+/// non-negative part normalised; its step 1 is the DBSec step. A failed step changes
+/// nothing: it can be retried. `smooth` and
 /// `kalman` are not filters and are refused ([`Filter::new`]).
 ///
 /// # Runtime
 /// Per step, the solver (O(n) passes for the continuous estimators) plus the propagation
 /// through P — O(n + nnz) when P is row floors plus nnz sparse excesses (a smoothed sparse
 /// matrix), O(n²) when dense (docs/map.md §13) — plus O(190·min(n, 64)) for the calibration
-/// of `map`.
+/// of `map` beyond 64 cells. `map` on up to 64 cells: O(n³) per step while the covariance
+/// changes, plus a refit over all releases so far each time they double (about 80 runs of
+/// the recursion over the prefix; README, "Performance").
 ///
 /// ```
 /// use tpl_core::TransitionMatrix;
