@@ -166,16 +166,8 @@ pub(crate) fn state_space_smooth<R: AsRef<[f64]>>(
     let matrix = dense_matrix(config, cells);
     let total = config.total as f64;
     let shapes = noise_shapes(&rows, &noise, total, family.exponents);
-    let stream = Stream {
-        rows: &rows,
-        noise: &noise,
-        total,
-        cells,
-        matrix: &matrix,
-        shapes: &shapes,
-        evidence: family.evidence,
-        moves_from: family.moves_from,
-    };
+    let stream =
+        Stream { rows: &rows, noise: &noise, total, cells, matrix: &matrix, shapes: &shapes, family };
     let fit = stream.fit();
     let model = stream.model(&fit);
     let pass = match stream.forward(model) {
@@ -447,8 +439,7 @@ impl Online {
             cells: n,
             matrix: &self.matrix,
             shapes: &self.shapes,
-            evidence: 0.0,
-            moves_from: 0,
+            family: CLASSICAL,
         };
         let still = Model { move_weight: 0.0, process_noise: 0.0, shape: 0 };
         let model = self.fit.map_or(still, |f| stream.model(&f));
@@ -507,8 +498,7 @@ impl Online {
             cells: self.cells,
             matrix: &self.matrix,
             shapes: &self.shapes,
-            evidence: CAUSAL.evidence,
-            moves_from: CAUSAL.moves_from,
+            family: CAUSAL,
         };
         // A full search while few releases are in; from 16 on, a search around the last fit.
         let near = self.fit.filter(|_| self.fresh >= LOCAL_FROM);
@@ -557,12 +547,9 @@ struct Stream<'s> {
     /// row summing to 0), with the exponent β each was built with ([`noise_shapes`]); the
     /// first is the classical β = 0.
     shapes: &'s [(f64, Vec<f64>)],
-    /// How many nats a move weight γ > 0 must gain over γ = 0, and a shape over the first,
-    /// to be chosen: 0 for the classical `kalman` (plain maximum likelihood), [`EVIDENCE`]
-    /// for `smooth` and `map`.
-    evidence: f64,
-    /// With fewer releases with information than this, only γ = 0 is fitted.
-    moves_from: usize,
+    /// The evidence and release count a move weight or a second shape needs
+    /// ([`CLASSICAL`] for `kalman`, [`GUARDED`] for `smooth`, [`CAUSAL`] for `map`).
+    family: Family,
 }
 
 /// A covariance shared between the steps where it is the same (after convergence).
@@ -662,7 +649,7 @@ impl Stream<'_> {
             None => MOVE_WEIGHTS.to_vec(),
         };
         let fresh: Vec<usize> = (0..self.rows.len()).filter(|&t| self.noise[t].is_some()).collect();
-        let weights = if fresh.len() < self.moves_from { vec![0.0] } else { weights };
+        let weights = if fresh.len() < self.family.moves_from { vec![0.0] } else { weights };
         let mut classical = nothing;
         let mut chosen = nothing;
         for (shape, &(exponent, _)) in self.shapes.iter().enumerate() {
@@ -689,7 +676,7 @@ impl Stream<'_> {
                 }
             }
             // Nobody moving holds unless a move weight beats it by `evidence` nats.
-            let best = if moving.log_likelihood > hold.log_likelihood + self.evidence
+            let best = if moving.log_likelihood > hold.log_likelihood + self.family.evidence
                 || !hold.log_likelihood.is_finite()
             {
                 moving
@@ -700,7 +687,7 @@ impl Stream<'_> {
             if shape == 0 {
                 classical = best;
                 chosen = best;
-            } else if best.log_likelihood > classical.log_likelihood + self.evidence
+            } else if best.log_likelihood > classical.log_likelihood + self.family.evidence
                 && best.log_likelihood > chosen.log_likelihood
                 || !chosen.log_likelihood.is_finite()
             {
@@ -1353,8 +1340,7 @@ mod tests {
             cells: 4,
             matrix: &matrix,
             shapes: &shapes,
-            evidence: 0.0,
-            moves_from: 0,
+            family: CLASSICAL,
         };
         let fresh: Vec<usize> = (0..60).filter(|&t| noise[t].is_some()).collect();
         for (gamma, shape) in [(0.0, 0), (0.25, 1), (1.0, 0), (1.0, 1)] {
