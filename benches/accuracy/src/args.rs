@@ -15,8 +15,9 @@ use crate::chains::Shape;
 #[derive(Debug, Parser)]
 #[command(name = "accuracy-grid", version)]
 pub struct Args {
-    /// Streams to run, comma-separated: ais (the AIS week of testdata), uniform (synthetic,
-    /// 20 cells), out (synthetic, 40 cells, OUT-dominant). Default: all.
+    /// Streams to run, comma-separated: ais (the AIS week of testdata), flights (the US
+    /// flights day of testdata), uniform (synthetic, 20 cells), out (synthetic, 40 cells,
+    /// OUT-dominant). Default: all.
     #[arg(long, visible_alias = "filter-streams", value_delimiter = ',')]
     pub streams: Option<Vec<String>>,
     /// Synthetic population sizes N. Default: 100,1000,10000,100000.
@@ -74,6 +75,9 @@ pub struct Args {
     /// The AIS user stream (timestamp_bucket,user_id,location_cell).
     #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/ais_nyharbor_week_5min/stream.csv"))]
     pub ais: PathBuf,
+    /// The flights user stream (timestamp_bucket,user_id,location_cell).
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/flights_us_day_5min/stream.csv"))]
+    pub flights: PathBuf,
 }
 
 /// A scheme of the grid: its label and the strategy that releases it.
@@ -104,8 +108,8 @@ pub fn variant_names() -> Vec<String> {
 /// The grid to run, resolved from [`Args`].
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Run the AIS stream.
-    pub ais: Option<PathBuf>,
+    /// The real streams to run: their name and user-stream file.
+    pub real: Vec<(&'static str, PathBuf)>,
     /// The synthetic shapes to run.
     pub shapes: Vec<Shape>,
     /// Synthetic population sizes.
@@ -143,18 +147,19 @@ impl Args {
     /// An unknown stream, scheme or estimator name, or a number out of range, as a message.
     pub fn resolve(self) -> Result<Config, String> {
         let quick = self.quick;
-        let streams = self.streams.unwrap_or_else(|| vec!["ais".into(), "uniform".into(), "out".into()]);
+        let streams =
+            self.streams.unwrap_or_else(|| ["ais", "flights", "uniform", "out"].map(String::from).to_vec());
         let mut shapes = Vec::new();
-        let mut ais = None;
+        let mut real = Vec::new();
         for s in &streams {
             match s.as_str() {
-                "ais" => ais = Some(self.ais.clone()),
-                name => shapes.push(
-                    Shape::ALL
-                        .into_iter()
-                        .find(|sh| sh.name() == name)
-                        .ok_or_else(|| format!("--streams: unknown stream {name:?} (ais, uniform, out)"))?,
-                ),
+                "ais" => real.push(("ais-nyharbor", self.ais.clone())),
+                "flights" => real.push(("flights-us", self.flights.clone())),
+                name => {
+                    shapes.push(Shape::ALL.into_iter().find(|sh| sh.name() == name).ok_or_else(|| {
+                        format!("--streams: unknown stream {name:?} (ais, flights, uniform, out)")
+                    })?)
+                }
             }
         }
         let populations = self
@@ -215,7 +220,7 @@ impl Args {
             return Err("--replicates: at least 2".into());
         }
         Ok(Config {
-            ais,
+            real,
             shapes,
             populations,
             train_steps: self.train_steps,

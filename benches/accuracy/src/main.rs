@@ -24,8 +24,8 @@ use crate::streams::Stream;
 /// Builds every stream the configuration asks for (the synthetic populations in parallel).
 fn build_streams(config: &Config) -> Result<Vec<Stream>, streams::Error> {
     let mut out = Vec::new();
-    if let Some(path) = &config.ais {
-        out.push(streams::ais(path)?);
+    for (name, path) in &config.real {
+        out.push(streams::real(name, path)?);
     }
     let jobs: Vec<_> =
         config.shapes.iter().flat_map(|&s| config.populations.iter().map(move |&n| (s, n))).collect();

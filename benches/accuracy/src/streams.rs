@@ -107,13 +107,15 @@ pub fn synthetic(
     })
 }
 
-/// The AIS week (`testdata/ais_nyharbor_week_5min/stream.csv`: 140 vessels, 1944 five-minute
-/// buckets, 23 cells): matrices from the first half of the buckets (as `tpl compare
-/// --train-steps ..972`), `estimated` and `smooth0.01`; the second half is the truth.
+/// A real user stream named `name` (`testdata/ais_nyharbor_week_5min/stream.csv`: 140
+/// vessels, 1944 five-minute buckets, 23 cells; `testdata/flights_us_day_5min/stream.csv`:
+/// 412 aircraft, 288 five-minute buckets, 33 cells): matrices from the first half of the
+/// buckets (as `tpl compare --train-steps ..T/2`), `estimated` and `smooth0.01`; the second
+/// half is the truth.
 ///
 /// # Errors
 /// A file that cannot be read or is not a dense user stream.
-pub fn ais(path: &Path) -> Result<Stream, Error> {
+pub fn real(name: &'static str, path: &Path) -> Result<Stream, Error> {
     let mut reader = csv::Reader::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut records = Vec::new();
     for row in reader.records() {
@@ -134,7 +136,7 @@ pub fn ais(path: &Path) -> Result<Stream, Error> {
     let users = stream.states.first().map_or(0, Vec::len) as u64;
     let pair = (&held.backward, &held.forward);
     Ok(Stream {
-        stream: "ais-nyharbor",
+        stream: name,
         shape: "real",
         population: users,
         truth: held.truth,

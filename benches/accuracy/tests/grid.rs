@@ -60,6 +60,18 @@ fn a_one_cell_grid_writes_finite_ratios() {
 }
 
 #[test]
+fn the_flights_day_is_a_real_stream_of_412_aircraft() {
+    // Its matrices come from the first 144 buckets; the last 144 are scored.
+    let (_, rows, header) = run_grid(&["--streams", "flights"]);
+    assert_eq!(rows.len(), 2, "one cell, two estimators");
+    for row in &rows {
+        assert_eq!(field(&header, row, "stream"), "flights-us");
+        assert_eq!(field(&header, row, "shape"), "real");
+        assert_eq!(field(&header, row, "population"), "412");
+    }
+}
+
+#[test]
 fn intervals_give_coverages_between_0_and_1() {
     let (_, rows, header) = run_grid(&["--streams", "out", "--intervals", "--replicates", "4"]);
     for row in &rows {
