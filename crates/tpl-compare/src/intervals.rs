@@ -12,7 +12,8 @@ pub const MAX_BOOTSTRAP_VALUES: usize = 1 << 27;
 /// `config` ([`filter`]): replicate releases of the estimates drawn with the Laplace
 /// mechanism (`sampler`, from `seed` or the operating system) at each step's budget and the
 /// sensitivity of `config`, estimated again with `config`, and the basic bootstrap of
-/// [`bootstrap_intervals`] on their errors.
+/// [`bootstrap_intervals`] on their errors (the drift between publications grown as for a
+/// filter or a smoother, as `config.estimator` is one).
 ///
 /// # Errors
 /// [`PostprocessError::Bootstrap`] when B·T·n exceeds [`MAX_BOOTSTRAP_VALUES`], and those of
@@ -30,10 +31,18 @@ pub fn bootstrap_estimates(
     check_bootstrap_size(settings.replicates, cells)?;
     let mut mechanism = LaplaceMechanism::new(sampler.source(seed));
     let sensitivity = config.sensitivity;
+    let filter_kind = config.estimator.is_filter();
     let mut release = |c: &[f64], eps: f64| mechanism.release(c, sensitivity, eps).map_err(|e| e.to_string());
     let mut estimator = |r: &[Vec<f64>]| filter(r, budgets, config.clone()).map(|e| e.estimates);
-    let (lower, upper) =
-        bootstrap_intervals(releases, estimates, budgets, settings, &mut release, &mut estimator)?;
+    let (lower, upper) = bootstrap_intervals(
+        releases,
+        estimates,
+        budgets,
+        settings,
+        filter_kind,
+        &mut release,
+        &mut estimator,
+    )?;
     Ok(Intervals { level: settings.level, lower, upper })
 }
 
