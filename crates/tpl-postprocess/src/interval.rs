@@ -140,16 +140,16 @@ pub fn bootstrap_intervals(
         }
     }
     let drift = drift_rates(releases, budgets, &noise);
-    let gaps = gap_weights(budgets, filter);
+    let missed: Vec<Vec<f64>> = drift.iter().map(|&d| drift_variances(budgets, &noise, d, filter)).collect();
     let alpha = 1.0 - level;
     let (mut lower, mut upper) = (Vec::with_capacity(estimate.len()), Vec::with_capacity(estimate.len()));
     let mut k = 0;
-    for (row, &gap) in estimate.iter().zip(&gaps) {
+    for (t, row) in estimate.iter().enumerate() {
         let total: f64 = row.iter().sum();
         let (mut lo, mut hi) = (Vec::with_capacity(row.len()), Vec::with_capacity(row.len()));
         for (j, &x) in row.iter().enumerate() {
             let e = &mut errors[k * replicates..(k + 1) * replicates];
-            widen(e, (real_residual[j] - boot_residual[j]).max(0.0) + gap * drift[j]);
+            widen(e, (real_residual[j] - boot_residual[j]).max(0.0) + missed[j][t]);
             e.sort_by(f64::total_cmp);
             // True counts are whole numbers: an end rounded outwards to one loses nothing.
             let cap = total.max(0.0).round();
@@ -188,22 +188,64 @@ fn drift_rates(releases: &[Vec<f64>], budgets: &[f64], noise: &[f64]) -> Vec<f64
     sums.iter().map(|&v| if steps > 0.0 { (v / steps).max(0.0) } else { 0.0 }).collect()
 }
 
-/// How many steps of drift each step's estimate misses: 0 at a fresh release; at a repeat
-/// k steps after the last one, k for a filter, and k(g − k)/g for a smoother between
-/// publications g steps apart (the variance of a Brownian bridge; k after the last one).
-fn gap_weights(budgets: &[f64], filter: bool) -> Vec<f64> {
-    let fresh: Vec<usize> = (0..budgets.len()).filter(|&t| budgets[t] > 0.0).collect();
-    let mut out = vec![0.0; budgets.len()];
-    for (t, w) in out.iter_mut().enumerate() {
-        let i = fresh.partition_point(|&s| s <= t);
-        let Some(&s) = i.checked_sub(1).and_then(|i| fresh.get(i)) else { continue };
-        let k = (t - s) as f64;
-        *w = match fresh.get(i) {
-            Some(&u) if !filter => k * (u - t) as f64 / (u - s) as f64,
-            _ => k,
-        };
+/// The variance, at each step, of the part of an estimate's error that comes from the
+/// truth's drift at `rate` per step: for the local-level model (a random walk observed
+/// with noise `noise[t]` at the steps with a budget), the error of the optimal filter
+/// splits into a drift part D and a noise part N with
+/// D⁻ = D + rate, and at a release, with gain K = (D⁻ + N)/(D⁻ + N + v),
+/// D = (1 − K)²·D⁻ and N = (1 − K)²·N + K²·v (the first release: K = 1).
+/// A precise release resets D to 0, a repeat k steps later has D = k·rate, and a release
+/// with little budget (large v) barely lowers it. For a smoother (`filter` false) the
+/// forward filter is combined with the backward one run from the last step (its
+/// prediction at the step, before that step's release), each weighted by the other's total
+/// variance: D = w_f²·D_f + w_b²·D_b — between two precise releases g steps apart,
+/// k(g − k)/g·rate, a Brownian bridge.
+fn drift_variances(budgets: &[f64], noise: &[f64], rate: f64, filter: bool) -> Vec<f64> {
+    let steps = budgets.len();
+    // (D, N) after each step, forwards; `None` before the first release.
+    let pass = |order: &mut dyn Iterator<Item = usize>, before_release: bool| {
+        let mut out = vec![(0.0, f64::INFINITY); steps];
+        let mut state: Option<(f64, f64)> = None;
+        for t in order {
+            if let Some((d, _)) = state.as_mut() {
+                *d += rate;
+            }
+            if before_release {
+                out[t] = state.unwrap_or((0.0, f64::INFINITY));
+            }
+            if budgets[t] > 0.0 {
+                let v = noise[t];
+                state = Some(match state {
+                    Some((d, n)) if d + n + v > 0.0 => {
+                        let k = (d + n) / (d + n + v);
+                        ((1.0 - k).powi(2) * d, (1.0 - k).powi(2) * n + k * k * v)
+                    }
+                    _ => (0.0, v),
+                });
+            }
+            if !before_release {
+                out[t] = state.unwrap_or((0.0, f64::INFINITY));
+            }
+        }
+        out
+    };
+    let forward = pass(&mut (0..steps), false);
+    if filter {
+        return forward.iter().map(|&(d, _)| d).collect();
     }
-    out
+    let backward = pass(&mut (0..steps).rev(), true);
+    forward
+        .iter()
+        .zip(&backward)
+        .map(|(&(df, nf), &(db, nb))| {
+            let (pf, pb) = (df + nf, db + nb);
+            if !pb.is_finite() || pf + pb <= 0.0 {
+                return df;
+            }
+            let (wf, wb) = (pb / (pf + pb), pf / (pf + pb));
+            wf * wf * df + wb * wb * db
+        })
+        .collect()
 }
 
 /// Adds (r − x)²/`count` per cell over the fresh releases (budget > 0) to `sums`.
@@ -396,8 +438,14 @@ mod tests {
     #[test]
     fn the_drift_grows_with_the_steps_since_a_publication_or_as_a_bridge_between_two() {
         let budgets = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0];
-        assert_eq!(gap_weights(&budgets, true), vec![0.0, 1.0, 2.0, 3.0, 0.0, 1.0]);
-        assert_eq!(gap_weights(&budgets, false), vec![0.0, 0.75, 1.0, 0.75, 0.0, 1.0]);
+        // Precise releases (no noise): k·rate after one for a filter, the bridge for a smoother.
+        let exact = [0.0; 6];
+        assert_eq!(drift_variances(&budgets, &exact, 2.0, true), vec![0.0, 2.0, 4.0, 6.0, 0.0, 2.0]);
+        assert_eq!(drift_variances(&budgets, &exact, 2.0, false), vec![0.0, 1.5, 2.0, 1.5, 0.0, 2.0]);
+        // A release with a huge noise barely resets the drift.
+        let noisy = [0.0, 0.0, 0.0, 0.0, 1e12, 0.0];
+        let d = drift_variances(&budgets, &noisy, 1.0, true);
+        assert!((d[4] - 4.0).abs() < 1e-6 && (d[5] - 5.0).abs() < 1e-6, "{d:?}");
         // Releases 0 and 4 differ by 10 in cell 0 and not at all in cell 1; with noise
         // variance 1 at each, the rate is (100 − 2)/4 per step, and 0 (not negative).
         let releases = vec![vec![0.0, 5.0], vec![0.0, 5.0], vec![0.0, 5.0], vec![0.0, 5.0], vec![10.0, 5.0]];
