@@ -27,7 +27,7 @@ pub type EstimatorFn<'a> = dyn FnMut(&[Vec<f64>]) -> Result<Vec<Vec<f64>>> + 'a;
 /// Per-cell intervals [lower, upper] of the estimates `estimate` (T × n), from a parametric
 /// bootstrap of B replicates:
 ///
-/// 1. the truth of the bootstrap world is c*_t = `estimate`[t], rounded to the nearest
+/// 1. the truth of the bootstrap world is c*_t = `estimate[t]`, rounded to the nearest
 ///    integers whose sum is the row's rounded sum (largest remainders) so that an integer
 ///    mechanism accepts it;
 /// 2. each replicate releases c*_t afresh with `release(c*_t, ε_t)` at the steps whose
@@ -39,12 +39,12 @@ pub type EstimatorFn<'a> = dyn FnMut(&[Vec<f64>]) -> Result<Vec<Vec<f64>>> + 'a;
 ///    miss (`widen`): the bootstrap's truth is the estimate, smoother than real counts, so
 ///    the real releases deviate more from their estimates than the replicates do from
 ///    theirs, and that excess (mean squared residual at the fresh releases, per cell) is
-///    added to the errors' variance; so is, at a step that repeats an earlier release, the
-///    drift of the truth since the last publication (`filter`: the estimator sees only the
-///    releases up to the step) or between the publications around it (a smoother: a
-///    Brownian bridge), at the per-step rate d of each cell measured from the real fresh
+///    added to the errors' variance; so is the drift of the truth that the estimate misses
+///    (`drift_variances`): at the per-step rate d of each cell measured from the real fresh
 ///    releases — the mean of (r_u − r_s)² less the two releases' noise variances (measured
-///    on the replicates) per step between consecutive publications s < u;
+///    on the replicates) per step between consecutive publications s < u — grown since the
+///    last publication when `filter` (the estimator sees only the releases up to the step),
+///    or as a bridge between the publications around the step for a smoother;
 /// 5. with α = 1 − level, lower = x̂ − q_{1−α/2}(e*) and upper = x̂ − q_{α/2}(e*) per cell (the
 ///    basic bootstrap: a biased estimator's bias is removed, not doubled), widened to hold
 ///    x̂ itself, rounded outwards to whole numbers (true counts are whole, so no coverage is lost) and clipped to
