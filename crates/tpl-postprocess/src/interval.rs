@@ -38,8 +38,9 @@ pub type EstimatorFn<'a> = dyn FnMut(&[Vec<f64>]) -> Result<Vec<Vec<f64>>> + 'a;
 /// 4. each cell's replicate errors are spread about their mean by the error the replicates
 ///    miss (`widen`): the bootstrap's truth is the estimate, smoother than real counts, so
 ///    the real releases deviate more from their estimates than the replicates do from
-///    theirs, and that excess (mean squared residual at the fresh releases, per cell) is
-///    added to the errors' variance; so is the drift of the truth that the estimate misses
+///    theirs, and that excess (squared residual at the fresh releases, per cell, averaged
+///    with more weight on the precise releases: `weighted_excess`) is added to the errors'
+///    variance; so is the drift of the truth that the estimate misses
 ///    (`drift_variances`): at the per-step rate d of each cell measured from the real fresh
 ///    releases — the mean of (r_u − r_s)² less the two releases' noise variances (measured
 ///    on the replicates) per step between consecutive publications s < u — grown since the
@@ -51,8 +52,8 @@ pub type EstimatorFn<'a> = dyn FnMut(&[Vec<f64>]) -> Result<Vec<Vec<f64>>> + 'a;
 ///    [0, N_t] with N_t the row's sum, rounded.
 ///
 /// `filter` says whether `estimator` estimates step t from the releases up to t only
-/// ([`crate::Estimator::is_filter`]). Measured coverage: `docs/intervals.md` §2. Memory: B·T·n errors (8 bytes each), which the
-/// caller bounds.
+/// ([`crate::Estimator::is_filter`]). Measured coverage: `docs/intervals.md` §2. Memory:
+/// B·T·n errors (8 bytes each), which the caller bounds.
 ///
 /// ```
 /// use tpl_postprocess::{Bootstrap, bootstrap_intervals};
@@ -105,11 +106,10 @@ pub fn bootstrap_intervals(
     }
     let truth: Vec<Vec<f64>> = estimate.iter().map(|row| round_keeping_sum(row)).collect();
     let cells: usize = estimate.iter().map(Vec::len).sum();
-    // Per cell: the mean squared residual r − x̂ of the fresh releases, real and replicated.
-    let fresh = budgets.iter().filter(|&&b| b > 0.0).count() as f64;
-    let mut real_residual = vec![0.0; estimate.first().map_or(0, Vec::len)];
-    accumulate_residuals(&mut real_residual, releases, estimate, budgets, fresh);
-    let mut boot_residual = vec![0.0; real_residual.len()];
+    // Per fresh step and cell: the squared residual (r − x̂)² of the real release less the
+    // replicates' mean (r* − x*)².
+    let mut excess: Vec<Vec<f64>> = estimate.iter().map(|row| vec![0.0; row.len()]).collect();
+    add_residuals(&mut excess, releases, estimate, budgets, 1.0);
     // The replicates' mean squared noise at each fresh step (over cells and replicates).
     let mut noise = vec![0.0; estimate.len()];
     // errors[k·B + b]: replicate b's error at the k-th (step, cell), steps then cells.
@@ -130,7 +130,7 @@ pub fn bootstrap_intervals(
             releases.push(r);
         }
         let x = estimator(&releases).map_err(|e| bad(format!("replicate {}: {e}", b + 1)))?;
-        accumulate_residuals(&mut boot_residual, &releases, &x, budgets, fresh * replicates as f64);
+        add_residuals(&mut excess, &releases, &x, budgets, -1.0 / replicates as f64);
         let mut k = 0;
         for (xt, ct) in x.iter().zip(&truth) {
             for (v, c) in xt.iter().zip(ct) {
@@ -139,6 +139,7 @@ pub fn bootstrap_intervals(
             }
         }
     }
+    let misfit = weighted_excess(&excess, budgets, &noise);
     let drift = drift_rates(releases, budgets, &noise);
     let missed: Vec<Vec<f64>> = drift.iter().map(|&d| drift_variances(budgets, &noise, d, filter)).collect();
     let alpha = 1.0 - level;
@@ -149,7 +150,7 @@ pub fn bootstrap_intervals(
         let (mut lo, mut hi) = (Vec::with_capacity(row.len()), Vec::with_capacity(row.len()));
         for (j, &x) in row.iter().enumerate() {
             let e = &mut errors[k * replicates..(k + 1) * replicates];
-            widen(e, (real_residual[j] - boot_residual[j]).max(0.0) + missed[j][t]);
+            widen(e, misfit[j] + missed[j][t]);
             e.sort_by(f64::total_cmp);
             // True counts are whole numbers: an end rounded outwards to one loses nothing.
             let cap = total.max(0.0).round();
@@ -202,7 +203,8 @@ fn drift_rates(releases: &[Vec<f64>], budgets: &[f64], noise: &[f64]) -> Vec<f64
 /// k(g − k)/g·rate, a Brownian bridge.
 fn drift_variances(budgets: &[f64], noise: &[f64], rate: f64, filter: bool) -> Vec<f64> {
     let steps = budgets.len();
-    // (D, N) after each step, forwards; `None` before the first release.
+    // (D, N) at each step of `order`: after its release, or before it with
+    // `before_release`; (0, ∞) before the first release.
     let pass = |order: &mut dyn Iterator<Item = usize>, before_release: bool| {
         let mut out = vec![(0.0, f64::INFINITY); steps];
         let mut state: Option<(f64, f64)> = None;
@@ -248,21 +250,35 @@ fn drift_variances(budgets: &[f64], noise: &[f64], rate: f64, filter: bool) -> V
         .collect()
 }
 
-/// Adds (r − x)²/`count` per cell over the fresh releases (budget > 0) to `sums`.
-fn accumulate_residuals(
-    sums: &mut [f64],
-    releases: &[Vec<f64>],
-    x: &[Vec<f64>],
-    budgets: &[f64],
-    count: f64,
-) {
-    for ((r, xt), &eps) in releases.iter().zip(x).zip(budgets) {
+/// Adds `factor`·(r − x)² per step and cell at the fresh releases (budget > 0) to `sums`.
+fn add_residuals(sums: &mut [Vec<f64>], releases: &[Vec<f64>], x: &[Vec<f64>], budgets: &[f64], factor: f64) {
+    for (((s, r), xt), &eps) in sums.iter_mut().zip(releases).zip(x).zip(budgets) {
         if eps > 0.0 {
-            for (s, (rv, xv)) in sums.iter_mut().zip(r.iter().zip(xt)) {
-                *s += (rv - xv).powi(2) / count;
+            for (s, (rv, xv)) in s.iter_mut().zip(r.iter().zip(xt)) {
+                *s += factor * (rv - xv).powi(2);
             }
         }
     }
+}
+
+/// Each cell's excess of squared residuals over the fresh releases, averaged with weights
+/// (v_min/v_t)² (v_t the release's noise variance, v_min the smallest positive one; 1 for
+/// a release without noise): a squared residual scatters with the square of the noise, so
+/// a release of a small budget, whose residual is mostly noise, counts for little. At
+/// least 0.
+fn weighted_excess(excess: &[Vec<f64>], budgets: &[f64], noise: &[f64]) -> Vec<f64> {
+    let cells = excess.first().map_or(0, Vec::len);
+    let fresh = || (0..budgets.len()).filter(|&t| budgets[t] > 0.0);
+    let smallest = fresh().map(|t| noise[t]).filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min);
+    let (mut sums, mut total) = (vec![0.0; cells], 0.0);
+    for t in fresh() {
+        let w = if noise[t] > smallest { (smallest / noise[t]).powi(2) } else { 1.0 };
+        for (s, e) in sums.iter_mut().zip(&excess[t]) {
+            *s += w * e;
+        }
+        total += w;
+    }
+    sums.iter().map(|&s| if total > 0.0 { (s / total).max(0.0) } else { 0.0 }).collect()
 }
 
 /// Spreads the replicate errors `e` of one estimate about their mean so that their variance
@@ -451,6 +467,15 @@ mod tests {
         let releases = vec![vec![0.0, 5.0], vec![0.0, 5.0], vec![0.0, 5.0], vec![0.0, 5.0], vec![10.0, 5.0]];
         let noise = [1.0, 0.0, 0.0, 0.0, 1.0];
         assert_eq!(drift_rates(&releases, &budgets[..5], &noise), vec![24.5, 0.0]);
+    }
+
+    #[test]
+    fn a_noisy_release_counts_little_in_the_residual_excess() {
+        // Noise variances 1 and 10: weights 1 and 1/100. The repeat (budget 0) is skipped,
+        // and a negative excess is 0.
+        let excess = vec![vec![2.0, -5.0], vec![7.0, 7.0], vec![100.0, -5.0]];
+        let got = weighted_excess(&excess, &[1.0, 0.0, 1.0], &[1.0, 0.0, 10.0]);
+        assert!((got[0] - 3.0 / 1.01).abs() < 1e-12 && got[1] == 0.0, "{got:?}");
     }
 
     #[test]
