@@ -385,6 +385,30 @@ mod tests {
     use super::*;
     use tpl_mechanisms::{FloatLaplace, NoiseSource};
 
+    /// The share of cell-steps whose truth lies in the intervals of the held releases as
+    /// their own estimate (replicates drawn with Laplace noise of scale 2/ε, seeded 5).
+    fn identity_coverage(
+        releases: &[Vec<f64>],
+        budgets: &[f64],
+        replicates: usize,
+        truth: &dyn Fn(usize, usize) -> f64,
+    ) -> f64 {
+        let mut boot_noise = FloatLaplace::seeded(5);
+        let mut release =
+            |c: &[f64], eps: f64| Ok(c.iter().map(|v| v + boot_noise.laplace(2.0 / eps).unwrap()).collect());
+        let mut identity = |r: &[Vec<f64>]| Ok(r.to_vec());
+        let config = Bootstrap { level: 0.9, replicates };
+        let (lo, hi) =
+            bootstrap_intervals(releases, releases, budgets, config, true, &mut release, &mut identity)
+                .unwrap();
+        let cells = releases[0].len();
+        let covered = (0..releases.len())
+            .flat_map(|t| (0..cells).map(move |j| (t, j)))
+            .filter(|&(t, j)| lo[t][j] <= truth(t, j) && truth(t, j) <= hi[t][j])
+            .count();
+        covered as f64 / (releases.len() * cells) as f64
+    }
+
     #[test]
     fn the_identity_estimator_of_laplace_releases_covers_its_level() {
         // Truth 50 per cell; releases at scale 4; the bootstrap around each release.
@@ -393,20 +417,7 @@ mod tests {
         let truth = vec![50.0; cells];
         let releases: Vec<Vec<f64>> =
             (0..steps).map(|_| truth.iter().map(|c| c + noise.laplace(4.0).unwrap()).collect()).collect();
-        let mut boot_noise = FloatLaplace::seeded(8);
-        let mut release =
-            |c: &[f64], eps: f64| Ok(c.iter().map(|v| v + boot_noise.laplace(2.0 / eps).unwrap()).collect());
-        let mut identity = |r: &[Vec<f64>]| Ok(r.to_vec());
-        let budgets = vec![0.5; steps];
-        let config = Bootstrap { level, replicates: 200 };
-        let (lo, hi) =
-            bootstrap_intervals(&releases, &releases, &budgets, config, true, &mut release, &mut identity)
-                .unwrap();
-        let covered = (0..steps)
-            .flat_map(|t| (0..cells).map(move |j| (t, j)))
-            .filter(|&(t, j)| lo[t][j] <= 50.0 && 50.0 <= hi[t][j])
-            .count();
-        let coverage = covered as f64 / (steps * cells) as f64;
+        let coverage = identity_coverage(&releases, &vec![0.5; steps], 200, &|_, _| 50.0);
         assert!((coverage - level).abs() < 0.03, "coverage {coverage}");
     }
 
@@ -417,7 +428,7 @@ mod tests {
         // steps after a publication the real error has variance 8 + 18, which the replicates
         // (whose truth is the estimate, held still) never see. Before the drift was added,
         // the intervals covered 79 % of the cell-steps.
-        let (steps, cells, level) = (400, 20, 0.9);
+        let (steps, cells) = (400, 20);
         let mut walk = FloatLaplace::seeded(3);
         let mut noise = FloatLaplace::seeded(4);
         let mut truth = vec![vec![500.0; cells]];
@@ -435,19 +446,7 @@ mod tests {
             };
             releases.push(r);
         }
-        let mut boot_noise = FloatLaplace::seeded(5);
-        let mut release =
-            |c: &[f64], eps: f64| Ok(c.iter().map(|v| v + boot_noise.laplace(2.0 / eps).unwrap()).collect());
-        let mut identity = |r: &[Vec<f64>]| Ok(r.to_vec());
-        let config = Bootstrap { level, replicates: 100 };
-        let (lo, hi) =
-            bootstrap_intervals(&releases, &releases, &budgets, config, true, &mut release, &mut identity)
-                .unwrap();
-        let covered = (0..steps)
-            .flat_map(|t| (0..cells).map(move |j| (t, j)))
-            .filter(|&(t, j)| lo[t][j] <= truth[t][j] && truth[t][j] <= hi[t][j])
-            .count();
-        let coverage = covered as f64 / (steps * cells) as f64;
+        let coverage = identity_coverage(&releases, &budgets, 100, &|t, j| truth[t][j]);
         assert!((0.86..=0.96).contains(&coverage), "coverage {coverage}");
     }
 
