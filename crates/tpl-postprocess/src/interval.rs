@@ -203,17 +203,13 @@ fn drift_rates(releases: &[Vec<f64>], budgets: &[f64], noise: &[f64]) -> Vec<f64
 /// k(g − k)/g·rate, a Brownian bridge.
 fn drift_variances(budgets: &[f64], noise: &[f64], rate: f64, filter: bool) -> Vec<f64> {
     let steps = budgets.len();
-    // (D, N) at each step of `order`: after its release, or before it with
-    // `before_release`; (0, ∞) before the first release.
-    let pass = |order: &mut dyn Iterator<Item = usize>, before_release: bool| {
+    // (D, N) after each step of `order`, its release included; (0, ∞) before the first.
+    let pass = |order: &mut dyn Iterator<Item = usize>| {
         let mut out = vec![(0.0, f64::INFINITY); steps];
         let mut state: Option<(f64, f64)> = None;
         for t in order {
             if let Some((d, _)) = state.as_mut() {
                 *d += rate;
-            }
-            if before_release {
-                out[t] = state.unwrap_or((0.0, f64::INFINITY));
             }
             if budgets[t] > 0.0 {
                 let v = noise[t];
@@ -225,22 +221,21 @@ fn drift_variances(budgets: &[f64], noise: &[f64], rate: f64, filter: bool) -> V
                     _ => (0.0, v),
                 });
             }
-            if !before_release {
-                out[t] = state.unwrap_or((0.0, f64::INFINITY));
-            }
+            out[t] = state.unwrap_or((0.0, f64::INFINITY));
         }
         out
     };
-    let forward = pass(&mut (0..steps), false);
+    let forward = pass(&mut (0..steps));
     if filter {
         return forward.iter().map(|&(d, _)| d).collect();
     }
-    let backward = pass(&mut (0..steps).rev(), true);
-    forward
-        .iter()
-        .zip(&backward)
-        .map(|(&(df, nf), &(db, nb))| {
-            let (pf, pb) = (df + nf, db + nb);
+    let backward = pass(&mut (0..steps).rev());
+    (0..steps)
+        .map(|t| {
+            let (df, nf) = forward[t];
+            // The backward prediction of step t: its state after step t + 1, moved one step.
+            let Some(&(db, nb)) = backward.get(t + 1) else { return df };
+            let (db, pf, pb) = (db + rate, df + nf, db + rate + nb);
             if !pb.is_finite() || pf + pb <= 0.0 {
                 return df;
             }
