@@ -155,6 +155,19 @@ pub trait Mechanism {
     /// distance that is not finite and ≥ 0 ([`MechError::BadDistance`]).
     fn privacy_map(&self, d_in: f64, sensitivity: f64, budget: f64) -> Result<f64>;
 
+    /// Checks, without drawing, that a release with budget `budget` for L1 sensitivity
+    /// `sensitivity` can be drawn at all: both finite and > 0, and whatever limit the
+    /// mechanism's sampler has (e.g. the largest noise scale of an exact integer release).
+    /// A stream scheme asks it for a step's publication before the step's first draw, so
+    /// that no test is drawn for a publication that could not follow (`docs/w-event.md`
+    /// §2.1). The default checks the calibration only.
+    ///
+    /// # Errors
+    /// [`MechError::Core`] (a bad budget or sensitivity) or the mechanism's own limit.
+    fn check_budget(&self, sensitivity: f64, budget: f64) -> Result<()> {
+        check_calibration(sensitivity, budget)
+    }
+
     /// The raw draw: releases `answer`, which [`Mechanism::validate`] accepted, with budget
     /// `budget` for L1 sensitivity `sensitivity` (both finite and > 0). Called by
     /// [`Mechanism::release`]; call that instead.
@@ -167,10 +180,11 @@ pub trait Mechanism {
     /// parameters, then [`Mechanism::validate`], then draws with [`Mechanism::sample`].
     ///
     /// # Errors
-    /// [`MechError::Core`] (a bad budget or sensitivity), the error of `validate`
-    /// (then no randomness was consumed), or of `sample`.
+    /// [`MechError::Core`] (a bad budget or sensitivity) or the error of
+    /// [`Mechanism::check_budget`] or `validate` (then no randomness was consumed), or of
+    /// `sample`.
     fn release(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> Result<Vec<f64>> {
-        check_calibration(sensitivity, budget)?;
+        self.check_budget(sensitivity, budget)?;
         self.validate(answer)?;
         self.sample(answer, sensitivity, budget)
     }
@@ -187,6 +201,10 @@ impl<M: Mechanism + ?Sized> Mechanism for Box<M> {
 
     fn privacy_map(&self, d_in: f64, sensitivity: f64, budget: f64) -> Result<f64> {
         (**self).privacy_map(d_in, sensitivity, budget)
+    }
+
+    fn check_budget(&self, sensitivity: f64, budget: f64) -> Result<()> {
+        (**self).check_budget(sensitivity, budget)
     }
 
     fn sample(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> Result<Vec<f64>> {
@@ -260,13 +278,21 @@ impl<N: NoiseSource> Mechanism for LaplaceMechanism<N> {
         Ok(laplace_loss(d_in, sensitivity, budget))
     }
 
-    fn sample(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> Result<Vec<f64>> {
+    /// Scales above [`MAX_EXACT_SCALE`] with integer noise, or that overflow, are refused.
+    fn check_budget(&self, sensitivity: f64, budget: f64) -> Result<()> {
+        check_calibration(sensitivity, budget)?;
         let scale = laplace_scale(sensitivity, budget);
-        let exact = self.noise.integer_valued();
-        let max = if exact { MAX_EXACT_SCALE } else { f64::MAX };
+        let max = if self.noise.integer_valued() { MAX_EXACT_SCALE } else { f64::MAX };
         if scale.is_nan() || scale > max {
             return Err(MechError::ScaleTooLarge { sensitivity, budget, scale, max });
         }
+        Ok(())
+    }
+
+    fn sample(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> Result<Vec<f64>> {
+        self.check_budget(sensitivity, budget)?;
+        let scale = laplace_scale(sensitivity, budget);
+        let exact = self.noise.integer_valued();
         let mut out = vec![0.0; answer.len()];
         self.noise.fill_laplace(scale, &mut out)?;
         // |a| ≤ 2^52 (validated) and |noise| ≤ 2^52: a + noise is exact. One pass without

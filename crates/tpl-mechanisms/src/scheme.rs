@@ -443,6 +443,13 @@ impl<M: Mechanism> Step<'_, M> {
         self.stream.repeat(spent)
     }
 
+    /// Whether a publication with budget `budget` could be drawn by the scheme's mechanism
+    /// ([`Mechanism::check_budget`]), asked before the step's first draw: a scheme does not
+    /// draw a test for a publication that could not follow (`docs/w-event.md` §2.1).
+    pub fn can_publish(&self, budget: f64) -> bool {
+        self.mechanism.check_budget(self.params.sensitivity(), budget).is_ok()
+    }
+
     /// The noisy dissimilarity dis~_t (spends s = ε/(2w)); one draw (`docs/w-event.md` §3,
     /// test statistic). The mechanism releases the integer sum Σ_j |c_t[j] − r_{t−1}[j]|
     /// with sensitivity Δ, and the noisy sum is divided by d: for continuous noise the same

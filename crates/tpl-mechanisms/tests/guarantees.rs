@@ -224,3 +224,64 @@ fn custom_errors_keep_their_source_and_compare_by_identity() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A mechanism that counts its draws and cannot draw below a budget `floor` (the way the
+/// exact sampler cannot draw beyond its largest scale).
+struct Floored {
+    draws: Rc<Cell<usize>>,
+    floor: f64,
+}
+
+impl Mechanism for Floored {
+    fn name(&self) -> &str {
+        "floored"
+    }
+
+    fn validate(&self, _: &[f64]) -> tpl_mechanisms::Result<()> {
+        Ok(())
+    }
+
+    fn privacy_map(&self, d_in: f64, sensitivity: f64, budget: f64) -> tpl_mechanisms::Result<f64> {
+        Ok(d_in * budget / sensitivity)
+    }
+
+    fn check_budget(&self, _: f64, budget: f64) -> tpl_mechanisms::Result<()> {
+        if budget < self.floor {
+            return Err(MechError::custom(format!("floored: budget {budget} below {}", self.floor)));
+        }
+        Ok(())
+    }
+
+    fn sample(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> tpl_mechanisms::Result<Vec<f64>> {
+        self.check_budget(sensitivity, budget)?;
+        self.draws.set(self.draws.get() + 1);
+        Ok(answer.to_vec())
+    }
+}
+
+/// Regression: bd and pba drew the dissimilarity test before the publication's budget was
+/// checked against the sampler's limit, then failed the step — a draw nobody recorded, and
+/// a retry drew again. Back-to-back publications halve the budget until it is below what
+/// the sampler can draw: from then on the schemes repeat without testing, and no step fails.
+#[test]
+fn no_test_is_drawn_for_a_publication_the_sampler_could_not_draw() {
+    for kind in [SchemeKind::Bd, SchemeKind::Pba, SchemeKind::Ba] {
+        let draws = Rc::new(Cell::new(0));
+        let m = Floored { draws: Rc::clone(&draws), floor: 1e-3 };
+        let mut s = kind.build(params(1.0, 60, 2.0), m, PbaCorrelation::Always).unwrap();
+        let mut skipped = 0;
+        for t in 1..=200usize {
+            let before = draws.get();
+            let counts = [if t % 2 == 0 { 0.0 } else { 4e15 }];
+            let out = s.step(&counts).unwrap_or_else(|e| panic!("{} step {t}: {e}", kind.name()));
+            if out.spent.total() == 0.0 {
+                assert_eq!(draws.get(), before, "{} step {t} drew but spent nothing", kind.name());
+                skipped += 1;
+            }
+            assert!(out.spent.publication == 0.0 || out.spent.publication >= 1e-3);
+        }
+        if kind != SchemeKind::Ba {
+            assert!(skipped > 0, "{}: the budget never fell below the floor", kind.name());
+        }
+    }
+}

@@ -95,8 +95,12 @@ pub enum ConfigError {
         /// Why the audit refuses the first step.
         reason: String,
     },
-    /// (ε, w, Δ) whose first step could never be released (its reason).
-    FirstStepEpsilon {
+    /// (ε, w, Δ) (or a plan) under which step `step` could never be released (its reason):
+    /// step 1's publication, the test every later step of `bd`, `ba` and `pba` draws, or a
+    /// budget of the plan.
+    StepEpsilon {
+        /// The step that could never be released.
+        step: usize,
         /// ε.
         epsilon: f64,
         /// w.
@@ -150,8 +154,8 @@ impl ConfigError {
                 name(Alpha),
                 Short(*alpha)
             ),
-            Self::FirstStepEpsilon { epsilon, window, sensitivity, reason } => format!(
-                "{} {} (with {} {window} and {} {}): step 1 could never be released: {reason}",
+            Self::StepEpsilon { step, epsilon, window, sensitivity, reason } => format!(
+                "{} {} (with {} {window} and {} {}): step {step} could never be released: {reason}",
                 name(Epsilon),
                 Short(*epsilon),
                 name(Window),
@@ -295,6 +299,19 @@ pub enum StreamError {
         step: usize,
         /// The scheme's or mechanism's reason.
         source: MechError,
+    },
+    /// Counts whose number of cells differs from the states of the stream's matrices: the
+    /// leakage would be audited against another model than the data's.
+    #[error(
+        "step {step}: {cells} cells, but the stream's matrices have {states} states: the leakage is audited on those matrices, so every step must have one count per state; nothing was recorded"
+    )]
+    Width {
+        /// 1-based step of the stream.
+        step: usize,
+        /// The counts' number of cells.
+        cells: usize,
+        /// The matrices' number of states.
+        states: usize,
     },
     /// The first step cannot publish within the promise, and has no release to repeat.
     #[error("step 1: not released: {reason}; nothing was recorded")]

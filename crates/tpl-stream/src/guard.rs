@@ -173,8 +173,14 @@ impl Mechanism for Enforced {
         self.inner.privacy_map(d_in, sensitivity, budget)
     }
 
-    /// Admits the draw, then draws; a refused draw draws nothing and fails the step.
+    fn check_budget(&self, sensitivity: f64, budget: f64) -> tpl_mechanisms::Result<()> {
+        self.inner.check_budget(sensitivity, budget)
+    }
+
+    /// Checks that the sampler can draw at this budget, admits the draw, then draws; a
+    /// refused draw draws nothing and fails the step.
     fn sample(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> tpl_mechanisms::Result<Vec<f64>> {
+        self.inner.check_budget(sensitivity, budget)?;
         let mut guard = self.guard.borrow_mut();
         if let Err(reason) = guard.admit(budget) {
             guard.refused = Some(reason.clone());

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params};
 use tpl_alloc::{GuaranteedAudit, Spending, guaranteed_audit};
+use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{
-    Guarantee, NoiseSource, StepBudget, StepOutcome, StreamScheme, WindowLedger, effective_spending,
+    Guarantee, Mechanism, NoiseSource, StepBudget, StepOutcome, StreamScheme, WindowLedger, effective_spending,
 };
 
 use crate::config::StreamConfig;
@@ -161,12 +162,12 @@ impl Stream {
     ///
     /// # Errors
     /// [`StreamError::Config`] for parameters that make no stream (nothing is created) —
-    /// among them parameters under which step 1 could never be released (`check_first_step`),
+    /// among them parameters under which a step could never be released (`check_steps`),
     /// [`StreamError::Plan`], [`StreamError::Exists`], [`StreamError::NoFolder`], or a file
     /// that cannot be written.
     pub fn create(path: &Path, config: &StreamConfig) -> Result<()> {
         config.check()?;
-        check_first_step(config)?;
+        check_steps(config)?;
         match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -283,8 +284,9 @@ impl Stream {
     /// last release and records why.
     ///
     /// # Errors
-    /// [`StreamError::KeyConflict`], [`StreamError::KeyOrder`], [`StreamError::Step`] (counts
-    /// of the wrong width or refused by the sampler, a step past a plan), [`StreamError::FirstRefused`],
+    /// [`StreamError::KeyConflict`], [`StreamError::KeyOrder`], [`StreamError::Width`] (not
+    /// one count per state of the matrices), [`StreamError::Step`] (counts of another width
+    /// than the stream's or refused by the sampler, a step past a plan), [`StreamError::FirstRefused`],
     /// [`StreamError::Busy`], [`StreamError::ReadOnly`] or [`StreamError::Companions`] (a
     /// stream this process cannot write), or a damaged file. Nothing is recorded then.
     pub fn push(&mut self, key: Option<i64>, counts: &[f64]) -> Result<Pushed> {
@@ -297,6 +299,10 @@ impl Stream {
         if let Err(e) = sync(&tx, &path, &mut self.state) {
             self.state = State::new(&self.config, (self.noise)())?;
             return Err(e);
+        }
+        let states = self.config.backward.as_ref().or(self.config.forward.as_ref()).map(TransitionMatrix::n);
+        if let Some(states) = states.filter(|&n| n != counts.len()) {
+            return Err(StreamError::Width { step: self.state.scheme.steps() + 1, cells: counts.len(), states });
         }
         let digest = counts_digest(counts);
         if let (Some(k), Some(last)) = (key, self.state.last_key)
@@ -330,26 +336,32 @@ impl Stream {
         self.state.guard.borrow_mut().begin();
         let stepped = self.state.scheme.step(counts);
         let refused = self.state.guard.borrow().refused().map(str::to_string);
-        let outcome = match (stepped, refused.as_ref()) {
-            (Ok(o), _) => o,
-            (Err(_), Some(reason)) => {
-                if t == 1 {
-                    self.state = State::new(&self.config, (self.noise)())?;
-                    return Err(StreamError::FirstRefused { reason: reason.clone() });
-                }
-                let spent =
-                    StepBudget { test: self.state.guard.borrow().spent(), publication: 0.0, absorbed: 0.0 };
+        let drawn = self.state.guard.borrow().spent();
+        let (outcome, refused) = match (stepped, refused) {
+            (Ok(o), refused) => (o, refused),
+            (Err(_), Some(reason)) if t == 1 => {
+                self.state = State::new(&self.config, (self.noise)())?;
+                return Err(StreamError::FirstRefused { reason });
+            }
+            // Nothing was drawn (every check comes before the first draw), or step 1, which
+            // has no release to repeat (its one draw fails after the fact only when the
+            // noise itself is out of range, independent of the counts): nothing is recorded.
+            (Err(e), None) if t == 1 || drawn == 0.0 => {
+                self.state = State::new(&self.config, (self.noise)())?;
+                return Err(StreamError::Step { step: t, source: e });
+            }
+            // A draw was refused by the stream's checks, or failed after an earlier draw of
+            // the step: the step repeats the last release and records what its draws spent
+            // and why, so that a retry cannot draw again on the same counts uncounted.
+            (Err(e), refused) => {
+                let reason = refused.unwrap_or_else(|| format!("a draw failed after {drawn} was spent: {e}"));
+                let spent = StepBudget { test: drawn, publication: 0.0, absorbed: 0.0 };
                 let o = StepOutcome { release: self.state.last_release.clone(), published: false, spent };
                 if let Err(e) = self.state.scheme.restore(&o) {
                     self.state = State::new(&self.config, (self.noise)())?;
                     return Err(StreamError::Step { step: t, source: e });
                 }
-                o
-            }
-            (Err(e), None) => {
-                // The scheme may have drawn (a test) before failing: rebuild it from the file.
-                self.state = State::new(&self.config, (self.noise)())?;
-                return Err(StreamError::Step { step: t, source: e });
+                (o, Some(reason))
             }
         };
         let result = commit(&mut self.state, &self.config, &path, tx, (t, key, &digest), outcome, refused);
@@ -495,7 +507,7 @@ fn snapshot<T>(path: &Path, mut read: impl FnMut(&Transaction<'_>) -> Result<T>)
 }
 
 /// A noise source that draws nothing (always 0), as integer-valued as the stream's sampler:
-/// the dry run of step 1 at creation ([`check_first_step`]).
+/// the dry run of step 1 at creation ([`check_steps`]).
 struct Dry(bool);
 
 impl NoiseSource for Dry {
@@ -508,31 +520,53 @@ impl NoiseSource for Dry {
     }
 }
 
-/// Refuses parameters under which step 1 could never be released. Every built-in scheme
-/// publishes step 1 with one draw whose budget the parameters fix, whatever the counts, and
-/// a first step has nothing to repeat: so a dry run of step 1 (one cell, no noise drawn)
-/// meets exactly the checks a push meets — the sampler's largest noise scale Δ/ε_1 and, with
-/// α, the leakage of that budget.
+/// Refuses parameters under which a step could never be released (`tpl release` refuses
+/// them too, before its first draw). Every built-in scheme publishes step 1 with one draw
+/// whose budget the parameters fix, whatever the counts, and a first step has nothing to
+/// repeat: so a dry run of step 1 (one cell, no noise drawn) meets exactly the checks a push
+/// meets — the sampler's largest noise scale Δ/ε_1 and, with α, the leakage of that budget.
+/// From step 2 on, the draws a step cannot skip are the dissimilarity test of `bd`, `ba`
+/// and `pba` (the same share s = ε/(2w) at every step: the dry run of step 2 draws it) and
+/// each budget of a plan (checked one by one); a publication whose scale the sampler cannot
+/// reach is skipped by the scheme itself, before its test.
 ///
 /// # Errors
 /// [`StreamError::Config`] naming the parameters at fault.
-fn check_first_step(config: &StreamConfig) -> Result<()> {
+fn check_steps(config: &StreamConfig) -> Result<()> {
     let integer = config.sampler.from_os_rng().integer_valued();
-    let mut state = State::new(config, Box::new(Dry(integer)))?;
-    state.guard.borrow_mut().begin();
-    let Err(e) = state.scheme.step(&[0.0]) else {
-        return Ok(());
-    };
-    let refused = state.guard.borrow().refused().map(str::to_string);
-    Err(StreamError::Config(match (refused, config.alpha) {
-        (Some(reason), Some(alpha)) => ConfigError::FirstStepAlpha { alpha, reason },
-        _ => ConfigError::FirstStepEpsilon {
+    let infeasible = |t: usize, e: &dyn std::fmt::Display| {
+        StreamError::Config(ConfigError::StepEpsilon {
+            step: t,
             epsilon: config.epsilon,
             window: config.window,
             sensitivity: config.sensitivity,
             reason: e.to_string(),
-        },
-    }))
+        })
+    };
+    let mut state = State::new(config, Box::new(Dry(integer)))?;
+    for t in 1..=2 {
+        state.guard.borrow_mut().begin();
+        let spent = match state.scheme.step(&[0.0]) {
+            Ok(o) => o.spent.total(),
+            Err(e) => {
+                let refused = state.guard.borrow().refused().map(str::to_string);
+                return Err(match (refused, config.alpha) {
+                    // A later step the stream's checks refuse is recorded as a repeat.
+                    (Some(_), _) if t > 1 => break,
+                    (Some(reason), Some(alpha)) => {
+                        StreamError::Config(ConfigError::FirstStepAlpha { alpha, reason })
+                    }
+                    _ => infeasible(t, &e),
+                });
+            }
+        };
+        state.guard.borrow_mut().record(spent).map_err(|e| infeasible(t, &e))?;
+    }
+    let sampler = tpl_mechanisms::LaplaceMechanism::new(Dry(integer));
+    for (i, &b) in config.budgets.iter().enumerate().filter(|&(_, &b)| b > 0.0) {
+        sampler.check_budget(config.sensitivity, b).map_err(|e| infeasible(i + 1, &e))?;
+    }
+    Ok(())
 }
 
 /// Records the decided step and commits; the step is returned only once committed.

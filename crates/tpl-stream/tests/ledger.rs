@@ -183,7 +183,7 @@ fn parameters_under_which_step_one_cannot_be_released_or_stored_create_nothing()
     let (_dir, path) = temp_db("never");
     // ε so small that Δ/ε_1 exceeds what the sampler takes.
     let e = Stream::create(&path, &config(SchemeKind::Bd, 1e-300, 2)).unwrap_err();
-    assert!(matches!(&e, StreamError::Config(ConfigError::FirstStepEpsilon { .. })), "{e}");
+    assert!(matches!(&e, StreamError::Config(ConfigError::StepEpsilon { .. })), "{e}");
     assert!(e.to_string().starts_with("epsilon 1e-300 (with window 2 and sensitivity 2)"), "{e}");
     assert!(
         e.message(Parameter::flag).starts_with("--epsilon 1e-300 (with --window 2 and --sensitivity 2)"),
@@ -322,4 +322,66 @@ fn bad_parameters_create_nothing() {
     c.alpha = None;
     Stream::create(&path, &c).unwrap();
     assert!(matches!(Stream::create(&path, &c), Err(StreamError::Exists { .. })));
+}
+
+/// Regression: when a publication's draw failed after the step's test was drawn, the
+/// stream recorded nothing, so a retry drew a fresh test on the same counts, uncounted.
+/// Now the step is recorded as a repeat that spent its test, with the reason; a retry of
+/// its key returns it and draws nothing. (The publication's draw happened too — its noise
+/// was out of range — so the step counts it.)
+#[test]
+fn a_draw_that_fails_after_the_test_is_recorded_with_what_the_test_spent() {
+    let (_dir, path) = temp_db("after-draw");
+    Stream::create(&path, &config(SchemeKind::Bd, 1.0, 4)).unwrap();
+    let noise = Shared(Rc::new(RefCell::new(VecDeque::from([0.0, 0.0, 2f64.powi(53)]))));
+    let mut s = open(&path, &noise);
+    s.push(Some(1), &[0.0]).unwrap();
+    let step = s.push(Some(2), &[1000.0]).unwrap();
+    assert!(!step.record.published && !step.replayed);
+    // The test (1/8) and the publication's draw (1/8), which happened: both are counted.
+    assert_eq!(step.record.spent.total(), 0.25);
+    assert_eq!(step.record.release, vec![0.0]);
+    assert!(step.record.refused.as_deref().is_some_and(|r| r.contains("a draw failed")), "{:?}", step.record);
+    assert!(noise.0.borrow().is_empty());
+    let again = s.push(Some(2), &[1000.0]).unwrap();
+    assert!(again.replayed && again.record == step.record);
+    assert_eq!(s.status().unwrap().budgets, vec![0.25, 0.25]);
+}
+
+/// Regression: `init` accepted bd/pba/ba windows whose test share s = ε/(2w) the exact
+/// sampler cannot draw at (scale 2Δw/ε beyond 2^46), and every push then failed at step 2.
+#[test]
+fn a_window_whose_test_cannot_be_drawn_is_refused_at_creation() {
+    for scheme in [SchemeKind::Bd, SchemeKind::Pba, SchemeKind::Ba] {
+        let (_dir, path) = temp_db("test-scale");
+        let matrix = (scheme == SchemeKind::Pba).then(|| TransitionMatrix::new(vec![vec![1.0]]).unwrap());
+        let config = |w| StreamConfig { backward: matrix.clone(), ..config(scheme, 1.0, w) };
+        let e = Stream::create(&path, &config(1 << 45)).unwrap_err();
+        // ba publishes step 1 with one share s: it fails there already.
+        let step = if scheme == SchemeKind::Ba { 1 } else { 2 };
+        assert!(matches!(e, StreamError::Config(ConfigError::StepEpsilon { step: s, .. }) if s == step), "{e}");
+        assert!(!path.exists());
+        Stream::create(&path, &config(1 << 40)).unwrap();
+    }
+    let (_dir, path) = temp_db("plan-scale");
+    let planned = StreamConfig { budgets: vec![0.5, 1e-20], ..config(SchemeKind::Planned, 1.0, 2) };
+    let e = Stream::create(&path, &planned).unwrap_err();
+    assert!(e.to_string().contains("step 2 could never be released"), "{e}");
+}
+
+/// Regression: a stream with 2-state matrices took 3-cell counts and audited its α on the
+/// wrong model. Every push must have one count per state; nothing is recorded otherwise.
+#[test]
+fn counts_of_another_width_than_the_matrices_are_refused() {
+    let (_dir, path) = temp_db("width");
+    let p = TransitionMatrix::new(vec![vec![0.9, 0.1], vec![0.2, 0.8]]).unwrap();
+    let c = StreamConfig { backward: Some(p), alpha: Some(5.0), ..config(SchemeKind::Uniform, 1.0, 3) };
+    Stream::create(&path, &c).unwrap();
+    let mut s = Stream::open(&path).unwrap();
+    let e = s.push(Some(1), &[1.0, 2.0, 3.0]).unwrap_err();
+    assert!(matches!(e, StreamError::Width { step: 1, cells: 3, states: 2 }), "{e}");
+    assert!(s.steps().unwrap().is_empty());
+    s.push(Some(1), &[1.0, 2.0]).unwrap();
+    assert!(matches!(s.push(Some(2), &[1.0]), Err(StreamError::Width { step: 2, cells: 1, states: 2 })));
+    assert_eq!(s.steps().unwrap().len(), 1);
 }

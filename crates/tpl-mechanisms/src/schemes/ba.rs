@@ -66,6 +66,11 @@ impl Rule for BaRule {
         // Whole shares only; `fit` binds only as the fail-safe above does.
         let m = m.min(grid.units(fit(&grid, room, s, grid.value(m * share))) / share);
         let p = grid.value(m * share);
+        if p > 0.0 && !cx.can_publish(p) {
+            // No test for a publication the sampler could not draw (scale beyond its limit).
+            self.recent.push([0]);
+            return Ok(cx.repeat(StepBudget::default()));
+        }
         let dis = cx.noisy_dissimilarity()?;
         if m >= 1 && worth_publishing(p, dis, cx.params) {
             let spent = StepBudget { test: s, publication: p, absorbed: grid.value((m - 1) * share) };

@@ -59,12 +59,17 @@ impl Rule for BdRule {
             self.recent.push([0, 0]);
             return Ok(cx.repeat(StepBudget::default()));
         }
-        let dis = cx.noisy_dissimilarity()?;
         // Half of what is left of the publication half in the active window, rounded down; a
         // total rounded up (w ≥ 2^21) is charged to the publication half, so it must fit.
         let left = pool(&grid).saturating_sub(self.recent.sum(1));
         let limit = room.min(grid.value(grid.units(test) + left));
         let p = fit(&grid, limit, test, grid.value(left / 2));
+        if p > 0.0 && !cx.can_publish(p) {
+            // No test for a publication the sampler could not draw (scale beyond its limit).
+            self.recent.push([0, 0]);
+            return Ok(cx.repeat(StepBudget::default()));
+        }
+        let dis = cx.noisy_dissimilarity()?;
         if worth_publishing(p, dis, cx.params) {
             let spent = StepBudget { test, publication: p, absorbed: 0.0 };
             let out = cx.publish(spent)?;

@@ -108,7 +108,6 @@ impl Rule for PbaRule {
             self.recent.push([0, 0, 0]);
             return Ok(cx.repeat(StepBudget::default()));
         }
-        let dis = cx.noisy_dissimilarity()?;
         let e = base_pool.saturating_sub(self.recent.sum(1)) / 2;
         let a_room = corr_pool.saturating_sub(self.recent.sum(2));
         // The cap never binds (absorbed sums ≤ base sums); kept as the guard of §3.6.
@@ -118,6 +117,12 @@ impl Rule for PbaRule {
         let p = fit(&grid, limit, test, grid.value(e + a));
         // What `fit` or the 53-bit cut took off comes out of the absorbed part first.
         let (e, a) = (e.min(grid.units(p)), grid.units(p) - e.min(grid.units(p)));
+        if p > 0.0 && !cx.can_publish(p) {
+            // No test for a publication the sampler could not draw (scale beyond its limit).
+            self.recent.push([0, 0, 0]);
+            return Ok(cx.repeat(StepBudget::default()));
+        }
+        let dis = cx.noisy_dissimilarity()?;
         if worth_publishing(p, dis, cx.params) {
             let spent = StepBudget { test, publication: p, absorbed: grid.value(a) };
             let out = cx.publish(spent)?;
