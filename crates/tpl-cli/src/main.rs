@@ -146,7 +146,8 @@ fn main() {
         Ok(report) => match render::print(report.as_ref(), cli.format) {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("tpl: error: cannot write output: {e}");
+                let undone = report.withdraw().map_or(String::new(), |what| format!(" ({what})"));
+                eprintln!("tpl: error: cannot write output: {e}{undone}");
                 2
             }
         },

@@ -49,6 +49,13 @@ pub trait Report {
     fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
         w.write_all(self.csv().as_bytes())
     }
+
+    /// Undoes what the command created when its report could not be written (the command
+    /// then fails, so nothing it made may stay behind as if it had succeeded), and says
+    /// what was undone. Default: nothing to undo.
+    fn withdraw(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Writes `report` in `format` to `w`.

@@ -293,10 +293,11 @@ fn a_bad_row_mid_file_keeps_the_steps_before_it_and_is_named() {
     assert_eq!(after[..5], before[..], "stored releases never change");
 }
 
-/// Runs `sql` on the stream file (a tampered copy: the checks must catch it).
+/// Runs `sql` on the stream file (a tampered copy: the checks must catch it), past the
+/// file's own CHECK constraints as a hand edit can be.
 fn tamper(db: &str, sql: &str) {
     let conn = rusqlite::Connection::open(db).unwrap();
-    conn.execute_batch(sql).unwrap();
+    conn.execute_batch(&format!("PRAGMA ignore_check_constraints = ON; {sql}")).unwrap();
 }
 
 /// A `bd` stream with matrices and α = 1.5, 30 steps pushed: the ledger the tamper tests edit.
@@ -320,7 +321,12 @@ fn status_and_export_refuse_a_damaged_ledger() {
         ("a budget over max_spend at step 1", "UPDATE steps SET publication = 5.0 WHERE t = 1", "step 1"),
         ("a window over ε (ε lowered)", "UPDATE params SET epsilon = 0.5", "damaged"),
         ("a missing step", "DELETE FROM steps WHERE t = 3", "step 3 is missing"),
-        ("a key that does not increase", "UPDATE steps SET key = -1 WHERE t = 5", "key -1 does not increase"),
+        (
+            "a key that does not increase",
+            "UPDATE steps SET key = -1 WHERE t = 5",
+            "step 5: key -1 is negative",
+        ),
+        ("the scheme", "UPDATE params SET scheme = 'laplace'", "step 1: the history's chain"),
     ] {
         let (_scratch, db) = audited_stream("stream-damaged");
         tamper(&db, sql);
@@ -337,6 +343,10 @@ fn status_reports_the_audit_of_the_stored_budgets_not_a_stored_leakage() {
     let before = json(&["stream", "status", "--db", &db]);
     // The leakage stored with each step is not what status reports: it audits the budgets.
     tamper(&db, "UPDATE steps SET max_tpl = 99, max_window_leakage = 99");
+    // The history's chain names the edit …
+    bad_input(&["stream", "status", "--db", &db], &["damaged stream", "step 1: the history's chain"], &[]);
+    // … and an editor who recomputes it still cannot make status report the stored numbers.
+    tpl_stream::rechain(std::path::Path::new(&db)).unwrap();
     let after = json(&["stream", "status", "--db", &db]);
     assert_eq!(after["leakage"]["realized"], before["leakage"]["realized"]);
     assert!(num(&after["leakage"]["realized"], "max_tpl") <= 1.5);
@@ -427,7 +437,7 @@ fn push_on_a_float_stream_warns_once_that_it_is_not_release_grade() {
         "float",
     ]);
     let c = scratch.file("c.csv", "1.5,2\n3,4.25\n");
-    let run = tpl_ok(&["stream", "push", "--db", &db, "--counts", &c, "--format", "csv"]);
+    let run = tpl_ok(&["stream", "push", "--db", &db, "--counts", &c, "--append", "--format", "csv"]);
     assert_eq!(run.stderr.matches("NOT release-grade").count(), 1, "{}", run.describe());
     assert!(
         run.stderr.starts_with("tpl: warning: --sampler float is NOT release-grade"),
@@ -452,7 +462,7 @@ fn push_names_an_out_of_range_count_as_typed_and_by_column() {
     let (scratch, db) = new_stream("stream-huge", "uniform");
     let c = scratch.file("huge.csv", "9007199254740993,1\n");
     bad_input(
-        &["stream", "push", "--db", &db, "--counts", &c],
+        &["stream", "push", "--db", &db, "--counts", &c, "--append"],
         &["huge.csv:1:", "column 1"],
         &["9007199254740993"],
     );
@@ -536,4 +546,82 @@ fn readers_without_write_access_leave_no_companions_and_read_a_read_only_folder(
     // A retry of stored steps writes nothing, yet a push needs the write-ahead log.
     assert_eq!(push.code, Some(2), "{}", push.describe());
     assert!(push.stderr.contains("read-only"), "{}", push.describe());
+}
+
+/// Regression: a counts file without `timestamp_bucket` got keys "last + 1", so pushing it
+/// again released every row again and spent ε again. It is refused unless `--append` asks
+/// for exactly that.
+#[test]
+fn an_unkeyed_counts_file_is_pushed_only_with_append() {
+    let (scratch, db) = new_stream("stream-unkeyed", "uniform");
+    let c = scratch.file("c.csv", "1,2\n3,4\n");
+    bad_input(
+        &["stream", "push", "--db", &db, "--counts", &c],
+        &["c.csv: no timestamp_bucket column", "--append"],
+        &[],
+    );
+    assert_eq!(json(&["stream", "status", "--db", &db])["steps"], 0);
+    tpl_ok(&["stream", "push", "--db", &db, "--counts", &c, "--append"]);
+    assert_eq!(json(&["stream", "status", "--db", &db])["steps"], 2);
+}
+
+/// Regression: a stream with 2-state matrices took counts of 3 cells and audited its α on
+/// the wrong model; now the row is refused, naming the line.
+#[test]
+fn push_refuses_counts_of_another_width_than_the_matrices() {
+    let scratch = Scratch::new("stream-width");
+    let db = scratch.path("s.db");
+    let pb = scratch.file("pb.csv", "0.9,0.1\n0.2,0.8\n");
+    tpl_ok(&cmd(
+        "stream init --db {} --scheme pba --epsilon 1 --window 3 --backward {} --alpha 5",
+        &[&db, &pb],
+    ));
+    let c = scratch.file("c.csv", "timestamp_bucket,c0,c1,c2\n1,1,2,3\n");
+    bad_input(&["stream", "push", "--db", &db, "--counts", &c], &["c.csv:2:", "3 cells", "2 states"], &[]);
+    assert_eq!(json(&["stream", "status", "--db", &db])["steps"], 0);
+}
+
+/// `init` creates the stream and its key readable by their owner only, says so, and keeps
+/// the key elsewhere when asked; `rekey` replaces it and a retry of an earlier key is then
+/// refused; an `init` whose report cannot be written leaves no stream behind.
+#[test]
+fn init_keeps_the_key_apart_rekey_rotates_it_and_a_failed_init_creates_nothing() {
+    let scratch = Scratch::new("stream-key");
+    let db = scratch.path("s.db");
+    let key = scratch.path("elsewhere.key");
+    let text = table(&cmd("stream init --db {} --scheme bd --epsilon 1 --window 3 --key {}", &[&db, &key]));
+    assert!(text.contains("readable by their owner only") && text.contains("elsewhere.key"), "{text}");
+    #[cfg(unix)]
+    for file in [&db, &key] {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(file).unwrap().permissions().mode() & 0o777, 0o600, "{file}");
+    }
+    let c = counts_file(&scratch, "c.csv", 0, 3, 2);
+    bad_input(&["stream", "push", "--db", &db, "--counts", &c], &["s.db.key", "stream key", "missing"], &[]);
+    tpl_ok(&["stream", "push", "--db", &db, "--counts", &c, "--key", &key]);
+    let old = std::fs::read(&key).unwrap();
+    let text = table(&["stream", "rekey", "--db", &db, "--key", &key]);
+    assert!(text.contains("3 counts digests made with the old key were erased"), "{text}");
+    assert_ne!(std::fs::read(&key).unwrap(), old);
+    bad_input(
+        &["stream", "push", "--db", &db, "--counts", &c, "--key", &key],
+        &["c.csv:2:", "key 0 is already stored", "rotated"],
+        &[],
+    );
+    #[cfg(target_os = "linux")]
+    {
+        let other = scratch.path("t.db");
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tpl"))
+            .args(["stream", "init", "--db", &other, "--scheme", "bd", "--epsilon", "1", "--window", "3"])
+            .stdout(full)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("was not created"), "{stderr}");
+        assert!(
+            !std::path::Path::new(&other).exists() && !std::path::Path::new(&format!("{other}.key")).exists()
+        );
+    }
 }

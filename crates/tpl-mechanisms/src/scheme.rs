@@ -407,6 +407,20 @@ impl<R: DecisionRule, M: Mechanism> Scheme<R, M> {
                 spent.total()
             )));
         }
+        // A scheme of fixed budgets publishes with exactly its cap; a step it repeats spent
+        // nothing, or (its one draw failed after the fact) the cap as a draw.
+        let drawn_and_failed = StepBudget { test: max, publication: 0.0, absorbed: 0.0 };
+        let fixed = match outcome.published {
+            true => spent == StepBudget::fresh(max),
+            false => spent.total() == 0.0 || spent == drawn_and_failed,
+        };
+        if R::SPENDS_ITS_CAPS && !fixed {
+            return Err(bad(format!(
+                "{} spends exactly {max} at this step when it publishes and nothing otherwise, but the record \
+                 spent {parts:?}",
+                R::NAME
+            )));
+        }
         if outcome.published {
             if spent.publication <= 0.0 {
                 return Err(bad("a fresh release with no publication budget".into()));

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use tpl_stream::{Parameter, StepRecord, Stream, StreamConfig, StreamError};
+use tpl_stream::{Parameter, StepRecord, Stream, StreamConfig, StreamError, default_key_path};
 
 use crate::TplError;
 use crate::convert::{optional_matrix, vector};
@@ -44,10 +44,10 @@ fn record<'py>(py: Python<'py>, r: StepRecord, replayed: bool) -> PyResult<Bound
 
 #[pymethods]
 impl NativeStream {
-    /// Creates the stream file at `path` (refusing an existing file) and opens it, as
-    /// `tpl stream init`.
+    /// Creates the stream file at `path` and its key file `key_file` (default beside it),
+    /// refusing existing files, and opens it, as `tpl stream init`.
     #[staticmethod]
-    #[pyo3(signature = (path, scheme, epsilon, window, sensitivity, backward, forward, alpha, budgets, sampler_name))]
+    #[pyo3(signature = (path, scheme, epsilon, window, sensitivity, backward, forward, alpha, budgets, sampler_name, key_file))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         path: PathBuf,
@@ -60,6 +60,7 @@ impl NativeStream {
         alpha: Option<f64>,
         budgets: Option<PyReadonlyArray1<'_, f64>>,
         sampler_name: &str,
+        key_file: Option<PathBuf>,
     ) -> PyResult<Self> {
         params(epsilon, window, sensitivity)?;
         let config = StreamConfig {
@@ -73,14 +74,29 @@ impl NativeStream {
             alpha,
             budgets: budgets.map(|b| b.as_array().to_vec()).unwrap_or_default(),
         };
-        Stream::create(&path, &config).map_err(stream_error)?;
-        Self::open(path)
+        let key_file = key_file.unwrap_or_else(|| default_key_path(&path));
+        Stream::create_keyed(&path, &config, &key_file).map_err(stream_error)?;
+        Self::open(path, Some(key_file))
     }
 
-    /// Opens an existing stream file.
+    /// Opens an existing stream file, its key in `key_file` (default beside it; read at the
+    /// first push).
     #[staticmethod]
-    fn open(path: PathBuf) -> PyResult<Self> {
-        Ok(Self { inner: Stream::open(&path).map_err(stream_error)? })
+    #[pyo3(signature = (path, key_file))]
+    fn open(path: PathBuf, key_file: Option<PathBuf>) -> PyResult<Self> {
+        let key_file = key_file.unwrap_or_else(|| default_key_path(&path));
+        Ok(Self { inner: Stream::open_keyed(&path, &key_file).map_err(stream_error)? })
+    }
+
+    /// Gives the stream a new key (written to `key_file`, default beside it) and erases the
+    /// counts digests made with the old one, as `tpl stream rekey`; returns (digests erased,
+    /// whether the file was upgraded from format 1).
+    #[staticmethod]
+    #[pyo3(signature = (path, key_file))]
+    fn rekey(path: PathBuf, key_file: Option<PathBuf>) -> PyResult<(usize, bool)> {
+        let key_file = key_file.unwrap_or_else(|| default_key_path(&path));
+        let done = Stream::rekey(&path, &key_file).map_err(stream_error)?;
+        Ok((done.erased, done.upgraded))
     }
 
     /// Releases one step (as `tpl stream push` with one row), durable before it returns.
@@ -122,7 +138,7 @@ impl NativeStream {
         both.set_item("realized", leakage(py, s.realized)?)?;
         both.set_item("guaranteed", leakage(py, guaranteed)?)?;
         d.set_item("leakage", both)?;
-        d.set_item("format_version", tpl_stream::FORMAT_VERSION)?;
+        d.set_item("format_version", s.format_version)?;
         d.set_item("version", env!("CARGO_PKG_VERSION"))?;
         Ok(d)
     }

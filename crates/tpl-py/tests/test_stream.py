@@ -48,8 +48,8 @@ def test_a_stream_created_by_the_cli_takes_pushes_from_python(cli, tpl_bin, tmp_
     subprocess.run([str(tpl_bin), "stream", "init", "--db", path, "--scheme", "uniform", "--epsilon", "1",
                     "--window", "4"], check=True, capture_output=True)
     s = tp.Stream.open(path)
-    for row in counts[:6]:
-        s.push(row)
+    for t, row in enumerate(counts[:6]):
+        s.push(row, key=t)
     expected, _ = cli("stream", "status", "--db", path)
     assert expected["steps"] == 6 and same_bits(s.status()["budgets"], expected["budgets"])
     assert same_bits(expected["budgets"], np.full(6, 0.25))
@@ -64,8 +64,49 @@ def test_keys_make_a_retry_safe_and_refuse_what_would_release_twice(tmp_path):
         s.push([11, 3], key=5)
     with pytest.raises(tp.TplError, match="keys must increase"):
         s.push([11, 3], key=4)
-    assert s.push([11, 3])["key"] == 6
+    assert s.push([11, 3], key="next")["key"] == 6
     assert s.status()["steps"] == 2
+
+
+def test_a_push_without_a_key_is_refused_unless_it_asks_to_append(tmp_path):
+    # Regression: key=None appended after the last key, so a retry released (and spent) again.
+    s = tp.Stream.create(tmp_path / "n.db", "uniform", epsilon=1, window=2)
+    with pytest.raises(tp.TplError, match='key="next"'):
+        s.push([1, 2])
+    assert s.status()["steps"] == 0
+    assert s.push([1, 2], key="next")["key"] == 1
+    with pytest.raises(tp.TplError, match="key"):
+        s.push([1, 2], key="later")
+
+
+def test_counts_must_have_one_cell_per_state_of_the_matrices(tmp_path):
+    # Regression: a stream with 2-state matrices took 3 cells and audited α on the wrong model.
+    p = np.array([[0.9, 0.1], [0.2, 0.8]])
+    s = tp.Stream.create(tmp_path / "w.db", "pba", epsilon=1, window=3, backward=p, alpha=5)
+    with pytest.raises(tp.TplError, match="3 cells, but the stream's matrices have 2 states"):
+        s.push([1, 2, 3], key=1)
+    assert s.status()["steps"] == 0
+
+
+def test_the_key_lives_apart_and_a_rotation_refuses_earlier_retries(tmp_path):
+    import os
+    import stat
+
+    path, key = tmp_path / "r.db", tmp_path / "keys" / "r.key"
+    key.parent.mkdir()
+    s = tp.Stream.create(path, "bd", epsilon=1, window=3, key_file=key)
+    for f in (path, key):
+        assert stat.S_IMODE(os.stat(f).st_mode) == 0o600, f
+    assert not (tmp_path / "r.db.key").exists()
+    s.push([4, 5], key=1)
+    s.close()
+    with pytest.raises(tp.TplError, match="stream key"):
+        tp.Stream.open(path).push([4, 6], key=2)
+    assert tp.Stream.rekey(path, key_file=key) == {"erased": 1, "upgraded": False}
+    s = tp.Stream.open(path, key_file=key)
+    with pytest.raises(tp.TplError, match="rotated"):
+        s.push([4, 5], key=1)
+    assert s.push([4, 6], key=2)["t"] == 2 and s.status()["format_version"] == 2
 
 
 @pytest.mark.parametrize(
@@ -91,7 +132,7 @@ def test_an_existing_file_is_never_written_over_and_bad_rows_are_refused(tmp_pat
         tp.Stream.create(tmp_path / "s.db", "bd", epsilon=1, window=2)
     for bad, words in [([1.5, 2], "integer"), ([-1, 2], "negative"), ([[1, 2]], "1-D"), (["a"], "dtype")]:
         with pytest.raises(tp.TplError, match=words):
-            s.push(bad)
+            s.push(bad, key=1)
     assert s.status()["steps"] == 0
 
 
@@ -102,7 +143,7 @@ def test_a_handle_refuses_other_threads_with_a_tplerror(tmp_path):
     caught = []
 
     def other():
-        for call in (lambda: s.push([1, 1]), s.status, s.steps, s.close):
+        for call in (lambda: s.push([1, 1], key=1), s.status, s.steps, s.close):
             try:
                 call()
             except tp.TplError as e:
@@ -114,7 +155,7 @@ def test_a_handle_refuses_other_threads_with_a_tplerror(tmp_path):
     assert len(caught) == 4 and all("another thread" in m for m in caught)
     # A handle of its own in the other thread works, on the same file.
     pushed = []
-    t = threading.Thread(target=lambda: pushed.append(tp.Stream.open(tmp_path / "t.db").push([1, 1])))
+    t = threading.Thread(target=lambda: pushed.append(tp.Stream.open(tmp_path / "t.db").push([1, 1], key=1)))
     t.start()
     t.join()
     assert pushed[0]["t"] == 1 and s.status()["steps"] == 1
@@ -123,9 +164,9 @@ def test_a_handle_refuses_other_threads_with_a_tplerror(tmp_path):
 def test_close_and_with_let_the_file_go(tmp_path):
     path = tmp_path / "c.db"
     with tp.Stream.create(path, "bd", epsilon=1, window=2) as s:
-        s.push([3, 4])
+        s.push([3, 4], key=1)
     with pytest.raises(tp.TplError, match="closed"):
-        s.push([3, 4])
+        s.push([3, 4], key=2)
     s.close()
     assert "closed" in repr(s)
     with tp.Stream.open(bytes(path)) as again:
@@ -135,13 +176,13 @@ def test_close_and_with_let_the_file_go(tmp_path):
 def test_a_float_sampler_stream_warns_at_every_push(tmp_path):
     s = tp.Stream.create(tmp_path / "f.db", "uniform", epsilon=1, window=2, sampler="float")
     with pytest.warns(UserWarning, match="NOT release-grade"):
-        s.push([1.5, 2])
+        s.push([1.5, 2], key=1)
     exact = tp.Stream.create(tmp_path / "e.db", "uniform", epsilon=1, window=2)
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        exact.push([1, 2])
+        exact.push([1, 2], key=1)
 
 
 def test_errors_name_arguments_not_command_line_flags(tmp_path):

@@ -273,6 +273,48 @@ pub enum StreamError {
     /// A budget plan the `planned` scheme refuses (the `budgets` parameter).
     #[error("budgets: {0}")]
     Plan(MechError),
+    /// The stream's key file is missing, unreadable, not a key, or the key of another stream.
+    #[error("{}: stream key: {reason}", .path.display())]
+    Key {
+        /// The key file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A key file already exists where a new key would be written (a key is never
+    /// overwritten: a stream whose key is lost cannot tell retries from conflicts).
+    #[error("{}: a key file already exists; a key is never written over (remove it only if no stream uses it)", .path.display())]
+    KeyExists {
+        /// The key file.
+        path: PathBuf,
+    },
+    /// A stream of format 1, which stores unkeyed digests of the counts: it is read, but a
+    /// push needs it upgraded first.
+    #[error(
+        "{}: stream format 1 stores unkeyed SHA-256 digests of the counts, from which small counts can be recovered: run `tpl stream rekey --db {}` (or `Stream::rekey`) to erase them and keep a key outside the file; nothing was pushed",
+        .path.display(), .path.display()
+    )]
+    Unkeyed {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A stored key whose counts digest a key rotation erased: a retry cannot be told from
+    /// a conflict any more.
+    #[error(
+        "key {key} is already stored (step {step}), but its counts digest was erased when the stream's key was rotated: a retry can no longer be told from a conflict; nothing was changed"
+    )]
+    Unverifiable {
+        /// The key.
+        key: i64,
+        /// The stored step with that key.
+        step: usize,
+    },
+    /// A negative step key (keys are time buckets: integers from 0 to 2^63 − 1).
+    #[error("key {key} is negative: keys are integers from 0 to 2^63 − 1; nothing was pushed")]
+    NegativeKey {
+        /// The key.
+        key: i64,
+    },
     /// A key already stored with other counts: a retry must push the same counts.
     #[error(
         "key {key} is already stored (step {step}) with different counts; nothing was changed (a stored step is never released twice)"

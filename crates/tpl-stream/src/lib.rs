@@ -44,13 +44,18 @@
 
 #![warn(missing_docs)]
 
+mod building;
 mod config;
 mod error;
 mod guard;
+mod key;
 mod store;
 mod stream;
 
 pub use config::{Sampler, StreamConfig};
 pub use error::{ConfigError, Parameter, Result, StreamError};
-pub use store::{APPLICATION_ID, FORMAT_VERSION, counts_digest};
-pub use stream::{BUSY_TIMEOUT, Pushed, Status, StepRecord, Stream};
+pub use key::{StreamKey, default_key_path};
+pub use store::{APPLICATION_ID, FORMAT_VERSION};
+#[cfg(feature = "test-util")]
+pub use stream::rechain;
+pub use stream::{BUSY_TIMEOUT, Pushed, Rekeyed, Status, StepRecord, Stream};

@@ -15,10 +15,11 @@ use crate::error::{Result, StreamError};
 /// `PRAGMA application_id` of a tpl stream: "tplS" in ASCII.
 pub const APPLICATION_ID: i32 = 0x74_70_6c_53;
 
-/// The format version this crate writes and reads (`PRAGMA user_version`).
-pub const FORMAT_VERSION: i64 = 1;
+/// The format version this crate writes (`PRAGMA user_version`). Version 1 (unkeyed
+/// digests of the counts, no chain) is still read; a push to it asks for `rekey`.
+pub const FORMAT_VERSION: i64 = 2;
 
-/// The tables of format version 1.
+/// The tables of format version 2 but the steps ([`steps_table`]).
 const SCHEMA: &str = "
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE params (
@@ -36,36 +37,118 @@ CREATE TABLE params (
     budgets TEXT NOT NULL,
     budgets_sha256 TEXT NOT NULL
 ) STRICT;
-CREATE TABLE steps (
+";
+
+/// The steps table of format version 2 (`name` lets the upgrade build it beside version 1's).
+pub fn steps_table(name: &str) -> String {
+    format!(
+        "CREATE TABLE {name} (
     t INTEGER PRIMARY KEY,
-    key INTEGER NOT NULL UNIQUE,
-    counts_sha256 BLOB NOT NULL,
+    key INTEGER NOT NULL UNIQUE CHECK (key >= 0),
+    counts_mac BLOB CHECK (counts_mac IS NULL OR length(counts_mac) = 32),
     test REAL NOT NULL,
     publication REAL NOT NULL,
     absorbed REAL NOT NULL,
-    published INTEGER NOT NULL,
+    published INTEGER NOT NULL CHECK (published IN (0, 1)),
     refused TEXT,
     release BLOB,
     max_tpl REAL,
-    max_window_leakage REAL
-) STRICT;
-";
+    max_window_leakage REAL,
+    chain BLOB NOT NULL CHECK (length(chain) = 32)
+) STRICT;"
+    )
+}
 
-/// The SHA-256 of a step's counts: the cell count as a little-endian u64, then each count's
-/// f64 bits, little-endian (−0 taken as 0). Identifies the counts without storing them.
-pub fn counts_digest(counts: &[f64]) -> [u8; 32] {
+/// A link of the history's hash chain.
+pub type Link = [u8; 32];
+
+/// One recorded step as the chain covers it: every column but the counts digest (which a
+/// key rotation erases).
+pub struct ChainedRow<'a> {
+    /// t.
+    pub t: i64,
+    /// The step's key.
+    pub key: i64,
+    /// The budget parts: test, publication, absorbed.
+    pub spent: [f64; 3],
+    /// Whether the step published.
+    pub published: bool,
+    /// Why the step was refused, if it was.
+    pub refused: Option<&'a str>,
+    /// The stored release (a publication's), as stored.
+    pub release: Option<&'a [u8]>,
+    /// The audited leakage stored with the step (max TPL, largest window leakage).
+    pub leakage: [Option<f64>; 2],
+}
+
+/// The chain's first link, from the stored parameters: every column of `params`, the
+/// matrices and the plan through the digests the file keeps of their text (`shas`: backward,
+/// forward, budgets). An edit of any parameter changes it, and with it every link after.
+pub fn chain_root(config: &StreamConfig, shas: [Option<&str>; 3]) -> Link {
     let mut h = Sha256::new();
-    h.update((counts.len() as u64).to_le_bytes());
-    for &c in counts {
-        let c = if c == 0.0 { 0.0f64 } else { c };
-        h.update(c.to_bits().to_le_bytes());
+    h.update(b"tpl-stream/2 params\0");
+    h.update(config.scheme.name().as_bytes());
+    h.update([0]);
+    h.update(config.epsilon.to_bits().to_le_bytes());
+    h.update((config.window as u64).to_le_bytes());
+    h.update(config.sensitivity.to_bits().to_le_bytes());
+    h.update(config.sampler.name().as_bytes());
+    h.update([0]);
+    optional_f64(&mut h, config.alpha);
+    for sha in shas {
+        optional_bytes(&mut h, sha.map(str::as_bytes));
     }
     h.finalize().into()
 }
 
+/// The link of `row` after `previous`: SHA-256 over the previous link and the row's columns,
+/// each length-prefixed or flagged, so that no two rows encode alike.
+pub fn chain_next(previous: &Link, row: &ChainedRow<'_>) -> Link {
+    let mut h = Sha256::new();
+    h.update(previous);
+    h.update(row.t.to_le_bytes());
+    h.update(row.key.to_le_bytes());
+    for b in row.spent {
+        h.update(b.to_bits().to_le_bytes());
+    }
+    h.update([u8::from(row.published)]);
+    optional_bytes(&mut h, row.refused.map(str::as_bytes));
+    optional_bytes(&mut h, row.release);
+    for l in row.leakage {
+        optional_f64(&mut h, l);
+    }
+    h.finalize().into()
+}
+
+fn optional_f64(h: &mut Sha256, v: Option<f64>) {
+    match v {
+        Some(v) => {
+            h.update([1]);
+            h.update(v.to_bits().to_le_bytes());
+        }
+        None => h.update([0]),
+    }
+}
+
+fn optional_bytes(h: &mut Sha256, v: Option<&[u8]>) {
+    match v {
+        Some(v) => {
+            h.update([1]);
+            h.update((v.len() as u64).to_le_bytes());
+            h.update(v);
+        }
+        None => h.update([0]),
+    }
+}
+
+/// Lowercase hex of bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Lowercase hex of a SHA-256 of `text`.
 fn sha256_hex(text: &str) -> String {
-    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    hex(&Sha256::digest(text.as_bytes()))
 }
 
 /// A release vector as stored: each value's f64 bits, little-endian (exact).
@@ -230,13 +313,16 @@ pub fn has_log(path: &Path) -> bool {
     std::fs::metadata(companion(path, "-wal")).is_ok_and(|m| m.len() > 0)
 }
 
-/// Sets up a fresh database: WAL, the identification, the tables and the parameters.
-pub fn initialise(conn: &mut Connection, config: &StreamConfig) -> rusqlite::Result<()> {
+/// Sets up a fresh database: WAL, the identification, the tables, the parameters and the
+/// identifier of the stream's key (`key_id`, [`crate::StreamKey::id`]).
+pub fn initialise(conn: &mut Connection, config: &StreamConfig, key_id: &str) -> rusqlite::Result<()> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "application_id", APPLICATION_ID)?;
     let tx = conn.transaction()?;
     tx.execute_batch(SCHEMA)?;
+    tx.execute_batch(&steps_table("steps"))?;
     tx.execute("INSERT INTO meta (name, value) VALUES ('format', 'tpl-stream')", [])?;
+    tx.execute("INSERT INTO meta (name, value) VALUES ('key_id', ?1)", [key_id])?;
     tx.execute(
         "INSERT INTO meta (name, value) VALUES ('created_by', ?1)",
         [concat!("tpl ", env!("CARGO_PKG_VERSION"))],
@@ -272,9 +358,23 @@ fn matrix_json(m: &TransitionMatrix) -> String {
     serde_json::to_string(&rows).unwrap_or_else(|_| "[]".into())
 }
 
+/// What [`read_config`] reads: the parameters, and what the file keeps to check its history
+/// and its key.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    /// The parameters.
+    pub config: StreamConfig,
+    /// The format version (1 or 2).
+    pub version: i64,
+    /// The chain's first link, from the parameters ([`chain_root`]).
+    pub root: Link,
+    /// The identifier of the stream's key (format 2).
+    pub key_id: Option<String>,
+}
+
 /// Checks that the open database is a tpl stream of a version this crate reads, and reads
 /// its parameters.
-pub fn read_config(conn: &Connection, path: &Path) -> Result<StreamConfig> {
+pub fn read_config(conn: &Connection, path: &Path) -> Result<Stored> {
     let sql = |e| sqlite_error(path, e);
     let foreign = |reason: &str| StreamError::Foreign { path: path.to_path_buf(), reason: reason.into() };
     let corrupt = |reason: String| StreamError::Corrupt { path: path.to_path_buf(), reason };
@@ -293,12 +393,15 @@ pub fn read_config(conn: &Connection, path: &Path) -> Result<StreamConfig> {
     if version < 1 {
         return Err(corrupt("no format version: the stream was never fully created".into()));
     }
-    let format: Option<String> = conn
-        .query_row("SELECT value FROM meta WHERE name = 'format'", [], |r| r.get(0))
-        .optional()
-        .map_err(sql)?;
-    if format.as_deref() != Some("tpl-stream") {
+    let meta = |name: &str| -> Result<Option<String>> {
+        conn.query_row("SELECT value FROM meta WHERE name = ?1", [name], |r| r.get(0)).optional().map_err(sql)
+    };
+    if meta("format")?.as_deref() != Some("tpl-stream") {
         return Err(foreign("its meta table does not say tpl-stream"));
+    }
+    let key_id = meta("key_id")?;
+    if version >= 2 && key_id.as_ref().is_none_or(|k| k.len() != 64) {
+        return Err(corrupt("the meta row key_id is missing or damaged".into()));
     }
     type Row = (String, f64, i64, f64, String, Option<f64>, Option<String>, Option<String>);
     type Row2 = (Option<String>, Option<String>, String, String);
@@ -334,6 +437,7 @@ pub fn read_config(conn: &Connection, path: &Path) -> Result<StreamConfig> {
             TransitionMatrix::new(rows).map(Some).map_err(|e| corrupt(format!("the stored {what}: {e}")))
         };
     checked("budget plan", &budgets, Some(&budgets_sha))?;
+    let shas = [pb_sha.clone(), pf_sha.clone(), Some(budgets_sha.clone())];
     let config = StreamConfig {
         scheme: SchemeKind::from_name(&scheme)
             .ok_or_else(|| corrupt(format!("unknown scheme {scheme:?}")))?,
@@ -349,7 +453,8 @@ pub fn read_config(conn: &Connection, path: &Path) -> Result<StreamConfig> {
             .map_err(|e| corrupt(format!("the stored budget plan: {e}")))?,
     };
     config.check().map_err(|e| corrupt(format!("stored parameters: {e}")))?;
-    Ok(config)
+    let root = chain_root(&config, [shas[0].as_deref(), shas[1].as_deref(), shas[2].as_deref()]);
+    Ok(Stored { config, version, root, key_id })
 }
 
 #[cfg(test)]

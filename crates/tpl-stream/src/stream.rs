@@ -9,15 +9,19 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, Transactio
 use tpl_alloc::{GuaranteedAudit, Spending, guaranteed_audit};
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{
-    Guarantee, Mechanism, NoiseSource, StepBudget, StepOutcome, StreamScheme, WindowLedger, effective_spending,
+    Guarantee, Mechanism, NoiseSource, StepBudget, StepOutcome, StreamScheme, WindowLedger,
+    effective_spending,
 };
 
+use crate::building::Building;
+use crate::config::Sampler;
 use crate::config::StreamConfig;
 use crate::error::{ConfigError, Result, StreamError};
 use crate::guard::{Enforced, Guard, within};
+use crate::key::{StreamKey, default_key_path, rotation_file};
 use crate::store::{
-    Stamp, check_header, companion, counts_digest, decode_release, encode_release, immutable_uri, initialise,
-    read_config, read_only, sqlite_error, stamp,
+    ChainedRow, FORMAT_VERSION, Link, Stamp, Stored, chain_next, check_header, companion, decode_release,
+    encode_release, immutable_uri, initialise, read_config, read_only, sqlite_error, stamp, steps_table,
 };
 
 /// How long a push waits for another process's step to commit before giving up.
@@ -72,6 +76,9 @@ pub struct Status {
     pub max_window_spend: f64,
     /// With matrices: (max TPL, largest window leakage) of the realised budgets.
     pub realized: Option<(f64, f64)>,
+    /// The file's format version ([`crate::FORMAT_VERSION`], or 1 for a stream not yet
+    /// upgraded by [`Stream::rekey`]).
+    pub format_version: i64,
 }
 
 impl Status {
@@ -112,6 +119,11 @@ pub struct Stream {
     conn: Option<Connection>,
     read_only: String,
     config: StreamConfig,
+    /// The format version, the chain's root and the key's identifier, as stored.
+    stored: Stored,
+    /// The key file, read at the first push ([`Stream::key`]).
+    key_path: PathBuf,
+    key: Option<StreamKey>,
     noise: Box<dyn Fn() -> Box<dyn NoiseSource>>,
     state: State,
 }
@@ -127,10 +139,13 @@ struct State {
     guard: Rc<RefCell<Guard>>,
     last_key: Option<i64>,
     last_release: Vec<f64>,
+    /// The chain's link of the last step read or recorded (the root before step 1).
+    last_link: Link,
 }
 
 impl State {
-    fn new(config: &StreamConfig, noise: Box<dyn NoiseSource>) -> Result<Self> {
+    fn new(stored: &Stored, noise: Box<dyn NoiseSource>) -> Result<Self> {
+        let config = &stored.config;
         let params = config.params()?;
         let guard = Rc::new(RefCell::new(Guard::new(
             config.epsilon,
@@ -153,39 +168,56 @@ impl State {
             guard,
             last_key: None,
             last_release: Vec::new(),
+            last_link: stored.root,
         })
     }
 }
 
 impl Stream {
-    /// Creates the stream file at `path` with `config`; refuses a path that exists.
+    /// Creates the stream file at `path` with `config`, and its key at
+    /// [`default_key_path`] (`<path>.key`); refuses a path or key file that exists. See
+    /// [`Stream::create_keyed`].
+    ///
+    /// # Errors
+    /// As [`Stream::create_keyed`].
+    pub fn create(path: &Path, config: &StreamConfig) -> Result<()> {
+        Self::create_keyed(path, config, &default_key_path(path))
+    }
+
+    /// Creates the stream file at `path` with `config` and a new key in the file `key`
+    /// (`docs/stream.md` §1–2). Both files are readable and writable by their owner only
+    /// (mode 0600 on Unix). The stream is built in a temporary file beside `path` and linked
+    /// into place when complete, so a process killed meanwhile leaves no stream behind; the
+    /// key is written before the stream appears.
     ///
     /// # Errors
     /// [`StreamError::Config`] for parameters that make no stream (nothing is created) —
     /// among them parameters under which a step could never be released (`check_steps`),
-    /// [`StreamError::Plan`], [`StreamError::Exists`], [`StreamError::NoFolder`], or a file
-    /// that cannot be written.
-    pub fn create(path: &Path, config: &StreamConfig) -> Result<()> {
+    /// [`StreamError::Plan`], [`StreamError::Exists`], [`StreamError::KeyExists`],
+    /// [`StreamError::NoFolder`], or a file that cannot be written.
+    pub fn create_keyed(path: &Path, config: &StreamConfig, key: &Path) -> Result<()> {
         config.check()?;
         check_steps(config)?;
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                return Err(StreamError::Exists { path: path.to_path_buf() });
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let folder = path.parent().filter(|f| !f.as_os_str().is_empty()).unwrap_or(Path::new("."));
-                return Err(StreamError::NoFolder { path: path.to_path_buf(), folder: folder.to_path_buf() });
-            }
-            Err(e) => return Err(StreamError::ReadOnly { path: path.to_path_buf(), reason: e.to_string() }),
+        if std::fs::symlink_metadata(path).is_ok() {
+            return Err(StreamError::Exists { path: path.to_path_buf() });
         }
-        let made = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)
-            .and_then(|mut conn| initialise(&mut conn, config));
-        if let Err(e) = made {
-            let _ = std::fs::remove_file(path);
-            return Err(sqlite_error(path, e));
+        let folder = path.parent().filter(|f| !f.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !folder.is_dir() {
+            return Err(StreamError::NoFolder { path: path.to_path_buf(), folder: folder.to_path_buf() });
         }
-        Ok(())
+        let secret = StreamKey::generate(key)?;
+        let building = Building::new(path)?;
+        let made = Connection::open_with_flags(building.path(), OpenFlags::SQLITE_OPEN_READ_WRITE).and_then(
+            |mut conn| {
+                initialise(&mut conn, config, &secret.id())?;
+                conn.close().map_err(|(_, e)| e)
+            },
+        );
+        made.map_err(|e| sqlite_error(path, e))?;
+        secret.write_new(key)?;
+        building.publish().inspect_err(|_| {
+            let _ = std::fs::remove_file(key);
+        })
     }
 
     /// Opens an existing stream for pushing and reading; every push draws from a fresh
@@ -197,7 +229,16 @@ impl Stream {
     /// [`StreamError::Missing`], [`StreamError::Foreign`], [`StreamError::NewerFormat`],
     /// [`StreamError::Corrupt`] (truncated, inconsistent), or SQLite's.
     pub fn open(path: &Path) -> Result<Self> {
-        Self::open_inner(path, None)
+        Self::open_inner(path, &default_key_path(path), None)
+    }
+
+    /// Opens an existing stream whose key is kept in the file `key` rather than beside it
+    /// ([`Stream::create_keyed`]). Reads need no key; a push reads it.
+    ///
+    /// # Errors
+    /// As [`Stream::open`].
+    pub fn open_keyed(path: &Path, key: &Path) -> Result<Self> {
+        Self::open_inner(path, key, None)
     }
 
     /// Opens a stream whose pushes draw from `noise()` instead of the OS (tests: scripted
@@ -207,16 +248,20 @@ impl Stream {
     /// As [`Stream::open`].
     #[cfg(feature = "test-util")]
     pub fn open_with_noise(path: &Path, noise: impl Fn() -> Box<dyn NoiseSource> + 'static) -> Result<Self> {
-        Self::open_inner(path, Some(Box::new(noise)))
+        Self::open_inner(path, &default_key_path(path), Some(Box::new(noise)))
     }
 
-    fn open_inner(path: &Path, noise: Option<Box<dyn Fn() -> Box<dyn NoiseSource>>>) -> Result<Self> {
+    fn open_inner(
+        path: &Path,
+        key_path: &Path,
+        noise: Option<Box<dyn Fn() -> Box<dyn NoiseSource>>>,
+    ) -> Result<Self> {
         check_header(path)?;
         let sql = |e| sqlite_error(path, e);
         // Opening the file for writing changes nothing in it; a process that cannot must not
         // let SQLite fall back to a read-only connection that leaves its own companions.
         let writable = std::fs::OpenOptions::new().read(true).write(true).open(path).map(drop);
-        let (conn, config, read_only) = match writable {
+        let (conn, stored, read_only) = match writable {
             Ok(()) => {
                 let conn = Connection::open_with_flags(
                     path,
@@ -225,11 +270,11 @@ impl Stream {
                 .map_err(sql)?;
                 conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
                 match read_config(&conn, path) {
-                    Ok(config) => {
+                    Ok(stored) => {
                         // A commit survives the process being killed; `flush` makes it survive
                         // power loss.
                         conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
-                        (Some(conn), config, String::new())
+                        (Some(conn), stored, String::new())
                     }
                     // A folder where the log cannot be created, or companions another user
                     // left: a reader still reads; a push says why it cannot write.
@@ -247,10 +292,20 @@ impl Stream {
             }
             Err(e) => (None, snapshot(path, |tx| read_config(tx, path))?, e.to_string()),
         };
-        let sampler = config.sampler;
+        let sampler = stored.config.sampler;
         let noise = noise.unwrap_or_else(|| Box::new(move || sampler.from_os_rng()));
-        let state = State::new(&config, noise())?;
-        Ok(Self { path: path.to_path_buf(), conn, read_only, config, noise, state })
+        let state = State::new(&stored, noise())?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            conn,
+            read_only,
+            config: stored.config.clone(),
+            stored,
+            key_path: key_path.to_path_buf(),
+            key: None,
+            noise,
+            state,
+        })
     }
 
     /// Runs `read` in one read transaction: on the read-write connection, or on a fresh
@@ -292,31 +347,45 @@ impl Stream {
     pub fn push(&mut self, key: Option<i64>, counts: &[f64]) -> Result<Pushed> {
         let path = self.path.clone();
         let sql = |e| sqlite_error(&path, e);
+        if self.conn.is_none() {
+            return Err(read_only(&path, self.read_only.clone()));
+        }
+        if self.stored.version < 2 {
+            return Err(StreamError::Unkeyed { path });
+        }
+        if let Some(key) = key.filter(|&k| k < 0) {
+            return Err(StreamError::NegativeKey { key });
+        }
+        let digest = self.key()?.digest(counts);
         let Some(conn) = &self.conn else {
             return Err(read_only(&path, self.read_only.clone()));
         };
         let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate).map_err(sql)?;
-        if let Err(e) = sync(&tx, &path, &mut self.state) {
-            self.state = State::new(&self.config, (self.noise)())?;
+        if let Err(e) = sync(&tx, &path, &self.stored, &mut self.state) {
+            self.state = State::new(&self.stored, (self.noise)())?;
             return Err(e);
         }
         let states = self.config.backward.as_ref().or(self.config.forward.as_ref()).map(TransitionMatrix::n);
         if let Some(states) = states.filter(|&n| n != counts.len()) {
-            return Err(StreamError::Width { step: self.state.scheme.steps() + 1, cells: counts.len(), states });
+            return Err(StreamError::Width {
+                step: self.state.scheme.steps() + 1,
+                cells: counts.len(),
+                states,
+            });
         }
-        let digest = counts_digest(counts);
         if let (Some(k), Some(last)) = (key, self.state.last_key)
             && k <= last
         {
-            let stored: Option<(i64, Vec<u8>)> = tx
-                .query_row("SELECT t, counts_sha256 FROM steps WHERE key = ?1", [k], |r| {
+            let stored: Option<(i64, Option<Vec<u8>>)> = tx
+                .query_row("SELECT t, counts_mac FROM steps WHERE key = ?1", [k], |r| {
                     Ok((r.get(0)?, r.get(1)?))
                 })
                 .optional()
                 .map_err(sql)?;
             return match stored {
-                Some((t, d)) if d == digest => {
-                    let record = read_steps(&tx, &path, Some(t as usize))?.pop();
+                Some((t, None)) => Err(StreamError::Unverifiable { key: k, step: t as usize }),
+                Some((t, Some(d))) if d == digest => {
+                    let record = read_step(&tx, &path, t as usize)?;
                     record.map(|record| Pushed { record, replayed: true }).ok_or_else(|| {
                         StreamError::Corrupt { path: path.clone(), reason: format!("step {t} vanished") }
                     })
@@ -340,14 +409,14 @@ impl Stream {
         let (outcome, refused) = match (stepped, refused) {
             (Ok(o), refused) => (o, refused),
             (Err(_), Some(reason)) if t == 1 => {
-                self.state = State::new(&self.config, (self.noise)())?;
+                self.state = State::new(&self.stored, (self.noise)())?;
                 return Err(StreamError::FirstRefused { reason });
             }
             // Nothing was drawn (every check comes before the first draw), or step 1, which
             // has no release to repeat (its one draw fails after the fact only when the
             // noise itself is out of range, independent of the counts): nothing is recorded.
             (Err(e), None) if t == 1 || drawn == 0.0 => {
-                self.state = State::new(&self.config, (self.noise)())?;
+                self.state = State::new(&self.stored, (self.noise)())?;
                 return Err(StreamError::Step { step: t, source: e });
             }
             // A draw was refused by the stream's checks, or failed after an earlier draw of
@@ -358,7 +427,7 @@ impl Stream {
                 let spent = StepBudget { test: drawn, publication: 0.0, absorbed: 0.0 };
                 let o = StepOutcome { release: self.state.last_release.clone(), published: false, spent };
                 if let Err(e) = self.state.scheme.restore(&o) {
-                    self.state = State::new(&self.config, (self.noise)())?;
+                    self.state = State::new(&self.stored, (self.noise)())?;
                     return Err(StreamError::Step { step: t, source: e });
                 }
                 (o, Some(reason))
@@ -367,9 +436,97 @@ impl Stream {
         let result = commit(&mut self.state, &self.config, &path, tx, (t, key, &digest), outcome, refused);
         if result.is_err() {
             // The in-memory state ran ahead of the file: rebuild it at the next push.
-            self.state = State::new(&self.config, (self.noise)())?;
+            self.state = State::new(&self.stored, (self.noise)())?;
         }
         result
+    }
+
+    /// Gives the stream at `path` a new key, written to the file `key` (mode 0600), and
+    /// erases every counts digest made with the old one (`docs/stream.md` §2): after a
+    /// rotation nobody — not even a holder of the old key — can test a guess of the counts
+    /// of an earlier step against the file, and a retry of an earlier key is refused
+    /// ([`StreamError::Unverifiable`]) instead of replayed. A stream of format 1 (unkeyed
+    /// digests) is upgraded to format 2 on the way: its history is checked, chained and its
+    /// digests erased. The erased digests are overwritten in place, the file is rebuilt
+    /// (`VACUUM`) and its write-ahead log emptied. The new key is written to `<key>.new`
+    /// first and renamed over the old one after the stream took it; an interruption in
+    /// between is completed by the next push or rotation.
+    ///
+    /// # Errors
+    /// A file that is not a well-formed stream, one this process cannot write,
+    /// [`StreamError::Busy`] while another process reads or writes it, or a key file that
+    /// cannot be written.
+    pub fn rekey(path: &Path, key: &Path) -> Result<Rekeyed> {
+        check_header(path)?;
+        let sql = |e| sqlite_error(path, e);
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| read_only(path, e.to_string()))?;
+        let mut conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(sql)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+        conn.pragma_update(None, "secure_delete", "ON").map_err(sql)?;
+        let stored = read_config(&conn, path)?;
+        let pending = rotation_file(key);
+        if let Ok(taken) = StreamKey::read(&pending) {
+            if Some(taken.id()) == stored.key_id {
+                // An earlier rotation was interrupted after the stream took its key.
+                std::fs::rename(&pending, key)
+                    .map_err(|e| StreamError::Key { path: pending.clone(), reason: e.to_string() })?;
+            } else {
+                let _ = std::fs::remove_file(&pending);
+            }
+        }
+        let secret = StreamKey::generate(key)?;
+        secret.write_new(&pending)?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+        let upgraded = stored.version < 2;
+        let dropped = if upgraded { upgrade(&tx, path, &stored)? } else { 0 };
+        let erased = dropped
+            + tx.execute("UPDATE steps SET counts_mac = NULL WHERE counts_mac IS NOT NULL", [])
+                .map_err(sql)?;
+        tx.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('key_id', ?1)", [secret.id()])
+            .map_err(sql)?;
+        tx.pragma_update(None, "user_version", FORMAT_VERSION).map_err(sql)?;
+        tx.commit().map_err(sql)?;
+        conn.execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);").map_err(sql)?;
+        drop(conn);
+        std::fs::rename(&pending, key)
+            .map_err(|e| StreamError::Key { path: pending.clone(), reason: e.to_string() })?;
+        Ok(Rekeyed { erased, upgraded })
+    }
+
+    /// The stream's key: read from its key file at the first push and checked against the
+    /// identifier the stream stores. A rotation interrupted after the stream took the new
+    /// key (`<key>.new` beside the key file holds it) is completed here.
+    fn key(&mut self) -> Result<&StreamKey> {
+        if self.key.is_none() {
+            let expected = self.stored.key_id.clone();
+            let mut key = StreamKey::read(&self.key_path);
+            if !key.as_ref().is_ok_and(|k| Some(k.id()) == expected) {
+                let pending = rotation_file(&self.key_path);
+                if let Some(new) = StreamKey::read(&pending).ok().filter(|k| Some(k.id()) == expected) {
+                    std::fs::rename(&pending, &self.key_path)
+                        .map_err(|e| StreamError::Key { path: pending.clone(), reason: e.to_string() })?;
+                    key = Ok(new);
+                }
+            }
+            let key = key?;
+            if Some(key.id()) != expected {
+                return Err(StreamError::Key {
+                    path: self.key_path.clone(),
+                    reason: format!(
+                        "the key of another stream (its identifier is not the one {} stores)",
+                        self.path.display()
+                    ),
+                });
+            }
+            self.key = Some(key);
+        }
+        self.key
+            .as_ref()
+            .ok_or_else(|| StreamError::Key { path: self.key_path.clone(), reason: "unread".into() })
     }
 
     /// Makes every committed step durable against power loss: an fsync of the write-ahead
@@ -431,12 +588,13 @@ impl Stream {
     /// fails.
     pub fn snapshot(&mut self) -> Result<(Status, Vec<StepRecord>)> {
         let path = self.path.clone();
-        let steps = self.read(|tx| read_steps(tx, &path, None))?;
-        let mut state = State::new(&self.config, (self.noise)())?;
-        for r in &steps {
-            let outcome = StepOutcome { release: r.release.clone(), published: r.published, spent: r.spent };
-            take(&mut state, &path, r.t as i64, r.key, &outcome)?;
-        }
+        let version = self.stored.version;
+        let rows = self.read(|tx| read_rows(tx, &path, version, 0))?;
+        let mut state = State::new(&self.stored, (self.noise)())?;
+        let steps = rows
+            .into_iter()
+            .map(|row| take(&mut state, &path, &self.stored, row))
+            .collect::<Result<Vec<_>>>()?;
         let realized = state.guard.borrow().leakage()?;
         if let (Some((tpl, _)), Some(alpha)) = (realized, self.config.alpha)
             && !within(tpl, alpha)
@@ -454,9 +612,76 @@ impl Stream {
             last_key: steps.last().map(|s| s.key),
             max_window_spend: state.spend.max_window_budget(),
             realized,
+            format_version: self.stored.version,
         };
         Ok((status, steps))
     }
+}
+
+/// Recomputes every link of the history's chain of the stream at `path` from its stored
+/// parameters and rows, as a forger who knows the format would after editing the file: the
+/// tests use it to show that the checks of every record still catch what such an edit
+/// breaks (`docs/stream.md` §6). Not for streams in use.
+///
+/// # Errors
+/// SQLite's, or a file that is not a stream of format 2.
+#[cfg(feature = "test-util")]
+pub fn rechain(path: &Path) -> Result<()> {
+    let sql = |e| sqlite_error(path, e);
+    let mut conn = Connection::open(path).map_err(sql)?;
+    let stored = read_config(&conn, path)?;
+    let tx = conn.transaction().map_err(sql)?;
+    let mut link = stored.root;
+    for row in read_rows(&tx, path, stored.version, 0)? {
+        link = row.link_after(&link);
+        tx.execute("UPDATE steps SET chain = ?1 WHERE t = ?2", params![&link[..], row.t]).map_err(sql)?;
+    }
+    tx.commit().map_err(sql)
+}
+
+/// What [`Stream::rekey`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rekeyed {
+    /// How many steps' counts digests were erased.
+    pub erased: usize,
+    /// Whether the file was upgraded from format 1.
+    pub upgraded: bool,
+}
+
+/// Rewrites the steps of a format-1 stream as format 2 inside `tx`: every row checked as a
+/// reader checks it, then copied with its chain link and without its unkeyed digest.
+/// Returns how many steps (and digests) there were.
+fn upgrade(tx: &Transaction<'_>, path: &Path, stored: &Stored) -> Result<usize> {
+    let sql = |e| sqlite_error(path, e);
+    let rows = read_rows(tx, path, stored.version, 0)?;
+    let steps = rows.len();
+    let mut state = State::new(stored, stored.config.sampler.from_os_rng())?;
+    tx.execute_batch(&steps_table("steps_v2")).map_err(sql)?;
+    let mut link = stored.root;
+    for row in rows {
+        link = row.link_after(&link);
+        tx.execute(
+            "INSERT INTO steps_v2 (t, key, counts_mac, test, publication, absorbed, published, refused, release, \
+             max_tpl, max_window_leakage, chain) VALUES (?1, ?2, NULL, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                row.t,
+                row.key,
+                row.spent.test,
+                row.spent.publication,
+                row.spent.absorbed,
+                row.published,
+                row.refused,
+                row.release,
+                row.leakage[0],
+                row.leakage[1],
+                &link[..],
+            ],
+        )
+        .map_err(sql)?;
+        take(&mut state, path, stored, row)?;
+    }
+    tx.execute_batch("DROP TABLE steps; ALTER TABLE steps_v2 RENAME TO steps;").map_err(sql)?;
+    Ok(steps)
 }
 
 /// How many times a reader without write access reads again when a push changed the file
@@ -543,21 +768,22 @@ fn check_steps(config: &StreamConfig) -> Result<()> {
             reason: e.to_string(),
         })
     };
-    let mut state = State::new(config, Box::new(Dry(integer)))?;
+    let stored = Stored { config: config.clone(), version: FORMAT_VERSION, root: [0; 32], key_id: None };
+    let mut state = State::new(&stored, Box::new(Dry(integer)))?;
     for t in 1..=2 {
         state.guard.borrow_mut().begin();
         let spent = match state.scheme.step(&[0.0]) {
             Ok(o) => o.spent.total(),
             Err(e) => {
                 let refused = state.guard.borrow().refused().map(str::to_string);
-                return Err(match (refused, config.alpha) {
+                match (refused, config.alpha) {
                     // A later step the stream's checks refuse is recorded as a repeat.
                     (Some(_), _) if t > 1 => break,
                     (Some(reason), Some(alpha)) => {
-                        StreamError::Config(ConfigError::FirstStepAlpha { alpha, reason })
+                        return Err(StreamError::Config(ConfigError::FirstStepAlpha { alpha, reason }));
                     }
-                    _ => infeasible(t, &e),
-                });
+                    _ => return Err(infeasible(t, &e)),
+                }
             }
         };
         state.guard.borrow_mut().record(spent).map_err(|e| infeasible(t, &e))?;
@@ -601,9 +827,22 @@ fn commit(
     }
     let leakage = state.guard.borrow().leakage()?;
     let s = outcome.spent;
+    let release = outcome.published.then(|| encode_release(&outcome.release));
+    let link = chain_next(
+        &state.last_link,
+        &ChainedRow {
+            t: t as i64,
+            key,
+            spent: [s.test, s.publication, s.absorbed],
+            published: outcome.published,
+            refused: refused.as_deref(),
+            release: release.as_deref(),
+            leakage: [leakage.map(|l| l.0), leakage.map(|l| l.1)],
+        },
+    );
     tx.execute(
-        "INSERT INTO steps (t, key, counts_sha256, test, publication, absorbed, published, refused, release, \
-         max_tpl, max_window_leakage) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        "INSERT INTO steps (t, key, counts_mac, test, publication, absorbed, published, refused, release, \
+         max_tpl, max_window_leakage, chain) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         params![
             t as i64,
             key,
@@ -613,13 +852,15 @@ fn commit(
             s.absorbed,
             outcome.published,
             refused,
-            outcome.published.then(|| encode_release(&outcome.release)),
+            release,
             leakage.map(|l| l.0),
             leakage.map(|l| l.1),
+            &link[..],
         ],
     )
     .map_err(sql)?;
     tx.commit().map_err(sql)?;
+    state.last_link = link;
     state.last_key = Some(key);
     if outcome.published {
         state.last_release.clone_from(&outcome.release);
@@ -637,14 +878,79 @@ fn commit(
     Ok(Pushed { record, replayed: false })
 }
 
-/// (t, key, test, publication, absorbed, published, release) of a stored step.
-type StepRow = (i64, i64, f64, f64, f64, bool, Option<Vec<u8>>);
+/// One stored step, every column as read (the counts digest by its length only).
+struct StoredRow {
+    t: i64,
+    key: i64,
+    spent: StepBudget,
+    published: bool,
+    refused: Option<String>,
+    release: Option<Vec<u8>>,
+    leakage: [Option<f64>; 2],
+    /// The digest's length in bytes (`None`: erased by a key rotation).
+    digest_len: Option<usize>,
+    /// The chain link (format 2).
+    link: Option<Vec<u8>>,
+}
+
+/// The columns [`StoredRow`] reads, for a file of format `version` (1 has no chain).
+fn row_columns(version: i64) -> &'static str {
+    if version >= 2 {
+        "t, key, test, publication, absorbed, published, refused, release, max_tpl, max_window_leakage, \
+         length(counts_mac), chain"
+    } else {
+        "t, key, test, publication, absorbed, published, refused, release, max_tpl, max_window_leakage, \
+         length(counts_sha256), NULL"
+    }
+}
+
+impl StoredRow {
+    fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            t: r.get(0)?,
+            key: r.get(1)?,
+            spent: StepBudget { test: r.get(2)?, publication: r.get(3)?, absorbed: r.get(4)? },
+            published: r.get(5)?,
+            refused: r.get(6)?,
+            release: r.get(7)?,
+            leakage: [r.get(8)?, r.get(9)?],
+            digest_len: r.get::<_, Option<i64>>(10)?.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            link: r.get(11)?,
+        })
+    }
+
+    /// The row's chain link computed after `previous`.
+    fn link_after(&self, previous: &Link) -> Link {
+        chain_next(
+            previous,
+            &ChainedRow {
+                t: self.t,
+                key: self.key,
+                spent: [self.spent.test, self.spent.publication, self.spent.absorbed],
+                published: self.published,
+                refused: self.refused.as_deref(),
+                release: self.release.as_deref(),
+                leakage: self.leakage,
+            },
+        )
+    }
+}
+
+/// The stored rows with t > `after`, in order.
+fn read_rows(tx: &Transaction<'_>, path: &Path, version: i64, after: usize) -> Result<Vec<StoredRow>> {
+    let sql = |e| sqlite_error(path, e);
+    let mut stmt = tx
+        .prepare(&format!("SELECT {} FROM steps WHERE t > ?1 ORDER BY t", row_columns(version)))
+        .map_err(sql)?;
+    let rows = stmt.query_map([after as i64], StoredRow::read).map_err(sql)?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+}
 
 /// Brings `state` up to the last committed step, drawing nothing: restores every step
 /// recorded since (by another process, or before this one opened the file) into the scheme
 /// and the guard — on a fresh state only the last w − 1 steps, past the rest
 /// ([`skip_prefix`]), so that opening a stream of T steps reads O(min(w, T)) releases.
-fn sync(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State) -> Result<()> {
+fn sync(tx: &Transaction<'_>, path: &Path, stored: &Stored, state: &mut State) -> Result<()> {
     let done = state.scheme.steps();
     let last: Option<i64> =
         tx.query_row("SELECT MAX(t) FROM steps", [], |r| r.get(0)).map_err(|e| sqlite_error(path, e))?;
@@ -661,60 +967,82 @@ fn sync(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State) -> Resul
         }
         _ => done,
     };
-    let corrupt = |reason: String| StreamError::Corrupt { path: path.to_path_buf(), reason };
-    let mut stmt = tx
-        .prepare(
-            "SELECT t, key, test, publication, absorbed, published, release FROM steps WHERE t > ?1 ORDER BY t",
-        )
-        .map_err(|e| sqlite_error(path, e))?;
-    let mut rows = stmt.query([from as i64]).map_err(|e| sqlite_error(path, e))?;
-    while let Some(r) = rows.next().map_err(|e| sqlite_error(path, e))? {
-        let row = || -> rusqlite::Result<StepRow> {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?))
-        };
-        let (t, key, test, publication, absorbed, published, release) =
-            row().map_err(|e| sqlite_error(path, e))?;
-        let release = match (published, release) {
-            (true, Some(bytes)) => decode_release(&bytes)
-                .ok_or_else(|| corrupt(format!("step {t}: release of {} bytes", bytes.len())))?,
-            (false, None) => state.last_release.clone(),
-            _ => {
-                return Err(corrupt(format!(
-                    "step {t}: release stored for a repeat or missing for a publication"
-                )));
-            }
-        };
-        let outcome = StepOutcome { release, published, spent: StepBudget { test, publication, absorbed } };
-        take(state, path, t, key, &outcome)?;
+    for row in read_rows(tx, path, stored.version, from)? {
+        take(state, path, stored, row)?;
     }
     Ok(())
 }
 
-/// Takes recorded step `t` (key `key`) into `state` as the scheme would have stepped it,
-/// checking that it is one the stream could have produced next: the next step number, a
-/// greater key, a record the scheme accepts ([`StreamScheme::restore`]), and the window it
-/// ends within ε.
-fn take(state: &mut State, path: &Path, t: i64, key: i64, outcome: &StepOutcome) -> Result<()> {
-    let corrupt = |reason: String| StreamError::Corrupt { path: path.to_path_buf(), reason };
+/// Takes a recorded step into `state` as the scheme would have stepped it, checking that it
+/// is one the stream could have produced next (`docs/stream.md` §6): the next step number, a
+/// key ≥ 0 and greater than the last, a digest of 32 bytes (or none, after a rotation), a
+/// release of a publication only (integers within ±2^53 for the exact sampler), its chain
+/// link (format 2), a record the scheme accepts ([`StreamScheme::restore`]), and the window
+/// it ends within ε. Returns the step as a [`StepRecord`].
+fn take(state: &mut State, path: &Path, stored: &Stored, row: StoredRow) -> Result<StepRecord> {
+    let t = row.t;
+    let corrupt = |reason: String| StreamError::Corrupt {
+        path: path.to_path_buf(),
+        reason: format!("step {t}: {reason}"),
+    };
     let expected = state.scheme.steps() + 1;
     if t != expected as i64 {
-        return Err(corrupt(format!("step {expected} is missing (found step {t})")));
+        return Err(StreamError::Corrupt {
+            path: path.to_path_buf(),
+            reason: format!("step {expected} is missing (found step {t})"),
+        });
     }
-    if state.last_key.is_some_and(|k| key <= k) {
-        return Err(corrupt(format!("step {t}: key {key} does not increase")));
+    if row.key < 0 || state.last_key.is_some_and(|k| row.key <= k) {
+        return Err(corrupt(format!("key {} is negative or does not increase", row.key)));
     }
-    state.scheme.restore(outcome).map_err(|e| corrupt(e.to_string()))?;
+    if row.digest_len.is_some_and(|n| n != 32) || (stored.version < 2 && row.digest_len.is_none()) {
+        return Err(corrupt("its counts digest is not 32 bytes".into()));
+    }
+    if stored.version >= 2 {
+        let link = row.link_after(&state.last_link);
+        if row.link.as_deref() != Some(&link[..]) {
+            return Err(corrupt(
+                "the history's chain breaks here: this step, or the parameters or a step before it, was edited"
+                    .into(),
+            ));
+        }
+        state.last_link = link;
+    }
+    let release = match (row.published, &row.release) {
+        (true, Some(bytes)) => {
+            decode_release(bytes).ok_or_else(|| corrupt(format!("release of {} bytes", bytes.len())))?
+        }
+        (false, None) => state.last_release.clone(),
+        _ => return Err(corrupt("release stored for a repeat or missing for a publication".into())),
+    };
+    if row.published && stored.config.sampler == Sampler::Discrete {
+        let exact = |v: &f64| v.fract() == 0.0 && v.abs() <= 2.0 * tpl_mechanisms::MAX_EXACT_COUNT;
+        if let Some(v) = release.iter().find(|v| !exact(v)) {
+            return Err(corrupt(format!("release value {v} is not an integer of the exact sampler")));
+        }
+    }
+    let outcome = StepOutcome { release, published: row.published, spent: row.spent };
+    state.scheme.restore(&outcome).map_err(|e| corrupt(e.to_string()))?;
     let total = outcome.spent.total();
-    let window = state.guard.borrow_mut().record(total).map_err(|e| corrupt(format!("step {t}: {e}")))?;
+    let window = state.guard.borrow_mut().record(total).map_err(|e| corrupt(e.to_string()))?;
     state.spend.push(total);
     if !within(window, state.guard.borrow().epsilon()) {
-        return Err(corrupt(format!("step {t}: a window spends {window}, over epsilon")));
+        return Err(corrupt(format!("a window spends {window}, over epsilon")));
     }
-    state.last_key = Some(key);
+    state.last_key = Some(row.key);
     if outcome.published {
         state.last_release.clone_from(&outcome.release);
     }
-    Ok(())
+    Ok(StepRecord {
+        t: t as usize,
+        key: row.key,
+        published: outcome.published,
+        spent: outcome.spent,
+        release: outcome.release,
+        refused: row.refused,
+        max_tpl: row.leakage[0],
+        max_window_leakage: row.leakage[1],
+    })
 }
 
 /// Positions a fresh `state` after recorded steps 1..`skip` without restoring them one by
@@ -763,31 +1091,30 @@ fn skip_prefix(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State, s
         .ok_or_else(|| corrupt(format!("step {p}: the release of a publication is missing or damaged")))?;
     let outcome = StepOutcome { release, published: true, spent: StepBudget { test, publication, absorbed } };
     state.scheme.resume(skip, (p as usize, &outcome)).map_err(|e| corrupt(e.to_string()))?;
-    let key: i64 = tx
-        .query_row("SELECT key FROM steps WHERE t = ?1", [skip as i64], |r| r.get(0))
+    let (key, link): (i64, Vec<u8>) = tx
+        .query_row("SELECT key, chain FROM steps WHERE t = ?1", [skip as i64], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()
         .map_err(sql)?
         .ok_or_else(|| corrupt(format!("step {skip} is missing")))?;
+    state.last_link =
+        link.try_into().map_err(|_| corrupt(format!("step {skip}: its chain link is not 32 bytes")))?;
     state.last_key = Some(key);
     state.last_release = outcome.release;
     Ok(())
 }
 
-/// The recorded steps (all, or step `only`), releases of repeats filled in.
-fn read_steps(tx: &rusqlite::Transaction<'_>, path: &Path, only: Option<usize>) -> Result<Vec<StepRecord>> {
+/// Recorded step `only`, a repeat's release filled in from the publication before it.
+fn read_step(tx: &rusqlite::Transaction<'_>, path: &Path, only: usize) -> Result<Option<StepRecord>> {
     let corrupt = |reason: String| StreamError::Corrupt { path: path.to_path_buf(), reason };
     let sql = |e| sqlite_error(path, e);
     // A repeat's release is the last publication at or before it.
-    let from: i64 = match only {
-        Some(t) => tx
-            .query_row("SELECT MAX(t) FROM steps WHERE published = 1 AND t <= ?1", [t as i64], |r| {
-                r.get::<_, Option<i64>>(0)
-            })
-            .map_err(sql)?
-            .unwrap_or(1),
-        None => 1,
-    };
-    let to = only.map_or(i64::MAX, |t| t as i64);
+    let from: i64 = tx
+        .query_row("SELECT MAX(t) FROM steps WHERE published = 1 AND t <= ?1", [only as i64], |r| {
+            r.get::<_, Option<i64>>(0)
+        })
+        .map_err(sql)?
+        .unwrap_or(1);
+    let to = only as i64;
     let mut stmt = tx
         .prepare(
             "SELECT t, key, test, publication, absorbed, published, refused, release, max_tpl, max_window_leakage \
@@ -827,8 +1154,5 @@ fn read_steps(tx: &rusqlite::Transaction<'_>, path: &Path, only: Option<usize>) 
             max_window_leakage: r.get(9).map_err(sql)?,
         });
     }
-    if let Some(t) = only {
-        out.retain(|s| s.t == t);
-    }
-    Ok(out)
+    Ok(out.pop().filter(|s| s.t == only))
 }

@@ -225,26 +225,50 @@ fn audited(name: &str) -> (tempfile::TempDir, PathBuf) {
 
 /// Every record is checked when the stream is read: a tampered budget, parameter, step or
 /// key makes `status`, `steps` and `snapshot` fail as damaged, also where a push (which
-/// reads only the last w − 1 steps) would not notice.
+/// reads only the last w − 1 steps) would not notice. The history's chain names the first
+/// step at or after the edit; an editor who recomputes the chain (`rechain`) is still caught
+/// by the check of each record.
 #[test]
 fn reads_check_every_record() {
-    for (sql, needle) in [
-        ("UPDATE steps SET publication = 5.0 WHERE t = 1", "stored step 1"),
-        ("UPDATE steps SET test = 0.9 WHERE t = 6", "stored step 6"),
-        ("UPDATE params SET epsilon = 0.5", "stored step"),
-        ("DELETE FROM steps WHERE t = 3", "step 3 is missing"),
-        ("UPDATE steps SET key = 100 WHERE t = 2", "key"),
-        ("UPDATE params SET alpha = 0.6", "over alpha"),
+    let chain = "the history's chain breaks here";
+    for (sql, first, needle) in [
+        ("UPDATE steps SET publication = 5.0 WHERE t = 1", "step 1: ", "stored step 1"),
+        ("UPDATE steps SET test = 0.9 WHERE t = 6", "step 6: ", "stored step 6"),
+        ("UPDATE params SET epsilon = 0.5", "step 1: ", "stored step"),
+        ("DELETE FROM steps WHERE t = 3", "step 3 is missing", "step 3 is missing"),
+        ("UPDATE steps SET key = 100 WHERE t = 2", "step 2: ", "key"),
+        ("UPDATE params SET alpha = 0.6", "step 1: ", "over alpha"),
+        ("UPDATE params SET scheme = 'laplace'", "step 1: ", "stored step"),
+        (
+            "UPDATE steps SET release = x'000000000000e03f000000000000f03f0000000000000040' WHERE t = 1",
+            "step 1: ",
+            "not an integer",
+        ),
+        (
+            "UPDATE steps SET counts_mac = x'01' WHERE t = 4",
+            "step 4: its counts digest",
+            "step 4: its counts digest",
+        ),
     ] {
-        let (_dir, path) = audited("tamper");
-        rusqlite::Connection::open(&path).unwrap().execute_batch(sql).unwrap();
-        let mut s = Stream::open(&path).unwrap();
-        for e in [s.status().map(drop), s.steps().map(drop), s.snapshot().map(drop)] {
-            match e {
-                Err(StreamError::Corrupt { reason, .. }) => {
-                    assert!(reason.contains(needle), "{sql}: {reason}")
+        for forged in [false, true] {
+            let (_dir, path) = audited("tamper");
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            conn.execute_batch(&format!("PRAGMA ignore_check_constraints = ON; {sql}")).unwrap();
+            drop(conn);
+            if forged {
+                tpl_stream::rechain(&path).unwrap();
+            }
+            let mut s = Stream::open(&path).unwrap();
+            for e in [s.status().map(drop), s.steps().map(drop), s.snapshot().map(drop)] {
+                match e {
+                    Err(StreamError::Corrupt { reason, .. }) if forged => {
+                        assert!(reason.contains(needle) && !reason.contains(chain), "{sql}: {reason}")
+                    }
+                    Err(StreamError::Corrupt { reason, .. }) => {
+                        assert!(reason.starts_with(first), "{sql}: {reason}")
+                    }
+                    other => panic!("{sql} (forged: {forged}): {other:?}"),
                 }
-                other => panic!("{sql}: {other:?}"),
             }
         }
     }
@@ -261,6 +285,7 @@ fn realized_leakage_is_the_audit_of_the_stored_budgets() {
         .unwrap()
         .execute("UPDATE steps SET max_tpl = 99, max_window_leakage = 99", [])
         .unwrap();
+    tpl_stream::rechain(&path).unwrap();
     let status = s.status().unwrap();
     assert_eq!(status.realized, before.realized);
     let corr = status.config.correlation().unwrap().unwrap();
@@ -359,7 +384,10 @@ fn a_window_whose_test_cannot_be_drawn_is_refused_at_creation() {
         let e = Stream::create(&path, &config(1 << 45)).unwrap_err();
         // ba publishes step 1 with one share s: it fails there already.
         let step = if scheme == SchemeKind::Ba { 1 } else { 2 };
-        assert!(matches!(e, StreamError::Config(ConfigError::StepEpsilon { step: s, .. }) if s == step), "{e}");
+        assert!(
+            matches!(e, StreamError::Config(ConfigError::StepEpsilon { step: s, .. }) if s == step),
+            "{e}"
+        );
         assert!(!path.exists());
         Stream::create(&path, &config(1 << 40)).unwrap();
     }

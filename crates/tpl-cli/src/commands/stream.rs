@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use tpl_mechanisms::{LaplaceMechanism, Run, SamplerKind, SchemeKind};
-use tpl_stream::{Parameter, Status, StepRecord, Stream, StreamConfig, StreamError};
+use tpl_stream::{Parameter, Status, StepRecord, Stream, StreamConfig, StreamError, default_key_path};
 
 use crate::args::{IntervalArgs, ReleaseSetup};
 use crate::budget_file::read_budgets;
@@ -26,10 +26,22 @@ pub struct StreamArgs {
 /// The stream subcommands.
 #[derive(Debug, Subcommand)]
 pub enum StreamCommand {
-    /// Create a stream file with its parameters (refuses an existing file).
+    /// Create a stream file with its parameters, and its key (refuses existing files).
+    ///
+    /// The stream file holds the parameters and, for every step, its key (time bucket), its
+    /// budgets, its noisy release and an HMAC of its true counts under the stream's key; the
+    /// key is written to a separate file (default: the stream's path + `.key`). Both are
+    /// created readable by their owner only (mode 0600). Without the key, the file tells
+    /// nothing about the counts beyond the releases, which are public by design; with it, a
+    /// guess of a step's counts can be checked. Give the key only to what pushes; `status`,
+    /// `export` and `report` need the stream file only (docs/stream.md §1–2).
+    #[command(verbatim_doc_comment)]
     Init(InitArgs),
     /// Release the new steps of a counts file (one transaction per step).
     Push(PushArgs),
+    /// Give the stream a new key and erase every counts digest made with the old one (also
+    /// upgrades a stream of format 1, which stored unkeyed digests).
+    Rekey(RekeyArgs),
     /// Where the stream stands: spend, publications, realised leakage.
     Status(DbArgs),
     /// Every release so far, as `tpl release` prints them.
@@ -43,6 +55,16 @@ pub struct ExportArgs {
     pub db: DbArgs,
     #[command(flatten)]
     pub interval: IntervalArgs,
+}
+
+/// Arguments of `tpl stream rekey`.
+#[derive(Debug, Args)]
+pub struct RekeyArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// The stream's key file, replaced by the new key (default: the stream's path + `.key`).
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
 }
 
 /// `--db`.
@@ -70,6 +92,10 @@ pub struct InitArgs {
     /// Noise sampler of every release.
     #[arg(long, value_enum, default_value_t = Sampler(SamplerKind::Discrete))]
     pub sampler: Sampler,
+    /// Where to write the stream's key (default: the stream's path + `.key`); keep it as
+    /// private as the counts.
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
 }
 
 /// Arguments of `tpl stream push`.
@@ -78,9 +104,18 @@ pub struct PushArgs {
     #[command(flatten)]
     pub db: DbArgs,
     /// Counts file: one row per step; with a `timestamp_bucket` header that column (an
-    /// integer) is each step's key, else rows are appended after the last key.
+    /// integer) is each step's key, which makes a re-push safe (stored keys are returned,
+    /// not released again).
     #[arg(long, value_name = "FILE")]
     pub counts: PathBuf,
+    /// Push a counts file without a `timestamp_bucket` column: its rows become new steps
+    /// after the last key. Pushing the same file again then releases every row again and
+    /// spends for it: only for files that hold new rows only.
+    #[arg(long)]
+    pub append: bool,
+    /// The stream's key file (default: the stream's path + `.key`).
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
     /// Refuse unless the stream's scheme is this one (a guard against the wrong file).
     #[arg(long, value_parser = parse_scheme)]
     pub scheme: Option<SchemeKind>,
@@ -113,6 +148,7 @@ pub fn run(args: &StreamArgs) -> Result<StreamReport> {
     match &args.command {
         StreamCommand::Init(a) => init(a).map(StreamReport::Status),
         StreamCommand::Push(a) => push(a).map(StreamReport::Releases),
+        StreamCommand::Rekey(a) => rekey(a).map(StreamReport::Status),
         StreamCommand::Status(a) => {
             let mut s = open(a)?;
             Ok(StreamReport::Status(StatusReport::new(s.status().map_err(stream_error)?)?))
@@ -142,6 +178,25 @@ fn open(db: &DbArgs) -> Result<Stream> {
     Stream::open(&db.db).map_err(stream_error)
 }
 
+/// The key file of `db`: `key`, or the default beside the stream.
+fn key_path(db: &DbArgs, key: Option<&PathBuf>) -> PathBuf {
+    key.cloned().unwrap_or_else(|| default_key_path(&db.db))
+}
+
+fn rekey(a: &RekeyArgs) -> Result<StatusReport> {
+    let key = key_path(&a.db, a.key.as_ref());
+    let done = Stream::rekey(&a.db.db, &key).map_err(stream_error)?;
+    let mut report = StatusReport::new(open(&a.db)?.status().map_err(stream_error)?)?;
+    report.note = format!(
+        "{}New key in {}; {} made with the old key {} erased (a retry of those steps is now refused).\n",
+        if done.upgraded { "Upgraded from format 1 (unkeyed digests). " } else { "" },
+        key.display(),
+        count_of(done.erased, "counts digest"),
+        if done.erased == 1 { "was" } else { "were" },
+    );
+    Ok(report)
+}
+
 fn init(a: &InitArgs) -> Result<StatusReport> {
     let (backward, forward) = a.setup.correlation.read()?;
     let budgets = match &a.budgets {
@@ -160,7 +215,8 @@ fn init(a: &InitArgs) -> Result<StatusReport> {
         budgets,
     };
     a.setup.wevent.params()?;
-    Stream::create(&a.db.db, &config).map_err(|e| match (e, &a.budgets) {
+    let key = key_path(&a.db, a.key.as_ref());
+    Stream::create_keyed(&a.db.db, &config, &key).map_err(|e| match (e, &a.budgets) {
         // A plan the scheme refuses is named by its file, as `tpl release` names it.
         (StreamError::Plan(source), Some(path)) => {
             CliError::Mech { context: format!("{}: ", path.display()), source }
@@ -168,14 +224,33 @@ fn init(a: &InitArgs) -> Result<StatusReport> {
         (e, _) => stream_error(e),
     })?;
     let mut s = open(&a.db)?;
-    StatusReport::new(s.status().map_err(stream_error)?)
+    let mut report = StatusReport::new(s.status().map_err(stream_error)?)?;
+    report.note = format!(
+        "Files: {} holds the parameters and, per step, its budgets, its noisy release and an HMAC of its \
+         counts; {} holds the key of those HMACs. Both are readable by their owner only (mode 0600): \
+         keep the key as private as the counts and give it only to what pushes.\n",
+        a.db.db.display(),
+        key.display()
+    );
+    report.created = Some((a.db.db.clone(), key));
+    Ok(report)
 }
 
 fn push(a: &PushArgs) -> Result<ReleaseReport> {
-    let mut stream = open(&a.db)?;
+    let mut stream = Stream::open_keyed(&a.db.db, &key_path(&a.db, a.key.as_ref())).map_err(stream_error)?;
     check_flags(a, stream.config())?;
     // The valid rows before a bad one are pushed (and stand); the bad row is then named.
     let (counts, bad_row) = read_counts_prefix(&a.counts, false)?;
+    if counts.buckets.is_none() && !a.append {
+        return Err(CliError::parse(
+            &a.counts,
+            0,
+            "no timestamp_bucket column: its rows would become new steps after the last key, so pushing \
+             this file again would release (and spend for) every row again; add a timestamp_bucket column \
+             (an integer per row) for safe retries, or pass --append to append the rows as new steps; \
+             nothing was pushed",
+        ));
+    }
     let keys = match &counts.buckets {
         Some(buckets) => buckets
             .iter()
@@ -208,10 +283,20 @@ fn push(a: &PushArgs) -> Result<ReleaseReport> {
         }
         let p = stream.push(key, row).map_err(|e| match e {
             StreamError::FirstRefused { .. } => CliError::parse(&a.counts, line, e.to_string()),
-            StreamError::Step { .. } | StreamError::KeyConflict { .. } | StreamError::KeyOrder { .. } => {
-                CliError::parse(&a.counts, line, format!("{e}{recorded}"))
-            }
-            other => stream_error(other),
+            StreamError::Step { .. }
+            | StreamError::Width { .. }
+            | StreamError::KeyConflict { .. }
+            | StreamError::KeyOrder { .. }
+            | StreamError::Unverifiable { .. } => CliError::parse(&a.counts, line, format!("{e}{recorded}")),
+            // A failure of the file itself (a full disk): say what stands.
+            other => CliError::Usage(format!(
+                "{}{}",
+                other.message(Parameter::flag),
+                match pushed.iter().filter(|(_, replayed)| !replayed).count() {
+                    0 => " (no step of this push was recorded)".to_string(),
+                    n => format!(" ({} of this push recorded before it)", count_of(n, "new step")),
+                }
+            )),
         })?;
         pushed.push((p.record, p.replayed));
     }
@@ -282,6 +367,11 @@ fn releases(
 /// `tpl stream status` (and what `init` prints).
 pub struct StatusReport {
     status: Status,
+    /// A paragraph the table ends with (what `init` created, what `rekey` did).
+    note: String,
+    /// The stream file and key file `init` created, withdrawn when its report cannot be
+    /// written.
+    created: Option<(PathBuf, PathBuf)>,
     /// The guaranteed leakage over every run the scheme could have produced so far (max TPL,
     /// max window leakage; `docs/model.md` §9), when the stream has matrices and steps.
     guaranteed: Option<(f64, f64)>,
@@ -291,7 +381,7 @@ impl StatusReport {
     fn new(status: Status) -> Result<Self> {
         let guaranteed = status.guaranteed().map_err(stream_error)?;
         let guaranteed = guaranteed.map(|g| (g.max_tpl, g.max_window_leakage.unwrap_or(g.max_tpl)));
-        Ok(Self { status, guaranteed })
+        Ok(Self { status, guaranteed, note: String::new(), created: None })
     }
 }
 
@@ -315,7 +405,7 @@ impl StatusReport {
             "last_key": s.last_key,
             "max_window_spend": s.max_window_spend,
             "leakage": {"realized": realized, "guaranteed": guaranteed},
-            "format_version": tpl_stream::FORMAT_VERSION,
+            "format_version": s.format_version,
             "version": VERSION,
         })
     }
@@ -396,7 +486,7 @@ impl Report for StatusReport {
         format!(
             "Stream: scheme {}, ε = {} {promise}, Δ = {}, {} sampler; tpl {VERSION}.\n\
              {} ({published} fresh publications, {} refused by the stream's checks), last key {}; {spend}.\n\
-             {leakage}{guaranteed}{}",
+             {leakage}{guaranteed}{}{}",
             c.scheme.name(),
             human(c.epsilon),
             human(c.sensitivity),
@@ -404,8 +494,23 @@ impl Report for StatusReport {
             count_of(steps, "step"),
             s.refused.len(),
             s.last_key.map_or("-".into(), |k| k.to_string()),
-            if steps > 0 { format!("\nLast steps:\n{}", t.render()) } else { String::new() }
+            if steps > 0 { format!("\nLast steps:\n{}", t.render()) } else { String::new() },
+            self.note,
         )
+    }
+
+    /// `init` whose report could not be written reports failure, so the stream it created is
+    /// removed again (with its key) while it holds no step.
+    fn withdraw(&self) -> Option<String> {
+        let (db, key) = self.created.as_ref()?;
+        let empty = Stream::open(db).and_then(|mut s| s.status()).is_ok_and(|s| s.budgets.is_empty());
+        if !empty {
+            return None;
+        }
+        for file in [db, key] {
+            let _ = std::fs::remove_file(file);
+        }
+        Some(format!("{} was not created", db.display()))
     }
 }
 
@@ -428,6 +533,13 @@ impl Report for StreamReport {
         match self {
             Self::Status(r) => r.table(),
             Self::Releases(r) => r.table(),
+        }
+    }
+
+    fn withdraw(&self) -> Option<String> {
+        match self {
+            Self::Status(r) => r.withdraw(),
+            Self::Releases(_) => None,
         }
     }
 }

@@ -1037,13 +1037,19 @@ class Stream:
         alpha: Any = None,
         budgets: Any = None,
         sampler: str = "discrete",
+        key_file: Any = None,
     ) -> "Stream":
         """Creates the stream file ``path`` (an existing file is refused) with the
         parameters of ``tpl stream init`` and opens it: ``scheme`` and ``epsilon``,
         ``window``, ``sensitivity`` as :func:`release`; ``backward``/``forward`` the
         adversary's matrices (the leakage is then audited at every step, and ``pba`` uses
         them); ``alpha`` a leakage bound no step may exceed (with matrices); ``budgets`` the
-        plan of ``planned``; ``sampler`` ``"discrete"`` or ``"float"``."""
+        plan of ``planned``; ``sampler`` ``"discrete"`` or ``"float"``.
+
+        The stream's key — with which each step's counts are digested, so that a retry is
+        recognised while the file alone tells nothing about the counts — is written to
+        ``key_file`` (default: ``path + ".key"``). Both files are readable by their owner
+        only; keep the key as private as the counts (``docs/stream.md`` §1–2)."""
         if not isinstance(scheme, str):
             raise TplError(f"scheme: a name is needed ({', '.join(SCHEMES)}), got {scheme!r}")
         native = _native.NativeStream.create(
@@ -1057,13 +1063,24 @@ class Stream:
             None if alpha is None else _number(alpha, "alpha"),
             None if budgets is None else _array(budgets, "budgets", 1),
             sampler if isinstance(sampler, str) else str(sampler),
+            None if key_file is None else _path(key_file),
         )
         return cls(native)
 
     @classmethod
-    def open(cls, path: Any) -> "Stream":
-        """Opens the existing stream file ``path``."""
-        return cls(_native.NativeStream.open(_path(path)))
+    def open(cls, path: Any, key_file: Any = None) -> "Stream":
+        """Opens the existing stream file ``path``; ``key_file`` is its key (default:
+        ``path + ".key"``), needed by :meth:`push` only."""
+        return cls(_native.NativeStream.open(_path(path), None if key_file is None else _path(key_file)))
+
+    @staticmethod
+    def rekey(path: Any, key_file: Any = None) -> dict:
+        """Gives the stream ``path`` a new key (written over ``key_file``, default
+        ``path + ".key"``) and erases every counts digest made with the old one, as ``tpl
+        stream rekey``; a stream of format 1 is upgraded. A retry of an earlier step is
+        refused afterwards. Returns ``{"erased": n, "upgraded": bool}``."""
+        erased, upgraded = _native.NativeStream.rekey(_path(path), None if key_file is None else _path(key_file))
+        return {"erased": erased, "upgraded": upgraded}
 
     @property
     def path(self) -> str:
@@ -1072,9 +1089,10 @@ class Stream:
 
     def push(self, counts: Any, key: Any = None) -> dict:
         """Releases one step from its counts (a 1-D array of n whole numbers ≥ 0), as
-        ``tpl stream push`` does with one row; ``key`` (an integer that increases from step
-        to step, e.g. the time bucket) makes a retry safe: the same key with the same counts
-        returns the stored release. Default key: the last key + 1.
+        ``tpl stream push`` does with one row. ``key`` (an integer ≥ 0 that increases from
+        step to step, e.g. the time bucket) makes a retry safe: the same key with the same
+        counts returns the stored release. ``key="next"`` appends the counts after the last
+        key, so a retry of such a push releases (and spends) again; a key is required.
 
         Returns a dict: ``t, key, published, budget, test_budget, publication_budget,
         release`` (array), ``replayed`` (the stored release was returned), ``refused`` (why
@@ -1084,7 +1102,13 @@ class Stream:
         if np.any(row < 0):
             j = int(np.argmax(row < 0))
             raise TplError(f"counts: cell {j}: count {row[j]:g} is negative")
-        k = None if key is None else _whole(key, "key", maximum=2**63 - 1)
+        if key is None:
+            raise TplError(
+                "key: a key is required (an integer that increases from step to step, e.g. the time "
+                "bucket), so that a retry returns the stored release instead of spending again; "
+                'pass key="next" to append after the last key without that protection'
+            )
+        k = None if isinstance(key, str) and key == "next" else _whole(key, "key", maximum=2**63 - 1)
         native = self._native
         if self._float:
             _warn_float_sampler()

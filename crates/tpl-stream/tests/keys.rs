@@ -1,0 +1,233 @@
+//! What the stream file holds and who can learn what from it: the counts only as keyed
+//! digests under a key kept outside the file, files readable by their owner only, an atomic
+//! creation, and key rotation (which also upgrades streams of format 1).
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use tpl_mechanisms::SchemeKind;
+use tpl_stream::{Sampler, Stream, StreamConfig, StreamError, StreamKey, default_key_path};
+
+fn config() -> StreamConfig {
+    StreamConfig {
+        scheme: SchemeKind::Uniform,
+        epsilon: 1.0,
+        window: 4,
+        sensitivity: 2.0,
+        sampler: Sampler::Discrete,
+        backward: None,
+        forward: None,
+        alpha: None,
+        budgets: vec![],
+    }
+}
+
+fn temp_db() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    (dir, path)
+}
+
+/// The unkeyed SHA-256 of counts as format 1 stored it.
+fn unkeyed(counts: &[f64]) -> Vec<u8> {
+    let mut h = Sha256::new();
+    h.update((counts.len() as u64).to_le_bytes());
+    for c in counts {
+        h.update(c.to_bits().to_le_bytes());
+    }
+    h.finalize().to_vec()
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Every byte the stream keeps on disk (the file and its write-ahead log).
+fn on_disk(path: &Path) -> Vec<u8> {
+    let mut bytes = std::fs::read(path).unwrap();
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    bytes.extend(std::fs::read(PathBuf::from(wal)).unwrap_or_default());
+    bytes
+}
+
+/// Regression: the file stored an unkeyed SHA-256 of each step's counts (small counts were
+/// recovered by trying candidates) and was created world-readable. Now the digest is an
+/// HMAC under a key in a separate file, and both files are the owner's only.
+#[test]
+fn the_file_holds_no_digest_of_the_counts_without_the_key_and_only_its_owner_reads_it() {
+    let (_dir, path) = temp_db();
+    Stream::create(&path, &config()).unwrap();
+    let key_path = default_key_path(&path);
+    #[cfg(unix)]
+    for file in [&path, &key_path] {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(file).unwrap().permissions().mode() & 0o777,
+            0o600,
+            "{}",
+            file.display()
+        );
+    }
+    let mut s = Stream::open(&path).unwrap();
+    let counts = [3.0, 1.0];
+    s.push(Some(7), &counts).unwrap();
+    let bytes = on_disk(&path);
+    assert!(!contains(&bytes, &unkeyed(&counts)), "an unkeyed digest of the counts is in the file");
+    let key = StreamKey::read(&key_path).unwrap();
+    assert!(contains(&bytes, &key.digest(&counts)), "the keyed digest identifies the retry");
+    assert!(!contains(&bytes, std::fs::read_to_string(&key_path).unwrap().trim().as_bytes()));
+    assert!(s.push(Some(7), &counts).unwrap().replayed);
+}
+
+/// Without its key a stream is read but not pushed; another stream's key is refused.
+#[test]
+fn a_push_needs_the_streams_own_key() {
+    let (dir, path) = temp_db();
+    Stream::create(&path, &config()).unwrap();
+    let other = dir.path().join("other.db");
+    Stream::create(&other, &config()).unwrap();
+    let key_path = default_key_path(&path);
+    std::fs::remove_file(&key_path).unwrap();
+    let mut s = Stream::open(&path).unwrap();
+    let e = s.push(Some(1), &[1.0]).unwrap_err();
+    assert!(matches!(&e, StreamError::Key { reason, .. } if reason.contains("missing")), "{e}");
+    assert_eq!(s.status().unwrap().budgets.len(), 0);
+    std::fs::copy(default_key_path(&other), &key_path).unwrap();
+    let mut s = Stream::open(&path).unwrap();
+    let e = s.push(Some(1), &[1.0]).unwrap_err();
+    assert!(matches!(&e, StreamError::Key { reason, .. } if reason.contains("another stream")), "{e}");
+    // A key kept elsewhere.
+    let elsewhere = dir.path().join("keys").join("s.key");
+    std::fs::create_dir(elsewhere.parent().unwrap()).unwrap();
+    let third = dir.path().join("third.db");
+    Stream::create_keyed(&third, &config(), &elsewhere).unwrap();
+    assert!(!default_key_path(&third).exists());
+    assert!(Stream::open(&third).unwrap().push(Some(1), &[1.0]).is_err());
+    Stream::open_keyed(&third, &elsewhere).unwrap().push(Some(1), &[1.0]).unwrap();
+}
+
+/// A rotation gives a new key and erases every digest made with the old one: the old
+/// digests are gone from the disk, an old key's retry is refused as unverifiable, and new
+/// steps are pushed and retried under the new key.
+#[test]
+fn a_rotation_erases_the_old_digests_and_keys_new_steps() {
+    let (_dir, path) = temp_db();
+    Stream::create(&path, &config()).unwrap();
+    let key_path = default_key_path(&path);
+    let old = StreamKey::read(&key_path).unwrap();
+    let mut s = Stream::open(&path).unwrap();
+    for k in 1..=3 {
+        s.push(Some(k), &[k as f64, 5.0]).unwrap();
+    }
+    drop(s);
+    let done = Stream::rekey(&path, &key_path).unwrap();
+    assert_eq!((done.erased, done.upgraded), (3, false));
+    assert_ne!(StreamKey::read(&key_path).unwrap(), old);
+    let bytes = on_disk(&path);
+    for k in 1..=3 {
+        assert!(!contains(&bytes, &old.digest(&[k as f64, 5.0])), "step {k}'s old digest is still on disk");
+    }
+    let mut s = Stream::open(&path).unwrap();
+    let e = s.push(Some(2), &[2.0, 5.0]).unwrap_err();
+    assert!(matches!(e, StreamError::Unverifiable { key: 2, step: 2 }), "{e}");
+    let fourth = s.push(Some(4), &[4.0, 5.0]).unwrap();
+    assert_eq!(s.push(Some(4), &[4.0, 5.0]).unwrap().record, fourth.record);
+    assert_eq!(s.status().unwrap().budgets.len(), 4);
+}
+
+/// A rotation interrupted after the stream took the new key (it lies in `<key>.new`) is
+/// completed by the next push.
+#[test]
+fn an_interrupted_rotation_is_completed_by_the_next_push() {
+    let (_dir, path) = temp_db();
+    Stream::create(&path, &config()).unwrap();
+    let key_path = default_key_path(&path);
+    let old = std::fs::read(&key_path).unwrap();
+    Stream::rekey(&path, &key_path).unwrap();
+    let new = std::fs::read(&key_path).unwrap();
+    let mut pending = key_path.as_os_str().to_owned();
+    pending.push(".new");
+    std::fs::rename(&key_path, PathBuf::from(&pending)).unwrap();
+    std::fs::write(&key_path, &old).unwrap();
+    Stream::open(&path).unwrap().push(Some(1), &[1.0]).unwrap();
+    assert_eq!(std::fs::read(&key_path).unwrap(), new);
+    assert!(!PathBuf::from(pending).exists());
+}
+
+/// Turns a fresh format-2 stream with steps into what format 1 stored: unkeyed digests, no
+/// chain, no key identifier.
+fn as_format_one(path: &Path) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(
+        "ALTER TABLE steps RENAME COLUMN counts_mac TO counts_sha256;
+         ALTER TABLE steps DROP COLUMN chain;
+         DELETE FROM meta WHERE name = 'key_id';
+         PRAGMA user_version = 1;",
+    )
+    .unwrap();
+    let rows: Vec<i64> = conn
+        .prepare("SELECT t FROM steps")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for t in rows {
+        conn.execute(
+            "UPDATE steps SET counts_sha256 = ?1 WHERE t = ?2",
+            rusqlite::params![unkeyed(&[t as f64, 5.0]), t],
+        )
+        .unwrap();
+    }
+}
+
+/// A stream of format 1 is read as it was, refused for pushes with the way out, and
+/// upgraded by a rotation: its unkeyed digests erased, its history chained.
+#[test]
+fn a_format_one_stream_is_read_refused_for_pushes_and_upgraded_by_rekey() {
+    let (_dir, path) = temp_db();
+    Stream::create(&path, &config()).unwrap();
+    let key_path = default_key_path(&path);
+    let mut s = Stream::open(&path).unwrap();
+    for k in 1..=3 {
+        s.push(Some(k), &[k as f64, 5.0]).unwrap();
+    }
+    let before = s.steps().unwrap();
+    drop(s);
+    std::fs::remove_file(&key_path).unwrap();
+    as_format_one(&path);
+    let mut s = Stream::open(&path).unwrap();
+    assert_eq!(s.steps().unwrap(), before);
+    let e = s.push(Some(4), &[4.0, 5.0]).unwrap_err();
+    assert!(matches!(e, StreamError::Unkeyed { .. }) && e.to_string().contains("tpl stream rekey"), "{e}");
+    drop(s);
+    let done = Stream::rekey(&path, &key_path).unwrap();
+    assert_eq!((done.erased, done.upgraded), (3, true));
+    assert!(!contains(&on_disk(&path), &unkeyed(&[2.0, 5.0])));
+    let mut s = Stream::open(&path).unwrap();
+    assert_eq!(s.steps().unwrap(), before);
+    s.push(Some(4), &[4.0, 5.0]).unwrap();
+    assert!(matches!(s.push(Some(3), &[3.0, 5.0]), Err(StreamError::Unverifiable { .. })));
+    assert_eq!(s.steps().unwrap().len(), 4);
+}
+
+/// `create` builds the file elsewhere and links it into place complete: nothing is left
+/// beside it, and a creation that fails (an existing key file) leaves no stream.
+#[test]
+fn creation_is_atomic_and_leaves_nothing_behind() {
+    let (dir, path) = temp_db();
+    std::fs::write(default_key_path(&path), "taken").unwrap();
+    let e = Stream::create(&path, &config()).unwrap_err();
+    assert!(matches!(e, StreamError::KeyExists { .. }), "{e}");
+    assert!(!path.exists());
+    std::fs::remove_file(default_key_path(&path)).unwrap();
+    Stream::create(&path, &config()).unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["s.db", "s.db.key"]);
+    assert!(matches!(Stream::create(&path, &config()), Err(StreamError::Exists { .. })));
+}
