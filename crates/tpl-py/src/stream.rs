@@ -139,6 +139,7 @@ impl NativeStream {
         both.set_item("guaranteed", leakage(py, guaranteed)?)?;
         d.set_item("leakage", both)?;
         d.set_item("format_version", s.format_version)?;
+        d.set_item("chain_head", s.chain_head.clone())?;
         d.set_item("version", env!("CARGO_PKG_VERSION"))?;
         Ok(d)
     }

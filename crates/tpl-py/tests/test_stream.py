@@ -27,7 +27,7 @@ def test_a_stream_pushed_from_python_reads_back_in_the_cli_as_python_sees_it(cli
     status = s.status()
     expected, _ = cli("stream", "status", "--db", path)
     for key in ["steps", "scheme", "epsilon", "window", "sensitivity", "sampler", "alpha", "refused", "last_key",
-                "max_window_spend", "format_version", "version"]:
+                "max_window_spend", "format_version", "chain_head", "version"]:
         assert status[key] == expected[key], key
     assert same_bits(status["budgets"], expected["budgets"])
     assert status["published"].tolist() == expected["published"]

@@ -21,7 +21,7 @@ use crate::guard::{Enforced, Guard, within};
 use crate::key::{StreamKey, default_key_path, rotation_file};
 use crate::store::{
     ChainedRow, FORMAT_VERSION, Link, Stamp, Stored, chain_next, check_header, companion, decode_release,
-    encode_release, immutable_uri, initialise, read_config, read_only, sqlite_error, stamp, steps_table,
+    encode_release, hex, immutable_uri, initialise, read_config, read_only, sqlite_error, stamp, steps_table,
 };
 
 /// How long a push waits for another process's step to commit before giving up.
@@ -79,6 +79,10 @@ pub struct Status {
     /// The file's format version ([`crate::FORMAT_VERSION`], or 1 for a stream not yet
     /// upgraded by [`Stream::rekey`]).
     pub format_version: i64,
+    /// The last link of the history's hash chain, in hex (`docs/stream.md` §6): recorded
+    /// outside the file, it pins every step so far. `None` before the first step or for
+    /// format 1.
+    pub chain_head: Option<String>,
 }
 
 impl Status {
@@ -613,6 +617,7 @@ impl Stream {
             max_window_spend: state.spend.max_window_budget(),
             realized,
             format_version: self.stored.version,
+            chain_head: (self.stored.version >= 2 && !steps.is_empty()).then(|| hex(&state.last_link)),
         };
         Ok((status, steps))
     }

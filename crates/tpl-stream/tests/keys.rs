@@ -120,9 +120,13 @@ fn a_rotation_erases_the_old_digests_and_keys_new_steps() {
     for k in 1..=3 {
         s.push(Some(k), &[k as f64, 5.0]).unwrap();
     }
+    let head = s.status().unwrap().chain_head;
+    assert_eq!(head.as_ref().map(String::len), Some(64));
     drop(s);
     let done = Stream::rekey(&path, &key_path).unwrap();
     assert_eq!((done.erased, done.upgraded), (3, false));
+    // The chain covers everything but the digests: a rotation leaves the history's head.
+    assert_eq!(Stream::open(&path).unwrap().status().unwrap().chain_head, head);
     assert_ne!(StreamKey::read(&key_path).unwrap(), old);
     let bytes = on_disk(&path);
     for k in 1..=3 {
@@ -194,11 +198,14 @@ fn a_format_one_stream_is_read_refused_for_pushes_and_upgraded_by_rekey() {
         s.push(Some(k), &[k as f64, 5.0]).unwrap();
     }
     let before = s.steps().unwrap();
+    // The upgrade chains the history as a stream of format 2 would have.
+    let chained_head = s.status().unwrap().chain_head;
     drop(s);
     std::fs::remove_file(&key_path).unwrap();
     as_format_one(&path);
     let mut s = Stream::open(&path).unwrap();
     assert_eq!(s.steps().unwrap(), before);
+    assert_eq!((s.status().unwrap().format_version, s.status().unwrap().chain_head), (1, None));
     let e = s.push(Some(4), &[4.0, 5.0]).unwrap_err();
     assert!(matches!(e, StreamError::Unkeyed { .. }) && e.to_string().contains("tpl stream rekey"), "{e}");
     drop(s);
@@ -207,6 +214,8 @@ fn a_format_one_stream_is_read_refused_for_pushes_and_upgraded_by_rekey() {
     assert!(!contains(&on_disk(&path), &unkeyed(&[2.0, 5.0])));
     let mut s = Stream::open(&path).unwrap();
     assert_eq!(s.steps().unwrap(), before);
+    assert_eq!(s.status().unwrap().format_version, 2);
+    assert_eq!(s.status().unwrap().chain_head, chained_head);
     s.push(Some(4), &[4.0, 5.0]).unwrap();
     assert!(matches!(s.push(Some(3), &[3.0, 5.0]), Err(StreamError::Unverifiable { .. })));
     assert_eq!(s.steps().unwrap().len(), 4);

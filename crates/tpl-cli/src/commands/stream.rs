@@ -406,6 +406,7 @@ impl StatusReport {
             "max_window_spend": s.max_window_spend,
             "leakage": {"realized": realized, "guaranteed": guaranteed},
             "format_version": s.format_version,
+            "chain_head": s.chain_head,
             "version": VERSION,
         })
     }
@@ -486,7 +487,7 @@ impl Report for StatusReport {
         format!(
             "Stream: scheme {}, ε = {} {promise}, Δ = {}, {} sampler; tpl {VERSION}.\n\
              {} ({published} fresh publications, {} refused by the stream's checks), last key {}; {spend}.\n\
-             {leakage}{guaranteed}{}{}",
+             {leakage}{guaranteed}{}{}{}",
             c.scheme.name(),
             human(c.epsilon),
             human(c.sensitivity),
@@ -494,6 +495,9 @@ impl Report for StatusReport {
             count_of(steps, "step"),
             s.refused.len(),
             s.last_key.map_or("-".into(), |k| k.to_string()),
+            s.chain_head.as_ref().map_or(String::new(), |h| format!(
+                "History chain head {h}: recorded elsewhere, it pins every step so far.\n"
+            )),
             if steps > 0 { format!("\nLast steps:\n{}", t.render()) } else { String::new() },
             self.note,
         )
