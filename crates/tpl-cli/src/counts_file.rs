@@ -2,9 +2,10 @@
 //!
 //! CSV (the `csv` crate: quoted fields may hold commas), fields trimmed, blank lines and `#`
 //! lines ignored ([`text::for_each_csv_record_from`]). If the first field
-//! of the first line is `timestamp_bucket`, that line is a header: the cell columns are the
-//! fields named `c` + digits, in file order, if there is one; otherwise every column after
-//! the first. Other columns (labels) are ignored; row t is step t. The buckets must be
+//! of the first line is `timestamp_bucket`, that line is a header: cell j is the column named
+//! `cj`, wherever it stands, and the names must be exactly c0…c{n−1}, each once (a
+//! duplicate, a gap, a name like `c01` or a header without cell columns is refused, never
+//! taken by position). Other columns (labels) are ignored; row t is step t. The buckets must be
 //! integers ≥ 0 that increase strictly from row to row (gaps are allowed: a curator may skip
 //! a bucket). Without that header every field is a cell. The release CSV of `tpl release --format csv` is a releases file (read
 //! with `allow_negative`), not a counts file: its noisy values may be negative.
@@ -99,6 +100,19 @@ pub fn read_counts_prefix(path: &Path, allow_negative: bool) -> Result<(Counts, 
         let mut row = Vec::with_capacity(layout.cells.len());
         for &k in &layout.cells {
             match text::finite_f64(fields[k]) {
+                Ok(value) if value.fract() == 0.0 && text::integral_literal(fields[k]) == Some(false) => {
+                    return Err(CliError::parse(
+                        path,
+                        line,
+                        format!(
+                            "column {}: count {} is not an integer, and no double holds it exactly (it would \
+                             be read as the integer {}): counts are refused, never rounded",
+                            k + 1,
+                            fields[k],
+                            Short(value)
+                        ),
+                    ));
+                }
                 Ok(value) if value >= 0.0 || allow_negative => row.push(value),
                 _ => return Err(bad_cell(path, line, k, fields[k])),
             }
@@ -162,11 +176,7 @@ impl Layout {
         if fields[0] != "timestamp_bucket" {
             return Ok(Self { header: false, width, cells: (0..width).collect(), budget_column: None });
         }
-        let named: Vec<usize> = (0..width).filter(|&k| is_cell_name(fields[k])).collect();
-        let cells = if named.is_empty() { (1..width).collect() } else { named };
-        if cells.is_empty() {
-            return Err(CliError::parse(path, line, "header has no cell columns"));
-        }
+        let cells = cell_columns(fields).map_err(|why| CliError::parse(path, line, why))?;
         let budget_column = fields.iter().position(|f| *f == "publication_budget");
         Ok(Self { header: true, width, cells, budget_column })
     }
@@ -253,8 +263,51 @@ pub fn refused_row<M: Mechanism>(mechanism: &M, counts: &Counts, t: usize, hint:
     })
 }
 
-fn is_cell_name(field: &str) -> bool {
-    field.len() > 1 && field.starts_with('c') && field[1..].bytes().all(|b| b.is_ascii_digit())
+/// The 0-based column of each cell j, from a header's names: cell j is the column named
+/// `cj`. Other names are labels.
+///
+/// # Errors
+/// No cell column, a name `c` + digits that is not canonical (`c01`), a cell named twice,
+/// or a gap (the names must be c0…c{n−1}).
+fn cell_columns(fields: &[&str]) -> std::result::Result<Vec<usize>, String> {
+    let mut named: Vec<(usize, usize)> = Vec::new();
+    for (k, field) in fields.iter().enumerate() {
+        let Some(digits) =
+            field.strip_prefix('c').filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let index = digits.parse::<usize>().ok().filter(|&j| j.to_string() == digits);
+        let Some(j) = index else {
+            return Err(format!(
+                "column {}: {field:?} is not a cell name (cells are c0, c1, …, without leading zeros)",
+                k + 1
+            ));
+        };
+        named.push((j, k));
+    }
+    if named.is_empty() {
+        return Err("header has no cell columns: name them c0, c1, …, c{n−1}".into());
+    }
+    let n = named.len();
+    let mut cells = vec![usize::MAX; n];
+    for &(j, k) in &named {
+        if let Some(&other) = cells.get(j).filter(|&&other| other != usize::MAX) {
+            return Err(format!("column {}: c{j} is named twice (also column {})", k + 1, other + 1));
+        }
+        if j < n {
+            cells[j] = k;
+        }
+    }
+    if let Some(&(j, k)) = named.iter().find(|&&(j, _)| j >= n) {
+        let missing = cells.iter().position(|&c| c == usize::MAX).unwrap_or(0);
+        return Err(format!(
+            "column {}: c{j} among {n} cell columns, but they must be named c0…c{}: c{missing} is missing",
+            k + 1,
+            n - 1
+        ));
+    }
+    Ok(cells)
 }
 
 #[cfg(test)]
@@ -303,6 +356,36 @@ mod tests {
         assert!(e.contains(":7:") && e.contains("column 2"), "{e}");
         let e = parse("1,2\n\"3\n4\",5\n").err().unwrap().to_string();
         assert!(e.contains(":2:") && e.contains("quoted field"), "{e}");
+    }
+
+    /// Regression: cell columns were taken by position whatever the header said (`c1,c0`
+    /// put c1's counts under c0; `c0,c0` and `c0,c5` were relabelled).
+    #[test]
+    fn cells_are_mapped_by_name_and_bad_names_are_refused() {
+        let c = parse("timestamp_bucket,c1,label,c0\n0,5,x,7\n").unwrap();
+        assert_eq!(c.rows, vec![vec![7.0, 5.0]]);
+        assert_eq!((c.column(0), c.column(1)), (4, 2));
+        for (header, words) in [
+            ("timestamp_bucket,c0,c0", "c0 is named twice"),
+            ("timestamp_bucket,c0,c5", "c1 is missing"),
+            ("timestamp_bucket,c5,c0", "c1 is missing"),
+            ("timestamp_bucket,c0,c01", "\"c01\" is not a cell name"),
+            ("timestamp_bucket,a,b", "no cell columns"),
+        ] {
+            let e = parse(&format!("{header}\n0,1,2\n")).err().unwrap().to_string();
+            assert!(e.contains(":1:") && e.contains(words), "{header}: {e}");
+        }
+    }
+
+    /// Regression: fractional counts that no double holds were rounded to integers and
+    /// released as if typed so.
+    #[test]
+    fn a_fraction_that_rounds_to_an_integer_is_refused() {
+        for token in ["4503599627370496.5", "2251799813685248.25", "1.00000000000000001"] {
+            let e = parse(&format!("1,{token}\n")).err().unwrap().to_string();
+            assert!(e.contains("column 2") && e.contains(token) && e.contains("not an integer"), "{e}");
+        }
+        assert_eq!(parse("1.5e1,120e-1\n").unwrap().rows, vec![vec![15.0, 12.0]]);
     }
 
     #[test]

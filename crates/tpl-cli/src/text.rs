@@ -88,6 +88,52 @@ fn small_integer(token: &str) -> Option<f64> {
     Some(if negative { -value } else { value })
 }
 
+/// Whether the decimal literal `token` denotes an integer, decided from its digits and
+/// exponent rather than from the double it parses to (which rounds: 4503599627370496.5 and
+/// 1.00000000000000001 parse to integers). `None` for a token that is not a plain decimal
+/// literal (`inf`, `nan`, hexadecimal, …).
+///
+/// The literal's value is D·10^(e − f), D its digits, f the number of digits after the point
+/// and e its exponent: an integer exactly when D is 0 or D's trailing zeros are at least
+/// f − e.
+pub fn integral_literal(token: &str) -> Option<bool> {
+    let t = token.trim();
+    let t = t.strip_prefix(['+', '-']).unwrap_or(t);
+    let (mantissa, exponent) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], Some(&t[i + 1..])),
+        None => (t, None),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = || whole.bytes().chain(fraction.bytes());
+    if whole.len() + fraction.len() == 0 || !digits().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let exponent: i64 = match exponent {
+        // An exponent beyond ±10^18 makes the value 0 or infinite: clamp it.
+        Some(e) => {
+            let (sign, body) = match e.as_bytes().first() {
+                Some(b'-') => (-1, &e[1..]),
+                Some(b'+') => (1, &e[1..]),
+                _ => (1, e),
+            };
+            if body.is_empty() || !body.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            sign * body.parse::<i64>().unwrap_or(i64::MAX / 2)
+        }
+        None => 0,
+    };
+    if digits().all(|b| b == b'0') {
+        return Some(true);
+    }
+    let zeros = |part: &str| part.bytes().rev().take_while(|&b| b == b'0').count();
+    let trailing = match zeros(fraction) {
+        all if all == fraction.len() => all + zeros(whole),
+        some => some,
+    };
+    Some(trailing as i64 >= fraction.len() as i64 - exponent)
+}
+
 /// True when the decimal literal `token` (already known to parse) has a non-zero digit
 /// before its exponent: a number that is not 0 as typed.
 fn nonzero_literal(token: &str) -> bool {
@@ -415,6 +461,31 @@ mod tests {
     }
 
     /// The direct split of plain CSV gives the CSV reader's records on the same lines.
+    #[test]
+    fn integrality_is_read_from_the_digits_not_the_rounded_double() {
+        for (token, integral) in [
+            ("4503599627370496.5", false),
+            ("2251799813685248.25", false),
+            ("1.00000000000000001", false),
+            ("1e-400", false),
+            ("12", true),
+            ("-12.000", true),
+            ("1.5e1", true),
+            ("1.25e1", false),
+            ("120e-1", true),
+            ("0.0", true),
+            ("0e-999999999999999999999", true),
+            ("+3.", true),
+            (".5", false),
+            ("1e999999999999999999999", true),
+        ] {
+            assert_eq!(integral_literal(token), Some(integral), "{token}");
+        }
+        for token in ["inf", "NaN", "0x10", "", "1e", "e5", "1.2.3", "--1"] {
+            assert_eq!(integral_literal(token), None, "{token}");
+        }
+    }
+
     #[test]
     fn plain_csv_is_read_as_the_csv_reader_reads_it() {
         let texts = [

@@ -280,3 +280,41 @@ fn leakage_table_of_a_long_horizon_shows_both_ends() {
     assert!(text.contains("2000000") && text.contains('…'), "{text}");
     assert!(text.lines().count() < 40, "{text}");
 }
+
+/// Regression: counts columns were taken by position, so a header `c1,c0` released c1's
+/// counts as cell 0. Cells are mapped by name: the same counts in either column order give
+/// the same release (seeded), and a header that is not c0…c{n−1} is refused.
+#[test]
+fn counts_columns_are_cells_by_name() {
+    let d = Scratch::new("inputs_by_name");
+    let ordered = d.file("a.csv", "timestamp_bucket,c0,c1\n0,7,500\n1,8,400\n");
+    let swapped = d.file("b.csv", "timestamp_bucket,c1,c0\n0,500,7\n1,400,8\n");
+    let release = |c: &str| {
+        json(&[
+            "release",
+            "--counts",
+            c,
+            "--scheme",
+            "uniform",
+            "--epsilon",
+            "1",
+            "--window",
+            "2",
+            "--seed",
+            "4",
+        ])
+    };
+    assert_eq!(release(&ordered)["releases"], release(&swapped)["releases"]);
+    let gapped = d.file("g.csv", "timestamp_bucket,c0,c5\n0,7,500\n");
+    bad_input(
+        &["release", "--counts", &gapped, "--scheme", "uniform", "--epsilon", "1", "--window", "2"],
+        &["g.csv:1:", "c1 is missing"],
+        &[],
+    );
+    let rounded = d.file("r.csv", "timestamp_bucket,c0\n0,4503599627370496.5\n");
+    bad_input(
+        &["release", "--counts", &rounded, "--scheme", "uniform", "--epsilon", "1", "--window", "2"],
+        &["r.csv:2:", "not an integer"],
+        &[],
+    );
+}
