@@ -266,3 +266,46 @@ fn huge_budgets_without_correlation_stay_finite() {
     assert_eq!(nums(&out, "tpl"), vec![1e308, 1e308], "no correlation: TPL = ε\n{}", run.describe());
     clean_outcome(&["leakage", "--budgets", &b, "--window", "2", "--format", "json"], &b);
 }
+
+/// Regression: the budgets of a release calibrated to Δ = 1 were audited as if Δ = 2, which
+/// halved the leakage. `--sensitivity` audits each ε_t as 2·ε_t/Δ, and the audit of a
+/// stream's budgets then equals what `stream status` reports for it.
+#[test]
+fn leakage_audits_a_releases_budgets_at_its_sensitivity() {
+    let d = Scratch::new("leakage_sensitivity");
+    let pb = d.file("pb.csv", EXAMPLE4);
+    let once = d.file("b1.txt", "0.2\n0.2\n0\n0.2\n");
+    let twice = d.file("b2.txt", "0.4\n0.4\n0\n0.4\n");
+    let at_one =
+        json(&["leakage", "--backward", &pb, "--forward", &pb, "--budgets", &once, "--sensitivity", "1"]);
+    let doubled = json(&["leakage", "--backward", &pb, "--forward", &pb, "--budgets", &twice]);
+    assert_eq!(at_one, doubled);
+    // A stream of Δ = 1: its budgets audited at Δ = 1 are its realised leakage.
+    let db = d.path("s.db");
+    tpl_ok(&[
+        "stream",
+        "init",
+        "--db",
+        &db,
+        "--scheme",
+        "uniform",
+        "--epsilon",
+        "1",
+        "--window",
+        "5",
+        "--sensitivity",
+        "1",
+        "--backward",
+        &pb,
+        "--forward",
+        &pb,
+    ]);
+    let c = d.file("c.csv", "timestamp_bucket,c0,c1,c2\n0,1,2,3\n1,2,2,2\n2,3,2,1\n");
+    tpl_ok(&["stream", "push", "--db", &db, "--counts", &c]);
+    let status = json(&["stream", "status", "--db", &db]);
+    let budgets = d.file("b.json", &status["budgets"].to_string());
+    let audit =
+        json(&["leakage", "--backward", &pb, "--forward", &pb, "--budgets", &budgets, "--sensitivity", "1"]);
+    assert_eq!(audit["max_tpl"], status["leakage"]["realized"]["max_tpl"]);
+    bad_input(&["leakage", "--budgets", &once, "--sensitivity", "0"], &["--sensitivity"], &[]);
+}

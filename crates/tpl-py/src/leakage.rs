@@ -123,11 +123,29 @@ fn normalize<'py>(py: Python<'py>, p: PyReadonlyArray2<'py, f64>) -> PyResult<Bo
     matrix_array(py, &m)
 }
 
+/// The loss 2·ε_t/Δ of each budget of a release calibrated to sensitivity Δ, against one
+/// person changing cell ([`tpl_mechanisms::effective_budget`], rounded up): what the leakage
+/// of a release's budgets is audited on.
+#[pyfunction]
+fn effective_budgets<'py>(
+    py: Python<'py>,
+    budgets: PyReadonlyArray1<'py, f64>,
+    sensitivity: f64,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    tpl_core::check_sensitivity(sensitivity).map_err(|e| error("sensitivity", e))?;
+    let b = budgets.as_array();
+    if let Some(v) = b.iter().find(|&&v| !tpl_core::is_budget(v)) {
+        return Err(crate::TplError::new_err(format!("budgets: {v} is not a finite budget ≥ 0")));
+    }
+    Ok(PyArray1::from_vec(py, b.iter().map(|&e| tpl_mechanisms::effective_budget(e, sensitivity)).collect()))
+}
+
 /// Adds this module's functions.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(loss, m)?)?;
     m.add_function(wrap_pyfunction!(supremum, m)?)?;
     m.add_function(wrap_pyfunction!(leakage, m)?)?;
+    m.add_function(wrap_pyfunction!(effective_budgets, m)?)?;
     m.add_function(wrap_pyfunction!(smooth, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
     Ok(())

@@ -150,3 +150,22 @@ def test_results_are_mappings_with_the_json_names():
     assert dict(r).keys() == {"t", "epsilon", "bpl", "fpl", "tpl", "max_tpl"}
     assert r["max_tpl"] == r.max_tpl == 0.5
     assert r.to_dict()["bpl"] is r.bpl
+
+
+def test_a_releases_budgets_are_audited_at_its_sensitivity(tmp_path):
+    # Regression: the budgets of a release with sensitivity 1 were audited as if Δ = 2,
+    # half the leakage `stream status` reports for the same stream.
+    P = np.array([[0.8, 0.2], [0.3, 0.7]])
+    assert tp.effective_budgets([0.1, 0.0, 0.25], 1).tolist() == [0.2, 0.0, 0.5]
+    at_one = tp.leakage(P, P, [0.2, 0.2, 0.0], sensitivity=1)
+    doubled = tp.leakage(P, P, [0.4, 0.4, 0.0])
+    assert at_one.max_tpl == doubled.max_tpl and at_one.epsilon.tolist() == [0.4, 0.4, 0.0]
+    assert tp.leakage(P, P, epsilon=0.2, horizon=3, sensitivity=1).max_tpl == tp.leakage(P, P, epsilon=0.4, horizon=3).max_tpl
+    s = tp.Stream.create(tmp_path / "d1.db", "uniform", epsilon=1, window=5, sensitivity=1, backward=P, forward=P)
+    for t in range(5):
+        s.push([t, 3], key=t)
+    status = s.status()
+    audit = tp.leakage(P, P, status["budgets"], sensitivity=1)
+    assert audit.max_tpl == status["leakage"]["realized"]["max_tpl"]
+    with pytest.raises(tp.TplError, match="sensitivity"):
+        tp.leakage(P, P, [0.1], sensitivity=0)

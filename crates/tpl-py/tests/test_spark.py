@@ -132,6 +132,13 @@ def test_unsigned_64_bit_ids_as_decimals(spark):
 # Per-person leakage.
 
 
+def test_personalized_leakage_audits_the_budgets_at_the_releases_sensitivity(ais):
+    # Regression: a release with Δ = 1 was audited as if Δ = 2 (half its leakage).
+    at_one = tps.personalized_leakage(ais, [0.05] * 4, 0.01, sensitivity=1).orderBy("user_id").collect()
+    doubled = tps.personalized_leakage(ais, [0.1] * 4, 0.01).orderBy("user_id").collect()
+    assert [r.max_tpl for r in at_one] == [r.max_tpl for r in doubled]
+
+
 def person_by_person(ais_array, user, budgets, smoothing, window, steps=None):
     """The library called on one person's stream."""
     own = ais_array[ais_array[:, 1] == user]

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::{Value, json};
 use tpl_core::{Budgets, CompactSeries, CoreError};
+use tpl_mechanisms::effective_budget;
 
 use crate::args::CorrelationArgs;
 use crate::budget_file::read_budgets;
@@ -33,6 +34,11 @@ pub struct LeakageArgs {
     /// Budget file: one ε_t per line, or a .json array (instead of --epsilon and --horizon).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["epsilon", "horizon"])]
     pub budgets: Option<PathBuf>,
+    /// The L1 sensitivity Δ the budgets were calibrated to (a release's `sensitivity`):
+    /// each ε_t is audited as its loss 2·ε_t/Δ against one person changing cell, so the
+    /// budgets of a release with Δ = 1 count double. Default 2: ε_t as given.
+    #[arg(long, value_name = "D", default_value_t = 2.0, allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    pub sensitivity: f64,
     /// Also report the leakage of every window of W consecutive steps (1 ≤ W ≤ T).
     #[arg(long, value_name = "W")]
     pub window: Option<usize>,
@@ -47,21 +53,24 @@ pub struct LeakageReport {
     window: Option<(usize, f64)>,
 }
 
-/// The budgets of `--epsilon E --horizon T` or `--budgets FILE`; `--horizon` is checked by
-/// [`check_horizon`].
+/// The budgets of `--epsilon E --horizon T` or `--budgets FILE`, each as the loss 2·ε_t/Δ it
+/// stands for against one person changing cell (`sensitivity` Δ; [`effective_budget`]);
+/// `--horizon` is checked by [`check_horizon`].
 fn budgets_from_flags(
     epsilon: Option<f64>,
     horizon: Option<usize>,
     file: Option<&PathBuf>,
+    sensitivity: f64,
 ) -> Result<Budgets> {
+    let effective = |e: f64| effective_budget(e, sensitivity);
     match (epsilon, horizon, file) {
-        (_, _, Some(path)) => Ok(Budgets::PerStep(read_budgets(path)?)),
+        (_, _, Some(path)) => Ok(Budgets::PerStep(read_budgets(path)?.into_iter().map(effective).collect())),
         (Some(e), Some(t), None) => {
             if !(e.is_finite() && e > 0.0) {
                 return Err(CliError::flag("--epsilon", CoreError::BadEpsilon(e)));
             }
             check_horizon(t)?;
-            Ok(Budgets::Constant { epsilon: e, steps: t })
+            Ok(Budgets::Constant { epsilon: effective(e), steps: t })
         }
         (Some(e), None, None) => Err(CliError::Usage(format!(
             "--epsilon {e} needs --horizon T (the number of steps), or give --budgets FILE instead"
@@ -77,7 +86,8 @@ fn budgets_from_flags(
 
 /// Runs `tpl leakage`.
 pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
-    let budgets = budgets_from_flags(args.epsilon, args.horizon, args.budgets.as_ref())?;
+    tpl_core::check_sensitivity(args.sensitivity).map_err(|e| CliError::flag("--sensitivity", e))?;
+    let budgets = budgets_from_flags(args.epsilon, args.horizon, args.budgets.as_ref(), args.sensitivity)?;
     let horizon = budgets.len();
     if let Some(w) = args.window
         && (w == 0 || w > horizon)

@@ -42,6 +42,7 @@ __all__ = [
     "loss",
     "supremum",
     "leakage",
+    "effective_budgets",
     "smooth",
     "normalize",
     "allocate",
@@ -414,10 +415,13 @@ def leakage(
     epsilon: Any = None,
     horizon: Any = None,
     window: Any = None,
+    sensitivity: Any = 2,
 ) -> Leakage:
     """Backward, forward and temporal privacy leakage of a budget sequence (TKDE eqs.
     11–15), and with ``window`` the leakage of every window of that many steps (Theorem 3).
-    As ``tpl leakage``; also the audit of any budgets a release spent.
+    As ``tpl leakage``; also the audit of any budgets a release spent — pass the release's
+    ``sensitivity``: each ε_t is audited as its loss 2·ε_t/Δ (:func:`effective_budgets`),
+    so the budgets of a release with Δ = 1 count double.
 
     Args:
         backward: P_B known to the adversary, or ``None`` (then BPL_t = ε_t).
@@ -426,6 +430,8 @@ def leakage(
         epsilon: the same ε > 0 at every step (with ``horizon``).
         horizon: the number of steps T, 1 ≤ T ≤ 10⁸ (with ``epsilon``).
         window: W with 1 ≤ W ≤ T, to report every window's leakage.
+        sensitivity: Δ the budgets were calibrated to (default 2: ε_t as given); the
+            returned ``epsilon`` is the sequence audited, 2·ε_t/Δ.
 
     Returns:
         :class:`Leakage` with ``t, epsilon, bpl, fpl, tpl, max_tpl`` and, with a window,
@@ -443,9 +449,10 @@ def leakage(
     if budgets is not None:
         if epsilon is not None or horizon is not None:
             raise TplError("budgets: give budgets=, or epsilon= with horizon=, not both")
-        b, e, t = _array(budgets, "budgets", 1), None, None
+        b, e, t = effective_budgets(budgets, sensitivity), None, None
     elif epsilon is not None and horizon is not None:
-        b, e, t = None, _number(epsilon, "epsilon"), _whole(horizon, "horizon")
+        e = float(effective_budgets([_number(epsilon, "epsilon")], sensitivity)[0])
+        b, t = None, _whole(horizon, "horizon")
     elif epsilon is not None:
         raise TplError(f"epsilon {epsilon}: needs horizon= (the number of steps), or give budgets=")
     elif horizon is not None:
@@ -458,6 +465,19 @@ def leakage(
     if windows is None:
         return Leakage(steps, eps, bpl, fpl, tpl, max_tpl)
     return Leakage(steps, eps, bpl, fpl, tpl, max_tpl, w, windows[0], windows[1])
+
+
+def effective_budgets(budgets: Any, sensitivity: Any) -> np.ndarray:
+    """The loss 2·ε_t/Δ of each budget of a release calibrated to L1 sensitivity Δ against
+    one person changing cell (rounded up, never understated): what the leakage of a
+    release's budgets is audited on. The identity at Δ = 2.
+
+    Example:
+        >>> import temporal_privacy as tp
+        >>> tp.effective_budgets([0.1, 0.0], 1).tolist()
+        [0.2, 0.0]
+    """
+    return _native.effective_budgets(_array(budgets, "budgets", 1), _number(sensitivity, "sensitivity"))
 
 
 def smooth(P: Any, s: Any) -> np.ndarray:

@@ -65,7 +65,7 @@ if int(pyspark.__version__.split(".")[0]) < 4:  # pragma: no cover - depends on 
 
 import numpy as np
 
-from .. import Estimated, TplError, _native, _number, _step_range, _whole
+from .. import Estimated, TplError, _native, _number, _step_range, _whole, effective_budgets
 from .. import estimate as _estimate
 from .. import leakage as _leakage
 from .. import matrices_from_transitions
@@ -449,6 +449,7 @@ def personalized_leakage(
     smoothing: Optional[float] = None,
     window: Optional[int] = None,
     *,
+    sensitivity: Any = 2,
     steps: Any = None,
     bucket: str = BUCKET,
     user: str = USER,
@@ -472,6 +473,9 @@ def personalized_leakage(
             number ε > 0 spent at each of the stream's T steps.
         smoothing: s ≥ 0 applied to each person's matrices, or ``None``.
         window: W, to report each person's worst leakage over W consecutive steps.
+        sensitivity: Δ the release's budgets were calibrated to (``Release.sensitivity``):
+            each ε_t is audited as 2·ε_t/Δ (:func:`temporal_privacy.effective_budgets`), so
+            a release with Δ = 1 leaks twice its budgets. Default 2.
         steps: estimate each person's matrices from steps A..B only (``"A..B"``, as in
             :func:`estimate`); the budgets still run over their own length.
         bucket, user, cell: the column names.
@@ -491,9 +495,9 @@ def personalized_leakage(
     s = _smoothing(smoothing)
     w = None if window is None else _whole(window, "window", minimum=1)
     if isinstance(budgets, numbers.Real) and not isinstance(budgets, bool):
-        b: Any = _number(budgets, "budgets")
+        b: Any = float(effective_budgets([_number(budgets, "budgets")], sensitivity)[0])
     else:
-        b = budgets
+        b = effective_budgets(budgets, sensitivity)
     checked = _check(df, bucket, user, cell)
     _steps(checked, steps)
     # The budgets and the window checked by the library before any job: the leakage of

@@ -41,6 +41,7 @@ def personalized_leakage(
     smoothing: Optional[float] = None,
     window: Optional[int] = None,
     *,
+    sensitivity: float = 2,
     steps: StepArg = None,
     bucket: str = ...,
     user: str = ...,

@@ -58,6 +58,12 @@ def _parser() -> argparse.ArgumentParser:
     common(lk)
     lk.add_argument("--epsilon", type=float, help="the budget ε of every step")
     lk.add_argument("--budgets", help="a budget file: one ε_t per line (# comments)")
+    lk.add_argument(
+        "--sensitivity",
+        type=float,
+        default=2.0,
+        help="the L1 sensitivity Δ the release's budgets were calibrated to: each ε_t is audited as 2·ε_t/Δ (default 2)",
+    )
     lk.add_argument("--window", type=int, help="report each person's worst leakage over W steps")
     lk.add_argument("--quantiles", default="0.5,0.9,0.99", help="levels of the summary (default %(default)s)")
     return p
@@ -213,7 +219,7 @@ def _leakage(spark, args: argparse.Namespace, form: str) -> dict:
     budgets, quantiles = _leakage_arguments(args)
     df = _read(spark, args, form)
     people = personalized_leakage(
-        df, budgets, args.smoothing, args.window, steps=args.steps, bucket=args.bucket, user=args.user, cell=args.cell
+        df, budgets, args.smoothing, args.window, sensitivity=args.sensitivity, steps=args.steps, bucket=args.bucket, user=args.user, cell=args.cell
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
