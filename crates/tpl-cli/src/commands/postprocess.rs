@@ -261,7 +261,11 @@ fn chart(
             estimator: estimates.estimator.name(),
         })
         .collect();
-    let title = format!("{}: estimates of the {} busiest cells", text::name(&args.releases), cells.len());
+    let mut title = format!("{}: estimates of the {} busiest cells", text::name(&args.releases), cells.len());
+    if truth.is_some() {
+        // The chart then holds the true counts: it is as private as they are.
+        title.push_str(" — CONFIDENTIAL: shows the true counts, do not publish");
+    }
     estimate_chart(path, &title, &cells)
 }
 

@@ -530,8 +530,13 @@ def leakage_summary(
     people: DataFrame, quantiles: Sequence[float] = (0.5, 0.9, 0.99), *, user: Optional[str] = None
 ) -> dict:
     """The summary of :func:`personalized_leakage`: the number of people, the worst person
-    (the release's guarantee: the largest ``max_tpl``, ties to the smallest id) and exact
-    quantiles of ``max_tpl`` (and of ``max_window_leakage`` when a window was asked for).
+    (the largest ``max_tpl``, ties to the smallest id) and exact quantiles of ``max_tpl``
+    (and of ``max_window_leakage`` when a window was asked for).
+
+    **Not for publication.** Every number here is computed from each person's private
+    moves, and ``worst`` names a person: the summary is as sensitive as the stream. It tells
+    the curator how much the release leaked for these people; a guarantee to publish is one
+    computed from public matrices alone (``tpl leakage``, ``tpl stream status``).
 
     Args:
         people: the DataFrame :func:`personalized_leakage` returned.
@@ -541,7 +546,7 @@ def leakage_summary(
 
     Returns:
         A dict: ``people``, ``worst`` (``{user: id, "max_tpl": value}``), ``max_tpl``
-        (the guarantee), ``quantiles`` (``{q: value}``), and with a window
+        (the worst person's), ``quantiles`` (``{q: value}``), and with a window
         ``max_window_leakage`` and ``window_quantiles``.
     """
     qs = [_number(q, "quantiles") for q in quantiles]
