@@ -220,6 +220,21 @@ fn spawn_push(db: &str, counts: &str) -> std::process::Child {
         .unwrap()
 }
 
+/// Waits until the stream holds at least `steps` committed steps (reading it as another
+/// process would, read-only), or the push has exited.
+fn wait_for_steps(db: &str, steps: usize, child: &mut std::process::Child) {
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+    loop {
+        let committed = rusqlite::Connection::open_with_flags(db, flags)
+            .and_then(|c| c.query_row("SELECT COUNT(*) FROM steps", [], |r| r.get::<_, i64>(0)))
+            .unwrap_or(0);
+        if committed as usize >= steps || child.try_wait().ok().flatten().is_some() {
+            return;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
 #[test]
 fn a_push_killed_at_random_instants_leaves_a_valid_ledger() {
     let (scratch, db) = new_stream("stream-crash", "ba");
@@ -229,8 +244,11 @@ fn a_push_killed_at_random_instants_leaves_a_valid_ledger() {
     let mut x = u64::from(std::process::id());
     for _ in 0..6 {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        // The kill waits on an event, not a clock: the push has committed a random number of
+        // further steps (1 to 200), whatever the machine's speed.
+        let target = seen.len() + 1 + ((x >> 33) % 200) as usize;
         let mut child = spawn_push(&db, &c);
-        std::thread::sleep(Duration::from_millis(5 + (x >> 33) % 40));
+        wait_for_steps(&db, target, &mut child);
         let _ = child.kill(); // SIGKILL on Unix
         let _ = child.wait();
         let e = ledger(&db);
