@@ -16,9 +16,18 @@ pub fn read_budgets(path: &Path) -> Result<Vec<f64>> {
     };
     let mut values: Vec<f64> = Vec::new();
     if text::is_json(path) {
-        values = serde_json::from_str(&content).map_err(|e| text::json_error(path, &e))?;
-        if let Some(k) = values.iter().position(|&v| !tpl_core::is_budget(v)) {
-            return Err(bad(0, format!("entry {}: ", k + 1), values[k]));
+        // Each number as typed, through the parser of every other input: JSON's own would
+        // round 1e-400 to 0 and 1e400 to infinity silently.
+        let raw: Vec<&serde_json::value::RawValue> =
+            serde_json::from_str(&content).map_err(|e| text::json_error(path, &e))?;
+        for (k, token) in raw.iter().enumerate() {
+            let at = || format!("entry {}: ", k + 1);
+            let v = text::finite_f64(token.get())
+                .map_err(|why| CliError::parse(path, 0, format!("{}{why}", at())))?;
+            if !tpl_core::is_budget(v) {
+                return Err(bad(0, at(), v));
+            }
+            values.push(v);
         }
     } else {
         text::for_each_record(path, &content, |r| {

@@ -7,8 +7,15 @@ use std::path::Path;
 
 use crate::error::{CliError, Result};
 
-/// Creates `dir` and its parents (a command's `--out DIR`).
+/// Creates `dir` and its parents (a command's `--out DIR`); a path that exists and is not a
+/// folder is named as such (the system would say "File exists").
 pub fn create_dir(dir: &Path) -> Result<()> {
+    if std::fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
+        return Err(CliError::Usage(format!(
+            "--out {}: exists and is not a folder (the output is a folder of files)",
+            dir.display()
+        )));
+    }
     std::fs::create_dir_all(dir).map_err(|source| CliError::Write { path: dir.to_path_buf(), source })
 }
 

@@ -157,13 +157,23 @@ pub const BOM: char = '\u{feff}';
 /// budgets, counts, streams, releases, priors, JSON) is read here.
 pub fn read(path: &Path) -> Result<String> {
     let failed = |source| CliError::Read { path: path.to_path_buf(), source };
-    let mut text = if is_stdin(path) {
-        let mut text = String::new();
-        open(path)?.read_to_string(&mut text).map_err(failed)?;
-        text
+    let mut bytes = Vec::new();
+    if is_stdin(path) {
+        open(path)?.read_to_end(&mut bytes).map_err(failed)?;
     } else {
-        std::fs::read_to_string(path).map_err(failed)?
-    };
+        bytes = std::fs::read(path).map_err(failed)?;
+    }
+    let mut text = String::from_utf8(bytes).map_err(|e| {
+        // Name the line and column of the first byte that is not UTF-8.
+        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = 1 + good.iter().filter(|&&b| b == b'\n').count();
+        let column = 1 + good.iter().rev().take_while(|&&b| b != b'\n').count();
+        CliError::parse(
+            path,
+            line,
+            format!("byte {column} of the line is not UTF-8 text (the file must be UTF-8)"),
+        )
+    })?;
     if text.starts_with(BOM) {
         text.drain(..BOM.len_utf8());
     }

@@ -318,3 +318,25 @@ fn counts_columns_are_cells_by_name() {
         &[],
     );
 }
+
+/// Messages that used to mislead or say too little: `--db -` (created a file named `-`), an
+/// `--out` that is a file ("File exists"), JSON budgets below the smallest double (became 0
+/// while the same text in a budget file was refused), and a file that is not UTF-8 (no line).
+#[test]
+fn edge_inputs_get_messages_that_say_what_is_wrong() {
+    let d = Scratch::new("inputs_edges");
+    let run = bad_input(
+        &["stream", "init", "--db", "-", "--scheme", "bd", "--epsilon", "1", "--window", "2"],
+        &["--db -", "standard input"],
+        &[],
+    );
+    assert!(run.stdout.is_empty());
+    let file = d.file("plain.txt", "x");
+    let run = bad_input(&["demo", "--out", &file], &["plain.txt", "not a folder"], &[]);
+    assert!(!run.stderr.contains("File exists"), "{}", run.describe());
+    let tiny = d.file("b.json", "[0.5, 1e-400]");
+    bad_input(&["leakage", "--budgets", &tiny], &["b.json", "entry 2", "1e-400 rounds to 0"], &[]);
+    let latin = d.path("latin.txt");
+    std::fs::write(&latin, b"0.5\n0.\xff2\n").unwrap();
+    bad_input(&["leakage", "--budgets", &latin], &["latin.txt:2:", "not UTF-8"], &[]);
+}

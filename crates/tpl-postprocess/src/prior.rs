@@ -76,7 +76,11 @@ impl fmt::Display for Warning {
                 "the first release has no positive count, so the frequency prior is undefined: using the uniform prior",
             ),
             Self::ZeroPriorCells { cells } => {
-                let list: Vec<String> = cells.iter().map(|i| format!("c{i}")).collect();
+                // At most the first 20 columns, then how many more: one short line whatever n.
+                let mut list: Vec<String> = cells.iter().take(20).map(|i| format!("c{i}")).collect();
+                if cells.len() > 20 {
+                    list.push(format!("and {} more", cells.len() - 20));
+                }
                 let (noun, subject) = if cells.len() == 1 { ("column", "it is") } else { ("columns", "they are") };
                 write!(
                     f,

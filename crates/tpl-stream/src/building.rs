@@ -18,7 +18,7 @@ impl Building {
     /// Creates the temporary file for `target`.
     ///
     /// # Errors
-    /// [`StreamError::ReadOnly`] when the folder cannot be written.
+    /// [`StreamError::CannotCreate`] when the folder cannot be written.
     pub fn new(target: &Path) -> Result<Self> {
         let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let nanos =
@@ -28,9 +28,10 @@ impl Building {
         options.write(true).create_new(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        options
-            .open(&temporary)
-            .map_err(|e| StreamError::ReadOnly { path: target.to_path_buf(), reason: e.to_string() })?;
+        options.open(&temporary).map_err(|e| StreamError::CannotCreate {
+            path: target.to_path_buf(),
+            reason: format!("its folder cannot be written ({e})"),
+        })?;
         Ok(Self { temporary, target: target.to_path_buf() })
     }
 

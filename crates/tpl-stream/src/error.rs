@@ -251,6 +251,30 @@ pub enum StreamError {
         /// The size of the write-ahead log, if it exists (0: it holds no step).
         log_bytes: Option<u64>,
     },
+    /// `create` where the stream cannot be written (a folder this user cannot write).
+    #[error("{}: cannot create the stream: {reason}", .path.display())]
+    CannotCreate {
+        /// The file.
+        path: PathBuf,
+        /// The system's words.
+        reason: String,
+    },
+    /// A path the system refuses as a file name (e.g. one holding a NUL byte).
+    #[error("{}: not a usable file name: {reason}", .path.display())]
+    BadPath {
+        /// The path.
+        path: PathBuf,
+        /// The system's words.
+        reason: String,
+    },
+    /// No key follows the last one (2^63 − 1, the largest a stream stores).
+    #[error(
+        "the last key is {last} = 2^63 − 1, the largest a stream stores: no step can be appended after it"
+    )]
+    KeysExhausted {
+        /// The last stored key.
+        last: i64,
+    },
     /// `create` in a folder that does not exist.
     #[error("{}: cannot create the stream: the folder {} does not exist", .path.display(), .folder.display())]
     NoFolder {

@@ -276,6 +276,9 @@ pub fn check_header(path: &Path) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(StreamError::Missing { path: path.to_path_buf() });
         }
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+            return Err(StreamError::BadPath { path: path.to_path_buf(), reason: e.to_string() });
+        }
         Err(e) => return Err(StreamError::ReadOnly { path: path.to_path_buf(), reason: e.to_string() }),
     };
     let metadata = file.metadata().ok();

@@ -202,8 +202,12 @@ impl Stream {
     pub fn create_keyed(path: &Path, config: &StreamConfig, key: &Path) -> Result<()> {
         config.check()?;
         check_steps(config)?;
-        if std::fs::symlink_metadata(path).is_ok() {
-            return Err(StreamError::Exists { path: path.to_path_buf() });
+        match std::fs::symlink_metadata(path) {
+            Ok(_) => return Err(StreamError::Exists { path: path.to_path_buf() }),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                return Err(StreamError::BadPath { path: path.to_path_buf(), reason: e.to_string() });
+            }
+            Err(_) => {}
         }
         let folder = path.parent().filter(|f| !f.as_os_str().is_empty()).unwrap_or(Path::new("."));
         if !folder.is_dir() {
@@ -401,7 +405,7 @@ impl Stream {
         let key = match key {
             Some(k) => k,
             None => match self.state.last_key {
-                Some(last) => last.checked_add(1).ok_or_else(|| StreamError::KeyOrder { key: last, last })?,
+                Some(last) => last.checked_add(1).ok_or(StreamError::KeysExhausted { last })?,
                 None => 1,
             },
         };

@@ -413,3 +413,21 @@ fn counts_of_another_width_than_the_matrices_are_refused() {
     assert!(matches!(s.push(Some(2), &[1.0]), Err(StreamError::Width { step: 2, cells: 1, states: 2 })));
     assert_eq!(s.steps().unwrap().len(), 1);
 }
+
+/// Messages that used to mislead: the key after 2^63 − 1 (was "key … is not after the last
+/// stored key …", the same number twice), a path holding a NUL byte (was "read-only"), and a
+/// negative key.
+#[test]
+fn edge_messages_say_what_is_wrong() {
+    let (_dir, mut s) = created("edges", SchemeKind::Uniform);
+    s.push(Some(i64::MAX), &counts(0)).unwrap();
+    let e = s.push(None, &counts(1)).unwrap_err();
+    assert!(matches!(e, StreamError::KeysExhausted { last: i64::MAX }), "{e}");
+    assert!(matches!(s.push(Some(-3), &counts(1)), Err(StreamError::NegativeKey { key: -3 })));
+    let nul = std::path::Path::new("bad\0name.db");
+    assert!(matches!(Stream::open(nul), Err(StreamError::BadPath { .. })));
+    assert!(matches!(
+        Stream::create(nul, &config(SchemeKind::Uniform, 1.0, 2)),
+        Err(StreamError::BadPath { .. })
+    ));
+}

@@ -175,7 +175,19 @@ fn stream_error(e: StreamError) -> CliError {
 }
 
 fn open(db: &DbArgs) -> Result<Stream> {
-    Stream::open(&db.db).map_err(stream_error)
+    Stream::open(db.checked()?).map_err(stream_error)
+}
+
+impl DbArgs {
+    /// The stream file; `-` is refused (a stream is a file, never standard input).
+    fn checked(&self) -> Result<&std::path::Path> {
+        if crate::text::is_stdin(&self.db) {
+            return Err(CliError::Usage(
+                "--db -: a stream is a file that lasts between runs; standard input cannot be one".into(),
+            ));
+        }
+        Ok(&self.db)
+    }
 }
 
 /// The key file of `db`: `key`, or the default beside the stream.
@@ -185,7 +197,7 @@ fn key_path(db: &DbArgs, key: Option<&PathBuf>) -> PathBuf {
 
 fn rekey(a: &RekeyArgs) -> Result<StatusReport> {
     let key = key_path(&a.db, a.key.as_ref());
-    let done = Stream::rekey(&a.db.db, &key).map_err(stream_error)?;
+    let done = Stream::rekey(a.db.checked()?, &key).map_err(stream_error)?;
     let mut report = StatusReport::new(open(&a.db)?.status().map_err(stream_error)?)?;
     report.note = format!(
         "{}New key in {}; {} made with the old key {} erased (a retry of those steps is now refused).\n",
@@ -216,7 +228,7 @@ fn init(a: &InitArgs) -> Result<StatusReport> {
     };
     a.setup.wevent.params()?;
     let key = key_path(&a.db, a.key.as_ref());
-    Stream::create_keyed(&a.db.db, &config, &key).map_err(|e| match (e, &a.budgets) {
+    Stream::create_keyed(a.db.checked()?, &config, &key).map_err(|e| match (e, &a.budgets) {
         // A plan the scheme refuses is named by its file, as `tpl release` names it.
         (StreamError::Plan(source), Some(path)) => {
             CliError::Mech { context: format!("{}: ", path.display()), source }
@@ -237,7 +249,8 @@ fn init(a: &InitArgs) -> Result<StatusReport> {
 }
 
 fn push(a: &PushArgs) -> Result<ReleaseReport> {
-    let mut stream = Stream::open_keyed(&a.db.db, &key_path(&a.db, a.key.as_ref())).map_err(stream_error)?;
+    let mut stream =
+        Stream::open_keyed(a.db.checked()?, &key_path(&a.db, a.key.as_ref())).map_err(stream_error)?;
     check_flags(a, stream.config())?;
     // The valid rows before a bad one are pushed (and stand); the bad row is then named.
     let (counts, bad_row) = read_counts_prefix(&a.counts, false)?;
