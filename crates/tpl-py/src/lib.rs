@@ -34,10 +34,32 @@ create_exception!(
     "An input `tpl` refuses, with the library's message naming the argument at fault."
 );
 
+create_exception!(
+    temporal_privacy,
+    StreamBusyError,
+    TplError,
+    "A stream another process held for longer than a push waits (retry later)."
+);
+create_exception!(
+    temporal_privacy,
+    StreamReadOnlyError,
+    TplError,
+    "A stream this process cannot write (the file, its folder, or companions of another user)."
+);
+create_exception!(
+    temporal_privacy,
+    StreamDamagedError,
+    TplError,
+    "A file that is not a well-formed stream, or whose history was edited; the message names the first bad step."
+);
+
 /// The module `temporal_privacy._native`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TplError", m.py().get_type::<TplError>())?;
+    m.add("StreamBusyError", m.py().get_type::<StreamBusyError>())?;
+    m.add("StreamReadOnlyError", m.py().get_type::<StreamReadOnlyError>())?;
+    m.add("StreamDamagedError", m.py().get_type::<StreamDamagedError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_HORIZON", convert::MAX_HORIZON)?;
     leakage::register(m)?;

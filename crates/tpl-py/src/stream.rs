@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tpl_stream::{Parameter, StepRecord, Stream, StreamConfig, StreamError, default_key_path};
 
-use crate::TplError;
+use crate::{StreamBusyError, StreamDamagedError, StreamReadOnlyError, TplError};
 use crate::convert::{optional_matrix, vector};
 use crate::release::{params, sampler, scheme_kind};
 
@@ -20,9 +20,16 @@ pub struct NativeStream {
     inner: Stream,
 }
 
-/// A stream error as this package states it: parameters named as its arguments (`alpha`).
+/// A stream error as this package states it: parameters named as its arguments (`alpha`);
+/// a busy, read-only or damaged stream as its own subclass of `TplError`.
 fn stream_error(e: StreamError) -> PyErr {
-    TplError::new_err(e.message(Parameter::name))
+    let message = e.message(Parameter::name);
+    match e {
+        StreamError::Busy { .. } => StreamBusyError::new_err(message),
+        StreamError::ReadOnly { .. } | StreamError::Companions { .. } => StreamReadOnlyError::new_err(message),
+        StreamError::Corrupt { .. } | StreamError::Foreign { .. } => StreamDamagedError::new_err(message),
+        _ => TplError::new_err(message),
+    }
 }
 
 /// The fields of one recorded step.

@@ -135,3 +135,53 @@ def test_tplerror_pickles_so_that_worker_processes_can_return_it():
         assert type(back) is tp.TplError and str(back) == str(e)
     else:
         pytest.fail("a row summing to 1.1 was accepted")
+
+
+# Regressions of inputs that were misread or misreported.
+
+
+def test_low_precision_matrices_are_taken_within_their_precision():
+    P = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4]])
+    for dtype in (np.float32, np.float16):
+        got = tp.leakage(P.astype(dtype), P.astype(dtype), [0.5, 0.5])
+        want = tp.leakage(tp.normalize(P.astype(dtype).astype(np.float64)), tp.normalize(P.astype(dtype).astype(np.float64)), [0.5, 0.5])
+        assert got.max_tpl == want.max_tpl
+    with pytest.raises(tp.TplError, match="row 1 sums to"):
+        tp.leakage(np.array([[0.5, 0.4], [0.5, 0.5]], dtype=np.float32), None, [0.5])
+
+
+def test_masked_entries_huge_integers_and_out_of_range_arguments_are_refused_clearly():
+    counts = np.ma.masked_array([[1, 2], [3, 4]], mask=[[False, True], [False, False]])
+    with pytest.raises(tp.TplError, match="masked"):
+        tp.release(counts, "uniform", epsilon=1, window=2, seed=1)
+    with pytest.raises(tp.TplError, match="9007199254740993"):
+        tp.release(np.array([[2**53 + 1, 1]], dtype=np.int64), "uniform", epsilon=1, window=2, seed=1)
+    with pytest.raises(tp.TplError, match="from 1 to"):
+        tp.leakage(None, None, [0.1, 0.2], window=-1)
+    with pytest.raises(tp.TplError, match="beyond the largest double"):
+        tp.supremum([[0.9, 0.1], [0.1, 0.9]], 10**400)
+
+
+def test_results_have_a_json_form():
+    import json
+
+    r = tp.leakage(None, None, [0.1, 0.2], window=1)
+    back = json.loads(r.to_json())
+    assert back["tpl"] == r.tpl.tolist() and back["window"] == 1 and back["max_tpl"] == r.max_tpl
+
+
+def test_a_damaged_stream_raises_its_own_subclass(tmp_path):
+    path = tmp_path / "s.db"
+    s = tp.Stream.create(path, "uniform", epsilon=1, window=2)
+    s.push([1, 2], key=1)
+    s.close()
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE steps SET test = 0.25 WHERE t = 1")
+    with pytest.raises(tp.StreamDamagedError, match="step 1") as e:
+        tp.Stream.open(path).status()
+    assert isinstance(e.value, tp.TplError) and isinstance(e.value, ValueError)
+    (tmp_path / "junk.db").write_bytes(b"x" * 200)
+    with pytest.raises(tp.StreamDamagedError, match="not a tpl stream"):
+        tp.Stream.open(tmp_path / "junk.db")

@@ -35,10 +35,13 @@ from typing import Any, ClassVar, Iterator, Mapping, Optional
 import numpy as np
 
 from . import _native
-from ._native import TplError
+from ._native import StreamBusyError, StreamDamagedError, StreamReadOnlyError, TplError
 
 __all__ = [
     "TplError",
+    "StreamBusyError",
+    "StreamReadOnlyError",
+    "StreamDamagedError",
     "loss",
     "supremum",
     "leakage",
@@ -74,10 +77,17 @@ def _numeric(x: Any, name: str, ndim: int) -> np.ndarray:
     TplError naming ``name``."""
     if isinstance(x, (str, bytes)):
         raise TplError(f"{name}: an array of numbers is needed, got a {type(x).__name__}")
+    if isinstance(x, np.ma.MaskedArray) and np.ma.is_masked(x):
+        raise TplError(
+            f"{name}: a masked array with masked entries: its mask would be ignored; fill them "
+            "(x.filled(value)) or drop them first"
+        )
     try:
         a = np.asarray(x)
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError, OverflowError) as e:
         raise TplError(f"{name}: not an array of numbers ({e})") from None
+    if a.dtype.kind == "O" and any(isinstance(v, numbers.Integral) for v in a.flat):
+        raise TplError(f"{name}: an integer beyond 64 bits, which no double holds exactly")
     if a.dtype.kind not in "iuf":
         raise TplError(f"{name}: an array of integers or floats is needed, got dtype {a.dtype}")
     if a.ndim != ndim:
@@ -89,15 +99,36 @@ def _numeric(x: Any, name: str, ndim: int) -> np.ndarray:
 
 
 def _array(x: Any, name: str, ndim: int) -> np.ndarray:
-    """``x`` as a C-contiguous float64 array of ``ndim`` dimensions, or a TplError."""
-    return np.ascontiguousarray(_numeric(x, name, ndim), dtype=np.float64)
+    """``x`` as a C-contiguous float64 array of ``ndim`` dimensions, or a TplError. Integers
+    beyond 2⁵³ that no double holds are refused, never rounded."""
+    a = _numeric(x, name, ndim)
+    f = np.ascontiguousarray(a, dtype=np.float64)
+    if a.dtype.kind in "iu":
+        for i in np.flatnonzero(np.abs(f) >= 2.0**53):
+            v = int(a.flat[i])
+            if int(float(v)) != v:
+                raise TplError(f"{name}: integer {v} has no exact double (beyond 2^53): it would be read as {int(float(v))}")
+    return f
 
 
 def _matrix(x: Any, name: str) -> np.ndarray:
-    """A transition matrix argument: a non-empty square 2-D array of numbers."""
+    """A transition matrix argument: a non-empty square 2-D array of numbers. A matrix of
+    float32 or float16 entries, whose rows sum to 1 only to its own precision, is accepted
+    within that precision and its rows rescaled to sum to 1 (:func:`normalize`)."""
+    low = np.asarray(x).dtype if not isinstance(x, (str, bytes)) and hasattr(x, "dtype") else None
     a = _array(x, name, 2)
     if a.shape[0] != a.shape[1]:
         raise TplError(f"{name}: a square n × n matrix is needed, got shape {a.shape}")
+    if low is not None and low.kind == "f" and low.itemsize < 8:
+        tolerance = 4 * a.shape[1] * float(np.finfo(low).eps)
+        sums = a.sum(axis=1)
+        if np.all(np.abs(sums - 1) <= tolerance):
+            return _native.normalize(a)
+        row = int(np.argmax(np.abs(sums - 1)))
+        raise TplError(
+            f"{name}: row {row + 1} sums to {sums[row]:.9g}, not 1 within the precision of {low} "
+            f"(tolerance {tolerance:.3g})"
+        )
     return a
 
 
@@ -133,7 +164,10 @@ def _number(x: Any, name: str) -> float:
         x = x.item()
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
         raise TplError(f"{name}: a number is needed, got {x!r}")
-    return float(x)
+    try:
+        return float(x)
+    except OverflowError:
+        raise TplError(f"{name}: {x} is beyond the largest double (±1.8e308)") from None
 
 
 def _whole(x: Any, name: str, minimum: int = 0, maximum: int = 2**64 - 1) -> int:
@@ -179,6 +213,26 @@ class _Fields(Mapping):
     def to_dict(self) -> dict:
         """The fields that are set, by name (arrays are not copied)."""
         return {k: getattr(self, k) for k in self._names()}
+
+    def to_json(self) -> str:
+        """The fields that are set as one JSON object, by the CLI's names, arrays as lists:
+        what ``json.dumps(r.to_dict())`` cannot do with numpy arrays."""
+        return json.dumps(_plain(self.to_dict()))
+
+
+def _plain(v: Any) -> Any:
+    """``v`` with numpy arrays and scalars as Python lists and numbers (for JSON)."""
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, Mapping):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return _plain(dataclasses.asdict(v))
+    return v
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -459,7 +513,7 @@ def leakage(
         raise TplError(f"horizon {horizon}: needs epsilon= (the budget of every step), or give budgets=")
     else:
         raise TplError("give budgets=, or epsilon= with horizon=")
-    w = None if window is None else _whole(window, "window")
+    w = None if window is None else _whole(window, "window", minimum=1)
     eps, bpl, fpl, tpl, max_tpl, windows = _native.leakage(pb, pf, b, e, t, w)
     steps = np.arange(1, len(eps) + 1, dtype=np.int64)
     if windows is None:
@@ -557,7 +611,7 @@ def allocate(
     pf = _optional_matrix(forward, "forward")
     a = _number(alpha, "alpha")
     t = _whole(horizon, "horizon")
-    w = None if window is None else _whole(window, "window")
+    w = None if window is None else _whole(window, "window", minimum=1)
     if strategy == "window" and w is None:
         raise TplError("window: the window strategy needs window=W (the window length)")
     return Allocation(**_native.allocate(strategy, pb, pf, a, t, w))
@@ -625,7 +679,7 @@ def release(
         raise TplError(f"sampler: discrete or float, got {sampler!r}")
     c = _counts(counts)
     e = _number(epsilon, "epsilon")
-    w = _whole(window, "window")
+    w = _whole(window, "window", minimum=1)
     d = _number(sensitivity, "sensitivity")
     pb = _optional_matrix(backward, "backward")
     pf = _optional_matrix(forward, "forward")
@@ -813,7 +867,7 @@ def compare(
     if epsilon is None or window is None:
         raise TplError("epsilon and window are needed (ε of every window of W steps)")
     e = _number(epsilon, "epsilon")
-    w = _whole(window, "window")
+    w = _whole(window, "window", minimum=1)
     r = _whole(runs, "runs")
     a = None if alpha is None else _number(alpha, "alpha")
     d = _number(sensitivity, "sensitivity")
@@ -1076,7 +1130,7 @@ class Stream:
             _path(path),
             scheme,
             _number(epsilon, "epsilon"),
-            _whole(window, "window"),
+            _whole(window, "window", minimum=1),
             _number(sensitivity, "sensitivity"),
             _optional_matrix(backward, "backward"),
             _optional_matrix(forward, "forward"),
