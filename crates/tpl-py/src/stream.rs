@@ -8,9 +8,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tpl_stream::{Parameter, StepRecord, Stream, StreamConfig, StreamError, default_key_path};
 
-use crate::{StreamBusyError, StreamDamagedError, StreamReadOnlyError, TplError};
 use crate::convert::{optional_matrix, vector};
 use crate::release::{params, sampler, scheme_kind};
+use crate::{StreamBusyError, StreamDamagedError, StreamReadOnlyError, TplError};
 
 /// A handle on a durable stream file. Not shared between threads (SQLite's connection and
 /// the scheme's state stay on the thread that opened it); a push holds the GIL, which it
@@ -26,7 +26,9 @@ fn stream_error(e: StreamError) -> PyErr {
     let message = e.message(Parameter::name);
     match e {
         StreamError::Busy { .. } => StreamBusyError::new_err(message),
-        StreamError::ReadOnly { .. } | StreamError::Companions { .. } => StreamReadOnlyError::new_err(message),
+        StreamError::ReadOnly { .. } | StreamError::Companions { .. } => {
+            StreamReadOnlyError::new_err(message)
+        }
         StreamError::Corrupt { .. } | StreamError::Foreign { .. } => StreamDamagedError::new_err(message),
         _ => TplError::new_err(message),
     }
