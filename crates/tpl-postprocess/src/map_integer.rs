@@ -91,11 +91,14 @@ pub fn map_integer_objective(r: &[f64], p: &[f64], a: f64, x: &[u64]) -> Result<
         .sum())
 }
 
-/// Cost δ_i(k) of the k-th unit (k ≥ 1) of a cell with release `r` and ln p = `ln_p`
-/// (docs/map.md §4). The single formula both selections evaluate, so that they see the same f64
-/// values; it is non-decreasing in k as computed (ln is monotone, rounding is monotone).
+/// Cost δ_i(k) − `shift` of the k-th unit (k ≥ 1) of a cell with release `r` and ln p =
+/// `ln_p` (docs/map.md §4). The single formula both selections evaluate, so that they see the
+/// same f64 values; it is non-decreasing in k as computed (ln is monotone, rounding is
+/// monotone). A uniform shift leaves the order of the exact costs as it is; `shift` = a·σ₀
+/// ([`shift_of`]) makes the units of the class σ = σ₀ cost their prior term exactly, so
+/// that however large a is, the prior still orders the units among which the choice is made.
 #[inline]
-fn unit_cost(k: u64, r: f64, ln_p: f64, a: f64) -> f64 {
+fn unit_cost(k: u64, r: f64, ln_p: f64, a: f64, shift: f64) -> f64 {
     let kf = k as f64;
     let sigma = if kf <= r {
         -1.0
@@ -105,7 +108,20 @@ fn unit_cost(k: u64, r: f64, ln_p: f64, a: f64) -> f64 {
         2.0 * (kf - r) - 1.0
     };
     // + 0.0 turns a −0 into +0, so that the heap's total order is f64 equality's.
-    (kf.ln() - ln_p) + a * sigma + 0.0
+    (kf.ln() - ln_p) + (a * sigma - shift) + 0.0
+}
+
+/// The shift a·σ₀ of [`unit_cost`]: σ₀ = −1 (the units at or below the release) when the N
+/// units fit among those, else +1 (all of those are taken when a is large, and the choice is
+/// among the units above the release). With a of 10^15 and more, a·σ + (ln k − ln p) keeps
+/// only a few bits of the prior term, so the prior stopped breaking the ties of the L1 term;
+/// shifted, the class the choice is made in costs its prior term exactly.
+fn shift_of(r: &[f64], p: &[f64], total: u64, a: f64) -> f64 {
+    let below = r.iter().zip(p).filter(|&(_, &pi)| pi > 0.0).fold(0u64, |acc, (&ri, _)| {
+        // `as` saturates: a release beyond 2^64 counts as that many units.
+        acc.saturating_add(ri.max(0.0).floor() as u64)
+    });
+    if total <= below { -a } else { a }
 }
 
 /// The heap serves N ≤ `HEAP_PER_CELL`·n + `HEAP_EXTRA` units; the threshold bisection the
@@ -155,27 +171,29 @@ pub(crate) fn by_heap(r: &[f64], p: &[f64], total: u64, a: f64) -> Vec<u64> {
         return x;
     }
     let ln_p: Vec<f64> = p.iter().map(|&v| ln_or_neg_inf(v)).collect();
+    let shift = shift_of(r, p, total, a);
     let mut heap: BinaryHeap<Next> = (0..n)
         .filter(|&i| p[i] > 0.0)
-        .map(|i| Next { cost: unit_cost(1, r[i], ln_p[i], a), cell: i })
+        .map(|i| Next { cost: unit_cost(1, r[i], ln_p[i], a, shift), cell: i })
         .collect();
     for _ in 0..total {
         // The prior sums to 1, so some cell is active and the heap never runs dry.
         let Some(Next { cell, .. }) = heap.pop() else { break };
         x[cell] += 1;
-        heap.push(Next { cost: unit_cost(x[cell] + 1, r[cell], ln_p[cell], a), cell });
+        heap.push(Next { cost: unit_cost(x[cell] + 1, r[cell], ln_p[cell], a, shift), cell });
     }
     x
 }
 
-/// Number of units k ∈ 1..=cap of one cell with δ(k) ≤ θ.
+/// Number of units k ∈ 1..=cap of one cell with δ(k) − shift ≤ θ.
 ///
-/// Starts from the closed form median(r⁺, p e^{θ−a}, p e^{θ+a}) (docs/map.md §4: the count in exact
-/// arithmetic, up to floors) and corrects it with the exact δ by a galloping search, so the
-/// answer is the count for the computed δ, as the heap sees it.
-fn count_cell(r: f64, ln_p: f64, a: f64, theta: f64, cap: u64) -> u64 {
-    let ok = |k: u64| unit_cost(k, r, ln_p, a) <= theta;
-    let guess = clamp_between(r.max(0.0), (ln_p + theta - a).exp(), (ln_p + theta + a).exp());
+/// Starts from the closed form median(r⁺, p e^{θ+shift−a}, p e^{θ+shift+a}) (docs/map.md §4:
+/// the count in exact arithmetic, up to floors) and corrects it with the exact δ by a
+/// galloping search, so the answer is the count for the computed δ, as the heap sees it.
+fn count_cell(r: f64, ln_p: f64, (a, shift): (f64, f64), theta: f64, cap: u64) -> u64 {
+    let ok = |k: u64| unit_cost(k, r, ln_p, a, shift) <= theta;
+    let guess =
+        clamp_between(r.max(0.0), (ln_p + theta + (shift - a)).exp(), (ln_p + theta + (shift + a)).exp());
     // `as` saturates (and maps NaN to 0): any value is a valid starting point.
     let m = (guess.floor() as u64).min(cap);
     if m > 0 && !ok(m) {
@@ -230,7 +248,7 @@ pub(crate) fn by_threshold(r: &[f64], p: &[f64], total: u64, a: f64) -> Vec<u64>
     let Some(&richest) = active.iter().max_by(|&&i, &&j| p[i].total_cmp(&p[j])) else {
         return x;
     };
-    let units = Units { r, ln_p: &ln_p, active: &active, a, cap: total };
+    let units = Units { r, ln_p: &ln_p, active: &active, a, shift: shift_of(r, p, total, a), cap: total };
     // Enough candidates to make the final sort cheap, few enough to stop bisecting early.
     let few = 2 * active.len() as u64 + 64;
     let bracket = units.bracket(total, ln_p[richest], few);
@@ -244,6 +262,8 @@ struct Units<'a> {
     ln_p: &'a [f64],
     active: &'a [usize],
     a: f64,
+    /// The shift of [`unit_cost`].
+    shift: f64,
     cap: u64,
 }
 
@@ -263,7 +283,7 @@ impl Units<'_> {
 
     /// Units of cell i with δ ≤ θ.
     fn count_in(&self, i: usize, theta: f64) -> u64 {
-        count_cell(self.r[i], self.ln_p[i], self.a, theta, self.cap)
+        count_cell(self.r[i], self.ln_p[i], (self.a, self.shift), theta, self.cap)
     }
 
     /// The bisection on the cost θ: from a bracket that holds every unit, narrows it until
@@ -271,13 +291,14 @@ impl Units<'_> {
     /// `ln_p_richest` is ln p of a cell of largest prior.
     fn bracket(&self, total: u64, ln_p_richest: f64, few: u64) -> Bracket {
         let min_neg_ln_p = self.active.iter().map(|&i| -self.ln_p[i]).fold(f64::INFINITY, f64::min);
-        // Every computed cost is ≥ fl(−ln p_i − a) (ln k ≥ 0, σ ≥ −1, rounding is monotone),
-        // so the double just below that bound is below every unit, even when a swamps ln p.
-        let mut lo = from_ordered(ordered(min_neg_ln_p - self.a) - 1);
+        // Every computed cost is ≥ fl(−ln p_i + fl(−a − shift)) (ln k ≥ 0, σ ≥ −1, rounding is
+        // monotone), so the double just below that bound is below every unit, even when a
+        // swamps ln p.
+        let mut lo = from_ordered(ordered(min_neg_ln_p + (-self.a - self.shift)) - 1);
         let mut below_lo = 0u64;
         // The first N units of the richest cell all cost at most δ(N) with σ = +1, and that
         // is how `hi` is computed, so count(≤ hi) ≥ N holds for the computed costs.
-        let mut hi = ((total as f64).ln() - ln_p_richest) + self.a + 0.0;
+        let mut hi = ((total as f64).ln() - ln_p_richest) + (self.a * 1.0 - self.shift) + 0.0;
         let mut below_hi = self.count(hi);
         let mut halvings = 0;
         while below_hi - below_lo > few {
@@ -319,8 +340,9 @@ impl Units<'_> {
         if below_hi - below_lo <= few {
             let mut candidates: Vec<(f64, usize)> = Vec::with_capacity((below_hi - below_lo) as usize);
             for (&i, &top) in self.active.iter().zip(&tops) {
-                candidates
-                    .extend((x[i] + 1..=top).map(|k| (unit_cost(k, self.r[i], self.ln_p[i], self.a), i)));
+                candidates.extend(
+                    (x[i] + 1..=top).map(|k| (unit_cost(k, self.r[i], self.ln_p[i], self.a, self.shift), i)),
+                );
             }
             // Within a cell, costs rise with k and the sort is stable: (cost, cell) suffices.
             candidates.sort_by(|u, v| u.0.total_cmp(&v.0).then(u.1.cmp(&v.1)));
@@ -345,6 +367,24 @@ mod tests {
     fn tie_rule() {
         assert_eq!(map_integer_step(&[0.0; 3], &[1.0 / 3.0; 3], 4, 0.5).unwrap(), vec![2, 1, 1]);
         assert_eq!(by_threshold(&[0.0; 3], &[1.0 / 3.0; 3], 4, 0.5), vec![2, 1, 1]);
+    }
+
+    /// Regression: with a ≥ 10^15 the L1 term swamped the prior term in the computed cost
+    /// (ulp(10^16) = 2), so ties of the L1 term went to the lower cell instead of the likelier
+    /// one. The prior still decides among the units at or below the release, and among the
+    /// units above it, whatever a is — in both selections.
+    #[test]
+    fn the_prior_breaks_the_ties_of_the_l1_term_at_any_weight() {
+        for a in [1.0, 1e14, 1e16, 1e300] {
+            assert_eq!(map_integer_step(&[5.0, 5.0], &[0.1, 0.9], 6, a).unwrap(), vec![1, 5], "a = {a}");
+            assert_eq!(by_threshold(&[5.0, 5.0], &[0.1, 0.9], 6, a), vec![1, 5], "a = {a}");
+            assert_eq!(map_integer_step(&[0.0, 0.0], &[0.1, 0.9], 4, a).unwrap(), vec![0, 4], "a = {a}");
+            assert_eq!(by_threshold(&[0.0, 0.0], &[0.1, 0.9], 4, a), vec![0, 4], "a = {a}");
+            assert_eq!(
+                by_heap(&[300.0, 300.0], &[0.1, 0.9], 400, a),
+                by_threshold(&[300.0, 300.0], &[0.1, 0.9], 400, a)
+            );
+        }
     }
 
     #[test]
@@ -393,7 +433,8 @@ mod tests {
                     y[j] += 1;
                     let gy = map_integer_objective(&r, &p, 0.01, &y).unwrap();
                     // Both sides are ~1e10: compare the marginal costs instead of G's rounding.
-                    let d = unit_cost(y[j], r[j], p[j].ln(), 0.01) - unit_cost(x[i], r[i], p[i].ln(), 0.01);
+                    let d = unit_cost(y[j], r[j], p[j].ln(), 0.01, 0.0)
+                        - unit_cost(x[i], r[i], p[i].ln(), 0.01, 0.0);
                     assert!(d >= 0.0, "move {i}->{j} lowers G by {}: {g} vs {gy}", -d);
                 }
             }
