@@ -643,3 +643,22 @@ fn init_keeps_the_key_apart_rekey_rotates_it_and_a_failed_init_creates_nothing()
         );
     }
 }
+
+/// Regression: a push that ran out of room said only SQLite's words; it now says how many
+/// steps of the push were recorded before it (the file is limited here with `ulimit -f`).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_push_that_runs_out_of_room_says_how_many_steps_stand() {
+    let (scratch, db) = new_stream("stream-full", "uniform");
+    let c = counts_file(&scratch, "c.csv", 0, 400, 200);
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 400; exec '{}' stream push --db '{db}' --counts '{c}' --format csv >/dev/null",
+        env!("CARGO_BIN_EXE_tpl")
+    );
+    let out = std::process::Command::new("sh").args(["-c", &script]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let steps = json(&["stream", "status", "--db", &db])["steps"].as_u64().unwrap();
+    assert!(steps > 0 && steps < 400, "{steps} steps");
+    assert!(stderr.contains(&format!("({steps} new steps of this push recorded before it)")), "{stderr}");
+}

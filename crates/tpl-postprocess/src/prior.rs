@@ -165,6 +165,14 @@ mod tests {
         );
     }
 
+    /// Regression: with 10^6 cells the warning named every one of them, a 2 MB line.
+    #[test]
+    fn the_zero_cells_warning_names_twenty_columns_at_most() {
+        let w = Warning::ZeroPriorCells { cells: (0..1_000_000).collect() }.to_string();
+        assert!(w.contains("c0, c1") && w.contains("c19, and 999980 more") && !w.contains("c20,"), "{w}");
+        assert!(w.len() < 300, "{} bytes", w.len());
+    }
+
     #[test]
     fn frequency_survives_huge_counts() {
         let (p, _) = PriorPolicy::Frequency.initial(&[f64::MAX, f64::MAX]).unwrap();

@@ -505,7 +505,9 @@ def leakage(
             raise TplError("budgets: give budgets=, or epsilon= with horizon=, not both")
         b, e, t = effective_budgets(budgets, sensitivity), None, None
     elif epsilon is not None and horizon is not None:
-        e = float(effective_budgets([_number(epsilon, "epsilon")], sensitivity)[0])
+        e = _number(epsilon, "epsilon")
+        if e > 0 and e != float("inf"):
+            e = float(effective_budgets([e], sensitivity)[0])
         b, t = None, _whole(horizon, "horizon")
     elif epsilon is not None:
         raise TplError(f"epsilon {epsilon}: needs horizon= (the number of steps), or give budgets=")

@@ -65,7 +65,7 @@ if int(pyspark.__version__.split(".")[0]) < 4:  # pragma: no cover - depends on 
 
 import numpy as np
 
-from .. import Estimated, TplError, _native, _number, _step_range, _whole, effective_budgets
+from .. import Estimated, TplError, _native, _number, _step_range, _whole
 from .. import estimate as _estimate
 from .. import leakage as _leakage
 from .. import matrices_from_transitions
@@ -495,18 +495,20 @@ def personalized_leakage(
     s = _smoothing(smoothing)
     w = None if window is None else _whole(window, "window", minimum=1)
     if isinstance(budgets, numbers.Real) and not isinstance(budgets, bool):
-        b: Any = float(effective_budgets([_number(budgets, "budgets")], sensitivity)[0])
+        b: Any = _number(budgets, "budgets")
     else:
-        b = effective_budgets(budgets, sensitivity)
+        b = budgets
     checked = _check(df, bucket, user, cell)
     _steps(checked, steps)
-    # The budgets and the window checked by the library before any job: the leakage of
-    # someone whose moves are unknown (no matrices).
+    # The budgets, the sensitivity and the window checked by the library before any job: the
+    # leakage of someone whose moves are unknown (no matrices). What it audited (2·ε_t/Δ)
+    # is what every person's leakage is computed from.
     if isinstance(b, float):
-        _leakage(None, None, epsilon=b, horizon=len(checked.buckets), window=w)
+        audit = _leakage(None, None, epsilon=b, horizon=len(checked.buckets), window=w, sensitivity=sensitivity)
+        b = float(audit.epsilon[0])
     else:
-        _leakage(None, None, b, window=w)
-        b = np.ascontiguousarray(b, dtype=np.float64)
+        audit = _leakage(None, None, b, window=w, sensitivity=sensitivity)
+        b = np.ascontiguousarray(audit.epsilon, dtype=np.float64)
     schema = T.StructType(
         [
             T.StructField(user, df.schema[user].dataType, False),
