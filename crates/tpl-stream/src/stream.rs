@@ -14,8 +14,7 @@ use tpl_mechanisms::{
 };
 
 use crate::building::Building;
-use crate::config::Sampler;
-use crate::config::StreamConfig;
+use crate::config::{Sampler, StreamConfig};
 use crate::error::{ConfigError, Result, StreamError};
 use crate::guard::{Enforced, Guard, within};
 use crate::key::{StreamKey, default_key_path, rotation_file};
