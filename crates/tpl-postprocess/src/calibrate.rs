@@ -52,7 +52,8 @@ impl Calibration {
     /// moves and the prior is 4096 times weaker than the multinomial, so a step with a
     /// release is estimated almost from the release alone, and a step without one keeps the
     /// last estimate. Used before any release was scored and whenever no member beats it by
-    /// [`EVIDENCE`] nats — a matrix must earn its trust (docs/map.md §8).
+    /// 3 nats (a likelihood-ratio test at level 5 % of two parameters) — a matrix must earn its
+    /// trust (docs/map.md §8).
     pub const HOLD: Self = Self { move_weight: 0.0, dispersion: 4096.0 };
 }
 

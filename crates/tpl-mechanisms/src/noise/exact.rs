@@ -18,7 +18,7 @@ const MAX_AHEAD: usize = 16 * BLOCK;
 /// Values asked for at one scale in a row before values are drawn ahead for it.
 const AHEAD_AFTER: usize = 2 * BLOCK;
 
-/// The exact discrete Laplace (two-sided geometric) distribution Pr[k] ∝ exp(−|k|/b) on
+/// The exact discrete Laplace (two-sided geometric) distribution Pr\[k\] ∝ exp(−|k|/b) on
 /// the integers — release-grade. Integer arithmetic only (Canonne, Kamath, Steinke 2020,
 /// "The Discrete Gaussian for Differential Privacy", Algorithms 1 and 2), restated for
 /// batches of draws at one scale in `docs/w-event.md` §1.3.
