@@ -17,7 +17,7 @@ use std::path::Path;
 use criterion::{Criterion, criterion_group, criterion_main};
 use tpl_benches::{Pace, SplitMix64};
 use tpl_mechanisms::SchemeKind;
-use tpl_stream::{Sampler, Stream, StreamConfig};
+use tpl_stream::{Stream, StreamConfig};
 
 /// Stream shape (recorded steps, cells).
 const SHAPE: (usize, usize) = (100_000, 100);
@@ -31,17 +31,7 @@ fn counts(rng: &mut SplitMix64, cells: usize) -> Vec<f64> {
 
 /// A bd stream of `SHAPE.0` steps at `path`.
 fn build(path: &Path, rng: &mut SplitMix64) {
-    let config = StreamConfig {
-        scheme: SchemeKind::Bd,
-        epsilon: 1.0,
-        window: 10,
-        sensitivity: 2.0,
-        sampler: Sampler::Discrete,
-        backward: None,
-        forward: None,
-        alpha: None,
-        budgets: vec![],
-    };
+    let config = StreamConfig::new(SchemeKind::Bd, 1.0, 10);
     Stream::create(path, &config).expect("a new stream");
     let mut s = Stream::open(path).expect("the stream opens");
     for _ in 0..SHAPE.0 {

@@ -20,14 +20,11 @@
 //!
 //! ```
 //! use tpl_mechanisms::SchemeKind;
-//! use tpl_stream::{Sampler, Stream, StreamConfig};
+//! use tpl_stream::{Stream, StreamConfig};
 //! let dir = std::env::temp_dir().join(format!("tpl-stream-doc-{}", std::process::id()));
 //! std::fs::create_dir_all(&dir)?;
 //! let path = dir.join("s.db");
-//! let config = StreamConfig {
-//!     scheme: SchemeKind::Bd, epsilon: 1.0, window: 10, sensitivity: 2.0, sampler: Sampler::Discrete,
-//!     backward: None, forward: None, alpha: None, budgets: vec![],
-//! };
+//! let config = StreamConfig::new(SchemeKind::Bd, 1.0, 10);
 //! Stream::create(&path, &config)?;
 //! let mut s = Stream::open(&path)?;
 //! let first = s.push(Some(0), &[120.0, 30.0])?;

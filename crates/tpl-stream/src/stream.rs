@@ -508,32 +508,37 @@ impl Stream {
     /// identifier the stream stores. A rotation interrupted after the stream took the new
     /// key (`<key>.new` beside the key file holds it) is completed here.
     fn key(&mut self) -> Result<&StreamKey> {
-        if self.key.is_none() {
-            let expected = self.stored.key_id.clone();
-            let mut key = StreamKey::read(&self.key_path);
-            if !key.as_ref().is_ok_and(|k| Some(k.id()) == expected) {
-                let pending = rotation_file(&self.key_path);
-                if let Some(new) = StreamKey::read(&pending).ok().filter(|k| Some(k.id()) == expected) {
-                    std::fs::rename(&pending, &self.key_path)
-                        .map_err(|e| StreamError::Key { path: pending.clone(), reason: e.to_string() })?;
-                    key = Ok(new);
-                }
+        let key = match self.key.take() {
+            Some(key) => key,
+            None => self.read_key()?,
+        };
+        Ok(self.key.insert(key))
+    }
+
+    /// Reads the key file and checks it against the identifier the stream stores
+    /// ([`Stream::key`]).
+    fn read_key(&self) -> Result<StreamKey> {
+        let expected = self.stored.key_id.clone();
+        let mut key = StreamKey::read(&self.key_path);
+        if !key.as_ref().is_ok_and(|k| Some(k.id()) == expected) {
+            let pending = rotation_file(&self.key_path);
+            if let Some(new) = StreamKey::read(&pending).ok().filter(|k| Some(k.id()) == expected) {
+                std::fs::rename(&pending, &self.key_path)
+                    .map_err(|e| StreamError::Key { path: pending.clone(), reason: e.to_string() })?;
+                key = Ok(new);
             }
-            let key = key?;
-            if Some(key.id()) != expected {
-                return Err(StreamError::Key {
-                    path: self.key_path.clone(),
-                    reason: format!(
-                        "the key of another stream (its identifier is not the one {} stores)",
-                        self.path.display()
-                    ),
-                });
-            }
-            self.key = Some(key);
         }
-        self.key
-            .as_ref()
-            .ok_or_else(|| StreamError::Key { path: self.key_path.clone(), reason: "unread".into() })
+        let key = key?;
+        if Some(key.id()) != expected {
+            return Err(StreamError::Key {
+                path: self.key_path.clone(),
+                reason: format!(
+                    "the key of another stream (its identifier is not the one {} stores)",
+                    self.path.display()
+                ),
+            });
+        }
+        Ok(key)
     }
 
     /// Makes every committed step durable against power loss: an fsync of the write-ahead

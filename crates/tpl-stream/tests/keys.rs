@@ -6,20 +6,10 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 use tpl_mechanisms::SchemeKind;
-use tpl_stream::{Sampler, Stream, StreamConfig, StreamError, StreamKey, default_key_path};
+use tpl_stream::{Stream, StreamConfig, StreamError, StreamKey, default_key_path};
 
 fn config() -> StreamConfig {
-    StreamConfig {
-        scheme: SchemeKind::Uniform,
-        epsilon: 1.0,
-        window: 4,
-        sensitivity: 2.0,
-        sampler: Sampler::Discrete,
-        backward: None,
-        forward: None,
-        alpha: None,
-        budgets: vec![],
-    }
+    StreamConfig::new(SchemeKind::Uniform, 1.0, 4)
 }
 
 fn temp_db() -> (tempfile::TempDir, PathBuf) {

@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{MechError, NoiseSource, SchemeKind};
-use tpl_stream::{ConfigError, Parameter, Sampler, Stream, StreamConfig, StreamError};
+use tpl_stream::{ConfigError, Parameter, Stream, StreamConfig, StreamError};
 
 /// A fresh path in a fresh temporary folder (removed when the folder is dropped).
 fn temp_db(name: &str) -> (tempfile::TempDir, PathBuf) {
@@ -27,17 +27,7 @@ fn created(name: &str, scheme: SchemeKind) -> (tempfile::TempDir, Stream) {
 }
 
 fn config(scheme: SchemeKind, epsilon: f64, window: usize) -> StreamConfig {
-    StreamConfig {
-        scheme,
-        epsilon,
-        window,
-        sensitivity: 2.0,
-        sampler: Sampler::Discrete,
-        backward: None,
-        forward: None,
-        alpha: None,
-        budgets: vec![],
-    }
+    StreamConfig::new(scheme, epsilon, window)
 }
 
 /// Noise from one queue shared by every sampler made from it: a stream reopened any number

@@ -115,7 +115,7 @@ def _matrix(x: Any, name: str) -> np.ndarray:
     """A transition matrix argument: a non-empty square 2-D array of numbers. A matrix of
     float32 or float16 entries, whose rows sum to 1 only to its own precision, is accepted
     within that precision and its rows rescaled to sum to 1 (:func:`normalize`)."""
-    low = np.asarray(x).dtype if not isinstance(x, (str, bytes)) and hasattr(x, "dtype") else None
+    low = getattr(x, "dtype", None)
     a = _array(x, name, 2)
     if a.shape[0] != a.shape[1]:
         raise TplError(f"{name}: a square n × n matrix is needed, got shape {a.shape}")
