@@ -218,7 +218,7 @@ def run_all(tpl, runs, work):
         noisy = np.ascontiguousarray(np.loadtxt(releases, delimiter=",", comments="#", skiprows=2)[:, 4:])
     except ImportError:
         tp = None
-        print("| … `temporal_privacy.postprocess` | — | not installed (pip install ./crates/tpl-py) | — | — | "
+        print("| … `temporal_privacy.postprocess` | — | not installed (pip install ./tpl-py) | — | — | "
               "not measured |")
     for label, extra in [("sparse excesses: estimated from steps ..2", ["--steps", "..2"]),
                          ("dense: estimated from every step", [])]:

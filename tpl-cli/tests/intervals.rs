@@ -1,0 +1,108 @@
+//! `--interval` on post-processed estimates and `postprocess --chart` (`docs/intervals.md`
+//! §2): on the second half of the AIS week released by `laplace` at ε = 0.5 per step, with
+//! matrices `tpl estimate --steps ..972` makes from the first half, the bootstrap intervals
+//! of the default estimator hold the estimates, have whole-number ends, and cover the true
+//! counts at least at their level less five points.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn week(file: &str) -> String {
+    format!("{}/../testdata/ais_nyharbor_week_5min/{file}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn matrix(v: &Value) -> Vec<Vec<f64>> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect())
+        .collect()
+}
+
+/// (scratch, the second half's counts file, its rows, the released CSV, the forward matrix).
+fn released(name: &str) -> (Scratch, String, Vec<Vec<f64>>, String, String) {
+    let d = Scratch::new(name);
+    let counts = std::fs::read_to_string(week("counts.csv")).unwrap();
+    let mut lines = counts.lines();
+    let header = lines.next().unwrap();
+    let second: Vec<&str> = lines.skip(972).collect();
+    let text = format!("{header}\n{}\n", second.join("\n"));
+    let truth: Vec<Vec<f64>> =
+        second.iter().map(|l| l.split(',').skip(1).map(|v| v.parse().unwrap()).collect()).collect();
+    let second = d.file("second.csv", &text);
+    let out = d.path("m");
+    tpl_ok(&cmd("estimate --stream {} --steps ..972 --out {}", &[&week("stream.csv"), &out]));
+    let release = tpl_ok(&cmd(
+        "release --counts {} --scheme laplace --epsilon 0.5 --window 1 --seed 4 --format csv",
+        &[&second],
+    ));
+    let releases = d.file("r.csv", &release.stdout);
+    (d, second, truth, releases, format!("{out}/transition_forward.csv"))
+}
+
+#[test]
+fn estimate_intervals_hold_the_estimates_and_cover_the_truth() {
+    let (_d, _, truth, releases, forward) = released("intervals-cover");
+    let out = json(&cmd(
+        "postprocess --releases {} --total 140 --forward {} --interval 0.9 --replicates 40 --seed 2",
+        &[&releases, &forward],
+    ));
+    assert_eq!(out["interval"], 0.9);
+    let (x, lo, hi) = (matrix(&out["estimates"]), matrix(&out["lower"]), matrix(&out["upper"]));
+    let (mut covered, mut total) = (0, 0);
+    for t in 0..x.len() {
+        for j in 0..x[t].len() {
+            assert!(lo[t][j] <= x[t][j] + 1e-9 && x[t][j] <= hi[t][j] + 1e-9, "step {t} cell {j}");
+            assert!(lo[t][j] == lo[t][j].round() && hi[t][j] == hi[t][j].round() && lo[t][j] >= 0.0);
+            covered += usize::from(lo[t][j] <= truth[t][j] && truth[t][j] <= hi[t][j]);
+            total += 1;
+        }
+    }
+    let coverage = covered as f64 / total as f64;
+    assert!(coverage >= 0.85, "coverage {coverage}");
+}
+
+#[test]
+fn chart_with_truth_and_band_and_bad_flags() {
+    let (d, second, _, releases, forward) = released("intervals-chart");
+    let svg = d.path("c.svg");
+    let run = tpl_ok(&cmd(
+        "postprocess --releases {} --total 140 --forward {} --interval 0.8 --replicates 5 --seed 1 --chart {} --truth {} --format csv",
+        &[&releases, &forward, &svg, &second],
+    ));
+    let header = run.stdout.lines().nth(1).unwrap();
+    assert!(header.ends_with("hi_c22") && header.contains(",lo_c0,"), "{header}");
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    // The chart holds the true counts: its title says it is confidential.
+    for needle in ["truth", "raw release", "estimate (map)", "80 % interval", "cell c22", "CONFIDENTIAL"] {
+        assert!(drawn.contains(needle), "the chart shows {needle}");
+    }
+    let short = d.file("short.csv", "timestamp_bucket,c0\n0,1\n");
+    bad_input(
+        &cmd(
+            "postprocess --releases {} --total 140 --forward {} --chart {} --truth {}",
+            &[&releases, &forward, &svg, &short],
+        ),
+        &["short.csv", "1 steps × 1 cells"],
+        &[],
+    );
+    bad_input(
+        &cmd(
+            "postprocess --releases {} --total 140 --forward {} --interval 0.9 --replicates 1",
+            &[&releases, &forward],
+        ),
+        &["--replicates", "≥ 2"],
+        &[],
+    );
+    usage_error(&cmd("postprocess --releases {} --total 140 --forward {} --seed 3", &[&releases, &forward]));
+    bad_input(
+        &cmd(
+            "postprocess --releases {} --total 140 --forward {} --interval 0.9 --replicates 100000000",
+            &[&releases, &forward],
+        ),
+        &["--replicates 100000000"],
+        &[],
+    );
+}

@@ -1,0 +1,83 @@
+"""Shared fixtures: the `tpl` binary whose JSON every function is checked against, and the
+example and test data of the repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "data"
+AIS = ROOT / "testdata" / "ais_nyharbor_week_5min"
+
+
+def _find_tpl() -> Path:
+    """The `tpl` binary: $TPL_BIN, else target/release/tpl of $CARGO_TARGET_DIR or the repo."""
+    if os.environ.get("TPL_BIN"):
+        return Path(os.environ["TPL_BIN"])
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    return target / "release" / "tpl"
+
+
+@pytest.fixture(scope="session")
+def tpl_bin() -> Path:
+    path = _find_tpl()
+    if not path.is_file():
+        pytest.fail(
+            f"the tpl binary is not at {path}: build it (cargo build --release -p tpl-cli) "
+            "or set TPL_BIN; scripts/test-all does both"
+        )
+    return path
+
+
+@pytest.fixture(scope="session")
+def cli(tpl_bin):
+    """cli(*args) runs `tpl ARGS --format json` in the repository root and returns
+    (parsed JSON, stderr)."""
+
+    def run(*args: str):
+        out = subprocess.run(
+            [str(tpl_bin), *map(str, args), "--format", "json"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout), out.stderr
+
+    return run
+
+
+def read_matrix(path: Path) -> np.ndarray:
+    """A matrix file of the repository (commas and/or whitespace, `#` comments), parsed
+    with Python's correctly rounded float() as the CLI parses it."""
+    rows = []
+    for line in Path(path).read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            rows.append([float(v) for v in re.split(r"[,\s]+", line) if v])
+    return np.array(rows, dtype=np.float64)
+
+
+def read_budgets(path: Path) -> np.ndarray:
+    return np.array(
+        [float(l.split("#", 1)[0]) for l in Path(path).read_text().splitlines() if l.split("#", 1)[0].strip()]
+    )
+
+
+def read_counts(path: Path) -> np.ndarray:
+    """A counts file with a `timestamp_bucket,c0,…` header, as integers (T × n)."""
+    return np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.int64)[:, 1:]
+
+
+def same_bits(a, b) -> bool:
+    """Equal to the last bit, element by element (arrays or scalars)."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    return a.shape == b.shape and bool(np.all(a.view(np.int64) == b.view(np.int64)))
