@@ -17,9 +17,9 @@ use std::path::Path;
 use criterion::{Criterion, criterion_group, criterion_main};
 use tpl_benches::{Pace, SplitMix64};
 use tpl_mechanisms::SchemeKind;
-use tpl_stream::{Stream, StreamConfig};
+use tpl_stream::{DurableStream, StreamConfig};
 
-/// Stream shape (recorded steps, cells).
+/// DurableStream shape (recorded steps, cells).
 const SHAPE: (usize, usize) = (100_000, 100);
 /// Settings: iterations of a few milliseconds.
 const PACE: Pace = Pace::flat(30, 500, 3000);
@@ -32,8 +32,8 @@ fn counts(rng: &mut SplitMix64, cells: usize) -> Vec<f64> {
 /// A bd stream of `SHAPE.0` steps at `path`.
 fn build(path: &Path, rng: &mut SplitMix64) {
     let config = StreamConfig::new(SchemeKind::Bd, 1.0, 10);
-    Stream::create(path, &config).expect("a new stream");
-    let mut s = Stream::open(path).expect("the stream opens");
+    DurableStream::create(path, &config).expect("a new stream");
+    let mut s = DurableStream::open(path).expect("the stream opens");
     for _ in 0..SHAPE.0 {
         s.push(None, &counts(rng, SHAPE.1)).expect("a step");
     }
@@ -49,12 +49,12 @@ fn stream(c: &mut Criterion) {
     PACE.apply(&mut group);
     group.bench_function(format!("open+push+flush/{id}"), |it| {
         it.iter(|| {
-            let mut s = Stream::open(&path).expect("the stream opens");
+            let mut s = DurableStream::open(&path).expect("the stream opens");
             s.push(None, &counts(&mut rng, SHAPE.1)).expect("a step");
             s.flush().expect("the log syncs");
         });
     });
-    let mut open = Stream::open(&path).expect("the stream opens");
+    let mut open = DurableStream::open(&path).expect("the stream opens");
     group.bench_function(format!("push/{id}"), |it| {
         it.iter(|| open.push(None, &counts(&mut rng, SHAPE.1)).expect("a step"));
     });

@@ -36,7 +36,7 @@ impl Quantity {
 /// A promise: `quantity` stays within `bound`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub struct Guarantee {
+pub struct LeakageBound {
     /// What is bounded.
     pub quantity: Quantity,
     /// The bound (the target α).
@@ -48,7 +48,7 @@ pub struct Guarantee {
 /// that no step exceeds α; any larger deviation is a real error.
 const EXACT_SLACK: f64 = 1e-9;
 
-impl Guarantee {
+impl LeakageBound {
     /// Whether an audited budget sequence keeps the promise, exactly as the f64 values
     /// compare: the audited maximum (TPL, or window leakage) is ≤ the bound with no slack, and
     /// for [`Quantity::TplEveryStep`] every TPL_t is also within 1e-9 relative below it.
@@ -63,7 +63,7 @@ impl Guarantee {
             }
     }
 
-    /// The upper half of [`Guarantee::holds`]: the audited maximum is ≤ the bound.
+    /// The upper half of [`LeakageBound::holds`]: the audited maximum is ≤ the bound.
     fn bound_kept(&self, audit: &Audit) -> bool {
         match self.quantity {
             Quantity::MaxTpl | Quantity::TplEveryStep => audit.max_tpl <= self.bound,
@@ -134,9 +134,9 @@ pub struct Allocation {
     /// The allocator's name (`upper-bound`, `quantified`, `window`).
     pub strategy: &'static str,
     /// What it promised.
-    pub guarantee: Guarantee,
+    pub guarantee: LeakageBound,
     /// The audit of the budgets (they are `audit.series.budgets()`, see
-    /// [`Allocation::budgets`]); it keeps [`Guarantee::holds`].
+    /// [`Allocation::budgets`]); it keeps [`LeakageBound::holds`].
     pub audit: Audit,
     /// The budget spent at steady state, lowered with the others.
     pub steady_budget: f64,
@@ -202,7 +202,7 @@ pub trait Allocator {
     fn name(&self) -> &'static str;
 
     /// What the allocation promises.
-    fn guarantee(&self) -> Guarantee;
+    fn guarantee(&self) -> LeakageBound;
 
     /// The correlation it plans against.
     fn correlation(&self) -> &Correlation;
@@ -221,7 +221,7 @@ pub trait Allocator {
     /// printed. So the planned budgets are audited ([`audit`], the series `tpl leakage`
     /// computes) and, if the audited maximum exceeds the bound by rounding, every budget is
     /// lowered by the same smallest number of ulps that makes it pass (a gallop and a
-    /// bisection on that number). The result always keeps [`Guarantee::holds`].
+    /// bisection on that number). The result always keeps [`LeakageBound::holds`].
     ///
     /// Memory: one series of the horizon at a time (16 bytes a step); the budgets of every
     /// allocator are stored in O(1).
@@ -287,7 +287,7 @@ pub trait Allocator {
 /// [`AllocError::NoPositiveBudget`] when not even budgets lowered to 0 pass.
 fn ulps_to_pass(
     corr: &Correlation,
-    guarantee: Guarantee,
+    guarantee: LeakageBound,
     planned: &Budgets,
     progress: &dyn Fn(usize, usize),
 ) -> Result<u64> {

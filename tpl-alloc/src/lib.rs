@@ -8,7 +8,7 @@
 //! - [`WindowAllocator`] — the largest constant ε whose Theorem 3 leakage of every window of
 //!   w steps within a finite horizon is ≤ α; exists even when the suprema do not.
 //!
-//! Every allocator states its [`Guarantee`] and audits its own budgets through `tpl-core`
+//! Every allocator states its [`LeakageBound`] and audits its own budgets through `tpl-core`
 //! ([`Allocation`] carries both: the [`Plan`] after rounding and its [`Audit`]); [`audit`]
 //! does the same for any budget sequence (the realised leakage of a run), and
 //! [`guaranteed_audit`] bounds the leakage of every run a scheme could produce from what it
@@ -41,7 +41,7 @@ mod search;
 mod upper_bound;
 mod window;
 
-pub use allocation::{Allocation, Allocator, Audit, Cap, Guarantee, Plan, Quantity, audit};
+pub use allocation::{Allocation, Allocator, Audit, Cap, LeakageBound, Plan, Quantity, audit};
 pub use correlation::Correlation;
 pub use error::{AllocError, Result, Side};
 pub use guaranteed::{GuaranteedAudit, Spending, WindowLimit, guaranteed_audit};

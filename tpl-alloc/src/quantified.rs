@@ -3,7 +3,7 @@
 
 use tpl_core::Budgets;
 
-use crate::allocation::{Allocator, Guarantee, Plan, Quantity, check_target};
+use crate::allocation::{Allocator, LeakageBound, Plan, Quantity, check_target};
 use crate::correlation::Correlation;
 use crate::error::{AllocError, Result};
 use crate::search::largest_where;
@@ -90,8 +90,8 @@ impl Allocator for Quantified<'_> {
         "quantified"
     }
 
-    fn guarantee(&self) -> Guarantee {
-        Guarantee { quantity: Quantity::TplEveryStep, bound: self.alpha }
+    fn guarantee(&self) -> LeakageBound {
+        LeakageBound { quantity: Quantity::TplEveryStep, bound: self.alpha }
     }
 
     fn correlation(&self) -> &Correlation {

@@ -6,7 +6,7 @@ use tpl_core::Supremum;
 
 use tpl_core::Budgets;
 
-use crate::allocation::{Allocator, Cap, Guarantee, Plan, Quantity, check_target};
+use crate::allocation::{Allocator, Cap, LeakageBound, Plan, Quantity, check_target};
 use crate::correlation::Correlation;
 use crate::error::{AllocError, Result, Side};
 use crate::search::largest_where;
@@ -122,8 +122,8 @@ impl Allocator for UpperBound<'_> {
         "upper-bound"
     }
 
-    fn guarantee(&self) -> Guarantee {
-        Guarantee { quantity: Quantity::MaxTpl, bound: self.alpha }
+    fn guarantee(&self) -> LeakageBound {
+        LeakageBound { quantity: Quantity::MaxTpl, bound: self.alpha }
     }
 
     fn correlation(&self) -> &Correlation {

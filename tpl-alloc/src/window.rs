@@ -3,7 +3,7 @@
 
 use tpl_core::{Budgets, Supremum, check_window};
 
-use crate::allocation::{Allocator, Guarantee, Plan, Quantity, check_target};
+use crate::allocation::{Allocator, LeakageBound, Plan, Quantity, check_target};
 use crate::correlation::Correlation;
 use crate::error::{AllocError, Result};
 use crate::search::{largest_at_most, largest_where};
@@ -85,8 +85,8 @@ impl Allocator for WindowAllocator<'_> {
         "window"
     }
 
-    fn guarantee(&self) -> Guarantee {
-        Guarantee { quantity: Quantity::MaxWindowLeakage { window: self.window }, bound: self.alpha }
+    fn guarantee(&self) -> LeakageBound {
+        LeakageBound { quantity: Quantity::MaxWindowLeakage { window: self.window }, bound: self.alpha }
     }
 
     fn correlation(&self) -> &Correlation {

@@ -10,8 +10,7 @@ use common::*;
 use serde_json::Value;
 
 fn week(file: &str) -> String {
-    let p =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testdata/ais_nyharbor_week_5min").join(file);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testdata/ais_nyharbor_week_5min").join(file);
     path_str(&p)
 }
 

@@ -6,7 +6,7 @@
 //! and `pba` (Hemkumar et al. 2021), exactly as `docs/w-event.md` states them, and `planned`
 //! (a budget sequence fixed in advance). Every scheme reports the budget it actually spent,
 //! split into its parts, so that `tpl-core` can audit the release's true leakage under
-//! temporal correlation; and it states what holds for every run — its [`Guarantee`] and the
+//! temporal correlation; and it states what holds for every run — its [`PrivacyGuarantee`] and the
 //! most any step can spend — so that an auditor can bound the leakage of every possible run.
 //!
 //! - [`Mechanism`] — the plugin point (one release of an answer under a budget, with its
@@ -24,10 +24,10 @@
 //!   invariant (W) independently.
 //!
 //! ```
-//! use tpl_mechanisms::{Bd, DiscreteLaplace, Guarantee, LaplaceMechanism, StreamScheme, WEventParams, run};
+//! use tpl_mechanisms::{Bd, DiscreteLaplace, PrivacyGuarantee, LaplaceMechanism, StreamScheme, WEventParams, run};
 //! let params = WEventParams::new(1.0, 10, 2.0)?;
 //! let mut bd = Bd::new(params, LaplaceMechanism::new(DiscreteLaplace::from_os_rng()));
-//! assert_eq!(bd.guarantee(), Guarantee::WEvent { epsilon: 1.0, window: 10 });
+//! assert_eq!(bd.guarantee(), PrivacyGuarantee::WEvent { epsilon: 1.0, window: 10 });
 //! let stream: Vec<Vec<f64>> = (0..100).map(|t| vec![100.0 + t as f64, 50.0]).collect();
 //! let r = run(&mut bd, &stream)?;
 //! assert!(r.max_window_budget <= 1.0); // every window, exactly
@@ -60,7 +60,7 @@ pub use noise::{DiscreteLaplace, FloatLaplace, NoiseSource, SamplerKind, StreamR
 pub use noise::{Recording, Scripted, Zero};
 pub use params::{DEFAULT_SENSITIVITY, Epsilon, WEventParams};
 pub use runner::{Intervals, Run, run};
-pub use scheme::{DecisionRule, Guarantee, Scheme, StepBudget, StepOutcome, StreamScheme};
+pub use scheme::{DecisionRule, PrivacyGuarantee, Scheme, StepBudget, StepOutcome, StreamScheme};
 pub use schemes::{
     Ba, BaRule, Bd, BdRule, EventLaplace, LaplaceRule, Pba, PbaCorrelation, PbaRule, Planned, PlannedRule,
     Sample, SampleRule, SchemeInputs, SchemeKind, Uniform, UniformRule,

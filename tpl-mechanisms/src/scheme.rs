@@ -54,7 +54,7 @@ pub struct StepOutcome {
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "serde", serde(tag = "kind", rename_all = "snake_case"))]
-pub enum Guarantee {
+pub enum PrivacyGuarantee {
     /// w-event ε-DP (`docs/w-event.md` §1.4): every window of `window` consecutive steps
     /// spends at most `epsilon`, exactly in f64 (invariant (W), §1.7 and §4).
     WEvent {
@@ -96,7 +96,7 @@ pub trait StreamScheme {
     fn step(&mut self, counts: &[f64]) -> Result<StepOutcome>;
 
     /// The guarantee every run keeps.
-    fn guarantee(&self) -> Guarantee;
+    fn guarantee(&self) -> PrivacyGuarantee;
 
     /// The largest ε_t (test + publication, as [`StepBudget::total`]) that step `t` (1-based)
     /// can spend in any run, on any stream and any noise outcome.
@@ -171,7 +171,7 @@ impl<S: StreamScheme + ?Sized> StreamScheme for Box<S> {
         (**self).step(counts)
     }
 
-    fn guarantee(&self) -> Guarantee {
+    fn guarantee(&self) -> PrivacyGuarantee {
         (**self).guarantee()
     }
 
@@ -214,7 +214,7 @@ pub trait DecisionRule: rule::Rule {}
 impl<R: rule::Rule> DecisionRule for R {}
 
 pub(crate) mod rule {
-    use super::{Guarantee, Step, StepOutcome};
+    use super::{PrivacyGuarantee, Step, StepOutcome};
     use crate::error::Result;
     use crate::mechanism::Mechanism;
     use crate::params::WEventParams;
@@ -252,8 +252,8 @@ pub(crate) mod rule {
         }
 
         /// The guarantee.
-        fn guarantee(&self, params: &WEventParams) -> Guarantee {
-            Guarantee::WEvent { epsilon: params.epsilon(), window: params.window() }
+        fn guarantee(&self, params: &WEventParams) -> PrivacyGuarantee {
+            PrivacyGuarantee::WEvent { epsilon: params.epsilon(), window: params.window() }
         }
 
         /// The largest ε_t of step t.
@@ -335,7 +335,7 @@ impl<R: DecisionRule, M: Mechanism> StreamScheme for Scheme<R, M> {
         self.rule.step(cx)
     }
 
-    fn guarantee(&self) -> Guarantee {
+    fn guarantee(&self) -> PrivacyGuarantee {
         self.rule.guarantee(&self.params)
     }
 

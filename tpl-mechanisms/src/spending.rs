@@ -3,7 +3,7 @@
 //! bounds the leakage of every run before any data are seen.
 
 use crate::mechanism::effective_budget;
-use crate::scheme::{Guarantee, StreamScheme};
+use crate::scheme::{PrivacyGuarantee, StreamScheme};
 
 /// The per-step caps and the window constraint of a scheme over a horizon, in effective
 /// budgets ε_t·2/Δ ([`effective_budget`]).
@@ -45,8 +45,8 @@ pub fn effective_spending(scheme: &dyn StreamScheme, horizon: usize) -> Effectiv
     let delta = scheme.params().sensitivity();
     let caps = (1..=horizon).map(|t| effective_budget(scheme.max_spend(t), delta)).collect();
     let window_limit = match scheme.guarantee() {
-        Guarantee::WEvent { epsilon, window } => Some((window, window_limit(epsilon, window, delta))),
-        Guarantee::EventLevel { .. } => None,
+        PrivacyGuarantee::WEvent { epsilon, window } => Some((window, window_limit(epsilon, window, delta))),
+        PrivacyGuarantee::EventLevel { .. } => None,
     };
     EffectiveSpending { caps, window_limit, fixed: scheme.spends_its_caps() }
 }

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use common::*;
 use tpl_core::CoreError;
 use tpl_mechanisms::{
-    Bd, DiscreteLaplace, Guarantee, LaplaceMechanism, MechError, Mechanism, PbaCorrelation, Planned,
+    Bd, DiscreteLaplace, LaplaceMechanism, MechError, Mechanism, PbaCorrelation, Planned, PrivacyGuarantee,
     SchemeInputs, SchemeKind, Scripted, StreamScheme, WEventParams, Zero, effective_budget, run,
 };
 
@@ -27,14 +27,14 @@ fn guarantees_are_w_event_except_for_laplace() {
     let p = params(0.8, 5, 2.0);
     for kind in SchemeKind::ALL {
         let want = if kind == SchemeKind::Laplace {
-            Guarantee::EventLevel { epsilon: 0.8 }
+            PrivacyGuarantee::EventLevel { epsilon: 0.8 }
         } else {
-            Guarantee::WEvent { epsilon: 0.8, window: 5 }
+            PrivacyGuarantee::WEvent { epsilon: 0.8, window: 5 }
         };
         assert_eq!(scheme(kind, p, PbaCorrelation::Always).guarantee(), want, "{}", kind.name());
     }
     let planned = Planned::new(p, LaplaceMechanism::new(Zero), vec![0.1, 0.2]).unwrap();
-    assert_eq!(planned.guarantee(), Guarantee::WEvent { epsilon: 0.8, window: 5 });
+    assert_eq!(planned.guarantee(), PrivacyGuarantee::WEvent { epsilon: 0.8, window: 5 });
 }
 
 /// ε = 1, w = 3 (s = 1/6): the table of `docs/w-event.md` §6, step by step.

@@ -12,8 +12,8 @@ use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestError, TestRunner};
 use tpl_mechanisms::{
-    Ba, Guarantee, LaplaceMechanism, Mechanism, PbaCorrelation, Planned, Result as MechResult, SchemeKind,
-    Scripted, StepBudget, StepOutcome, StreamScheme, WEventParams, WindowLedger,
+    Ba, LaplaceMechanism, Mechanism, PbaCorrelation, Planned, PrivacyGuarantee, Result as MechResult,
+    SchemeKind, Scripted, StepBudget, StepOutcome, StreamScheme, WEventParams, WindowLedger,
 };
 
 /// One generated case.
@@ -285,8 +285,8 @@ impl<M: Mechanism> StreamScheme for BrokenBa<M> {
         self.t
     }
 
-    fn guarantee(&self) -> Guarantee {
-        Guarantee::WEvent { epsilon: self.params.epsilon(), window: self.params.window() }
+    fn guarantee(&self) -> PrivacyGuarantee {
+        PrivacyGuarantee::WEvent { epsilon: self.params.epsilon(), window: self.params.window() }
     }
 
     /// s + w·s ≤ ε bounds every step even of the broken BA: the claim that fails is (W).

@@ -9,8 +9,7 @@ use serde_json::Value;
 use tpl_postprocess::{map_integer_objective, map_integer_step, map_objective, map_step};
 
 fn cases() -> (Value, Vec<Value>) {
-    let doc: Value =
-        serde_json::from_str(include_str!("../../testdata/map_cases.json")).expect("valid JSON");
+    let doc: Value = serde_json::from_str(include_str!("../../testdata/map_cases.json")).expect("valid JSON");
     assert_eq!(doc["format"], "tpl-map-cases");
     let cases = doc["cases"].as_array().expect("cases array").clone();
     (doc, cases)

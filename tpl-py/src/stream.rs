@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use tpl_stream::{Parameter, StepRecord, Stream, StreamConfig, StreamError, default_key_path};
+use tpl_stream::{DurableStream, Parameter, StepRecord, StreamConfig, StreamError, default_key_path};
 
 use crate::convert::{optional_matrix, vector};
 use crate::release::{params, sampler, scheme_kind};
@@ -17,7 +17,7 @@ use crate::{StreamBusyError, StreamDamagedError, StreamReadOnlyError, TplError};
 /// needs for well under a millisecond per step of a hundred cells (`docs/stream.md` §8).
 #[pyclass(unsendable, module = "temporal_privacy._native", name = "NativeStream")]
 pub struct NativeStream {
-    inner: Stream,
+    inner: DurableStream,
 }
 
 /// A stream error as this package states it: parameters named as its arguments (`alpha`);
@@ -84,7 +84,7 @@ impl NativeStream {
             budgets: budgets.map(|b| b.as_array().to_vec()).unwrap_or_default(),
         };
         let key_file = key_file.unwrap_or_else(|| default_key_path(&path));
-        Stream::create_keyed(&path, &config, &key_file).map_err(stream_error)?;
+        DurableStream::create_keyed(&path, &config, &key_file).map_err(stream_error)?;
         Self::open(path, Some(key_file))
     }
 
@@ -94,7 +94,7 @@ impl NativeStream {
     #[pyo3(signature = (path, key_file))]
     fn open(path: PathBuf, key_file: Option<PathBuf>) -> PyResult<Self> {
         let key_file = key_file.unwrap_or_else(|| default_key_path(&path));
-        Ok(Self { inner: Stream::open_keyed(&path, &key_file).map_err(stream_error)? })
+        Ok(Self { inner: DurableStream::open_keyed(&path, &key_file).map_err(stream_error)? })
     }
 
     /// Gives the stream a new key (written to `key_file`, default beside it) and erases the
@@ -104,7 +104,7 @@ impl NativeStream {
     #[pyo3(signature = (path, key_file))]
     fn rekey(path: PathBuf, key_file: Option<PathBuf>) -> PyResult<(usize, bool)> {
         let key_file = key_file.unwrap_or_else(|| default_key_path(&path));
-        let done = Stream::rekey(&path, &key_file).map_err(stream_error)?;
+        let done = DurableStream::rekey(&path, &key_file).map_err(stream_error)?;
         Ok((done.erased, done.upgraded))
     }
 

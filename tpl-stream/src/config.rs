@@ -36,7 +36,7 @@ pub struct StreamConfig {
 impl StreamConfig {
     /// `scheme` with ε per window of `window` steps and the defaults of `tpl stream init`:
     /// Δ = 2, the exact discrete sampler, no matrices, no α, no plan (set those fields with
-    /// struct-update syntax). Nothing is checked until [`crate::Stream::create`].
+    /// struct-update syntax). Nothing is checked until [`crate::DurableStream::create`].
     pub fn new(scheme: SchemeKind, epsilon: f64, window: usize) -> Self {
         Self {
             scheme,

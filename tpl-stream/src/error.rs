@@ -315,7 +315,7 @@ pub enum StreamError {
     /// A stream of format 1, which stores unkeyed digests of the counts: it is read, but a
     /// push needs it upgraded first.
     #[error(
-        "{}: stream format 1 stores unkeyed SHA-256 digests of the counts, from which small counts can be recovered: run `tpl stream rekey --db {}` (or `Stream::rekey`) to erase them and keep a key outside the file; nothing was pushed",
+        "{}: stream format 1 stores unkeyed SHA-256 digests of the counts, from which small counts can be recovered: run `tpl stream rekey --db {}` (or `DurableStream::rekey`) to erase them and keep a key outside the file; nothing was pushed",
         .path.display(), .path.display()
     )]
     Unkeyed {

@@ -20,13 +20,13 @@
 //!
 //! ```
 //! use tpl_mechanisms::SchemeKind;
-//! use tpl_stream::{Stream, StreamConfig};
+//! use tpl_stream::{DurableStream, StreamConfig};
 //! let dir = std::env::temp_dir().join(format!("tpl-stream-doc-{}", std::process::id()));
 //! std::fs::create_dir_all(&dir)?;
 //! let path = dir.join("s.db");
 //! let config = StreamConfig::new(SchemeKind::Bd, 1.0, 10);
-//! Stream::create(&path, &config)?;
-//! let mut s = Stream::open(&path)?;
+//! DurableStream::create(&path, &config)?;
+//! let mut s = DurableStream::open(&path)?;
 //! let first = s.push(Some(0), &[120.0, 30.0])?;
 //! assert!(first.record.published && !first.replayed);
 //! // A retry of the same key and counts returns the stored release and spends nothing.
@@ -55,4 +55,4 @@ pub use key::{StreamKey, default_key_path};
 pub use store::{APPLICATION_ID, FORMAT_VERSION};
 #[cfg(feature = "test-util")]
 pub use stream::rechain;
-pub use stream::{BUSY_TIMEOUT, Pushed, Rekeyed, Status, StepRecord, Stream};
+pub use stream::{BUSY_TIMEOUT, DurableStream, Pushed, Rekeyed, Status, StepRecord};

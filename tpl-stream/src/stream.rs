@@ -9,7 +9,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, Transactio
 use tpl_alloc::{GuaranteedAudit, Spending, guaranteed_audit};
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{
-    Guarantee, Mechanism, NoiseSource, StepBudget, StepOutcome, StreamScheme, WindowLedger,
+    Mechanism, NoiseSource, PrivacyGuarantee, StepBudget, StepOutcome, StreamScheme, WindowLedger,
     effective_spending,
 };
 
@@ -76,7 +76,7 @@ pub struct Status {
     /// With matrices: (max TPL, largest window leakage) of the realised budgets.
     pub realized: Option<(f64, f64)>,
     /// The file's format version ([`crate::FORMAT_VERSION`], or 1 for a stream not yet
-    /// upgraded by [`Stream::rekey`]).
+    /// upgraded by [`DurableStream::rekey`]).
     pub format_version: i64,
     /// The last link of the history's hash chain, in hex (`docs/stream.md` §6): recorded
     /// outside the file, it pins every step so far. `None` before the first step or for
@@ -111,10 +111,10 @@ impl Status {
 }
 
 /// A durable stream: one SQLite file holding the parameters and every step (`docs/stream.md`).
-/// Each [`Stream::push`] of a row is one transaction; a release is returned only after its
+/// Each [`DurableStream::push`] of a row is one transaction; a release is returned only after its
 /// step is committed. Noise is drawn from the operating system at every push: no generator
 /// state is stored.
-pub struct Stream {
+pub struct DurableStream {
     path: PathBuf,
     /// The read-write connection; `None` when this process cannot write the stream (the
     /// file, or its folder, which must hold the write-ahead log): then every read is a fresh
@@ -124,7 +124,7 @@ pub struct Stream {
     config: StreamConfig,
     /// The format version, the chain's root and the key's identifier, as stored.
     stored: Stored,
-    /// The key file, read at the first push ([`Stream::key`]).
+    /// The key file, read at the first push ([`DurableStream::key`]).
     key_path: PathBuf,
     key: Option<StreamKey>,
     noise: Box<dyn Fn() -> Box<dyn NoiseSource>>,
@@ -161,8 +161,8 @@ impl State {
         let scheme = config.scheme.build(params, mechanism, config.inputs()).map_err(StreamError::Plan)?;
         // The windows of the scheme's own promise: w steps, or one for event-level `laplace`.
         guard.borrow_mut().set_window(match scheme.guarantee() {
-            Guarantee::WEvent { window, .. } => window,
-            Guarantee::EventLevel { .. } => 1,
+            PrivacyGuarantee::WEvent { window, .. } => window,
+            PrivacyGuarantee::EventLevel { .. } => 1,
         });
         Ok(Self {
             scheme,
@@ -176,13 +176,13 @@ impl State {
     }
 }
 
-impl Stream {
+impl DurableStream {
     /// Creates the stream file at `path` with `config`, and its key at
     /// [`default_key_path`] (`<path>.key`); refuses a path or key file that exists. See
-    /// [`Stream::create_keyed`].
+    /// [`DurableStream::create_keyed`].
     ///
     /// # Errors
-    /// As [`Stream::create_keyed`].
+    /// As [`DurableStream::create_keyed`].
     pub fn create(path: &Path, config: &StreamConfig) -> Result<()> {
         Self::create_keyed(path, config, &default_key_path(path))
     }
@@ -240,10 +240,10 @@ impl Stream {
     }
 
     /// Opens an existing stream whose key is kept in the file `key` rather than beside it
-    /// ([`Stream::create_keyed`]). Reads need no key; a push reads it.
+    /// ([`DurableStream::create_keyed`]). Reads need no key; a push reads it.
     ///
     /// # Errors
-    /// As [`Stream::open`].
+    /// As [`DurableStream::open`].
     pub fn open_keyed(path: &Path, key: &Path) -> Result<Self> {
         Self::open_inner(path, key, None)
     }
@@ -252,7 +252,7 @@ impl Stream {
     /// noise). Not for releases.
     ///
     /// # Errors
-    /// As [`Stream::open`].
+    /// As [`DurableStream::open`].
     #[cfg(feature = "test-util")]
     pub fn open_with_noise(path: &Path, noise: impl Fn() -> Box<dyn NoiseSource> + 'static) -> Result<Self> {
         Self::open_inner(path, &default_key_path(path), Some(Box::new(noise)))
@@ -516,7 +516,7 @@ impl Stream {
     }
 
     /// Reads the key file and checks it against the identifier the stream stores
-    /// ([`Stream::key`]).
+    /// ([`DurableStream::key`]).
     fn read_key(&self) -> Result<StreamKey> {
         let expected = self.stored.key_id.clone();
         let mut key = StreamKey::read(&self.key_path);
@@ -568,19 +568,19 @@ impl Stream {
         self.state.pushed_max
     }
 
-    /// Every recorded step, in order, each checked (as [`Stream::snapshot`]).
+    /// Every recorded step, in order, each checked (as [`DurableStream::snapshot`]).
     ///
     /// # Errors
-    /// As [`Stream::snapshot`].
+    /// As [`DurableStream::snapshot`].
     pub fn steps(&mut self) -> Result<Vec<StepRecord>> {
         self.snapshot().map(|(_, steps)| steps)
     }
 
-    /// Where the stream stands (as [`Stream::snapshot`]): budgets, publications, the largest
+    /// Where the stream stands (as [`DurableStream::snapshot`]): budgets, publications, the largest
     /// window spend and, with matrices, the realised leakage of the budgets spent.
     ///
     /// # Errors
-    /// As [`Stream::snapshot`].
+    /// As [`DurableStream::snapshot`].
     pub fn status(&mut self) -> Result<Status> {
         self.snapshot().map(|(status, _)| status)
     }
@@ -652,7 +652,7 @@ pub fn rechain(path: &Path) -> Result<()> {
     tx.commit().map_err(sql)
 }
 
-/// What [`Stream::rekey`] did.
+/// What [`DurableStream::rekey`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rekeyed {
     /// How many steps' counts digests were erased.

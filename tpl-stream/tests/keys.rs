@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 use tpl_mechanisms::SchemeKind;
-use tpl_stream::{Stream, StreamConfig, StreamError, StreamKey, default_key_path};
+use tpl_stream::{DurableStream, StreamConfig, StreamError, StreamKey, default_key_path};
 
 fn config() -> StreamConfig {
     StreamConfig::new(SchemeKind::Uniform, 1.0, 4)
@@ -47,7 +47,7 @@ fn on_disk(path: &Path) -> Vec<u8> {
 #[test]
 fn the_file_holds_no_digest_of_the_counts_without_the_key_and_only_its_owner_reads_it() {
     let (_dir, path) = temp_db();
-    Stream::create(&path, &config()).unwrap();
+    DurableStream::create(&path, &config()).unwrap();
     let key_path = default_key_path(&path);
     #[cfg(unix)]
     for file in [&path, &key_path] {
@@ -59,7 +59,7 @@ fn the_file_holds_no_digest_of_the_counts_without_the_key_and_only_its_owner_rea
             file.display()
         );
     }
-    let mut s = Stream::open(&path).unwrap();
+    let mut s = DurableStream::open(&path).unwrap();
     let counts = [3.0, 1.0];
     s.push(Some(7), &counts).unwrap();
     let bytes = on_disk(&path);
@@ -74,27 +74,27 @@ fn the_file_holds_no_digest_of_the_counts_without_the_key_and_only_its_owner_rea
 #[test]
 fn a_push_needs_the_streams_own_key() {
     let (dir, path) = temp_db();
-    Stream::create(&path, &config()).unwrap();
+    DurableStream::create(&path, &config()).unwrap();
     let other = dir.path().join("other.db");
-    Stream::create(&other, &config()).unwrap();
+    DurableStream::create(&other, &config()).unwrap();
     let key_path = default_key_path(&path);
     std::fs::remove_file(&key_path).unwrap();
-    let mut s = Stream::open(&path).unwrap();
+    let mut s = DurableStream::open(&path).unwrap();
     let e = s.push(Some(1), &[1.0]).unwrap_err();
     assert!(matches!(&e, StreamError::Key { reason, .. } if reason.contains("missing")), "{e}");
     assert_eq!(s.status().unwrap().budgets.len(), 0);
     std::fs::copy(default_key_path(&other), &key_path).unwrap();
-    let mut s = Stream::open(&path).unwrap();
+    let mut s = DurableStream::open(&path).unwrap();
     let e = s.push(Some(1), &[1.0]).unwrap_err();
     assert!(matches!(&e, StreamError::Key { reason, .. } if reason.contains("another stream")), "{e}");
     // A key kept elsewhere.
     let elsewhere = dir.path().join("keys").join("s.key");
     std::fs::create_dir(elsewhere.parent().unwrap()).unwrap();
     let third = dir.path().join("third.db");
-    Stream::create_keyed(&third, &config(), &elsewhere).unwrap();
+    DurableStream::create_keyed(&third, &config(), &elsewhere).unwrap();
     assert!(!default_key_path(&third).exists());
-    assert!(Stream::open(&third).unwrap().push(Some(1), &[1.0]).is_err());
-    Stream::open_keyed(&third, &elsewhere).unwrap().push(Some(1), &[1.0]).unwrap();
+    assert!(DurableStream::open(&third).unwrap().push(Some(1), &[1.0]).is_err());
+    DurableStream::open_keyed(&third, &elsewhere).unwrap().push(Some(1), &[1.0]).unwrap();
 }
 
 /// A rotation gives a new key and erases every digest made with the old one: the old
@@ -103,26 +103,26 @@ fn a_push_needs_the_streams_own_key() {
 #[test]
 fn a_rotation_erases_the_old_digests_and_keys_new_steps() {
     let (_dir, path) = temp_db();
-    Stream::create(&path, &config()).unwrap();
+    DurableStream::create(&path, &config()).unwrap();
     let key_path = default_key_path(&path);
     let old = StreamKey::read(&key_path).unwrap();
-    let mut s = Stream::open(&path).unwrap();
+    let mut s = DurableStream::open(&path).unwrap();
     for k in 1..=3 {
         s.push(Some(k), &[k as f64, 5.0]).unwrap();
     }
     let head = s.status().unwrap().chain_head;
     assert_eq!(head.as_ref().map(String::len), Some(64));
     drop(s);
-    let done = Stream::rekey(&path, &key_path).unwrap();
+    let done = DurableStream::rekey(&path, &key_path).unwrap();
     assert_eq!((done.erased, done.upgraded), (3, false));
     // The chain covers everything but the digests: a rotation leaves the history's head.
-    assert_eq!(Stream::open(&path).unwrap().status().unwrap().chain_head, head);
+    assert_eq!(DurableStream::open(&path).unwrap().status().unwrap().chain_head, head);
     assert_ne!(StreamKey::read(&key_path).unwrap(), old);
     let bytes = on_disk(&path);
     for k in 1..=3 {
         assert!(!contains(&bytes, &old.digest(&[k as f64, 5.0])), "step {k}'s old digest is still on disk");
     }
-    let mut s = Stream::open(&path).unwrap();
+    let mut s = DurableStream::open(&path).unwrap();
     let e = s.push(Some(2), &[2.0, 5.0]).unwrap_err();
     assert!(matches!(e, StreamError::Unverifiable { key: 2, step: 2 }), "{e}");
     let fourth = s.push(Some(4), &[4.0, 5.0]).unwrap();
@@ -135,16 +135,16 @@ fn a_rotation_erases_the_old_digests_and_keys_new_steps() {
 #[test]
 fn an_interrupted_rotation_is_completed_by_the_next_push() {
     let (_dir, path) = temp_db();
-    Stream::create(&path, &config()).unwrap();
+    DurableStream::create(&path, &config()).unwrap();
     let key_path = default_key_path(&path);
     let old = std::fs::read(&key_path).unwrap();
-    Stream::rekey(&path, &key_path).unwrap();
+    DurableStream::rekey(&path, &key_path).unwrap();
     let new = std::fs::read(&key_path).unwrap();
     let mut pending = key_path.as_os_str().to_owned();
     pending.push(".new");
     std::fs::rename(&key_path, PathBuf::from(&pending)).unwrap();
     std::fs::write(&key_path, &old).unwrap();
-    Stream::open(&path).unwrap().push(Some(1), &[1.0]).unwrap();
+    DurableStream::open(&path).unwrap().push(Some(1), &[1.0]).unwrap();
     assert_eq!(std::fs::read(&key_path).unwrap(), new);
     assert!(!PathBuf::from(pending).exists());
 }
@@ -181,9 +181,9 @@ fn as_format_one(path: &Path) {
 #[test]
 fn a_format_one_stream_is_read_refused_for_pushes_and_upgraded_by_rekey() {
     let (_dir, path) = temp_db();
-    Stream::create(&path, &config()).unwrap();
+    DurableStream::create(&path, &config()).unwrap();
     let key_path = default_key_path(&path);
-    let mut s = Stream::open(&path).unwrap();
+    let mut s = DurableStream::open(&path).unwrap();
     for k in 1..=3 {
         s.push(Some(k), &[k as f64, 5.0]).unwrap();
     }
@@ -193,16 +193,16 @@ fn a_format_one_stream_is_read_refused_for_pushes_and_upgraded_by_rekey() {
     drop(s);
     std::fs::remove_file(&key_path).unwrap();
     as_format_one(&path);
-    let mut s = Stream::open(&path).unwrap();
+    let mut s = DurableStream::open(&path).unwrap();
     assert_eq!(s.steps().unwrap(), before);
     assert_eq!((s.status().unwrap().format_version, s.status().unwrap().chain_head), (1, None));
     let e = s.push(Some(4), &[4.0, 5.0]).unwrap_err();
     assert!(matches!(e, StreamError::Unkeyed { .. }) && e.to_string().contains("tpl stream rekey"), "{e}");
     drop(s);
-    let done = Stream::rekey(&path, &key_path).unwrap();
+    let done = DurableStream::rekey(&path, &key_path).unwrap();
     assert_eq!((done.erased, done.upgraded), (3, true));
     assert!(!contains(&on_disk(&path), &unkeyed(&[2.0, 5.0])));
-    let mut s = Stream::open(&path).unwrap();
+    let mut s = DurableStream::open(&path).unwrap();
     assert_eq!(s.steps().unwrap(), before);
     assert_eq!(s.status().unwrap().format_version, 2);
     assert_eq!(s.status().unwrap().chain_head, chained_head);
@@ -217,16 +217,16 @@ fn a_format_one_stream_is_read_refused_for_pushes_and_upgraded_by_rekey() {
 fn creation_is_atomic_and_leaves_nothing_behind() {
     let (dir, path) = temp_db();
     std::fs::write(default_key_path(&path), "taken").unwrap();
-    let e = Stream::create(&path, &config()).unwrap_err();
+    let e = DurableStream::create(&path, &config()).unwrap_err();
     assert!(matches!(e, StreamError::KeyExists { .. }), "{e}");
     assert!(!path.exists());
     std::fs::remove_file(default_key_path(&path)).unwrap();
-    Stream::create(&path, &config()).unwrap();
+    DurableStream::create(&path, &config()).unwrap();
     let mut names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
     assert_eq!(names, ["s.db", "s.db.key"]);
-    assert!(matches!(Stream::create(&path, &config()), Err(StreamError::Exists { .. })));
+    assert!(matches!(DurableStream::create(&path, &config()), Err(StreamError::Exists { .. })));
 }

@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{MechError, NoiseSource, SchemeKind};
-use tpl_stream::{ConfigError, Parameter, Stream, StreamConfig, StreamError};
+use tpl_stream::{ConfigError, DurableStream, Parameter, StreamConfig, StreamError};
 
 /// A fresh path in a fresh temporary folder (removed when the folder is dropped).
 fn temp_db(name: &str) -> (tempfile::TempDir, PathBuf) {
@@ -20,10 +20,10 @@ fn temp_db(name: &str) -> (tempfile::TempDir, PathBuf) {
 /// A new stream in a fresh temporary file `name`: `scheme` with ε = 1 per window of 4 steps.
 /// A new stream (ε = 1, w = 4) in its own temporary folder, which lives as long as the
 /// returned guard.
-fn created(name: &str, scheme: SchemeKind) -> (tempfile::TempDir, Stream) {
+fn created(name: &str, scheme: SchemeKind) -> (tempfile::TempDir, DurableStream) {
     let (dir, path) = temp_db(name);
-    Stream::create(&path, &config(scheme, 1.0, 4)).unwrap();
-    (dir, Stream::open(&path).unwrap())
+    DurableStream::create(&path, &config(scheme, 1.0, 4)).unwrap();
+    (dir, DurableStream::open(&path).unwrap())
 }
 
 fn config(scheme: SchemeKind, epsilon: f64, window: usize) -> StreamConfig {
@@ -55,9 +55,9 @@ fn shared(seed: u64, n: usize) -> Shared {
     Shared(Rc::new(RefCell::new(values)))
 }
 
-fn open(path: &std::path::Path, noise: &Shared) -> Stream {
+fn open(path: &std::path::Path, noise: &Shared) -> DurableStream {
     let noise = noise.clone();
-    Stream::open_with_noise(path, move || Box::new(noise.clone())).unwrap()
+    DurableStream::open_with_noise(path, move || Box::new(noise.clone())).unwrap()
 }
 
 fn counts(t: usize) -> Vec<f64> {
@@ -67,12 +67,12 @@ fn counts(t: usize) -> Vec<f64> {
 #[test]
 fn a_retried_key_returns_the_stored_release_and_spends_nothing() {
     let (_dir, path) = temp_db("retry");
-    Stream::create(&path, &config(SchemeKind::Bd, 1.0, 5)).unwrap();
+    DurableStream::create(&path, &config(SchemeKind::Bd, 1.0, 5)).unwrap();
     let mut s = open(&path, &shared(1, 100));
     let first = s.push(Some(10), &counts(1)).unwrap();
     let second = s.push(Some(11), &counts(2)).unwrap();
     drop(s);
-    let mut s = Stream::open(&path).unwrap(); // fresh OS noise: a replay must not draw
+    let mut s = DurableStream::open(&path).unwrap(); // fresh OS noise: a replay must not draw
     let again = s.push(Some(10), &counts(1)).unwrap();
     assert!(again.replayed);
     assert_eq!(again.record, first.record);
@@ -107,7 +107,7 @@ fn every_window_of_a_long_stream_stays_within_epsilon() {
     // (unit test `guard::tests::a_draw_that_would_take_a_window_over_epsilon_is_refused`)
     // and on every stored step it resumes from.
     let (_dir, path) = temp_db("window");
-    Stream::create(&path, &config(SchemeKind::Ba, 1.0, 4)).unwrap();
+    DurableStream::create(&path, &config(SchemeKind::Ba, 1.0, 4)).unwrap();
     let mut s = open(&path, &shared(3, 1000));
     for t in 0..60 {
         s.push(None, &counts(t)).unwrap();
@@ -125,7 +125,7 @@ fn a_step_that_would_take_leakage_over_alpha_repeats_the_last_release_at_zero() 
     c.backward = Some(p.clone());
     c.forward = Some(p);
     c.alpha = Some(1.5);
-    Stream::create(&path, &c).unwrap();
+    DurableStream::create(&path, &c).unwrap();
     let mut s = open(&path, &shared(4, 1000));
     let mut refused = 0;
     for t in 0..30 {
@@ -150,7 +150,7 @@ fn a_first_step_over_alpha_is_refused_at_create_and_at_push_nothing_is_recorded(
     let mut c = config(SchemeKind::Sample, 1.0, 2);
     c.backward = Some(p);
     c.alpha = Some(0.5);
-    let e = Stream::create(&path, &c).unwrap_err();
+    let e = DurableStream::create(&path, &c).unwrap_err();
     assert!(
         matches!(&e, StreamError::Config(ConfigError::FirstStepAlpha { alpha, .. }) if *alpha == 0.5),
         "{e}"
@@ -161,9 +161,9 @@ fn a_first_step_over_alpha_is_refused_at_create_and_at_push_nothing_is_recorded(
     assert!(!path.exists());
     // A file whose α was lowered after its creation: the push refuses step 1 and records nothing.
     c.alpha = Some(1.5);
-    Stream::create(&path, &c).unwrap();
+    DurableStream::create(&path, &c).unwrap();
     rusqlite::Connection::open(&path).unwrap().execute("UPDATE params SET alpha = 0.5", []).unwrap();
-    let mut s = Stream::open(&path).unwrap();
+    let mut s = DurableStream::open(&path).unwrap();
     assert!(matches!(s.push(None, &counts(0)), Err(StreamError::FirstRefused { .. })));
     assert!(s.steps().unwrap().is_empty());
 }
@@ -172,7 +172,7 @@ fn a_first_step_over_alpha_is_refused_at_create_and_at_push_nothing_is_recorded(
 fn parameters_under_which_step_one_cannot_be_released_or_stored_create_nothing() {
     let (_dir, path) = temp_db("never");
     // ε so small that Δ/ε_1 exceeds what the sampler takes.
-    let e = Stream::create(&path, &config(SchemeKind::Bd, 1e-300, 2)).unwrap_err();
+    let e = DurableStream::create(&path, &config(SchemeKind::Bd, 1e-300, 2)).unwrap_err();
     assert!(matches!(&e, StreamError::Config(ConfigError::StepEpsilon { .. })), "{e}");
     assert!(e.to_string().starts_with("epsilon 1e-300 (with window 2 and sensitivity 2)"), "{e}");
     assert!(
@@ -180,20 +180,20 @@ fn parameters_under_which_step_one_cannot_be_released_or_stored_create_nothing()
         "{e}"
     );
     // A window beyond what the file stores (i64).
-    let e = Stream::create(&path, &config(SchemeKind::Uniform, 1.0, usize::MAX)).unwrap_err();
+    let e = DurableStream::create(&path, &config(SchemeKind::Uniform, 1.0, usize::MAX)).unwrap_err();
     assert!(matches!(&e, StreamError::Config(ConfigError::WindowTooLarge(w)) if *w == usize::MAX), "{e}");
     assert!(e.message(Parameter::flag).starts_with(&format!("--window {}", usize::MAX)), "{e}");
     // A plan the planned scheme refuses is a plan error.
     let mut c = config(SchemeKind::Planned, 1.0, 2);
     c.budgets = vec![0.6, 0.6];
-    assert!(matches!(Stream::create(&path, &c), Err(StreamError::Plan(_))));
+    assert!(matches!(DurableStream::create(&path, &c), Err(StreamError::Plan(_))));
     assert!(!path.exists());
     let missing = path.with_file_name("no-such-folder").join("s.db");
-    let e = Stream::create(&missing, &config(SchemeKind::Bd, 1.0, 2)).unwrap_err();
+    let e = DurableStream::create(&missing, &config(SchemeKind::Bd, 1.0, 2)).unwrap_err();
     assert!(matches!(&e, StreamError::NoFolder { .. }) && e.to_string().contains("does not exist"), "{e}");
     let dir = path.parent().unwrap();
     assert!(
-        matches!(Stream::open(dir), Err(StreamError::Foreign { reason, .. }) if reason.contains("directory"))
+        matches!(DurableStream::open(dir), Err(StreamError::Foreign { reason, .. }) if reason.contains("directory"))
     );
 }
 
@@ -205,7 +205,7 @@ fn audited(name: &str) -> (tempfile::TempDir, PathBuf) {
     c.backward = Some(p.clone());
     c.forward = Some(p);
     c.alpha = Some(1.4);
-    Stream::create(&path, &c).unwrap();
+    DurableStream::create(&path, &c).unwrap();
     let mut s = open(&path, &shared(3, 1000));
     for t in 0..24 {
         s.push(Some(t), &counts(t as usize)).unwrap();
@@ -248,7 +248,7 @@ fn reads_check_every_record() {
             if forged {
                 tpl_stream::rechain(&path).unwrap();
             }
-            let mut s = Stream::open(&path).unwrap();
+            let mut s = DurableStream::open(&path).unwrap();
             for e in [s.status().map(drop), s.steps().map(drop), s.snapshot().map(drop)] {
                 match e {
                     Err(StreamError::Corrupt { reason, .. }) if forged => {
@@ -269,7 +269,7 @@ fn reads_check_every_record() {
 #[test]
 fn realized_leakage_is_the_audit_of_the_stored_budgets() {
     let (_dir, path) = audited("realized");
-    let mut s = Stream::open(&path).unwrap();
+    let mut s = DurableStream::open(&path).unwrap();
     let before = s.status().unwrap();
     rusqlite::Connection::open(&path)
         .unwrap()
@@ -305,8 +305,8 @@ fn a_resumed_stream_spends_and_releases_as_an_uninterrupted_one() {
             }
             let name = format!("resume-{}-{window}-{chunk}", scheme.name());
             let ((_dir_a, a), (_dir_b, b)) = (temp_db(&format!("{name}-a")), temp_db(&format!("{name}-b")));
-            Stream::create(&a, &c).unwrap();
-            Stream::create(&b, &c).unwrap();
+            DurableStream::create(&a, &c).unwrap();
+            DurableStream::create(&b, &c).unwrap();
             let (na, nb) = (shared(9, 2000), shared(9, 2000));
             let mut whole = open(&a, &na);
             let uninterrupted: Vec<_> =
@@ -329,14 +329,14 @@ fn a_resumed_stream_spends_and_releases_as_an_uninterrupted_one() {
 fn bad_parameters_create_nothing() {
     let (_dir, path) = temp_db("params");
     let mut c = config(SchemeKind::Pba, 1.0, 5);
-    assert!(matches!(Stream::create(&path, &c), Err(StreamError::Config(_))));
+    assert!(matches!(DurableStream::create(&path, &c), Err(StreamError::Config(_))));
     c.scheme = SchemeKind::Bd;
     c.alpha = Some(1.0);
-    assert!(matches!(Stream::create(&path, &c), Err(StreamError::Config(_))));
+    assert!(matches!(DurableStream::create(&path, &c), Err(StreamError::Config(_))));
     assert!(!path.exists());
     c.alpha = None;
-    Stream::create(&path, &c).unwrap();
-    assert!(matches!(Stream::create(&path, &c), Err(StreamError::Exists { .. })));
+    DurableStream::create(&path, &c).unwrap();
+    assert!(matches!(DurableStream::create(&path, &c), Err(StreamError::Exists { .. })));
 }
 
 /// Regression: when a publication's draw failed after the step's test was drawn, the
@@ -347,7 +347,7 @@ fn bad_parameters_create_nothing() {
 #[test]
 fn a_draw_that_fails_after_the_test_is_recorded_with_what_the_test_spent() {
     let (_dir, path) = temp_db("after-draw");
-    Stream::create(&path, &config(SchemeKind::Bd, 1.0, 4)).unwrap();
+    DurableStream::create(&path, &config(SchemeKind::Bd, 1.0, 4)).unwrap();
     let noise = Shared(Rc::new(RefCell::new(VecDeque::from([0.0, 0.0, 2f64.powi(53)]))));
     let mut s = open(&path, &noise);
     s.push(Some(1), &[0.0]).unwrap();
@@ -371,7 +371,7 @@ fn a_window_whose_test_cannot_be_drawn_is_refused_at_creation() {
         let (_dir, path) = temp_db("test-scale");
         let matrix = (scheme == SchemeKind::Pba).then(|| TransitionMatrix::new(vec![vec![1.0]]).unwrap());
         let config = |w| StreamConfig { backward: matrix.clone(), ..config(scheme, 1.0, w) };
-        let e = Stream::create(&path, &config(1 << 45)).unwrap_err();
+        let e = DurableStream::create(&path, &config(1 << 45)).unwrap_err();
         // ba publishes step 1 with one share s: it fails there already.
         let step = if scheme == SchemeKind::Ba { 1 } else { 2 };
         assert!(
@@ -379,11 +379,11 @@ fn a_window_whose_test_cannot_be_drawn_is_refused_at_creation() {
             "{e}"
         );
         assert!(!path.exists());
-        Stream::create(&path, &config(1 << 40)).unwrap();
+        DurableStream::create(&path, &config(1 << 40)).unwrap();
     }
     let (_dir, path) = temp_db("plan-scale");
     let planned = StreamConfig { budgets: vec![0.5, 1e-20], ..config(SchemeKind::Planned, 1.0, 2) };
-    let e = Stream::create(&path, &planned).unwrap_err();
+    let e = DurableStream::create(&path, &planned).unwrap_err();
     assert!(e.to_string().contains("step 2 could never be released"), "{e}");
 }
 
@@ -394,8 +394,8 @@ fn counts_of_another_width_than_the_matrices_are_refused() {
     let (_dir, path) = temp_db("width");
     let p = TransitionMatrix::new(vec![vec![0.9, 0.1], vec![0.2, 0.8]]).unwrap();
     let c = StreamConfig { backward: Some(p), alpha: Some(5.0), ..config(SchemeKind::Uniform, 1.0, 3) };
-    Stream::create(&path, &c).unwrap();
-    let mut s = Stream::open(&path).unwrap();
+    DurableStream::create(&path, &c).unwrap();
+    let mut s = DurableStream::open(&path).unwrap();
     let e = s.push(Some(1), &[1.0, 2.0, 3.0]).unwrap_err();
     assert!(matches!(e, StreamError::Width { step: 1, cells: 3, states: 2 }), "{e}");
     assert!(s.steps().unwrap().is_empty());
@@ -415,9 +415,9 @@ fn edge_messages_say_what_is_wrong() {
     assert!(matches!(e, StreamError::KeysExhausted { last: i64::MAX }), "{e}");
     assert!(matches!(s.push(Some(-3), &counts(1)), Err(StreamError::NegativeKey { key: -3 })));
     let nul = std::path::Path::new("bad\0name.db");
-    assert!(matches!(Stream::open(nul), Err(StreamError::BadPath { .. })));
+    assert!(matches!(DurableStream::open(nul), Err(StreamError::BadPath { .. })));
     assert!(matches!(
-        Stream::create(nul, &config(SchemeKind::Uniform, 1.0, 2)),
+        DurableStream::create(nul, &config(SchemeKind::Uniform, 1.0, 2)),
         Err(StreamError::BadPath { .. })
     ));
 }

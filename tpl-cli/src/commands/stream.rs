@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use tpl_mechanisms::{LaplaceMechanism, Run, SamplerKind, SchemeKind};
-use tpl_stream::{Parameter, Status, StepRecord, Stream, StreamConfig, StreamError, default_key_path};
+use tpl_stream::{DurableStream, Parameter, Status, StepRecord, StreamConfig, StreamError, default_key_path};
 
 use crate::args::{IntervalArgs, ReleaseSetup};
 use crate::budget_file::read_budgets;
@@ -174,8 +174,8 @@ fn stream_error(e: StreamError) -> CliError {
     CliError::Usage(e.message(Parameter::flag))
 }
 
-fn open(db: &DbArgs) -> Result<Stream> {
-    Stream::open(db.checked()?).map_err(stream_error)
+fn open(db: &DbArgs) -> Result<DurableStream> {
+    DurableStream::open(db.checked()?).map_err(stream_error)
 }
 
 impl DbArgs {
@@ -197,7 +197,7 @@ fn key_path(db: &DbArgs, key: Option<&PathBuf>) -> PathBuf {
 
 fn rekey(a: &RekeyArgs) -> Result<StatusReport> {
     let key = key_path(&a.db, a.key.as_ref());
-    let done = Stream::rekey(a.db.checked()?, &key).map_err(stream_error)?;
+    let done = DurableStream::rekey(a.db.checked()?, &key).map_err(stream_error)?;
     let mut report = StatusReport::new(open(&a.db)?.status().map_err(stream_error)?)?;
     report.note = format!(
         "{}New key in {}; {} made with the old key {} erased (a retry of those steps is now refused).\n",
@@ -228,7 +228,7 @@ fn init(a: &InitArgs) -> Result<StatusReport> {
     };
     a.setup.wevent.params()?;
     let key = key_path(&a.db, a.key.as_ref());
-    Stream::create_keyed(a.db.checked()?, &config, &key).map_err(|e| match (e, &a.budgets) {
+    DurableStream::create_keyed(a.db.checked()?, &config, &key).map_err(|e| match (e, &a.budgets) {
         // A plan the scheme refuses is named by its file, as `tpl release` names it.
         (StreamError::Plan(source), Some(path)) => {
             CliError::Mech { context: format!("{}: ", path.display()), source }
@@ -250,7 +250,7 @@ fn init(a: &InitArgs) -> Result<StatusReport> {
 
 fn push(a: &PushArgs) -> Result<ReleaseReport> {
     let mut stream =
-        Stream::open_keyed(a.db.checked()?, &key_path(&a.db, a.key.as_ref())).map_err(stream_error)?;
+        DurableStream::open_keyed(a.db.checked()?, &key_path(&a.db, a.key.as_ref())).map_err(stream_error)?;
     check_flags(a, stream.config())?;
     // The valid rows before a bad one are pushed (and stand); the bad row is then named.
     let (counts, bad_row) = read_counts_prefix(&a.counts, false)?;
@@ -520,7 +520,7 @@ impl Report for StatusReport {
     /// removed again (with its key) while it holds no step.
     fn withdraw(&self) -> Option<String> {
         let (db, key) = self.created.as_ref()?;
-        let empty = Stream::open(db).and_then(|mut s| s.status()).is_ok_and(|s| s.budgets.is_empty());
+        let empty = DurableStream::open(db).and_then(|mut s| s.status()).is_ok_and(|s| s.budgets.is_empty());
         if !empty {
             return None;
         }

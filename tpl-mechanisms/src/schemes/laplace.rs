@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
 use crate::scheme::rule::Rule;
-use crate::scheme::{Guarantee, Scheme, Step, StepBudget, StepOutcome};
+use crate::scheme::{PrivacyGuarantee, Scheme, Step, StepBudget, StepOutcome};
 
 /// `laplace`: publishes every step with the whole ε — event-level ε-DP, w-event
 /// min(t, w)·ε.
@@ -25,8 +25,8 @@ impl Rule for LaplaceRule {
     }
 
     /// Event level only: its windows spend min(t, w)·ε (§4).
-    fn guarantee(&self, params: &WEventParams) -> Guarantee {
-        Guarantee::EventLevel { epsilon: params.epsilon() }
+    fn guarantee(&self, params: &WEventParams) -> PrivacyGuarantee {
+        PrivacyGuarantee::EventLevel { epsilon: params.epsilon() }
     }
 
     /// ε at every step (§6, table of largest spends).
