@@ -1,0 +1,55 @@
+//! # tpl-io
+//!
+//! Every file format `tpl` reads or writes (`docs/formats.md`), in one place for the `tpl`
+//! command line and the Python package `temporal_privacy`: the parsing of files, with errors
+//! that name the file, line, column and value ([`IoError`]). What the values must be
+//! (a row-stochastic matrix, a dense user stream, a budget ≥ 0) is `tpl-core`'s to check;
+//! this crate reads the text and hands it over. It holds no algorithm.
+//!
+//! - [`text`] — the conventions of every text input (§1): standard input as `-`, comments,
+//!   blank lines, the parser of numbers typed by people ([`text::finite_f64`]);
+//! - [`read_matrix`], [`read_matrix_as`], [`MatrixFormat`], [`matrix_text`] — matrix files
+//!   (§2), dense today;
+//! - [`read_budgets`] — budget files (§3);
+//! - [`text::read_records`], [`text::read_json_numbers`] — prior files and initial
+//!   distributions (§4);
+//! - [`read_counts`], [`read_counts_prefix`], [`Counts`], [`counts_text`] — counts files
+//!   (§5) and releases read back as counts (§7–8);
+//! - [`read_user_stream`], [`count_user_stream`], [`StreamCounts`], [`stream_text`] — user
+//!   stream files (§6), the counting reader in bounded memory.
+//!
+//! ```
+//! use tpl_core::StepRange;
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("stream.csv");
+//! std::fs::write(&path, "timestamp_bucket,user_id,location_cell\n0,7,1\n0,8,2\n1,7,2\n1,8,2\n")?;
+//! let stream = tpl_io::read_user_stream(&path)?;
+//! assert_eq!((stream.states.clone(), stream.cell_ids.clone()), (vec![vec![0, 1], vec![1, 1]], vec![1, 2]));
+//! let counted = tpl_io::count_user_stream(&path, StepRange::ALL)?;
+//! assert_eq!((counted.users, counted.steps), (2, 2));
+//! assert_eq!(counted.counts(&path)?.count(0, 1), 1); // cell 1 → cell 2 once
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![warn(missing_docs)]
+
+mod budgets;
+mod counts;
+mod error;
+mod matrix;
+pub mod text;
+mod user_stream;
+
+pub use budgets::read_budgets;
+pub use counts::{Counts, counts_text, read_counts, read_counts_prefix};
+pub use error::{IoError, Result};
+pub use matrix::{MatrixFormat, matrix_text, read_matrix, read_matrix_as};
+pub use user_stream::{
+    HEADER as STREAM_HEADER, StreamCounts, count_user_stream, parse_user_stream, read_user_stream,
+    stream_text,
+};
+
+/// The largest number of distinct cells a user stream may have (`docs/formats.md` §6.1):
+/// the matrices estimated from it are three n × n tables of 8-byte numbers, 400 MB at
+/// n = 4096.
+pub const MAX_CELLS: usize = 4096;
