@@ -194,3 +194,25 @@ mod tests {
         assert_eq!(Family::parse("smoothed-identity"), Some(Family::SmoothedIdentity));
     }
 }
+
+/// The Rust examples of the repository's README and of each library crate's README,
+/// compiled and run as doctests (`cargo test -p tpl-benches --doc`). They live here, in a
+/// crate that is never published, because an `include_str!` reaching outside a crate's own
+/// folder breaks `cargo package` of that crate.
+#[cfg(doctest)]
+pub mod readme_doctests {
+    #[doc = include_str!("../../README.md")]
+    pub struct Repository;
+    #[doc = include_str!("../../tpl-core/README.md")]
+    pub struct TplCore;
+    #[doc = include_str!("../../tpl-alloc/README.md")]
+    pub struct TplAlloc;
+    #[doc = include_str!("../../tpl-mechanisms/README.md")]
+    pub struct TplMechanisms;
+    #[doc = include_str!("../../tpl-postprocess/README.md")]
+    pub struct TplPostprocess;
+    #[doc = include_str!("../../tpl-compare/README.md")]
+    pub struct TplCompare;
+    #[doc = include_str!("../../tpl-stream/README.md")]
+    pub struct TplStream;
+}

@@ -72,8 +72,3 @@ pub use steps::{StepRange, Steps};
 pub use supremum::{Supremum, supremum};
 pub use transition_counts::{EstimatedMatrix, TransitionCounts};
 pub use user_stream::UserStream;
-
-/// The README's Rust examples, compiled and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-struct ReadmeDoctests;
