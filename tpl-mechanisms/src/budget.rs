@@ -25,14 +25,28 @@ fn ulp_exponent(x: f64) -> i32 {
     if field == 0 { -1074 } else { field - 1075 }
 }
 
-/// The integer grid of one scheme's budgets: ε = K·q (see the module documentation).
+/// The integer grid of one scheme's budgets: ε = K·q for a power of two q (`docs/w-event.md`
+/// §4): every budget a rule spends is k·q for an integer k, so window sums, remainders and
+/// halvings are integer operations and the f64 budgets keep (W) exactly. A rule reads its
+/// scheme's grid with [`crate::WEventParams::grid`].
+///
+/// ```
+/// use tpl_mechanisms::WEventParams;
+/// let params = WEventParams::new(1.0, 10, 2.0)?;
+/// let grid = params.grid();
+/// let half = grid.value(grid.epsilon() / 2);
+/// assert_eq!(half, 0.5);
+/// // After steps that spent 0.75 of the window, 0.25 is left, exactly.
+/// assert_eq!(grid.room(grid.units(0.75)), 0.25);
+/// # Ok::<(), tpl_mechanisms::MechError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Grid {
+pub struct BudgetGrid {
     unit: f64,
     epsilon: u128,
 }
 
-impl Grid {
+impl BudgetGrid {
     /// The grid for budget `epsilon` (finite, > 0) and a window of `window` ≥ 1 steps.
     pub fn new(epsilon: f64, window: usize) -> Self {
         // 2w < 2^(bits(w) + 1): ⌊K/(2w)⌋ has at least 52 + extra − bits(w) ≥ 31 bits.
@@ -63,9 +77,24 @@ impl Grid {
         ((k >> shift << shift) as f64) * self.unit
     }
 
-    /// ⌊k/n⌋ on the grid, as an f64: the largest budget b with n·b ≤ k·q exactly.
+    /// ⌊k/n⌋ on the grid, as an f64: the largest budget b with n·b ≤ k·q exactly (n ≥ 1).
     pub fn share(&self, k: u128, n: usize) -> f64 {
-        self.value(k / n as u128)
+        self.value(k / n.max(1) as u128)
+    }
+
+    /// What the window ending at this step may still spend: the largest f64 on the grid r
+    /// with (Σ of the last w − 1 step totals) + r ≤ ε exactly, `recent` being that sum in
+    /// grid units ([`crate::RecentSpend::sum`]).
+    pub fn room(&self, recent: u128) -> f64 {
+        self.value(self.epsilon.saturating_sub(recent))
+    }
+
+    /// The largest publication budget ≤ `p` whose step total `test` + publication (rounded
+    /// up, [`crate::StepBudget::total`]) stays within `room`, given `test` ≤ `room`. While
+    /// w < 2^21 totals are exact and it returns `p` whenever `test` + `p` ≤ `room`; for
+    /// longer windows it keeps a total's rounding inside the room it is charged to.
+    pub fn fit(&self, room: f64, test: f64, p: f64) -> f64 {
+        p.min(self.value(self.units(room).saturating_sub(self.units(test))))
     }
 }
 
@@ -84,13 +113,13 @@ mod tests {
 
     #[test]
     fn the_unit_is_ulp_of_epsilon_for_ordinary_windows() {
-        let g = Grid::new(1.0, 10);
+        let g = BudgetGrid::new(1.0, 10);
         assert_eq!(g.epsilon(), 1 << 52);
         assert_eq!(g.value(g.epsilon()), 1.0);
         // Ten shares of 1/10 never exceed 1 (the f64 nearest to 0.1 is above 0.1).
         let s = g.share(g.epsilon(), 10);
         assert!(s < 0.1 && g.units(s) * 10 <= g.epsilon());
-        let g = Grid::new(0.7, 50);
+        let g = BudgetGrid::new(0.7, 50);
         assert_eq!(g.value(g.epsilon()), 0.7);
     }
 
@@ -98,7 +127,7 @@ mod tests {
     fn long_windows_get_a_finer_unit_and_a_precise_share() {
         for w in [(1usize << 21) - 1, 1 << 21, 1_000_000_000, 1 << 51, 1 << 52, 1 << 62, usize::MAX] {
             for eps in [1e-6, 1.0, 1e3, f64::MAX] {
-                let g = Grid::new(eps, w);
+                let g = BudgetGrid::new(eps, w);
                 let s = g.share(g.epsilon() / 2, w);
                 assert!(s > 0.0, "ε = {eps}, w = {w}");
                 assert!(g.units(s) * w as u128 <= g.epsilon() / 2);
@@ -111,10 +140,10 @@ mod tests {
 
     #[test]
     fn subnormal_epsilon_keeps_the_smallest_unit() {
-        let g = Grid::new(5e-324, 3);
+        let g = BudgetGrid::new(5e-324, 3);
         assert_eq!(g.epsilon(), 1);
         assert_eq!(g.share(g.epsilon(), 3), 0.0);
-        let g = Grid::new(f64::MIN_POSITIVE, 1);
+        let g = BudgetGrid::new(f64::MIN_POSITIVE, 1);
         assert_eq!(g.value(g.epsilon()), f64::MIN_POSITIVE);
     }
 

@@ -8,6 +8,7 @@ use tpl_core::{CoreError, Short};
 
 /// What can go wrong when building or running a mechanism or stream scheme.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum MechError {
     /// A budget ε or sensitivity Δ refused by `tpl-core`'s checks ([`tpl_core::check_epsilon`],
     /// [`tpl_core::check_sensitivity`]); the message names the value.
@@ -114,6 +115,34 @@ pub enum MechError {
          is refused because count + noise could not be represented exactly"
     )]
     NoiseOutOfRange,
+    /// A mechanism whose privacy map, at the sensitivity it was calibrated to, exceeds the
+    /// budget it was given (as OpenDP checks a measurement): refused before any draw.
+    #[error(
+        "mechanism {mechanism}: its privacy map gives a loss of {} for a release with budget {} at sensitivity {}: \
+         a release must lose at most its budget, so nothing was drawn", Short(*.loss), Short(*.budget), Short(*.sensitivity)
+    )]
+    PrivacyMap {
+        /// The mechanism's name.
+        mechanism: String,
+        /// The sensitivity Δ.
+        sensitivity: f64,
+        /// The budget ε_t.
+        budget: f64,
+        /// privacy_map(Δ, Δ, ε_t).
+        loss: f64,
+    },
+    /// A decision rule asking to spend more than it promised: beyond its largest spend at
+    /// the step, or beyond what the window ending at the step has left, or a step that
+    /// reports less than it drew. Refused before the draw that would exceed it.
+    #[error("step {step}: scheme {scheme} {what}; nothing more was drawn")]
+    Overspent {
+        /// 1-based step.
+        step: usize,
+        /// The scheme's name.
+        scheme: String,
+        /// What was exceeded, with the numbers.
+        what: String,
+    },
     /// A scripted noise source ran out of values.
     #[error("scripted noise source is exhausted")]
     ScriptExhausted,

@@ -48,21 +48,29 @@ mod runner;
 mod scheme;
 mod schemes;
 mod spending;
+#[cfg(any(test, feature = "test-util"))]
+pub mod test_util;
 
+pub use budget::BudgetGrid;
 pub use error::{CustomError, MechError, Result};
 pub use ledger::WindowLedger;
 pub use mechanism::{
-    LaplaceMechanism, MAX_EXACT_COUNT, MAX_EXACT_SCALE, Mechanism, budget_for_effective, effective_budget,
-    laplace_scale,
+    LaplaceMechanism, MAX_EXACT_COUNT, MAX_EXACT_SCALE, Mechanism, budget_for_effective, check_privacy_map,
+    effective_budget, laplace_scale,
 };
-pub use noise::{DiscreteLaplace, FloatLaplace, NoiseSource, SamplerKind, StreamRng, laplace_inverse_cdf};
+pub use noise::{
+    DiscreteLaplace, FloatLaplace, NoiseSource, ReleaseRng, SamplerKind, StreamRng, laplace_inverse_cdf,
+};
 #[cfg(any(test, feature = "test-util"))]
 pub use noise::{Recording, Scripted, Zero};
 pub use params::{DEFAULT_SENSITIVITY, Epsilon, WEventParams};
 pub use runner::{Intervals, Run, run};
-pub use scheme::{DecisionRule, PrivacyGuarantee, Scheme, StepBudget, StepOutcome, StreamScheme};
+pub use scheme::{
+    DecisionRule, FromParams, PrivacyGuarantee, RecentSpend, Scheme, Step, StepBudget, StepOutcome,
+    StreamScheme, over_regimes,
+};
 pub use schemes::{
     Ba, BaRule, Bd, BdRule, EventLaplace, LaplaceRule, Pba, PbaCorrelation, PbaRule, Planned, PlannedRule,
-    Sample, SampleRule, SchemeInputs, SchemeKind, Uniform, UniformRule,
+    Sample, SampleRule, SchemeInputs, SchemeKind, Uniform, UniformRule, worth_publishing,
 };
 pub use spending::{EffectiveSpending, effective_spending};

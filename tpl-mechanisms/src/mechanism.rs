@@ -72,6 +72,14 @@ fn laplace_loss(d_in: f64, sensitivity: f64, budget: f64) -> f64 {
     if loss.is_finite() && (below || d_in.mul_add(q, -loss) > 0.0) { loss.next_up() } else { loss }
 }
 
+/// a/b rounded up (a ≥ 0 finite, b > 0): never below the real quotient (the sign of the
+/// fused multiply-add is exact; a subnormal or zero quotient of a > 0 is bumped regardless).
+fn quotient_up(a: f64, b: f64) -> f64 {
+    let q = a / b;
+    let low = q.is_finite() && a > 0.0 && (q < f64::MIN_POSITIVE || q.mul_add(b, -a) < 0.0);
+    if low { q.next_up() } else { q }
+}
+
 /// Whether `v` is a count an exact release accepts: an integer (−0 included) with
 /// |v| ≤ [`MAX_EXACT_COUNT`], the same as `v.fract() == 0.0 && v.abs() <= MAX_EXACT_COUNT`
 /// but branch-free and without the libm call `fract` makes on targets without a rounding
@@ -185,9 +193,25 @@ pub trait Mechanism {
     /// `sample`.
     fn release(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> Result<Vec<f64>> {
         self.check_budget(sensitivity, budget)?;
+        check_privacy_map(&*self, sensitivity, budget)?;
         self.validate(answer)?;
         self.sample(answer, sensitivity, budget)
     }
+}
+
+/// Checks a measurement as OpenDP's `check` does: the loss [`Mechanism::privacy_map`] states
+/// for answers at the calibrated distance (d_in = Δ) is at most the budget the release was
+/// given. [`Mechanism::release`] and every draw of a stream scheme run it before drawing.
+///
+/// # Errors
+/// [`MechError::PrivacyMap`] when the map exceeds the budget (or is NaN), or the map's own
+/// error.
+pub fn check_privacy_map<M: Mechanism + ?Sized>(mechanism: &M, sensitivity: f64, budget: f64) -> Result<()> {
+    let loss = mechanism.privacy_map(sensitivity, sensitivity, budget)?;
+    if loss <= budget {
+        return Ok(());
+    }
+    Err(MechError::PrivacyMap { mechanism: mechanism.name().to_owned(), sensitivity, budget, loss })
 }
 
 impl<M: Mechanism + ?Sized> Mechanism for Box<M> {
@@ -268,14 +292,15 @@ impl<N: NoiseSource> Mechanism for LaplaceMechanism<N> {
         "laplace"
     }
 
-    /// Noise of scale b ≥ δ/p (rounded up) makes answers at L1 distance d_in
-    /// indistinguishable up to e^{d_in/b}: the loss is d_in·p/δ, rounded up.
+    /// Noise of the scale b = [`laplace_scale`]`(δ, p)` it draws at (b·p ≥ δ exactly) makes
+    /// answers at L1 distance d_in indistinguishable up to e^{d_in/b}: the loss is d_in/b,
+    /// rounded up — at most d_in·p/δ, and at most p for d_in = δ, exactly in f64.
     fn privacy_map(&self, d_in: f64, sensitivity: f64, budget: f64) -> Result<f64> {
         check_calibration(sensitivity, budget)?;
         if !(d_in.is_finite() && d_in >= 0.0) {
             return Err(MechError::BadDistance(d_in));
         }
-        Ok(laplace_loss(d_in, sensitivity, budget))
+        Ok(quotient_up(d_in, laplace_scale(sensitivity, budget)))
     }
 
     /// Scales above [`MAX_EXACT_SCALE`] with integer noise, or that overflow, are refused.

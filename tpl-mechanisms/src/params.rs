@@ -1,6 +1,6 @@
 //! Validated parameters: budgets and the w-event parameters of `docs/w-event.md` §2.
 
-use crate::budget::Grid;
+use crate::budget::BudgetGrid;
 use crate::error::{MechError, Result};
 
 /// A privacy budget ε: finite and > 0.
@@ -34,7 +34,7 @@ pub struct WEventParams {
     epsilon: Epsilon,
     window: usize,
     sensitivity: f64,
-    grid: Grid,
+    grid: BudgetGrid,
     share: f64,
 }
 
@@ -62,7 +62,7 @@ impl WEventParams {
             return Err(MechError::BadWindow(window));
         }
         let sensitivity = tpl_core::check_sensitivity(sensitivity)?;
-        let grid = Grid::new(epsilon.get(), window);
+        let grid = BudgetGrid::new(epsilon.get(), window);
         let share = grid.share(grid.epsilon() / 2, window);
         if share <= 0.0 {
             return Err(MechError::ShareUnderflow { epsilon: epsilon.get(), window });
@@ -96,7 +96,7 @@ impl WEventParams {
     }
 
     /// The integer grid every budget of a scheme with these parameters lies on.
-    pub(crate) fn grid(&self) -> &Grid {
+    pub fn grid(&self) -> &BudgetGrid {
         &self.grid
     }
 }

@@ -7,7 +7,8 @@ use std::collections::VecDeque;
 
 use crate::budget::sum_up;
 use crate::error::{MechError, Result};
-use crate::mechanism::Mechanism;
+use crate::ledger::WindowLedger;
+use crate::mechanism::{Mechanism, check_privacy_map};
 use crate::params::WEventParams;
 
 /// The budget one step spent (`docs/w-event.md` §1.6): everything that read c_t.
@@ -79,7 +80,7 @@ pub enum PrivacyGuarantee {
 /// scheme could produce (`docs/w-event.md` §6, guaranteed leakage).
 pub trait StreamScheme {
     /// The scheme's name as on the command line.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
 
     /// Its parameters.
     fn params(&self) -> &WEventParams;
@@ -155,7 +156,7 @@ pub trait StreamScheme {
 }
 
 impl<S: StreamScheme + ?Sized> StreamScheme for Box<S> {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         (**self).name()
     }
 
@@ -196,101 +197,120 @@ impl<S: StreamScheme + ?Sized> StreamScheme for Box<S> {
     }
 }
 
-/// A stream scheme: the shared part (parameters, mechanism, last release, input checks)
-/// around a decision rule `R` that says, step by step, what to spend. The built-in schemes
-/// are its instances ([`crate::Bd`] is `Scheme<BdRule, M>`, and so on).
+/// A stream scheme: the shared part (parameters, mechanism, last release, input checks and
+/// the enforcement of the rule's promises) around a decision rule `R` that says, step by
+/// step, what to spend. The built-in schemes are its instances ([`crate::Bd`] is
+/// `Scheme<BdRule, M>`, and so on); a custom scheme is `Scheme<YourRule, M>`.
 #[derive(Debug)]
 pub struct Scheme<R, M> {
     params: WEventParams,
     mechanism: M,
-    stream: Stream,
+    stream: StreamState,
     rule: R,
+    /// The exact spend of the last steps, against the rule's guarantee.
+    ledger: WindowLedger,
+    /// The ε every window of the guarantee's length is held to.
+    bound: f64,
 }
 
-/// The decision rule of a [`Scheme`]: one per built-in scheme (sealed; the rules rely on the
-/// crate's exact budget grid).
-pub trait DecisionRule: rule::Rule {}
+/// The decision rule of a [`Scheme`]: what one scheme decides at each step, and what it
+/// promises. The built-in schemes are rules ([`crate::BdRule`], …); a custom scheme is one
+/// more rule plugged into [`Scheme`], which checks the counts before any draw, holds the
+/// last release, and enforces what the rule promises at every draw: each step spends at most
+/// [`DecisionRule::max_spend`], every window keeps the [`DecisionRule::guarantee`] exactly
+/// (a [`crate::WindowLedger`]), and the spend reported is the spend drawn
+/// (`docs/w-event.md` §2). A rule sees the counts only through [`Step`]'s noisy statistics;
+/// [`BudgetGrid`] and [`RecentSpend`] give it the exact arithmetic the built-in rules use.
+/// `tpl-mechanisms/tests/custom_rule.rs` and `examples/custom-scheme/` write one.
+pub trait DecisionRule {
+    /// The scheme's name (as on the command line; a custom rule may build it at run time).
+    fn name(&self) -> &str;
 
-impl<R: rule::Rule> DecisionRule for R {}
-
-pub(crate) mod rule {
-    use super::{PrivacyGuarantee, Step, StepOutcome};
-    use crate::error::Result;
-    use crate::mechanism::Mechanism;
-    use crate::params::WEventParams;
-
-    /// What a decision rule implements (crate-internal).
-    pub trait Rule {
-        /// The scheme's name.
-        const NAME: &'static str;
-
-        /// Whether every step spends exactly its [`Rule::max_spend`] (budgets fixed in advance).
-        const SPENDS_ITS_CAPS: bool = false;
-
-        /// Refuses step `t` before anything is checked or drawn (a plan's horizon).
-        fn admit(&self, t: usize) -> Result<()> {
-            let _ = t;
-            Ok(())
-        }
-
-        /// Decides step `cx.t()`, whose counts passed every check.
-        fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome>;
-
-        /// Updates the rule's own state with step `t`'s recorded outcome exactly as
-        /// [`Rule::step`] does when it decides that outcome (`outcome` has been checked
-        /// against the stream and [`Rule::max_spend`]). Default: a stateless rule.
-        fn restore(&mut self, params: &WEventParams, t: usize, outcome: &StepOutcome) {
-            let _ = (params, t, outcome);
-        }
-
-        /// Takes step `t`'s recorded publication as the rule's last one, as [`Rule::restore`]
-        /// does for a publication but without its budget entering the rule's window (the
-        /// steps after it are restored next). Default: a rule that keeps nothing of its last
-        /// publication.
-        fn resume(&mut self, params: &WEventParams, t: usize, outcome: &StepOutcome) {
-            let _ = (params, t, outcome);
-        }
-
-        /// The guarantee.
-        fn guarantee(&self, params: &WEventParams) -> PrivacyGuarantee {
-            PrivacyGuarantee::WEvent { epsilon: params.epsilon(), window: params.window() }
-        }
-
-        /// The largest ε_t of step t.
-        fn max_spend(&self, params: &WEventParams, t: usize) -> f64;
-
-        /// The largest ε_t of any step. Default: the rules whose bound depends on t only
-        /// through the regimes t = 1, 2 ≤ t ≤ w and t > w, growing within them.
-        fn max_step_budget(&self, params: &WEventParams) -> f64 {
-            over_regimes(params, |t| self.max_spend(params, t))
-        }
+    /// Whether every step spends exactly its [`DecisionRule::max_spend`] when it publishes
+    /// (budgets fixed in advance). Default: false, which is always safe.
+    fn spends_its_caps(&self) -> bool {
+        false
     }
 
-    /// The maximum of `spend(t)` over t ∈ {1, 2, w, w + 1}: the maximum over all t of a
-    /// bound constant on t = 1, non-decreasing on 2 ≤ t ≤ w and constant on t > w.
-    pub fn over_regimes(params: &WEventParams, spend: impl Fn(usize) -> f64) -> f64 {
-        let w = params.window();
-        [1, 2, w, w.saturating_add(1)].into_iter().map(spend).fold(0.0, f64::max)
+    /// Refuses step `t` before anything is checked or drawn (e.g. a plan's horizon).
+    ///
+    /// # Errors
+    /// The rule's reason (the default admits every step).
+    fn admit(&self, t: usize) -> Result<()> {
+        let _ = t;
+        Ok(())
     }
 
-    /// A rule built from the parameters alone.
-    pub trait FromParams {
-        /// The rule's initial state.
-        fn from_params(params: &WEventParams) -> Self;
+    /// Decides step `cx.t()`, whose counts passed every check: ends with
+    /// [`Step::publish`] or [`Step::repeat`], after any number of [`Step::noisy_dissimilarity`]
+    /// tests.
+    ///
+    /// # Errors
+    /// An error of the mechanism, or [`MechError::Overspent`] when the rule asks for more
+    /// than it promised (nothing is drawn then).
+    fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome>;
+
+    /// Updates the rule's own state with step `t`'s recorded outcome exactly as
+    /// [`DecisionRule::step`] does when it decides that outcome (`outcome` has been checked
+    /// against the stream and [`DecisionRule::max_spend`]). Default: a stateless rule.
+    fn restore(&mut self, params: &WEventParams, t: usize, outcome: &StepOutcome) {
+        let _ = (params, t, outcome);
     }
 
-    /// A stateless rule needs nothing from the parameters.
-    impl<R: Default> FromParams for R {
-        fn from_params(_: &WEventParams) -> Self {
-            R::default()
-        }
+    /// Takes step `t`'s recorded publication as the rule's last one, as
+    /// [`DecisionRule::restore`] does for a publication but without its budget entering the
+    /// rule's window (the steps after it are restored next). Default: a rule that keeps
+    /// nothing of its last publication.
+    fn resume(&mut self, params: &WEventParams, t: usize, outcome: &StepOutcome) {
+        let _ = (params, t, outcome);
+    }
+
+    /// The guarantee. Default: w-event ε-DP with the parameters' ε and w.
+    fn guarantee(&self, params: &WEventParams) -> PrivacyGuarantee {
+        PrivacyGuarantee::WEvent { epsilon: params.epsilon(), window: params.window() }
+    }
+
+    /// The largest ε_t (test + publication, as [`StepBudget::total`]) of step t in any run.
+    fn max_spend(&self, params: &WEventParams, t: usize) -> f64;
+
+    /// The largest ε_t of any step. Default: [`over_regimes`] — right for the rules whose
+    /// bound depends on t only through the regimes t = 1, 2 ≤ t ≤ w and t > w, growing
+    /// within them; a rule of another shape overrides it.
+    fn max_step_budget(&self, params: &WEventParams) -> f64 {
+        over_regimes(params, |t| self.max_spend(params, t))
+    }
+}
+
+/// The maximum of `spend(t)` over t ∈ {1, 2, w, w + 1}: the maximum over all t of a bound
+/// constant on t = 1, non-decreasing on 2 ≤ t ≤ w and constant on t > w.
+pub fn over_regimes(params: &WEventParams, spend: impl Fn(usize) -> f64) -> f64 {
+    let w = params.window();
+    [1, 2, w, w.saturating_add(1)].into_iter().map(spend).fold(0.0, f64::max)
+}
+
+/// A rule built from the parameters alone ([`Scheme::new`]); every `Default` rule is one.
+pub trait FromParams {
+    /// The rule's initial state.
+    fn from_params(params: &WEventParams) -> Self;
+}
+
+/// A stateless rule needs nothing from the parameters.
+impl<R: Default> FromParams for R {
+    fn from_params(_: &WEventParams) -> Self {
+        R::default()
     }
 }
 
 impl<R: DecisionRule, M: Mechanism> Scheme<R, M> {
-    /// The scheme with `params` and `rule`, releasing through `mechanism`.
-    pub(crate) fn with_rule(params: WEventParams, mechanism: M, rule: R) -> Self {
-        Self { params, mechanism, stream: Stream::default(), rule }
+    /// The scheme with `params` and `rule` (in its initial state), releasing through
+    /// `mechanism`. Every window is held to the rule's [`DecisionRule::guarantee`].
+    pub fn with_rule(params: WEventParams, mechanism: M, rule: R) -> Self {
+        let (window, bound) = match rule.guarantee(&params) {
+            PrivacyGuarantee::WEvent { epsilon, window } => (window, epsilon),
+            PrivacyGuarantee::EventLevel { epsilon } => (1, epsilon),
+        };
+        let ledger = WindowLedger::new(window);
+        Self { params, mechanism, stream: StreamState::default(), rule, ledger, bound }
     }
 
     /// The mechanism (e.g. to read a test double's record).
@@ -299,12 +319,12 @@ impl<R: DecisionRule, M: Mechanism> Scheme<R, M> {
     }
 
     /// The decision rule.
-    pub(crate) fn rule(&self) -> &R {
+    pub fn rule(&self) -> &R {
         &self.rule
     }
 }
 
-impl<R: DecisionRule + rule::FromParams, M: Mechanism> Scheme<R, M> {
+impl<R: DecisionRule + FromParams, M: Mechanism> Scheme<R, M> {
     /// The scheme with `params`, releasing through `mechanism`.
     pub fn new(params: WEventParams, mechanism: M) -> Self {
         let rule = R::from_params(&params);
@@ -313,8 +333,8 @@ impl<R: DecisionRule + rule::FromParams, M: Mechanism> Scheme<R, M> {
 }
 
 impl<R: DecisionRule, M: Mechanism> StreamScheme for Scheme<R, M> {
-    fn name(&self) -> &'static str {
-        R::NAME
+    fn name(&self) -> &str {
+        self.rule.name()
     }
 
     fn params(&self) -> &WEventParams {
@@ -330,9 +350,27 @@ impl<R: DecisionRule, M: Mechanism> StreamScheme for Scheme<R, M> {
         self.rule.admit(self.stream.t + 1)?;
         self.stream.check(counts)?;
         self.mechanism.validate(counts)?;
-        let cx =
-            Step { params: &self.params, mechanism: &mut self.mechanism, stream: &mut self.stream, counts };
-        self.rule.step(cx)
+        let t = self.stream.t + 1;
+        let cx = Step {
+            params: &self.params,
+            mechanism: &mut self.mechanism,
+            stream: &mut self.stream,
+            counts,
+            limits: Limits {
+                max: self.rule.max_spend(&self.params, t),
+                ledger: &self.ledger,
+                bound: self.bound,
+            },
+            drawn: 0.0,
+        };
+        let out = self.rule.step(cx).map_err(|e| match e {
+            MechError::Overspent { step, what, .. } => {
+                MechError::Overspent { step, scheme: self.rule.name().to_owned(), what }
+            }
+            e => e,
+        })?;
+        self.ledger.push(out.spent.total());
+        Ok(out)
     }
 
     fn guarantee(&self) -> PrivacyGuarantee {
@@ -348,7 +386,7 @@ impl<R: DecisionRule, M: Mechanism> StreamScheme for Scheme<R, M> {
     }
 
     fn spends_its_caps(&self) -> bool {
-        R::SPENDS_ITS_CAPS
+        self.rule.spends_its_caps()
     }
 
     fn restore(&mut self, outcome: &StepOutcome) -> Result<()> {
@@ -363,7 +401,15 @@ impl<R: DecisionRule, M: Mechanism> StreamScheme for Scheme<R, M> {
         if !outcome.published && (spent.publication != 0.0 || outcome.release != self.stream.last) {
             return Err(bad("a repeat must spend no publication budget and repeat the last release".into()));
         }
+        let window = self.ledger.peek(spent.total());
+        if window > self.bound {
+            return Err(bad(format!(
+                "its window would spend {window}, more than the {} the scheme keeps every window within",
+                self.bound
+            )));
+        }
         self.rule.restore(&self.params, t, outcome);
+        self.ledger.push(spent.total());
         if outcome.published {
             self.stream.publish(outcome.release.clone(), spent);
         } else {
@@ -390,7 +436,7 @@ impl<R: DecisionRule, M: Mechanism> StreamScheme for Scheme<R, M> {
 
 impl<R: DecisionRule, M: Mechanism> Scheme<R, M> {
     /// The checks every recorded step `t` passes before it is restored: the rule admits the
-    /// step, the budgets are finite, ≥ 0 and within [`Rule::max_spend`], and a publication
+    /// step, the budgets are finite, ≥ 0 and within [`DecisionRule::max_spend`], and a publication
     /// spends publication budget on a release that fits the stream.
     fn check_record(&self, t: usize, outcome: &StepOutcome) -> Result<()> {
         let bad = |reason: String| MechError::BadRestore { step: t, reason };
@@ -414,11 +460,11 @@ impl<R: DecisionRule, M: Mechanism> Scheme<R, M> {
             true => spent == StepBudget::fresh(max),
             false => spent.total() == 0.0 || spent == drawn_and_failed,
         };
-        if R::SPENDS_ITS_CAPS && !fixed {
+        if self.rule.spends_its_caps() && !fixed {
             return Err(bad(format!(
                 "{} spends exactly {max} at this step when it publishes and nothing otherwise, but the record \
                  spent {parts:?}",
-                R::NAME
+                self.rule.name()
             )));
         }
         if outcome.published {
@@ -431,13 +477,50 @@ impl<R: DecisionRule, M: Mechanism> Scheme<R, M> {
     }
 }
 
-/// One step as a decision rule sees it: the checked counts c_t and the shared state.
+/// One step as a decision rule sees it: the checked counts c_t, reachable only through
+/// noisy releases, and the shared state. Every draw is checked first against what the rule
+/// promised (its largest spend at this step, the window's room under its guarantee) and
+/// against the mechanism's privacy map; a draw that would break either is refused with
+/// [`MechError::Overspent`] or [`MechError::PrivacyMap`], and nothing is drawn.
 pub struct Step<'a, M> {
     /// The scheme's parameters.
     pub params: &'a WEventParams,
     mechanism: &'a mut M,
-    stream: &'a mut Stream,
+    stream: &'a mut StreamState,
     counts: &'a [f64],
+    limits: Limits<'a>,
+    /// Σ of the budgets drawn so far at this step, rounded up.
+    drawn: f64,
+}
+
+/// What a step may spend: the rule's largest spend at the step and the window's room. (The
+/// scheme's name in a [`MechError::Overspent`] is filled in by [`Scheme`], which lends the
+/// rule out mutably while the step runs.)
+struct Limits<'a> {
+    max: f64,
+    ledger: &'a WindowLedger,
+    bound: f64,
+}
+
+impl Limits<'_> {
+    /// Checks that step `t` may spend `total` in all (test and publication).
+    fn admit(&self, t: usize, total: f64) -> Result<()> {
+        let over = |what: String| MechError::Overspent { step: t, scheme: String::new(), what };
+        if total.is_nan() || total > self.max {
+            return Err(over(format!(
+                "would spend {total}, more than its largest spend {} at this step",
+                self.max
+            )));
+        }
+        let window = self.ledger.peek(total);
+        if window.is_nan() || window > self.bound {
+            return Err(over(format!(
+                "would spend {total}, bringing its window to {window}, more than the {} it keeps every window within",
+                self.bound
+            )));
+        }
+        Ok(())
+    }
 }
 
 impl<M: Mechanism> Step<'_, M> {
@@ -446,15 +529,52 @@ impl<M: Mechanism> Step<'_, M> {
         self.stream.t + 1
     }
 
-    /// Publishes c_t with budget `spent.publication` and reports `spent`.
+    /// r_{t−1}, the last release (empty at step 1): public, as every release is.
+    pub fn last_release(&self) -> &[f64] {
+        &self.stream.last
+    }
+
+    /// Checks that a report `spent` covers what was drawn at this step and fits.
+    fn check_report(&self, spent: StepBudget) -> Result<()> {
+        if spent.test.is_nan() || spent.test < self.drawn {
+            return Err(MechError::Overspent {
+                step: self.t(),
+                scheme: String::new(),
+                what: format!("reports a test budget of {}, but its tests drew {}", spent.test, self.drawn),
+            });
+        }
+        self.limits.admit(self.t(), spent.total())
+    }
+
+    /// Publishes c_t with budget `spent.publication` and reports `spent` (its test part
+    /// covering every test drawn at this step).
+    ///
+    /// # Errors
+    /// [`MechError::Overspent`] or [`MechError::PrivacyMap`] before any draw, or an error
+    /// of the mechanism.
     pub fn publish(self, spent: StepBudget) -> Result<StepOutcome> {
-        let release = self.mechanism.release(self.counts, self.params.sensitivity(), spent.publication)?;
+        self.check_report(spent)?;
+        let (delta, p) = (self.params.sensitivity(), spent.publication);
+        check_privacy_map(&*self.mechanism, delta, p)?;
+        let release = self.mechanism.release(self.counts, delta, p)?;
         Ok(self.stream.publish(release, spent))
     }
 
-    /// Repeats r_{t−1} and reports `spent` (what the test cost, if any).
-    pub fn repeat(self, spent: StepBudget) -> StepOutcome {
-        self.stream.repeat(spent)
+    /// Repeats r_{t−1} and reports `spent` (what the tests cost, if any; no publication).
+    ///
+    /// # Errors
+    /// [`MechError::Overspent`] for a report with a publication budget, or one that does not
+    /// cover the tests drawn or exceeds what the step may spend.
+    pub fn repeat(self, spent: StepBudget) -> Result<StepOutcome> {
+        if spent.publication != 0.0 || spent.absorbed != 0.0 || self.stream.t == 0 {
+            return Err(MechError::Overspent {
+                step: self.t(),
+                scheme: String::new(),
+                what: "repeats with a publication budget, or at step 1 with nothing to repeat".into(),
+            });
+        }
+        self.check_report(spent)?;
+        Ok(self.stream.repeat(spent))
     }
 
     /// Whether a publication with budget `budget` could be drawn by the scheme's mechanism
@@ -469,22 +589,31 @@ impl<M: Mechanism> Step<'_, M> {
     /// with sensitivity Δ, and the noisy sum is divided by d: for continuous noise the same
     /// distribution as noise of scale (Δ/d)/s on the mean, and exact for the discrete
     /// sampler (a mean lies on a 1/d lattice, the sum on the integers).
+    ///
+    /// # Errors
+    /// [`MechError::Overspent`] when the test would exceed what the step may spend, or
+    /// [`MechError::PrivacyMap`] (nothing drawn then); an error of the mechanism.
     pub fn noisy_dissimilarity(&mut self) -> Result<f64> {
+        let (delta, s) = (self.params.sensitivity(), self.params.share());
+        let drawn = sum_up(self.drawn, s);
+        self.limits.admit(self.t(), drawn)?;
+        check_privacy_map(&*self.mechanism, delta, s)?;
         let sum = self.stream.distance(self.counts);
-        let noisy = self.mechanism.release(&[sum], self.params.sensitivity(), self.params.share())?;
+        let noisy = self.mechanism.release(&[sum], delta, s)?;
+        self.drawn = drawn;
         Ok(noisy[0] / self.counts.len() as f64)
     }
 }
 
 /// The state every scheme shares: step count, cell count and the last release.
 #[derive(Debug, Clone, Default)]
-pub struct Stream {
+pub(crate) struct StreamState {
     pub t: usize,
     cells: Option<usize>,
     pub last: Vec<f64>,
 }
 
-impl Stream {
+impl StreamState {
     /// Checks c_{t+1} against the stream (`docs/w-event.md` §2.1: before any draw).
     pub fn check(&self, counts: &[f64]) -> Result<()> {
         let step = self.t + 1;
@@ -528,25 +657,34 @@ impl Stream {
     }
 }
 
-/// The budgets of the last w − 1 steps, as integers on the scheme's grid, with their exact
-/// running sums: O(1) per step, and memory min(w − 1, steps so far) entries — never sized by
-/// w itself. Each entry holds `N` amounts (e.g. the step total and a pool's part).
+/// The budgets of the last w − 1 steps, as integers on the scheme's grid
+/// ([`crate::BudgetGrid::units`]), with their exact running sums: O(1) per step, and memory
+/// min(w − 1, steps so far) entries — never sized by w itself. Each entry holds `N` amounts
+/// (e.g. the step total and a pool's part). What a rule keeps to know its window's room
+/// ([`crate::BudgetGrid::room`] of `sum(0)`).
+///
+/// ```
+/// use tpl_mechanisms::RecentSpend;
+/// let mut recent = RecentSpend::<1>::new(3); // w = 3: the last 2 steps
+/// for units in [5, 7, 11] { recent.push([units]); }
+/// assert_eq!(recent.sum(0), 18);
+/// ```
 #[derive(Debug, Clone)]
-pub(crate) struct Recent<const N: usize> {
+pub struct RecentSpend<const N: usize> {
     capacity: usize,
     entries: VecDeque<[u128; N]>,
     sums: [u128; N],
 }
 
-impl<const N: usize> Recent<N> {
+impl<const N: usize> RecentSpend<N> {
     /// Keeps the last `window − 1` entries (nothing for w = 1).
     pub fn new(window: usize) -> Self {
         Self { capacity: window.saturating_sub(1), entries: VecDeque::new(), sums: [0; N] }
     }
 
-    /// Σ of amount `i` over the held entries (exact).
+    /// Σ of amount `i` (< N) over the held entries (exact).
     pub fn sum(&self, i: usize) -> u128 {
-        self.sums[i]
+        self.sums.get(i).copied().unwrap_or(0)
     }
 
     /// Pushes the newest entry, dropping the oldest once w − 1 are held.

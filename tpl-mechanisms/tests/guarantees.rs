@@ -11,7 +11,8 @@ use common::*;
 use tpl_core::CoreError;
 use tpl_mechanisms::{
     Bd, DiscreteLaplace, LaplaceMechanism, MechError, Mechanism, PbaCorrelation, Planned, PrivacyGuarantee,
-    SchemeInputs, SchemeKind, Scripted, StreamScheme, WEventParams, Zero, effective_budget, run,
+    SchemeInputs, SchemeKind, Scripted, StreamScheme, WEventParams, Zero, effective_budget, laplace_scale,
+    run,
 };
 
 fn params(eps: f64, w: usize, delta: f64) -> WEventParams {
@@ -139,18 +140,33 @@ fn plans_that_cannot_be_spent_are_refused() {
     assert!(SchemeKind::Planned.build(p, LaplaceMechanism::new(Zero), PbaCorrelation::Never).is_ok());
 }
 
-/// The Laplace mechanism's privacy map: d_in·budget/Δ rounded up; the budget itself at
-/// d_in = Δ, and [`effective_budget`] at d_in = 2.
+/// The Laplace mechanism's privacy map: d_in/b rounded up, b the scale it draws at
+/// ([`laplace_scale`], b·p ≥ Δ): never above the budget at d_in = Δ — so the check every
+/// release runs never refuses it — never above [`effective_budget`] at d_in = 2, and never
+/// below the real loss d_in/b.
 #[test]
-fn laplace_privacy_map_is_the_calibrated_loss() {
+fn laplace_privacy_map_is_the_loss_at_the_drawn_scale() {
     let m = LaplaceMechanism::new(DiscreteLaplace::seeded(1));
     assert_eq!(m.privacy_map(2.0, 2.0, 0.3), Ok(0.3));
     assert_eq!(m.privacy_map(1.0, 1.0, 0.3), Ok(0.3));
     assert_eq!(m.privacy_map(0.0, 1.0, 0.3), Ok(0.0));
-    for (budget, delta) in [(0.1, 1.0), (0.7, 3.0), (1e-9, 5.0)] {
-        assert_eq!(m.privacy_map(2.0, delta, budget), Ok(effective_budget(budget, delta)));
-        let loss = m.privacy_map(3.0, delta, budget).unwrap();
-        assert!(loss * delta >= 3.0 * budget && (loss - 3.0 * budget / delta).abs() <= 1e-15 * loss);
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for _ in 0..20_000 {
+        let budget =
+            f64::from_bits(next() % (0x4010_0000_0000_0000 - 0x3c00_0000_0000_0000) + 0x3c00_0000_0000_0000);
+        let delta = [1.0, 2.0, 3.0, 0.7, 5.5, 1e-3][(next() % 6) as usize];
+        let b = laplace_scale(delta, budget);
+        let at_delta = m.privacy_map(delta, delta, budget).unwrap();
+        assert!(at_delta <= budget, "Δ = {delta}, p = {budget}: map {at_delta}");
+        assert!(at_delta.mul_add(b, -delta) >= 0.0, "below the real loss Δ/b");
+        let at_two = m.privacy_map(2.0, delta, budget).unwrap();
+        assert!(at_two <= effective_budget(budget, delta) && at_two.mul_add(b, -2.0) >= 0.0);
     }
     assert_eq!(m.privacy_map(-1.0, 1.0, 1.0), Err(MechError::BadDistance(-1.0)));
     assert_eq!(m.privacy_map(1.0, 0.0, 1.0), Err(MechError::Core(CoreError::BadSensitivity(0.0))));
@@ -203,6 +219,39 @@ fn a_refused_answer_draws_nothing() {
     assert!(matches!(bd.step(&[1.0, 2.5]), Err(MechError::Custom(_))));
     assert_eq!(draws.get(), before, "BD drew before the mechanism refused the counts");
     assert_eq!(bd.steps(), 1);
+}
+
+/// A mechanism whose privacy map exceeds the budget it is given (it is calibrated to half
+/// the sensitivity it is told) is refused before any draw, as OpenDP's `check` refuses a
+/// measurement: directly, and at every draw of a scheme.
+#[test]
+fn a_mechanism_whose_map_exceeds_its_budget_draws_nothing() {
+    struct Loose(Counting);
+    impl Mechanism for Loose {
+        fn name(&self) -> &str {
+            "loose"
+        }
+        fn validate(&self, answer: &[f64]) -> tpl_mechanisms::Result<()> {
+            self.0.validate(answer)
+        }
+        fn privacy_map(&self, d_in: f64, sensitivity: f64, budget: f64) -> tpl_mechanisms::Result<f64> {
+            Ok(2.0 * d_in * budget / sensitivity)
+        }
+        fn sample(&mut self, answer: &[f64], delta: f64, budget: f64) -> tpl_mechanisms::Result<Vec<f64>> {
+            self.0.sample(answer, delta, budget)
+        }
+    }
+    let draws = Rc::new(Cell::new(0));
+    let mut m = Loose(Counting { draws: Rc::clone(&draws) });
+    let e = m.release(&[1.0], 2.0, 0.5).unwrap_err();
+    assert_eq!(
+        e,
+        MechError::PrivacyMap { mechanism: "loose".into(), sensitivity: 2.0, budget: 0.5, loss: 1.0 }
+    );
+    assert!(e.to_string().contains("loss of 1 for a release with budget 0.5"), "{e}");
+    let mut bd = Bd::new(params(1.0, 3, 2.0), Loose(Counting { draws: Rc::clone(&draws) }));
+    assert!(matches!(bd.step(&[1.0, 2.0]), Err(MechError::PrivacyMap { .. })));
+    assert_eq!((draws.get(), bd.steps()), (0, 0));
 }
 
 #[test]

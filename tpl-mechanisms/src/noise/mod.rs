@@ -22,6 +22,10 @@ mod interval;
 #[cfg(any(test, feature = "test-util"))]
 pub use doubles::{Recording, Scripted, Zero};
 pub use exact::{DiscreteLaplace, StreamRng};
+
+/// The generator of the samplers' own constructors (`from_os_rng`, `seeded`): ChaCha12. Name
+/// it to name their types, e.g. `LaplaceMechanism<DiscreteLaplace<ReleaseRng>>`.
+pub type ReleaseRng = rand_chacha::ChaCha12Rng;
 pub use float::{FloatLaplace, laplace_inverse_cdf};
 
 use crate::error::{MechError, Result};

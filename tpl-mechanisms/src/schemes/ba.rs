@@ -1,11 +1,11 @@
 //! `ba`: Budget Absorption (Kellaris et al. 2014; `docs/w-event.md` §3.5).
 
-use super::{fit, room, worth_publishing};
+use super::worth_publishing;
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
-use crate::scheme::rule::{FromParams, Rule};
-use crate::scheme::{Recent, Scheme, Step, StepBudget, StepOutcome};
+use crate::scheme::{DecisionRule, FromParams};
+use crate::scheme::{RecentSpend, Scheme, Step, StepBudget, StepOutcome};
 
 /// `ba`: deals the publication half of ε out as one share s = ε/(2w) per step. A publication
 /// absorbs the shares of the steps skipped since the end of the previous publication's
@@ -26,17 +26,19 @@ pub struct BaRule {
     /// Shares it used.
     shares: usize,
     /// Step totals of the last w − 1 steps, in grid units.
-    recent: Recent<1>,
+    recent: RecentSpend<1>,
 }
 
 impl FromParams for BaRule {
     fn from_params(params: &WEventParams) -> Self {
-        Self { last: 0, shares: 1, recent: Recent::new(params.window()) }
+        Self { last: 0, shares: 1, recent: RecentSpend::new(params.window()) }
     }
 }
 
-impl Rule for BaRule {
-    const NAME: &'static str = "ba";
+impl DecisionRule for BaRule {
+    fn name(&self) -> &str {
+        super::SchemeKind::Ba.name()
+    }
 
     fn step<M: Mechanism>(&mut self, mut cx: Step<'_, M>) -> Result<StepOutcome> {
         let t = cx.t();
@@ -45,7 +47,7 @@ impl Rule for BaRule {
         let nullified = self.shares - 1;
         if self.last >= 1 && t - self.last <= nullified {
             self.recent.push([0]);
-            return Ok(cx.repeat(StepBudget::default()));
+            return cx.repeat(StepBudget::default());
         }
         if t == 1 {
             let out = cx.publish(StepBudget::fresh(s))?;
@@ -53,23 +55,23 @@ impl Rule for BaRule {
             self.recent.push([grid.units(s)]);
             return Ok(out);
         }
-        let room = room(cx.params, self.recent.sum(0));
+        let room = grid.room(self.recent.sum(0));
         if s > room {
             // Only reachable after about w steps when totals are rounded up (w ≥ 2^21); a
             // fail-safe for (W).
             self.recent.push([0]);
-            return Ok(cx.repeat(StepBudget::default()));
+            return cx.repeat(StepBudget::default());
         }
         let available = t - (self.last + nullified);
         let share = grid.units(s);
         let m = available.min(cx.params.window()) as u128;
         // Whole shares only; `fit` binds only as the fail-safe above does.
-        let m = m.min(grid.units(fit(&grid, room, s, grid.value(m * share))) / share);
+        let m = m.min(grid.units(grid.fit(room, s, grid.value(m * share))) / share);
         let p = grid.value(m * share);
         if p > 0.0 && !cx.can_publish(p) {
             // No test for a publication the sampler could not draw (scale beyond its limit).
             self.recent.push([0]);
-            return Ok(cx.repeat(StepBudget::default()));
+            return cx.repeat(StepBudget::default());
         }
         let dis = cx.noisy_dissimilarity()?;
         if m >= 1 && worth_publishing(p, dis, cx.params) {
@@ -80,7 +82,7 @@ impl Rule for BaRule {
             Ok(out)
         } else {
             self.recent.push([share]);
-            Ok(cx.repeat(StepBudget { test: s, publication: 0.0, absorbed: 0.0 }))
+            cx.repeat(StepBudget { test: s, publication: 0.0, absorbed: 0.0 })
         }
     }
 

@@ -1,12 +1,12 @@
 //! `bd`: Budget Distribution (Kellaris et al. 2014; `docs/w-event.md` §3.4).
 
-use super::{fit, room, worth_publishing};
-use crate::budget::Grid;
+use super::worth_publishing;
+use crate::budget::BudgetGrid;
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
-use crate::scheme::rule::{FromParams, Rule};
-use crate::scheme::{Recent, Scheme, Step, StepBudget, StepOutcome};
+use crate::scheme::{DecisionRule, FromParams};
+use crate::scheme::{RecentSpend, Scheme, Step, StepBudget, StepOutcome};
 
 /// `bd`: tests every step with s = ε/(2w); publishes with half of what is left of ε/2 in the
 /// active window when the noisy staleness error exceeds the fresh noise error. Back-to-back
@@ -22,27 +22,29 @@ pub type Bd<M> = Scheme<BdRule, M>;
 pub struct BdRule {
     /// [step total, its publication part (total − test)] of the last w − 1 steps, in grid
     /// units.
-    recent: Recent<2>,
+    recent: RecentSpend<2>,
 }
 
 /// The publication half of ε: K − ⌊K/2⌋ units (the tests' half is ⌊K/2⌋ ≥ w·s).
-fn pool(grid: &Grid) -> u128 {
+fn pool(grid: &BudgetGrid) -> u128 {
     grid.epsilon() - grid.epsilon() / 2
 }
 
 /// The first step's publication: half the pool, rounded down.
-fn first(grid: &Grid) -> f64 {
+fn first(grid: &BudgetGrid) -> f64 {
     grid.value(pool(grid) / 2)
 }
 
 impl FromParams for BdRule {
     fn from_params(params: &WEventParams) -> Self {
-        Self { recent: Recent::new(params.window()) }
+        Self { recent: RecentSpend::new(params.window()) }
     }
 }
 
-impl Rule for BdRule {
-    const NAME: &'static str = "bd";
+impl DecisionRule for BdRule {
+    fn name(&self) -> &str {
+        super::SchemeKind::Bd.name()
+    }
 
     fn step<M: Mechanism>(&mut self, mut cx: Step<'_, M>) -> Result<StepOutcome> {
         let grid = *cx.params.grid();
@@ -53,21 +55,21 @@ impl Rule for BdRule {
             return Ok(out);
         }
         let test = cx.params.share();
-        let room = room(cx.params, self.recent.sum(0));
+        let room = grid.room(self.recent.sum(0));
         if test > room {
             // Unreachable (the tests' half keeps w·s free); a fail-safe for (W).
             self.recent.push([0, 0]);
-            return Ok(cx.repeat(StepBudget::default()));
+            return cx.repeat(StepBudget::default());
         }
         // Half of what is left of the publication half in the active window, rounded down; a
         // total rounded up (w ≥ 2^21) is charged to the publication half, so it must fit.
         let left = pool(&grid).saturating_sub(self.recent.sum(1));
         let limit = room.min(grid.value(grid.units(test) + left));
-        let p = fit(&grid, limit, test, grid.value(left / 2));
+        let p = grid.fit(limit, test, grid.value(left / 2));
         if p > 0.0 && !cx.can_publish(p) {
             // No test for a publication the sampler could not draw (scale beyond its limit).
             self.recent.push([0, 0]);
-            return Ok(cx.repeat(StepBudget::default()));
+            return cx.repeat(StepBudget::default());
         }
         let dis = cx.noisy_dissimilarity()?;
         if worth_publishing(p, dis, cx.params) {
@@ -78,7 +80,7 @@ impl Rule for BdRule {
             Ok(out)
         } else {
             self.recent.push([grid.units(test), 0]);
-            Ok(cx.repeat(StepBudget { test, publication: 0.0, absorbed: 0.0 }))
+            cx.repeat(StepBudget { test, publication: 0.0, absorbed: 0.0 })
         }
     }
 

@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
-use crate::scheme::rule::Rule;
+use crate::scheme::DecisionRule;
 use crate::scheme::{PrivacyGuarantee, Scheme, Step, StepBudget, StepOutcome};
 
 /// `laplace`: publishes every step with the whole ε — event-level ε-DP, w-event
@@ -15,9 +15,13 @@ pub type EventLaplace<M> = Scheme<LaplaceRule, M>;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LaplaceRule;
 
-impl Rule for LaplaceRule {
-    const NAME: &'static str = "laplace";
-    const SPENDS_ITS_CAPS: bool = true;
+impl DecisionRule for LaplaceRule {
+    fn name(&self) -> &str {
+        super::SchemeKind::Laplace.name()
+    }
+    fn spends_its_caps(&self) -> bool {
+        true
+    }
 
     fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome> {
         let eps = cx.params.epsilon();

@@ -18,29 +18,23 @@ pub use planned::{Planned, PlannedRule};
 pub use sample::{Sample, SampleRule};
 pub use uniform::{Uniform, UniformRule};
 
-use crate::budget::Grid;
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
 
-/// What the window ending at this step may still spend: the largest f64 on the grid r with
-/// (Σ of the last w − 1 step totals) + r ≤ ε exactly, `recent` being that sum in grid units.
-pub(crate) fn room(params: &WEventParams, recent: u128) -> f64 {
-    let grid = params.grid();
-    grid.value(grid.epsilon().saturating_sub(recent))
-}
-
-/// The largest publication budget ≤ `p` whose step total `test` + publication (rounded up,
-/// [`crate::StepBudget::total`]) stays within `room`, given `test` ≤ `room`. While w < 2^21
-/// totals are exact and the schemes' integer rules never need it; for longer windows it keeps
-/// a total's rounding inside the pool it is charged to.
-pub(crate) fn fit(grid: &Grid, room: f64, test: f64, p: f64) -> f64 {
-    p.min(grid.value(grid.units(room) - grid.units(test)))
-}
-
-/// The decision rule of `docs/w-event.md` §3: publish with budget p iff p > 0, b = Δ/p is finite and
-/// the noisy staleness error exceeds b (the expected error of a fresh publication).
-pub(crate) fn worth_publishing(p: f64, noisy_dis: f64, params: &WEventParams) -> bool {
+/// The publication test of `docs/w-event.md` §3 that `bd`, `ba` and `pba` share: publish
+/// with budget p iff p > 0, b = Δ/p is finite and the noisy staleness error
+/// ([`crate::Step::noisy_dissimilarity`]) exceeds b, the expected error of a fresh
+/// publication.
+///
+/// ```
+/// use tpl_mechanisms::{WEventParams, worth_publishing};
+/// let params = WEventParams::new(1.0, 10, 2.0)?;
+/// assert!(worth_publishing(0.5, 4.5, &params)); // staleness 4.5 > Δ/p = 4
+/// assert!(!worth_publishing(0.0, 1e9, &params)); // nothing to publish with
+/// # Ok::<(), tpl_mechanisms::MechError>(())
+/// ```
+pub fn worth_publishing(p: f64, noisy_dis: f64, params: &WEventParams) -> bool {
     let b = params.sensitivity() / p;
     p > 0.0 && b.is_finite() && noisy_dis > b
 }
@@ -88,15 +82,14 @@ impl SchemeKind {
 
     /// The name used on the command line and in reports.
     pub fn name(self) -> &'static str {
-        use crate::scheme::rule::Rule;
         match self {
-            Self::Laplace => LaplaceRule::NAME,
-            Self::Uniform => UniformRule::NAME,
-            Self::Sample => SampleRule::NAME,
-            Self::Bd => BdRule::NAME,
-            Self::Ba => BaRule::NAME,
-            Self::Pba => PbaRule::NAME,
-            Self::Planned => PlannedRule::NAME,
+            Self::Laplace => "laplace",
+            Self::Uniform => "uniform",
+            Self::Sample => "sample",
+            Self::Bd => "bd",
+            Self::Ba => "ba",
+            Self::Pba => "pba",
+            Self::Planned => "planned",
         }
     }
 

@@ -4,13 +4,13 @@
 
 use tpl_core::TransitionMatrix;
 
-use super::{fit, room, worth_publishing};
-use crate::budget::Grid;
+use super::worth_publishing;
+use crate::budget::BudgetGrid;
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
-use crate::scheme::rule::{Rule, over_regimes};
-use crate::scheme::{Recent, Scheme, Step, StepBudget, StepOutcome};
+use crate::scheme::{DecisionRule, over_regimes};
+use crate::scheme::{RecentSpend, Scheme, Step, StepBudget, StepOutcome};
 
 /// When PBA adds its correlation pool (`docs/w-event.md` §3.6, "correlation exists").
 #[derive(Debug, Clone, PartialEq)]
@@ -61,7 +61,7 @@ impl<M: Mechanism> Pba<M> {
     /// The scheme with `params`, releasing through `mechanism`, with the correlation
     /// predicate `correlation`.
     pub fn new(params: WEventParams, mechanism: M, correlation: PbaCorrelation) -> Self {
-        let rule = PbaRule { correlation, recent: Recent::new(params.window()) };
+        let rule = PbaRule { correlation, recent: RecentSpend::new(params.window()) };
         Self::with_rule(params, mechanism, rule)
     }
 }
@@ -72,24 +72,26 @@ pub struct PbaRule {
     correlation: PbaCorrelation,
     /// [step total, base e_k, absorbed a_k (with any rounding of the total)] of the last
     /// w − 1 steps, in grid units.
-    recent: Recent<3>,
+    recent: RecentSpend<3>,
 }
 
 /// The pools in grid units: tests get ⌊K/2⌋, the base pool ⌊(K − ⌊K/2⌋)/2⌋, the correlation
 /// pool the rest (≥ the base pool, which is why its cap never binds).
-fn pools(grid: &Grid) -> (u128, u128) {
+fn pools(grid: &BudgetGrid) -> (u128, u128) {
     let k = grid.epsilon();
     let base = (k - k / 2) / 2;
     (base, k - k / 2 - base)
 }
 
 /// The first step's publication: half the base pool, rounded down.
-fn first(grid: &Grid) -> f64 {
+fn first(grid: &BudgetGrid) -> f64 {
     grid.value(pools(grid).0 / 2)
 }
 
-impl Rule for PbaRule {
-    const NAME: &'static str = "pba";
+impl DecisionRule for PbaRule {
+    fn name(&self) -> &str {
+        super::SchemeKind::Pba.name()
+    }
 
     fn step<M: Mechanism>(&mut self, mut cx: Step<'_, M>) -> Result<StepOutcome> {
         let t = cx.t();
@@ -102,11 +104,11 @@ impl Rule for PbaRule {
             return Ok(out);
         }
         let test = cx.params.share();
-        let room = room(cx.params, self.recent.sum(0));
+        let room = grid.room(self.recent.sum(0));
         if test > room {
             // Unreachable (the tests' half keeps w·s free); a fail-safe for (W).
             self.recent.push([0, 0, 0]);
-            return Ok(cx.repeat(StepBudget::default()));
+            return cx.repeat(StepBudget::default());
         }
         let e = base_pool.saturating_sub(self.recent.sum(1)) / 2;
         let a_room = corr_pool.saturating_sub(self.recent.sum(2));
@@ -114,13 +116,13 @@ impl Rule for PbaRule {
         let a = if self.correlation.at(t) { e.min(a_room) } else { 0 };
         // A total rounded up (w ≥ 2^21) is charged to the correlation pool, so it must fit.
         let limit = room.min(grid.value(grid.units(test) + e + a_room));
-        let p = fit(&grid, limit, test, grid.value(e + a));
+        let p = grid.fit(limit, test, grid.value(e + a));
         // What `fit` or the 53-bit cut took off comes out of the absorbed part first.
         let (e, a) = (e.min(grid.units(p)), grid.units(p) - e.min(grid.units(p)));
         if p > 0.0 && !cx.can_publish(p) {
             // No test for a publication the sampler could not draw (scale beyond its limit).
             self.recent.push([0, 0, 0]);
-            return Ok(cx.repeat(StepBudget::default()));
+            return cx.repeat(StepBudget::default());
         }
         let dis = cx.noisy_dissimilarity()?;
         if worth_publishing(p, dis, cx.params) {
@@ -131,7 +133,7 @@ impl Rule for PbaRule {
             Ok(out)
         } else {
             self.recent.push([grid.units(test), 0, 0]);
-            Ok(cx.repeat(StepBudget { test, publication: 0.0, absorbed: 0.0 }))
+            cx.repeat(StepBudget { test, publication: 0.0, absorbed: 0.0 })
         }
     }
 

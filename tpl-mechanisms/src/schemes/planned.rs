@@ -5,7 +5,7 @@ use crate::error::{MechError, Result};
 use crate::ledger::WindowLedger;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
-use crate::scheme::rule::Rule;
+use crate::scheme::DecisionRule;
 use crate::scheme::{Scheme, Step, StepBudget, StepOutcome};
 use tpl_core::Short;
 
@@ -81,9 +81,13 @@ pub struct PlannedRule {
     budgets: Vec<f64>,
 }
 
-impl Rule for PlannedRule {
-    const NAME: &'static str = "planned";
-    const SPENDS_ITS_CAPS: bool = true;
+impl DecisionRule for PlannedRule {
+    fn name(&self) -> &str {
+        super::SchemeKind::Planned.name()
+    }
+    fn spends_its_caps(&self) -> bool {
+        true
+    }
 
     fn admit(&self, t: usize) -> Result<()> {
         if t > self.budgets.len() {
@@ -96,7 +100,7 @@ impl Rule for PlannedRule {
         // `admit` ran: t ≤ the horizon.
         let budget = self.budgets.get(cx.t() - 1).copied().unwrap_or(0.0);
         if budget == 0.0 {
-            return Ok(cx.repeat(StepBudget::default()));
+            return cx.repeat(StepBudget::default());
         }
         cx.publish(StepBudget::fresh(budget))
     }

@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
-use crate::scheme::rule::Rule;
+use crate::scheme::DecisionRule;
 use crate::scheme::{Scheme, Step, StepBudget, StepOutcome};
 
 /// `sample`: publishes with ε at t = 1, 1 + w, 1 + 2w, …; repeats the last release in
@@ -19,13 +19,17 @@ fn publishes(t: usize, window: usize) -> bool {
     (t - 1).is_multiple_of(window)
 }
 
-impl Rule for SampleRule {
-    const NAME: &'static str = "sample";
-    const SPENDS_ITS_CAPS: bool = true;
+impl DecisionRule for SampleRule {
+    fn name(&self) -> &str {
+        super::SchemeKind::Sample.name()
+    }
+    fn spends_its_caps(&self) -> bool {
+        true
+    }
 
     fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome> {
         if !publishes(cx.t(), cx.params.window()) {
-            return Ok(cx.repeat(StepBudget::default()));
+            return cx.repeat(StepBudget::default());
         }
         let eps = cx.params.epsilon();
         cx.publish(StepBudget::fresh(eps))

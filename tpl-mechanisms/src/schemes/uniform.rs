@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
-use crate::scheme::rule::Rule;
+use crate::scheme::DecisionRule;
 use crate::scheme::{Scheme, Step, StepBudget, StepOutcome};
 
 /// `uniform`: publishes every step with ε/w rounded down (an integer share of ε on the grid
@@ -22,9 +22,13 @@ impl UniformRule {
     }
 }
 
-impl Rule for UniformRule {
-    const NAME: &'static str = "uniform";
-    const SPENDS_ITS_CAPS: bool = true;
+impl DecisionRule for UniformRule {
+    fn name(&self) -> &str {
+        super::SchemeKind::Uniform.name()
+    }
+    fn spends_its_caps(&self) -> bool {
+        true
+    }
 
     fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome> {
         let p = Self::budget(cx.params);

@@ -428,72 +428,7 @@ pub fn check_trace(
     Ok(())
 }
 
-/// An exact real number as a sum of f64 components (Shewchuk's non-overlapping expansion,
-/// "Adaptive precision floating-point arithmetic and fast robust geometric predicates", 1997),
-/// kept independent of the library's own exact accumulator: adding any finite f64 is exact.
-#[derive(Debug, Clone, Default)]
-pub struct Expansion(Vec<f64>);
-
-/// Knuth's two-sum: (a + b rounded, its exact error).
-fn two_sum(a: f64, b: f64) -> (f64, f64) {
-    let s = a + b;
-    let bb = s - a;
-    (s, (a - (s - bb)) + (b - bb))
-}
-
-impl Expansion {
-    /// Adds x exactly (Grow-Expansion with zero elimination).
-    pub fn add(&mut self, x: f64) {
-        let mut q = x;
-        let mut out = Vec::with_capacity(self.0.len() + 1);
-        for &e in &self.0 {
-            let (s, h) = two_sum(q, e);
-            if h != 0.0 {
-                out.push(h);
-            }
-            q = s;
-        }
-        if q != 0.0 {
-            out.push(q);
-        }
-        self.0 = out;
-    }
-
-    /// The sign of the exact value minus `c` (the largest component decides).
-    pub fn cmp_to(&self, c: f64) -> std::cmp::Ordering {
-        let mut d = self.clone();
-        d.add(-c);
-        d.0.last().map_or(std::cmp::Ordering::Equal, |v| v.partial_cmp(&0.0).unwrap())
-    }
-}
-
-/// Checks with exact real arithmetic that every window of `w` steps sums to ≤ `eps`, where
-/// step t contributes the f64 terms `steps[t]` (its printed total, or its test and
-/// publication budgets), and that `reported` (a maximum window budget) is ≥ every window.
-pub fn exact_windows_within(
-    w: usize,
-    steps: &[Vec<f64>],
-    eps: f64,
-    reported: Option<f64>,
-) -> Result<(), String> {
-    let mut sum = Expansion::default();
-    for (t, terms) in steps.iter().enumerate() {
-        terms.iter().for_each(|&x| sum.add(x));
-        if t >= w {
-            steps[t - w].iter().for_each(|&x| sum.add(-x));
-        }
-        if sum.cmp_to(eps) == std::cmp::Ordering::Greater {
-            let approx: f64 = sum.0.iter().sum();
-            return Err(format!("window ending at t = {} sums to {approx:e} > ε = {eps:e} exactly", t + 1));
-        }
-        if let Some(r) = reported
-            && sum.cmp_to(r) == std::cmp::Ordering::Greater
-        {
-            return Err(format!("reported maximum {r:e} is below the window ending at t = {}", t + 1));
-        }
-    }
-    Ok(())
-}
+pub use tpl_mechanisms::test_util::exact_windows_within;
 
 /// [`exact_windows_within`] for a trace: the printed totals ε_t, and the parts test and
 /// publication as real numbers.
