@@ -11,26 +11,16 @@ use proptest::prelude::*;
 use tpl_alloc::{
     AllocError, Allocation, Allocator, Correlation, Quantified, Side, UpperBound, WindowAllocator,
 };
+use tpl_core::test_util::{log_uniform, smoothed, sparse_rows};
 use tpl_core::{Budgets, LeakageSeries, LossEvaluator, PiecewiseLoss, TransitionMatrix};
 
+/// A random n×n matrix with some exact zeros, smoothed with s ∈ [0.01, 2) (TKDE eq. 28).
 fn smoothed_matrix_of(n: usize) -> impl Strategy<Value = TransitionMatrix> {
-    (0.01f64..2.0, prop::collection::vec(prop::collection::vec(prop_oneof![Just(0.0), 0.0f64..1.0], n), n))
-        .prop_map(|(s, rows)| {
-            let rows = rows
-                .into_iter()
-                .map(|r| if r.iter().sum::<f64>() > 0.0 { r } else { vec![1.0; r.len()] })
-                .collect();
-            TransitionMatrix::normalized(rows).unwrap().smoothed(s).unwrap()
-        })
+    (0.01f64..2.0, sparse_rows(n)).prop_map(|(s, rows)| smoothed(rows, s))
 }
 
 fn pair() -> impl Strategy<Value = (TransitionMatrix, TransitionMatrix)> {
     (2usize..6).prop_flat_map(|n| (smoothed_matrix_of(n), smoothed_matrix_of(n)))
-}
-
-/// α log-uniform on [10^lo, 10^hi].
-fn log_uniform(lo: f64, hi: f64) -> impl Strategy<Value = f64> {
-    (lo..hi).prop_map(|e| 10f64.powf(e))
 }
 
 /// The audit `tpl leakage` prints for these budgets: max TPL and, with `w`, the largest

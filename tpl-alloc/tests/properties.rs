@@ -9,22 +9,13 @@
 
 use proptest::prelude::*;
 use tpl_alloc::{AllocError, Allocator, Correlation, Quantified, Side, UpperBound, WindowAllocator};
+use tpl_core::test_util::{smoothed, sparse_rows};
 use tpl_core::{CoreError, TransitionMatrix};
 
 /// A random n×n matrix with some exact zeros, then Laplacian-smoothed (TKDE eq. 28) with s, so
 /// that the suprema exist as the TKDE allocators require.
 fn smoothed_matrix_of(n: usize) -> impl Strategy<Value = TransitionMatrix> {
-    (0.005f64..2.0).prop_flat_map(move |s| {
-        prop::collection::vec(prop::collection::vec(prop_oneof![Just(0.0), 0.0f64..1.0], n), n).prop_map(
-            move |rows| {
-                let rows = rows
-                    .into_iter()
-                    .map(|r| if r.iter().sum::<f64>() > 0.0 { r } else { vec![1.0; r.len()] })
-                    .collect();
-                TransitionMatrix::normalized(rows).unwrap().smoothed(s).unwrap()
-            },
-        )
-    })
+    (0.005f64..2.0).prop_flat_map(move |s| sparse_rows(n).prop_map(move |rows| smoothed(rows, s)))
 }
 
 /// Two smoothed matrices over the same 2..7 states.

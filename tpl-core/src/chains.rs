@@ -446,23 +446,18 @@ fn rebuild(envelope: &Envelope, pending: &mut Vec<(Candidate, u32)>) -> Envelope
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_util::{WeightMix, weight_with};
     use proptest::prelude::*;
-
-    fn weight() -> impl Strategy<Value = f64> {
-        prop_oneof![
-            2 => Just(0.0),
-            6 => 0.0f64..1.0,
-            1 => Just(1.0),
-            1 => (0.0f64..300.0).prop_map(|u| 10f64.powf(-u)),
-        ]
-    }
 
     /// A matrix of n in `sizes` with independent rows, or rows that agree to 1e-9.
     fn matrix(sizes: std::ops::Range<usize>) -> impl Strategy<Value = TransitionMatrix> {
         sizes
             .prop_flat_map(|n| {
                 (
-                    prop::collection::vec(prop::collection::vec(weight(), n), n),
+                    prop::collection::vec(
+                        prop::collection::vec(weight_with(WeightMix { zero: 2, ..WeightMix::default() }), n),
+                        n,
+                    ),
                     prop::collection::vec(prop::collection::vec(-1.0f64..1.0, n), n),
                     any::<bool>(),
                 )

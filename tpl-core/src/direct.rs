@@ -280,6 +280,7 @@ fn sums(q: &[f64], d: &[f64], members: impl Iterator<Item = usize>) -> Option<Ca
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_util::{WeightMix, log_uniform, weight_with};
     use crate::{LossEvaluator, PiecewiseLoss};
     use proptest::prelude::*;
 
@@ -291,19 +292,13 @@ mod tests {
             .fold(0.0, f64::max)
     }
 
-    fn weight() -> impl Strategy<Value = f64> {
-        prop_oneof![
-            2 => Just(0.0),
-            6 => 0.0f64..1.0,
-            1 => (0.0f64..300.0).prop_map(|u| 10f64.powf(-u)),
-        ]
-    }
-
+    /// A probability row of n entries from weights that are zero, uniform or 10^−u, u < 300.
     fn row(n: usize) -> impl Strategy<Value = Vec<f64>> {
-        prop::collection::vec(weight(), n).prop_filter_map("all zero", |w| {
-            let s: f64 = w.iter().sum();
-            (s > 0.0).then(|| w.iter().map(|v| v / s).collect())
-        })
+        prop::collection::vec(weight_with(WeightMix { zero: 2, one: 0, ..WeightMix::default() }), n)
+            .prop_filter_map("all zero", |w| {
+                let s: f64 = w.iter().sum();
+                (s > 0.0).then(|| w.iter().map(|v| v / s).collect())
+            })
     }
 
     proptest! {
@@ -314,7 +309,7 @@ mod tests {
         #[test]
         fn support_test_clears_only_pairs_below_the_level(
             (q, d, near) in (1usize..40).prop_flat_map(|n| (row(n), row(n), prop::collection::vec(-1.0f64..1.0, n))),
-            alpha in prop_oneof![0.0f64..50.0, (-12.0f64..-1.0).prop_map(|e| 10f64.powf(e)), 50.0f64..700.0],
+            alpha in prop_oneof![0.0f64..50.0, log_uniform(-12.0, -1.0), 50.0f64..700.0],
             shift in prop_oneof![Just(0.0), -1e-6f64..1e-6, -1.0f64..1.0],
             close in any::<bool>(),
         ) {

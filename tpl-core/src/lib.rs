@@ -35,7 +35,8 @@
 //!   [`validate_budgets`] — the parameter checks every crate of the workspace shares;
 //! - [`Supremum`] — the limit under constant ε (Theorem 11, Alg. 6);
 //! - [`LeakageAccountant`] — the same, online, for an open-ended stream;
-//! - [`PersonalizedLeakage`] — the worst case over users with different correlations.
+//! - [`PersonalizedLeakage`] — the worst case over users with different correlations;
+//! - `test_util` (feature `test-util`) — the proptest strategies the workspace's tests share.
 
 #![warn(missing_docs)]
 
@@ -54,6 +55,8 @@ mod series;
 mod steps;
 mod support;
 mod supremum;
+#[cfg(any(test, feature = "test-util"))]
+pub mod test_util;
 mod transition_counts;
 mod user_stream;
 mod window;

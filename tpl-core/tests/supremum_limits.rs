@@ -9,6 +9,7 @@
 use approx::relative_eq;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
+use tpl_core::test_util::{WeightMix, log_uniform, weight_with};
 use tpl_core::{Loss, LossEvaluator, PiecewiseLoss, Supremum, TransitionMatrix};
 
 /// BPL_t under constant ε, iterated from BPL_1 = ε until it stops increasing, or `None`
@@ -181,24 +182,18 @@ fn loss_is_finite_for_subnormal_entries_and_huge_alpha() {
 // The supremum against the series over ε ∈ [1e-300, 10³]
 // ---------------------------------------------------------------------------------------
 
-/// A raw weight: zero, uniform, or 10^−u down to the subnormal range.
-fn weight() -> impl Strategy<Value = f64> {
-    prop_oneof![
-        2 => Just(0.0),
-        6 => 0.0f64..1.0,
-        2 => (0.0f64..320.0).prop_map(|u| 10f64.powf(-u)),
-    ]
-}
-
+/// Raw rows of an n×n matrix, n ∈ 2..=5, from weights that are zero, uniform, or 10^−u down
+/// to the subnormal range.
 fn matrix() -> impl Strategy<Value = Vec<Vec<f64>>> {
-    (2usize..=5).prop_flat_map(|n| prop::collection::vec(prop::collection::vec(weight(), n), n))
+    let mix = WeightMix { zero: 2, one: 0, tiny: 2, decades: 320.0, ..WeightMix::default() };
+    (2usize..=5).prop_flat_map(move |n| prop::collection::vec(prop::collection::vec(weight_with(mix), n), n))
 }
 
 /// ε log-uniform in [1e-300, 10³], and uniform in [1, 10³] (where e^ε overflows and e^−ε
 /// turns subnormal) for a quarter of the cases.
 fn epsilon() -> impl Strategy<Value = f64> {
     prop_oneof![
-        3 => (-300.0f64..3.0).prop_map(|e| 10f64.powf(e)),
+        3 => log_uniform(-300.0, 3.0),
         1 => 1.0f64..1e3,
     ]
 }

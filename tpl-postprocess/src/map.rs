@@ -713,7 +713,7 @@ fn class_sums_portable(r: &[f64], p: &[f64], el: f64, eh: f64, classes: &mut [u8
 mod tests {
     use super::*;
     use approx::{abs_diff_eq, assert_abs_diff_eq};
-    use proptest::strategy::Strategy;
+    use tpl_core::test_util::log_uniform;
 
     proptest::proptest! {
         /// The piece found by iteration is the piece of the breakpoint search: the same
@@ -722,7 +722,7 @@ mod tests {
         fn iteration_and_search_agree(
             cells in proptest::collection::vec((0.0f64..200.0, 0.0f64..1.0, proptest::bool::weighted(0.1)), 1..60),
             total in 1.0f64..1e4,
-            a in proptest::prop_oneof![proptest::strategy::Just(0.0), (-4.0f64..2.0).prop_map(|e| 10f64.powf(e))],
+            a in proptest::prop_oneof![proptest::strategy::Just(0.0), log_uniform(-4.0, 2.0)],
         ) {
             let r: Vec<f64> = cells.iter().map(|c| c.0.round() - 3.0).collect();
             let w: Vec<f64> = cells.iter().map(|c| if c.2 { 0.0 } else { c.1 }).collect();

@@ -291,6 +291,7 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use tpl_core::test_util::log_uniform;
 
     /// The product term by term, in row order: the definition.
     fn plain(q: &[f64], m: &TransitionMatrix) -> Vec<f64> {
@@ -362,7 +363,7 @@ mod tests {
         (1usize..120).prop_flat_map(|n| {
             (
                 prop::collection::vec(prop::collection::vec((0..n, 1u32..1000), 0..6), n),
-                prop_oneof![Just(0.0), (-6.0f64..3.0).prop_map(|e| 10f64.powf(e))],
+                prop_oneof![Just(0.0), log_uniform(-6.0, 3.0)],
                 prop::collection::vec(prop_oneof![1 => Just(0.0), 4 => 0.0f64..1e4], n),
             )
                 .prop_map(move |(cells, s, mut w)| {

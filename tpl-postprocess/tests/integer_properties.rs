@@ -9,6 +9,7 @@
 //! test inside the crate, where both are visible.)
 
 use proptest::prelude::*;
+use tpl_core::test_util::{distribution, log_uniform};
 use tpl_postprocess::{map_integer_objective, map_integer_step};
 
 /// ln k! by summing logs (independent of the library's Stirling series).
@@ -47,11 +48,9 @@ fn compositions(n: usize, total: u64) -> Vec<Vec<u64>> {
     out
 }
 
+/// A prior over n cells with some zero entries (uniform when all are).
 fn prior(n: usize) -> impl Strategy<Value = Vec<f64>> {
-    prop::collection::vec(prop_oneof![1 => Just(0.0), 5 => 0.001f64..1.0], n).prop_map(|w| {
-        let s: f64 = w.iter().sum();
-        if s > 0.0 { w.iter().map(|v| v / s).collect() } else { vec![1.0 / w.len() as f64; w.len()] }
-    })
+    prop::collection::vec(prop_oneof![1 => Just(0.0), 5 => 0.001f64..1.0], n).prop_map(|w| distribution(&w))
 }
 
 fn release(n: usize, max: f64) -> impl Strategy<Value = Vec<f64>> {
@@ -61,8 +60,9 @@ fn release(n: usize, max: f64) -> impl Strategy<Value = Vec<f64>> {
     )
 }
 
-fn weight() -> impl Strategy<Value = f64> {
-    prop_oneof![1 => Just(0.0), 5 => (-4.0f64..1.5).prop_map(|e| 10f64.powf(e))]
+/// The prior's weight a: 0, or log-uniform on [1e-4, 10^1.5).
+fn prior_weight() -> impl Strategy<Value = f64> {
+    prop_oneof![1 => Just(0.0), 5 => log_uniform(-4.0, 1.5)]
 }
 
 proptest! {
@@ -72,7 +72,7 @@ proptest! {
     fn equals_brute_force(
         (r, p) in (1usize..=3).prop_flat_map(|n| (release(n, 70.0), prior(n))),
         total in 0u64..=60,
-        a in weight(),
+        a in prior_weight(),
     ) {
         let x = map_integer_step(&r, &p, total, a).unwrap();
         let all = compositions(r.len(), total);
@@ -94,7 +94,7 @@ proptest! {
     fn no_unit_move_lowers_g(
         (r, p) in (1usize..40).prop_flat_map(|n| (release(n, 5000.0), prior(n))),
         total in prop_oneof![0u64..100, 0u64..20_000, 0u64..2_000_000],
-        a in weight(),
+        a in prior_weight(),
     ) {
         let n = r.len();
         let x = map_integer_step(&r, &p, total, a).unwrap();

@@ -14,6 +14,7 @@
 
 use approx::assert_abs_diff_eq;
 use proptest::prelude::*;
+use tpl_core::test_util::{distribution, log_uniform};
 use tpl_postprocess::{MapStep, map_objective, map_step, mle_step};
 
 /// Inverse-CDF Laplace(0, b) from u ∈ (0, 1).
@@ -249,13 +250,11 @@ fn problem() -> impl Strategy<Value = (Vec<f64>, Vec<f64>, f64, f64)> {
             prop::collection::vec(0.0f64..1.0, n),
             prop::collection::vec(0.000_001f64..0.999_999, n),
             prop_oneof![1 => Just(0.0), 1 => 0.0f64..100.0, 1 => 0.0f64..1e6, 1 => (0u32..1000).prop_map(f64::from)],
-            prop_oneof![1 => Just(0.0), 6 => (-6.0f64..3.0).prop_map(|e| 10f64.powf(e))],
+            prop_oneof![1 => Just(0.0), 6 => log_uniform(-6.0, 3.0)],
             0u8..3,
         )
             .prop_map(|(w, shares, noise, total, a, form)| {
-                let n = w.len();
-                let sum_w: f64 = w.iter().sum();
-                let p: Vec<f64> = if sum_w > 0.0 { w.iter().map(|v| v / sum_w).collect() } else { vec![1.0 / n as f64; n] };
+                let p = distribution(&w);
                 let sum_s: f64 = shares.iter().sum::<f64>().max(1e-12);
                 let scale = if a > 0.0 { (1.0 / a).min(1e6) } else { 10.0 };
                 let r: Vec<f64> = shares

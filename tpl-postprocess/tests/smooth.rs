@@ -14,6 +14,7 @@
 use approx::abs_diff_eq;
 use proptest::prelude::*;
 use tpl_core::TransitionMatrix;
+use tpl_core::test_util::{distribution, log_uniform};
 use tpl_postprocess::{
     Calibration, Estimator, Filter, FilterConfig, MapStep, PostprocessError, PriorPolicy, WeightedPrior,
     filter, map_step, pooled_map_objective, pooled_map_step,
@@ -36,22 +37,12 @@ fn pooled_problem() -> impl Strategy<Value = (Vec<f64>, Vec<Vec<f64>>, Vec<f64>,
                 prop::collection::vec(prop_oneof![1 => Just(0.0), 8 => 0.001f64..1.0], n),
                 k,
             ),
-            prop::collection::vec(
-                prop_oneof![1 => Just(0.0), 4 => (-2.0f64..2.0).prop_map(|e| 10f64.powf(e))],
-                k,
-            ),
+            prop::collection::vec(prop_oneof![1 => Just(0.0), 4 => log_uniform(-2.0, 2.0)], k),
             prop_oneof![1 => Just(0.0), 3 => 1.0f64..1e4, 1 => (0u32..500).prop_map(f64::from)],
-            prop_oneof![1 => Just(0.0), 6 => (-4.0f64..2.0).prop_map(|e| 10f64.powf(e))],
+            prop_oneof![1 => Just(0.0), 6 => log_uniform(-4.0, 2.0)],
         )
             .prop_map(|(r, raw, strengths, total, a)| {
-                let n = r.len();
-                let priors: Vec<Vec<f64>> = raw
-                    .into_iter()
-                    .map(|w| {
-                        let s: f64 = w.iter().sum();
-                        if s > 0.0 { w.iter().map(|v| v / s).collect() } else { vec![1.0 / n as f64; n] }
-                    })
-                    .collect();
+                let priors: Vec<Vec<f64>> = raw.iter().map(|w| distribution(w)).collect();
                 (r, priors, strengths, total, a)
             })
     })

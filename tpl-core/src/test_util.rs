@@ -1,0 +1,185 @@
+//! Proptest strategies shared by the tests of `tpl-core`, `tpl-alloc` and `tpl-postprocess`
+//! (feature `test-util`): raw transition weights, random matrices, α and ε drawn across
+//! hundreds of orders of magnitude, budget sequences, and the tolerance their comparisons
+//! share.
+//!
+//! Each strategy draws exactly what the copy it replaced drew, from the same random stream,
+//! so the seeds kept in the `*.proptest-regressions` files still replay the cases they
+//! found. A test that wants another mix of weights says so with a [`WeightMix`] rather than
+//! writing its own strategy.
+
+use proptest::prelude::*;
+use proptest::strategy::Union;
+use proptest::test_runner::TestCaseError;
+
+use crate::TransitionMatrix;
+
+/// Absolute floor of the relative comparisons of leakage values: it only matters for
+/// subnormal results (α near 1e-300 makes L(α) itself subnormal, where a relative tolerance
+/// of 1e-12 is finer than the spacing of representable numbers); everywhere else a
+/// comparison with this floor is purely relative, which is what the evaluators promise even
+/// for L ≈ 1e-10.
+pub const SUBNORMAL_FLOOR: f64 = 1e-300;
+
+/// How often [`weight_with`] draws each kind of raw (unnormalised) weight: relative
+/// frequencies, in the order the fields are listed; a kind with frequency 0 is left out.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WeightMix {
+    /// An exact 0 (sparse rows, disjoint supports).
+    pub zero: u32,
+    /// A value uniform in [0, 1).
+    pub uniform: u32,
+    /// Exactly 1.
+    pub one: u32,
+    /// 10^−u with u uniform in [0, `decades`): entries of wildly different magnitudes, down
+    /// to the subnormal range when `decades` exceeds 308.
+    pub tiny: u32,
+    /// The range of the exponent u of the `tiny` kind.
+    pub decades: f64,
+}
+
+impl Default for WeightMix {
+    /// 3 : 6 : 1 : 1 over (zero, uniform, one, tiny), tiny down to 1e-300: the mix of
+    /// [`weight`].
+    fn default() -> Self {
+        Self { zero: 3, uniform: 6, one: 1, tiny: 1, decades: 300.0 }
+    }
+}
+
+/// One raw weight in the [`WeightMix::default`] mix: an exact zero, a uniform value,
+/// exactly 1, or 10^−u with u up to 300.
+pub fn weight() -> impl Strategy<Value = f64> {
+    weight_with(WeightMix::default())
+}
+
+/// One raw weight drawn in the proportions of `mix`.
+///
+/// # Panics
+/// When every frequency of `mix` is 0.
+pub fn weight_with(mix: WeightMix) -> impl Strategy<Value = f64> {
+    let decades = mix.decades;
+    let arms: [(u32, BoxedStrategy<f64>); 4] = [
+        (mix.zero, Just(0.0).boxed()),
+        (mix.uniform, (0.0f64..1.0).boxed()),
+        (mix.one, Just(1.0).boxed()),
+        (mix.tiny, (0.0f64..decades).prop_map(|u| 10f64.powf(-u)).boxed()),
+    ];
+    Union::new_weighted(arms.into_iter().filter(|(w, _)| *w > 0).collect())
+}
+
+/// 10^e with e uniform in [`lo`, `hi`): a value log-uniform on [10^lo, 10^hi).
+pub fn log_uniform(lo: f64, hi: f64) -> impl Strategy<Value = f64> {
+    (lo..hi).prop_map(|e| 10f64.powf(e))
+}
+
+/// How the rows drawn by [`weight_rows`] relate to each other.
+#[derive(Debug, Clone, Copy)]
+enum Shape {
+    /// Independent rows.
+    Plain,
+    /// Row i is a copy of row `assign[i]`: duplicate rows.
+    Duplicates,
+    /// Every row is row 0 (TKDE Theorem 6).
+    AllEqual,
+    /// Every row is row 0 with each entry scaled by 1 + η, |η| ≤ 10^−k: nearly equal rows,
+    /// so L is tiny and any cancellation in its evaluation shows.
+    NearDuplicates,
+}
+
+fn shape() -> impl Strategy<Value = Shape> {
+    prop_oneof![
+        5 => Just(Shape::Plain),
+        2 => Just(Shape::Duplicates),
+        1 => Just(Shape::AllEqual),
+        2 => Just(Shape::NearDuplicates),
+    ]
+}
+
+/// Unnormalised rows of an n×n matrix for n in `sizes`, from [`weight`]s, in one of four
+/// shapes: independent rows (half of the cases), duplicate rows, all rows equal, or rows
+/// that equal row 0 up to a relative 10^−k, k ∈ [2, 12) (L tiny, so cancellation shows).
+/// Normalise them with [`normalize`].
+pub fn weight_rows(sizes: std::ops::RangeInclusive<usize>) -> impl Strategy<Value = Vec<Vec<f64>>> {
+    sizes.prop_flat_map(|n| {
+        (
+            prop::collection::vec(prop::collection::vec(weight(), n), n),
+            shape(),
+            prop::collection::vec(0..n, n),
+            prop::collection::vec(prop::collection::vec(-1.0f64..1.0, n), n),
+            2i32..12,
+        )
+            .prop_map(|(rows, shape, assign, eta, k)| match shape {
+                Shape::Plain => rows,
+                Shape::Duplicates => assign.iter().map(|&a| rows[a].clone()).collect(),
+                Shape::AllEqual => vec![rows[0].clone(); rows.len()],
+                Shape::NearDuplicates => {
+                    let scale = 10f64.powi(-k);
+                    eta.iter()
+                        .map(|e| rows[0].iter().zip(e).map(|(w, e)| w * (1.0 + e * scale)).collect())
+                        .collect()
+                }
+            })
+    })
+}
+
+/// Backward and forward [`weight_rows`] (each present with probability 0.8) over the same
+/// n ≤ 8 states: the series refuse matrices of different sizes.
+#[allow(clippy::type_complexity)]
+pub fn matrix_pair() -> impl Strategy<Value = (Option<Vec<Vec<f64>>>, Option<Vec<Vec<f64>>>)> {
+    (1usize..=8).prop_flat_map(|n| {
+        (prop::option::weighted(0.8, weight_rows(n..=n)), prop::option::weighted(0.8, weight_rows(n..=n)))
+    })
+}
+
+/// Normalises generated weights with [`TransitionMatrix::normalized`], rejecting the case
+/// (what `prop_assume!` does) when a row is all zeros.
+///
+/// # Errors
+/// [`TestCaseError::Reject`] when `rows` do not normalise to a transition matrix.
+pub fn normalize(rows: Vec<Vec<f64>>) -> Result<TransitionMatrix, TestCaseError> {
+    TransitionMatrix::normalized(rows).map_err(|e| TestCaseError::reject(format!("{e}")))
+}
+
+/// α for the loss properties: mostly [0, 50], some [50, 2000], some 0 and some tiny
+/// (down to 1e-300, where x = e^α − 1 = α and relative precision is all that is left).
+pub fn alpha() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        6 => 0.0f64..50.0,
+        2 => 50.0f64..2000.0,
+        1 => Just(0.0),
+        1 => log_uniform(-300.0, -2.0),
+    ]
+}
+
+/// A budget sequence of length 1..=`max_len`, with some steps that publish nothing (ε = 0)
+/// and some tiny budgets in [1e-6, 1e-2).
+pub fn budgets(max_len: usize) -> impl Strategy<Value = Vec<f64>> {
+    prop::collection::vec(prop_oneof![1 => Just(0.0), 4 => 0.0f64..2.0, 1 => 1e-6f64..1e-2], 1..=max_len)
+}
+
+/// Raw rows of an n×n matrix, each entry an exact 0 or uniform in [0, 1) with equal odds
+/// (rows of zeros included); [`smoothed`] turns them into a matrix.
+pub fn sparse_rows(n: usize) -> impl Strategy<Value = Vec<Vec<f64>>> {
+    prop::collection::vec(prop::collection::vec(prop_oneof![Just(0.0), 0.0f64..1.0], n), n)
+}
+
+/// `rows` normalised (a row of zeros made uniform) and Laplacian-smoothed with `s` (TKDE
+/// eq. 28), so that the suprema exist as the TKDE allocators require.
+///
+/// # Panics
+/// When `s` is negative or not finite, or a row is not finite and non-negative.
+pub fn smoothed(rows: Vec<Vec<f64>>, s: f64) -> TransitionMatrix {
+    let rows =
+        rows.into_iter().map(|r| if r.iter().sum::<f64>() > 0.0 { r } else { vec![1.0; r.len()] }).collect();
+    TransitionMatrix::normalized(rows)
+        .and_then(|m| m.smoothed(s))
+        .expect("finite non-negative rows with a positive sum and s ≥ 0 make a matrix")
+}
+
+/// `weights` divided by their sum, or the uniform distribution when they are all zero: a
+/// prior from raw weights.
+pub fn distribution(weights: &[f64]) -> Vec<f64> {
+    let n = weights.len();
+    let s: f64 = weights.iter().sum();
+    if s > 0.0 { weights.iter().map(|v| v / s).collect() } else { vec![1.0 / n as f64; n] }
+}
