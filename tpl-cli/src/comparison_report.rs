@@ -82,8 +82,8 @@ impl CompareReport {
             .iter()
             .filter_map(|r| {
                 let s = r.outcome.as_ref().ok()?;
-                let group = match (r.base?, r.map) {
-                    (Strategy::Scheme(_), m) => usize::from(m) * 2,
+                let group = match (r.base.as_ref()?, r.map) {
+                    (Strategy::Scheme(_) | Strategy::Custom(_), m) => usize::from(m) * 2,
                     (_, m) => 1 + usize::from(m) * 2,
                 };
                 Some(Point { label: r.strategy.clone(), x: s.max_window_leakage, y: s.mse.mean, group })

@@ -29,7 +29,7 @@ use tpl_postprocess::{Estimator, FilterConfig, PriorPolicy};
 use crate::error::{CompareError, Result};
 use crate::metrics::{mae, mse};
 use crate::report::{Comparison, Row, Scores, Stat};
-use crate::{Seed, Strategy};
+use crate::{CustomStrategy, Seed, Strategy};
 
 /// The most runs per strategy a comparison accepts (it keeps every run's scores).
 pub const MAX_RUNS: usize = 10_000;
@@ -266,9 +266,9 @@ pub fn compare(
     let rows = match Correlation::new(setup.backward, setup.forward) {
         Err(e) => strategies
             .iter()
-            .map(|&s| Row {
+            .map(|s| Row {
                 strategy: s.name().into(),
-                base: Some(s),
+                base: Some(s.clone()),
                 map: false,
                 outcome: Err(CompareError::Correlation(e.clone())),
             })
@@ -310,7 +310,7 @@ fn rows(
     estimators: &[Estimator],
     progress: &(dyn Fn() + Sync),
 ) -> Vec<Row> {
-    let plans: Vec<Result<Plan>> = strategies.iter().map(|&s| plan(s, run, corr)).collect();
+    let plans: Vec<Result<Plan>> = strategies.iter().map(|s| plan(s.clone(), run, corr)).collect();
     let tasks: Vec<(usize, usize)> = plans
         .iter()
         .enumerate()
@@ -329,7 +329,7 @@ fn rows(
         .collect();
 
     let mut rows = Vec::new();
-    for (i, &strategy) in strategies.iter().enumerate() {
+    for (i, strategy) in strategies.iter().enumerate() {
         let runs: Result<Vec<&RunResult>> = match &plans[i] {
             Err(why) => Err(why.clone()),
             Ok(_) => results
@@ -356,7 +356,7 @@ fn rows(
         };
         rows.push(Row {
             strategy: strategy.name().into(),
-            base: Some(strategy),
+            base: Some(strategy.clone()),
             map: false,
             outcome: scores(&|r| r.raw),
         });
@@ -367,7 +367,7 @@ fn rows(
             };
             rows.push(Row {
                 strategy: format!("{}+{}", strategy.name(), estimator.name()),
-                base: Some(strategy),
+                base: Some(strategy.clone()),
                 map: true,
                 outcome,
             });
@@ -390,7 +390,7 @@ fn population(truth: &[Vec<f64>]) -> Option<u64> {
 /// `budgets` are the mechanism's, for sensitivity Δ) or decided by a scheme step by step,
 /// with the leakage guaranteed over every run.
 enum Plan {
-    Scheme { kind: SchemeKind, guaranteed: Leakage },
+    Scheme { source: SchemeSource, guaranteed: Leakage },
     Budgets { budgets: Vec<f64>, leakage: Leakage, max_window_budget: f64 },
 }
 
@@ -426,15 +426,18 @@ fn plan(strategy: Strategy, run: &Checked<'_>, corr: &Correlation) -> Result<Pla
         Strategy::Scheme(SchemeKind::Pba) if run.backward.is_none() && run.forward.is_none() => {
             return Err(CompareError::PbaNeedsCorrelation);
         }
-        Strategy::Scheme(kind) => {
-            let params = scheme_params(run)?;
+        Strategy::Scheme(_) | Strategy::Custom(_) => {
+            let source = match strategy {
+                Strategy::Custom(custom) => SchemeSource::Custom(custom),
+                Strategy::Scheme(kind) => SchemeSource::Kind(kind),
+                _ => return Err(CompareError::UnknownStrategy { name: strategy.name().to_owned() }),
+            };
             // Only the parameters are read: building the scheme draws nothing.
-            let scheme = kind.build(params.0, mechanism(run.seed.rng(kind.name(), 0)), params.1);
-            let scheme = scheme.map_err(CompareError::Release)?;
+            let scheme = source.build(run, run.seed.rng(source.name(), 0))?;
             let g = guaranteed_leakage(scheme.as_ref(), corr, horizon, run.window)?;
             let guaranteed =
                 Leakage { max_tpl: g.max_tpl, max_window_leakage: g.max_window_leakage.unwrap_or(g.max_tpl) };
-            return Ok(Plan::Scheme { kind, guaranteed });
+            return Ok(Plan::Scheme { source, guaranteed });
         }
         Strategy::UpperBound => UpperBound::new(corr, run.alpha).allocate(horizon),
         Strategy::Quantified => Quantified::new(corr, run.alpha).allocate(horizon),
@@ -446,6 +449,31 @@ fn plan(strategy: Strategy, run: &Checked<'_>, corr: &Correlation) -> Result<Pla
         allocation.budgets().iter().map(|e| budget_for_effective(e, run.sensitivity)).collect();
     let leakage = audit(corr, &budgets, run.sensitivity, run.window)?;
     Ok(Plan::Budgets { max_window_budget: window_budget(&budgets, run.window), leakage, budgets })
+}
+
+/// Where a scheme strategy's scheme comes from.
+enum SchemeSource {
+    Kind(SchemeKind),
+    Custom(CustomStrategy),
+}
+
+impl SchemeSource {
+    fn name(&self) -> &str {
+        match self {
+            Self::Kind(kind) => kind.name(),
+            Self::Custom(custom) => custom.name(),
+        }
+    }
+
+    /// The scheme of one run drawing from `rng`.
+    fn build(&self, run: &Checked<'_>, rng: ChaCha20Rng) -> Result<Box<dyn StreamScheme>> {
+        let (params, inputs) = scheme_params(run)?;
+        let built = match self {
+            Self::Custom(custom) => custom.build(params, &inputs, rng),
+            Self::Kind(kind) => kind.build(params, mechanism(rng), inputs),
+        };
+        built.map_err(CompareError::Release)
+    }
 }
 
 /// The parameters and inputs of a w-event scheme in this comparison.
@@ -502,21 +530,16 @@ struct Released {
 /// allocator's budgets through the `planned` scheme (one release path for every strategy,
 /// with the same input checks and exact window ledger).
 fn release(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng) -> Result<Released> {
-    let mechanism = mechanism(rng);
-    let (kind, params, inputs) = match plan {
-        Plan::Scheme { kind, .. } => {
-            let (params, inputs) = scheme_params(run)?;
-            (*kind, params, inputs)
-        }
+    let mut scheme = match plan {
+        Plan::Scheme { source, .. } => source.build(run, rng)?,
         Plan::Budgets { budgets, max_window_budget, .. } => {
             // The plan's own largest window spend is the ε its windows are held to.
             let params = WEventParams::new(*max_window_budget, run.window, run.sensitivity)
                 .map_err(CompareError::Release)?;
             let inputs = SchemeInputs { correlation: PbaCorrelation::Never, plan: budgets.clone() };
-            (SchemeKind::Planned, params, inputs)
+            SchemeKind::Planned.build(params, mechanism(rng), inputs).map_err(CompareError::Release)?
         }
     };
-    let mut scheme = kind.build(params, mechanism, inputs).map_err(CompareError::Release)?;
     let out = tpl_mechanisms::run(scheme.as_mut(), run.truth).map_err(CompareError::Release)?;
     let leakage = match plan {
         Plan::Budgets { leakage, .. } => *leakage,
@@ -581,7 +604,7 @@ impl<'a> Releaser<'a> {
         let (alpha, _) = setup.check()?;
         let run = setup.checked(alpha, setup.seed.unwrap_or_else(Seed::from_os_rng), None);
         let corr = Correlation::new(setup.backward, setup.forward).map_err(CompareError::Correlation)?;
-        let plan = plan(strategy, &run, &corr)?;
+        let plan = plan(strategy.clone(), &run, &corr)?;
         Ok(Self { run, corr, plan, strategy })
     }
 

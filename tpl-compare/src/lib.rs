@@ -73,4 +73,4 @@ pub use metrics::{mae, mre, mse};
 pub use population::{DISTRIBUTION_TOLERANCE, histogram, simulate_users};
 pub use report::{Column, Comparison, Row, Scores, Stat};
 pub use seed::{Seed, USERS_STREAM};
-pub use strategy::Strategy;
+pub use strategy::{CompareRng, CustomStrategy, SchemeFactory, Strategy};

@@ -81,7 +81,7 @@ pub struct Args {
 }
 
 /// A scheme of the grid: its label and the strategy that releases it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scheme {
     /// The label of the scheme column.
     pub label: &'static str,

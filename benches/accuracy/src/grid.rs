@@ -29,7 +29,7 @@ pub struct Cell<'a> {
     /// The matrices of the estimators, PBA and the window allocator.
     pub matrices: &'a Matrices,
     /// The scheme.
-    pub scheme: Scheme,
+    pub scheme: &'a Scheme,
     /// The budget ε per window.
     pub epsilon: f64,
 }
@@ -153,12 +153,12 @@ pub fn estimators_run(asked: &[Estimator]) -> (Vec<Estimator>, Option<usize>) {
 }
 
 /// Every cell of `streams` under `config`, in a fixed order.
-pub fn cells<'a>(config: &Config, streams: &'a [Stream]) -> Vec<Cell<'a>> {
+pub fn cells<'a>(config: &'a Config, streams: &'a [Stream]) -> Vec<Cell<'a>> {
     let mut out = Vec::new();
     for stream in streams {
         let asked = |m: &&Matrices| config.matrices.as_ref().is_none_or(|names| names.contains(&m.name));
         for matrices in stream.matrices.iter().filter(asked) {
-            for &scheme in &config.schemes {
+            for scheme in &config.schemes {
                 for &epsilon in &config.epsilons {
                     out.push(Cell { stream, matrices, scheme, epsilon });
                 }
@@ -181,7 +181,7 @@ pub fn run(config: &Config, cells: &[Cell<'_>]) -> Outcome {
                 .forward(Some(&c.matrices.forward))
                 .sensitivity(DEFAULT_SENSITIVITY)
                 .seed(Seed::given(config.seed));
-            Releaser::new(&setup, c.scheme.strategy).map_err(|e| e.to_string())
+            Releaser::new(&setup, c.scheme.strategy.clone()).map_err(|e| e.to_string())
         })
         .collect();
     let tasks: Vec<(usize, usize)> = releasers
