@@ -73,7 +73,7 @@ impl NativeStream {
     ) -> PyResult<Self> {
         params(epsilon, window, sensitivity)?;
         let config = StreamConfig {
-            scheme: scheme_kind(scheme)?,
+            scheme: scheme_kind(scheme)?.into(),
             epsilon,
             window,
             sensitivity,

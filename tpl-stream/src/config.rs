@@ -2,9 +2,99 @@
 
 use tpl_alloc::Correlation;
 use tpl_core::{TransitionMatrix, check_alpha};
-use tpl_mechanisms::{PbaCorrelation, SchemeInputs, SchemeKind, WEventParams};
+use tpl_mechanisms::{
+    MechError, Mechanism, PbaCorrelation, SchemeInputs, SchemeKind, StreamScheme, WEventParams,
+};
 
 use crate::error::{ConfigError, Result, StreamError};
+
+/// Which scheme a stream runs: one of the built-in schemes, or a scheme an application
+/// supplies through a [`SchemeFactory`] under a name of its own (stored in the file; the
+/// stream is then opened with that factory: [`crate::DurableStream::open_custom`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SchemeChoice {
+    /// A scheme of `tpl-mechanisms`.
+    BuiltIn(SchemeKind),
+    /// A scheme built by the application's [`SchemeFactory`] of that name.
+    Custom(String),
+}
+
+impl SchemeChoice {
+    /// The name stored in the stream file and shown in reports.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::BuiltIn(kind) => kind.name(),
+            Self::Custom(name) => name,
+        }
+    }
+
+    /// The built-in scheme, if it is one.
+    pub fn kind(&self) -> Option<SchemeKind> {
+        match self {
+            Self::BuiltIn(kind) => Some(*kind),
+            Self::Custom(_) => None,
+        }
+    }
+
+    /// The scheme named `name`: a built-in one if the name is one's, else a custom one.
+    pub fn from_name(name: &str) -> Self {
+        SchemeKind::from_name(name).map_or_else(|| Self::Custom(name.to_owned()), Self::BuiltIn)
+    }
+}
+
+impl From<SchemeKind> for SchemeChoice {
+    fn from(kind: SchemeKind) -> Self {
+        Self::BuiltIn(kind)
+    }
+}
+
+/// Builds a custom scheme of a durable stream, at every open and after every step read
+/// back from the file (the stream restores its recorded steps into a fresh scheme, so the
+/// scheme must implement [`StreamScheme::restore`] and [`StreamScheme::resume`]). The
+/// mechanism handed over is the stream's own (its sampler, with the α guard of a stream
+/// with matrices): the scheme must release through it.
+pub trait SchemeFactory {
+    /// The scheme's name, as stored in the file ([`SchemeChoice::Custom`]); not one of the
+    /// built-in names.
+    fn name(&self) -> &str;
+
+    /// The scheme with the stream's parameters and inputs, releasing through `mechanism`.
+    ///
+    /// # Errors
+    /// Parameters the scheme refuses.
+    fn build(
+        &self,
+        params: WEventParams,
+        inputs: &SchemeInputs,
+        mechanism: Box<dyn Mechanism>,
+    ) -> std::result::Result<Box<dyn StreamScheme>, MechError>;
+}
+
+/// The scheme `config` names, over `mechanism`: built-in, or from `factory`.
+///
+/// # Errors
+/// [`StreamError::Plan`] for parameters the scheme refuses; [`StreamError::NeedsFactory`]
+/// for a custom scheme without its factory.
+pub(crate) fn build_scheme(
+    config: &StreamConfig,
+    mechanism: impl Mechanism + 'static,
+    factory: Option<&dyn SchemeFactory>,
+) -> Result<Box<dyn StreamScheme>> {
+    let params = config.params()?;
+    match (&config.scheme, factory) {
+        (SchemeChoice::BuiltIn(kind), _) => kind.build(params, mechanism, config.inputs()),
+        (SchemeChoice::Custom(name), Some(f)) if f.name() == name => {
+            f.build(params, &config.inputs(), Box::new(mechanism))
+        }
+        (SchemeChoice::Custom(name), f) => {
+            return Err(StreamError::NeedsFactory {
+                name: name.clone(),
+                given: f.map(|f| f.name().to_owned()),
+            });
+        }
+    }
+    .map_err(StreamError::Plan)
+}
 
 /// The noise sampler of every release of the stream (the mechanisms' sampler choice).
 pub use tpl_mechanisms::SamplerKind as Sampler;
@@ -12,8 +102,8 @@ pub use tpl_mechanisms::SamplerKind as Sampler;
 /// Everything fixed when a stream is created (`docs/stream.md`, table `params`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamConfig {
-    /// The w-event scheme (or `planned`).
-    pub scheme: SchemeKind,
+    /// The w-event scheme (or `planned`, or a custom one).
+    pub scheme: SchemeChoice,
     /// ε of every window of `window` steps (of every step for the event-level `laplace`).
     pub epsilon: f64,
     /// w.
@@ -37,9 +127,9 @@ impl StreamConfig {
     /// `scheme` with ε per window of `window` steps and the defaults of `tpl stream init`:
     /// Δ = 2, the exact discrete sampler, no matrices, no α, no plan (set those fields with
     /// struct-update syntax). Nothing is checked until [`crate::DurableStream::create`].
-    pub fn new(scheme: SchemeKind, epsilon: f64, window: usize) -> Self {
+    pub fn new(scheme: impl Into<SchemeChoice>, epsilon: f64, window: usize) -> Self {
         Self {
-            scheme,
+            scheme: scheme.into(),
             epsilon,
             window,
             sensitivity: 2.0,
@@ -89,20 +179,28 @@ impl StreamConfig {
     /// [`StreamError::Config`] naming the parameters at fault; [`StreamError::Plan`] for a plan
     /// the planned scheme refuses.
     pub fn check(&self) -> Result<()> {
+        self.check_with(None)
+    }
+
+    /// [`StreamConfig::check`], building a custom scheme with `factory`; without one, a
+    /// custom scheme's own checks are left to the factory at create and open.
+    ///
+    /// # Errors
+    /// As [`StreamConfig::check`].
+    pub(crate) fn check_with(&self, factory: Option<&dyn SchemeFactory>) -> Result<()> {
         if i64::try_from(self.window).is_err() {
             return Err(StreamError::Config(ConfigError::WindowTooLarge(self.window)));
         }
-        let params = self.params()?;
+        self.params()?;
         let has_matrix = self.backward.is_some() || self.forward.is_some();
-        if self.scheme == SchemeKind::Pba && !has_matrix {
+        if self.scheme.kind() == Some(SchemeKind::Pba) && !has_matrix {
             return Err(StreamError::Config(ConfigError::PbaNeedsMatrix));
         }
-        match (self.scheme, self.budgets.is_empty()) {
-            (SchemeKind::Planned, true) => {
-                return Err(StreamError::Config(ConfigError::PlannedNeedsBudgets));
-            }
-            (SchemeKind::Planned, false) | (_, true) => {}
-            (_, false) => return Err(StreamError::Config(ConfigError::BudgetsNotPlanned)),
+        let planned = self.scheme.kind() == Some(SchemeKind::Planned);
+        match (planned, self.budgets.is_empty()) {
+            (true, true) => return Err(StreamError::Config(ConfigError::PlannedNeedsBudgets)),
+            (true, false) | (false, true) => {}
+            (false, false) => return Err(StreamError::Config(ConfigError::BudgetsNotPlanned)),
         }
         if let Some(alpha) = self.alpha {
             check_alpha(alpha).map_err(|e| StreamError::Config(ConfigError::Alpha(e.to_string())))?;
@@ -112,9 +210,10 @@ impl StreamConfig {
         }
         self.correlation()?;
         // The scheme builds (a plan it refuses is named here, before any file exists).
-        self.scheme
-            .build(params, tpl_mechanisms::LaplaceMechanism::new(self.sampler.from_os_rng()), self.inputs())
-            .map_err(StreamError::Plan)?;
+        if let (SchemeChoice::Custom(_), None) = (&self.scheme, factory) {
+            return Ok(());
+        }
+        build_scheme(self, tpl_mechanisms::LaplaceMechanism::new(self.sampler.from_os_rng()), factory)?;
         Ok(())
     }
 }

@@ -177,7 +177,20 @@ impl std::error::Error for ConfigError {}
 /// What can go wrong with a stream file. After any error nothing was recorded that was not
 /// already committed, and nothing was released that is not in the file.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum StreamError {
+    /// A stream of a custom scheme opened or created without that scheme's factory (or with
+    /// another's).
+    #[error(
+        "the stream runs the custom scheme {name:?}, which only its application can rebuild: open it with that \
+         scheme's factory{}", .given.as_ref().map(|g| format!(" (the factory given builds {g:?})")).unwrap_or_default()
+    )]
+    NeedsFactory {
+        /// The scheme the stream names.
+        name: String,
+        /// The factory's scheme, if one was given.
+        given: Option<String>,
+    },
     /// `create` on a path that exists.
     #[error("{}: already exists: a new stream is never written over an existing file", .path.display())]
     Exists {

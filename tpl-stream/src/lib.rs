@@ -49,7 +49,7 @@ mod key;
 mod store;
 mod stream;
 
-pub use config::{Sampler, StreamConfig};
+pub use config::{Sampler, SchemeChoice, SchemeFactory, StreamConfig};
 pub use error::{ConfigError, Parameter, Result, StreamError};
 pub use key::{StreamKey, default_key_path};
 pub use store::{APPLICATION_ID, FORMAT_VERSION};

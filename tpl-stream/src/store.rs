@@ -7,9 +7,8 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 use tpl_core::TransitionMatrix;
-use tpl_mechanisms::SchemeKind;
 
-use crate::config::{Sampler, StreamConfig};
+use crate::config::{Sampler, SchemeChoice, StreamConfig};
 use crate::error::{Result, StreamError};
 
 /// `PRAGMA application_id` of a tpl stream: "tplS" in ASCII.
@@ -442,8 +441,7 @@ pub fn read_config(conn: &Connection, path: &Path) -> Result<Stored> {
     checked("budget plan", &budgets, Some(&budgets_sha))?;
     let shas = [pb_sha.clone(), pf_sha.clone(), Some(budgets_sha.clone())];
     let config = StreamConfig {
-        scheme: SchemeKind::from_name(&scheme)
-            .ok_or_else(|| corrupt(format!("unknown scheme {scheme:?}")))?,
+        scheme: SchemeChoice::from_name(&scheme),
         epsilon,
         window: usize::try_from(window).map_err(|_| corrupt(format!("window {window}")))?,
         sensitivity,

@@ -14,7 +14,7 @@ use tpl_mechanisms::{
 };
 
 use crate::building::Building;
-use crate::config::{Sampler, StreamConfig};
+use crate::config::{Sampler, SchemeChoice, SchemeFactory, StreamConfig, build_scheme};
 use crate::error::{ConfigError, Result, StreamError};
 use crate::guard::{Enforced, Guard, within};
 use crate::key::{StreamKey, default_key_path, rotation_file};
@@ -94,16 +94,23 @@ impl Status {
     /// [`StreamError::Config`] for stored parameters the scheme refuses;
     /// [`StreamError::Alloc`] when the audit overflows.
     pub fn guaranteed(&self) -> Result<Option<GuaranteedAudit>> {
+        self.guaranteed_with(None)
+    }
+
+    /// [`Status::guaranteed`] of a stream of a custom scheme, rebuilt by `factory`.
+    ///
+    /// # Errors
+    /// As [`Status::guaranteed`]; [`StreamError::NeedsFactory`] for a custom scheme
+    /// without its factory.
+    pub fn guaranteed_with(&self, factory: Option<&dyn SchemeFactory>) -> Result<Option<GuaranteedAudit>> {
         let c = &self.config;
         let steps = self.budgets.len();
         let Some(corr) = c.correlation()?.filter(|_| steps > 0) else {
             return Ok(None);
         };
         // The scheme only states its caps here; its mechanism never draws.
-        let scheme = c
-            .scheme
-            .build(c.params()?, tpl_mechanisms::LaplaceMechanism::new(c.sampler.from_os_rng()), c.inputs())
-            .map_err(StreamError::Plan)?;
+        let scheme =
+            build_scheme(c, tpl_mechanisms::LaplaceMechanism::new(c.sampler.from_os_rng()), factory)?;
         let s = effective_spending(scheme.as_ref(), steps);
         let spending = Spending::from_caps(&s.caps, s.fixed, s.window_limit);
         Ok(Some(guaranteed_audit(&corr, spending, Some(c.window.min(steps)))?))
@@ -128,6 +135,8 @@ pub struct DurableStream {
     key_path: PathBuf,
     key: Option<StreamKey>,
     noise: Box<dyn Fn() -> Box<dyn NoiseSource>>,
+    /// What rebuilds a custom scheme ([`DurableStream::open_custom`]).
+    factory: Option<Rc<dyn SchemeFactory>>,
     state: State,
 }
 
@@ -147,9 +156,12 @@ struct State {
 }
 
 impl State {
-    fn new(stored: &Stored, noise: Box<dyn NoiseSource>) -> Result<Self> {
+    fn new(
+        stored: &Stored,
+        noise: Box<dyn NoiseSource>,
+        factory: Option<&dyn SchemeFactory>,
+    ) -> Result<Self> {
         let config = &stored.config;
-        let params = config.params()?;
         let guard = Rc::new(RefCell::new(Guard::new(
             config.epsilon,
             config.sensitivity,
@@ -158,7 +170,7 @@ impl State {
             config.window,
         )?));
         let mechanism = Enforced::new(noise, Rc::clone(&guard));
-        let scheme = config.scheme.build(params, mechanism, config.inputs()).map_err(StreamError::Plan)?;
+        let scheme = build_scheme(config, mechanism, factory)?;
         // The windows of the scheme's own promise: w steps, or one for event-level `laplace`.
         guard.borrow_mut().set_window(match scheme.guarantee() {
             PrivacyGuarantee::WEvent { window, .. } => window,
@@ -199,8 +211,41 @@ impl DurableStream {
     /// [`StreamError::Plan`], [`StreamError::Exists`], [`StreamError::KeyExists`],
     /// [`StreamError::NoFolder`], or a file that cannot be written.
     pub fn create_keyed(path: &Path, config: &StreamConfig, key: &Path) -> Result<()> {
-        config.check()?;
-        check_steps(config)?;
+        Self::create_inner(path, config, key, None)
+    }
+
+    /// Creates a stream of the custom scheme `factory` builds (its name is stored as the
+    /// stream's scheme; `config.scheme` must name it), with its key in the file `key`, as
+    /// [`DurableStream::create_keyed`]. Open it with [`DurableStream::open_custom`].
+    ///
+    /// # Errors
+    /// As [`DurableStream::create_keyed`]; [`StreamError::NeedsFactory`] when `config`
+    /// names another scheme; [`StreamError::Config`] for a factory named like a built-in
+    /// scheme.
+    pub fn create_custom(
+        path: &Path,
+        config: &StreamConfig,
+        key: &Path,
+        factory: &dyn SchemeFactory,
+    ) -> Result<()> {
+        if let SchemeChoice::BuiltIn(kind) = SchemeChoice::from_name(factory.name()) {
+            return Err(StreamError::Config(ConfigError::Params(format!(
+                "a custom scheme cannot be named {:?}, the name of a built-in scheme",
+                kind.name()
+            ))));
+        }
+        Self::create_inner(path, config, key, Some(factory))
+    }
+
+    fn create_inner(
+        path: &Path,
+        config: &StreamConfig,
+        key: &Path,
+        factory: Option<&dyn SchemeFactory>,
+    ) -> Result<()> {
+        config.check_with(factory)?;
+        build_scheme(config, tpl_mechanisms::LaplaceMechanism::new(config.sampler.from_os_rng()), factory)?;
+        check_steps(config, factory)?;
         match std::fs::symlink_metadata(path) {
             Ok(_) => return Err(StreamError::Exists { path: path.to_path_buf() }),
             Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
@@ -236,7 +281,18 @@ impl DurableStream {
     /// [`StreamError::Missing`], [`StreamError::Foreign`], [`StreamError::NewerFormat`],
     /// [`StreamError::Corrupt`] (truncated, inconsistent), or SQLite's.
     pub fn open(path: &Path) -> Result<Self> {
-        Self::open_inner(path, &default_key_path(path), None)
+        Self::open_inner(path, &default_key_path(path), None, None)
+    }
+
+    /// Opens a stream of a custom scheme ([`DurableStream::create_custom`]) with the factory
+    /// that rebuilds it, its key in the file `key`. Every step read back is restored into the
+    /// rebuilt scheme, which must accept it, as for the built-in schemes.
+    ///
+    /// # Errors
+    /// As [`DurableStream::open`]; [`StreamError::NeedsFactory`] when the stream runs
+    /// another scheme than `factory`'s.
+    pub fn open_custom(path: &Path, key: &Path, factory: Rc<dyn SchemeFactory>) -> Result<Self> {
+        Self::open_inner(path, key, None, Some(factory))
     }
 
     /// Opens an existing stream whose key is kept in the file `key` rather than beside it
@@ -245,7 +301,7 @@ impl DurableStream {
     /// # Errors
     /// As [`DurableStream::open`].
     pub fn open_keyed(path: &Path, key: &Path) -> Result<Self> {
-        Self::open_inner(path, key, None)
+        Self::open_inner(path, key, None, None)
     }
 
     /// Opens a stream whose pushes draw from `noise()` instead of the OS (tests: scripted
@@ -255,13 +311,14 @@ impl DurableStream {
     /// As [`DurableStream::open`].
     #[cfg(feature = "test-util")]
     pub fn open_with_noise(path: &Path, noise: impl Fn() -> Box<dyn NoiseSource> + 'static) -> Result<Self> {
-        Self::open_inner(path, &default_key_path(path), Some(Box::new(noise)))
+        Self::open_inner(path, &default_key_path(path), Some(Box::new(noise)), None)
     }
 
     fn open_inner(
         path: &Path,
         key_path: &Path,
         noise: Option<Box<dyn Fn() -> Box<dyn NoiseSource>>>,
+        factory: Option<Rc<dyn SchemeFactory>>,
     ) -> Result<Self> {
         check_header(path)?;
         let sql = |e| sqlite_error(path, e);
@@ -301,7 +358,7 @@ impl DurableStream {
         };
         let sampler = stored.config.sampler;
         let noise = noise.unwrap_or_else(|| Box::new(move || sampler.from_os_rng()));
-        let state = State::new(&stored, noise())?;
+        let state = State::new(&stored, noise(), factory.as_deref())?;
         Ok(Self {
             path: path.to_path_buf(),
             conn,
@@ -311,8 +368,14 @@ impl DurableStream {
             key_path: key_path.to_path_buf(),
             key: None,
             noise,
+            factory,
             state,
         })
+    }
+
+    /// A scheme and guard as before any step, for reading the recorded steps into.
+    fn fresh_state(&self) -> Result<State> {
+        State::new(&self.stored, (self.noise)(), self.factory.as_deref())
     }
 
     /// Runs `read` in one read transaction: on the read-write connection, or on a fresh
@@ -369,7 +432,7 @@ impl DurableStream {
         };
         let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate).map_err(sql)?;
         if let Err(e) = sync(&tx, &path, &self.stored, &mut self.state) {
-            self.state = State::new(&self.stored, (self.noise)())?;
+            self.state = self.fresh_state()?;
             return Err(e);
         }
         let states = self.config.backward.as_ref().or(self.config.forward.as_ref()).map(TransitionMatrix::n);
@@ -416,14 +479,14 @@ impl DurableStream {
         let (outcome, refused) = match (stepped, refused) {
             (Ok(o), refused) => (o, refused),
             (Err(_), Some(reason)) if t == 1 => {
-                self.state = State::new(&self.stored, (self.noise)())?;
+                self.state = self.fresh_state()?;
                 return Err(StreamError::FirstRefused { reason });
             }
             // Nothing was drawn (every check comes before the first draw), or step 1, which
             // has no release to repeat (its one draw fails after the fact only when the
             // noise itself is out of range, independent of the counts): nothing is recorded.
             (Err(e), None) if t == 1 || drawn == 0.0 => {
-                self.state = State::new(&self.stored, (self.noise)())?;
+                self.state = self.fresh_state()?;
                 return Err(StreamError::Step { step: t, source: e });
             }
             // A draw was refused by the stream's checks, or failed after an earlier draw of
@@ -434,7 +497,7 @@ impl DurableStream {
                 let spent = StepBudget { test: drawn, publication: 0.0, absorbed: 0.0 };
                 let o = StepOutcome { release: self.state.last_release.clone(), published: false, spent };
                 if let Err(e) = self.state.scheme.restore(&o) {
-                    self.state = State::new(&self.stored, (self.noise)())?;
+                    self.state = self.fresh_state()?;
                     return Err(StreamError::Step { step: t, source: e });
                 }
                 (o, Some(reason))
@@ -443,7 +506,7 @@ impl DurableStream {
         let result = commit(&mut self.state, &self.config, &path, tx, (t, key, &digest), outcome, refused);
         if result.is_err() {
             // The in-memory state ran ahead of the file: rebuild it at the next push.
-            self.state = State::new(&self.stored, (self.noise)())?;
+            self.state = self.fresh_state()?;
         }
         result
     }
@@ -602,7 +665,7 @@ impl DurableStream {
         let path = self.path.clone();
         let version = self.stored.version;
         let rows = self.read(|tx| read_rows(tx, &path, version, 0))?;
-        let mut state = State::new(&self.stored, (self.noise)())?;
+        let mut state = self.fresh_state()?;
         let steps = rows
             .into_iter()
             .map(|row| take(&mut state, &path, &self.stored, row))
@@ -668,7 +731,7 @@ fn upgrade(tx: &Transaction<'_>, path: &Path, stored: &Stored) -> Result<usize> 
     let sql = |e| sqlite_error(path, e);
     let rows = read_rows(tx, path, stored.version, 0)?;
     let steps = rows.len();
-    let mut state = State::new(stored, stored.config.sampler.from_os_rng())?;
+    let mut state = State::new(stored, stored.config.sampler.from_os_rng(), None)?;
     tx.execute_batch(&steps_table("steps_v2")).map_err(sql)?;
     let mut link = stored.root;
     for row in rows {
@@ -770,7 +833,7 @@ impl NoiseSource for Dry {
 ///
 /// # Errors
 /// [`StreamError::Config`] naming the parameters at fault.
-fn check_steps(config: &StreamConfig) -> Result<()> {
+fn check_steps(config: &StreamConfig, factory: Option<&dyn SchemeFactory>) -> Result<()> {
     let integer = config.sampler.from_os_rng().integer_valued();
     let infeasible = |t: usize, e: &dyn std::fmt::Display| {
         StreamError::Config(ConfigError::StepEpsilon {
@@ -782,7 +845,7 @@ fn check_steps(config: &StreamConfig) -> Result<()> {
         })
     };
     let stored = Stored { config: config.clone(), version: FORMAT_VERSION, root: [0; 32], key_id: None };
-    let mut state = State::new(&stored, Box::new(Dry(integer)))?;
+    let mut state = State::new(&stored, Box::new(Dry(integer)), factory)?;
     for t in 1..=2 {
         state.guard.borrow_mut().begin();
         let spent = match state.scheme.step(&[0.0]) {

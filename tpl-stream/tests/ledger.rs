@@ -330,7 +330,7 @@ fn bad_parameters_create_nothing() {
     let (_dir, path) = temp_db("params");
     let mut c = config(SchemeKind::Pba, 1.0, 5);
     assert!(matches!(DurableStream::create(&path, &c), Err(StreamError::Config(_))));
-    c.scheme = SchemeKind::Bd;
+    c.scheme = SchemeKind::Bd.into();
     c.alpha = Some(1.0);
     assert!(matches!(DurableStream::create(&path, &c), Err(StreamError::Config(_))));
     assert!(!path.exists());
