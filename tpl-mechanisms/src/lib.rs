@@ -20,8 +20,12 @@
 //!   Neither sampler is `Clone` (a copy would repeat the noise); `from_os_rng()` is the
 //!   release constructor, `seeded(u64)` the reproducible one (ChaCha12, for experiments).
 //! - [`StreamScheme`] — one step in, one release out; [`Scheme`] implements it once around a
-//!   decision rule per scheme; [`run`] drives a whole stream and [`WindowLedger`] checks
-//!   invariant (W) independently.
+//!   [`DecisionRule`] per scheme, and enforces what the rule promises before every draw;
+//!   [`run`] drives a whole stream and [`WindowLedger`] checks invariant (W) independently.
+//! - A scheme of your own is one more [`DecisionRule`], written with [`Step`], [`BudgetGrid`],
+//!   [`RecentSpend`] and [`worth_publishing`], and checked with `test_util::check_scheme`
+//!   (feature `test-util`), the conformance check the built-in schemes pass
+//!   (`docs/w-event.md` §2.6).
 //!
 //! ```
 //! use tpl_mechanisms::{Bd, DiscreteLaplace, PrivacyGuarantee, LaplaceMechanism, StreamScheme, WEventParams, run};
