@@ -16,7 +16,8 @@
 //! - [`MAX_EXACT_COUNT`] (2^52) and [`MAX_EXACT_SCALE`] (2^46) — the limits within which an
 //!   integer release is exact; beyond them it is refused, never rounded.
 //! - [`NoiseSource`] — where noise comes from: [`DiscreteLaplace`] (exact, release-grade),
-//!   [`FloatLaplace`] (fast, not release-grade), and test doubles (feature `test-util`).
+//!   `FloatLaplace` (fast, not release-grade: feature `float-not-release-grade`), and test
+//!   doubles (feature `test-util`).
 //!   Neither sampler is `Clone` (a copy would repeat the noise); `from_os_rng()` is the
 //!   release constructor, `seeded(u64)` the reproducible one (ChaCha12, for experiments).
 //! - [`StreamScheme`] — one step in, one release out; [`Scheme`] implements it once around a
@@ -62,9 +63,9 @@ pub use mechanism::{
     LaplaceMechanism, MAX_EXACT_COUNT, MAX_EXACT_SCALE, Mechanism, budget_for_effective, check_privacy_map,
     effective_budget, laplace_scale,
 };
-pub use noise::{
-    DiscreteLaplace, FloatLaplace, NoiseSource, ReleaseRng, SamplerKind, StreamRng, laplace_inverse_cdf,
-};
+pub use noise::{DiscreteLaplace, NoiseSource, ReleaseRng, SamplerKind, StreamRng};
+#[cfg(feature = "float-not-release-grade")]
+pub use noise::{FloatLaplace, laplace_inverse_cdf};
 #[cfg(any(test, feature = "test-util"))]
 pub use noise::{Recording, Scripted, Zero};
 pub use params::{DEFAULT_SENSITIVITY, Epsilon, WEventParams};

@@ -45,6 +45,7 @@ impl SamplerKind {
         // ln(1 − level), the log of the tail mass allowed.
         let log_tail = (-level).ln_1p();
         match self {
+            #[cfg(feature = "float-not-release-grade")]
             Self::Float => {
                 let q = (-log_tail * b).next_up();
                 Ok((-q, q))

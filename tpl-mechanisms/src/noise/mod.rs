@@ -15,6 +15,7 @@
 #[cfg(any(test, feature = "test-util"))]
 mod doubles;
 mod exact;
+#[cfg(feature = "float-not-release-grade")]
 mod float;
 mod geometric;
 mod interval;
@@ -26,6 +27,7 @@ pub use exact::{DiscreteLaplace, StreamRng};
 /// The generator of the samplers' own constructors (`from_os_rng`, `seeded`): ChaCha12. Name
 /// it to name their types, e.g. `LaplaceMechanism<DiscreteLaplace<ReleaseRng>>`.
 pub type ReleaseRng = rand_chacha::ChaCha12Rng;
+#[cfg(feature = "float-not-release-grade")]
 pub use float::{FloatLaplace, laplace_inverse_cdf};
 
 use crate::error::{MechError, Result};
@@ -81,31 +83,39 @@ impl<N: NoiseSource + ?Sized> NoiseSource for Box<N> {
 pub enum SamplerKind {
     /// The exact discrete Laplace ([`DiscreteLaplace`]): release-grade, integer counts.
     Discrete,
-    /// Inverse-CDF float Laplace ([`FloatLaplace`]): any data, not release-grade.
+    /// Inverse-CDF float Laplace ([`FloatLaplace`]): any data, not release-grade (feature
+    /// `float-not-release-grade`).
+    #[cfg(feature = "float-not-release-grade")]
     Float,
 }
 
 impl SamplerKind {
     /// Every sampler, in the order they are listed.
-    pub const ALL: [Self; 2] = [Self::Discrete, Self::Float];
+    #[cfg(feature = "float-not-release-grade")]
+    pub const ALL: &[Self] = &[Self::Discrete, Self::Float];
+    /// Every sampler, in the order they are listed.
+    #[cfg(not(feature = "float-not-release-grade"))]
+    pub const ALL: &[Self] = &[Self::Discrete];
 
     /// The name stored and printed (`discrete`, `float`).
     pub fn name(self) -> &'static str {
         match self {
             Self::Discrete => "discrete",
+            #[cfg(feature = "float-not-release-grade")]
             Self::Float => "float",
         }
     }
 
     /// The sampler called `name`.
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.name() == name)
+        Self::ALL.iter().copied().find(|s| s.name() == name)
     }
 
     /// A fresh sampler seeded from the operating system.
     pub fn from_os_rng(self) -> Box<dyn NoiseSource> {
         match self {
             Self::Discrete => Box::new(DiscreteLaplace::from_os_rng()),
+            #[cfg(feature = "float-not-release-grade")]
             Self::Float => Box::new(FloatLaplace::from_os_rng()),
         }
     }
@@ -114,6 +124,7 @@ impl SamplerKind {
     pub fn seeded(self, seed: u64) -> Box<dyn NoiseSource> {
         match self {
             Self::Discrete => Box::new(DiscreteLaplace::seeded(seed)),
+            #[cfg(feature = "float-not-release-grade")]
             Self::Float => Box::new(FloatLaplace::seeded(seed)),
         }
     }
