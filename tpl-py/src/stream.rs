@@ -2,6 +2,7 @@
 //! one SQLite file holding the parameters and every step, pushed one row at a time.
 
 use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
@@ -12,12 +13,20 @@ use crate::convert::{optional_matrix, vector};
 use crate::release::{params, sampler, scheme_kind};
 use crate::{StreamBusyError, StreamDamagedError, StreamReadOnlyError, TplError};
 
-/// A handle on a durable stream file. Not shared between threads (SQLite's connection and
-/// the scheme's state stay on the thread that opened it); a push holds the GIL, which it
-/// needs for well under a millisecond per step of a hundred cells (`docs/stream.md` §8).
-#[pyclass(unsendable, module = "temporal_privacy._native", name = "NativeStream")]
+/// A handle on a durable stream file, usable from any thread: calls take their turn on the
+/// handle (a lock), and a push runs with the interpreter detached, so other Python threads
+/// run meanwhile.
+#[pyclass(module = "temporal_privacy._native", name = "NativeStream")]
 pub struct NativeStream {
-    inner: DurableStream,
+    inner: Mutex<DurableStream>,
+}
+
+impl NativeStream {
+    /// The handle, locked (a call that panicked left nothing half-written in it: a step is
+    /// one transaction).
+    fn inner(&self) -> MutexGuard<'_, DurableStream> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// A stream error as this package states it: parameters named as its arguments (`alpha`);
@@ -94,7 +103,7 @@ impl NativeStream {
     #[pyo3(signature = (path, key_file))]
     fn open(path: PathBuf, key_file: Option<PathBuf>) -> PyResult<Self> {
         let key_file = key_file.unwrap_or_else(|| default_key_path(&path));
-        Ok(Self { inner: DurableStream::open_keyed(&path, &key_file).map_err(stream_error)? })
+        Ok(Self { inner: Mutex::new(DurableStream::open_keyed(&path, &key_file).map_err(stream_error)?) })
     }
 
     /// Gives the stream a new key (written to `key_file`, default beside it) and erases the
@@ -111,22 +120,28 @@ impl NativeStream {
     /// Releases one step (as `tpl stream push` with one row), durable before it returns.
     #[pyo3(signature = (counts, key))]
     fn push<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         counts: PyReadonlyArray1<'py, f64>,
         key: Option<i64>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let row = counts.as_array().to_vec();
-        let pushed = self.inner.push(key, &row).map_err(stream_error)?;
-        if !pushed.replayed {
-            self.inner.flush().map_err(stream_error)?;
-        }
+        let pushed = py
+            .detach(|| {
+                let mut inner = self.inner();
+                let pushed = inner.push(key, &row)?;
+                if !pushed.replayed {
+                    inner.flush()?;
+                }
+                Ok(pushed)
+            })
+            .map_err(stream_error)?;
         record(py, pushed.record, pushed.replayed)
     }
 
     /// Where the stream stands, as `tpl stream status`.
-    fn status<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.inner.status().map_err(stream_error)?;
+    fn status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = py.detach(|| self.inner().status()).map_err(stream_error)?;
         let c = &s.config;
         let d = PyDict::new(py);
         d.set_item("steps", s.budgets.len())?;
@@ -154,19 +169,19 @@ impl NativeStream {
     }
 
     /// Every recorded step, in order (as `tpl stream export`).
-    fn steps<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
-        let steps = self.inner.steps().map_err(stream_error)?;
+    fn steps<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let steps = py.detach(|| self.inner().steps()).map_err(stream_error)?;
         steps.into_iter().map(|r| record(py, r, false)).collect()
     }
 
     /// The file.
     fn path(&self) -> PathBuf {
-        self.inner.path().to_path_buf()
+        self.inner().path().to_path_buf()
     }
 
     /// The sampler the stream draws with (`discrete` or `float`).
     fn sampler(&self) -> &'static str {
-        self.inner.config().sampler.name()
+        self.inner().config().sampler.name()
     }
 }
 

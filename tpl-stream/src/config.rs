@@ -53,7 +53,7 @@ impl From<SchemeKind> for SchemeChoice {
 /// scheme must implement [`StreamScheme::restore`] and [`StreamScheme::resume`]). The
 /// mechanism handed over is the stream's own (its sampler, with the α guard of a stream
 /// with matrices): the scheme must release through it.
-pub trait SchemeFactory {
+pub trait SchemeFactory: Send + Sync {
     /// The scheme's name, as stored in the file ([`SchemeChoice::Custom`]); not one of the
     /// built-in names.
     fn name(&self) -> &str;
@@ -66,8 +66,8 @@ pub trait SchemeFactory {
         &self,
         params: WEventParams,
         inputs: &SchemeInputs,
-        mechanism: Box<dyn Mechanism>,
-    ) -> std::result::Result<Box<dyn StreamScheme>, MechError>;
+        mechanism: Box<dyn Mechanism + Send>,
+    ) -> std::result::Result<Box<dyn StreamScheme + Send>, MechError>;
 }
 
 /// The scheme `config` names, over `mechanism`: built-in, or from `factory`.
@@ -77,12 +77,12 @@ pub trait SchemeFactory {
 /// for a custom scheme without its factory.
 pub(crate) fn build_scheme(
     config: &StreamConfig,
-    mechanism: impl Mechanism + 'static,
+    mechanism: impl Mechanism + Send + 'static,
     factory: Option<&dyn SchemeFactory>,
-) -> Result<Box<dyn StreamScheme>> {
+) -> Result<Box<dyn StreamScheme + Send>> {
     let params = config.params()?;
     match (&config.scheme, factory) {
-        (SchemeChoice::BuiltIn(kind), _) => kind.build(params, mechanism, config.inputs()),
+        (SchemeChoice::BuiltIn(kind), _) => kind.build_send(params, mechanism, config.inputs()),
         (SchemeChoice::Custom(name), Some(f)) if f.name() == name => {
             f.build(params, &config.inputs(), Box::new(mechanism))
         }

@@ -2,8 +2,7 @@
 //! stream's own checks first — the window of w steps stays within ε, and with matrices and α
 //! the audited TPL of every step so far stays within α — or no noise is drawn at all.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tpl_alloc::{Correlation, StreamAudit};
 use tpl_mechanisms::{
@@ -147,15 +146,26 @@ impl Guard {
     }
 }
 
+/// The guard, shared by a stream's state and its mechanism (which the scheme owns); a handle
+/// may move between threads.
+pub(crate) type SharedGuard = Arc<Mutex<Guard>>;
+
+/// The guard, locked. A thread that panicked while holding it left nothing half-written that
+/// a later step relies on (every update is a single assignment after its checks), so a
+/// poisoned lock is taken over.
+pub(crate) fn lock(guard: &SharedGuard) -> MutexGuard<'_, Guard> {
+    guard.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// The stream's mechanism: Laplace noise from the stream's sampler, every draw admitted by
 /// the [`Guard`] first.
 pub(crate) struct Enforced {
-    inner: LaplaceMechanism<Box<dyn NoiseSource>>,
-    guard: Rc<RefCell<Guard>>,
+    inner: LaplaceMechanism<Box<dyn NoiseSource + Send>>,
+    guard: SharedGuard,
 }
 
 impl Enforced {
-    pub fn new(noise: Box<dyn NoiseSource>, guard: Rc<RefCell<Guard>>) -> Self {
+    pub fn new(noise: Box<dyn NoiseSource + Send>, guard: SharedGuard) -> Self {
         Self { inner: LaplaceMechanism::new(noise), guard }
     }
 }
@@ -181,7 +191,7 @@ impl Mechanism for Enforced {
     /// refused draw draws nothing and fails the step.
     fn sample(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> tpl_mechanisms::Result<Vec<f64>> {
         self.inner.check_budget(sensitivity, budget)?;
-        let mut guard = self.guard.borrow_mut();
+        let mut guard = lock(&self.guard);
         if let Err(reason) = guard.admit(budget) {
             guard.refused = Some(reason.clone());
             return Err(MechError::custom(reason));

@@ -1,8 +1,7 @@
 //! The durable stream: open, push one step per transaction, read back (`docs/stream.md`).
 
-use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params};
@@ -16,7 +15,7 @@ use tpl_mechanisms::{
 use crate::building::Building;
 use crate::config::{Sampler, SchemeChoice, SchemeFactory, StreamConfig, build_scheme};
 use crate::error::{ConfigError, Result, StreamError};
-use crate::guard::{Enforced, Guard, within};
+use crate::guard::{Enforced, Guard, SharedGuard, lock, within};
 use crate::key::{StreamKey, default_key_path, rotation_file};
 use crate::store::{
     ChainedRow, FORMAT_VERSION, Link, Stamp, Stored, chain_next, check_header, companion, decode_release,
@@ -134,21 +133,24 @@ pub struct DurableStream {
     /// The key file, read at the first push ([`DurableStream::key`]).
     key_path: PathBuf,
     key: Option<StreamKey>,
-    noise: Box<dyn Fn() -> Box<dyn NoiseSource>>,
+    noise: NoiseMaker,
     /// What rebuilds a custom scheme ([`DurableStream::open_custom`]).
-    factory: Option<Rc<dyn SchemeFactory>>,
+    factory: Option<Arc<dyn SchemeFactory>>,
     state: State,
 }
 
+/// What gives each push a fresh noise source.
+type NoiseMaker = Box<dyn Fn() -> Box<dyn NoiseSource + Send> + Send>;
+
 /// The scheme and the guard as of the recorded steps this handle has read.
 struct State {
-    scheme: Box<dyn StreamScheme>,
+    scheme: Box<dyn StreamScheme + Send>,
     /// Totals ε_t of the last steps, windows of w (for reports; the guard checks the
     /// promise's).
     spend: WindowLedger,
     /// The largest window sum of `spend` ending at a step this handle recorded.
     pushed_max: f64,
-    guard: Rc<RefCell<Guard>>,
+    guard: SharedGuard,
     last_key: Option<i64>,
     last_release: Vec<f64>,
     /// The chain's link of the last step read or recorded (the root before step 1).
@@ -158,21 +160,21 @@ struct State {
 impl State {
     fn new(
         stored: &Stored,
-        noise: Box<dyn NoiseSource>,
+        noise: Box<dyn NoiseSource + Send>,
         factory: Option<&dyn SchemeFactory>,
     ) -> Result<Self> {
         let config = &stored.config;
-        let guard = Rc::new(RefCell::new(Guard::new(
+        let guard = Arc::new(Mutex::new(Guard::new(
             config.epsilon,
             config.sensitivity,
             config.correlation()?,
             config.alpha,
             config.window,
         )?));
-        let mechanism = Enforced::new(noise, Rc::clone(&guard));
+        let mechanism = Enforced::new(noise, Arc::clone(&guard));
         let scheme = build_scheme(config, mechanism, factory)?;
         // The windows of the scheme's own promise: w steps, or one for event-level `laplace`.
-        guard.borrow_mut().set_window(match scheme.guarantee() {
+        lock(&guard).set_window(match scheme.guarantee() {
             PrivacyGuarantee::WEvent { window, .. } => window,
             PrivacyGuarantee::EventLevel { .. } => 1,
         });
@@ -291,7 +293,7 @@ impl DurableStream {
     /// # Errors
     /// As [`DurableStream::open`]; [`StreamError::NeedsFactory`] when the stream runs
     /// another scheme than `factory`'s.
-    pub fn open_custom(path: &Path, key: &Path, factory: Rc<dyn SchemeFactory>) -> Result<Self> {
+    pub fn open_custom(path: &Path, key: &Path, factory: Arc<dyn SchemeFactory>) -> Result<Self> {
         Self::open_inner(path, key, None, Some(factory))
     }
 
@@ -310,15 +312,18 @@ impl DurableStream {
     /// # Errors
     /// As [`DurableStream::open`].
     #[cfg(feature = "test-util")]
-    pub fn open_with_noise(path: &Path, noise: impl Fn() -> Box<dyn NoiseSource> + 'static) -> Result<Self> {
+    pub fn open_with_noise(
+        path: &Path,
+        noise: impl Fn() -> Box<dyn NoiseSource + Send> + Send + 'static,
+    ) -> Result<Self> {
         Self::open_inner(path, &default_key_path(path), Some(Box::new(noise)), None)
     }
 
     fn open_inner(
         path: &Path,
         key_path: &Path,
-        noise: Option<Box<dyn Fn() -> Box<dyn NoiseSource>>>,
-        factory: Option<Rc<dyn SchemeFactory>>,
+        noise: Option<NoiseMaker>,
+        factory: Option<Arc<dyn SchemeFactory>>,
     ) -> Result<Self> {
         check_header(path)?;
         let sql = |e| sqlite_error(path, e);
@@ -472,10 +477,10 @@ impl DurableStream {
             },
         };
         let t = self.state.scheme.steps() + 1;
-        self.state.guard.borrow_mut().begin();
+        lock(&self.state.guard).begin();
         let stepped = self.state.scheme.step(counts);
-        let refused = self.state.guard.borrow().refused().map(str::to_string);
-        let drawn = self.state.guard.borrow().spent();
+        let refused = lock(&self.state.guard).refused().map(str::to_string);
+        let drawn = lock(&self.state.guard).spent();
         let (outcome, refused) = match (stepped, refused) {
             (Ok(o), refused) => (o, refused),
             (Err(_), Some(reason)) if t == 1 => {
@@ -670,7 +675,7 @@ impl DurableStream {
             .into_iter()
             .map(|row| take(&mut state, &path, &self.stored, row))
             .collect::<Result<Vec<_>>>()?;
-        let realized = state.guard.borrow().leakage()?;
+        let realized = lock(&state.guard).leakage()?;
         if let (Some((tpl, _)), Some(alpha)) = (realized, self.config.alpha)
             && !within(tpl, alpha)
         {
@@ -847,11 +852,11 @@ fn check_steps(config: &StreamConfig, factory: Option<&dyn SchemeFactory>) -> Re
     let stored = Stored { config: config.clone(), version: FORMAT_VERSION, root: [0; 32], key_id: None };
     let mut state = State::new(&stored, Box::new(Dry(integer)), factory)?;
     for t in 1..=2 {
-        state.guard.borrow_mut().begin();
+        lock(&state.guard).begin();
         let spent = match state.scheme.step(&[0.0]) {
             Ok(o) => o.spent.total(),
             Err(e) => {
-                let refused = state.guard.borrow().refused().map(str::to_string);
+                let refused = lock(&state.guard).refused().map(str::to_string);
                 match (refused, config.alpha) {
                     // A later step the stream's checks refuse is recorded as a repeat.
                     (Some(_), _) if t > 1 => break,
@@ -862,7 +867,7 @@ fn check_steps(config: &StreamConfig, factory: Option<&dyn SchemeFactory>) -> Re
                 }
             }
         };
-        state.guard.borrow_mut().record(spent).map_err(|e| infeasible(t, &e))?;
+        lock(&state.guard).record(spent).map_err(|e| infeasible(t, &e))?;
     }
     let sampler = tpl_mechanisms::LaplaceMechanism::new(Dry(integer));
     for (i, &b) in config.budgets.iter().enumerate().filter(|&(_, &b)| b > 0.0) {
@@ -883,14 +888,14 @@ fn commit(
 ) -> Result<Pushed> {
     let sql = |e| sqlite_error(path, e);
     let total = outcome.spent.total();
-    let spent_by_draws = state.guard.borrow().spent();
+    let spent_by_draws = lock(&state.guard).spent();
     if total != spent_by_draws {
         return Err(StreamError::Corrupt {
             path: path.to_path_buf(),
             reason: format!("step {t}: the scheme reports {total} spent, its draws spent {spent_by_draws}"),
         });
     }
-    let window_sum = state.guard.borrow_mut().record(total).map_err(|e| StreamError::Corrupt {
+    let window_sum = lock(&state.guard).record(total).map_err(|e| StreamError::Corrupt {
         path: path.to_path_buf(),
         reason: format!("step {t}: the audit of the leakage: {e}"),
     })?;
@@ -901,7 +906,7 @@ fn commit(
             reason: format!("step {t}: a window would spend {window_sum}, over epsilon"),
         });
     }
-    let leakage = state.guard.borrow().leakage()?;
+    let leakage = lock(&state.guard).leakage()?;
     let s = outcome.spent;
     let release = outcome.published.then(|| encode_release(&outcome.release));
     let link = chain_next(
@@ -1100,9 +1105,9 @@ fn take(state: &mut State, path: &Path, stored: &Stored, row: StoredRow) -> Resu
     let outcome = StepOutcome { release, published: row.published, spent: row.spent };
     state.scheme.restore(&outcome).map_err(|e| corrupt(e.to_string()))?;
     let total = outcome.spent.total();
-    let window = state.guard.borrow_mut().record(total).map_err(|e| corrupt(e.to_string()))?;
+    let window = lock(&state.guard).record(total).map_err(|e| corrupt(e.to_string()))?;
     state.spend.push(total);
-    if !within(window, state.guard.borrow().epsilon()) {
+    if !within(window, lock(&state.guard).epsilon()) {
         return Err(corrupt(format!("a window spends {window}, over epsilon")));
     }
     state.last_key = Some(row.key);
@@ -1128,7 +1133,7 @@ fn take(state: &mut State, path: &Path, stored: &Stored, row: StoredRow) -> Resu
 fn skip_prefix(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State, skip: usize) -> Result<()> {
     let corrupt = |reason: String| StreamError::Corrupt { path: path.to_path_buf(), reason };
     let sql = |e| sqlite_error(path, e);
-    if state.guard.borrow().audits() {
+    if lock(&state.guard).audits() {
         let mut stmt =
             tx.prepare("SELECT t, test, publication FROM steps WHERE t <= ?1 ORDER BY t").map_err(sql)?;
         let mut rows = stmt.query([skip as i64]).map_err(sql)?;
@@ -1143,7 +1148,7 @@ fn skip_prefix(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State, s
                 return Err(corrupt(format!("step {t}: budgets {test} and {publication}")));
             }
             let total = StepBudget { test, publication, absorbed: 0.0 }.total();
-            state.guard.borrow_mut().account(total).map_err(|e| corrupt(format!("step {t}: {e}")))?;
+            lock(&state.guard).account(total).map_err(|e| corrupt(format!("step {t}: {e}")))?;
             expected += 1;
         }
         if expected != skip as i64 + 1 {

@@ -1,7 +1,7 @@
 //! A durable stream of a custom scheme: created with its factory, reopened with it (the
 //! recorded steps restored into the rebuilt scheme), refused without it.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use tpl_mechanisms::{
     DecisionRule, MechError, Mechanism, Scheme, SchemeInputs, Step, StepBudget, StepOutcome, StreamScheme,
@@ -59,8 +59,8 @@ impl SchemeFactory for EveryFactory {
         &self,
         params: WEventParams,
         _: &SchemeInputs,
-        mechanism: Box<dyn Mechanism>,
-    ) -> Result<Box<dyn StreamScheme>, MechError> {
+        mechanism: Box<dyn Mechanism + Send>,
+    ) -> Result<Box<dyn StreamScheme + Send>, MechError> {
         Ok(Box::new(Scheme::with_rule(params, mechanism, Every { every: 3 })))
     }
 }
@@ -72,8 +72,8 @@ fn a_custom_scheme_stream_reopens_with_its_factory_only() {
     let key = default_key_path(&path);
     let config = StreamConfig::new(SchemeChoice::Custom("every".into()), 1.0, 6);
     DurableStream::create_custom(&path, &config, &key, &EveryFactory("every")).unwrap();
-    let factory: Rc<dyn SchemeFactory> = Rc::new(EveryFactory("every"));
-    let mut first = DurableStream::open_custom(&path, &key, Rc::clone(&factory)).unwrap();
+    let factory: Arc<dyn SchemeFactory> = Arc::new(EveryFactory("every"));
+    let mut first = DurableStream::open_custom(&path, &key, Arc::clone(&factory)).unwrap();
     for t in 1..=4 {
         let pushed = first.push(Some(t), &[10.0, 20.0]).unwrap();
         assert_eq!(pushed.record.published, (t - 1) % 3 == 0, "step {t}");
@@ -93,11 +93,28 @@ fn a_custom_scheme_stream_reopens_with_its_factory_only() {
         Err(e @ StreamError::NeedsFactory { .. }) => assert!(e.to_string().contains("\"every\""), "{e}"),
         other => panic!("{:?}", other.err()),
     }
-    let other: Rc<dyn SchemeFactory> = Rc::new(EveryFactory("another"));
+    let other: Arc<dyn SchemeFactory> = Arc::new(EveryFactory("another"));
     match DurableStream::open_custom(&path, &key, other) {
         Err(e) => assert!(e.to_string().contains("the factory given builds \"another\""), "{e}"),
         Ok(_) => panic!("opened with another scheme's factory"),
     }
+}
+
+/// A stream handle may move to another thread (a pool, a Python object) with its scheme.
+#[test]
+fn a_stream_handle_is_send() {
+    fn send<T: Send>() {}
+    send::<DurableStream>();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("moved.db");
+    DurableStream::create(&path, &StreamConfig::new(tpl_mechanisms::SchemeKind::Bd, 1.0, 4)).unwrap();
+    let mut stream = DurableStream::open(&path).unwrap();
+    stream.push(Some(1), &[3.0, 4.0]).unwrap();
+    let steps = std::thread::spawn(move || {
+        stream.push(Some(2), &[3.0, 5.0]).unwrap();
+        stream.status().unwrap().budgets.len()
+    });
+    assert_eq!(steps.join().unwrap(), 2);
 }
 
 #[test]

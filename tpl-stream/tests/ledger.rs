@@ -1,10 +1,9 @@
 //! The durable stream's promises, on scripted noise: idempotent keys, refused conflicts and
 //! out-of-order keys, enforcement before noise, and resumption equal to an uninterrupted run.
 
-use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{MechError, NoiseSource, SchemeKind};
@@ -33,11 +32,11 @@ fn config(scheme: SchemeKind, epsilon: f64, window: usize) -> StreamConfig {
 /// Noise from one queue shared by every sampler made from it: a stream reopened any number
 /// of times draws the same sequence as one kept open.
 #[derive(Clone)]
-struct Shared(Rc<RefCell<VecDeque<f64>>>);
+struct Shared(Arc<Mutex<VecDeque<f64>>>);
 
 impl NoiseSource for Shared {
     fn laplace(&mut self, _: f64) -> tpl_mechanisms::Result<f64> {
-        self.0.borrow_mut().pop_front().ok_or(MechError::ScriptExhausted)
+        self.0.lock().unwrap().pop_front().ok_or(MechError::ScriptExhausted)
     }
     fn integer_valued(&self) -> bool {
         true
@@ -52,7 +51,7 @@ fn shared(seed: u64, n: usize) -> Shared {
             ((x >> 33) % 61) as f64 - 30.0
         })
         .collect();
-    Shared(Rc::new(RefCell::new(values)))
+    Shared(Arc::new(Mutex::new(values)))
 }
 
 fn open(path: &std::path::Path, noise: &Shared) -> DurableStream {
@@ -348,7 +347,7 @@ fn bad_parameters_create_nothing() {
 fn a_draw_that_fails_after_the_test_is_recorded_with_what_the_test_spent() {
     let (_dir, path) = temp_db("after-draw");
     DurableStream::create(&path, &config(SchemeKind::Bd, 1.0, 4)).unwrap();
-    let noise = Shared(Rc::new(RefCell::new(VecDeque::from([0.0, 0.0, 2f64.powi(53)]))));
+    let noise = Shared(Arc::new(Mutex::new(VecDeque::from([0.0, 0.0, 2f64.powi(53)]))));
     let mut s = open(&path, &noise);
     s.push(Some(1), &[0.0]).unwrap();
     let step = s.push(Some(2), &[1000.0]).unwrap();
@@ -357,7 +356,7 @@ fn a_draw_that_fails_after_the_test_is_recorded_with_what_the_test_spent() {
     assert_eq!(step.record.spent.total(), 0.25);
     assert_eq!(step.record.release, vec![0.0]);
     assert!(step.record.refused.as_deref().is_some_and(|r| r.contains("a draw failed")), "{:?}", step.record);
-    assert!(noise.0.borrow().is_empty());
+    assert!(noise.0.lock().unwrap().is_empty());
     let again = s.push(Some(2), &[1000.0]).unwrap();
     assert!(again.replayed && again.record == step.record);
     assert_eq!(s.status().unwrap().budgets, vec![0.25, 0.25]);

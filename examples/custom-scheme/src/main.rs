@@ -5,7 +5,7 @@
 //! Run: `cargo run --release -p custom-scheme-example` (a few seconds).
 
 use std::process::Command;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use tpl_compare::{CustomStrategy, Seed, Setup, Strategy, USERS_STREAM, compare, histogram, simulate_users};
 use tpl_core::TransitionMatrix;
@@ -80,8 +80,8 @@ impl SchemeFactory for ThirdsFactory {
         &self,
         p: WEventParams,
         _: &SchemeInputs,
-        m: Box<dyn Mechanism>,
-    ) -> Result<Box<dyn StreamScheme>, MechError> {
+        m: Box<dyn Mechanism + Send>,
+    ) -> Result<Box<dyn StreamScheme + Send>, MechError> {
         Ok(Box::new(thirds(p, m)))
     }
 }
@@ -89,7 +89,7 @@ impl SchemeFactory for ThirdsFactory {
 /// The child process: pushes `steps` steps of a stream into `db`, keys `from`, `from + 1`, ….
 fn push(db: &str, from: i64, steps: i64) -> Result<(), Box<dyn std::error::Error>> {
     let path = std::path::Path::new(db);
-    let mut stream = DurableStream::open_custom(path, &default_key_path(path), Rc::new(ThirdsFactory))?;
+    let mut stream = DurableStream::open_custom(path, &default_key_path(path), Arc::new(ThirdsFactory))?;
     for key in from..from + steps {
         let counts = [(key % 5 * 30) as f64, 12.0, (key % 2) as f64];
         let step = stream.push(Some(key), &counts)?.record;
@@ -138,7 +138,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             return Err(format!("the process pushing from key {from} failed").into());
         }
     }
-    let mut stream = DurableStream::open_custom(&db, &default_key_path(&db), Rc::new(ThirdsFactory))?;
+    let mut stream = DurableStream::open_custom(&db, &default_key_path(&db), Arc::new(ThirdsFactory))?;
     let status = stream.status()?;
     println!("stream: {} steps, largest window spend {}", status.budgets.len(), status.max_window_spend);
     std::fs::remove_dir_all(&dir)?;

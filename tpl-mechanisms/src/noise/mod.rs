@@ -112,7 +112,7 @@ impl SamplerKind {
     }
 
     /// A fresh sampler seeded from the operating system.
-    pub fn from_os_rng(self) -> Box<dyn NoiseSource> {
+    pub fn from_os_rng(self) -> Box<dyn NoiseSource + Send> {
         match self {
             Self::Discrete => Box::new(DiscreteLaplace::from_os_rng()),
             #[cfg(feature = "float-not-release-grade")]
@@ -121,7 +121,7 @@ impl SamplerKind {
     }
 
     /// A sampler from `seed`: reproducible, and so for tests and simulations only.
-    pub fn seeded(self, seed: u64) -> Box<dyn NoiseSource> {
+    pub fn seeded(self, seed: u64) -> Box<dyn NoiseSource + Send> {
         match self {
             Self::Discrete => Box::new(DiscreteLaplace::seeded(seed)),
             #[cfg(feature = "float-not-release-grade")]

@@ -39,6 +39,23 @@ pub fn worth_publishing(p: f64, noisy_dis: f64, params: &WEventParams) -> bool {
     p > 0.0 && b.is_finite() && noisy_dis > b
 }
 
+/// The scheme of `kind` over `mechanism`, boxed as the caller's return type asks
+/// ([`SchemeKind::build`], [`SchemeKind::build_send`]).
+macro_rules! build {
+    ($kind:expr, $params:expr, $mechanism:expr, $inputs:expr) => {{
+        let (params, mechanism, inputs): (WEventParams, _, SchemeInputs) = ($params, $mechanism, $inputs);
+        Ok(match $kind {
+            Self::Laplace => Box::new(EventLaplace::new(params, mechanism)),
+            Self::Uniform => Box::new(Uniform::new(params, mechanism)),
+            Self::Sample => Box::new(Sample::new(params, mechanism)),
+            Self::Bd => Box::new(Bd::new(params, mechanism)),
+            Self::Ba => Box::new(Ba::new(params, mechanism)),
+            Self::Pba => Box::new(Pba::new(params, mechanism, inputs.correlation)),
+            Self::Planned => Box::new(Planned::new(params, mechanism, inputs.plan)?),
+        })
+    }};
+}
+
 /// The schemes by name, for callers that choose one at run time (the CLI).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SchemeKind {
@@ -110,15 +127,20 @@ impl SchemeKind {
         mechanism: M,
         inputs: impl Into<SchemeInputs>,
     ) -> Result<Box<dyn crate::StreamScheme>> {
-        let inputs = inputs.into();
-        Ok(match self {
-            Self::Laplace => Box::new(EventLaplace::new(params, mechanism)),
-            Self::Uniform => Box::new(Uniform::new(params, mechanism)),
-            Self::Sample => Box::new(Sample::new(params, mechanism)),
-            Self::Bd => Box::new(Bd::new(params, mechanism)),
-            Self::Ba => Box::new(Ba::new(params, mechanism)),
-            Self::Pba => Box::new(Pba::new(params, mechanism, inputs.correlation)),
-            Self::Planned => Box::new(Planned::new(params, mechanism, inputs.plan)?),
-        })
+        build!(self, params, mechanism, inputs.into())
+    }
+
+    /// [`SchemeKind::build`] for a mechanism that can move between threads: the scheme can
+    /// too (e.g. a durable stream held by a thread pool or a Python object).
+    ///
+    /// # Errors
+    /// As [`SchemeKind::build`].
+    pub fn build_send<M: Mechanism + Send + 'static>(
+        self,
+        params: WEventParams,
+        mechanism: M,
+        inputs: impl Into<SchemeInputs>,
+    ) -> Result<Box<dyn crate::StreamScheme + Send>> {
+        build!(self, params, mechanism, inputs.into())
     }
 }

@@ -28,7 +28,6 @@ import dataclasses
 import json
 import numbers
 import os
-import threading
 import warnings
 from typing import Any, ClassVar, Iterator, Mapping, Optional
 
@@ -1055,10 +1054,10 @@ class Stream:
     returns the stored release and spends nothing. Noise comes from the operating system at
     every push (no generator state is stored).
 
-    A handle belongs to the thread that opened it (another thread gets a :class:`TplError`;
-    open a handle of its own there: several handles, in threads or processes, may share a
-    file). Create one with :meth:`create` or :meth:`open`; :meth:`close` (or a ``with``
-    block) lets the file go before the handle is collected.
+    A handle may be used from any thread: calls take their turn on it, and a push lets other
+    Python threads run while it writes (several handles, in threads or processes, may also
+    share a file). Create one with :meth:`create` or :meth:`open`; :meth:`close` (or a
+    ``with`` block) lets the file go before the handle is collected.
 
     Example:
         >>> import os, tempfile, temporal_privacy as tp
@@ -1071,28 +1070,19 @@ class Stream:
 
     def __init__(self, native: Any) -> None:
         self._handle = native
-        self._thread = threading.get_ident()
         self._path = os.fspath(native.path())
         self._float = native.sampler() == "float"
 
     @property
     def _native(self) -> Any:
-        """The native handle, from the thread that opened it only."""
+        """The native handle, until :meth:`close`."""
         if self._handle is None:
             raise TplError("this Stream is closed: open the file again with Stream.open(path)")
-        if threading.get_ident() != self._thread:
-            raise TplError(
-                "this Stream was opened in another thread (a handle belongs to its thread): "
-                "open another handle with Stream.open(path) in this one"
-            )
         return self._handle
 
     def close(self) -> None:
-        """Closes the file (from the thread that opened it); the handle then refuses every
-        call. Closing twice is allowed."""
-        if self._handle is not None:
-            self._native  # noqa: B018 - the thread check
-            self._handle = None
+        """Closes the file; the handle then refuses every call. Closing twice is allowed."""
+        self._handle = None
 
     def __enter__(self) -> "Stream":
         return self
