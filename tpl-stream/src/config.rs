@@ -147,7 +147,7 @@ impl StreamConfig {
     /// [`StreamError::Config`] naming the parameter at fault.
     pub fn params(&self) -> Result<WEventParams> {
         WEventParams::new(self.epsilon, self.window, self.sensitivity)
-            .map_err(|e| StreamError::Config(ConfigError::Params(e.to_string())))
+            .map_err(|e| StreamError::Config(ConfigError::Params(e)))
     }
 
     /// The adversary's correlation, when a matrix was given.
@@ -160,7 +160,7 @@ impl StreamConfig {
         }
         Correlation::new(self.backward.as_ref(), self.forward.as_ref())
             .map(Some)
-            .map_err(|e| StreamError::Config(ConfigError::Matrices(e.to_string())))
+            .map_err(|e| StreamError::Config(ConfigError::Matrices(e)))
     }
 
     /// What the scheme needs beyond (ε, w, Δ).
@@ -203,7 +203,7 @@ impl StreamConfig {
             (false, false) => return Err(StreamError::Config(ConfigError::BudgetsNotPlanned)),
         }
         if let Some(alpha) = self.alpha {
-            check_alpha(alpha).map_err(|e| StreamError::Config(ConfigError::Alpha(e.to_string())))?;
+            check_alpha(alpha).map_err(|e| StreamError::Config(ConfigError::Alpha(e)))?;
             if !has_matrix {
                 return Err(StreamError::Config(ConfigError::AlphaNeedsMatrix));
             }

@@ -71,11 +71,15 @@ impl Parameter {
 /// fault, by field name in its `Display` and by any other naming through
 /// [`ConfigError::message`] (the CLI names its flags, the Python package its arguments).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ConfigError {
-    /// (ε, w, Δ) refused by the w-event parameters' check (its reason).
-    Params(String),
-    /// Matrices that do not make a correlation (its reason).
-    Matrices(String),
+    /// (ε, w, Δ) refused by the w-event parameters' check (the error, kept as the source).
+    Params(tpl_mechanisms::MechError),
+    /// Matrices that do not make a correlation, or whose leakage audit cannot start (the
+    /// error, kept as the source).
+    Matrices(tpl_alloc::AllocError),
+    /// A custom scheme named like a built-in one (its name).
+    CustomNamedBuiltIn(String),
     /// A window beyond 2^63 − 1, the largest a stream file stores.
     WindowTooLarge(usize),
     /// `pba` without a matrix.
@@ -84,8 +88,8 @@ pub enum ConfigError {
     PlannedNeedsBudgets,
     /// Budgets for a scheme other than `planned`.
     BudgetsNotPlanned,
-    /// α refused by its check (its reason).
-    Alpha(String),
+    /// α refused by its check (the error, kept as the source).
+    Alpha(tpl_core::CoreError),
     /// α without a matrix.
     AlphaNeedsMatrix,
     /// α so small that step 1 — which always publishes — could never be released.
@@ -126,6 +130,9 @@ impl ConfigError {
         match self {
             Self::Params(reason) => format!("stream parameters: {reason}"),
             Self::Matrices(reason) => format!("{}/{}: {reason}", name(Backward), name(Forward)),
+            Self::CustomNamedBuiltIn(scheme) => {
+                format!("a custom scheme cannot be named {scheme:?}, the name of a built-in scheme")
+            }
             Self::WindowTooLarge(window) => format!(
                 "{} {window}: beyond 2^63 − 1 = {}, the largest window a stream file stores",
                 name(Window),
@@ -172,7 +179,16 @@ impl std::fmt::Display for ConfigError {
     }
 }
 
-impl std::error::Error for ConfigError {}
+impl std::error::Error for ConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Params(e) => Some(e),
+            Self::Matrices(e) => Some(e),
+            Self::Alpha(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// What can go wrong with a stream file. After any error nothing was recorded that was not
 /// already committed, and nothing was released that is not in the file.

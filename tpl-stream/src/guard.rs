@@ -46,7 +46,7 @@ impl Guard {
         let audit = corr
             .map(|c| StreamAudit::new(c, window))
             .transpose()
-            .map_err(|e| StreamError::Config(crate::ConfigError::Params(e.to_string())))?;
+            .map_err(|e| StreamError::Config(crate::ConfigError::Matrices(e)))?;
         Ok(Self {
             epsilon,
             sensitivity,

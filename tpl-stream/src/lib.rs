@@ -50,6 +50,8 @@ mod store;
 mod stream;
 
 pub use config::{Sampler, SchemeChoice, SchemeFactory, StreamConfig};
+/// The error of `tpl-core` inside this crate's errors, for matching on them.
+pub use tpl_core::CoreError;
 pub use error::{ConfigError, Parameter, Result, StreamError};
 pub use key::{StreamKey, default_key_path};
 pub use store::{APPLICATION_ID, FORMAT_VERSION};

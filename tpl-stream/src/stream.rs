@@ -231,10 +231,7 @@ impl DurableStream {
         factory: &dyn SchemeFactory,
     ) -> Result<()> {
         if let SchemeChoice::BuiltIn(kind) = SchemeChoice::from_name(factory.name()) {
-            return Err(StreamError::Config(ConfigError::Params(format!(
-                "a custom scheme cannot be named {:?}, the name of a built-in scheme",
-                kind.name()
-            ))));
+            return Err(StreamError::Config(ConfigError::CustomNamedBuiltIn(kind.name().to_owned())));
         }
         Self::create_inner(path, config, key, Some(factory))
     }
