@@ -84,7 +84,7 @@ pub struct IntervalArgs {
 
 /// A confidence level: a number strictly between 0 and 1.
 fn parse_level(token: &str) -> std::result::Result<f64, String> {
-    let level = crate::text::finite_f64(token)?;
+    let level = tpl_io::text::finite_f64(token)?;
     if level > 0.0 && level < 1.0 {
         Ok(level)
     } else {
@@ -97,13 +97,13 @@ fn parse_level(token: &str) -> std::result::Result<f64, String> {
 pub struct WEventArgs {
     /// Budget ε > 0 of every window of W steps (of every step for the event-level laplace
     /// scheme).
-    #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = tpl_io::text::finite_f64)]
     pub epsilon: f64,
     /// Window W ≥ 1 of w-event privacy (and of the audited window leakage, where reported).
     #[arg(long, value_name = "W")]
     pub window: usize,
     /// L1 sensitivity Δ > 0 of one step's counts (2: one user moves between cells).
-    #[arg(long, value_name = "D", default_value_t = tpl_mechanisms::DEFAULT_SENSITIVITY, allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    #[arg(long, value_name = "D", default_value_t = tpl_mechanisms::DEFAULT_SENSITIVITY, allow_negative_numbers = true, value_parser = tpl_io::text::finite_f64)]
     pub sensitivity: f64,
 }
 

@@ -8,30 +8,16 @@ use thiserror::Error;
 use tpl_alloc::AllocError;
 use tpl_compare::CompareError;
 use tpl_core::CoreError;
+use tpl_io::IoError;
 use tpl_mechanisms::MechError;
 use tpl_postprocess::PostprocessError;
 
 /// What can go wrong in a `tpl` command.
 #[derive(Debug, Error)]
 pub enum CliError {
-    /// A file that cannot be opened or read.
-    #[error("{}: cannot read: {source}", crate::text::name(path))]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The operating system's reason.
-        source: std::io::Error,
-    },
-    /// A file whose content is malformed; `line` is 1-based, 0 when not known.
-    #[error("{}{}: {message}", crate::text::name(path), if *line > 0 { format!(":{line}") } else { String::new() })]
-    Parse {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line, 0 when the whole file is at fault.
-        line: usize,
-        /// What is wrong, naming the column and value.
-        message: String,
-    },
+    /// A file that cannot be read or is malformed, naming the file, line, column and value.
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// A value rejected by `tpl-core`, with the file (if any) it came from.
     #[error("{context}{source}")]
     Core {
@@ -92,9 +78,9 @@ impl CliError {
         2
     }
 
-    /// A parse error at `line` of `path`.
+    /// A parse error at `line` of `path` (0: the whole file).
     pub fn parse(path: &Path, line: usize, message: impl Into<String>) -> Self {
-        Self::Parse { path: path.to_path_buf(), line, message: message.into() }
+        Self::Io(IoError::parse(path, line, message))
     }
 
     /// A core error about a command-line flag.

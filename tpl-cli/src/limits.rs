@@ -1,8 +1,6 @@
 //! The largest inputs the binary accepts, and the checks that enforce them before anything
 //! is allocated: no size typed by a user reaches an allocation unchecked.
 
-use std::path::Path;
-
 use tpl_core::CoreError;
 
 use crate::error::{CliError, Result};
@@ -10,9 +8,8 @@ use crate::error::{CliError, Result};
 /// The longest horizon a command accepts: at 10⁸ steps a leakage series alone is 1.6 GB.
 pub const MAX_HORIZON: usize = 100_000_000;
 
-/// The largest number of cells (matrix rows) a command builds from a stream: three n × n
-/// tables of 8-byte numbers are 400 MB at n = 4096.
-pub const MAX_CELLS: usize = 4096;
+/// The largest number of cells (matrix rows) a command builds from a stream.
+pub use tpl_io::MAX_CELLS;
 
 /// Checks `--horizon T`: 1 ≤ T ≤ [`MAX_HORIZON`].
 pub fn check_horizon(t: usize) -> Result<()> {
@@ -21,18 +18,6 @@ pub fn check_horizon(t: usize) -> Result<()> {
     }
     if t > MAX_HORIZON {
         return Err(CliError::Usage(format!("--horizon {t}: at most {MAX_HORIZON} steps are supported")));
-    }
-    Ok(())
-}
-
-/// Checks the number of distinct cells of the stream file `path`: at most [`MAX_CELLS`].
-pub fn check_stream_cells(path: &Path, cells: usize) -> Result<()> {
-    if cells > MAX_CELLS {
-        return Err(CliError::parse(
-            path,
-            0,
-            format!("{cells} distinct cells: at most {MAX_CELLS} are supported"),
-        ));
     }
     Ok(())
 }

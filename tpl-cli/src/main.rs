@@ -5,11 +5,10 @@
 //! failures.
 
 mod args;
-mod budget_file;
 mod chart;
 mod commands;
 mod comparison_report;
-mod counts_file;
+mod counts_check;
 mod error;
 mod limits;
 mod matrix_file;
@@ -19,8 +18,6 @@ mod progress;
 mod provenance;
 mod release_report;
 mod render;
-mod stream_file;
-mod text;
 
 use clap::{Parser, Subcommand};
 

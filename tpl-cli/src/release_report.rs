@@ -7,13 +7,13 @@ use clap::ValueEnum;
 use clap::builder::PossibleValue;
 use serde_json::{Value, json};
 use tpl_core::{Short, TransitionMatrix};
+use tpl_io::{ReleaseRow, release_csv_text, text};
 use tpl_mechanisms::{Intervals, Run, SamplerKind, SchemeKind};
 
 use crate::args::CorrelationArgs;
 use crate::error::{CliError, Result};
 use crate::provenance::VERSION;
-use crate::render::{Report, Table, count_of, csv_text, human};
-use crate::text;
+use crate::render::{Report, Table, count_of, human};
 
 /// The noise sampler as a command-line value: [`SamplerKind`] with its help and the alias
 /// `secure` for `discrete`.
@@ -66,7 +66,7 @@ pub fn parse_scheme(name: &str) -> std::result::Result<SchemeKind, String> {
 pub struct ReleaseReport {
     /// The command, for the provenance line (`release`, `stream push`, `stream export`).
     pub command: &'static str,
-    pub(crate) scheme: &'static str,
+    pub(crate) scheme: String,
     pub(crate) epsilon: f64,
     pub(crate) window: usize,
     pub(crate) sensitivity: f64,
@@ -107,7 +107,7 @@ impl ReleaseReport {
         let intervals = raw_intervals(&run, config.sensitivity, config.sampler, interval)?;
         Ok(Self {
             command,
-            scheme: config.scheme.name(),
+            scheme: config.scheme.name().to_owned(),
             epsilon: config.epsilon,
             window: config.window,
             sensitivity: config.sensitivity,
@@ -252,48 +252,20 @@ impl Report for ReleaseReport {
 
     fn csv(&self) -> String {
         let r = &self.run;
-        let d = r.releases.first().map_or(0, Vec::len);
-        // A `#` line first: counts files skip it, so the CSV still reads back.
-        let mut out = format!("# {}\n", self.provenance());
-        out.push_str(&csv_text(|w| {
-            for name in ["timestamp_bucket", "published", "budget", "publication_budget"] {
-                w.field(name)?;
-            }
-            for j in 0..d {
-                w.value(format_args!("c{j}"))?;
-            }
-            if self.intervals.is_some() {
-                for side in ["lo", "hi"] {
-                    for j in 0..d {
-                        w.value(format_args!("{side}_c{j}"))?;
-                    }
-                }
-            }
-            w.end()?;
-            for t in 0..r.published.len() {
-                let spent = r.spent[t];
-                let fresh = if r.published[t] { spent.publication } else { 0.0 };
-                match (&self.stream, &self.buckets) {
-                    (Some(_), _) => w.value(self.key(t))?,
-                    (None, Some(buckets)) => w.value(buckets[t])?,
-                    (None, None) => w.value(t + 1)?,
-                }
-                w.value(u8::from(r.published[t]))?;
-                w.value(spent.total())?;
-                w.value(fresh)?;
-                for v in &r.releases[t] {
-                    w.value(v)?;
-                }
-                if let Some(i) = &self.intervals {
-                    for v in i.lower[t].iter().chain(&i.upper[t]) {
-                        w.value(v)?;
-                    }
-                }
-                w.end()?;
-            }
-            Ok(())
-        }));
-        out
+        let rows = (0..r.published.len()).map(|t| ReleaseRow {
+            key: match (&self.stream, &self.buckets) {
+                (Some(_), _) => self.key(t).into(),
+                (None, Some(buckets)) => buckets[t].into(),
+                (None, None) => t as i128 + 1,
+            },
+            published: r.published[t],
+            budget: r.spent[t].total(),
+            publication_budget: if r.published[t] { r.spent[t].publication } else { 0.0 },
+            release: &r.releases[t],
+            interval: self.intervals.as_ref().map(|i| (&i.lower[t][..], &i.upper[t][..])),
+        });
+        let cells = r.releases.first().map_or(0, Vec::len);
+        release_csv_text(&self.provenance(), cells, self.intervals.is_some(), rows)
     }
 
     fn table(&self) -> String {

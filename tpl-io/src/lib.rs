@@ -9,14 +9,17 @@
 //! - [`text`] — the conventions of every text input (§1): standard input as `-`, comments,
 //!   blank lines, the parser of numbers typed by people ([`text::finite_f64`]);
 //! - [`read_matrix`], [`read_matrix_as`], [`MatrixFormat`], [`matrix_text`] — matrix files
-//!   (§2), dense today;
+//!   (§2), dense today; [`cells_text`], [`estimate_files`] — the files `tpl estimate` writes (§9);
 //! - [`read_budgets`] — budget files (§3);
-//! - [`text::read_records`], [`text::read_json_numbers`] — prior files and initial
+//! - [`read_prior`], [`read_initial_distribution`] — prior files and initial
 //!   distributions (§4);
 //! - [`read_counts`], [`read_counts_prefix`], [`Counts`], [`counts_text`] — counts files
 //!   (§5) and releases read back as counts (§7–8);
+//! - [`release_csv_text`], [`ReleaseRow`] — the release CSV (§7), read back as counts;
 //! - [`read_user_stream`], [`count_user_stream`], [`StreamCounts`], [`stream_text`] — user
-//!   stream files (§6), the counting reader in bounded memory.
+//!   stream files (§6), the counting reader in bounded memory;
+//! - [`CsvWriter`], [`csv_text`], [`write_csv_records`] — the writer of every CSV file and
+//!   output (§1, §7, §9–10).
 //!
 //! ```
 //! use tpl_core::StepRange;
@@ -35,15 +38,23 @@
 
 mod budgets;
 mod counts;
+mod csv_write;
 mod error;
+mod estimate_files;
 mod matrix;
+mod probabilities;
+mod release_csv;
 pub mod text;
 mod user_stream;
 
 pub use budgets::read_budgets;
 pub use counts::{Counts, counts_text, read_counts, read_counts_prefix};
+pub use csv_write::{CsvWriter, csv_text, write_csv_records};
 pub use error::{IoError, Result};
-pub use matrix::{MatrixFormat, matrix_text, read_matrix, read_matrix_as};
+pub use estimate_files::{ESTIMATE_FILES, estimate_files};
+pub use matrix::{MatrixFormat, cells_text, matrix_text, read_matrix, read_matrix_as};
+pub use probabilities::{read_initial_distribution, read_prior};
+pub use release_csv::{ReleaseRow, release_csv_text};
 pub use user_stream::{
     HEADER as STREAM_HEADER, StreamCounts, count_user_stream, parse_user_stream, read_user_stream,
     stream_text,

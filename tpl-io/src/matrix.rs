@@ -101,6 +101,17 @@ pub fn matrix_text(comment: &str, rows: impl Iterator<Item = Vec<String>>) -> St
     out
 }
 
+/// The `cells.csv` text (`docs/formats.md` §9): `index,cell_id`, the cell id of each row
+/// and column of the matrices estimated from a user stream.
+pub fn cells_text(cell_ids: &[u64]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from("index,cell_id\n");
+    for (i, id) in cell_ids.iter().enumerate() {
+        let _ = writeln!(out, "{i},{id}");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,5 +135,6 @@ mod tests {
         assert_eq!(read("p.csv", "# nothing\n").unwrap_err(), "P: no matrix rows (empty file)");
         assert!(read("p.json", "[[1,0],\n[0,").unwrap_err().starts_with("P:2: "));
         assert_eq!(matrix_text("a\nb", [vec!["1".to_string(), "0".into()]].into_iter()), "# a\n# b\n1,0\n");
+        assert_eq!(cells_text(&[3, 9]), "index,cell_id\n0,3\n1,9\n");
     }
 }

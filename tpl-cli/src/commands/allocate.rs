@@ -48,7 +48,7 @@ pub struct AllocateArgs {
     #[command(flatten)]
     pub correlation: CorrelationArgs,
     /// Target leakage α > 0.
-    #[arg(long, value_name = "A", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    #[arg(long, value_name = "A", allow_negative_numbers = true, value_parser = tpl_io::text::finite_f64)]
     pub alpha: f64,
     /// Number of steps T ≥ 1.
     #[arg(long, value_name = "T")]

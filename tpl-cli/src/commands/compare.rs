@@ -7,16 +7,16 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use tpl_compare::{CompareError, Holdout, Strategy, histogram};
 use tpl_core::{StepRange, Steps, TransitionMatrix};
+use tpl_io::{read_counts, read_user_stream};
 use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism};
 use tpl_postprocess::Estimator;
 
 use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
 use crate::comparison_report::{CompareReport, Options, run_comparison};
-use crate::counts_file::{check_counts, read_counts};
+use crate::counts_check::check_counts;
 use crate::error::{CliError, Result};
 use crate::matrix_source::MatrixSource;
 use crate::provenance::note_seeded;
-use crate::stream_file::read_stream;
 
 /// Post-processing applied to every strategy's releases (in extra rows
 /// `<strategy>+<name>`; `docs/map.md`).
@@ -85,7 +85,7 @@ pub struct CompareArgs {
     pub schemes: Option<Vec<Strategy>>,
     /// Leakage target α of the allocators (default: ε, so that `window` promises under
     /// correlation what the w-event schemes promise without it).
-    #[arg(long, value_name = "A", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    #[arg(long, value_name = "A", allow_negative_numbers = true, value_parser = tpl_io::text::finite_f64)]
     pub alpha: Option<f64>,
     /// Releases per strategy (errors are averaged, leakage is the worst run).
     #[arg(long, value_name = "R", default_value_t = 10)]
@@ -186,7 +186,7 @@ fn read_inputs(args: &CompareArgs) -> Result<Inputs> {
         let truth = counts.rows[score.indices()].to_vec();
         return Ok(Inputs { truth, backward, forward, source, path, steps, notes: Vec::new() });
     };
-    let stream = read_stream(path)?;
+    let stream = read_user_stream(path)?;
     let cells = stream.cells();
     let steps = stream.states.len();
     let score = args.score_steps.map(|r| r.resolve(steps).map_err(flag("--score-steps"))).transpose()?;

@@ -8,15 +8,14 @@ use clap::Args;
 use serde_json::{Value, json};
 use tpl_compare::{Holdout, Seed, Strategy, USERS_STREAM, histogram, simulate_users};
 use tpl_core::{LeakageSeries, Loss, LossEvaluator, PiecewiseLoss, Steps, Supremum, TransitionMatrix};
+use tpl_io::{counts_text, matrix_text, parse_user_stream, stream_text};
 
 use crate::chart::leakage_chart;
 use crate::comparison_report::{CompareReport, Options, run_comparison};
 use crate::error::{CliError, Result};
-use crate::matrix_file::matrix_text;
 use crate::matrix_source::MatrixSource;
 use crate::output_dir::{create_dir, write_file};
 use crate::render::{Report, Table, csv_text, human};
-use crate::stream_file::{counts_text, parse_stream, stream_text};
 
 /// Arguments of `tpl demo`.
 #[derive(Debug, Args)]
@@ -119,7 +118,7 @@ pub fn run(args: &DemoArgs) -> Result<DemoReport> {
     synthetic.chart(&dir.join("compare_synthetic.svg"), "synthetic Markov users, second half")?;
 
     // Real: the vessel stream shipped in the binary, with its raw estimated matrices.
-    let stream = parse_stream(Path::new("built-in ais_nyharbor_hour_1min/stream.csv"), AIS_HOUR)?;
+    let stream = parse_user_stream(Path::new("built-in ais_nyharbor_hour_1min/stream.csv"), AIS_HOUR)?;
     let real = first_half_then_second(&stream.states, stream.cells(), &options)?;
     real.chart(&dir.join("compare_ais_hour.svg"), "New York harbour, 1 hour, second half")?;
 

@@ -11,13 +11,12 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::{Value, json};
 use tpl_core::{EstimatedMatrix, Short, StepRange, Steps, TransitionCounts, TransitionMatrix};
+use tpl_io::{ESTIMATE_FILES, count_user_stream, estimate_files};
 
 use crate::error::{CliError, Result};
 use crate::limits::check_cells;
-use crate::matrix_file::matrix_text;
 use crate::output_dir::{create_dir, write_file};
 use crate::render::{Report, csv_text};
-use crate::stream_file::{count_stream, ids_are_indices};
 
 /// Arguments of `tpl estimate`.
 #[derive(Debug, Args)]
@@ -26,7 +25,7 @@ pub struct EstimateArgs {
     #[arg(long, value_name = "FILE")]
     pub stream: PathBuf,
     /// Laplacian smoothing s ≥ 0 of both matrices, (p + s)/Σ(p + s) per row (TKDE eq. 28).
-    #[arg(long, value_name = "s", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    #[arg(long, value_name = "s", allow_negative_numbers = true, value_parser = tpl_io::text::finite_f64)]
     pub smoothing: Option<f64>,
     /// Index the matrices by cell id: rows 0..n−1 are cell ids 0..n−1, cells never seen
     /// get identity rows (default: one row per distinct cell id, ascending).
@@ -60,10 +59,6 @@ pub struct EstimateReport {
     out: PathBuf,
 }
 
-/// The files `estimate` writes.
-const FILES: [&str; 4] =
-    ["transition_forward.csv", "transition_backward.csv", "transition_counts.csv", "cells.csv"];
-
 /// Runs `tpl estimate`.
 pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
     // Notes are said once the matrices exist (an error stays one line).
@@ -71,7 +66,7 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
     if let Some(s) = args.smoothing {
         TransitionMatrix::check_smoothing(s).map_err(|e| CliError::flag("--smoothing", e))?;
     }
-    let counted = count_stream(&args.stream, args.steps.unwrap_or(StepRange::ALL))?;
+    let counted = count_user_stream(&args.stream, args.steps.unwrap_or(StepRange::ALL))?;
     let (first, spacing) = counted.buckets;
     let (users, total) = (counted.users, counted.steps);
     let (cell_ids, counts) = match args.cells {
@@ -91,8 +86,9 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
         }
         None => {
             let cell_ids = counted.cell_ids.clone();
+            let indices = counted.ids_are_indices();
             let counts = counted.counts(&args.stream)?;
-            if !ids_are_indices(&cell_ids) {
+            if !indices {
                 notes.push(format!(
                     "cell ids are not 0..{}: row and column i of the matrices is the i-th distinct cell id, \
                      ascending (see cells.csv; --cells n indexes by id instead)",
@@ -146,41 +142,11 @@ impl EstimateReport {
 
     fn write(&self) -> Result<()> {
         create_dir(&self.out)?;
-        let source = self.out_comment();
-        let source = format!("{source}\nrow/column i is the i-th cell id of cells.csv");
-        write_file(
-            &self.out.join("transition_forward.csv"),
-            &matrix_text(
-                &format!(
-                    "{source}\nP_F[i][j] = Pr(cell j at t+1 | cell i at t); identity rows (cell ids): [{}]",
-                    self.ids(&self.forward.empty_rows)
-                ),
-                text_rows(&self.forward.matrix),
-            ),
-        )?;
-        write_file(
-            &self.out.join("transition_backward.csv"),
-            &matrix_text(
-                &format!(
-                    "{source}\nP_B[j][i] = Pr(cell i at t-1 | cell j at t); identity rows (cell ids): [{}]",
-                    self.ids(&self.backward.empty_rows)
-                ),
-                text_rows(&self.backward.matrix),
-            ),
-        )?;
-        let n = self.counts.n();
-        write_file(
-            &self.out.join("transition_counts.csv"),
-            &matrix_text(
-                &format!("{source}\nC[i][j] = number of (user, t) with cell i at t and cell j at t+1"),
-                (0..n).map(|i| self.counts.row(i).iter().map(u64::to_string).collect()),
-            ),
-        )?;
-        let mut ids = String::from("index,cell_id\n");
-        for (i, id) in self.cell_ids.iter().enumerate() {
-            ids.push_str(&format!("{i},{id}\n"));
+        let (f, b) = (&self.forward, &self.backward);
+        for (name, text) in estimate_files(&self.out_comment(), &self.cell_ids, &self.counts, f, b) {
+            write_file(&self.out.join(name), &text)?;
         }
-        write_file(&self.out.join("cells.csv"), &ids)
+        Ok(())
     }
 
     fn out_comment(&self) -> String {
@@ -207,12 +173,6 @@ impl EstimateReport {
     }
 }
 
-/// The rows of `m` as text, one at a time (at 4096 cells the numbers of a whole matrix as
-/// strings would take 700 MB).
-fn text_rows(m: &TransitionMatrix) -> impl Iterator<Item = Vec<String>> + '_ {
-    m.rows().map(|r| r.iter().map(f64::to_string).collect())
-}
-
 impl Report for EstimateReport {
     fn json(&self) -> Value {
         json!({
@@ -225,7 +185,7 @@ impl Report for EstimateReport {
             "forward_identity_rows": self.forward.empty_rows,
             "backward_identity_rows": self.backward.empty_rows,
             "out": self.out.display().to_string(),
-            "files": FILES,
+            "files": ESTIMATE_FILES,
             "steps": [self.steps.0.first(), self.steps.0.last()],
         })
     }
@@ -233,7 +193,7 @@ impl Report for EstimateReport {
     fn csv(&self) -> String {
         csv_text(|w| {
             w.record(["file"])?;
-            for f in FILES {
+            for f in ESTIMATE_FILES {
                 w.record([self.out.join(f).display().to_string()])?;
             }
             Ok(())

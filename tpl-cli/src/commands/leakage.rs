@@ -11,14 +11,13 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::{Value, json};
 use tpl_core::{Budgets, CompactSeries, CoreError};
+use tpl_io::{read_budgets, text::name};
 use tpl_mechanisms::effective_budget;
 
 use crate::args::CorrelationArgs;
-use crate::budget_file::read_budgets;
 use crate::error::{CliError, Result};
 use crate::limits::check_horizon;
 use crate::render::{CsvWriter, Report, human, json_array, json_number, leakage_table, write_csv_records};
-use crate::text::name;
 
 /// Arguments of `tpl leakage`.
 #[derive(Debug, Args)]
@@ -26,7 +25,7 @@ pub struct LeakageArgs {
     #[command(flatten)]
     pub correlation: CorrelationArgs,
     /// Constant budget ε > 0 at every step (with --horizon).
-    #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = tpl_io::text::finite_f64)]
     pub epsilon: Option<f64>,
     /// Number of steps T, 1 ≤ T ≤ 10⁸ (with --epsilon).
     #[arg(long, value_name = "T")]
@@ -37,7 +36,7 @@ pub struct LeakageArgs {
     /// The L1 sensitivity Δ the budgets were calibrated to (a release's `sensitivity`):
     /// each ε_t is audited as its loss 2·ε_t/Δ against one person changing cell, so the
     /// budgets of a release with Δ = 1 count double. Default 2: ε_t as given.
-    #[arg(long, value_name = "D", default_value_t = 2.0, allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    #[arg(long, value_name = "D", default_value_t = 2.0, allow_negative_numbers = true, value_parser = tpl_io::text::finite_f64)]
     pub sensitivity: f64,
     /// Also report the leakage of every window of W consecutive steps (1 ≤ W ≤ T).
     #[arg(long, value_name = "W")]

@@ -18,7 +18,7 @@ pub struct LossArgs {
     #[arg(long, value_name = "FILE")]
     pub matrix: PathBuf,
     /// α ≥ 0 at which to evaluate L; repeat for several values (echoed in order).
-    #[arg(long = "alpha", value_name = "A", required = true, allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    #[arg(long = "alpha", value_name = "A", required = true, allow_negative_numbers = true, value_parser = tpl_io::text::finite_f64)]
     pub alpha: Vec<f64>,
     #[command(flatten)]
     pub matrices: MatrixOptions,

@@ -8,20 +8,17 @@ use clap::Args;
 use serde_json::{Value, json};
 use tpl_compare::{bootstrap_estimates, check_bootstrap_size};
 use tpl_core::TransitionMatrix;
+use tpl_io::{Counts, read_budgets, read_counts, text};
 use tpl_mechanisms::{Intervals, SamplerKind};
 use tpl_postprocess::{Bootstrap, Estimates, Estimator, FilterConfig, PostprocessError, PriorPolicy, filter};
 
 use crate::args::IntervalArgs;
 use crate::chart::{CellSeries, estimate_chart};
-
-use crate::budget_file::read_budgets;
-use crate::counts_file::{Counts, read_counts};
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, fitted, read_matrix};
 use crate::provenance::VERSION;
 use crate::release_report::Sampler;
 use crate::render::{Report, Table, csv_rows_text, csv_text, human};
-use crate::text;
 
 /// Arguments of `tpl postprocess`.
 #[derive(Debug, Args)]
@@ -34,14 +31,14 @@ pub struct PostprocessArgs {
     pub total: u64,
     /// The per-step budget ε_t > 0 that set every release's noise (pass ε/T for a total ε
     /// split evenly).
-    #[arg(long, value_name = "E", conflicts_with = "budgets", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    #[arg(long, value_name = "E", conflicts_with = "budgets", allow_negative_numbers = true, value_parser = tpl_io::text::finite_f64)]
     pub epsilon: Option<f64>,
     /// Budget file with ε_1..ε_T (0 = no new information at that step). Default: the
     /// `publication_budget` column of the releases file.
     #[arg(long, value_name = "FILE")]
     pub budgets: Option<PathBuf>,
     /// L1 sensitivity Δ > 0 of one step's counts; the likelihood weight is ε_t/Δ.
-    #[arg(long, value_name = "D", default_value_t = 2.0, allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    #[arg(long, value_name = "D", default_value_t = 2.0, allow_negative_numbers = true, value_parser = tpl_io::text::finite_f64)]
     pub sensitivity: f64,
     /// Public forward matrix P (row i: next cell of a user now in i); needed by every
     /// estimator but mle when there is more than one step.
@@ -197,11 +194,11 @@ type ReadMatrices = (Option<Result<TransitionMatrix>>, Option<Result<TransitionM
 fn read_inputs(args: &PostprocessArgs) -> (Result<Counts>, Option<ReadMatrices>) {
     let files = [Some(&args.releases), args.budgets.as_ref(), args.forward.as_ref(), args.backward.as_ref()];
     if files.into_iter().flatten().any(|p| text::is_stdin(p)) {
-        return (read_counts(&args.releases, true), None);
+        return (read_counts(&args.releases, true).map_err(CliError::from), None);
     }
     std::thread::scope(|scope| {
         let matrices = scope.spawn(|| read_matrices(args));
-        let counts = read_counts(&args.releases, true);
+        let counts = read_counts(&args.releases, true).map_err(CliError::from);
         let matrices = matrices.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (counts, Some(matrices))
     })
@@ -306,25 +303,7 @@ fn prior_policy(value: &str) -> Result<PriorPolicy> {
         "uniform" => return Ok(PriorPolicy::Uniform),
         _ => {}
     }
-    let path = Path::new(value);
-    let content = text::read(path)?;
-    let row: Vec<f64> = if text::is_json(path) {
-        serde_json::from_str(&content).map_err(|e| text::json_error(path, &e))?
-    } else {
-        let mut records = text::records(path, &content)?;
-        if records.len() > 1 {
-            return Err(CliError::parse(
-                path,
-                records[1].line,
-                format!("a prior file holds one row of probabilities, found {} rows", records.len()),
-            ));
-        }
-        records.pop().map(|r| r.values).unwrap_or_default()
-    };
-    if row.is_empty() {
-        return Err(CliError::parse(path, 0, "no prior values (empty file)"));
-    }
-    Ok(PriorPolicy::Explicit(row))
+    Ok(PriorPolicy::Explicit(tpl_io::read_prior(Path::new(value))?))
 }
 
 /// Names the file and line (or flag) of a stream error.

@@ -4,13 +4,13 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use tpl_core::Short;
+use tpl_io::{Counts, read_budgets, read_counts};
 use tpl_mechanisms::{
     LaplaceMechanism, MechError, PbaCorrelation, SamplerKind, SchemeInputs, SchemeKind, run,
 };
 
 use crate::args::{IntervalArgs, ReleaseSetup, SeedArgs};
-use crate::budget_file::read_budgets;
-use crate::counts_file::{Counts, check_counts, read_counts};
+use crate::counts_check::check_counts;
 use crate::error::{CliError, Result};
 use crate::provenance::{note_seeded, warn_float_sampler};
 use crate::release_report::{MatricesUsed, ReleaseReport, Sampler, raw_intervals};
@@ -84,7 +84,7 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     warn_float_sampler(sampler);
     Ok(ReleaseReport {
         command: "release",
-        scheme: kind.name(),
+        scheme: kind.name().to_owned(),
         epsilon: args.setup.wevent.epsilon,
         window: args.setup.wevent.window,
         sensitivity: args.setup.wevent.sensitivity,

@@ -7,16 +7,14 @@ use clap::Args;
 use serde_json::{Value, json};
 use tpl_compare::{Seed, USERS_STREAM, histogram, simulate_users};
 use tpl_core::TransitionMatrix;
+use tpl_io::{counts_text, matrix_text, stream_text};
 
 use crate::args::SeedArgs;
 use crate::error::{CliError, Result};
 use crate::limits::{check_cells, check_horizon};
-use crate::matrix_file::matrix_text;
 use crate::matrix_file::{MatrixOptions, read_matrix};
 use crate::output_dir::{create_dir, write_file};
 use crate::render::{Report, Table, csv_text, human};
-use crate::stream_file::{counts_text, stream_text};
-use crate::text;
 
 /// Arguments of `tpl simulate`.
 #[derive(Debug, Args)]
@@ -29,7 +27,7 @@ pub struct SimulateArgs {
     pub cells: Option<usize>,
     /// Laplacian smoothing (p + s)/Σ(p + s) of every row (TKDE eq. 28) of the --forward
     /// matrix, or of the identity with --cells (small s = users mostly stay put).
-    #[arg(long, value_name = "s", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    #[arg(long, value_name = "s", allow_negative_numbers = true, value_parser = tpl_io::text::finite_f64)]
     pub smoothing: Option<f64>,
     /// Rescale every row of the --forward matrix to sum to 1 instead of rejecting rows that
     /// do not.
@@ -115,19 +113,7 @@ fn initial_distribution(value: &str, n: usize) -> Result<Vec<f64>> {
     if value == "uniform" {
         return Ok(vec![1.0 / n as f64; n]);
     }
-    let path = Path::new(value);
-    let content = text::read(path)?;
-    let records = text::records(path, &content)?;
-    match records.as_slice() {
-        [one] if one.values.len() == n => Ok(one.values.clone()),
-        [one] => Err(CliError::parse(
-            path,
-            one.line,
-            format!("{} probabilities, but the matrix has {n} cells", one.values.len()),
-        )),
-        [] => Err(CliError::parse(path, 0, "no values (empty file)")),
-        [_, second, ..] => Err(CliError::parse(path, second.line, "an initial distribution is one row")),
-    }
+    Ok(tpl_io::read_initial_distribution(Path::new(value), n)?)
 }
 
 fn write_outputs(

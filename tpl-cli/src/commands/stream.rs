@@ -5,12 +5,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
+use tpl_io::{read_budgets, read_counts_prefix};
 use tpl_mechanisms::{LaplaceMechanism, Run, SamplerKind, SchemeKind};
 use tpl_stream::{DurableStream, Parameter, Status, StepRecord, StreamConfig, StreamError, default_key_path};
 
 use crate::args::{IntervalArgs, ReleaseSetup};
-use crate::budget_file::read_budgets;
-use crate::counts_file::{read_counts_prefix, refused_row};
+use crate::counts_check::refused_row;
 use crate::error::{CliError, Result};
 use crate::provenance::{VERSION, warn_float_sampler};
 use crate::release_report::{ReleaseReport, Sampler, StreamSteps, parse_scheme};
@@ -84,7 +84,7 @@ pub struct InitArgs {
     pub setup: ReleaseSetup,
     /// With --backward/--forward: the largest temporal privacy leakage any step may reach;
     /// a step that would exceed it is not published.
-    #[arg(long, value_name = "A", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    #[arg(long, value_name = "A", allow_negative_numbers = true, value_parser = tpl_io::text::finite_f64)]
     pub alpha: Option<f64>,
     /// The planned scheme's budgets ε_t (a budgets file); steps past the plan are refused.
     #[arg(long, value_name = "FILE")]
@@ -120,13 +120,13 @@ pub struct PushArgs {
     #[arg(long, value_parser = parse_scheme)]
     pub scheme: Option<SchemeKind>,
     /// Refuse unless the stream's ε is this one.
-    #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = tpl_io::text::finite_f64)]
     pub epsilon: Option<f64>,
     /// Refuse unless the stream's window is this one.
     #[arg(long, value_name = "W")]
     pub window: Option<usize>,
     /// Refuse unless the stream's sensitivity is this one.
-    #[arg(long, value_name = "D", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    #[arg(long, value_name = "D", allow_negative_numbers = true, value_parser = tpl_io::text::finite_f64)]
     pub sensitivity: Option<f64>,
     /// Refuse unless the stream's sampler is this one.
     #[arg(long, value_enum)]
@@ -181,7 +181,7 @@ fn open(db: &DbArgs) -> Result<DurableStream> {
 impl DbArgs {
     /// The stream file; `-` is refused (a stream is a file, never standard input).
     fn checked(&self) -> Result<&std::path::Path> {
-        if crate::text::is_stdin(&self.db) {
+        if tpl_io::text::is_stdin(&self.db) {
             return Err(CliError::Usage(
                 "--db -: a stream is a file that lasts between runs; standard input cannot be one".into(),
             ));
@@ -216,7 +216,7 @@ fn init(a: &InitArgs) -> Result<StatusReport> {
         None => Vec::new(),
     };
     let config = StreamConfig {
-        scheme: a.setup.scheme,
+        scheme: a.setup.scheme.into(),
         epsilon: a.setup.wevent.epsilon,
         window: a.setup.wevent.window,
         sensitivity: a.setup.wevent.sensitivity,
@@ -334,7 +334,7 @@ fn check_flags(a: &PushArgs, c: &StreamConfig) -> Result<()> {
     let stored_sampler = c.sampler.name();
     let contradictions = [
         a.scheme
-            .filter(|&s| s != c.scheme)
+            .filter(|&s| c.scheme.kind() != Some(s))
             .map(|s| format!("--scheme {} (stored: {})", s.name(), c.scheme.name())),
         a.epsilon.filter(|&e| e != c.epsilon).map(|e| format!("--epsilon {e} (stored: {})", c.epsilon)),
         a.window.filter(|&w| w != c.window).map(|w| format!("--window {w} (stored: {})", c.window)),
@@ -488,7 +488,7 @@ impl Report for StatusReport {
             ]);
         }
         // The event-level `laplace` promises ε per step; the others ε per window of w steps.
-        let (promise, spend) = if c.scheme == SchemeKind::Laplace {
+        let (promise, spend) = if c.scheme.kind() == Some(SchemeKind::Laplace) {
             let most = s.budgets.iter().copied().fold(0.0, f64::max);
             ("per step (event level)".to_string(), format!("the largest step spends {}", human(most)))
         } else {

@@ -18,7 +18,7 @@ pub struct SupremumArgs {
     #[arg(long, value_name = "FILE")]
     pub matrix: PathBuf,
     /// The budget ε > 0 spent at every step.
-    #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = crate::text::finite_f64)]
+    #[arg(long, value_name = "E", allow_negative_numbers = true, value_parser = tpl_io::text::finite_f64)]
     pub epsilon: f64,
     #[command(flatten)]
     pub matrices: MatrixOptions,

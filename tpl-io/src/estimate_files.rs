@@ -1,0 +1,64 @@
+//! The files `tpl estimate` writes (`docs/formats.md` §9): the forward, backward and count
+//! matrices in the text form of §2, each under two `#` comment lines, and `cells.csv`.
+
+use tpl_core::{EstimatedMatrix, TransitionCounts, TransitionMatrix};
+
+use crate::matrix::{cells_text, matrix_text};
+
+/// The names of the files of [`estimate_files`], in that order.
+pub const ESTIMATE_FILES: [&str; 4] =
+    ["transition_forward.csv", "transition_backward.csv", "transition_counts.csv", "cells.csv"];
+
+/// The name and text of each file `tpl estimate` writes (`docs/formats.md` §9), in the
+/// order of [`ESTIMATE_FILES`]: `source` (what was estimated, one line) heads each matrix,
+/// followed by what its entries mean and its rows without data, by cell id (`cell_ids`:
+/// the id of each row and column).
+pub fn estimate_files(
+    source: &str,
+    cell_ids: &[u64],
+    counts: &TransitionCounts,
+    forward: &EstimatedMatrix,
+    backward: &EstimatedMatrix,
+) -> [(&'static str, String); 4] {
+    let source = format!("{source}\nrow/column i is the i-th cell id of cells.csv");
+    let ids = |rows: &[usize]| {
+        rows.iter().filter_map(|&i| cell_ids.get(i)).map(u64::to_string).collect::<Vec<_>>().join(", ")
+    };
+    let n = counts.n();
+    [
+        (
+            ESTIMATE_FILES[0],
+            matrix_text(
+                &format!(
+                    "{source}\nP_F[i][j] = Pr(cell j at t+1 | cell i at t); identity rows (cell ids): [{}]",
+                    ids(&forward.empty_rows)
+                ),
+                text_rows(&forward.matrix),
+            ),
+        ),
+        (
+            ESTIMATE_FILES[1],
+            matrix_text(
+                &format!(
+                    "{source}\nP_B[j][i] = Pr(cell i at t-1 | cell j at t); identity rows (cell ids): [{}]",
+                    ids(&backward.empty_rows)
+                ),
+                text_rows(&backward.matrix),
+            ),
+        ),
+        (
+            ESTIMATE_FILES[2],
+            matrix_text(
+                &format!("{source}\nC[i][j] = number of (user, t) with cell i at t and cell j at t+1"),
+                (0..n).map(|i| counts.row(i).iter().map(u64::to_string).collect()),
+            ),
+        ),
+        (ESTIMATE_FILES[3], cells_text(cell_ids)),
+    ]
+}
+
+/// The rows of `m` as text, one at a time (at 4096 cells the numbers of a whole matrix as
+/// strings would take 700 MB).
+fn text_rows(m: &TransitionMatrix) -> impl Iterator<Item = Vec<String>> + '_ {
+    m.rows().map(|r| r.iter().map(f64::to_string).collect())
+}
