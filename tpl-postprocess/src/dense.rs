@@ -133,18 +133,30 @@ mod tests {
         a
     }
 
-    #[test]
-    fn cholesky_reproduces_the_matrix() {
-        let n = 6;
+    /// `spd(n)` and its Cholesky factor, which must exist.
+    fn factored(n: usize) -> (Vec<f64>, Vec<f64>) {
         let a = spd(n);
         let mut l = vec![0.0; n * n];
         assert!(cholesky(&a, n, &mut l));
-        let mut lt = vec![0.0; n * n];
+        (a, l)
+    }
+
+    /// The transpose of the n×n row-major matrix `a`.
+    fn transposed(a: &[f64], n: usize) -> Vec<f64> {
+        let mut at = vec![0.0; n * n];
         for i in 0..n {
             for j in 0..n {
-                lt[i * n + j] = l[j * n + i];
+                at[i * n + j] = a[j * n + i];
             }
         }
+        at
+    }
+
+    #[test]
+    fn cholesky_reproduces_the_matrix() {
+        let n = 6;
+        let (a, l) = factored(n);
+        let lt = transposed(&l, n);
         let mut back = vec![0.0; n * n];
         times(&l, &lt, n, &mut back);
         for (x, y) in back.iter().zip(&a) {
@@ -162,9 +174,7 @@ mod tests {
     #[test]
     fn solves_invert_the_product() {
         let n = 5;
-        let a = spd(n);
-        let mut l = vec![0.0; n * n];
-        assert!(cholesky(&a, n, &mut l));
+        let (a, l) = factored(n);
         let x: Vec<f64> = (0..n).map(|i| i as f64 - 1.5).collect();
         let mut b = vec![0.0; n];
         times_vector(&a, &x, n, &mut b);
@@ -187,12 +197,7 @@ mod tests {
         let n = 4;
         let a: Vec<f64> = (0..n * n).map(|k| k as f64 * 0.5 - 3.0).collect();
         let b: Vec<f64> = (0..n * n).map(|k| (k % 5) as f64).collect();
-        let mut at = vec![0.0; n * n];
-        for i in 0..n {
-            for j in 0..n {
-                at[i * n + j] = a[j * n + i];
-            }
-        }
+        let at = transposed(&a, n);
         let (mut c1, mut c2) = (vec![0.0; n * n], vec![0.0; n * n]);
         times(&at, &b, n, &mut c1);
         transpose_times(&a, &b, n, &mut c2);

@@ -46,8 +46,7 @@ use crate::validate;
 /// # Ok::<(), tpl_postprocess::PostprocessError>(())
 /// ```
 pub fn map_integer_step(r: &[f64], p: &[f64], total: u64, a: f64) -> Result<Vec<u64>> {
-    validate::release(r)?;
-    validate::prior(p, r.len())?;
+    validate::release_and_prior(r, p)?;
     validate::integer_total(total)?;
     validate::weight(a)?;
     Ok(solve(r, p, total, a))
@@ -70,8 +69,7 @@ pub fn map_integer_step(r: &[f64], p: &[f64], total: u64, a: f64) -> Result<Vec<
 /// # Ok::<(), tpl_postprocess::PostprocessError>(())
 /// ```
 pub fn map_integer_objective(r: &[f64], p: &[f64], a: f64, x: &[u64]) -> Result<f64> {
-    validate::release(r)?;
-    validate::prior(p, r.len())?;
+    validate::release_and_prior(r, p)?;
     validate::weight(a)?;
     if x.len() != r.len() {
         return Err(crate::PostprocessError::EstimateLength { len: x.len(), expected: r.len() });

@@ -20,6 +20,13 @@ pub(crate) fn release(r: &[f64]) -> Result<()> {
     }
 }
 
+/// A release and its prior over the release's cells, checked in that order (the checks every
+/// single-prior MAP entry point starts with).
+pub(crate) fn release_and_prior(r: &[f64], p: &[f64]) -> Result<()> {
+    release(r)?;
+    prior(p, r.len())
+}
+
 /// A prior probability vector for `n` cells: finite, non-negative, summing to 1 within the
 /// project-wide tolerance 1e-9 (the same as a transition matrix row).
 pub(crate) fn prior(p: &[f64], n: usize) -> Result<()> {
