@@ -64,3 +64,8 @@ pub use user_stream::{
 /// the matrices estimated from it are three n × n tables of 8-byte numbers, 400 MB at
 /// n = 4096.
 pub const MAX_CELLS: usize = 4096;
+
+/// The README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

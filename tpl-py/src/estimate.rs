@@ -1,7 +1,9 @@
 //! `estimate`: the forward and backward transition matrices of a user stream
 //! (`tpl estimate`, TKDE §6 and eq. 28) through `tpl-core`, and its counts per bucket.
 
-use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray2};
+use std::path::PathBuf;
+
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tpl_core::{
@@ -12,8 +14,8 @@ use crate::TplError;
 use crate::convert::{error, matrix_array};
 
 /// The largest number of cells (matrix rows) estimated from a stream, as `tpl estimate`
-/// allows: three n × n tables of 8-byte numbers are 400 MB at n = 4096.
-pub const MAX_CELLS: usize = 4096;
+/// allows (`tpl-io`'s limit for stream files).
+pub use tpl_io::MAX_CELLS;
 
 /// A T × n integer array from rows of whole numbers.
 fn integers<'py>(py: Python<'py>, rows: &[Vec<i64>], n: usize) -> PyResult<Bound<'py, numpy::PyArray2<i64>>> {
@@ -96,28 +98,133 @@ fn estimate<'py>(
     });
     let (stream, cell_ids, steps, counts, forward, backward, histogram) =
         done.map_err(|(what, e)| error(what, e))?;
-    let n = counts.n();
-    let d = PyDict::new(py);
-    d.set_item("forward", matrix_array(py, &forward.matrix)?)?;
-    d.set_item("backward", matrix_array(py, &backward.matrix)?)?;
-    let table: Vec<Vec<i64>> = (0..n).map(|i| counts.row(i).iter().map(|&c| c as i64).collect()).collect();
-    d.set_item("counts", integers(py, &table, n)?)?;
-    d.set_item("cell_ids", PyArray1::from_vec(py, cell_ids))?;
-    d.set_item("cells", n)?;
-    d.set_item("users", stream.states.first().map_or(0, Vec::len))?;
-    d.set_item("horizon", steps.len())?;
-    let transitions: u64 = (0..n).map(|i| counts.row(i).iter().sum::<u64>()).sum();
-    d.set_item("transitions", transitions)?;
-    d.set_item("smoothing", smoothing)?;
-    d.set_item("forward_identity_rows", forward.empty_rows)?;
-    d.set_item("backward_identity_rows", backward.empty_rows)?;
+    let users = stream.states.first().map_or(0, Vec::len);
+    let table = Estimate { cell_ids, users, steps, counts, forward, backward, smoothing };
+    let d = table.dict(py)?;
     let hist: Vec<Vec<i64>> = histogram.iter().map(|r| r.iter().map(|&v| v as i64).collect()).collect();
-    d.set_item("histogram", integers(py, &hist, n)?)?;
-    d.set_item("steps", (steps.first(), steps.last()))?;
+    d.set_item("histogram", integers(py, &hist, table.counts.n())?)?;
     Ok(d)
+}
+
+/// What an estimate returns but the histogram.
+struct Estimate {
+    cell_ids: Vec<u64>,
+    users: usize,
+    steps: Steps,
+    counts: TransitionCounts,
+    forward: EstimatedMatrix,
+    backward: EstimatedMatrix,
+    smoothing: Option<f64>,
+}
+
+impl Estimate {
+    /// The dict of `estimate` without `histogram`.
+    fn dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (counts, n) = (&self.counts, self.counts.n());
+        let d = PyDict::new(py);
+        d.set_item("forward", matrix_array(py, &self.forward.matrix)?)?;
+        d.set_item("backward", matrix_array(py, &self.backward.matrix)?)?;
+        let table: Vec<Vec<i64>> =
+            (0..n).map(|i| counts.row(i).iter().map(|&c| c as i64).collect()).collect();
+        d.set_item("counts", integers(py, &table, n)?)?;
+        d.set_item("cell_ids", PyArray1::from_slice(py, &self.cell_ids))?;
+        d.set_item("cells", n)?;
+        d.set_item("users", self.users)?;
+        d.set_item("horizon", self.steps.len())?;
+        let transitions: u64 = (0..n).map(|i| counts.row(i).iter().sum::<u64>()).sum();
+        d.set_item("transitions", transitions)?;
+        d.set_item("smoothing", self.smoothing)?;
+        d.set_item("forward_identity_rows", self.forward.empty_rows.clone())?;
+        d.set_item("backward_identity_rows", self.backward.empty_rows.clone())?;
+        d.set_item("steps", (self.steps.first(), self.steps.last()))?;
+        Ok(d)
+    }
+}
+
+/// [`estimate`] of the user stream file `path` (`docs/formats.md` §6), read as `tpl
+/// estimate --stream` reads it: [`tpl_io::count_user_stream`] counts the moves as the file
+/// is read, in bounded memory (a few numbers per user and per bucket plus the cells × cells
+/// counts), with the interpreter detached. The dict has no `histogram` (it would hold every
+/// step; [`read_stream`] gives the states).
+#[pyfunction]
+#[pyo3(signature = (path, smoothing, steps, cells))]
+fn estimate_file<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    smoothing: Option<f64>,
+    steps: Option<&str>,
+    cells: Option<usize>,
+) -> PyResult<Bound<'py, PyDict>> {
+    if let Some(n) = cells.filter(|&n| n == 0 || n > MAX_CELLS) {
+        return Err(TplError::new_err(format!("cells {n}: 1 to {MAX_CELLS} cells are supported")));
+    }
+    let range: StepRange = match steps {
+        Some(text) => text.parse().map_err(|e| error(&format!("steps {text:?}"), e))?,
+        None => StepRange::ALL,
+    };
+    if let Some(s) = smoothing {
+        TransitionMatrix::check_smoothing(s).map_err(|e| error("smoothing", e))?;
+    }
+    let done = py.detach(move || -> Result<Estimate, (&'static str, String)> {
+        let counted = tpl_io::count_user_stream(&path, range).map_err(|e| ("stream", e.to_string()))?;
+        let (users, total) = (counted.users, counted.steps);
+        let mut cell_ids = counted.cell_ids.clone();
+        let fail = |e: CoreError| ("stream", e.to_string());
+        let mut counts = counted.counts(&path).map_err(|e| ("stream", e.to_string()))?;
+        if let Some(n) = cells {
+            let largest = cell_ids.last().copied().unwrap_or(0);
+            if largest >= n as u64 {
+                return Err((
+                    "cells",
+                    format!("the stream has cell {largest}, but cells={n} indexes ids 0..{}", n - 1),
+                ));
+            }
+            // Index by id: position i in the stream's id list becomes id i.
+            let by_id: Vec<usize> = cell_ids.iter().map(|&id| id as usize).collect();
+            counts = counts.relabeled(&by_id, n).map_err(fail)?;
+            cell_ids = (0..n as u64).collect();
+        }
+        // The moves were counted within the range as typed; it must also lie within the stream.
+        let steps = range.resolve(total).map_err(|e| ("steps", e.to_string()))?;
+        let (forward, backward) = counts.matrices(smoothing).map_err(fail)?;
+        Ok(Estimate { cell_ids, users, steps, counts, forward, backward, smoothing })
+    });
+    done.map_err(|(what, e)| error(what, e))?.dict(py)
+}
+
+/// The user stream file `path` (`docs/formats.md` §6) read whole by
+/// [`tpl_io::read_user_stream`] (checked and made dense by [`UserStream::from_records`]),
+/// with the interpreter detached, as a dict: `states` (T × N, the index in `cell_ids` of
+/// each user's cell at each bucket, users in ascending id order), `cell_ids`, `users`,
+/// `horizon`, `first_bucket` and `bucket_spacing`.
+#[pyfunction]
+fn read_stream(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDict>> {
+    let stream = py.detach(move || tpl_io::read_user_stream(&path)).map_err(|e| error("stream", e))?;
+    let users = stream.states.first().map_or(0, Vec::len);
+    let flat: Vec<i64> = stream.states.iter().flatten().map(|&c| c as i64).collect();
+    let d = PyDict::new(py);
+    d.set_item("states", PyArray1::from_vec(py, flat).reshape([stream.states.len(), users])?)?;
+    d.set_item("cell_ids", PyArray1::from_slice(py, &stream.cell_ids))?;
+    d.set_item("users", users)?;
+    d.set_item("horizon", stream.states.len())?;
+    d.set_item("first_bucket", stream.buckets.0)?;
+    d.set_item("bucket_spacing", stream.buckets.1)?;
+    Ok(d)
+}
+
+/// Checks that the distinct buckets `buckets` (ascending) of a stream are evenly spaced, as
+/// [`UserStream::from_records`] checks them (`docs/formats.md` §6): the local check of
+/// `temporal_privacy.spark`, whose buckets are already collected on the driver.
+#[pyfunction]
+fn check_buckets(py: Python<'_>, buckets: PyReadonlyArray1<'_, u64>) -> PyResult<()> {
+    let records: Vec<(u64, u64, u64)> = buckets.as_array().iter().map(|&b| (b, 0, 0)).collect();
+    py.detach(move || UserStream::from_records(&records).map(|_| ())).map_err(|e| error("stream", e))
 }
 
 /// Adds this module's functions.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(estimate, m)?)
+    m.add_function(wrap_pyfunction!(estimate, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate_file, m)?)?;
+    m.add_function(wrap_pyfunction!(read_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(check_buckets, m)?)
 }

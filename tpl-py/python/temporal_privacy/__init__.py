@@ -58,6 +58,8 @@ __all__ = [
     "Comparison",
     "estimate",
     "Estimated",
+    "read_stream",
+    "UserStream",
     "matrices_from_transitions",
     "TransitionMatrices",
     "Stream",
@@ -380,9 +382,12 @@ class Estimated(_Fields):
     """Matrices estimated from a user stream (``tpl estimate``): ``forward`` P_F and
     ``backward`` P_B (n × n), the transition ``counts`` C[i][j] (moves from cell i to cell
     j between consecutive buckets), the ``cell_ids`` of the rows, the ``histogram`` of the
-    stream (T × n users per bucket and cell, every step), and ``cells`` (n), ``users, horizon, transitions,
-    smoothing, forward_identity_rows, backward_identity_rows, steps`` as in the CLI's JSON
-    (``horizon`` and ``steps``: the steps estimated from)."""
+    stream (T × n users per bucket and cell, every step; ``None`` when estimated from a
+    stream file, which is never held whole), and ``cells`` (n), ``users, horizon,
+    transitions, smoothing, forward_identity_rows, backward_identity_rows, steps`` as in
+    the CLI's JSON (``horizon`` and ``steps``: the steps estimated from)."""
+
+    _optional: ClassVar[tuple] = ("histogram",)
 
     forward: np.ndarray
     backward: np.ndarray
@@ -395,8 +400,24 @@ class Estimated(_Fields):
     smoothing: Optional[float]
     forward_identity_rows: list
     backward_identity_rows: list
-    histogram: np.ndarray
+    histogram: Optional[np.ndarray]
     steps: tuple
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class UserStream(_Fields):
+    """A user stream file read whole (:func:`read_stream`, ``docs/formats.md`` §6):
+    ``states`` (T × N int64: ``states[t, u]`` is the index in ``cell_ids`` of user u's cell
+    at the t-th bucket, users in ascending id order), ``cell_ids`` (uint64, ascending),
+    ``users`` (N), ``horizon`` (T), and the buckets: ``first_bucket`` and
+    ``bucket_spacing``."""
+
+    states: np.ndarray
+    cell_ids: np.ndarray
+    users: int
+    horizon: int
+    first_bucket: int
+    bucket_spacing: int
 
 
 # ---------------------------------------------------------------------------------------
@@ -911,7 +932,11 @@ def estimate(
         stream: an R × 3 array of whole numbers, one record (bucket, user, cell) per user
             per bucket, in any order: the rows of a stream file (``docs/formats.md`` §6).
             Every user appears at every bucket, once; buckets are evenly spaced. Or the
-            bucket column, with ``user`` and ``cell`` the other two.
+            bucket column, with ``user`` and ``cell`` the other two. Or the path of a
+            stream file (``str`` or ``os.PathLike``), read as ``tpl estimate --stream``
+            reads it: the moves are counted as the file is read, never holding it, so a
+            file larger than memory is fine (a few numbers per user and per bucket, plus
+            the n × n counts); the result then has no ``histogram``.
         smoothing: s ≥ 0 (``--smoothing s``), or ``None`` for none.
         steps: estimate from steps A..B only (``--steps``): ``"A..B"``, ``"A.."``, ``"..B"``
             or a pair ``(A, B)`` (``None`` for an open end); step t is the t-th bucket in
@@ -938,6 +963,12 @@ def estimate(
         >>> e.forward.tolist(), e.histogram.tolist()
         ([[0.5, 0.5], [0.0, 1.0]], [[1, 1], [1, 1], [0, 2]])
     """
+    s = None if smoothing is None else _number(smoothing, "smoothing")
+    n = None if cells is None else _whole(cells, "cells")
+    if isinstance(stream, (str, os.PathLike)):
+        if user is not None or cell is not None:
+            raise TplError("stream: a path to a stream file takes no user= or cell= columns")
+        return Estimated(**_native.estimate_file(os.fspath(stream), s, _step_range(steps), n), histogram=None)
     if user is not None or cell is not None:
         if user is None or cell is None:
             raise TplError("stream: give the bucket column with both user= and cell=, or an R × 3 array")
@@ -949,9 +980,39 @@ def estimate(
         records = _whole_array(stream, "stream", 2)
         if records.shape[1] != 3:
             raise TplError(f"stream: an R × 3 array (bucket, user, cell) is needed, got shape {records.shape}")
-    s = None if smoothing is None else _number(smoothing, "smoothing")
-    n = None if cells is None else _whole(cells, "cells")
     return Estimated(**_native.estimate(records, s, _step_range(steps), n))
+
+
+def read_stream(path: Any) -> UserStream:
+    """A user stream file (``docs/formats.md`` §6: header
+    ``timestamp_bucket,user_id,location_cell``, one row per user per bucket, in any order)
+    read whole, through the reader of the ``tpl`` command line, with the same checks and
+    messages: every user at every bucket once, buckets evenly spaced, at most 4096 cells.
+    To estimate matrices from a file too large to hold, give its path to :func:`estimate`.
+
+    Args:
+        path: the file (``str`` or ``os.PathLike``).
+
+    Returns:
+        :class:`UserStream`: the states per bucket (T × N indices into ``cell_ids``), the
+        cell ids, the number of users and buckets, the first bucket and the spacing.
+
+    Raises:
+        TplError: the file cannot be read or is not a stream, naming the file, the line and
+            the value (``stream: s.csv:3: user 0 appears twice in bucket 0``).
+
+    Example:
+        >>> import os, tempfile, temporal_privacy as tp
+        >>> path = os.path.join(tempfile.mkdtemp(), "s.csv")
+        >>> with open(path, "w") as f:
+        ...     print("timestamp_bucket,user_id,location_cell", "0,7,30", "0,8,10", "1,7,30", "1,8,30", sep=chr(10), file=f)
+        >>> s = tp.read_stream(path)
+        >>> s.states.tolist(), s.cell_ids.tolist(), (s.first_bucket, s.bucket_spacing)
+        ([[1, 0], [1, 1]], [10, 30], (0, 1))
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TplError(f"path: a file path (str or os.PathLike) is needed, got {type(path).__name__}")
+    return UserStream(**_native.read_stream(os.fspath(path)))
 
 
 def _step_range(steps: Any) -> Optional[str]:

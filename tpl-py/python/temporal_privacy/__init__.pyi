@@ -1,5 +1,6 @@
 """Type stubs of temporal_privacy (the documentation is in __init__.py and docs/python.md)."""
 
+import os
 from typing import Any, ClassVar, Iterator, Literal, Mapping, Optional, Sequence, Union, overload
 
 import numpy as np
@@ -118,8 +119,16 @@ class Estimated(_Fields):
     smoothing: Optional[float]
     forward_identity_rows: list[int]
     backward_identity_rows: list[int]
-    histogram: npt.NDArray[np.int64]
+    histogram: Optional[npt.NDArray[np.int64]]
     steps: tuple[int, int]
+
+class UserStream(_Fields):
+    states: npt.NDArray[np.int64]
+    cell_ids: npt.NDArray[np.uint64]
+    users: int
+    horizon: int
+    first_bucket: int
+    bucket_spacing: int
 
 class TransitionMatrices(_Fields):
     forward: npt.NDArray[np.float64]
@@ -195,8 +204,9 @@ def compare(
     sensitivity: float = 2,
     baseline: bool = True,
 ) -> Comparison: ...
+def read_stream(path: Union[str, os.PathLike[str]]) -> UserStream: ...
 def estimate(
-    stream: ArrayLike,
+    stream: Union[ArrayLike, str, os.PathLike[str]],
     smoothing: Optional[float] = None,
     *,
     steps: Optional[Union[str, tuple[Optional[int], Optional[int]]]] = None,
