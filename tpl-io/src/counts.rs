@@ -20,6 +20,7 @@ use crate::text;
 
 /// A counts file read (`docs/formats.md` §5): one count vector per step, with the file
 /// lines (and columns) they came from, to name them in later errors.
+#[derive(Debug, Clone)]
 pub struct Counts {
     /// c_t for t = 1..T.
     pub rows: Vec<Vec<f64>>,
@@ -55,7 +56,9 @@ impl Counts {
             let record = reader.records().next()?.ok()?;
             Some(record.get(self.column(cell) - 1)?.to_string())
         });
-        typed.unwrap_or_else(|| Short(self.rows[row][cell]).to_string())
+        typed.unwrap_or_else(|| {
+            self.rows.get(row).and_then(|r| r.get(cell)).map_or_else(String::new, |&v| Short(v).to_string())
+        })
     }
 }
 

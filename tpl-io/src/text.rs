@@ -13,27 +13,28 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::error::{IoError, Result};
 
-/// The file name that means standard input.
+/// The file name that means standard input (`docs/formats.md` §1).
 pub const STDIN: &str = "-";
 
-/// How errors name standard input.
+/// How errors name standard input (`docs/formats.md` §1).
 pub const STDIN_NAME: &str = "<stdin>";
 
 /// True once standard input has been read (it can be read only once).
 static STDIN_TAKEN: AtomicBool = AtomicBool::new(false);
 
-/// True when `path` is `-`, standard input.
+/// True when `path` is `-`, standard input (`docs/formats.md` §1).
 pub fn is_stdin(path: &Path) -> bool {
     path.as_os_str() == STDIN
 }
 
-/// How messages name `path`: `<stdin>` for `-`, the path otherwise.
+/// How messages name the file `path`: `<stdin>` for `-`, the path otherwise
+/// (`docs/formats.md` §1).
 pub fn name(path: &Path) -> String {
     if is_stdin(path) { STDIN_NAME.to_string() } else { path.display().to_string() }
 }
 
 /// A finite number from `token` as typed, or why not: the value parser of every float flag
-/// and of every number in an input file. "inf", "NaN", numbers beyond the largest double
+/// and of every number in an input file (`docs/formats.md` §1). "inf", "NaN", numbers beyond the largest double
 /// (1e400, which would round to inf) and non-zero numbers below the smallest (1e-400, which
 /// would round to 0) are refused with the token as typed.
 pub fn finite_f64(token: &str) -> std::result::Result<f64, String> {
@@ -89,9 +90,9 @@ fn small_integer(token: &str) -> Option<f64> {
     Some(if negative { -value } else { value })
 }
 
-/// Whether the decimal literal `token` denotes an integer, decided from its digits and
-/// exponent rather than from the double it parses to (which rounds: 4503599627370496.5 and
-/// 1.00000000000000001 parse to integers). `None` for a token that is not a plain decimal
+/// Whether the decimal literal `token` (a count of a counts file, `docs/formats.md` §5)
+/// denotes an integer, decided from its digits and exponent rather than from the double it
+/// parses to (which rounds: 4503599627370496.5 and 1.00000000000000001 parse to integers). `None` for a token that is not a plain decimal
 /// literal (`inf`, `nan`, hexadecimal, …).
 ///
 /// The literal's value is D·10^(e − f), D its digits, f the number of digits after the point
@@ -142,7 +143,8 @@ fn nonzero_literal(token: &str) -> bool {
     mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b))
 }
 
-/// One non-blank line of a text file: its 1-based number and its values.
+/// One non-blank line of a numeric text file (`docs/formats.md` §1–4): its 1-based number
+/// and its values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
     /// 1-based line number in the file.
