@@ -62,11 +62,19 @@ mod user_stream;
 mod window;
 
 pub use accountant::LeakageAccountant;
-pub use candidate::{Candidate, log_add_exp};
+pub use candidate::Candidate;
+pub use error::{CoreError, Result};
+
+// Helpers the workspace's crates share (parameter checks, short number formatting, a
+// log-space sum): reachable, but not part of the documented API, and free to change.
+#[doc(hidden)]
+pub use candidate::log_add_exp;
+#[doc(hidden)]
 pub use check::{
     check_alpha, check_epsilon, check_horizon, check_sensitivity, check_window, is_budget, validate_budgets,
 };
-pub use error::{CoreError, Result, Short};
+#[doc(hidden)]
+pub use error::Short;
 pub use loss::{DirectLoss, Loss, LossEvaluator, PairTableLoss, PiecewiseLoss, Segment};
 pub use matrix::{ROW_SUM_TOLERANCE, TransitionMatrix};
 pub use personalized::{PersonalizedLeakage, UserCorrelation};

@@ -220,7 +220,7 @@ pub struct Scheme<R, M> {
 /// [`DecisionRule::max_spend`], every window keeps the [`DecisionRule::guarantee`] exactly
 /// (a [`crate::WindowLedger`]), and the spend reported is the spend drawn
 /// (`docs/w-event.md` §2). A rule sees the counts only through [`Step`]'s noisy statistics;
-/// [`BudgetGrid`] and [`RecentSpend`] give it the exact arithmetic the built-in rules use.
+/// [`crate::BudgetGrid`] and [`RecentSpend`] give it the exact arithmetic the built-in rules use.
 /// `tpl-mechanisms/tests/custom_rule.rs` and `examples/custom-scheme/` write one.
 pub trait DecisionRule {
     /// The scheme's name (as on the command line; a custom rule may build it at run time).
@@ -585,7 +585,7 @@ impl<M: Mechanism> Step<'_, M> {
     }
 
     /// The noisy dissimilarity dis~_t (spends s = ε/(2w)); one draw (`docs/w-event.md` §3,
-    /// test statistic). The mechanism releases the integer sum Σ_j |c_t[j] − r_{t−1}[j]|
+    /// test statistic). The mechanism releases the integer sum Σ_j |c_t\[j\] − r_{t−1}\[j\]|
     /// with sensitivity Δ, and the noisy sum is divided by d: for continuous noise the same
     /// distribution as noise of scale (Δ/d)/s on the mean, and exact for the discrete
     /// sampler (a mean lies on a 1/d lattice, the sum on the integers).

@@ -87,7 +87,7 @@ impl DecisionRule for BaRule {
     }
 
     /// The step's total in grid units; a publication of p = m shares becomes the last one
-    /// with m shares (m = 1 at t = 1), as [`Rule::step`] records them.
+    /// with m shares (m = 1 at t = 1), as [`DecisionRule::step`] records them.
     fn restore(&mut self, params: &WEventParams, t: usize, outcome: &StepOutcome) {
         if outcome.published {
             self.resume(params, t, outcome);

@@ -84,7 +84,7 @@ impl DecisionRule for BdRule {
         }
     }
 
-    /// [step total, total − test] in grid units, as [`Rule::step`] records every branch.
+    /// [step total, total − test] in grid units, as [`DecisionRule::step`] records every branch.
     fn restore(&mut self, params: &WEventParams, _: usize, outcome: &StepOutcome) {
         let grid = params.grid();
         let total = grid.units(outcome.spent.total());

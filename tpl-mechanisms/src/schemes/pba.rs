@@ -138,7 +138,7 @@ impl DecisionRule for PbaRule {
     }
 
     /// [step total, base e, total − test − e] in grid units, e = publication − absorbed, as
-    /// [`Rule::step`] records every branch.
+    /// [`DecisionRule::step`] records every branch.
     fn restore(&mut self, params: &WEventParams, _: usize, outcome: &StepOutcome) {
         let grid = params.grid();
         let spent = outcome.spent;
@@ -163,7 +163,7 @@ impl DecisionRule for PbaRule {
         StepBudget { test: params.share(), publication: grid.value(e + a), absorbed: 0.0 }.total()
     }
 
-    /// The regimes of [`Rule::max_spend`] (corr is constant for t ≥ 2 but for a schedule),
+    /// The regimes of [`DecisionRule::max_spend`] (corr is constant for t ≥ 2 but for a schedule),
     /// and every step a schedule marks as correlated.
     fn max_step_budget(&self, params: &WEventParams) -> f64 {
         let regimes = over_regimes(params, |t| self.max_spend(params, t));
