@@ -70,6 +70,58 @@ pub trait SchemeFactory: Send + Sync {
     ) -> std::result::Result<Box<dyn StreamScheme + Send>, MechError>;
 }
 
+/// The type of a custom scheme's builder as a closure ([`scheme_factory`]).
+pub type BuildScheme = dyn Fn(
+        WEventParams,
+        &SchemeInputs,
+        Box<dyn Mechanism + Send>,
+    ) -> std::result::Result<Box<dyn StreamScheme + Send>, MechError>
+    + Send
+    + Sync;
+
+/// A [`SchemeFactory`] made of a name and a closure ([`scheme_factory`]).
+pub struct NamedFactory {
+    name: String,
+    build: Box<BuildScheme>,
+}
+
+/// The [`SchemeFactory`] called `name` that builds with `build`.
+///
+/// ```
+/// use tpl_mechanisms::Uniform;
+/// use tpl_stream::{SchemeFactory, scheme_factory};
+/// let factory = scheme_factory("my-uniform", |params, _, mechanism| Ok(Box::new(Uniform::new(params, mechanism))));
+/// assert_eq!(factory.name(), "my-uniform");
+/// ```
+pub fn scheme_factory(
+    name: impl Into<String>,
+    build: impl Fn(
+        WEventParams,
+        &SchemeInputs,
+        Box<dyn Mechanism + Send>,
+    ) -> std::result::Result<Box<dyn StreamScheme + Send>, MechError>
+    + Send
+    + Sync
+    + 'static,
+) -> NamedFactory {
+    NamedFactory { name: name.into(), build: Box::new(build) }
+}
+
+impl SchemeFactory for NamedFactory {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn build(
+        &self,
+        params: WEventParams,
+        inputs: &SchemeInputs,
+        mechanism: Box<dyn Mechanism + Send>,
+    ) -> std::result::Result<Box<dyn StreamScheme + Send>, MechError> {
+        (self.build)(params, inputs, mechanism)
+    }
+}
+
 /// The scheme `config` names, over `mechanism`: built-in, or from `factory`.
 ///
 /// # Errors

@@ -49,12 +49,14 @@ mod key;
 mod store;
 mod stream;
 
-pub use config::{Sampler, SchemeChoice, SchemeFactory, StreamConfig};
-/// The error of `tpl-core` inside this crate's errors, for matching on them.
-pub use tpl_core::CoreError;
+pub use config::{
+    BuildScheme, NamedFactory, Sampler, SchemeChoice, SchemeFactory, StreamConfig, scheme_factory,
+};
 pub use error::{ConfigError, Parameter, Result, StreamError};
 pub use key::{StreamKey, default_key_path};
 pub use store::{APPLICATION_ID, FORMAT_VERSION};
 #[cfg(feature = "test-util")]
 pub use stream::rechain;
 pub use stream::{BUSY_TIMEOUT, DurableStream, Pushed, Rekeyed, Status, StepRecord};
+/// The error of `tpl-core` inside this crate's errors, for matching on them.
+pub use tpl_core::CoreError;

@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use tpl_mechanisms::{
-    DecisionRule, MechError, Mechanism, Scheme, SchemeInputs, Step, StepBudget, StepOutcome, StreamScheme,
-    WEventParams,
+use tpl_mechanisms::{DecisionRule, Mechanism, Scheme, Step, StepBudget, StepOutcome, WEventParams};
+use tpl_stream::{
+    DurableStream, NamedFactory, SchemeChoice, SchemeFactory, StreamConfig, StreamError, default_key_path,
+    scheme_factory,
 };
-use tpl_stream::{DurableStream, SchemeChoice, SchemeFactory, StreamConfig, StreamError, default_key_path};
 
 /// Publishes every `every`-th step with ε/⌈w/every⌉ (a sampled scheme of another period).
 struct Every {
@@ -48,21 +48,11 @@ impl DecisionRule for Every {
     }
 }
 
-struct EveryFactory(&'static str);
-
-impl SchemeFactory for EveryFactory {
-    fn name(&self) -> &str {
-        self.0
-    }
-
-    fn build(
-        &self,
-        params: WEventParams,
-        _: &SchemeInputs,
-        mechanism: Box<dyn Mechanism + Send>,
-    ) -> Result<Box<dyn StreamScheme + Send>, MechError> {
+/// The factory of the `every` rule, under `name`.
+fn every(name: &str) -> Arc<NamedFactory> {
+    Arc::new(scheme_factory(name, |params, _, mechanism| {
         Ok(Box::new(Scheme::with_rule(params, mechanism, Every { every: 3 })))
-    }
+    }))
 }
 
 #[test]
@@ -71,8 +61,8 @@ fn a_custom_scheme_stream_reopens_with_its_factory_only() {
     let path = dir.path().join("custom.db");
     let key = default_key_path(&path);
     let config = StreamConfig::new(SchemeChoice::Custom("every".into()), 1.0, 6);
-    DurableStream::create_custom(&path, &config, &key, &EveryFactory("every")).unwrap();
-    let factory: Arc<dyn SchemeFactory> = Arc::new(EveryFactory("every"));
+    DurableStream::create_custom(&path, &config, &key, &*every("every")).unwrap();
+    let factory: Arc<dyn SchemeFactory> = every("every");
     let mut first = DurableStream::open_custom(&path, &key, Arc::clone(&factory)).unwrap();
     for t in 1..=4 {
         let pushed = first.push(Some(t), &[10.0, 20.0]).unwrap();
@@ -93,7 +83,7 @@ fn a_custom_scheme_stream_reopens_with_its_factory_only() {
         Err(e @ StreamError::NeedsFactory { .. }) => assert!(e.to_string().contains("\"every\""), "{e}"),
         other => panic!("{:?}", other.err()),
     }
-    let other: Arc<dyn SchemeFactory> = Arc::new(EveryFactory("another"));
+    let other: Arc<dyn SchemeFactory> = every("another");
     match DurableStream::open_custom(&path, &key, other) {
         Err(e) => assert!(e.to_string().contains("the factory given builds \"another\""), "{e}"),
         Ok(_) => panic!("opened with another scheme's factory"),
@@ -122,8 +112,8 @@ fn a_custom_scheme_may_not_take_a_built_in_name() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.db");
     let config = StreamConfig::new(SchemeChoice::Custom("bd".into()), 1.0, 6);
-    let e = DurableStream::create_custom(&path, &config, &default_key_path(&path), &EveryFactory("bd"))
-        .unwrap_err();
+    let e =
+        DurableStream::create_custom(&path, &config, &default_key_path(&path), &*every("bd")).unwrap_err();
     assert!(e.to_string().contains("built-in"), "{e}");
     assert!(!path.exists());
 }

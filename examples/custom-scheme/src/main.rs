@@ -11,10 +11,10 @@ use tpl_compare::{CustomStrategy, Seed, Setup, Strategy, USERS_STREAM, compare, 
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::test_util::check_scheme;
 use tpl_mechanisms::{
-    DecisionRule, DiscreteLaplace, LaplaceMechanism, MechError, Mechanism, RecentSpend, Scheme, SchemeInputs,
-    Step, StepBudget, StepOutcome, StreamScheme, WEventParams, worth_publishing,
+    DecisionRule, DiscreteLaplace, LaplaceMechanism, MechError, Mechanism, RecentSpend, Scheme, Step,
+    StepBudget, StepOutcome, WEventParams, worth_publishing,
 };
-use tpl_stream::{DurableStream, SchemeChoice, SchemeFactory, StreamConfig, default_key_path};
+use tpl_stream::{DurableStream, NamedFactory, SchemeChoice, StreamConfig, default_key_path, scheme_factory};
 
 /// Laplace noise, then negative values clamped to 0 (post-processing: the same privacy map).
 struct Clamped<M>(M);
@@ -70,26 +70,14 @@ fn thirds<M: Mechanism>(params: WEventParams, mechanism: M) -> Scheme<Thirds, M>
 }
 
 /// What rebuilds the scheme of a durable stream in any process.
-struct ThirdsFactory;
-
-impl SchemeFactory for ThirdsFactory {
-    fn name(&self) -> &str {
-        "thirds"
-    }
-    fn build(
-        &self,
-        p: WEventParams,
-        _: &SchemeInputs,
-        m: Box<dyn Mechanism + Send>,
-    ) -> Result<Box<dyn StreamScheme + Send>, MechError> {
-        Ok(Box::new(thirds(p, m)))
-    }
+fn factory() -> Arc<NamedFactory> {
+    Arc::new(scheme_factory("thirds", |params, _, mechanism| Ok(Box::new(thirds(params, mechanism)))))
 }
 
 /// The child process: pushes `steps` steps of a stream into `db`, keys `from`, `from + 1`, ….
 fn push(db: &str, from: i64, steps: i64) -> Result<(), Box<dyn std::error::Error>> {
     let path = std::path::Path::new(db);
-    let mut stream = DurableStream::open_custom(path, &default_key_path(path), Arc::new(ThirdsFactory))?;
+    let mut stream = DurableStream::open_custom(path, &default_key_path(path), factory())?;
     for key in from..from + steps {
         let counts = [(key % 5 * 30) as f64, 12.0, (key % 2) as f64];
         let step = stream.push(Some(key), &counts)?.record;
@@ -129,7 +117,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&dir)?;
     let db = dir.join("thirds.db");
     let config = StreamConfig::new(SchemeChoice::Custom("thirds".into()), 1.0, 4);
-    DurableStream::create_custom(&db, &config, &default_key_path(&db), &ThirdsFactory)?;
+    DurableStream::create_custom(&db, &config, &default_key_path(&db), &*factory())?;
     for (from, steps) in [(1, 5), (6, 4)] {
         let status = Command::new(std::env::current_exe()?)
             .args(["push", &db.to_string_lossy(), &from.to_string(), &steps.to_string()])
@@ -138,7 +126,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             return Err(format!("the process pushing from key {from} failed").into());
         }
     }
-    let mut stream = DurableStream::open_custom(&db, &default_key_path(&db), Arc::new(ThirdsFactory))?;
+    let mut stream = DurableStream::open_custom(&db, &default_key_path(&db), factory())?;
     let status = stream.status()?;
     println!("stream: {} steps, largest window spend {}", status.budgets.len(), status.max_window_spend);
     std::fs::remove_dir_all(&dir)?;
