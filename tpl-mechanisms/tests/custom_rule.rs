@@ -2,10 +2,10 @@
 //! passes for it and for every built-in scheme, and `Scheme` refuses — before the draw — a
 //! rule that asks for more than it promised or reports less than it drew.
 
-use tpl_mechanisms::test_util::check_scheme;
+use tpl_mechanisms::test_util::{Audited, check_scheme};
 use tpl_mechanisms::{
-    BudgetGrid, DecisionRule, MechError, Mechanism, PbaCorrelation, RecentSpend, Scheme, SchemeKind, Step,
-    StepBudget, StepOutcome, StreamScheme, WEventParams, worth_publishing,
+    BudgetGrid, DecisionRule, LaplaceMechanism, MechError, Mechanism, PbaCorrelation, RecentSpend, Scheme,
+    SchemeKind, Step, StepBudget, StepOutcome, StreamScheme, WEventParams, Zero, worth_publishing,
 };
 
 fn params(eps: f64, w: usize) -> WEventParams {
@@ -75,11 +75,7 @@ fn a_custom_rule_with_a_run_time_name_conforms() {
     assert_eq!(report.steps, 200);
     assert!(report.published > 10 && report.published < 200, "{report:?}");
     assert!(report.resumable);
-    let scheme = Scheme::with_rule(
-        p,
-        tpl_mechanisms::LaplaceMechanism::new(tpl_mechanisms::Zero),
-        HalfWindow::new(&p, &name),
-    );
+    let scheme = Scheme::with_rule(p, LaplaceMechanism::new(Zero), HalfWindow::new(&p, &name));
     assert_eq!(scheme.name(), "half-window-6");
 }
 
@@ -127,35 +123,16 @@ impl DecisionRule for Greedy {
 
 #[test]
 fn a_rule_that_overspends_or_underreports_is_refused_before_the_draw() {
-    use std::cell::Cell;
-    use std::rc::Rc;
-    /// Counts draws.
-    struct Count(Rc<Cell<usize>>);
-    impl Mechanism for Count {
-        fn name(&self) -> &str {
-            "count"
-        }
-        fn validate(&self, _: &[f64]) -> tpl_mechanisms::Result<()> {
-            Ok(())
-        }
-        fn privacy_map(&self, d: f64, delta: f64, p: f64) -> tpl_mechanisms::Result<f64> {
-            Ok(d * p / delta)
-        }
-        fn sample(&mut self, a: &[f64], _: f64, _: f64) -> tpl_mechanisms::Result<Vec<f64>> {
-            self.0.set(self.0.get() + 1);
-            Ok(a.to_vec())
-        }
-    }
-    let draws = Rc::new(Cell::new(0));
-    let mut greedy =
-        Scheme::with_rule(params(1.0, 4), Count(Rc::clone(&draws)), Greedy { claim_less: false });
+    let counted = || Audited::new(LaplaceMechanism::new(Zero));
+    let (mechanism, draws) = counted();
+    let mut greedy = Scheme::with_rule(params(1.0, 4), mechanism, Greedy { claim_less: false });
     greedy.step(&[1.0, 2.0]).unwrap();
     let e = greedy.step(&[1.0, 2.0]).unwrap_err();
     assert!(matches!(&e, MechError::Overspent { step: 2, scheme, .. } if scheme == "greedy"), "{e}");
     assert!(e.to_string().contains("more than its largest spend"), "{e}");
-    assert_eq!((draws.get(), greedy.steps()), (1, 1), "nothing drawn, nothing stepped");
+    assert_eq!((draws.borrow().len(), greedy.steps()), (1, 1), "nothing drawn, nothing stepped");
 
-    let mut sly = Scheme::with_rule(params(1.0, 4), Count(Rc::clone(&draws)), Greedy { claim_less: true });
+    let mut sly = Scheme::with_rule(params(1.0, 4), counted().0, Greedy { claim_less: true });
     sly.step(&[1.0, 2.0]).unwrap();
     let e = sly.step(&[1.0, 2.0]).unwrap_err();
     assert!(e.to_string().contains("reports a test budget of 0, but its tests drew"), "{e}");
