@@ -59,13 +59,8 @@ fn line_chart(path: &Path, title: &str, y_label: &str, lines: &[Line<'_>]) -> Re
         lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)).filter(|v| v.is_finite()).fold(0.0, f64::max);
     let top = if top > 0.0 { top * 1.08 } else { 1.0 };
     let svg = render(|root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, (FONT, 22))
-            .margin(16)
-            .x_label_area_size(48)
-            .y_label_area_size(72)
-            .build_cartesian_2d(1f64..horizon, 0f64..top)
-            .map_err(draw_error)?;
+        let mut chart =
+            page_chart(root, title, 72).build_cartesian_2d(1f64..horizon, 0f64..top).map_err(draw_error)?;
         draw_mesh(&mut chart, "step t", y_label)?;
         for (k, line) in lines.iter().enumerate() {
             let color = PALETTE[k % PALETTE.len()];
@@ -231,11 +226,7 @@ pub fn scatter_chart(
         (y0, y1) = (y0.min(y / 2.0), y1.max(y * 2.0));
     }
     let svg = render(|root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, (FONT, 22))
-            .margin(16)
-            .x_label_area_size(48)
-            .y_label_area_size(80)
+        let mut chart = page_chart(root, title, 80)
             .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
             .map_err(draw_error)?;
         draw_mesh(&mut chart, x_label, y_label)?;
@@ -325,6 +316,18 @@ where
         .label(name)
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], grey.stroke_width(2)));
     Ok(())
+}
+
+/// The frame of a chart that fills the page: its title, margin and x label area; the y label
+/// area is as wide as its tick labels need.
+fn page_chart<'a, 'b, 'c>(
+    root: &'a DrawingArea<SVGBackend<'c>, Shift>,
+    title: &'b str,
+    y_label_area: u32,
+) -> ChartBuilder<'a, 'b, SVGBackend<'c>> {
+    let mut builder = ChartBuilder::on(root);
+    builder.caption(title, (FONT, 22)).margin(16).x_label_area_size(48).y_label_area_size(y_label_area);
+    builder
 }
 
 /// Runs `draw` on a white SVG canvas and returns the document.

@@ -53,6 +53,16 @@ pub fn raw_intervals(
         .map_err(|e| CliError::Usage(format!("--interval: {e}")))
 }
 
+/// Adds the `interval`, `lower` and `upper` fields of `--interval` to a JSON report (an
+/// object); nothing without intervals.
+pub fn add_intervals(out: &mut Value, intervals: Option<&Intervals>) {
+    if let (Some(i), Some(map)) = (intervals, out.as_object_mut()) {
+        map.insert("interval".into(), json!(i.level));
+        map.insert("lower".into(), json!(i.lower));
+        map.insert("upper".into(), json!(i.upper));
+    }
+}
+
 /// The scheme named on the command line.
 pub fn parse_scheme(name: &str) -> std::result::Result<SchemeKind, String> {
     SchemeKind::from_name(name).ok_or_else(|| {
@@ -242,11 +252,7 @@ impl Report for ReleaseReport {
             map.insert("replayed".into(), json!(s.replayed));
             map.insert("refused".into(), json!(s.refused));
         }
-        if let (Some(i), Some(map)) = (&self.intervals, out.as_object_mut()) {
-            map.insert("interval".into(), json!(i.level));
-            map.insert("lower".into(), json!(i.lower));
-            map.insert("upper".into(), json!(i.upper));
-        }
+        add_intervals(&mut out, self.intervals.as_ref());
         out
     }
 

@@ -14,15 +14,6 @@ fn week(file: &str) -> String {
     path_str(&p)
 }
 
-fn row<'a>(out: &'a Value, strategy: &str) -> &'a Value {
-    out["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["strategy"] == strategy)
-        .unwrap_or_else(|| panic!("no row {strategy} in {out}"))
-}
-
 /// A parsed SVG document, with the texts it shows.
 fn svg_texts(path: &str) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));

@@ -13,7 +13,6 @@ mod common;
 use std::path::PathBuf;
 
 use common::*;
-use serde_json::Value;
 
 /// First bucket of the second half of the week (1944 five-minute buckets).
 const HALF: u64 = 972;
@@ -55,15 +54,6 @@ fn split(d: &Scratch) {
         }
         tpl_ok(&args);
     }
-}
-
-fn row<'a>(out: &'a Value, strategy: &str) -> &'a Value {
-    out["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["strategy"] == strategy)
-        .unwrap_or_else(|| panic!("no row {strategy} in {out}"))
 }
 
 /// The counts of a CSV (a `tpl release` output or a counts file): the columns c0, c1, ….

@@ -217,14 +217,8 @@ fn a_stream_out_of_bucket_order_through_a_pipe_is_read_once() {
 #[cfg(target_os = "linux")]
 #[test]
 fn output_that_cannot_be_written_exits_2() {
-    let full = std::fs::File::create("/dev/full").expect("/dev/full");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tpl"))
-        .args(["leakage", "--epsilon", "0.1", "--horizon", "100000", "--format", "csv"])
-        .stdout(full)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stderr =
+        tpl_to_full_device(&["leakage", "--epsilon", "0.1", "--horizon", "100000", "--format", "csv"]);
     assert!(stderr.starts_with("tpl: error: cannot write output"), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     // --out folders that cannot be made: also exit 2.

@@ -34,11 +34,7 @@ fn released(name: &str) -> (Scratch, String, Vec<Vec<f64>>, String, String) {
     let second = d.file("second.csv", &text);
     let out = d.path("m");
     tpl_ok(&cmd("estimate --stream {} --steps ..972 --out {}", &[&week("stream.csv"), &out]));
-    let release = tpl_ok(&cmd(
-        "release --counts {} --scheme laplace --epsilon 0.5 --window 1 --seed 4 --format csv",
-        &[&second],
-    ));
-    let releases = d.file("r.csv", &release.stdout);
+    let releases = release_file(&d, "r.csv", &second, "--scheme laplace --epsilon 0.5 --window 1 --seed 4");
     (d, second, truth, releases, format!("{out}/transition_forward.csv"))
 }
 

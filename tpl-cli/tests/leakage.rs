@@ -282,24 +282,10 @@ fn leakage_audits_a_releases_budgets_at_its_sensitivity() {
     assert_eq!(at_one, doubled);
     // A stream of Δ = 1: its budgets audited at Δ = 1 are its realised leakage.
     let db = d.path("s.db");
-    tpl_ok(&[
-        "stream",
-        "init",
-        "--db",
-        &db,
-        "--scheme",
-        "uniform",
-        "--epsilon",
-        "1",
-        "--window",
-        "5",
-        "--sensitivity",
-        "1",
-        "--backward",
-        &pb,
-        "--forward",
-        &pb,
-    ]);
+    tpl_ok(&cmd(
+        "stream init --db {} --scheme uniform --epsilon 1 --window 5 --sensitivity 1 --backward {} --forward {}",
+        &[&db, &pb, &pb],
+    ));
     let c = d.file("c.csv", "timestamp_bucket,c0,c1,c2\n0,1,2,3\n1,2,2,2\n2,3,2,1\n");
     tpl_ok(&["stream", "push", "--db", &db, "--counts", &c]);
     let status = json(&["stream", "status", "--db", &db]);

@@ -91,11 +91,7 @@ fn correlated_files(d: &Scratch) -> (String, String, Vec<Vec<f64>>) {
 fn release_csv_pipes_into_postprocess() {
     let d = Scratch::new("pp_pipeline");
     let (counts, pf, _) = correlated_files(&d);
-    let release = tpl_ok(&cmd(
-        "release --counts {} --scheme bd --epsilon 2 --window 5 --seed 3 --format csv",
-        &[&counts],
-    ));
-    let r = d.file("r.csv", &release.stdout);
+    let r = release_file(&d, "r.csv", &counts, "--scheme bd --epsilon 2 --window 5 --seed 3");
     // The budgets come from the publication_budget column: 0 where a release repeats.
     let from_column = json(&["postprocess", "--releases", &r, "--total", "60", "--forward", &pf]);
     let est = rows(&from_column);
@@ -105,8 +101,8 @@ fn release_csv_pipes_into_postprocess() {
         assert!(x.iter().all(|v| v.is_finite() && *v >= 0.0), "{x:?}");
     }
     // The same budgets given explicitly give byte-identical output.
-    let column: Vec<String> = release
-        .stdout
+    let column: Vec<String> = std::fs::read_to_string(&r)
+        .expect("read the releases")
         .lines()
         .filter(|l| !l.starts_with('#'))
         .skip(1)
@@ -262,11 +258,7 @@ fn bad_inputs_exit_2_with_one_line() {
 fn every_estimator_runs_and_says_which_it_is() {
     let d = Scratch::new("pp_estimators");
     let (counts, pf, truth) = correlated_files(&d);
-    let release = tpl_ok(&cmd(
-        "release --counts {} --scheme laplace --epsilon 0.5 --window 1 --seed 4 --format csv",
-        &[&counts],
-    ));
-    let r = d.file("r.csv", &release.stdout);
+    let r = release_file(&d, "r.csv", &counts, "--scheme laplace --epsilon 0.5 --window 1 --seed 4");
     let backward = d.file("pb.csv", "0.95 0.05 0\n0.1 0.9 0\n0 0 1\n");
     let mut errors = Vec::new();
     for estimator in ["map", "map-dbsec", "map-integer", "mle", "smooth"] {

@@ -56,6 +56,18 @@ fn new_stream(name: &str, scheme: &str) -> (Scratch, String) {
     (scratch, db)
 }
 
+/// A new stream `s.db` in a scratch folder, made by `stream init` with the backward matrix
+/// `pb` (written to `pb.csv`) and `flags` (split at spaces).
+fn stream_with_backward(name: &str, pb: &str, flags: &str) -> (Scratch, String) {
+    let scratch = Scratch::new(name);
+    let db = scratch.path("s.db");
+    let pb = scratch.file("pb.csv", pb);
+    let mut args = cmd("stream init --db {} --backward {}", &[&db, &pb]);
+    args.extend(flags.split_whitespace());
+    tpl_ok(&args);
+    (scratch, db)
+}
+
 /// The releases of steps 1..n of an export.
 fn releases(e: &Value) -> Vec<Value> {
     e["releases"].as_array().unwrap().clone()
@@ -375,18 +387,7 @@ fn init_refuses_a_window_the_file_cannot_store() {
     let scratch = Scratch::new("stream-window");
     let db = scratch.path("s.db");
     bad_input(
-        &[
-            "stream",
-            "init",
-            "--db",
-            &db,
-            "--scheme",
-            "uniform",
-            "--epsilon",
-            "1",
-            "--window",
-            "18446744073709551615",
-        ],
+        &cmd("stream init --db {} --scheme uniform --epsilon 1 --window 18446744073709551615", &[&db]),
         &["--window"],
         &["18446744073709551615"],
     );
@@ -423,13 +424,11 @@ fn init_refuses_parameters_under_which_step_one_is_never_released() {
 
 #[test]
 fn a_first_step_refused_by_the_stream_names_the_counts_file_and_line() {
-    let scratch = Scratch::new("stream-first-line");
-    let db = scratch.path("s.db");
-    let pb = scratch.file("pb.csv", "0.8 0.2\n0.2 0.8\n");
-    tpl_ok(&cmd(
-        "stream init --db {} --scheme laplace --epsilon 1 --window 5 --backward {} --alpha 1.5",
-        &[&db, &pb],
-    ));
+    let (scratch, db) = stream_with_backward(
+        "stream-first-line",
+        "0.8 0.2\n0.2 0.8\n",
+        "--scheme laplace --epsilon 1 --window 5 --alpha 1.5",
+    );
     // A stream whose α a later tpl would refuse at init (written by hand here).
     tamper(&db, "UPDATE params SET alpha = 0.5");
     let c = counts_file(&scratch, "c.csv", 0, 3, 2);
@@ -587,13 +586,11 @@ fn an_unkeyed_counts_file_is_pushed_only_with_append() {
 /// the wrong model; now the row is refused, naming the line.
 #[test]
 fn push_refuses_counts_of_another_width_than_the_matrices() {
-    let scratch = Scratch::new("stream-width");
-    let db = scratch.path("s.db");
-    let pb = scratch.file("pb.csv", "0.9,0.1\n0.2,0.8\n");
-    tpl_ok(&cmd(
-        "stream init --db {} --scheme pba --epsilon 1 --window 3 --backward {} --alpha 5",
-        &[&db, &pb],
-    ));
+    let (scratch, db) = stream_with_backward(
+        "stream-width",
+        "0.9,0.1\n0.2,0.8\n",
+        "--scheme pba --epsilon 1 --window 3 --alpha 5",
+    );
     let c = scratch.file("c.csv", "timestamp_bucket,c0,c1,c2\n1,1,2,3\n");
     bad_input(&["stream", "push", "--db", &db, "--counts", &c], &["c.csv:2:", "3 cells", "2 states"], &[]);
     assert_eq!(json(&["stream", "status", "--db", &db])["steps"], 0);
@@ -629,14 +626,8 @@ fn init_keeps_the_key_apart_rekey_rotates_it_and_a_failed_init_creates_nothing()
     #[cfg(target_os = "linux")]
     {
         let other = scratch.path("t.db");
-        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tpl"))
-            .args(["stream", "init", "--db", &other, "--scheme", "bd", "--epsilon", "1", "--window", "3"])
-            .stdout(full)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        let stderr =
+            tpl_to_full_device(&cmd("stream init --db {} --scheme bd --epsilon 1 --window 3", &[&other]));
         assert!(stderr.contains("was not created"), "{stderr}");
         assert!(
             !std::path::Path::new(&other).exists() && !std::path::Path::new(&format!("{other}.key")).exists()

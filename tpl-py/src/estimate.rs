@@ -23,6 +23,22 @@ fn integers<'py>(py: Python<'py>, rows: &[Vec<i64>], n: usize) -> PyResult<Bound
     PyArray1::from_vec(py, flat).reshape([rows.len(), n])
 }
 
+/// The options shared by [`estimate`] and [`estimate_file`], checked before any counting:
+/// the number of cells, the step range (parsed) and the smoothing.
+fn check_options(smoothing: Option<f64>, steps: Option<&str>, cells: Option<usize>) -> PyResult<StepRange> {
+    if let Some(n) = cells.filter(|&n| n == 0 || n > MAX_CELLS) {
+        return Err(TplError::new_err(format!("cells {n}: 1 to {MAX_CELLS} cells are supported")));
+    }
+    let range: StepRange = match steps {
+        Some(text) => text.parse().map_err(|e| error(&format!("steps {text:?}"), e))?,
+        None => StepRange::ALL,
+    };
+    if let Some(s) = smoothing {
+        TransitionMatrix::check_smoothing(s).map_err(|e| error("smoothing", e))?;
+    }
+    Ok(range)
+}
+
 /// The estimate of `tpl estimate` from the records (bucket, user, cell) of a stream, as a
 /// dict: `forward`, `backward`, `counts` (transition counts), `cell_ids`, `histogram` (the
 /// counts per bucket and cell, of every step), `users`, `horizon`, `transitions`,
@@ -40,16 +56,7 @@ fn estimate<'py>(
     steps: Option<&str>,
     cells: Option<usize>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    if let Some(n) = cells.filter(|&n| n == 0 || n > MAX_CELLS) {
-        return Err(TplError::new_err(format!("cells {n}: 1 to {MAX_CELLS} cells are supported")));
-    }
-    let range: StepRange = match steps {
-        Some(text) => text.parse().map_err(|e| error(&format!("steps {text:?}"), e))?,
-        None => StepRange::ALL,
-    };
-    if let Some(s) = smoothing {
-        TransitionMatrix::check_smoothing(s).map_err(|e| error("smoothing", e))?;
-    }
+    let range = check_options(smoothing, steps, cells)?;
     let view = records.as_array();
     if view.ncols() != 3 {
         return Err(TplError::new_err(format!(
@@ -155,16 +162,7 @@ fn estimate_file<'py>(
     steps: Option<&str>,
     cells: Option<usize>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    if let Some(n) = cells.filter(|&n| n == 0 || n > MAX_CELLS) {
-        return Err(TplError::new_err(format!("cells {n}: 1 to {MAX_CELLS} cells are supported")));
-    }
-    let range: StepRange = match steps {
-        Some(text) => text.parse().map_err(|e| error(&format!("steps {text:?}"), e))?,
-        None => StepRange::ALL,
-    };
-    if let Some(s) = smoothing {
-        TransitionMatrix::check_smoothing(s).map_err(|e| error("smoothing", e))?;
-    }
+    let range = check_options(smoothing, steps, cells)?;
     let done = py.detach(move || -> Result<Estimate, (&'static str, String)> {
         let counted = tpl_io::count_user_stream(&path, range).map_err(|e| ("stream", e.to_string()))?;
         let (users, total) = (counted.users, counted.steps);

@@ -15,6 +15,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "data"
 AIS = ROOT / "testdata" / "ais_nyharbor_week_5min"
+# The AIS week's matrices as CLI flags, and smoothed by 0.01 as the tests read them.
+AIS_MATRICES = ("--backward", AIS / "transition_backward.csv", "--forward", AIS / "transition_forward.csv")
+AIS_SMOOTHED = (*AIS_MATRICES, "--smoothing", "0.01")
 
 
 def _find_tpl() -> Path:
@@ -81,3 +84,11 @@ def same_bits(a, b) -> bool:
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     return a.shape == b.shape and bool(np.all(a.view(np.int64) == b.view(np.int64)))
+
+
+def ais_smoothed() -> dict:
+    """The AIS week's matrices smoothed as the flags ``AIS_SMOOTHED`` read them, as the
+    ``backward=`` and ``forward=`` keywords of a function of the package."""
+    import temporal_privacy as tp
+
+    return {s: tp.smooth(read_matrix(AIS / f"transition_{s}.csv"), 0.01) for s in ["backward", "forward"]}

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import temporal_privacy as tp
-from conftest import AIS, EXAMPLES, ROOT, read_budgets, read_counts, read_matrix, same_bits
+from conftest import AIS, AIS_MATRICES, AIS_SMOOTHED, EXAMPLES, ais_smoothed, ROOT, read_budgets, read_counts, read_matrix, same_bits
 
 FIG8 = {"backward": EXAMPLES / "fig8_backward.csv", "forward": EXAMPLES / "fig8_forward.csv"}
 
@@ -49,18 +49,9 @@ def test_allocate_equals_the_cli_on_the_fig8_matrices(cli, strategy, horizon, wi
 @pytest.mark.parametrize("strategy", ["upper-bound", "quantified", "window"])
 def test_allocate_equals_the_cli_on_a_day_of_the_smoothed_ais_week(cli, strategy):
     expected, _ = cli(
-        "allocate", "--strategy", strategy,
-        "--backward", AIS / "transition_backward.csv", "--forward", AIS / "transition_forward.csv",
-        "--smoothing", "0.01", "--alpha", "1", "--horizon", "288", "--window", "12",
+        "allocate", "--strategy", strategy, *AIS_SMOOTHED, "--alpha", "1", "--horizon", "288", "--window", "12"
     )
-    got = tp.allocate(
-        strategy,
-        backward=tp.smooth(read_matrix(AIS / "transition_backward.csv"), 0.01),
-        forward=tp.smooth(read_matrix(AIS / "transition_forward.csv"), 0.01),
-        alpha=1,
-        horizon=288,
-        window=12,
-    )
+    got = tp.allocate(strategy, **ais_smoothed(), alpha=1, horizon=288, window=12)
     _check_allocation(got, expected)
 
 
@@ -107,7 +98,7 @@ def _check_release(got, expected):
 def test_a_seeded_release_of_the_ais_week_equals_the_cli(cli, scheme):
     args = ["--scheme", scheme, "--epsilon", "1", "--window", "10", "--seed", "7", "--interval", "0.9"]
     if scheme == "pba":
-        args += ["--backward", AIS / "transition_backward.csv", "--forward", AIS / "transition_forward.csv"]
+        args += AIS_MATRICES
     expected, stderr = _release_cli(cli, AIS / "counts.csv", *args)
     assert "NOT private" in stderr
     matrices = {}

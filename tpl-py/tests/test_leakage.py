@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import temporal_privacy as tp
-from conftest import AIS, EXAMPLES, read_budgets, read_matrix, same_bits
+from conftest import AIS, AIS_SMOOTHED, EXAMPLES, ais_smoothed, read_budgets, read_matrix, same_bits
 
 MATRICES = ["example4.csv", "absorbing.csv", "fig8_backward.csv", "fig8_forward.csv"]
 
@@ -118,21 +118,9 @@ def test_leakage_of_a_constant_budget_equals_the_cli(cli, side):
 
 def test_leakage_of_a_day_of_the_ais_week_equals_the_cli(cli):
     expected, _ = cli(
-        "leakage",
-        "--backward", AIS / "transition_backward.csv",
-        "--forward", AIS / "transition_forward.csv",
-        "--smoothing", "0.01",
-        "--epsilon", "0.05",
-        "--horizon", "288",
-        "--window", "12",
+        "leakage", *AIS_SMOOTHED, "--epsilon", "0.05", "--horizon", "288", "--window", "12"
     )
-    got = tp.leakage(
-        backward=tp.smooth(read_matrix(AIS / "transition_backward.csv"), 0.01),
-        forward=tp.smooth(read_matrix(AIS / "transition_forward.csv"), 0.01),
-        epsilon=0.05,
-        horizon=288,
-        window=12,
-    )
+    got = tp.leakage(**ais_smoothed(), epsilon=0.05, horizon=288, window=12)
     _check_leakage(got, expected)
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import temporal_privacy as tp
-from conftest import AIS, read_counts, read_matrix, same_bits
+from conftest import AIS, AIS_MATRICES, AIS_SMOOTHED, ais_smoothed, read_counts, read_matrix, same_bits
 
 STEPS = 300
 
@@ -122,17 +122,15 @@ def test_bad_postprocess_arguments_are_named(kwargs, words):
 
 
 def test_compare_with_a_seed_equals_the_cli(cli, ais):
-    d, counts, pb, pf = ais
+    d, counts, _, _ = ais
     expected, stderr = cli(
         "compare", "--counts", d / "counts.csv",
-        "--backward", AIS / "transition_backward.csv", "--forward", AIS / "transition_forward.csv",
-        "--smoothing", "0.01", "--epsilon", "1", "--window", "10", "--runs", "3", "--seed", "1",
-        "--postprocess", "map",
+        *AIS_SMOOTHED,
+        "--epsilon", "1", "--window", "10", "--runs", "3", "--seed", "1", "--postprocess", "map",
     )
     assert "NOT private" in stderr
     with pytest.warns(UserWarning, match="NOT private"):
-        got = tp.compare(counts, backward=tp.smooth(pb, 0.01), forward=tp.smooth(pf, 0.01), epsilon=1,
-                         window=10, runs=3, seed=1, postprocess="map")
+        got = tp.compare(counts, **ais_smoothed(), epsilon=1, window=10, runs=3, seed=1, postprocess="map")
     assert got.rows == expected["rows"]
     for key in ["epsilon", "window", "alpha", "sensitivity", "runs", "seed", "seeded", "horizon", "cells",
                 "postprocess", "version"]:
@@ -144,7 +142,7 @@ def test_compare_reports_a_strategy_that_cannot_run_as_the_cli(cli, ais):
     d, counts, pb, pf = ais
     expected, _ = cli(
         "compare", "--counts", d / "counts.csv",
-        "--backward", AIS / "transition_backward.csv", "--forward", AIS / "transition_forward.csv",
+        *AIS_MATRICES,
         "--epsilon", "1", "--window", "10", "--runs", "1", "--seed", "2", "--schemes", "upper-bound,window",
     )
     with pytest.warns(UserWarning):

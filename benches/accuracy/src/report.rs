@@ -85,13 +85,68 @@ fn num(v: Option<f64>) -> String {
     }
 }
 
+/// How a column aligns its fields: text to the left, numbers to the right.
+#[derive(Clone, Copy)]
+enum Align {
+    Left,
+    Right,
+}
+
+use Align::{Left, Right};
+
+/// Writes one line of `fields`, each padded to its column's width and alignment, separated
+/// by one space: the header and every row of a table share its columns.
+fn aligned_line<const N: usize>(out: &mut String, columns: &[(Align, usize); N], fields: [String; N]) {
+    let padded: Vec<String> = fields
+        .iter()
+        .zip(columns)
+        .map(|(field, &(align, width))| match align {
+            Left => format!("{field:<width$}"),
+            Right => format!("{field:>width$}"),
+        })
+        .collect();
+    let _ = writeln!(out, "{}", padded.join(" "));
+}
+
+/// The columns of [`table`].
+const TABLE: [(Align, usize); 16] = [
+    (Left, 13),
+    (Right, 6),
+    (Left, 12),
+    (Left, 12),
+    (Left, 8),
+    (Right, 5),
+    (Left, 10),
+    (Right, 10),
+    (Right, 10),
+    (Right, 7),
+    (Right, 8),
+    (Right, 7),
+    (Right, 7),
+    (Right, 7),
+    (Right, 6),
+    (Right, 6),
+];
+
+/// The columns of [`summary`].
+const SUMMARY: [(Align, usize); 10] = [
+    (Left, 12),
+    (Right, 6),
+    (Right, 9),
+    (Right, 10),
+    (Right, 10),
+    (Right, 8),
+    (Right, 8),
+    (Right, 10),
+    (Right, 13),
+    (Right, 13),
+];
+
 /// The table of `cells` (the first `top`, or all), one line per estimator, a blank line
 /// between cells.
 pub fn table(cells: &[Vec<Row>], top: Option<usize>) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:<13} {:>6} {:<12} {:<12} {:<8} {:>5} {:<10} {:>10} {:>10} {:>7} {:>8} {:>7} {:>7} {:>7} {:>6} {:>6}",
+    let header = [
         "stream",
         "N",
         "shape",
@@ -107,20 +162,19 @@ pub fn table(cells: &[Vec<Row>], top: Option<usize>) -> String {
         "/kalman",
         "/kf",
         "cov",
-        "cov>0"
-    );
+        "cov>0",
+    ];
+    aligned_line(&mut out, &TABLE, header.map(String::from));
     for rows in cells.iter().take(top.unwrap_or(usize::MAX)) {
         for r in rows {
-            let _ = writeln!(
-                out,
-                "{:<13} {:>6} {:<12} {:<12} {:<8} {:>5} {:<10} {:>10} {:>10} {:>7} {:>8} {:>7} {:>7} {:>7} {:>6} {:>6}",
-                r.stream,
-                r.population,
-                r.shape,
-                r.matrices,
-                r.scheme,
-                r.epsilon,
-                r.estimator,
+            let fields = [
+                r.stream.to_string(),
+                r.population.to_string(),
+                r.shape.to_string(),
+                r.matrices.clone(),
+                r.scheme.to_string(),
+                r.epsilon.to_string(),
+                r.estimator.to_string(),
                 num(Some(r.mse)),
                 num(Some(r.raw_mse)),
                 num(Some(r.ratio_raw)),
@@ -129,8 +183,9 @@ pub fn table(cells: &[Vec<Row>], top: Option<usize>) -> String {
                 num(r.ratio_kalman),
                 num(r.ratio_kalman_filter),
                 num(r.coverage_all),
-                num(r.coverage_nonempty)
-            );
+                num(r.coverage_nonempty),
+            ];
+            aligned_line(&mut out, &TABLE, fields);
         }
         out.push('\n');
     }
@@ -142,9 +197,7 @@ pub fn table(cells: &[Vec<Row>], top: Option<usize>) -> String {
 /// ≤ 1.1, ratio_ma ≤ 1, the worst ratio_raw and the range of the coverages.
 pub fn summary(cells: &[Vec<Row>]) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:<12} {:>6} {:>9} {:>10} {:>10} {:>8} {:>8} {:>10} {:>13} {:>13}",
+    let header = [
         "estimator",
         "cells",
         "raw<=1",
@@ -154,8 +207,9 @@ pub fn summary(cells: &[Vec<Row>]) -> String {
         "ma<=1",
         "worst/raw",
         "coverage",
-        "coverage>0"
-    );
+        "coverage>0",
+    ];
+    aligned_line(&mut out, &SUMMARY, header.map(String::from));
     let Some(first) = cells.first() else {
         return out;
     };
@@ -183,20 +237,19 @@ pub fn summary(cells: &[Vec<Row>]) -> String {
             if v.is_empty() { "-".into() } else { format!("{lo:.3}-{hi:.3}") }
         };
         let worst = finite.iter().map(|r| r.ratio_raw).fold(f64::NEG_INFINITY, f64::max);
-        let _ = writeln!(
-            out,
-            "{:<12} {:>6} {:>9} {:>10} {:>10} {:>8} {:>8} {:>10} {:>13} {:>13}",
-            name,
+        let fields = [
+            name.to_string(),
             format!("{}/{}", finite.len(), rows.len()),
-            count(&|r: &Row| r.ratio_raw <= 1.0),
+            count(&|r: &Row| r.ratio_raw <= 1.0).to_string(),
             kalman(1.1),
             kalman(1.0),
             kalman_filter,
-            count(&|r: &Row| r.ratio_ma <= 1.0),
+            count(&|r: &Row| r.ratio_ma <= 1.0).to_string(),
             num(Some(worst)),
             range(&|r: &Row| r.coverage_all),
-            range(&|r: &Row| r.coverage_nonempty)
-        );
+            range(&|r: &Row| r.coverage_nonempty),
+        ];
+        aligned_line(&mut out, &SUMMARY, fields);
     }
     out
 }

@@ -17,7 +17,7 @@ use crate::chart::{CellSeries, estimate_chart};
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, fitted, read_matrix};
 use crate::provenance::VERSION;
-use crate::release_report::Sampler;
+use crate::release_report::{Sampler, add_intervals};
 use crate::render::{Report, Table, csv_rows_text, csv_text, human};
 
 /// Arguments of `tpl postprocess`.
@@ -348,11 +348,7 @@ impl Report for PostprocessReport {
             None => json!(e.estimates),
         };
         let mut out = json!({ "estimator": e.estimator.name(), "t": t, "estimates": estimates });
-        if let (Some(i), Some(map)) = (&self.intervals, out.as_object_mut()) {
-            map.insert("interval".into(), json!(i.level));
-            map.insert("lower".into(), json!(i.lower));
-            map.insert("upper".into(), json!(i.upper));
-        }
+        add_intervals(&mut out, self.intervals.as_ref());
         out
     }
 

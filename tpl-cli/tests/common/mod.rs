@@ -132,6 +132,18 @@ pub fn tpl_ok(args: &[&str]) -> Run {
     run
 }
 
+/// Runs `tpl ARGS` with standard output on `/dev/full` (every write fails), expects exit 2
+/// and returns standard error.
+#[cfg(target_os = "linux")]
+#[track_caller]
+pub fn tpl_to_full_device(args: &[&str]) -> String {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+    let out = Command::new(env!("CARGO_BIN_EXE_tpl")).args(args).stdout(full).output().expect("run tpl");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    stderr
+}
+
 /// The standard output of `run` parsed as one JSON value.
 #[track_caller]
 pub fn stdout_json(run: &Run) -> Value {
@@ -167,6 +179,15 @@ pub fn csv(args: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
         assert_eq!(r.len(), header.len(), "CSV row width differs from header\n{}", run.describe());
     }
     (header, rows)
+}
+
+/// Runs `tpl release --counts COUNTS FLAGS --format csv` (`flags` split at spaces), expects
+/// success and writes the releases to `name` in `d`: the file a post-processing command reads.
+pub fn release_file(d: &Scratch, name: &str, counts: &str, flags: &str) -> String {
+    let mut args = vec!["release", "--counts", counts];
+    args.extend(flags.split_whitespace());
+    args.extend(["--format", "csv"]);
+    d.file(name, &tpl_ok(&args).stdout)
 }
 
 /// Runs `tpl ARGS --format table`, expects success and human text.
@@ -216,6 +237,17 @@ pub fn usage_error(args: &[&str]) -> Run {
 pub fn has_token(text: &str, value: &str) -> bool {
     text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | '-' | '+')))
         .any(|t| t == value || t.trim_end_matches('.') == value)
+}
+
+/// The row of `strategy` in a `tpl compare` report.
+#[track_caller]
+pub fn row<'a>(out: &'a Value, strategy: &str) -> &'a Value {
+    out["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["strategy"] == strategy)
+        .unwrap_or_else(|| panic!("no row {strategy} in {out}"))
 }
 
 pub fn nums(v: &Value, key: &str) -> Vec<f64> {
