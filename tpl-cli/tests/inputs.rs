@@ -281,23 +281,12 @@ fn leakage_table_of_a_long_horizon_shows_both_ends() {
 #[test]
 fn counts_columns_are_cells_by_name() {
     let d = Scratch::new("inputs_by_name");
-    let ordered = d.file("a.csv", "timestamp_bucket,c0,c1\n0,7,500\n1,8,400\n");
-    let swapped = d.file("b.csv", "timestamp_bucket,c1,c0\n0,500,7\n1,400,8\n");
-    let release = |c: &str| {
-        json(&[
-            "release",
-            "--counts",
-            c,
-            "--scheme",
-            "uniform",
-            "--epsilon",
-            "1",
-            "--window",
-            "2",
-            "--seed",
-            "4",
-        ])
-    };
+    let [ordered, swapped] = d.files([
+        ("a.csv", "timestamp_bucket,c0,c1\n0,7,500\n1,8,400\n"),
+        ("b.csv", "timestamp_bucket,c1,c0\n0,500,7\n1,400,8\n"),
+    ]);
+    let release =
+        |c: &str| json(&cmd("release --counts {} --scheme uniform --epsilon 1 --window 2 --seed 4", &[c]));
     assert_eq!(release(&ordered)["releases"], release(&swapped)["releases"]);
     let gapped = d.file("g.csv", "timestamp_bucket,c0,c5\n0,7,500\n");
     bad_input(

@@ -439,20 +439,7 @@ fn a_first_step_refused_by_the_stream_names_the_counts_file_and_line() {
 fn push_on_a_float_stream_warns_once_that_it_is_not_release_grade() {
     let scratch = Scratch::new("stream-float");
     let db = scratch.path("s.db");
-    tpl_ok(&[
-        "stream",
-        "init",
-        "--db",
-        &db,
-        "--scheme",
-        "uniform",
-        "--epsilon",
-        "1",
-        "--window",
-        "2",
-        "--sampler",
-        "float",
-    ]);
+    tpl_ok(&cmd("stream init --db {} --scheme uniform --epsilon 1 --window 2 --sampler float", &[&db]));
     let c = scratch.file("c.csv", "1.5,2\n3,4.25\n");
     let run = tpl_ok(&["stream", "push", "--db", &db, "--counts", &c, "--append", "--format", "csv"]);
     assert_eq!(run.stderr.matches("NOT release-grade").count(), 1, "{}", run.describe());

@@ -39,6 +39,19 @@ fn check_options(smoothing: Option<f64>, steps: Option<&str>, cells: Option<usiz
     Ok(range)
 }
 
+/// With `cells = n`: the new index of each of the stream's cells (`cell_ids`, ascending),
+/// position i in the id list becoming id i; an id ≥ n is refused.
+fn index_by_id(cell_ids: &[u64], n: usize) -> Result<Vec<usize>, (&'static str, String)> {
+    let largest = cell_ids.last().copied().unwrap_or(0);
+    if largest >= n as u64 {
+        return Err((
+            "cells",
+            format!("the stream has cell {largest}, but cells={n} indexes ids 0..{}", n - 1),
+        ));
+    }
+    Ok(cell_ids.iter().map(|&id| id as usize).collect())
+}
+
 /// The estimate of `tpl estimate` from the records (bucket, user, cell) of a stream, as a
 /// dict: `forward`, `backward`, `counts` (transition counts), `cell_ids`, `histogram` (the
 /// counts per bucket and cell, of every step), `users`, `horizon`, `transitions`,
@@ -80,15 +93,7 @@ fn estimate<'py>(
             tpl_compare::histogram(&stream.states, distinct).map_err(|e| ("stream", e.to_string()))?;
         let mut cell_ids = stream.cell_ids.clone();
         if let Some(n) = cells {
-            // Index by id: position i in the stream's id list becomes id i.
-            let largest = cell_ids.last().copied().unwrap_or(0);
-            if largest >= n as u64 {
-                return Err((
-                    "cells",
-                    format!("the stream has cell {largest}, but cells={n} indexes ids 0..{}", n - 1),
-                ));
-            }
-            let by_id: Vec<usize> = cell_ids.iter().map(|&id| id as usize).collect();
+            let by_id = index_by_id(&cell_ids, n)?;
             counts = counts.relabeled(&by_id, n).map_err(fail)?;
             for row in &mut histogram {
                 let mut wide = vec![0.0; n];
@@ -170,15 +175,7 @@ fn estimate_file<'py>(
         let fail = |e: CoreError| ("stream", e.to_string());
         let mut counts = counted.counts(&path).map_err(|e| ("stream", e.to_string()))?;
         if let Some(n) = cells {
-            let largest = cell_ids.last().copied().unwrap_or(0);
-            if largest >= n as u64 {
-                return Err((
-                    "cells",
-                    format!("the stream has cell {largest}, but cells={n} indexes ids 0..{}", n - 1),
-                ));
-            }
-            // Index by id: position i in the stream's id list becomes id i.
-            let by_id: Vec<usize> = cell_ids.iter().map(|&id| id as usize).collect();
+            let by_id = index_by_id(&cell_ids, n)?;
             counts = counts.relabeled(&by_id, n).map_err(fail)?;
             cell_ids = (0..n as u64).collect();
         }

@@ -30,6 +30,20 @@ pub const HEADER: [&str; 20] = [
     "coverage_nonempty",
 ];
 
+/// The fields that say which cell and estimator a row is (the CSV's and the table's first
+/// seven columns).
+fn row_key(r: &Row) -> [String; 7] {
+    [
+        r.stream.to_string(),
+        r.population.to_string(),
+        r.shape.to_string(),
+        r.matrices.clone(),
+        r.scheme.to_string(),
+        r.epsilon.to_string(),
+        r.estimator.to_string(),
+    ]
+}
+
 fn opt(v: Option<f64>) -> String {
     v.map_or_else(String::new, |v| v.to_string())
 }
@@ -45,14 +59,7 @@ pub fn write_csv(path: &Path, cells: &[Vec<Row>]) -> Result<(), Box<dyn std::err
     let mut w = csv::Writer::from_path(path)?;
     w.write_record(HEADER)?;
     for r in cells.iter().flatten() {
-        w.write_record([
-            r.stream.to_string(),
-            r.population.to_string(),
-            r.shape.to_string(),
-            r.matrices.clone(),
-            r.scheme.to_string(),
-            r.epsilon.to_string(),
-            r.estimator.to_string(),
+        w.write_record(row_key(r).into_iter().chain([
             r.seeds.to_string(),
             r.mse.to_string(),
             r.raw_mse.to_string(),
@@ -66,7 +73,7 @@ pub fn write_csv(path: &Path, cells: &[Vec<Row>]) -> Result<(), Box<dyn std::err
             opt(r.ratio_kalman_filter),
             opt(r.coverage_all),
             opt(r.coverage_nonempty),
-        ])?;
+        ]))?;
     }
     w.flush()?;
     Ok(())
@@ -85,62 +92,29 @@ fn num(v: Option<f64>) -> String {
     }
 }
 
-/// How a column aligns its fields: text to the left, numbers to the right.
-#[derive(Clone, Copy)]
-enum Align {
-    Left,
-    Right,
-}
-
-use Align::{Left, Right};
-
-/// Writes one line of `fields`, each padded to its column's width and alignment, separated
-/// by one space: the header and every row of a table share its columns.
-fn aligned_line<const N: usize>(out: &mut String, columns: &[(Align, usize); N], fields: [String; N]) {
+/// Writes one line of `fields`, each padded as its column of `columns` says, separated by
+/// one space: the header and every row of a table share its columns. A column is written as
+/// in a format string, `<W` (text, to the left) or `>W` (a number, to the right) for width W.
+fn aligned_line(out: &mut String, columns: &str, fields: impl IntoIterator<Item = String>) {
+    let columns: Vec<&str> = columns.split(' ').collect();
+    let fields: Vec<String> = fields.into_iter().collect();
+    assert_eq!(fields.len(), columns.len(), "one field per column");
     let padded: Vec<String> = fields
         .iter()
         .zip(columns)
-        .map(|(field, &(align, width))| match align {
-            Left => format!("{field:<width$}"),
-            Right => format!("{field:>width$}"),
+        .map(|(field, column)| {
+            let width: usize = column[1..].parse().expect("a column is <W or >W");
+            if column.starts_with('<') { format!("{field:<width$}") } else { format!("{field:>width$}") }
         })
         .collect();
     let _ = writeln!(out, "{}", padded.join(" "));
 }
 
 /// The columns of [`table`].
-const TABLE: [(Align, usize); 16] = [
-    (Left, 13),
-    (Right, 6),
-    (Left, 12),
-    (Left, 12),
-    (Left, 8),
-    (Right, 5),
-    (Left, 10),
-    (Right, 10),
-    (Right, 10),
-    (Right, 7),
-    (Right, 8),
-    (Right, 7),
-    (Right, 7),
-    (Right, 7),
-    (Right, 6),
-    (Right, 6),
-];
+const TABLE: &str = "<13 >6 <12 <12 <8 >5 <10 >10 >10 >7 >8 >7 >7 >7 >6 >6";
 
 /// The columns of [`summary`].
-const SUMMARY: [(Align, usize); 10] = [
-    (Left, 12),
-    (Right, 6),
-    (Right, 9),
-    (Right, 10),
-    (Right, 10),
-    (Right, 8),
-    (Right, 8),
-    (Right, 10),
-    (Right, 13),
-    (Right, 13),
-];
+const SUMMARY: &str = "<12 >6 >9 >10 >10 >8 >8 >10 >13 >13";
 
 /// The table of `cells` (the first `top`, or all), one line per estimator, a blank line
 /// between cells.
@@ -164,17 +138,10 @@ pub fn table(cells: &[Vec<Row>], top: Option<usize>) -> String {
         "cov",
         "cov>0",
     ];
-    aligned_line(&mut out, &TABLE, header.map(String::from));
+    aligned_line(&mut out, TABLE, header.map(String::from));
     for rows in cells.iter().take(top.unwrap_or(usize::MAX)) {
         for r in rows {
-            let fields = [
-                r.stream.to_string(),
-                r.population.to_string(),
-                r.shape.to_string(),
-                r.matrices.clone(),
-                r.scheme.to_string(),
-                r.epsilon.to_string(),
-                r.estimator.to_string(),
+            let fields = row_key(r).into_iter().chain([
                 num(Some(r.mse)),
                 num(Some(r.raw_mse)),
                 num(Some(r.ratio_raw)),
@@ -184,8 +151,8 @@ pub fn table(cells: &[Vec<Row>], top: Option<usize>) -> String {
                 num(r.ratio_kalman_filter),
                 num(r.coverage_all),
                 num(r.coverage_nonempty),
-            ];
-            aligned_line(&mut out, &TABLE, fields);
+            ]);
+            aligned_line(&mut out, TABLE, fields);
         }
         out.push('\n');
     }
@@ -209,7 +176,7 @@ pub fn summary(cells: &[Vec<Row>]) -> String {
         "coverage",
         "coverage>0",
     ];
-    aligned_line(&mut out, &SUMMARY, header.map(String::from));
+    aligned_line(&mut out, SUMMARY, header.map(String::from));
     let Some(first) = cells.first() else {
         return out;
     };
@@ -249,7 +216,19 @@ pub fn summary(cells: &[Vec<Row>]) -> String {
             range(&|r: &Row| r.coverage_all),
             range(&|r: &Row| r.coverage_nonempty),
         ];
-        aligned_line(&mut out, &SUMMARY, fields);
+        aligned_line(&mut out, SUMMARY, fields);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::aligned_line;
+
+    #[test]
+    fn aligned_line_pads_as_a_format_string_would() {
+        let mut out = String::new();
+        aligned_line(&mut out, "<4 >3 >2", ["ab".to_string(), "7".to_string(), "wide".to_string()]);
+        assert_eq!(out, format!("{:<4} {:>3} {:>2}\n", "ab", "7", "wide"));
+    }
 }
