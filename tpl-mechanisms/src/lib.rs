@@ -58,8 +58,6 @@ pub mod test_util;
 
 pub use budget::BudgetGrid;
 pub use error::{CustomError, MechError, Result};
-/// The error of `tpl-core` inside [`MechError::Core`], for matching on it.
-pub use tpl_core::CoreError;
 pub use ledger::WindowLedger;
 pub use mechanism::{
     LaplaceMechanism, MAX_EXACT_COUNT, MAX_EXACT_SCALE, Mechanism, budget_for_effective, check_privacy_map,
@@ -81,3 +79,5 @@ pub use schemes::{
     Sample, SampleRule, SchemeInputs, SchemeKind, Uniform, UniformRule, worth_publishing,
 };
 pub use spending::{EffectiveSpending, effective_spending};
+/// The error of `tpl-core` inside [`MechError::Core`], for matching on it.
+pub use tpl_core::CoreError;
