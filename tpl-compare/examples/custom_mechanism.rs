@@ -92,15 +92,23 @@ impl Mechanism for GeometricMechanism {
         if !(d_in.is_finite() && d_in >= 0.0) {
             return Err(MechError::BadDistance(d_in));
         }
-        // d_in·p/δ with each of its two roundings pushed up by one ulp: never understated.
-        let loss = ((d_in * budget).next_up() / sensitivity).next_up();
-        Ok(if d_in == 0.0 { 0.0 } else { loss })
+        // d_in times the rate the draws use, rounded up: never understated, and at most p at
+        // d_in = δ (the rate is p/δ rounded down), which every release checks.
+        let rate = rate(sensitivity, budget);
+        let loss = d_in * rate;
+        Ok(if d_in.mul_add(rate, -loss) > 0.0 { loss.next_up() } else { loss })
     }
 
     fn sample(&mut self, answer: &[f64], sensitivity: f64, budget: f64) -> Result<Vec<f64>, MechError> {
-        let ln_alpha = -budget / sensitivity; // ln α = −p/δ
+        let ln_alpha = -rate(sensitivity, budget); // ln α = −p/δ, rounded towards less privacy loss
         Ok(answer.iter().map(|&a| a + self.geometric(ln_alpha) - self.geometric(ln_alpha)).collect())
     }
+}
+
+/// p/δ rounded down, so that δ·rate ≤ p exactly: the rate of the geometric draws.
+fn rate(sensitivity: f64, budget: f64) -> f64 {
+    let r = budget / sensitivity;
+    if r.mul_add(sensitivity, -budget) > 0.0 { r.next_down() } else { r }
 }
 
 /// A synthetic stream: `people` people, spread uniformly over the cells at step 1, then each
