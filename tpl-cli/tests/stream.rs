@@ -1,77 +1,10 @@
 //! `tpl stream`: the round trip init → push → status → export, files that are not streams,
-//! a push killed at random instants, and concurrent pushes on one file.
+//! damaged ledgers, keys and refused steps (processes and permissions: `stream_processes.rs`).
 
 mod common;
 
-use std::process::{Command, Stdio};
-use std::time::Duration;
-
+use common::stream::*;
 use common::*;
-use serde_json::Value;
-
-/// A keyed counts file of `steps` rows of `cells` integer counts, keys from `first`.
-fn counts_file(scratch: &Scratch, name: &str, first: usize, steps: usize, cells: usize) -> String {
-    let mut text = String::from("timestamp_bucket");
-    for j in 0..cells {
-        text.push_str(&format!(",c{j}"));
-    }
-    text.push('\n');
-    for t in first..first + steps {
-        text.push_str(&t.to_string());
-        for j in 0..cells {
-            text.push_str(&format!(",{}", (t * 31 + j * 17) % 97 + if t % 10 < 5 { 0 } else { 300 }));
-        }
-        text.push('\n');
-    }
-    scratch.file(name, &text)
-}
-
-fn init(db: &str, scheme: &str) {
-    let run = tpl(&["stream", "init", "--db", db, "--scheme", scheme, "--epsilon", "1", "--window", "6"]);
-    assert_eq!(run.code, Some(0), "{}", run.describe());
-}
-
-/// The exported ledger, checked: steps 1..T in order, keys increasing, every window within ε.
-fn ledger(db: &str) -> Value {
-    let e = json(&["stream", "export", "--db", db]);
-    let t = e["t"].as_array().unwrap();
-    for (i, v) in t.iter().enumerate() {
-        assert_eq!(v.as_u64(), Some(i as u64 + 1), "steps in order, none twice");
-    }
-    let keys: Vec<i64> = e["key"].as_array().unwrap().iter().map(|k| k.as_i64().unwrap()).collect();
-    assert!(keys.windows(2).all(|w| w[0] < w[1]), "keys increase: {keys:?}");
-    assert!(num(&e, "max_window_budget") <= 1.0);
-    let status = json(&["stream", "status", "--db", db]);
-    assert!(num(&status, "max_window_spend") <= 1.0);
-    assert_eq!(status["steps"].as_u64(), Some(t.len() as u64));
-    e
-}
-
-/// A scratch folder named `name` holding a stream `s.db` created with `scheme`, and the
-/// stream's path.
-fn new_stream(name: &str, scheme: &str) -> (Scratch, String) {
-    let scratch = Scratch::new(name);
-    let db = scratch.path("s.db");
-    init(&db, scheme);
-    (scratch, db)
-}
-
-/// A new stream `s.db` in a scratch folder, made by `stream init` with the backward matrix
-/// `pb` (written to `pb.csv`) and `flags` (split at spaces).
-fn stream_with_backward(name: &str, pb: &str, flags: &str) -> (Scratch, String) {
-    let scratch = Scratch::new(name);
-    let db = scratch.path("s.db");
-    let pb = scratch.file("pb.csv", pb);
-    let mut args = cmd("stream init --db {} --backward {}", &[&db, &pb]);
-    args.extend(flags.split_whitespace());
-    tpl_ok(&args);
-    (scratch, db)
-}
-
-/// The releases of steps 1..n of an export.
-fn releases(e: &Value) -> Vec<Value> {
-    e["releases"].as_array().unwrap().clone()
-}
 
 #[test]
 fn init_push_status_export_round_trip() {
@@ -202,99 +135,6 @@ fn files_that_are_not_streams_are_refused_and_left_alone() {
     let missing = scratch.path("missing.db");
     bad_input(&["stream", "push", "--db", &missing, "--counts", &c], &["missing.db"], &[]);
     assert!(!std::path::Path::new(&missing).exists());
-}
-
-#[test]
-fn a_read_only_stream_is_refused_and_left_alone() {
-    let (scratch, db) = new_stream("stream-read-only", "uniform");
-    let c = counts_file(&scratch, "c.csv", 0, 3, 2);
-    let mut perms = std::fs::metadata(&db).unwrap().permissions();
-    perms.set_readonly(true);
-    std::fs::set_permissions(&db, perms).unwrap();
-    if std::fs::OpenOptions::new().write(true).open(&db).is_ok() {
-        // Superuser: permissions do not bind, so there is no read-only file to test.
-        return;
-    }
-    let before = std::fs::read(&db).unwrap();
-    bad_input(&["stream", "push", "--db", &db, "--counts", &c], &["read-only"], &[]);
-    assert_eq!(std::fs::read(&db).unwrap(), before);
-    // Reading still works.
-    assert_eq!(json(&["stream", "status", "--db", &db])["steps"], 0);
-}
-
-/// A push of `counts` to `db`, running.
-fn spawn_push(db: &str, counts: &str) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_tpl"))
-        .args(["stream", "push", "--db", db, "--counts", counts, "--format", "json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-/// Waits until the stream holds at least `steps` committed steps (reading it as another
-/// process would, read-only), or the push has exited.
-fn wait_for_steps(db: &str, steps: usize, child: &mut std::process::Child) {
-    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
-    loop {
-        let committed = rusqlite::Connection::open_with_flags(db, flags)
-            .and_then(|c| c.query_row("SELECT COUNT(*) FROM steps", [], |r| r.get::<_, i64>(0)))
-            .unwrap_or(0);
-        if committed as usize >= steps || child.try_wait().ok().flatten().is_some() {
-            return;
-        }
-        std::thread::sleep(Duration::from_micros(200));
-    }
-}
-
-#[test]
-fn a_push_killed_at_random_instants_leaves_a_valid_ledger() {
-    let (scratch, db) = new_stream("stream-crash", "ba");
-    let steps = 3000;
-    let c = counts_file(&scratch, "c.csv", 0, steps, 8);
-    let mut seen: Vec<Value> = Vec::new();
-    let mut x = u64::from(std::process::id());
-    for _ in 0..6 {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        // The kill waits on an event, not a clock: the push has committed a random number of
-        // further steps (1 to 200), whatever the machine's speed.
-        let target = seen.len() + 1 + ((x >> 33) % 200) as usize;
-        let mut child = spawn_push(&db, &c);
-        wait_for_steps(&db, target, &mut child);
-        let _ = child.kill(); // SIGKILL on Unix
-        let _ = child.wait();
-        let e = ledger(&db);
-        let now = releases(&e);
-        // Stored releases never change.
-        assert_eq!(now[..seen.len().min(now.len())], seen[..seen.len().min(now.len())]);
-        assert!(now.len() >= seen.len(), "steps are never lost");
-        seen = now;
-    }
-    assert!(!seen.is_empty() && seen.len() < steps, "the kills fell mid-stream: {} steps", seen.len());
-    // Re-pushing finishes the stream; stored steps spend nothing and keep their releases.
-    let out = json(&["stream", "push", "--db", &db, "--counts", &c]);
-    let replayed = out["replayed"].as_array().unwrap().iter().filter(|r| **r == true).count();
-    assert_eq!(replayed, seen.len());
-    let e = ledger(&db);
-    assert_eq!(releases(&e).len(), steps);
-    assert_eq!(releases(&e)[..seen.len()], seen[..]);
-    assert_eq!(releases(&e), releases(&out));
-}
-
-#[test]
-fn concurrent_pushes_make_one_valid_stream() {
-    let (scratch, db) = new_stream("stream-concurrent", "bd");
-    let c = counts_file(&scratch, "c.csv", 0, 150, 6);
-    let children: Vec<_> = (0..3).map(|_| spawn_push(&db, &c)).collect();
-    let outputs: Vec<_> = children.into_iter().map(|ch| ch.wait_with_output().unwrap()).collect();
-    let e = ledger(&db);
-    assert_eq!(releases(&e).len(), 150);
-    for out in outputs {
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        // Every process printed the one release recorded for each step.
-        assert_eq!(releases(&v), releases(&e));
-    }
 }
 
 /// A bad row in the middle of a counts file: the valid steps before it are recorded and
@@ -510,46 +350,6 @@ fn stream_errors_name_the_file_and_what_is_wrong() {
     );
     std::fs::create_dir(scratch.dir.join("adir")).unwrap();
     bad_input(&["stream", "status", "--db", &scratch.path("adir")], &["adir", "directory"], &[]);
-}
-
-/// Whether permissions bind this process (they do not for the superuser).
-fn permissions_bind(scratch: &Scratch) -> bool {
-    let probe = scratch.file("probe", "");
-    let mut perms = std::fs::metadata(&probe).unwrap().permissions();
-    perms.set_readonly(true);
-    std::fs::set_permissions(&probe, perms).unwrap();
-    std::fs::OpenOptions::new().write(true).open(&probe).is_err()
-}
-
-#[test]
-fn readers_without_write_access_leave_no_companions_and_read_a_read_only_folder() {
-    use std::os::unix::fs::PermissionsExt;
-    let (scratch, db) = new_stream("stream-reader", "bd");
-    if !permissions_bind(&scratch) {
-        eprintln!("skipped: running as the superuser, whom permissions do not bind");
-        return;
-    }
-    let c = counts_file(&scratch, "c.csv", 0, 12, 2);
-    tpl_ok(&["stream", "push", "--db", &db, "--counts", &c]);
-    let expected = json(&["stream", "export", "--db", &db]);
-    // A file this process cannot write, in a folder it can: nothing is left beside it.
-    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
-    assert_eq!(json(&["stream", "export", "--db", &db])["release"], expected["release"]);
-    assert_eq!(json(&["stream", "status", "--db", &db])["steps"], 12);
-    for suffix in ["-wal", "-shm"] {
-        assert!(!std::path::Path::new(&format!("{db}{suffix}")).exists(), "{suffix} left behind");
-    }
-    // A writable file in a folder this process cannot write: readers still read.
-    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
-    std::fs::set_permissions(&scratch.dir, std::fs::Permissions::from_mode(0o555)).unwrap();
-    let status = tpl(&["stream", "status", "--db", &db, "--format", "json"]);
-    let push = tpl(&["stream", "push", "--db", &db, "--counts", &c]);
-    std::fs::set_permissions(&scratch.dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-    assert_eq!(status.code, Some(0), "{}", status.describe());
-    assert_eq!(stdout_json(&status)["steps"], 12);
-    // A retry of stored steps writes nothing, yet a push needs the write-ahead log.
-    assert_eq!(push.code, Some(2), "{}", push.describe());
-    assert!(push.stderr.contains("read-only"), "{}", push.describe());
 }
 
 /// Regression: a counts file without `timestamp_bucket` got keys "last + 1", so pushing it
