@@ -426,19 +426,8 @@ fn plan(strategy: Strategy, run: &Checked<'_>, corr: &Correlation) -> Result<Pla
         Strategy::Scheme(SchemeKind::Pba) if run.backward.is_none() && run.forward.is_none() => {
             return Err(CompareError::PbaNeedsCorrelation);
         }
-        Strategy::Scheme(_) | Strategy::Custom(_) => {
-            let source = match strategy {
-                Strategy::Custom(custom) => SchemeSource::Custom(custom),
-                Strategy::Scheme(kind) => SchemeSource::Kind(kind),
-                _ => return Err(CompareError::UnknownStrategy { name: strategy.name().to_owned() }),
-            };
-            // Only the parameters are read: building the scheme draws nothing.
-            let scheme = source.build(run, run.seed.rng(source.name(), 0))?;
-            let g = guaranteed_leakage(scheme.as_ref(), corr, horizon, run.window)?;
-            let guaranteed =
-                Leakage { max_tpl: g.max_tpl, max_window_leakage: g.max_window_leakage.unwrap_or(g.max_tpl) };
-            return Ok(Plan::Scheme { source, guaranteed });
-        }
+        Strategy::Scheme(kind) => return scheme_plan(SchemeSource::Kind(kind), run, corr),
+        Strategy::Custom(custom) => return scheme_plan(SchemeSource::Custom(custom), run, corr),
         Strategy::UpperBound => UpperBound::new(corr, run.alpha).allocate(horizon),
         Strategy::Quantified => Quantified::new(corr, run.alpha).allocate(horizon),
         Strategy::Window => WindowAllocator::new(corr, run.alpha, run.window).allocate(horizon),
@@ -449,6 +438,16 @@ fn plan(strategy: Strategy, run: &Checked<'_>, corr: &Correlation) -> Result<Pla
         allocation.budgets().iter().map(|e| budget_for_effective(e, run.sensitivity)).collect();
     let leakage = audit(corr, &budgets, run.sensitivity, run.window)?;
     Ok(Plan::Budgets { max_window_budget: window_budget(&budgets, run.window), leakage, budgets })
+}
+
+/// The plan of a scheme strategy: its guaranteed leakage over the horizon, from the caps the
+/// scheme states (building it draws nothing).
+fn scheme_plan(source: SchemeSource, run: &Checked<'_>, corr: &Correlation) -> Result<Plan> {
+    let scheme = source.build(run, run.seed.rng(source.name(), 0))?;
+    let g = guaranteed_leakage(scheme.as_ref(), corr, run.truth.len(), run.window)?;
+    let guaranteed =
+        Leakage { max_tpl: g.max_tpl, max_window_leakage: g.max_window_leakage.unwrap_or(g.max_tpl) };
+    Ok(Plan::Scheme { source, guaranteed })
 }
 
 /// Where a scheme strategy's scheme comes from.

@@ -243,7 +243,7 @@ impl DurableStream {
         factory: Option<&dyn SchemeFactory>,
     ) -> Result<()> {
         config.check_with(factory)?;
-        build_scheme(config, tpl_mechanisms::LaplaceMechanism::new(config.sampler.from_os_rng()), factory)?;
+        // Dry-runs the first steps with the scheme (a custom one without its factory is refused).
         check_steps(config, factory)?;
         match std::fs::symlink_metadata(path) {
             Ok(_) => return Err(StreamError::Exists { path: path.to_path_buf() }),
