@@ -1,5 +1,5 @@
-//! Benchmarks of `tpl-postprocess`: one step of each estimator (docs/map.md §3, §4, §6) and
-//! whole streams through the filter (§5).
+//! Benchmarks of `tpl-postprocess`: one step of each estimator ([docs/map.md](tpl_core::guide::map)
+//! §3, §4, §6) and whole streams through the filter (§5).
 //!
 //! Inputs are realistic releases: a random prior p (entries in (0, 1), normalised), true
 //! counts ≈ N p and r = rint(max(c + Lap(Δ/ε), 0)) with Δ = 2, ε = 1 (a = 0.5), from the
@@ -9,16 +9,17 @@
 //! and T = 10⁴ steps at n = 1000: `postprocess/map-steps/n=1000/T=1e4` (the solver over a
 //! recorded stream, prior fixed) < 1 s, `postprocess/filter-map-dbsec/n=1000/T=1e4` (the
 //! whole driver with the DBSec paper's prior, moved every step through the smoothed identity,
-//! whose product costs O(n), docs/map.md §13) < 1 s, the default estimator
-//! `postprocess/filter-map/n=1000/T=1e4` (the calibrated prior of docs/map.md §8) ≤ 0.3 s,
-//! and `postprocess/smooth/n=1000/T=1e4` (docs/map.md §9, the backward matrix derived from
-//! P) ≤ 0.6 s. Beside them, `postprocess/filter-map-dbsec/dense/n=1000/T=2000`: the dense
-//! product of a dense 1000×1000 P, 2000 times (the yardstick of numpy's `p @ P` loop).
+//! whose product costs O(n), [docs/map.md](tpl_core::guide::map) §13) < 1 s, the default estimator
+//! `postprocess/filter-map/n=1000/T=1e4` (the calibrated prior of
+//! [docs/map.md](tpl_core::guide::map) §8) ≤ 0.3 s, and `postprocess/smooth/n=1000/T=1e4`
+//! ([docs/map.md](tpl_core::guide::map) §9, the backward matrix derived from P) ≤ 0.6 s. Beside
+//! them, `postprocess/filter-map-dbsec/dense/n=1000/T=2000`: the dense product of a dense 1000×1000
+//! P, 2000 times (the yardstick of numpy's `p @ P` loop).
 //!
-//! The state-space estimators (docs/map.md §14), dense n×n covariances: `postprocess/kalman`,
-//! `postprocess/smooth` and `postprocess/filter-map` at n = 16, 32, 64 (64 is the most cells
-//! `map` and `smooth` run the model on) and 128 (`kalman` only), T = 1000, a release every
-//! step (`every`: the covariance converges, O(n²) per step after) or every 10th step
+//! The state-space estimators ([docs/map.md](tpl_core::guide::map) §14), dense n×n covariances:
+//! `postprocess/kalman`, `postprocess/smooth` and `postprocess/filter-map` at n = 16, 32, 64 (64 is
+//! the most cells `map` and `smooth` run the model on) and 128 (`kalman` only), T = 1000, a release
+//! every step (`every`: the covariance converges, O(n²) per step after) or every 10th step
 //! (`tenth`: the gap of `sample`), the forward matrix the smoothed identity.
 //!
 //! Run: `cargo bench -p tpl-benches --bench postprocess -- --noplot [FILTER]` (a few

@@ -111,7 +111,8 @@ pub struct Plan {
     pub limited_by: Option<Cap>,
 }
 
-/// The audit of a budget sequence through `tpl-core` (`docs/model.md` §4): what it leaks.
+/// The audit of a budget sequence through `tpl-core` ([`docs/model.md`](tpl_core::guide::model)
+/// §4): what it leaks.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Audit {

@@ -1,7 +1,8 @@
 //! The guaranteed (ex-ante) audit: upper bounds on the temporal privacy leakage of *every*
 //! run a release strategy could produce, from what it may spend at each step and the window
-//! constraint it keeps (`docs/model.md` §9). The realised audit ([`crate::audit`]) is the
-//! leakage of one run's budgets; this is the promise a curator can make before releasing.
+//! constraint it keeps ([`docs/model.md`](tpl_core::guide::model) §9). The realised audit
+//! ([`crate::audit`]) is the leakage of one run's budgets; this is the promise a curator can make
+//! before releasing.
 
 use std::collections::VecDeque;
 
@@ -14,18 +15,20 @@ use crate::error::Result;
 /// Relative outward margin of every bound on a loss value and of every reported leakage:
 /// it covers the rounding of the loss evaluation (a few ulps) and the round-to-nearest of
 /// the realised series, so that a guaranteed figure is above the exact leakage of every run
-/// and above every realised audit as `tpl-core` computes it (`docs/model.md` §9).
+/// and above every realised audit as `tpl-core` computes it
+/// ([`docs/model.md`](tpl_core::guide::model) §9).
 const MARGIN: f64 = 1.0 / (1u64 << 44) as f64;
 
 /// The longest window suffix m (in steps) whose m-fold loss composition the bound
 /// evaluates; longer windows reuse the composition of this many steps, an upper bound
-/// because L(a) ≤ a (`docs/model.md` §9). It caps the work at this many loss evaluations
-/// per step and side.
+/// because L(a) ≤ a ([`docs/model.md`](tpl_core::guide::model) §9). It caps the work at this many
+/// loss evaluations per step and side.
 const MAX_COMPOSED: usize = 64;
 
 /// A window constraint of a stream scheme, in effective budgets: any `window` consecutive
-/// steps spend at most `limit` in total (w-event privacy, `docs/w-event.md` §1.7). A window
-/// that is cut by the start of the stream is included.
+/// steps spend at most `limit` in total (w-event privacy,
+/// [`docs/w-event.md`](tpl_core::guide::w_event) §1.7). A window that is cut by the start of the
+/// stream is included.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct WindowLimit {
@@ -36,7 +39,7 @@ pub struct WindowLimit {
 }
 
 /// What every run of a release strategy may spend, in effective budgets ε_t·2/Δ
-/// (`docs/model.md` §1).
+/// ([`docs/model.md`](tpl_core::guide::model) §1).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Spending<'a> {
     /// Every run spends exactly these budgets (an allocator's plan, the `planned` scheme,
@@ -80,8 +83,8 @@ impl<'a> Spending<'a> {
 }
 
 /// Upper bounds on BPL_t, FPL_t, TPL_t and on the leakage of every window, valid for every
-/// run a [`Spending`] allows (`docs/model.md` §9): the guaranteed counterpart of
-/// [`crate::Audit`].
+/// run a [`Spending`] allows ([`docs/model.md`](tpl_core::guide::model) §9): the guaranteed
+/// counterpart of [`crate::Audit`].
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct GuaranteedAudit {
@@ -102,13 +105,13 @@ pub struct GuaranteedAudit {
 }
 
 /// The guaranteed audit of `spending` against the correlation `corr`, and, with `window`,
-/// of every window of that many steps (`docs/model.md` §9).
+/// of every window of that many steps ([`docs/model.md`](tpl_core::guide::model) §9).
 ///
 /// For [`Spending::Fixed`] it is [`crate::audit`] of the budgets. For [`Spending::Capped`]
-/// it is the window-aware recurrence of `docs/model.md` §9: BPL_t is at most
-/// c_t + L_B(B_{t−1}) and, for every m up to w, at most min(limit, Σ of the last m caps) +
-/// L_B^{(m)}(B_{t−m}) (L is non-decreasing and 1-Lipschitz); FPL likewise backwards; TPL and
-/// the windows combine them. Every value is rounded outward.
+/// it is the window-aware recurrence of [`docs/model.md`](tpl_core::guide::model) §9: BPL_t is at
+/// most c_t + L_B(B_{t−1}) and, for every m up to w, at most min(limit, Σ of the last m caps) +
+/// L_B^{(m)}(B_{t−m}) (L is non-decreasing and 1-Lipschitz); FPL likewise backwards; TPL and the
+/// windows combine them. Every value is rounded outward.
 ///
 /// ```
 /// use tpl_alloc::{Correlation, Spending, WindowLimit, audit, guaranteed_audit};
@@ -214,10 +217,10 @@ pub fn guaranteed_audit(
 
 /// Upper bounds B_1..B_T of the recurrence X_t = e_t + L(X_{t−1}) over every sequence with
 /// 0 ≤ e_t ≤ caps[t] and, with `limit = (w, E)`, every w consecutive e_t summing to ≤ E
-/// (`docs/model.md` §9): B_t is the least of c_t + L(B_{t−1}) and, for m = 1..=w,
-/// min(E, Σ of the caps of the last m steps) + L^{(m)}(B_{t−m}), where L^{(m)}(B_s) is 0
-/// for s < 1 and is replaced by L^{(k)}(B_{t−m}) for m above k = [`MAX_COMPOSED`]. `loss`
-/// is an outward evaluation of L; `sums` bounds the sums of `caps`.
+/// ([`docs/model.md`](tpl_core::guide::model) §9): B_t is the least of c_t + L(B_{t−1}) and, for m
+/// = 1..=w, min(E, Σ of the caps of the last m steps) + L^{(m)}(B_{t−m}), where L^{(m)}(B_s) is 0
+/// for s < 1 and is replaced by L^{(k)}(B_{t−m}) for m above k = [`MAX_COMPOSED`]. `loss` is an
+/// outward evaluation of L; `sums` bounds the sums of `caps`.
 fn chain(loss: &dyn Fn(f64) -> f64, caps: &[f64], sums: &CapSums, limit: Option<(usize, f64)>) -> Vec<f64> {
     let horizon = caps.len();
     let (window, cap) = limit.unwrap_or((1, f64::INFINITY));

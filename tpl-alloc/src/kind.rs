@@ -20,7 +20,7 @@ pub enum AllocatorKind {
 }
 
 impl AllocatorKind {
-    /// Every allocator, in the order of `docs/model.md` §6.
+    /// Every allocator, in the order of [`docs/model.md`](tpl_core::guide::model) §6.
     pub const ALL: [AllocatorKind; 3] = [Self::UpperBound, Self::Quantified, Self::Window];
 
     /// The name on the command line and in [`Allocation::strategy`].

@@ -12,8 +12,8 @@
 //! ([`Allocation`] carries both: the [`Plan`] after rounding and its [`Audit`]); [`audit`]
 //! does the same for any budget sequence (the realised leakage of a run), and
 //! [`guaranteed_audit`] bounds the leakage of every run a scheme could produce from what it
-//! may spend per step and per window (`docs/model.md` §9); [`StreamAudit`] keeps [`audit`]'s
-//! numbers for an open-ended stream one step at a time.
+//! may spend per step and per window ([`docs/model.md`](tpl_core::guide::model) §9);
+//! [`StreamAudit`] keeps [`audit`]'s numbers for an open-ended stream one step at a time.
 //!
 //! ```
 //! use tpl_alloc::{Allocator, Correlation, Quantified, UpperBound};

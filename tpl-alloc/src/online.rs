@@ -1,5 +1,5 @@
-//! The audit of an open-ended stream, one step at a time (`docs/model.md` §8): what
-//! [`crate::audit`] reports for the budgets so far, without auditing them all again.
+//! The audit of an open-ended stream, one step at a time ([`docs/model.md`](tpl_core::guide::model)
+//! §8): what [`crate::audit`] reports for the budgets so far, without auditing them all again.
 
 use tpl_core::{Budgets, LeakageAccountant};
 

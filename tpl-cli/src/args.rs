@@ -77,7 +77,7 @@ pub struct IntervalArgs {
     /// Add per-cell LEVEL confidence intervals (e.g. 0.9): `lower`/`upper` in the JSON,
     /// `lo_c…`/`hi_c…` columns in the CSV. Raw releases: the exact quantiles of each fresh
     /// release's noise (a repeat carries its publication's); estimates: a parametric
-    /// bootstrap (docs/map.md).
+    /// bootstrap ([docs/map.md](tpl_core::guide::map)).
     #[arg(long, value_name = "LEVEL", allow_negative_numbers = true, value_parser = parse_level)]
     pub interval: Option<f64>,
 }

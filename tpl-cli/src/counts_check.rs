@@ -1,6 +1,6 @@
 //! The check of a counts file against a mechanism before any noise is drawn: the rows
-//! `tpl-io` read (`docs/formats.md` §5), refused by [`Mechanism::validate`] with the file,
-//! line, column and value as typed.
+//! `tpl-io` read ([`docs/formats.md`](tpl_core::guide::formats) §5), refused by
+//! [`Mechanism::validate`] with the file, line, column and value as typed.
 
 use std::path::Path;
 

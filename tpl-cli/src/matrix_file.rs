@@ -1,5 +1,5 @@
 //! The matrix options shared by every command that reads a matrix file (`--normalize`,
-//! `--smoothing`), over `tpl-io`'s reader (`docs/formats.md` §2).
+//! `--smoothing`), over `tpl-io`'s reader ([`docs/formats.md`](tpl_core::guide::formats) §2).
 
 use std::path::Path;
 

@@ -1,13 +1,15 @@
 //! Where the correlation matrices of a comparison came from, and which steps it scored —
-//! what `tpl compare` and `tpl demo` say about it in every format (`docs/cli.md` §2.9): the
-//! `matrices` object of the JSON, a `#` line of the CSV and a sentence of the table.
+//! what `tpl compare` and `tpl demo` say about it in every format
+//! ([`docs/cli.md`](tpl_core::guide::cli) §2.9): the `matrices` object of the JSON, a `#` line of
+//! the CSV and a sentence of the table.
 
 use serde_json::{Value, json};
 use tpl_compare::Holdout;
 use tpl_core::Steps;
 
 /// Where the correlation matrices of a comparison came from and which steps it scored:
-/// whether the matrices were estimated from the scored data (`docs/cli.md`, `tpl compare`).
+/// whether the matrices were estimated from the scored data ([`docs/cli.md`](tpl_core::guide::cli),
+/// `tpl compare`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MatrixSource {
     /// How the matrices were obtained.

@@ -17,8 +17,8 @@ pub fn note_seeded(seed: Option<u64>, what: &str) {
 }
 
 /// Tells stderr, once per process, that releases drawn with `sampler` are NOT release-grade
-/// when it is the float sampler (`docs/cli.md` §1.1); nothing for the discrete sampler. Said
-/// once the releases exist, so that an error stays one line.
+/// when it is the float sampler ([`docs/cli.md`](tpl_core::guide::cli) §1.1); nothing for the
+/// discrete sampler. Said once the releases exist, so that an error stays one line.
 pub fn warn_float_sampler(sampler: SamplerKind) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     if sampler == SamplerKind::Float {

@@ -1,8 +1,8 @@
 //! Output: the `--format table|json|csv` choice and the one writer of each format.
 //!
-//! JSON is the machine contract (`docs/cli.md`): one object per command, numbers at full
-//! round-trip precision (serde_json prints the shortest decimal that parses back to the same
-//! double). CSV has a header row and full-precision numbers (Rust's `Display` for f64 is
+//! JSON is the machine contract ([`docs/cli.md`](tpl_core::guide::cli)): one object per command,
+//! numbers at full round-trip precision (serde_json prints the shortest decimal that parses back to
+//! the same double). CSV has a header row and full-precision numbers (Rust's `Display` for f64 is
 //! also shortest-round-trip). Tables are for people and may change.
 
 use std::fmt::Write as _;

@@ -1,7 +1,7 @@
-//! `tpl allocate` through the built binary: the JSON contract (`docs/cli.md`) for the three
-//! strategies, the worked AIS-style cases (a Theorem 7 matrix refused by the unbounded
-//! strategies, answered by `window`), and every bad input (exit 2, one line naming the flag or
-//! the file).
+//! `tpl allocate` through the built binary: the JSON contract
+//! ([`docs/cli.md`](tpl_core::guide::cli)) for the three strategies, the worked AIS-style cases (a
+//! Theorem 7 matrix refused by the unbounded strategies, answered by `window`), and every bad input
+//! (exit 2, one line naming the flag or the file).
 
 mod common;
 

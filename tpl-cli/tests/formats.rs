@@ -1,6 +1,6 @@
-//! The input file formats (`docs/formats.md`) through the built binary: matrix separators,
-//! comments and tolerances, the default output format, and every malformed matrix or budget
-//! file ending in exit 2 with one line naming the file, line and value.
+//! The input file formats ([`docs/formats.md`](tpl_core::guide::formats)) through the built binary:
+//! matrix separators, comments and tolerances, the default output format, and every malformed
+//! matrix or budget file ending in exit 2 with one line naming the file, line and value.
 
 mod common;
 

@@ -1,7 +1,7 @@
 //! The honest evaluation of post-processing on the AIS week (`testdata/`): the matrices are
 //! estimated by `tpl estimate` from the first half of the vessel stream (public knowledge
-//! from an earlier period), the second half is released and post-processed (`docs/map.md`
-//! §8–9):
+//! from an earlier period), the second half is released and post-processed
+//! ([`docs/map.md`](tpl_core::guide::map) §8–9):
 //! - the default estimator `map` beats the raw release for laplace and sample, with the raw
 //!   and with the smoothed matrices (with the smoothed ones the DBSec filter is far worse than
 //!   the raw release);

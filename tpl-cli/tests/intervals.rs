@@ -1,8 +1,8 @@
-//! `--interval` on post-processed estimates and `postprocess --chart` (`docs/intervals.md`
-//! §2): on the second half of the AIS week released by `laplace` at ε = 0.5 per step, with
-//! matrices `tpl estimate --steps ..972` makes from the first half, the bootstrap intervals
-//! of the default estimator hold the estimates, have whole-number ends, and cover the true
-//! counts at least at their level less five points.
+//! `--interval` on post-processed estimates and `postprocess --chart`
+//! ([`docs/intervals.md`](tpl_core::guide::intervals) §2): on the second half of the AIS week
+//! released by `laplace` at ε = 0.5 per step, with matrices `tpl estimate --steps ..972` makes from
+//! the first half, the bootstrap intervals of the default estimator hold the estimates, have
+//! whole-number ends, and cover the true counts at least at their level less five points.
 
 mod common;
 

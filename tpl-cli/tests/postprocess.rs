@@ -1,6 +1,7 @@
-//! `tpl postprocess` through the built binary (`docs/map.md`, `docs/formats.md` §8): the JSON
-//! contract, the two-command pipeline from `tpl release --format csv`, headered and headerless
-//! releases, byte-identical reruns, the MSE gain on a correlated stream, and every bad input.
+//! `tpl postprocess` through the built binary ([`docs/map.md`](tpl_core::guide::map),
+//! [`docs/formats.md`](tpl_core::guide::formats) §8): the JSON contract, the two-command pipeline
+//! from `tpl release --format csv`, headered and headerless releases, byte-identical reruns, the
+//! MSE gain on a correlated stream, and every bad input.
 
 mod common;
 

@@ -1,7 +1,8 @@
-//! `tpl release` through the built binary (`docs/w-event.md`, `docs/formats.md` §7): the JSON contract with its
-//! exact key order, (W) for every scheme, the CSV that is itself a counts file, seeded
-//! reproducibility, the discrete sampler's integer noise, how every release says it was made,
-//! the limits of exact integer releases, and every bad input (exit 2).
+//! `tpl release` through the built binary ([`docs/w-event.md`](tpl_core::guide::w_event),
+//! [`docs/formats.md`](tpl_core::guide::formats) §7): the JSON contract with its exact key order,
+//! (W) for every scheme, the CSV that is itself a counts file, seeded reproducibility, the discrete
+//! sampler's integer noise, how every release says it was made, the limits of exact integer
+//! releases, and every bad input (exit 2).
 
 mod common;
 

@@ -1,13 +1,13 @@
 //! Plugging your own mechanism into a w-event stream scheme, then auditing what the run spent.
 //!
-//! The scheme (here BD, `docs/w-event.md` §3.4) decides *when* to publish and with which budget;
-//! the [`Mechanism`] decides *how* a count vector is released under that budget. Any type that
-//! implements the trait can be used: it states what it accepts (`validate`, checked before any
-//! draw), what one release costs (`privacy_map`) and how it draws (`sample`). This example
-//! writes a geometric mechanism from scratch, runs BD with it over a synthetic stream of
-//! people moving between cells, and audits the budgets the run actually spent — and the most
-//! BD could have spent — with `tpl-core`: the w-event guarantee (every window of w steps
-//! spends ≤ ε) holds, but an adversary who knows how people move (a Markov chain) can learn
+//! The scheme (here BD, [`docs/w-event.md`](tpl_core::guide::w_event) §3.4) decides *when* to
+//! publish and with which budget; the [`Mechanism`] decides *how* a count vector is released under
+//! that budget. Any type that implements the trait can be used: it states what it accepts
+//! (`validate`, checked before any draw), what one release costs (`privacy_map`) and how it draws
+//! (`sample`). This example writes a geometric mechanism from scratch, runs BD with it over a
+//! synthetic stream of people moving between cells, and audits the budgets the run actually spent —
+//! and the most BD could have spent — with `tpl-core`: the w-event guarantee (every window of w
+//! steps spends ≤ ε) holds, but an adversary who knows how people move (a Markov chain) can learn
 //! more than ε about one person — the temporal privacy leakage (TPL) of Cao et al.
 //!
 //! Everything here is seeded (the people's moves by [`Seed`], the mechanism's draws by
@@ -115,7 +115,7 @@ fn rate(sensitivity: f64, budget: f64) -> f64 {
 /// moving along the rows of `chain` ([`simulate_users`], so the audit below knows the true
 /// correlation); c_t[j] counts the people in cell j ([`histogram`]). The population is
 /// fixed, so one person changing cell moves two counts by one: L1 sensitivity Δ = 2
-/// (substitution, the default of `docs/w-event.md` §1.2).
+/// (substitution, the default of [`docs/w-event.md`](tpl_core::guide::w_event) §1.2).
 fn synthetic_stream(
     chain: &TransitionMatrix,
     people: usize,

@@ -9,9 +9,9 @@
 //! budget `budget_for_effective` of each, so that they keep α whatever Δ is.
 //!
 //! Besides the leakage of the runs it drew (realised), every strategy is scored on the
-//! leakage it guarantees over every run it could produce (`docs/model.md` §9): for a scheme,
-//! from each step's largest spend and its window constraint; for budgets fixed in advance,
-//! the realised leakage itself.
+//! leakage it guarantees over every run it could produce ([`docs/model.md`](tpl_core::guide::model)
+//! §9): for a scheme, from each step's largest spend and its window constraint; for budgets fixed
+//! in advance, the realised leakage itself.
 
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
@@ -108,17 +108,17 @@ impl<'a> Setup<'a> {
     }
 
     /// Also score every strategy after post-processing by `estimator` (rows
-    /// `<strategy>+<estimator>`, e.g. `bd+map`; docs/map.md), and the data-free prior mean.
-    /// `None` (the default): no post-processed rows.
+    /// `<strategy>+<estimator>`, e.g. `bd+map`; [docs/map.md](tpl_core::guide::map)), and the
+    /// data-free prior mean. `None` (the default): no post-processed rows.
     pub fn postprocess(mut self, estimator: Option<Estimator>) -> Self {
         self.postprocess = estimator;
         self
     }
 
     /// Whether post-processed rows come with the classical baseline's: rows
-    /// `<strategy>+kalman` beside `<strategy>+<estimator>` (docs/map.md §14), unless the
-    /// estimator is `kalman` itself. Default `true`: every accuracy figure is shown against
-    /// the Kalman smoother.
+    /// `<strategy>+kalman` beside `<strategy>+<estimator>` ([docs/map.md](tpl_core::guide::map)
+    /// §14), unless the estimator is `kalman` itself. Default `true`: every accuracy figure is
+    /// shown against the Kalman smoother.
     pub fn baseline(mut self, baseline: bool) -> Self {
         self.baseline = baseline;
         self
@@ -483,10 +483,10 @@ fn scheme_params(run: &Checked<'_>) -> Result<(WEventParams, SchemeInputs)> {
 }
 
 /// The guaranteed audit of `scheme` (its parameters, from step 1) over `horizon` steps and of
-/// every window of `window` steps against `corr` (`docs/model.md` §9): the caps
-/// [`effective_spending`] states, with the scheme's window constraint; for a scheme whose
-/// every run spends its caps (`laplace`, `uniform`, `sample`, `planned`), the realised audit
-/// of those budgets, exactly.
+/// every window of `window` steps against `corr` ([`docs/model.md`](tpl_core::guide::model) §9):
+/// the caps [`effective_spending`] states, with the scheme's window constraint; for a scheme whose
+/// every run spends its caps (`laplace`, `uniform`, `sample`, `planned`), the realised audit of
+/// those budgets, exactly.
 ///
 /// # Errors
 /// [`CompareError::Audit`] when the audit refuses the horizon or window, or overflows.
@@ -640,8 +640,8 @@ fn run_once(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng
     })
 }
 
-/// Estimates of the counts behind `releases` by `estimator` (docs/map.md), with the
-/// forward matrix (and the backward one, for `smooth`) as public prior, each step weighted
+/// Estimates of the counts behind `releases` by `estimator` ([docs/map.md](tpl_core::guide::map)),
+/// with the forward matrix (and the backward one, for `smooth`) as public prior, each step weighted
 /// by its fresh budget.
 fn map_estimates(
     run: &Checked<'_>,

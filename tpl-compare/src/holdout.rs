@@ -1,5 +1,6 @@
 //! Honest evaluation: the correlation matrices estimated from one period of a user stream,
-//! the strategies scored on another (`docs/cli.md`, `tpl compare --train-steps`).
+//! the strategies scored on another ([`docs/cli.md`](tpl_core::guide::cli), `tpl compare
+//! --train-steps`).
 //!
 //! Matrices estimated from the very steps a release is scored on are a prior that neither
 //! the curator nor an adversary has in advance — they are the private data itself — and

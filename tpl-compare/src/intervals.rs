@@ -1,6 +1,7 @@
 //! Intervals of post-processed estimates: the parametric bootstrap of `tpl-postprocess`
 //! with replicate releases drawn by the Laplace mechanism of `tpl-mechanisms`, as
-//! `tpl postprocess --interval` and the Python package compute them (`docs/intervals.md` §2).
+//! `tpl postprocess --interval` and the Python package compute them
+//! ([`docs/intervals.md`](tpl_core::guide::intervals) §2).
 
 use tpl_mechanisms::{Intervals, LaplaceMechanism, Mechanism, SamplerKind};
 use tpl_postprocess::{Bootstrap, FilterConfig, PostprocessError, bootstrap_intervals, filter};

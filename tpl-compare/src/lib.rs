@@ -21,7 +21,8 @@
 //!   data model of the TKDE and DBSec experiments, where the truth is known.
 //! - [`mae`], [`mse`], [`mre`] — error metrics of a release against the truth.
 //! - [`bootstrap_estimates`] — per-cell intervals of post-processed estimates (the
-//!   parametric bootstrap with Laplace replicates, `docs/intervals.md` §2).
+//!   parametric bootstrap with Laplace replicates,
+//!   [`docs/intervals.md`](tpl_core::guide::intervals) §2).
 //! - [`Holdout`] — honest evaluation: the matrices estimated from one period of a user
 //!   stream, the strategies scored on another ([`HeldOut`]).
 //!

@@ -54,9 +54,9 @@ pub struct Scores {
     /// Largest leakage of w consecutive steps under the correlation, from the effective
     /// budgets (max over runs).
     pub max_window_leakage: f64,
-    /// An upper bound of TPL_t over every run the strategy could produce (`docs/model.md`
-    /// §9): from each step's largest spend and the window constraint; for budgets fixed in
-    /// advance, `max_tpl` itself.
+    /// An upper bound of TPL_t over every run the strategy could produce
+    /// ([`docs/model.md`](tpl_core::guide::model) §9): from each step's largest spend and the
+    /// window constraint; for budgets fixed in advance, `max_tpl` itself.
     pub guaranteed_max_tpl: f64,
     /// An upper bound of the leakage of w consecutive steps over every run the strategy
     /// could produce; for budgets fixed in advance, `max_window_leakage` itself.

@@ -1,7 +1,7 @@
-//! The guaranteed leakage (`docs/model.md` §9) by property test: for every scheme, stream,
-//! correlation and noise — seeded samplers, adversarial scripted noise and noise that forces
-//! every test to publish — the guaranteed bound of `guaranteed_leakage` is ≥ the realised
-//! leakage of the run (`tpl_alloc::audit` of its effective budgets) at every step and for
+//! The guaranteed leakage ([`docs/model.md`](tpl_core::guide::model) §9) by property test: for
+//! every scheme, stream, correlation and noise — seeded samplers, adversarial scripted noise and
+//! noise that forces every test to publish — the guaranteed bound of `guaranteed_leakage` is ≥ the
+//! realised leakage of the run (`tpl_alloc::audit` of its effective budgets) at every step and for
 //! every window; for the schemes whose budgets are fixed in advance, the two are equal.
 
 #[path = "../../tpl-mechanisms/tests/common/mod.rs"]

@@ -1,6 +1,7 @@
 //! A streaming leakage accountant for open-ended releases: feed ε_t as each step is
 //! published and read the leakage so far — the same numbers as an audit of all the budgets
-//! from scratch, at the cost of the steps whose FPL the new step changes (`docs/model.md` §8).
+//! from scratch, at the cost of the steps whose FPL the new step changes
+//! ([`docs/model.md`](crate::guide::model) §8).
 
 use crate::check::{check_window, is_budget};
 use crate::error::{CoreError, Result};

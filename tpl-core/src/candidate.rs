@@ -132,7 +132,8 @@ const SMALL_EPS_MAX: f64 = 1.0;
 
 /// ln(eᵃ + eᵇ) without overflow: −∞ is the identity and +∞ absorbs, so the result is never
 /// NaN for arguments that are not NaN (including ∞ + ∞ and −∞ + −∞). The one log-space sum of
-/// the workspace (the TKDE loss in logarithmic form here, the MAP recursion of `docs/map.md`).
+/// the workspace (the TKDE loss in logarithmic form here, the MAP recursion of
+/// [`docs/map.md`](crate::guide::map)).
 ///
 /// ```
 /// use tpl_core::log_add_exp;

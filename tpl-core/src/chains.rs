@@ -9,14 +9,15 @@
 //!
 //! **Pruning without sorting.** Most pairs are settled before anything else by their
 //! support function at a grid of slopes, one vectorised pass ([`support::outline_is_under`],
-//! `docs/model.md` §8). For the others, one O(n) pass puts each state into a half-octave bin of its
-//! slope, read off the slope's exponent and top mantissa bit (no logarithm). Cumulative bin
-//! sums are exact chain points (the prefix of all states steeper than a bin boundary), and
-//! between two consecutive ones the chain stays inside the thin triangle spanned by the
-//! bin's two slope limits. If every such triangle lies under the hull of candidates seen so
-//! far, no point of the pair's chain can ever be the maximum, and the pair is never sorted.
-//! The hull grows block by block from the bin points and the full chains of the pairs that
-//! survive; pruning against part of the final hull is valid because the hull only grows. The authors' Algorithm 2 stores all n(n−1) chains (≈190 MB at n = 200).
+//! [`docs/model.md`](crate::guide::model) §8). For the others, one O(n) pass puts each state into a
+//! half-octave bin of its slope, read off the slope's exponent and top mantissa bit (no logarithm).
+//! Cumulative bin sums are exact chain points (the prefix of all states steeper than a bin
+//! boundary), and between two consecutive ones the chain stays inside the thin triangle spanned by
+//! the bin's two slope limits. If every such triangle lies under the hull of candidates seen so
+//! far, no point of the pair's chain can ever be the maximum, and the pair is never sorted. The
+//! hull grows block by block from the bin points and the full chains of the pairs that survive;
+//! pruning against part of the final hull is valid because the hull only grows. The authors'
+//! Algorithm 2 stores all n(n−1) chains (≈190 MB at n = 200).
 
 use crate::candidate::Candidate;
 use crate::envelope::{Envelope, Heights};
@@ -196,9 +197,9 @@ pub(crate) fn pair_chain(q: &[f64], d: &[f64], buf: &mut Vec<(f64, Candidate)>) 
 /// every [`BLOCK`] pairs with a chain. Before that, each pair meets the test of
 /// [`support::outline_is_under`], in parallel batches (feature `parallel`) against the hull
 /// as it is when the batch starts: one vectorised pass proves most pairs to lie strictly
-/// under that hull, hence under the later ones (`docs/model.md` §8), and only the others are
-/// binned as described above. A pair the test settles would have left no point for the
-/// hull, so the hull, and with it every value of L, is bit for bit that of the scan without
+/// under that hull, hence under the later ones ([`docs/model.md`](crate::guide::model) §8), and
+/// only the others are binned as described above. A pair the test settles would have left no point
+/// for the hull, so the hull, and with it every value of L, is bit for bit that of the scan without
 /// the test.
 pub(crate) fn candidates(
     matrix: &TransitionMatrix,

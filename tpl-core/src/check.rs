@@ -43,8 +43,8 @@ pub fn check_alpha(alpha: f64) -> Result<f64> {
     if alpha.is_finite() && alpha > 0.0 { Ok(alpha) } else { Err(CoreError::BadAlpha(alpha)) }
 }
 
-/// Checks a sensitivity Δ (the L1 sensitivity of one step's histogram, `docs/model.md` §1):
-/// finite and > 0.
+/// Checks a sensitivity Δ (the L1 sensitivity of one step's histogram,
+/// [`docs/model.md`](crate::guide::model) §1): finite and > 0.
 ///
 /// # Errors
 /// [`CoreError::BadSensitivity`] otherwise.

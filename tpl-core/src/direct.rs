@@ -29,12 +29,12 @@ const ROUND_TILES: usize = 4;
 /// Each iteration raises λ (Dinkelbach's method), so it ends after at most n of them.
 ///
 /// Before that pass, a pair meets a cheaper test: the pair cannot reach log λ* if
-/// x·h(λ* − 1) ≤ λ* − 1, h being its support function (`docs/model.md` §8). It is computed
-/// for eight rows q against one row d at a time, branch-free and vectorised, with λ* lowered
-/// by a relative margin of 10⁻⁹ so that rounding cannot hide a pair that the full pass would
-/// have kept. The pairs run in parallel (feature `parallel`) and share λ*; since the
-/// iteration reaches a pair's own optimum from any level below it, the maximum over pairs
-/// does not depend on their order.
+/// x·h(λ* − 1) ≤ λ* − 1, h being its support function ([`docs/model.md`](crate::guide::model) §8).
+/// It is computed for eight rows q against one row d at a time, branch-free and vectorised, with λ*
+/// lowered by a relative margin of 10⁻⁹ so that rounding cannot hide a pair that the full pass
+/// would have kept. The pairs run in parallel (feature `parallel`) and share λ*; since the
+/// iteration reaches a pair's own optimum from any level below it, the maximum over pairs does not
+/// depend on their order.
 ///
 /// **Ties in floating point.** λ is a weighted mediant of the ratios in S, and when one
 /// heavy state dominates it, that state's ratio can sit within 1e−160 of λ: no double decides
@@ -129,9 +129,9 @@ impl Scan<'_> {
 
 /// Which of the pairs (q[k], d) provably have no candidate worth more than `level` at the α
 /// with e^α − 1 = `x`, by their support function at λ − 1 for λ = e^{(1 − margin)·level}
-/// (`docs/model.md` §8): every S then has x(δ_S − (λ − 1) d_S) ≤ λ − 1, i.e. a value below
-/// (1 − margin)·level, which no rounding of the full pass lifts above `level`. None for
-/// level > 700, where λ is not a double.
+/// ([`docs/model.md`](crate::guide::model) §8): every S then has x(δ_S − (λ − 1) d_S) ≤ λ − 1, i.e.
+/// a value below (1 − margin)·level, which no rounding of the full pass lifts above `level`. None
+/// for level > 700, where λ is not a double.
 fn below_level<const T: usize>(q: [&[f64]; T], d: &[f64], level: f64, x: f64) -> [bool; T] {
     if level > LN_RATIO_MAX {
         return [false; T];

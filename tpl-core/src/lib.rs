@@ -23,8 +23,9 @@
 //! Map of the crate:
 //! - [`TransitionMatrix`] — validated row-stochastic matrices, Laplacian smoothing (eq. 28);
 //! - [`TransitionCounts`] — counts of observed moves between states, and the forward and
-//!   backward matrices estimated from them ([`EstimatedMatrix`]; `docs/model.md` §2), from
-//!   a whole stream or from a range of its steps ([`StepRange`], [`Steps`]);
+//!   backward matrices estimated from them ([`EstimatedMatrix`];
+//!   [`docs/model.md`](crate::guide::model) §2), from a whole stream or from a range of its steps
+//!   ([`StepRange`], [`Steps`]);
 //! - [`LossEvaluator`] and its three implementations of L(α) (eq. 24): [`DirectLoss`]
 //!   (Alg. 1), [`PairTableLoss`] (Alg. 2–3), [`PiecewiseLoss`] (Alg. 4–5), and [`Loss`], which
 //!   picks one for a workload;
@@ -36,6 +37,8 @@
 //! - [`Supremum`] — the limit under constant ε (Theorem 11, Alg. 6);
 //! - [`LeakageAccountant`] — the same, online, for an open-ended stream;
 //! - [`PersonalizedLeakage`] — the worst case over users with different correlations;
+//! - [`guide`] — the project's documents (the model, MAP, w-event schemes, streams, file
+//!   formats, intervals, the CLI), which the docs of every `tpl-*` crate cite;
 //! - `test_util` (feature `test-util`) — the proptest strategies the workspace's tests share.
 
 #![warn(missing_docs)]
@@ -47,6 +50,7 @@ mod check;
 mod direct;
 mod envelope;
 mod error;
+pub mod guide;
 mod loss;
 mod matrix;
 mod par;

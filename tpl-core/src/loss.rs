@@ -58,8 +58,9 @@ fn no_progress(_done: usize, _total: usize) {}
 /// Algorithms 2–3 of the TKDE paper: the prefix chain of every ordered pair of rows is
 /// precomputed with its transition points (Theorem 8); an evaluation finds each pair's
 /// segment by binary search and takes the maximum over pairs. Pairs whose chain provably
-/// lies under the hull of other pairs' candidates are not stored (`docs/model.md` §3, "How `tpl` evaluates it").
-/// Setup O(n³ + n² n log n) in the worst case; O(k log n) per α for k kept pairs.
+/// lies under the hull of other pairs' candidates are not stored
+/// ([`docs/model.md`](crate::guide::model) §3, "How `tpl` evaluates it"). Setup O(n³ + n² n log n)
+/// in the worst case; O(k log n) per α for k kept pairs.
 #[derive(Debug, Clone)]
 pub struct PairTableLoss {
     identity: bool,

@@ -31,7 +31,8 @@ pub struct TransitionMatrix {
     data: Vec<f64>,
 }
 
-/// Serialised as its list of rows, the JSON matrix format of `docs/formats.md`.
+/// Serialised as its list of rows, the JSON matrix format of
+/// [`docs/formats.md`](crate::guide::formats).
 #[cfg(feature = "serde")]
 impl serde::Serialize for TransitionMatrix {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {

@@ -162,8 +162,8 @@ impl LeakageSeries {
         self.tpl.iter().copied().fold(0.0, f64::max)
     }
 
-    /// Leakage of every window of `w` consecutive steps (Theorem 3, `docs/model.md` §4),
-    /// one value per window start.
+    /// Leakage of every window of `w` consecutive steps (Theorem 3,
+    /// [`docs/model.md`](crate::guide::model) §4), one value per window start.
     ///
     /// # Errors
     /// [`CoreError::BadWindow`] unless 1 ≤ w ≤ T; [`CoreError::Overflow`] when a window's

@@ -1,6 +1,6 @@
 //! Ranges of steps: which part of a stream a computation uses — the steps a transition
-//! matrix is estimated from, the steps a release is scored on (`docs/cli.md`, `tpl estimate
-//! --steps` and `tpl compare --train-steps`).
+//! matrix is estimated from, the steps a release is scored on ([`docs/cli.md`](crate::guide::cli),
+//! `tpl estimate --steps` and `tpl compare --train-steps`).
 //!
 //! Steps are numbered from 1 in time order, as every step `t` that `tpl` prints; a range
 //! includes both of its ends. For a stream file, step t is its t-th time bucket in ascending

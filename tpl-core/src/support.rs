@@ -1,5 +1,6 @@
 //! The support function of a pair's candidates, and the two tests built on it that settle
-//! most pairs of rows in one vectorised pass (`docs/model.md` §8, "Pruning pairs").
+//! most pairs of rows in one vectorised pass ([`docs/model.md`](crate::guide::model) §8, "Pruning
+//! pairs").
 //!
 //! For rows q, d and a slope σ ≥ 0, every candidate (d_S, δ_S) of the pair satisfies
 //! δ_S − σ d_S = Σ_{i∈S} (q_i − d_i − σ d_i) ≤ h(σ) = Σ_i (q_i − d_i − σ d_i)⁺, with equality
@@ -191,7 +192,7 @@ impl Grid {
 /// 2·[`SLOPES`] slopes (`samples`, from [`outline`]), its total variation `tv` and an upper
 /// bound `steepest` on the slope q_i/d_i − 1 of its states with d_i > 0 (not necessarily
 /// finite). Such a pair can neither be a vertex of the hull of all candidates nor change any
-/// value of L (`docs/model.md` §8).
+/// value of L ([`docs/model.md`](crate::guide::model) §8).
 ///
 /// The pair's candidates lie under each line δ = h(σ) + σ d, and under δ = h(σ) + s d for
 /// any σ and any s ≥ `steepest` (the states with d_i = 0 add at most h(σ), the others at

@@ -211,7 +211,8 @@ impl TransitionCounts {
 
     /// The forward and backward matrices, both smoothed by `s` (TKDE eq. 28) unless `None`:
     /// the estimate `tpl estimate` writes and every other estimator of the project (the
-    /// Python package, its Spark module) builds from the same counts (`docs/formats.md` §6.1).
+    /// Python package, its Spark module) builds from the same counts
+    /// ([`docs/formats.md`](crate::guide::formats) §6.1).
     ///
     /// ```
     /// use tpl_core::TransitionCounts;

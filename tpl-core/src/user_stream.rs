@@ -1,6 +1,7 @@
 //! A user-level stream from its records (bucket, user, cell), in any order: the dense form
-//! `states[t][u]` that [`crate::TransitionCounts`] counts moves in (`docs/formats.md` §6).
-//! Values are any whole numbers 0..2⁶⁴−1; nothing is allocated by their size:
+//! `states[t][u]` that [`crate::TransitionCounts`] counts moves in
+//! ([`docs/formats.md`](crate::guide::formats) §6). Values are any whole numbers 0..2⁶⁴−1; nothing
+//! is allocated by their size:
 //!
 //! - user ids are labels: the users are the distinct ids seen;
 //! - buckets are time: the steps are the distinct buckets in ascending order, and they must be

@@ -20,9 +20,9 @@ pub(crate) trait Steps {
 }
 
 /// For every window start t = 1..T−w+1, the leakage of steps t..t+w−1 (Theorem 3,
-/// `docs/model.md` §4): BPL_t + FPL_{t+w−1} + Σ_{k=t+1}^{t+w−2} ε_k for w ≥ 2, and TPL_t for
-/// w = 1, one at a time; an item is [`CoreError::Overflow`] when its value exceeds the
-/// largest double.
+/// [`docs/model.md`](crate::guide::model) §4): BPL_t + FPL_{t+w−1} + Σ_{k=t+1}^{t+w−2} ε_k for w ≥
+/// 2, and TPL_t for w = 1, one at a time; an item is [`CoreError::Overflow`] when its value exceeds
+/// the largest double.
 ///
 /// The inner sums come from compensated prefix sums, so a window's value carries one
 /// rounding of its own regardless of T; they are then rounded up by one ulp, so that the

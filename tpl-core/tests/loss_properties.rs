@@ -4,14 +4,15 @@
 //! (`tpl_core::test_util::weight_rows`).
 //!
 //! Where each property comes from (theorem numbers of the TKDE paper, as in
-//! `docs/model.md` §3–5):
+//! [`docs/model.md`](tpl_core::guide::model) §3–5):
 //!    subset S = ∅ gives 0, and q_S ≤ 1, d_S ≥ 0 bound the ratio by 1 + x = e^α).
 //! 2. `loss_is_non_decreasing` — L is non-decreasing in α (every candidate
 //!    log((1 + x q_S)/(1 + x d_S)) with q_S ≥ d_S is, and L is their maximum).
 //! 3. `evaluators_agree` — Algorithm 1 (`DirectLoss`), Algorithms 2–3 (`PairTableLoss`) and
 //!    Algorithms 4–5 (`PiecewiseLoss`) compute the same function, eq. (24);
 //!    `evaluators_agree_when_pairs_are_pruned` checks the same for n = 24..40, where the
-//!    evaluators settle most pairs by their support function (`docs/model.md` §8).
+//!    evaluators settle most pairs by their support function
+//!    ([`docs/model.md`](tpl_core::guide::model) §8).
 //! 4. `loss_equals_brute_force_over_all_subsets` (α ≤ 30) and
 //!    `loss_equals_brute_force_at_large_alpha` (α ≥ 800) — eq. (24) taken literally: the
 //!    maximum over ordered pairs of distinct rows and all 2^n subsets S; this checks
@@ -21,8 +22,8 @@
 //!    in its literal "a column with a 1 and a 0" form and generalised to two rows with
 //!    disjoint supports).
 //! 9. `loss_is_finite_at_huge_alpha` — for α ∈ [800, 10⁴] (where e^α overflows a double)
-//!    L(α) stays finite and ≤ α when no two rows have disjoint supports (`docs/model.md` §3,
-//!    "Numerics").
+//!    L(α) stays finite and ≤ α when no two rows have disjoint supports
+//!    ([`docs/model.md`](tpl_core::guide::model) §3, "Numerics").
 //!
 //! The series, supremum, window and accountant properties (6–8) are in
 //! `series_properties.rs`; the minimised counterexamples these properties found, as plain

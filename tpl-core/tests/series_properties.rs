@@ -3,7 +3,8 @@
 //! rows, entries spanning 300 orders of magnitude) and budget sequences with zeros.
 //!
 //! Where each property comes from (theorem numbers of the TKDE paper, as in
-//! `docs/model.md` §3–5; properties 1–5 and 9 of L(α) are in `loss_properties.rs`):
+//! [`docs/model.md`](tpl_core::guide::model) §3–5; properties 1–5 and 9 of L(α) are in
+//! `loss_properties.rs`):
 //! 6. `bpl_increases_to_supremum` and `bpl_converges_to_supremum` — under a constant ε,
 //!    BPL_t (eq. 13) increases to the supremum of Theorem 11 (Algorithm 6).
 //! 7. `tpl_and_window_identities` — TPL_t = BPL_t + FPL_t − ε_t (eq. 11) and Theorem 3:

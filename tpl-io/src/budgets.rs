@@ -1,6 +1,6 @@
-//! Budget files (`docs/formats.md` §3): the sequence ε_1..ε_T. `.json` holds one array of
-//! numbers; any other file (and `-`, standard input) one ε per line (`#` comments and
-//! blank lines allowed). ε_t = 0 is valid. Only the values are kept (8 bytes a step).
+//! Budget files ([`docs/formats.md`](tpl_core::guide::formats) §3): the sequence ε_1..ε_T. `.json`
+//! holds one array of numbers; any other file (and `-`, standard input) one ε per line (`#`
+//! comments and blank lines allowed). ε_t = 0 is valid. Only the values are kept (8 bytes a step).
 
 use std::path::Path;
 
@@ -9,7 +9,8 @@ use tpl_core::Short;
 use crate::error::{IoError, Result};
 use crate::text;
 
-/// Reads a budget file (`docs/formats.md` §3): one finite ε ≥ 0 per step.
+/// Reads a budget file ([`docs/formats.md`](tpl_core::guide::formats) §3): one finite ε ≥ 0 per
+/// step.
 ///
 /// # Errors
 /// A file that cannot be read, a line with more than one value, a value that is not a

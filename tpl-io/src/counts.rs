@@ -1,8 +1,8 @@
-//! Counts files (`docs/formats.md` §5), and the releases read back as counts (§7–8): the
-//! one counts parser and writer.
+//! Counts files ([`docs/formats.md`](tpl_core::guide::formats) §5), and the releases read back as
+//! counts (§7–8): the one counts parser and writer.
 //!
 //! CSV (the `csv` crate: quoted fields may hold commas), fields trimmed, blank lines and `#`
-//! lines ignored (`docs/formats.md` §1). If the first field
+//! lines ignored ([`docs/formats.md`](tpl_core::guide::formats) §1). If the first field
 //! of the first line is `timestamp_bucket`, that line is a header: cell j is the column named
 //! `cj`, wherever it stands, and the names must be exactly c0…c{n−1}, each once (a
 //! duplicate, a gap, a name like `c01` or a header without cell columns is refused, never
@@ -18,8 +18,8 @@ use tpl_core::Short;
 use crate::error::{IoError, Result};
 use crate::text;
 
-/// A counts file read (`docs/formats.md` §5): one count vector per step, with the file
-/// lines (and columns) they came from, to name them in later errors.
+/// A counts file read ([`docs/formats.md`](tpl_core::guide::formats) §5): one count vector per
+/// step, with the file lines (and columns) they came from, to name them in later errors.
 #[derive(Debug, Clone)]
 pub struct Counts {
     /// c_t for t = 1..T.
@@ -62,8 +62,8 @@ impl Counts {
     }
 }
 
-/// Reads a counts file (`docs/formats.md` §5; `-`: standard input); `allow_negative`
-/// accepts negative values (noisy releases, §7–8).
+/// Reads a counts file ([`docs/formats.md`](tpl_core::guide::formats) §5; `-`: standard input);
+/// `allow_negative` accepts negative values (noisy releases, §7–8).
 ///
 /// # Errors
 /// The first bad row, naming file, line and value.
@@ -74,8 +74,9 @@ pub fn read_counts(path: &Path, allow_negative: bool) -> Result<Counts> {
     }
 }
 
-/// The valid rows of a counts file (`docs/formats.md` §5) up to its first bad row, and
-/// that row's error (for a durable stream, whose valid steps before a bad row stand).
+/// The valid rows of a counts file ([`docs/formats.md`](tpl_core::guide::formats) §5) up to its
+/// first bad row, and that row's error (for a durable stream, whose valid steps before a bad row
+/// stand).
 ///
 /// # Errors
 /// A file that cannot be read, or whose first data row is already bad.
@@ -275,9 +276,9 @@ fn cell_columns(fields: &[&str]) -> std::result::Result<Vec<usize>, String> {
     Ok(cells)
 }
 
-/// The counts file text (`docs/formats.md` §5: header `timestamp_bucket,c0,…`, row t at
-/// bucket t) of a histogram, each count printed with the shortest round-trip digits: what
-/// `tpl simulate` writes (§10).
+/// The counts file text ([`docs/formats.md`](tpl_core::guide::formats) §5: header
+/// `timestamp_bucket,c0,…`, row t at bucket t) of a histogram, each count printed with the shortest
+/// round-trip digits: what `tpl simulate` writes (§10).
 pub fn counts_text(counts: &[Vec<f64>]) -> String {
     use std::fmt::Write as _;
     let n = counts.first().map_or(0, Vec::len);

@@ -1,13 +1,13 @@
-//! The writer of every CSV file and CSV output (`docs/formats.md` §1): the `csv` crate's
-//! quoting, `\n` line ends, numbers in Rust's shortest round-trip `Display`.
+//! The writer of every CSV file and CSV output ([`docs/formats.md`](tpl_core::guide::formats) §1):
+//! the `csv` crate's quoting, `\n` line ends, numbers in Rust's shortest round-trip `Display`.
 
 use std::fmt::Write as _;
 use std::io::Write;
 
-/// The one CSV writer of every CSV file and output `tpl` writes (`docs/formats.md` §1,
-/// §5–7, §9–10): the `csv` crate's RFC 4180 quoting (a field is quoted only when it holds a
-/// comma, a quote or a line break), `\n` line ends, and numbers in Rust's shortest
-/// round-trip `Display` (never exponent notation).
+/// The one CSV writer of every CSV file and output `tpl` writes
+/// ([`docs/formats.md`](tpl_core::guide::formats) §1, §5–7, §9–10): the `csv` crate's RFC 4180
+/// quoting (a field is quoted only when it holds a comma, a quote or a line break), `\n` line ends,
+/// and numbers in Rust's shortest round-trip `Display` (never exponent notation).
 pub struct CsvWriter<W: Write> {
     inner: csv::Writer<W>,
     /// Reused to format numbers without an allocation per field.

@@ -1,6 +1,6 @@
 //! The one error type of `tpl-io`: every message names the file (`<stdin>` for `-`), the
 //! 1-based line when one is at fault, and the column and value as typed
-//! (`docs/formats.md` §1).
+//! ([`docs/formats.md`](tpl_core::guide::formats) §1).
 
 use std::path::{Path, PathBuf};
 
@@ -9,7 +9,7 @@ use tpl_core::CoreError;
 
 use crate::text::name;
 
-/// What can go wrong reading or writing a file of `docs/formats.md`.
+/// What can go wrong reading or writing a file of [`docs/formats.md`](tpl_core::guide::formats).
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum IoError {

@@ -1,5 +1,6 @@
-//! The files `tpl estimate` writes (`docs/formats.md` §9): the forward, backward and count
-//! matrices in the text form of §2, each under two `#` comment lines, and `cells.csv`.
+//! The files `tpl estimate` writes ([`docs/formats.md`](tpl_core::guide::formats) §9): the forward,
+//! backward and count matrices in the text form of §2, each under two `#` comment lines, and
+//! `cells.csv`.
 
 use tpl_core::{EstimatedMatrix, TransitionCounts, TransitionMatrix};
 
@@ -9,10 +10,10 @@ use crate::matrix::{cells_text, matrix_text};
 pub const ESTIMATE_FILES: [&str; 4] =
     ["transition_forward.csv", "transition_backward.csv", "transition_counts.csv", "cells.csv"];
 
-/// The name and text of each file `tpl estimate` writes (`docs/formats.md` §9), in the
-/// order of [`ESTIMATE_FILES`]: `source` (what was estimated, one line) heads each matrix,
-/// followed by what its entries mean and its rows without data, by cell id (`cell_ids`:
-/// the id of each row and column).
+/// The name and text of each file `tpl estimate` writes
+/// ([`docs/formats.md`](tpl_core::guide::formats) §9), in the order of [`ESTIMATE_FILES`]: `source`
+/// (what was estimated, one line) heads each matrix, followed by what its entries mean and its rows
+/// without data, by cell id (`cell_ids`: the id of each row and column).
 pub fn estimate_files(
     source: &str,
     cell_ids: &[u64],

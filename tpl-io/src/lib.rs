@@ -1,9 +1,9 @@
 //! # tpl-io
 //!
-//! Every file format `tpl` reads or writes (`docs/formats.md`), in one place for the `tpl`
-//! command line and the Python package `temporal_privacy`: the parsing of files, with errors
-//! that name the file, line, column and value ([`IoError`]). What the values must be
-//! (a row-stochastic matrix, a dense user stream, a budget ≥ 0) is `tpl-core`'s to check;
+//! Every file format `tpl` reads or writes ([`docs/formats.md`](tpl_core::guide::formats)), in one
+//! place for the `tpl` command line and the Python package `temporal_privacy`: the parsing of
+//! files, with errors that name the file, line, column and value ([`IoError`]). What the values
+//! must be (a row-stochastic matrix, a dense user stream, a budget ≥ 0) is `tpl-core`'s to check;
 //! this crate reads the text and hands it over. It holds no algorithm.
 //!
 //! - [`text`] — the conventions of every text input (§1): standard input as `-`, comments,
@@ -60,9 +60,9 @@ pub use user_stream::{
     stream_text,
 };
 
-/// The largest number of distinct cells a user stream may have (`docs/formats.md` §6.1):
-/// the matrices estimated from it are three n × n tables of 8-byte numbers, 400 MB at
-/// n = 4096.
+/// The largest number of distinct cells a user stream may have
+/// ([`docs/formats.md`](tpl_core::guide::formats) §6.1): the matrices estimated from it are three n
+/// × n tables of 8-byte numbers, 400 MB at n = 4096.
 pub const MAX_CELLS: usize = 4096;
 
 /// The README's example, compiled and run as a doctest.

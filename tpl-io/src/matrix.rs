@@ -1,7 +1,7 @@
-//! Matrix files (`docs/formats.md` §2): transition matrices, square, finite, non-negative,
-//! every row summing to 1 within [`tpl_core::ROW_SUM_TOLERANCE`]. Dense today, as numeric
-//! text (one row per line, §1) or a JSON array of arrays; [`MatrixFormat`] leaves room for
-//! a sparse form (`from,to,p`) beside them.
+//! Matrix files ([`docs/formats.md`](tpl_core::guide::formats) §2): transition matrices, square,
+//! finite, non-negative, every row summing to 1 within [`tpl_core::ROW_SUM_TOLERANCE`]. Dense
+//! today, as numeric text (one row per line, §1) or a JSON array of arrays; [`MatrixFormat`] leaves
+//! room for a sparse form (`from,to,p`) beside them.
 
 use std::path::Path;
 
@@ -10,8 +10,8 @@ use tpl_core::{CoreError, TransitionMatrix};
 use crate::error::{IoError, Result};
 use crate::text;
 
-/// How a matrix file is laid out (`docs/formats.md` §2). New layouts (the sparse
-/// `from,to,p` form) come as new variants, hence `#[non_exhaustive]`.
+/// How a matrix file is laid out ([`docs/formats.md`](tpl_core::guide::formats) §2). New layouts
+/// (the sparse `from,to,p` form) come as new variants, hence `#[non_exhaustive]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MatrixFormat {
@@ -31,7 +31,7 @@ impl MatrixFormat {
 
 /// Reads and validates the matrix file `path` in the format its name says
 /// ([`MatrixFormat::of_path`]); `normalize` rescales every row to sum to 1 before the
-/// checks (`--normalize`, `docs/formats.md` §2).
+/// checks (`--normalize`, [`docs/formats.md`](tpl_core::guide::formats) §2).
 ///
 /// # Errors
 /// As [`read_matrix_as`].
@@ -39,7 +39,8 @@ pub fn read_matrix(path: &Path, normalize: bool) -> Result<TransitionMatrix> {
     read_matrix_as(path, MatrixFormat::of_path(path), normalize)
 }
 
-/// Reads and validates the matrix file `path` laid out as `format` (`docs/formats.md` §2).
+/// Reads and validates the matrix file `path` laid out as `format`
+/// ([`docs/formats.md`](tpl_core::guide::formats) §2).
 ///
 /// # Errors
 /// A file that cannot be read, a token that is not a finite number, no rows, ragged rows,
@@ -84,9 +85,9 @@ pub fn read_matrix_as(path: &Path, format: MatrixFormat, normalize: bool) -> Res
     })
 }
 
-/// The dense text form (`docs/formats.md` §2) of `rows` (each row's numbers already
-/// formatted), one row per line under `#` comment lines of `comment`: what `tpl estimate`
-/// and `tpl simulate` write (§9–10).
+/// The dense text form ([`docs/formats.md`](tpl_core::guide::formats) §2) of `rows` (each row's
+/// numbers already formatted), one row per line under `#` comment lines of `comment`: what `tpl
+/// estimate` and `tpl simulate` write (§9–10).
 pub fn matrix_text(comment: &str, rows: impl Iterator<Item = Vec<String>>) -> String {
     let mut out = String::new();
     for line in comment.lines() {
@@ -101,8 +102,8 @@ pub fn matrix_text(comment: &str, rows: impl Iterator<Item = Vec<String>>) -> St
     out
 }
 
-/// The `cells.csv` text (`docs/formats.md` §9): `index,cell_id`, the cell id of each row
-/// and column of the matrices estimated from a user stream.
+/// The `cells.csv` text ([`docs/formats.md`](tpl_core::guide::formats) §9): `index,cell_id`, the
+/// cell id of each row and column of the matrices estimated from a user stream.
 pub fn cells_text(cell_ids: &[u64]) -> String {
     use std::fmt::Write as _;
     let mut out = String::from("index,cell_id\n");

@@ -1,5 +1,5 @@
-//! Prior files and initial distributions (`docs/formats.md` §4): one row of n
-//! probabilities. Whether they are probabilities (finite, ≥ 0, summing to 1) is for the
+//! Prior files and initial distributions ([`docs/formats.md`](tpl_core::guide::formats) §4): one
+//! row of n probabilities. Whether they are probabilities (finite, ≥ 0, summing to 1) is for the
 //! estimator or the simulation to check; this module reads the row.
 
 use std::path::Path;
@@ -7,8 +7,8 @@ use std::path::Path;
 use crate::error::{IoError, Result};
 use crate::text;
 
-/// Reads a prior file (`docs/formats.md` §4; `tpl postprocess --prior FILE`): numeric text
-/// with exactly one non-comment line, or a `.json` array of numbers.
+/// Reads a prior file ([`docs/formats.md`](tpl_core::guide::formats) §4; `tpl postprocess --prior
+/// FILE`): numeric text with exactly one non-comment line, or a `.json` array of numbers.
 ///
 /// # Errors
 /// A file that cannot be read, a token that is not a finite number, more than one row
@@ -33,8 +33,8 @@ pub fn read_prior(path: &Path) -> Result<Vec<f64>> {
     Ok(row)
 }
 
-/// Reads an initial distribution (`docs/formats.md` §4; `tpl simulate --initial FILE`):
-/// numeric text with exactly one non-comment line of `n` values (no JSON form).
+/// Reads an initial distribution ([`docs/formats.md`](tpl_core::guide::formats) §4; `tpl simulate
+/// --initial FILE`): numeric text with exactly one non-comment line of `n` values (no JSON form).
 ///
 /// # Errors
 /// A file that cannot be read, a token that is not a finite number, a row of another

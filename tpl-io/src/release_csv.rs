@@ -1,10 +1,10 @@
-//! The release CSV (`docs/formats.md` §7): what `tpl release --format csv` and
-//! `tpl stream push|export --format csv` print, and what `tpl postprocess` reads back as a
+//! The release CSV ([`docs/formats.md`](tpl_core::guide::formats) §7): what `tpl release --format
+//! csv` and `tpl stream push|export --format csv` print, and what `tpl postprocess` reads back as a
 //! counts file ([`crate::read_counts`] with `allow_negative`, §8).
 
 use crate::csv_write::csv_text;
 
-/// One step of a release CSV (`docs/formats.md` §7).
+/// One step of a release CSV ([`docs/formats.md`](tpl_core::guide::formats) §7).
 #[derive(Debug, Clone, Copy)]
 pub struct ReleaseRow<'a> {
     /// The `timestamp_bucket` column: the counts row's bucket, the stream key, or t.
@@ -21,9 +21,9 @@ pub struct ReleaseRow<'a> {
     pub interval: Option<(&'a [f64], &'a [f64])>,
 }
 
-/// The release CSV text (`docs/formats.md` §7): the `# provenance` line, the header
-/// `timestamp_bucket,published,budget,publication_budget,c0…c{d−1}` (then `lo_c…`, `hi_c…`
-/// when `intervals`) for `cells` = d cells, and one line per row.
+/// The release CSV text ([`docs/formats.md`](tpl_core::guide::formats) §7): the `# provenance`
+/// line, the header `timestamp_bucket,published,budget,publication_budget,c0…c{d−1}` (then `lo_c…`,
+/// `hi_c…` when `intervals`) for `cells` = d cells, and one line per row.
 pub fn release_csv_text<'a>(
     provenance: &str,
     cells: usize,

@@ -1,11 +1,11 @@
-//! The plain-text conventions shared by every input file (`docs/formats.md` §1): `-` as a
-//! file name is standard input; blank lines and `#` comments are ignored. Two styles:
-//! *numeric text* (matrices, budgets, priors, initial distributions: values separated by
-//! commas and/or whitespace, `#` starts a comment anywhere on a line; `docs/formats.md`
-//! §2–4) keeps the small tokenizer of [`read_records`], since no CSV reader splits on
-//! whitespace or ends a line at `#`; *CSV* (counts, releases, streams; §5–7) goes through
-//! the `csv` crate. Also the one parser of numbers typed by people, in files and in flags
-//! ([`finite_f64`], [`integral_literal`]).
+//! The plain-text conventions shared by every input file
+//! ([`docs/formats.md`](tpl_core::guide::formats) §1): `-` as a file name is standard input; blank
+//! lines and `#` comments are ignored. Two styles: *numeric text* (matrices, budgets, priors,
+//! initial distributions: values separated by commas and/or whitespace, `#` starts a comment
+//! anywhere on a line; [`docs/formats.md`](tpl_core::guide::formats) §2–4) keeps the small
+//! tokenizer of [`read_records`], since no CSV reader splits on whitespace or ends a line at `#`;
+//! *CSV* (counts, releases, streams; §5–7) goes through the `csv` crate. Also the one parser of
+//! numbers typed by people, in files and in flags ([`finite_f64`], [`integral_literal`]).
 
 use std::io::Read as _;
 use std::path::Path;
@@ -13,30 +13,30 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::error::{IoError, Result};
 
-/// The file name that means standard input (`docs/formats.md` §1).
+/// The file name that means standard input ([`docs/formats.md`](tpl_core::guide::formats) §1).
 pub const STDIN: &str = "-";
 
-/// How errors name standard input (`docs/formats.md` §1).
+/// How errors name standard input ([`docs/formats.md`](tpl_core::guide::formats) §1).
 pub const STDIN_NAME: &str = "<stdin>";
 
 /// True once standard input has been read (it can be read only once).
 static STDIN_TAKEN: AtomicBool = AtomicBool::new(false);
 
-/// True when `path` is `-`, standard input (`docs/formats.md` §1).
+/// True when `path` is `-`, standard input ([`docs/formats.md`](tpl_core::guide::formats) §1).
 pub fn is_stdin(path: &Path) -> bool {
     path.as_os_str() == STDIN
 }
 
 /// How messages name the file `path`: `<stdin>` for `-`, the path otherwise
-/// (`docs/formats.md` §1).
+/// ([`docs/formats.md`](tpl_core::guide::formats) §1).
 pub fn name(path: &Path) -> String {
     if is_stdin(path) { STDIN_NAME.to_string() } else { path.display().to_string() }
 }
 
 /// A finite number from `token` as typed, or why not: the value parser of every float flag
-/// and of every number in an input file (`docs/formats.md` §1). "inf", "NaN", numbers beyond the largest double
-/// (1e400, which would round to inf) and non-zero numbers below the smallest (1e-400, which
-/// would round to 0) are refused with the token as typed.
+/// and of every number in an input file ([`docs/formats.md`](tpl_core::guide::formats) §1). "inf",
+/// "NaN", numbers beyond the largest double (1e400, which would round to inf) and non-zero numbers
+/// below the smallest (1e-400, which would round to 0) are refused with the token as typed.
 pub fn finite_f64(token: &str) -> std::result::Result<f64, String> {
     // Most counts are small integers, cut from a file already trimmed.
     if let Some(value) = small_integer(token) {
@@ -90,10 +90,11 @@ fn small_integer(token: &str) -> Option<f64> {
     Some(if negative { -value } else { value })
 }
 
-/// Whether the decimal literal `token` (a count of a counts file, `docs/formats.md` §5)
-/// denotes an integer, decided from its digits and exponent rather than from the double it
-/// parses to (which rounds: 4503599627370496.5 and 1.00000000000000001 parse to integers). `None` for a token that is not a plain decimal
-/// literal (`inf`, `nan`, hexadecimal, …).
+/// Whether the decimal literal `token` (a count of a counts file,
+/// [`docs/formats.md`](tpl_core::guide::formats) §5) denotes an integer, decided from its digits
+/// and exponent rather than from the double it parses to (which rounds: 4503599627370496.5 and
+/// 1.00000000000000001 parse to integers). `None` for a token that is not a plain decimal literal
+/// (`inf`, `nan`, hexadecimal, …).
 ///
 /// The literal's value is D·10^(e − f), D its digits, f the number of digits after the point
 /// and e its exponent: an integer exactly when D is 0 or D's trailing zeros are at least
@@ -143,8 +144,8 @@ fn nonzero_literal(token: &str) -> bool {
     mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b))
 }
 
-/// One non-blank line of a numeric text file (`docs/formats.md` §1–4): its 1-based number
-/// and its values.
+/// One non-blank line of a numeric text file ([`docs/formats.md`](tpl_core::guide::formats) §1–4):
+/// its 1-based number and its values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
     /// 1-based line number in the file.
@@ -157,9 +158,9 @@ pub struct Record {
 pub(crate) const BOM: char = '\u{feff}';
 
 /// Reads a whole file (`-`: standard input, once per process) to a string, without a
-/// leading UTF-8 byte-order mark (`docs/formats.md` §1); names the file on failure, and the
-/// line and column of the first byte that is not UTF-8. Every text input held whole
-/// (matrices, budgets, counts, releases, priors, JSON) is read here.
+/// leading UTF-8 byte-order mark ([`docs/formats.md`](tpl_core::guide::formats) §1); names the file
+/// on failure, and the line and column of the first byte that is not UTF-8. Every text input held
+/// whole (matrices, budgets, counts, releases, priors, JSON) is read here.
 pub fn read(path: &Path) -> Result<String> {
     let failed = |source| IoError::read(path, source);
     let mut bytes = Vec::new();
@@ -186,8 +187,8 @@ pub fn read(path: &Path) -> Result<String> {
 }
 
 /// Opens a file (`-`: standard input, once per process) for reading as it comes, for
-/// inputs too large to hold whole (user streams, `docs/formats.md` §6); names the file on
-/// failure. The reader gets the bytes as they are, a byte-order mark included.
+/// inputs too large to hold whole (user streams, [`docs/formats.md`](tpl_core::guide::formats) §6);
+/// names the file on failure. The reader gets the bytes as they are, a byte-order mark included.
 pub fn open(path: &Path) -> Result<Box<dyn std::io::Read>> {
     if is_stdin(path) {
         if STDIN_TAKEN.swap(true, Ordering::SeqCst) {
@@ -315,14 +316,14 @@ fn value(path: &Path, line: usize, count: usize, token: &str) -> Result<f64> {
 }
 
 /// True when `path` ends in `.json` (any case): matrix, budget and prior files are then
-/// JSON (`docs/formats.md` §2–4); standard input is read as text.
+/// JSON ([`docs/formats.md`](tpl_core::guide::formats) §2–4); standard input is read as text.
 pub fn is_json(path: &Path) -> bool {
     path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"))
 }
 
-/// Reads a file of numeric text (`docs/formats.md` §1: values separated by commas and/or
-/// whitespace, `#` comments, blank lines ignored) as its non-blank lines of numbers: the
-/// format of matrix rows, budgets, priors and initial distributions (§2–4).
+/// Reads a file of numeric text ([`docs/formats.md`](tpl_core::guide::formats) §1: values separated
+/// by commas and/or whitespace, `#` comments, blank lines ignored) as its non-blank lines of
+/// numbers: the format of matrix rows, budgets, priors and initial distributions (§2–4).
 ///
 /// # Errors
 /// A file that cannot be read; a token that is not a finite number ([`finite_f64`]) or an
@@ -331,7 +332,8 @@ pub fn read_records(path: &Path) -> Result<Vec<Record>> {
     records(path, &read(path)?)
 }
 
-/// Reads a `.json` file holding one array of numbers (a prior row, `docs/formats.md` §4).
+/// Reads a `.json` file holding one array of numbers (a prior row,
+/// [`docs/formats.md`](tpl_core::guide::formats) §4).
 ///
 /// # Errors
 /// A file that cannot be read, or text that is not such an array, naming the line and

@@ -25,10 +25,10 @@ fn ulp_exponent(x: f64) -> i32 {
     if field == 0 { -1074 } else { field - 1075 }
 }
 
-/// The integer grid of one scheme's budgets: ε = K·q for a power of two q (`docs/w-event.md`
-/// §4): every budget a rule spends is k·q for an integer k, so window sums, remainders and
-/// halvings are integer operations and the f64 budgets keep (W) exactly. A rule reads its
-/// scheme's grid with [`crate::WEventParams::grid`].
+/// The integer grid of one scheme's budgets: ε = K·q for a power of two q
+/// ([`docs/w-event.md`](tpl_core::guide::w_event) §4): every budget a rule spends is k·q for an
+/// integer k, so window sums, remainders and halvings are integer operations and the f64 budgets
+/// keep (W) exactly. A rule reads its scheme's grid with [`crate::WEventParams::grid`].
 ///
 /// ```
 /// use tpl_mechanisms::WEventParams;

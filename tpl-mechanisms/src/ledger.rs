@@ -68,7 +68,7 @@ impl WindowLedger {
 
     /// The exact sum, rounded up, of the window that would end with a next step spending
     /// `eps` (finite, ≥ 0), without recording it: what [`WindowLedger::push`] would return.
-    /// O(1); a check before a budget is spent (`docs/stream.md`).
+    /// O(1); a check before a budget is spent ([`docs/stream.md`](tpl_core::guide::stream)).
     ///
     /// ```
     /// use tpl_mechanisms::WindowLedger;

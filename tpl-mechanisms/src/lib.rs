@@ -3,11 +3,12 @@
 //! Differentially private mechanisms and the w-event stream schemes that decide, step by
 //! step, whether to publish fresh noisy counts or repeat the last release, and with which
 //! budget: `laplace` (event level), `uniform`, `sample`, `bd`, `ba` (Kellaris et al. 2014)
-//! and `pba` (Hemkumar et al. 2021), exactly as `docs/w-event.md` states them, and `planned`
-//! (a budget sequence fixed in advance). Every scheme reports the budget it actually spent,
-//! split into its parts, so that `tpl-core` can audit the release's true leakage under
-//! temporal correlation; and it states what holds for every run — its [`PrivacyGuarantee`] and the
-//! most any step can spend — so that an auditor can bound the leakage of every possible run.
+//! and `pba` (Hemkumar et al. 2021), exactly as [`docs/w-event.md`](tpl_core::guide::w_event)
+//! states them, and `planned` (a budget sequence fixed in advance). Every scheme reports the budget
+//! it actually spent, split into its parts, so that `tpl-core` can audit the release's true leakage
+//! under temporal correlation; and it states what holds for every run — its [`PrivacyGuarantee`]
+//! and the most any step can spend — so that an auditor can bound the leakage of every possible
+//! run.
 //!
 //! - [`Mechanism`] — the plugin point (one release of an answer under a budget, with its
 //!   privacy map); [`LaplaceMechanism`] is the built-in one.
@@ -26,7 +27,7 @@
 //! - A scheme of your own is one more [`DecisionRule`], written with [`Step`], [`BudgetGrid`],
 //!   [`RecentSpend`] and [`worth_publishing`], and checked with `test_util::check_scheme`
 //!   (feature `test-util`), the conformance check the built-in schemes pass
-//!   (`docs/w-event.md` §2.6).
+//!   ([`docs/w-event.md`](tpl_core::guide::w_event) §2.6).
 //!
 //! ```
 //! use tpl_mechanisms::{Bd, DiscreteLaplace, PrivacyGuarantee, LaplaceMechanism, StreamScheme, WEventParams, run};

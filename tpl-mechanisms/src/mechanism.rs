@@ -134,8 +134,8 @@ pub fn budget_for_effective(effective: f64, sensitivity: f64) -> f64 {
 /// Three methods are required and one is provided: [`Mechanism::release`] checks the
 /// calibration, runs [`Mechanism::validate`] and only then [`Mechanism::sample`], so no
 /// randomness is drawn for an answer the mechanism refuses; stream schemes call `validate`
-/// on c_t before their first draw of a step (`docs/w-event.md` §2.1). Override `release`
-/// only to keep that order.
+/// on c_t before their first draw of a step ([`docs/w-event.md`](tpl_core::guide::w_event) §2.1).
+/// Override `release` only to keep that order.
 ///
 /// A worked example (a geometric mechanism, run through BD and audited) is
 /// `tpl-compare/examples/custom_mechanism.rs`.
@@ -167,8 +167,9 @@ pub trait Mechanism {
     /// `sensitivity` can be drawn at all: both finite and > 0, and whatever limit the
     /// mechanism's sampler has (e.g. the largest noise scale of an exact integer release).
     /// A stream scheme asks it for a step's publication before the step's first draw, so
-    /// that no test is drawn for a publication that could not follow (`docs/w-event.md`
-    /// §2.1). The default checks the calibration only.
+    /// that no test is drawn for a publication that could not follow
+    /// ([`docs/w-event.md`](tpl_core::guide::w_event) §2.1). The default checks the calibration
+    /// only.
     ///
     /// # Errors
     /// [`MechError::Core`] (a bad budget or sensitivity) or the mechanism's own limit.
@@ -254,8 +255,8 @@ pub fn laplace_scale(sensitivity: f64, budget: f64) -> f64 {
 }
 
 /// The Laplace mechanism: a + (X_1, …, X_m), X_j ~ Lap(δ/p) independent, drawn in order from
-/// its noise source (`docs/w-event.md` §1.3, §2.2). With [`crate::DiscreteLaplace`] the noise is exact
-/// integer noise, and integer answers are required.
+/// its noise source ([`docs/w-event.md`](tpl_core::guide::w_event) §1.3, §2.2). With
+/// [`crate::DiscreteLaplace`] the noise is exact integer noise, and integer answers are required.
 ///
 /// With integer noise the release is exact integer arithmetic end to end: answers must be
 /// integers with |a| ≤ [`MAX_EXACT_COUNT`] = 2^52, the scale δ/p at most

@@ -1,4 +1,5 @@
-//! Validated parameters: budgets and the w-event parameters of `docs/w-event.md` §2.
+//! Validated parameters: budgets and the w-event parameters of
+//! [`docs/w-event.md`](tpl_core::guide::w_event) §2.
 
 use crate::budget::BudgetGrid;
 use crate::error::{MechError, Result};
@@ -24,7 +25,7 @@ impl Epsilon {
 }
 
 /// The sensitivity of one step's count vector under substitution (one user changes cell):
-/// 2, the default of `docs/w-event.md` §1.
+/// 2, the default of [`docs/w-event.md`](tpl_core::guide::w_event) §1.
 pub const DEFAULT_SENSITIVITY: f64 = 2.0;
 
 /// Parameters of every w-event stream scheme: ε per window of `window` steps, and the L1

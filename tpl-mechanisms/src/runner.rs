@@ -6,7 +6,8 @@ use crate::mechanism::laplace_scale;
 use crate::noise::SamplerKind;
 use crate::scheme::{StepBudget, StreamScheme};
 
-/// The outcome of a whole run (the data of `tpl release`'s JSON, `docs/w-event.md` §2.3).
+/// The outcome of a whole run (the data of `tpl release`'s JSON,
+/// [`docs/w-event.md`](tpl_core::guide::w_event) §2.3).
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Run {
@@ -32,7 +33,8 @@ impl Run {
     /// a fresh release's interval covers its step's true count with probability ≥ `level`.
     /// A repeat carries the interval of the publication it repeats, which covers the count of
     /// that earlier step — not of the repeating step, whose count may have moved since
-    /// (post-processing estimates give intervals for every step, `docs/map.md`).
+    /// (post-processing estimates give intervals for every step,
+    /// [`docs/map.md`](tpl_core::guide::map)).
     ///
     /// # Errors
     /// [`MechError::BadLevel`]; [`MechError::BadScale`] for a fresh release with no

@@ -1,7 +1,7 @@
-//! The stream-scheme interface (`docs/w-event.md` §2): one step in, one release out, with the
-//! budget actually spent, the guarantee the scheme keeps and the most any step can spend;
-//! and [`Scheme`], the one implementation of it that every built-in scheme shares (each
-//! supplies only its decision rule).
+//! The stream-scheme interface ([`docs/w-event.md`](tpl_core::guide::w_event) §2): one step in, one
+//! release out, with the budget actually spent, the guarantee the scheme keeps and the most any
+//! step can spend; and [`Scheme`], the one implementation of it that every built-in scheme shares
+//! (each supplies only its decision rule).
 
 use std::collections::VecDeque;
 
@@ -11,7 +11,8 @@ use crate::ledger::WindowLedger;
 use crate::mechanism::{Mechanism, check_privacy_map};
 use crate::params::WEventParams;
 
-/// The budget one step spent (`docs/w-event.md` §1.6): everything that read c_t.
+/// The budget one step spent ([`docs/w-event.md`](tpl_core::guide::w_event) §1.6): everything that
+/// read c_t.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct StepBudget {
@@ -56,8 +57,8 @@ pub struct StepOutcome {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "serde", serde(tag = "kind", rename_all = "snake_case"))]
 pub enum PrivacyGuarantee {
-    /// w-event ε-DP (`docs/w-event.md` §1.4): every window of `window` consecutive steps
-    /// spends at most `epsilon`, exactly in f64 (invariant (W), §1.7 and §4).
+    /// w-event ε-DP ([`docs/w-event.md`](tpl_core::guide::w_event) §1.4): every window of `window`
+    /// consecutive steps spends at most `epsilon`, exactly in f64 (invariant (W), §1.7 and §4).
     WEvent {
         /// ε per window.
         epsilon: f64,
@@ -77,7 +78,7 @@ pub enum PrivacyGuarantee {
 /// Besides the step itself it states what holds for *every* run, before any data are seen:
 /// its [`StreamScheme::guarantee`] and the most any step can spend
 /// ([`StreamScheme::max_spend`]), from which an auditor bounds the leakage of every run the
-/// scheme could produce (`docs/w-event.md` §6, guaranteed leakage).
+/// scheme could produce ([`docs/w-event.md`](tpl_core::guide::w_event) §6, guaranteed leakage).
 pub trait StreamScheme {
     /// The scheme's name as on the command line.
     fn name(&self) -> &str;
@@ -219,9 +220,10 @@ pub struct Scheme<R, M> {
 /// last release, and enforces what the rule promises at every draw: each step spends at most
 /// [`DecisionRule::max_spend`], every window keeps the [`DecisionRule::guarantee`] exactly
 /// (a [`crate::WindowLedger`]), and the spend reported is the spend drawn
-/// (`docs/w-event.md` §2). A rule sees the counts only through [`Step`]'s noisy statistics;
-/// [`crate::BudgetGrid`] and [`RecentSpend`] give it the exact arithmetic the built-in rules use.
-/// `tpl-mechanisms/tests/custom_rule.rs` and `examples/custom-scheme/` write one.
+/// ([`docs/w-event.md`](tpl_core::guide::w_event) §2). A rule sees the counts only through
+/// [`Step`]'s noisy statistics; [`crate::BudgetGrid`] and [`RecentSpend`] give it the exact
+/// arithmetic the built-in rules use. `tpl-mechanisms/tests/custom_rule.rs` and
+/// `examples/custom-scheme/` write one.
 pub trait DecisionRule {
     /// The scheme's name (as on the command line; a custom rule may build it at run time).
     fn name(&self) -> &str;
@@ -579,16 +581,18 @@ impl<M: Mechanism> Step<'_, M> {
 
     /// Whether a publication with budget `budget` could be drawn by the scheme's mechanism
     /// ([`Mechanism::check_budget`]), asked before the step's first draw: a scheme does not
-    /// draw a test for a publication that could not follow (`docs/w-event.md` §2.1).
+    /// draw a test for a publication that could not follow
+    /// ([`docs/w-event.md`](tpl_core::guide::w_event) §2.1).
     pub fn can_publish(&self, budget: f64) -> bool {
         self.mechanism.check_budget(self.params.sensitivity(), budget).is_ok()
     }
 
-    /// The noisy dissimilarity dis~_t (spends s = ε/(2w)); one draw (`docs/w-event.md` §3,
-    /// test statistic). The mechanism releases the integer sum Σ_j |c_t\[j\] − r_{t−1}\[j\]|
-    /// with sensitivity Δ, and the noisy sum is divided by d: for continuous noise the same
-    /// distribution as noise of scale (Δ/d)/s on the mean, and exact for the discrete
-    /// sampler (a mean lies on a 1/d lattice, the sum on the integers).
+    /// The noisy dissimilarity dis~_t (spends s = ε/(2w)); one draw
+    /// ([`docs/w-event.md`](tpl_core::guide::w_event) §3, test statistic). The mechanism releases
+    /// the integer sum Σ_j |c_t\[j\] − r_{t−1}\[j\]| with sensitivity Δ, and the noisy sum is
+    /// divided by d: for continuous noise the same distribution as noise of scale (Δ/d)/s on the
+    /// mean, and exact for the discrete sampler (a mean lies on a 1/d lattice, the sum on the
+    /// integers).
     ///
     /// # Errors
     /// [`MechError::Overspent`] when the test would exceed what the step may spend, or
@@ -614,7 +618,8 @@ pub(crate) struct StreamState {
 }
 
 impl StreamState {
-    /// Checks c_{t+1} against the stream (`docs/w-event.md` §2.1: before any draw).
+    /// Checks c_{t+1} against the stream ([`docs/w-event.md`](tpl_core::guide::w_event) §2.1:
+    /// before any draw).
     pub fn check(&self, counts: &[f64]) -> Result<()> {
         let step = self.t + 1;
         if counts.is_empty() {
@@ -650,8 +655,9 @@ impl StreamState {
         StepOutcome { release: self.last.clone(), published: false, spent }
     }
 
-    /// Σ_j |c_t[j] − r_{t−1}[j]|: d times the dissimilarity of `docs/w-event.md` §3 (an integer when the
-    /// counts and releases are, which keeps the release-grade test exact).
+    /// Σ_j |c_t[j] − r_{t−1}[j]|: d times the dissimilarity of
+    /// [`docs/w-event.md`](tpl_core::guide::w_event) §3 (an integer when the counts and releases
+    /// are, which keeps the release-grade test exact).
     pub fn distance(&self, counts: &[f64]) -> f64 {
         counts.iter().zip(&self.last).map(|(c, r)| (c - r).abs()).sum()
     }

@@ -1,6 +1,7 @@
 //! What every run of a stream scheme may spend, in the effective budgets of the leakage audit
-//! (`docs/w-event.md` §6, guaranteed leakage; `docs/model.md` §9): the input of an auditor that
-//! bounds the leakage of every run before any data are seen.
+//! ([`docs/w-event.md`](tpl_core::guide::w_event) §6, guaranteed leakage;
+//! [`docs/model.md`](tpl_core::guide::model) §9): the input of an auditor that bounds the leakage
+//! of every run before any data are seen.
 
 use crate::mechanism::effective_budget;
 use crate::scheme::{PrivacyGuarantee, StreamScheme};
@@ -16,7 +17,8 @@ pub struct EffectiveSpending {
     /// that guarantees w-event ε-DP; `None` for an event-level scheme (`laplace`).
     pub window_limit: Option<(usize, f64)>,
     /// Whether every run spends exactly `caps`: the schemes whose spending is a function of
-    /// t alone (`laplace`, `uniform`, `sample`: `docs/w-event.md` §3.1–3.3) and `planned`.
+    /// t alone (`laplace`, `uniform`, `sample`: [`docs/w-event.md`](tpl_core::guide::w_event)
+    /// §3.1–3.3) and `planned`.
     pub fixed: bool,
 }
 
@@ -24,11 +26,11 @@ pub struct EffectiveSpending {
 /// state: every run from step 1).
 ///
 /// The window constraint of a w-event scheme holds for its mechanism budgets: every w
-/// consecutive ε_t sum to at most ε exactly (`docs/w-event.md` §1.7). Each effective budget
-/// is 2ε_t/Δ rounded up, by at most a relative 2^−51 and, for a subnormal, 2^−1073; so any
-/// w consecutive effective budgets sum to at most
-/// E = (1 + 2^−51)·[`effective_budget`]`(ε, Δ)` plus w·2^−1073, rounded up: the E reported
-/// here, never below the true sum of any run's effective window.
+/// consecutive ε_t sum to at most ε exactly ([`docs/w-event.md`](tpl_core::guide::w_event) §1.7).
+/// Each effective budget is 2ε_t/Δ rounded up, by at most a relative 2^−51 and, for a subnormal,
+/// 2^−1073; so any w consecutive effective budgets sum to at most E = (1 +
+/// 2^−51)·[`effective_budget`]`(ε, Δ)` plus w·2^−1073, rounded up: the E reported here, never below
+/// the true sum of any run's effective window.
 ///
 /// ```
 /// use tpl_mechanisms::{LaplaceMechanism, SchemeKind, PbaCorrelation, WEventParams, Zero, effective_spending};

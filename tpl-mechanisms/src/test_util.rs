@@ -1,7 +1,7 @@
 //! The conformance check of a stream scheme (feature `test-util`): what the built-in schemes'
-//! own tests check of every trace (`docs/w-event.md` §7), in a form a scheme author runs on
-//! theirs. [`check_scheme`] drives a scheme over a stream with a mechanism that logs every
-//! draw ([`Audited`]) and checks, independently of the scheme's internal state:
+//! own tests check of every trace ([`docs/w-event.md`](tpl_core::guide::w_event) §7), in a form a
+//! scheme author runs on theirs. [`check_scheme`] drives a scheme over a stream with a mechanism
+//! that logs every draw ([`Audited`]) and checks, independently of the scheme's internal state:
 //!
 //! - every step's report is well formed (budgets finite and ≥ 0, absorbed ≤ publication, a
 //!   fresh release of the stream's width with a positive publication budget, a repeat that

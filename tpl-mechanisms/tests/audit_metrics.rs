@@ -1,5 +1,5 @@
-//! The audit of a run's spent budgets under temporal correlation (`docs/w-event.md` §6, §7),
-//! with `tpl-core`.
+//! The audit of a run's spent budgets under temporal correlation
+//! ([`docs/w-event.md`](tpl_core::guide::w_event) §6, §7), with `tpl-core`.
 
 mod common;
 

@@ -1,7 +1,7 @@
-//! Data smoke (`docs/w-event.md` §7): every scheme on the real count streams copied into
-//! `testdata/` (ε = 1, w = 10 and 30) satisfies (W) and returns T releases of length d. The
-//! runs use the release-grade discrete Laplace (the counts are integers) and are checked
-//! step by step against `docs/w-event.md` as well.
+//! Data smoke ([`docs/w-event.md`](tpl_core::guide::w_event) §7): every scheme on the real count
+//! streams copied into `testdata/` (ε = 1, w = 10 and 30) satisfies (W) and returns T releases of
+//! length d. The runs use the release-grade discrete Laplace (the counts are integers) and are
+//! checked step by step against [`docs/w-event.md`](tpl_core::guide::w_event) as well.
 
 mod common;
 

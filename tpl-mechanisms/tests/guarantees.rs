@@ -1,6 +1,7 @@
-//! What a scheme and a mechanism state before any data are seen (`docs/w-event.md` §6): the
-//! guarantee, the largest spend of every step (the table of §6, and that it is attained), the
-//! planned scheme, and the mechanism's privacy map and validation order.
+//! What a scheme and a mechanism state before any data are seen
+//! ([`docs/w-event.md`](tpl_core::guide::w_event) §6): the guarantee, the largest spend of every
+//! step (the table of §6, and that it is attained), the planned scheme, and the mechanism's privacy
+//! map and validation order.
 
 mod common;
 
@@ -38,7 +39,8 @@ fn guarantees_are_w_event_except_for_laplace() {
     assert_eq!(planned.guarantee(), PrivacyGuarantee::WEvent { epsilon: 0.8, window: 5 });
 }
 
-/// ε = 1, w = 3 (s = 1/6): the table of `docs/w-event.md` §6, step by step.
+/// ε = 1, w = 3 (s = 1/6): the table of [`docs/w-event.md`](tpl_core::guide::w_event) §6, step by
+/// step.
 #[test]
 fn largest_spends_follow_the_table() {
     let p = params(1.0, 3, 1.0);

@@ -1,12 +1,12 @@
-//! Statistical correctness of the noise samplers (`docs/w-event.md` §7, the samplers, and the
-//! stricter large-sample checks of the release-grade sampler).
+//! Statistical correctness of the noise samplers ([`docs/w-event.md`](tpl_core::guide::w_event) §7,
+//! the samplers, and the stricter large-sample checks of the release-grade sampler).
 //!
 //! Every test draws from `ChaCha12Rng` with a fixed seed, so a run is deterministic: a test either
 //! always passes or always fails. The *false-failure probability* stated with each check is
 //! the chance that a correct sampler fails it for a random seed, i.e. how unlucky the fixed
 //! seed would have to be; the checks are sized so that this is small (≤ 1e-3 per check where
-//! `docs/w-event.md` fixes the level, ≤ 1e-6 elsewhere) while a wrong scale, a biased sign or a
-//! broken tail still fails by many standard errors.
+//! [`docs/w-event.md`](tpl_core::guide::w_event) fixes the level, ≤ 1e-6 elsewhere) while a wrong
+//! scale, a biased sign or a broken tail still fails by many standard errors.
 //!
 //! - [`DiscreteLaplace`] against the exact two-sided geometric pmf
 //!   Pr[k] = (1 − e^{−1/b})/(1 + e^{−1/b})·e^{−|k|/b}: binned χ² (tails pooled so that every
@@ -186,9 +186,10 @@ fn float_laplace_matches_cdf_at_1e6_draws() {
     }
 }
 
-/// (c) `docs/w-event.md` §7, continuous sampler: 20 000 seeded draws for b ∈ {0.5, 1, 8}; KS below
-/// 1.95/√n (α = 0.001); sample mean within 4 standard errors of 0 (sd √2·b) and mean |x|
-/// within 4 standard errors of b (sd b); false failure per scale ≤ 0.001 + 2·6.3e-5.
+/// (c) [`docs/w-event.md`](tpl_core::guide::w_event) §7, continuous sampler: 20 000 seeded draws
+/// for b ∈ {0.5, 1, 8}; KS below 1.95/√n (α = 0.001); sample mean within 4 standard errors of 0 (sd
+/// √2·b) and mean |x| within 4 standard errors of b (sd b); false failure per scale ≤ 0.001 +
+/// 2·6.3e-5.
 #[test]
 fn float_laplace_20000_draws_fit_the_law() {
     const N: usize = 20_000;
@@ -204,10 +205,11 @@ fn float_laplace_20000_draws_fit_the_law() {
     }
 }
 
-/// (c) `docs/w-event.md` §7, lattice sampler: 20 000 seeded draws for b ∈ {0.5, 1, 8}; binned χ²
-/// at α = 0.001 (the level of the KS test above); sample mean within 4 standard errors of 0
-/// and mean |k| within 4 standard errors of its exact expectation 2p/(1 − p²) (≈ b − 1/(6b)
-/// for large b; the lattice law's E|k| is not b). False failure per scale ≤ 0.001 + 2·6.3e-5.
+/// (c) [`docs/w-event.md`](tpl_core::guide::w_event) §7, lattice sampler: 20 000 seeded draws for b
+/// ∈ {0.5, 1, 8}; binned χ² at α = 0.001 (the level of the KS test above); sample mean within 4
+/// standard errors of 0 and mean |k| within 4 standard errors of its exact expectation 2p/(1 − p²)
+/// (≈ b − 1/(6b) for large b; the lattice law's E|k| is not b). False failure per scale ≤ 0.001 +
+/// 2·6.3e-5.
 #[test]
 fn discrete_laplace_20000_draws_fit_the_law() {
     const N: usize = 20_000;

@@ -1,6 +1,6 @@
-//! The schemes' inputs and bookkeeping (`docs/w-event.md` §7): reproducibility of seeded
-//! runs, parameter validation, refused steps that change nothing, the discrete sampler's
-//! integer check before any draw, the runner, names and accessors.
+//! The schemes' inputs and bookkeeping ([`docs/w-event.md`](tpl_core::guide::w_event) §7):
+//! reproducibility of seeded runs, parameter validation, refused steps that change nothing, the
+//! discrete sampler's integer check before any draw, the runner, names and accessors.
 
 mod common;
 

@@ -1,7 +1,7 @@
-//! Deterministic obligations of `docs/w-event.md` §7 for the stream schemes: structure,
-//! approximation, zero noise, the fixed-noise table, the scripted decisions (BD, BA, PBA's
-//! Fig. 3), sensitivity scaling and draw order (reproducibility, input errors and the runner
-//! are in `scheme_inputs.rs`).
+//! Deterministic obligations of [`docs/w-event.md`](tpl_core::guide::w_event) §7 for the stream
+//! schemes: structure, approximation, zero noise, the fixed-noise table, the scripted decisions
+//! (BD, BA, PBA's Fig. 3), sensitivity scaling and draw order (reproducibility, input errors and
+//! the runner are in `scheme_inputs.rs`).
 //!
 //! Documented deviation (`src/schemes/mod.rs`): the test runs on the sum d·dis with noise
 //! scale 2wΔ/ε, so a scripted test draw x shifts dis~ by x/d and a recording source sees the
@@ -67,9 +67,9 @@ fn window_sums(w: usize, budgets: &[f64]) -> Vec<f64> {
 const NOISES: [Noise; 3] =
     [Noise::Discrete(7), Noise::Float(8), Noise::Adversarial { seed: 9, spread: 30.0 }];
 
-/// Every scheme on every kind of stream, every noise source: the trace agrees with `docs/w-event.md` step by
-/// step (budgets, decision rule, draw order and counts, approximation, BA nullification, PBA
-/// absorption) and published[0] = true.
+/// Every scheme on every kind of stream, every noise source: the trace agrees with
+/// [`docs/w-event.md`](tpl_core::guide::w_event) step by step (budgets, decision rule, draw order
+/// and counts, approximation, BA nullification, PBA absorption) and published[0] = true.
 #[test]
 fn structure_of_every_scheme() {
     let mut runs = Vec::new();

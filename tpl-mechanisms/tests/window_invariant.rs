@@ -1,7 +1,9 @@
-//! Invariant (W) by property test (`docs/w-event.md` §1, §7): every scheme but `laplace`, every
-//! stream and every noise realisation — a seeded sampler and adversarial scripted noise —
-//! keeps every window of w steps within ε exactly — the real sum of the printed f64 budgets —
-//! checked by the independent `WindowLedger` and by exact expansion sums in the test itself. The same runs are checked step by step against `docs/w-event.md` (`check_trace`).
+//! Invariant (W) by property test ([`docs/w-event.md`](tpl_core::guide::w_event) §1, §7): every
+//! scheme but `laplace`, every stream and every noise realisation — a seeded sampler and
+//! adversarial scripted noise — keeps every window of w steps within ε exactly — the real sum of
+//! the printed f64 budgets — checked by the independent `WindowLedger` and by exact expansion sums
+//! in the test itself. The same runs are checked step by step against
+//! [`docs/w-event.md`](tpl_core::guide::w_event) (`check_trace`).
 //!
 //! Also the overspend regression of §3.8/§7: a BA that never updates (l, m_l) fails the very
 //! same property.
@@ -131,7 +133,7 @@ fn within_stated_maxima(scheme: &dyn StreamScheme, trace: &Trace) -> Result<(), 
 }
 
 /// The ranges of the exact-sum property: ε ∈ [1e−6, 1e3] (log-uniform, and uniform) and
-/// w ∈ [1, 200], wider than those of `docs/w-event.md`.
+/// w ∈ [1, 200], wider than those of [`docs/w-event.md`](tpl_core::guide::w_event).
 fn wide_case() -> impl Strategy<Value = Case> {
     let epsilon = prop_oneof![
         (-6.0f64..=3.0).prop_map(|x| 10f64.powf(x).clamp(1e-6, 1e3)),
@@ -218,9 +220,10 @@ proptest! {
     }
 
     /// PBA with `Always` and BD under the same scripted decisions: equal publication budgets
-    /// at every t ≥ 2 (`docs/w-event.md` §3.6); only t = 1 differs (ε/8 against ε/4). Both are integers on
-    /// the grid of ulp(ε) and halve at different places (BD the remainder, PBA the base
-    /// remainder), so they agree to a few units of ulp(ε): 1e−12 relative to ε.
+    /// at every t ≥ 2 ([`docs/w-event.md`](tpl_core::guide::w_event) §3.6); only t = 1 differs (ε/8
+    /// against ε/4). Both are integers on the grid of ulp(ε) and halve at different places (BD the
+    /// remainder, PBA the base remainder), so they agree to a few units of ulp(ε): 1e−12 relative
+    /// to ε.
     #[test]
     fn pba_always_matches_bd(case in case(), noise_seed in any::<u64>()) {
         let params = case.params();
@@ -245,9 +248,9 @@ proptest! {
 // ---------------------------------------------------------------------------------------------
 // Overspend regression (`docs/w-event.md` §3.8, §7): a BA that never updates (l, m_l).
 
-/// BA as in `docs/w-event.md` §3.5, except that a publication does **not** record (l, m_l): the bug of one
-/// public implementation. Every publication then absorbs min(t, w) shares and nothing is
-/// ever nullified.
+/// BA as in [`docs/w-event.md`](tpl_core::guide::w_event) §3.5, except that a publication does
+/// **not** record (l, m_l): the bug of one public implementation. Every publication then absorbs
+/// min(t, w) shares and nothing is ever nullified.
 struct BrokenBa<M> {
     params: WEventParams,
     mechanism: M,

@@ -1,6 +1,7 @@
-//! The calibrated prior of the default estimator `map` and of `smooth` (docs/map.md §8): how
-//! far the movement model is trusted is learned from the releases themselves, by scoring
-//! each release against the prediction that was made before it was seen.
+//! The calibrated prior of the default estimator `map` and of `smooth`
+//! ([docs/map.md](tpl_core::guide::map) §8): how far the movement model is trusted is learned from
+//! the releases themselves, by scoring each release against the prediction that was made before it
+//! was seen.
 //!
 //! The prediction for step t from the previous count estimate x̂_{t−1} (q = x̂_{t−1}/N) is
 //! the family
@@ -16,15 +17,16 @@
 //! plus the Laplace noise's); the best-scoring member sets step t's prior (type-II maximum
 //! likelihood) once it beats the member that holds (γ = 0, φ = 2¹²: the last estimate kept,
 //! each release trusted almost alone) by a likelihood-ratio test; until then that member is
-//! used, so a matrix no release has tested cannot move the estimate (docs/map.md §8).
-//! Releases with ε_s = 0 carry no information and are not scored.
+//! used, so a matrix no release has tested cannot move the estimate
+//! ([docs/map.md](tpl_core::guide::map) §8). Releases with ε_s = 0 carry no information and are not
+//! scored.
 
 use crate::numeric::{biased_exponent_split, divide, exponent_split, sum4};
 use crate::propagate::Mover;
 use crate::widest::at_widest;
 
-/// The prior a calibrated step t used (docs/map.md §8): the member of the family of
-/// predictions that scored best on the releases r_2..r_t, each scored against its
+/// The prior a calibrated step t used ([docs/map.md](tpl_core::guide::map) §8): the member of the
+/// family of predictions that scored best on the releases r_2..r_t, each scored against its
 /// prediction from the estimate of the step before.
 ///
 /// ```
@@ -53,7 +55,7 @@ impl Calibration {
     /// release is estimated almost from the release alone, and a step without one keeps the
     /// last estimate. Used before any release was scored and whenever no member beats it by
     /// 3 nats (a likelihood-ratio test at level 5 % of two parameters) — a matrix must earn its
-    /// trust (docs/map.md §8).
+    /// trust ([docs/map.md](tpl_core::guide::map) §8).
     pub const HOLD: Self = Self { move_weight: 0.0, dispersion: 4096.0 };
 }
 
@@ -88,14 +90,15 @@ const SCORED_CELLS: usize = 64;
 /// ([`Calibration::HOLD`]) before it replaces it: 3, half the 95 % quantile of χ² with two
 /// degrees of freedom (a likelihood-ratio test at level 5 % of the two parameters). The null
 /// hypothesis is the one that cannot be led astray: a matrix that no release has tested, or
-/// one the releases cannot tell from holding, does not move the estimate (docs/map.md §8).
+/// one the releases cannot tell from holding, does not move the estimate
+/// ([docs/map.md](tpl_core::guide::map) §8).
 const EVIDENCE: f64 = 3.0;
 
 /// Smallest predictive variance: the spread of rounding a count to an integer (1/12), so
 /// that a release exactly at a prediction of variance 0 cannot score +∞.
 const MIN_VARIANCE: f64 = 1.0 / 12.0;
 
-/// The running scores of the grid (docs/map.md §8).
+/// The running scores of the grid ([docs/map.md](tpl_core::guide::map) §8).
 #[derive(Debug, Clone)]
 pub(crate) struct Calibrator {
     dispersions: [f64; DISPERSIONS],
@@ -140,14 +143,14 @@ impl Calibrator {
     }
 
     /// Adds the log-likelihood of release `r` (weight a > 0) under every member's prediction
-    /// for population N, made from the last estimate that used a release (docs/map.md §8):
-    /// `chain` holds that estimate's distribution q_a moved 0..=k steps by P, on the scored
-    /// cells, and member γ predicts N·Σ_j Binomial(j; k, γ)·(q_a·P^j) — k steps of
-    /// (1 − γ)·I + γ·P, which for k = 1 is (1 − γ)·q + γ·q·P.
+    /// for population N, made from the last estimate that used a release
+    /// ([docs/map.md](tpl_core::guide::map) §8): `chain` holds that estimate's distribution q_a
+    /// moved 0..=k steps by P, on the scored cells, and member γ predicts N·Σ_j Binomial(j; k,
+    /// γ)·(q_a·P^j) — k steps of (1 − γ)·I + γ·P, which for k = 1 is (1 − γ)·q + γ·q·P.
     ///
     /// For each move weight, the predictions m and squared residuals e² of the scored cells
     /// are gathered once; each dispersion's term Σ_i (ln v_i + e_i²/v_i) is then one sum over
-    /// them in [`LANES`] running sums (docs/map.md §13).
+    /// them in [`LANES`] running sums ([docs/map.md](tpl_core::guide::map) §13).
     pub(crate) fn score(&mut self, r: &[f64], chain: &Chain, total: f64, a: f64) {
         let noise = 2.0 / (a * a);
         let steps = chain.steps();
@@ -251,9 +254,9 @@ fn binomial_weights(k: usize, gamma: f64, out: &mut Vec<f64>) {
 }
 
 /// The scored cells of the next calibrated release and, on them, the distribution q_a of the
-/// last estimate that used a release moved j = 0, 1, … steps by P (docs/map.md §8): what
-/// [`Calibrator::score`] mixes into every member's prediction. Its buffers are reused from
-/// one chain to the next.
+/// last estimate that used a release moved j = 0, 1, … steps by P
+/// ([docs/map.md](tpl_core::guide::map) §8): what [`Calibrator::score`] mixes into every member's
+/// prediction. Its buffers are reused from one chain to the next.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Chain {
     /// The scored cells: every ⌈n/64⌉-th from a rotating offset.
@@ -388,7 +391,7 @@ const LARGEST_ONE_DIVISION: f64 = 1.123_558_209_288_947_4e307;
 /// ln(v/2^k) + e²/v for 1/12 ≤ v < 2¹⁰²⁰, v = 2^k·m, and a finite e² ≥ 0: the series of
 /// [`ln_positive`] and the quotient with one division instead of three —
 /// d = 1/((m + 1)·v) gives both t = (m − 1)·v·d and 1/v = (m + 1)·d, and t²/9 is t²·(1/9).
-/// Each quotient is within a few ulps of the divided one (docs/map.md §13).
+/// Each quotient is within a few ulps of the divided one ([docs/map.md](tpl_core::guide::map) §13).
 #[inline(always)]
 fn mantissa_ln_and_ratio(v: f64, m: f64, e2: f64) -> f64 {
     let d = 1.0 / ((m + 1.0) * v);
@@ -426,8 +429,8 @@ fn mix_portable(q: &[f64], u: &[f64], gamma: f64, out: &mut [f64]) {
     }
 }
 
-/// One direction of a calibrated stream (docs/map.md §8): the previous estimate, how it
-/// moves, and the scores of the family of predictions.
+/// One direction of a calibrated stream ([docs/map.md](tpl_core::guide::map) §8): the previous
+/// estimate, how it moves, and the scores of the family of predictions.
 #[derive(Debug, Clone)]
 pub(crate) struct Pass {
     calibrator: Calibrator,
@@ -467,7 +470,7 @@ impl Pass {
     /// The calibrated prior of the step whose release is `r` (weight a): the release is first
     /// scored against every member's prediction from the last estimate that used a release,
     /// then the best member over all releases scored so far makes the prior from the
-    /// previous estimate (docs/map.md §8). `None` before the first step.
+    /// previous estimate ([docs/map.md](tpl_core::guide::map) §8). `None` before the first step.
     pub(crate) fn predict(&mut self, r: &[f64], a: f64, total: f64) -> Option<Prediction> {
         let mut prior = Vec::new();
         let calibration = self.predict_onto(r, a, total, &mut prior)?;

@@ -1,6 +1,7 @@
-//! Dense n×n linear algebra on row-major slices for the Kalman baseline (docs/map.md §14):
-//! products, the Cholesky factor of a symmetric positive definite matrix and solves with it.
-//! Loops are ordered so that the innermost one runs over contiguous memory and vectorises.
+//! Dense n×n linear algebra on row-major slices for the Kalman baseline
+//! ([docs/map.md](tpl_core::guide::map) §14): products, the Cholesky factor of a symmetric positive
+//! definite matrix and solves with it. Loops are ordered so that the innermost one runs over
+//! contiguous memory and vectorises.
 
 /// c = a·b for row-major n×n matrices (i-k-j order: each row of c is a sum of rows of b).
 pub(crate) fn times(a: &[f64], b: &[f64], n: usize, c: &mut [f64]) {

@@ -1,4 +1,4 @@
-//! The error type of `tpl-postprocess` (docs/map.md §11, "Errors").
+//! The error type of `tpl-postprocess` ([docs/map.md](tpl_core::guide::map) §11, "Errors").
 
 use thiserror::Error;
 use tpl_core::CoreError;
@@ -145,7 +145,7 @@ pub enum PostprocessError {
         estimator: &'static str,
     },
     /// A stream too large for the Kalman smoother, which stores an n×n covariance per step
-    /// while the covariance changes (docs/map.md §14).
+    /// while the covariance changes ([docs/map.md](tpl_core::guide::map) §14).
     #[error(
         "the kalman smoother would store more than {limit} values for {steps} steps of {cells} cells (n² per step while its covariance changes): use smooth or map for streams this large"
     )]

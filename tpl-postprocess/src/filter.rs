@@ -1,6 +1,6 @@
-//! The stream driver (docs/map.md §5 and §11): count estimates step by step, each from the
-//! releases up to t only (a filter), with the prior carried forward through the public
-//! forward matrix.
+//! The stream driver ([docs/map.md](tpl_core::guide::map) §5 and §11): count estimates step by
+//! step, each from the releases up to t only (a filter), with the prior carried forward through the
+//! public forward matrix.
 //!
 //! [`Filter`] is the stepper (one release in, one count estimate out, for an open-ended
 //! stream); [`filter`] drives it over a whole recorded stream and returns its [`Estimates`].
@@ -17,8 +17,8 @@ use crate::prior::{PriorPolicy, PriorUpdate, Warning};
 use crate::propagate::Mover;
 use crate::{map, map_integer, mle, smooth, validate};
 
-/// Which estimator of the true counts a stream uses (docs/map.md §2–4, §6, §8 and §9); its
-/// [`name`](Estimator::name) is the `--estimator` value of `tpl postprocess`.
+/// Which estimator of the true counts a stream uses ([docs/map.md](tpl_core::guide::map) §2–4, §6,
+/// §8 and §9); its [`name`](Estimator::name) is the `--estimator` value of `tpl postprocess`.
 ///
 /// ```
 /// use tpl_postprocess::Estimator;
@@ -31,29 +31,29 @@ use crate::{map, map_integer, mle, smooth, validate};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "kebab-case"))]
 pub enum Estimator {
-    /// The default (docs/map.md §8): on up to 64 cells the state-space filter of
-    /// docs/map.md §14 in its guarded family, refitted to the releases seen so far; beyond,
-    /// continuous MAP with a calibrated prior (the strength of the movement model's prior,
-    /// and how many people it moves, learned from how well it predicted the earlier
-    /// releases; step 1 the DBSec paper's).
+    /// The default ([docs/map.md](tpl_core::guide::map) §8): on up to 64 cells the state-space
+    /// filter of [docs/map.md](tpl_core::guide::map) §14 in its guarded family, refitted to the
+    /// releases seen so far; beyond, continuous MAP with a calibrated prior (the strength of the
+    /// movement model's prior, and how many people it moves, learned from how well it predicted the
+    /// earlier releases; step 1 the DBSec paper's).
     #[default]
     Map,
     /// Continuous MAP with the DBSec paper's prior at full strength, [`crate::map_step`]
-    /// at every step (docs/map.md §5).
+    /// at every step ([docs/map.md](tpl_core::guide::map) §5).
     MapDbsec,
     /// Integer MAP with the DBSec paper's prior, [`crate::map_integer_step`]; estimates are
     /// integers.
     MapInteger,
     /// Least-squares MLE, [`crate::mle_step`]; ignores budgets, prior and correlation.
     Mle,
-    /// Whole-sequence smoothing (docs/map.md §9): every step from all releases, past and
-    /// future — on up to 64 cells the RTS smoother of docs/map.md §14 in its guarded family
-    /// (nobody moving as the null a move weight must beat), beyond them
-    /// calibrated forward and backward predictions pooled per step
-    /// ([`crate::pooled_map_step`]). A recorded stream only ([`crate::filter`]).
+    /// Whole-sequence smoothing ([docs/map.md](tpl_core::guide::map) §9): every step from all
+    /// releases, past and future — on up to 64 cells the RTS smoother of
+    /// [docs/map.md](tpl_core::guide::map) §14 in its guarded family (nobody moving as the null a
+    /// move weight must beat), beyond them calibrated forward and backward predictions pooled per
+    /// step ([`crate::pooled_map_step`]). A recorded stream only ([`crate::filter`]).
     Smooth,
-    /// The classical baseline (docs/map.md §14): Kalman filter and RTS smoother on the
-    /// counts, move weight and process noise fitted by maximum likelihood
+    /// The classical baseline ([docs/map.md](tpl_core::guide::map) §14): Kalman filter and RTS
+    /// smoother on the counts, move weight and process noise fitted by maximum likelihood
     /// ([`crate::kalman_smooth`]). A recorded stream only ([`crate::filter`]).
     Kalman,
 }
@@ -105,8 +105,8 @@ impl FromStr for Estimator {
     }
 }
 
-/// Everything about a stream except its releases and budgets (docs/map.md §11): the
-/// configuration of a [`Filter`] and of [`filter`].
+/// Everything about a stream except its releases and budgets ([docs/map.md](tpl_core::guide::map)
+/// §11): the configuration of a [`Filter`] and of [`filter`].
 ///
 /// Only the population N is required ([`FilterConfig::new`]); the other fields are plain
 /// public fields with the documented defaults, set with struct-update syntax.
@@ -124,10 +124,12 @@ impl FromStr for Estimator {
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct FilterConfig<'a> {
-    /// The population N (public and exact; docs/map.md §1), at most 2⁵³. Required.
+    /// The population N (public and exact; [docs/map.md](tpl_core::guide::map) §1), at most 2⁵³.
+    /// Required.
     pub total: u64,
-    /// The L1 sensitivity Δ > 0 of one step's histogram; a_t = ε_t/Δ (docs/map.md §1).
-    /// Default 2 (one person changing cell moves two counts by one).
+    /// The L1 sensitivity Δ > 0 of one step's histogram; a_t = ε_t/Δ
+    /// ([docs/map.md](tpl_core::guide::map) §1). Default 2 (one person changing cell moves two
+    /// counts by one).
     pub sensitivity: f64,
     /// How p_1 is chosen. Default [`PriorPolicy::Frequency`].
     pub prior: PriorPolicy,
@@ -136,7 +138,8 @@ pub struct FilterConfig<'a> {
     pub forward: Option<&'a TransitionMatrix>,
     /// The public backward matrix (row j: previous cell of a user now in j), used by `smooth`
     /// to carry estimates backwards in time; without it `smooth` reverses the forward matrix
-    /// (docs/map.md §9). Validated against n whenever given. Default `None`.
+    /// ([docs/map.md](tpl_core::guide::map) §9). Validated against n whenever given. Default
+    /// `None`.
     pub backward: Option<&'a TransitionMatrix>,
     /// The per-step estimator. Default [`Estimator::Map`].
     pub estimator: Estimator,
@@ -146,8 +149,9 @@ pub struct FilterConfig<'a> {
 }
 
 impl<'a> FilterConfig<'a> {
-    /// The defaults of docs/map.md for a population `total`: Δ = 2, frequency prior, no
-    /// forward matrix, `map`, closed loop (what `tpl postprocess` uses unless told).
+    /// The defaults of [docs/map.md](tpl_core::guide::map) for a population `total`: Δ = 2,
+    /// frequency prior, no forward matrix, `map`, closed loop (what `tpl postprocess` uses unless
+    /// told).
     pub fn new(total: u64) -> Self {
         Self {
             total,
@@ -161,8 +165,8 @@ impl<'a> FilterConfig<'a> {
     }
 }
 
-/// What one step of a [`Filter`] produced (docs/map.md §5): the count estimate, prior and
-/// warnings of step t.
+/// What one step of a [`Filter`] produced ([docs/map.md](tpl_core::guide::map) §5): the count
+/// estimate, prior and warnings of step t.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct FilterStep {
@@ -172,19 +176,20 @@ pub struct FilterStep {
     /// The prior p_t the estimate used (`None` for `mle`, which uses none).
     pub prior: Option<Vec<f64>>,
     /// For `map`: the member of the calibrated family that set p_t and its strength
-    /// (docs/map.md §8) — at step 1 the DBSec prior; after it, on up to 64 cells, `None`
-    /// (the state-space filter's parameters are in [`FilterStep::fit`]); `None` for the
-    /// other estimators.
+    /// ([docs/map.md](tpl_core::guide::map) §8) — at step 1 the DBSec prior; after it, on up to 64
+    /// cells, `None` (the state-space filter's parameters are in [`FilterStep::fit`]); `None` for
+    /// the other estimators.
     pub calibration: Option<Calibration>,
     /// For `map` on at most 64 cells: the state-space model's parameters in use at this
-    /// step, refitted to the releases so far (docs/map.md §8); `None` before two releases
-    /// with information and for the other estimators.
+    /// step, refitted to the releases so far ([docs/map.md](tpl_core::guide::map) §8); `None`
+    /// before two releases with information and for the other estimators.
     pub fit: Option<KalmanFit>,
     /// Warnings raised at this step (only at step 1, by the frequency prior).
     pub warnings: Vec<Warning>,
 }
 
-/// The stepper of docs/map.md §5: feeds one release at a time, keeps the prior state.
+/// The stepper of [docs/map.md](tpl_core::guide::map) §5: feeds one release at a time, keeps the
+/// prior state.
 ///
 /// # Proof definition
 /// Step t returns the chosen estimator's solution for release r_t, weight a_t = ε_t/Δ and
@@ -192,20 +197,20 @@ pub struct FilterStep {
 /// normalize(w)·P with w = x̂_{t−1} ([`PriorUpdate::ClosedLoop`]) or w = p_{t−1}
 /// ([`PriorUpdate::OpenLoop`]) for `map-dbsec` and `map-integer`; for `map` beyond 64 cells,
 /// p_t = (1 − γ)·q + γ·q·P with q = x̂_{t−1}/N and weight a_t·φ, (γ, φ) the [`Calibration`]
-/// that scored best on r_2..r_t (docs/map.md §8). `map` on up to 64 cells returns the
-/// projected filtered mean of the state-space model of docs/map.md §14 fitted to r_1..r_t
-/// (refitted when the releases with information have doubled), its prior the prediction's
-/// non-negative part normalised; its step 1 is the DBSec step. A failed step changes
-/// nothing: it can be retried. `smooth` and
-/// `kalman` are not filters and are refused ([`Filter::new`]).
+/// that scored best on r_2..r_t ([docs/map.md](tpl_core::guide::map) §8). `map` on up to 64 cells
+/// returns the projected filtered mean of the state-space model of
+/// [docs/map.md](tpl_core::guide::map) §14 fitted to r_1..r_t (refitted when the releases with
+/// information have doubled), its prior the prediction's non-negative part normalised; its step 1
+/// is the DBSec step. A failed step changes nothing: it can be retried. `smooth` and `kalman` are
+/// not filters and are refused ([`Filter::new`]).
 ///
 /// # Runtime
 /// Per step, the solver (O(n) passes for the continuous estimators) plus the propagation
 /// through P — O(n + nnz) when P is row floors plus nnz sparse excesses (a smoothed sparse
-/// matrix), O(n²) when dense (docs/map.md §13) — plus O(190·min(n, 64)) for the calibration
-/// of `map` beyond 64 cells. `map` on up to 64 cells: O(n³) per step while the covariance
-/// changes, plus a refit over all releases so far each time they double (about 80 runs of
-/// the recursion over the prefix; README, "Performance").
+/// matrix), O(n²) when dense ([docs/map.md](tpl_core::guide::map) §13) — plus O(190·min(n, 64)) for
+/// the calibration of `map` beyond 64 cells. `map` on up to 64 cells: O(n³) per step while the
+/// covariance changes, plus a refit over all releases so far each time they double (about 80 runs
+/// of the recursion over the prefix; README, "Performance").
 ///
 /// ```
 /// use tpl_core::TransitionMatrix;
@@ -228,7 +233,8 @@ pub struct Filter<'a> {
     prior: Vec<f64>,
     /// x̂_{t−1} (empty before step 1).
     estimate: Vec<f64>,
-    /// The forward matrix in the form its product is cheapest in (docs/map.md §13).
+    /// The forward matrix in the form its product is cheapest in
+    /// ([docs/map.md](tpl_core::guide::map) §13).
     mover: Option<Mover<'a>>,
     /// The calibrated predictions of `map` beyond 64 cells.
     pass: Pass,
@@ -380,7 +386,8 @@ impl<'a> Filter<'a> {
 }
 
 /// The count estimates x̂_1..x̂_T of a whole stream, as [`filter`] returns them
-/// (docs/map.md §11): estimates of the true counts c_t, not of the movement matrix.
+/// ([docs/map.md](tpl_core::guide::map) §11): estimates of the true counts c_t, not of the movement
+/// matrix.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Estimates {
@@ -388,7 +395,8 @@ pub struct Estimates {
     pub estimator: Estimator,
     /// Row t − 1 is the count estimate x̂_t: T rows of n values summing to N.
     pub estimates: Vec<Vec<f64>>,
-    /// Warnings raised along the way (docs/map.md §5), for the caller to show.
+    /// Warnings raised along the way ([docs/map.md](tpl_core::guide::map) §5), for the caller to
+    /// show.
     pub warnings: Vec<Warning>,
 }
 
@@ -401,8 +409,9 @@ impl Estimates {
     }
 }
 
-/// Post-processes a whole recorded stream (docs/map.md §5, §8, §9 and §11): the [`Filter`] built from
-/// `config` run over `releases` (T rows of n values), step t with budget ε_t = `budgets[t − 1]`.
+/// Post-processes a whole recorded stream ([docs/map.md](tpl_core::guide::map) §5, §8, §9 and §11):
+/// the [`Filter`] built from `config` run over `releases` (T rows of n values), step t with budget
+/// ε_t = `budgets[t − 1]`.
 ///
 /// The releases and their budgets are the stream, one entry per step; `config` is everything
 /// else (N, Δ, prior policy, forward matrix, estimator, prior update), the same value that
@@ -417,8 +426,8 @@ impl Estimates {
 /// those of [`Filter::step`], which name the step.
 ///
 /// # Citations
-/// docs/map.md §5 (closed-loop propagation follows the authors' code; X. Cao, Y. Cao,
-/// Yoshikawa, Nakamura, DBSec 2023, eq. (7)).
+/// [docs/map.md](tpl_core::guide::map) §5 (closed-loop propagation follows the authors' code; X.
+/// Cao, Y. Cao, Yoshikawa, Nakamura, DBSec 2023, eq. (7)).
 ///
 /// ```
 /// use tpl_core::TransitionMatrix;
@@ -492,9 +501,10 @@ pub fn constant_budgets(epsilon: f64, horizon: usize) -> Result<Vec<f64>> {
     Ok(vec![epsilon; tpl_core::check_horizon(horizon)?])
 }
 
-/// The weight a·φ of a step whose prior's log-density is divided by φ (docs/map.md §8):
-/// dividing the whole objective by 1/φ leaves the MAP problem of §2 with weight a·φ. Capped
-/// at the largest double (the solver handles any finite weight).
+/// The weight a·φ of a step whose prior's log-density is divided by φ
+/// ([docs/map.md](tpl_core::guide::map) §8): dividing the whole objective by 1/φ leaves the MAP
+/// problem of §2 with weight a·φ. Capped at the largest double (the solver handles any finite
+/// weight).
 pub(crate) fn tempered_weight(a: f64, dispersion: f64) -> f64 {
     (a * dispersion).min(f64::MAX)
 }

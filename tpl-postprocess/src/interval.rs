@@ -1,7 +1,7 @@
-//! Confidence intervals of count estimates by a parametric bootstrap (docs/map.md,
-//! "Intervals"): the estimate is taken as the truth, released again through the same
-//! mechanism with the same budgets, estimated again by the same estimator, and the spread of
-//! the replicates' errors around that truth gives each cell's interval.
+//! Confidence intervals of count estimates by a parametric bootstrap
+//! ([docs/map.md](tpl_core::guide::map), "Intervals"): the estimate is taken as the truth, released
+//! again through the same mechanism with the same budgets, estimated again by the same estimator,
+//! and the spread of the replicates' errors around that truth gives each cell's interval.
 
 use crate::error::{PostprocessError, Result};
 
@@ -52,8 +52,9 @@ pub type EstimatorFn<'a> = dyn FnMut(&[Vec<f64>]) -> Result<Vec<Vec<f64>>> + 'a;
 ///    [0, N_t] with N_t the row's sum, rounded.
 ///
 /// `filter` says whether `estimator` estimates step t from the releases up to t only
-/// ([`crate::Estimator::is_filter`]). Measured coverage: `docs/intervals.md` §2. Memory:
-/// B·T·n errors (8 bytes each), which the caller bounds.
+/// ([`crate::Estimator::is_filter`]). Measured coverage:
+/// [`docs/intervals.md`](tpl_core::guide::intervals) §2. Memory: B·T·n errors (8 bytes each), which
+/// the caller bounds.
 ///
 /// ```
 /// use tpl_postprocess::{Bootstrap, bootstrap_intervals};

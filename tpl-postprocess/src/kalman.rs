@@ -1,4 +1,4 @@
-//! The classical baseline `kalman` (docs/map.md §14): a Kalman filter and
+//! The classical baseline `kalman` ([docs/map.md](tpl_core::guide::map) §14): a Kalman filter and
 //! Rauch–Tung–Striebel smoother on the counts, with its two parameters fitted to the
 //! releases by maximum likelihood.
 //!
@@ -25,7 +25,8 @@
 //!
 //! Cost: n³ per step with information and per step between them (dense covariances), O(n²)
 //! once the covariance has converged (a release every step, or every k steps, at one
-//! budget); memory for the smoother O(n²) per distinct covariance (docs/map.md §14).
+//! budget); memory for the smoother O(n²) per distinct covariance
+//! ([docs/map.md](tpl_core::guide::map) §14).
 
 use std::rc::Rc;
 
@@ -39,8 +40,8 @@ const MOVE_WEIGHTS: [f64; 10] =
     [0.0, 0.00390625, 0.0078125, 0.015625, 0.03125, 0.0625, 0.125, 0.25, 0.5, 1.0];
 
 /// How many nats of log-likelihood a process-noise shape other than the classical one must
-/// gain over it to be chosen (docs/map.md §14): a shape the releases do not clearly prefer
-/// leaves the classical model in place.
+/// gain over it to be chosen ([docs/map.md](tpl_core::guide::map) §14): a shape the releases do not
+/// clearly prefer leaves the classical model in place.
 const EVIDENCE: f64 = 3.0;
 
 /// The binary logarithms of q relative to the mean noise variance that the fit may reach.
@@ -58,7 +59,8 @@ const MAX_STORED: usize = 1 << 27;
 /// The most values the fit's table of jumps holds (2²⁴ doubles, 128 MiB).
 const MAX_JUMP_VALUES: usize = 1 << 24;
 
-/// The parameters of the `kalman` model chosen by maximum likelihood (docs/map.md §14).
+/// The parameters of the `kalman` model chosen by maximum likelihood
+/// ([docs/map.md](tpl_core::guide::map) §14).
 ///
 /// ```
 /// use tpl_core::TransitionMatrix;
@@ -76,8 +78,9 @@ pub struct KalmanFit {
     pub move_weight: f64,
     /// q ≥ 0: the process noise's variance per cell and step (on average over the cells).
     pub process_noise: f64,
-    /// β of the process noise's shape (docs/map.md §14): 0 spreads it evenly over the cells
-    /// (the classical model, always the case for `kalman`), 1 in proportion to their people.
+    /// β of the process noise's shape ([docs/map.md](tpl_core::guide::map) §14): 0 spreads it
+    /// evenly over the cells (the classical model, always the case for `kalman`), 1 in proportion
+    /// to their people.
     pub noise_shape: f64,
     /// The innovations log-likelihood of the scored releases at (γ, q) (0 when fewer than
     /// two releases carry information).
@@ -100,8 +103,8 @@ pub struct KalmanSmoothed {
     pub fit: KalmanFit,
 }
 
-/// The Kalman filter and RTS smoother of docs/map.md §14 over a recorded stream, its move
-/// weight and process noise fitted to the releases by maximum likelihood.
+/// The Kalman filter and RTS smoother of [docs/map.md](tpl_core::guide::map) §14 over a recorded
+/// stream, its move weight and process noise fitted to the releases by maximum likelihood.
 ///
 /// `config` supplies N, Δ and the forward matrix P (required when T > 1; without it, or
 /// for T = 1, the model is P = I); its prior policy, backward matrix, estimator and prior
@@ -138,8 +141,9 @@ pub fn kalman_smooth<R: AsRef<[f64]>>(
     state_space_smooth(releases, budgets, &config, Estimator::Kalman, CLASSICAL)
 }
 
-/// The smoother of docs/map.md §14 fitted within `family`: [`CLASSICAL`] for the baseline,
-/// [`GUARDED`] for `smooth` (docs/map.md §9). `estimator` names the caller in errors.
+/// The smoother of [docs/map.md](tpl_core::guide::map) §14 fitted within `family`: [`CLASSICAL`]
+/// for the baseline, [`GUARDED`] for `smooth` ([docs/map.md](tpl_core::guide::map) §9). `estimator`
+/// names the caller in errors.
 pub(crate) fn state_space_smooth<R: AsRef<[f64]>>(
     releases: &[R],
     budgets: &[f64],
@@ -197,11 +201,11 @@ pub(crate) fn state_space_smooth<R: AsRef<[f64]>>(
     Ok(KalmanSmoothed { estimates, variances, filtered, fit })
 }
 
-/// The variance of each step's release noise (docs/map.md §14): `None` at a step without
-/// information (a = ε_t/Δ = 0). Integer releases (every value of every release with
+/// The variance of each step's release noise ([docs/map.md](tpl_core::guide::map) §14): `None` at a
+/// step without information (a = ε_t/Δ = 0). Integer releases (every value of every release with
 /// information a whole number) carry discrete Laplace noise, Pr[k] ∝ e^{−a|k|}, of variance
-/// 2e^{−a}/(1 − e^{−a})² — at a = 5 about a sixth of the continuous 2/a², which would
-/// make the model distrust precise releases; real releases carry the continuous one.
+/// 2e^{−a}/(1 − e^{−a})² — at a = 5 about a sixth of the continuous 2/a², which would make the
+/// model distrust precise releases; real releases carry the continuous one.
 pub(crate) fn release_noise(rows: &[&[f64]], weights: &[f64]) -> Vec<Option<f64>> {
     let integer =
         rows.iter().zip(weights).filter(|(_, a)| **a > 0.0).all(|(r, _)| r.iter().all(|v| v.fract() == 0.0));
@@ -253,11 +257,11 @@ fn noise_shapes(
     exponents.iter().map(|&b| (b, noise_shape(&mean, b))).collect()
 }
 
-/// The process-noise shape S = D_w − w·wᵀ/Σw with w_i = (x̄_i + 1)^β (docs/map.md §14):
-/// every row sums to 0 (the total stays N) and β = 0 gives I − 11ᵀ/n, the classical
-/// model's; β = 1 makes a cell's noise grow with its people (x̄ the releases' mean moved
-/// onto the counts summing to N), as when each person moves on their own. w is scaled to
-/// mean 1 so that q keeps its meaning of a variance per cell and step.
+/// The process-noise shape S = D_w − w·wᵀ/Σw with w_i = (x̄_i + 1)^β
+/// ([docs/map.md](tpl_core::guide::map) §14): every row sums to 0 (the total stays N) and β = 0
+/// gives I − 11ᵀ/n, the classical model's; β = 1 makes a cell's noise grow with its people (x̄ the
+/// releases' mean moved onto the counts summing to N), as when each person moves on their own. w is
+/// scaled to mean 1 so that q keeps its meaning of a variance per cell and step.
 pub(crate) fn noise_shape(mean: &[f64], exponent: f64) -> Vec<f64> {
     let n = mean.len();
     let raw: Vec<f64> = mean.iter().map(|&m| (m.max(0.0) + 1.0).powf(exponent)).collect();
@@ -283,9 +287,9 @@ pub(crate) fn kalman<R: AsRef<[f64]>>(
     Ok(Estimates { estimator: Estimator::Kalman, estimates: out.estimates, warnings: Vec::new() })
 }
 
-/// The models a fit chooses among (docs/map.md §14): process-noise shapes (exponents β of
-/// [`noise_shape`], the classical β = 0 first) and the evidence in nats that a move weight
-/// γ > 0 must gain over γ = 0, and a shape over the first, to be chosen.
+/// The models a fit chooses among ([docs/map.md](tpl_core::guide::map) §14): process-noise shapes
+/// (exponents β of [`noise_shape`], the classical β = 0 first) and the evidence in nats that a move
+/// weight γ > 0 must gain over γ = 0, and a shape over the first, to be chosen.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Family {
     exponents: &'static [f64],
@@ -309,15 +313,15 @@ pub(crate) const GUARDED: Family = Family { exponents: &[0.0], evidence: EVIDENC
 const CAUSAL: Family = Family { exponents: &[0.0, 1.0], evidence: EVIDENCE, moves_from: MOVES_FROM };
 
 /// The fewest releases with information on which `map` may fit a move weight γ > 0
-/// (docs/map.md §14): a likelihood from a handful of releases cannot tell a wrong
-/// matrix from noise (on 1,000 simulated people, pba at ε = 1, a fit on 2 releases chose
-/// γ = 1/4 with a matrix smoothed 0.01 and made the first 80 steps 10× worse than the raw
-/// release), and holding is never far from the release.
+/// ([docs/map.md](tpl_core::guide::map) §14): a likelihood from a handful of releases cannot tell a
+/// wrong matrix from noise (on 1,000 simulated people, pba at ε = 1, a fit on 2 releases chose γ =
+/// 1/4 with a matrix smoothed 0.01 and made the first 80 steps 10× worse than the raw release), and
+/// holding is never far from the release.
 const MOVES_FROM: usize = 16;
 
 /// The most cells for which `map` and `smooth` run the state-space model (dense n×n
-/// covariances, n³ per step); wider streams use the calibrated MAP filter of docs/map.md §8
-/// and the pooled smoother of §9.
+/// covariances, n³ per step); wider streams use the calibrated MAP filter of
+/// [docs/map.md](tpl_core::guide::map) §8 and the pooled smoother of §9.
 pub(crate) const ONLINE_CELLS: usize = 64;
 
 /// From how many releases with information on a refit of [`Online`] searches around the
@@ -325,12 +329,12 @@ pub(crate) const ONLINE_CELLS: usize = 64;
 /// over the whole grid.
 const LOCAL_FROM: usize = 16;
 
-/// The causal state-space filter behind `map` (docs/map.md §8): the model of docs/map.md
-/// §14 run one release at a time, its parameters refitted by maximum likelihood on every
-/// release seen so far whenever the number of releases with information has doubled
-/// (after the 2nd, 4th, 8th, 16th, …), so that the fit follows the stream with O(log T)
-/// refits, from the 16th on a local search around the previous fit ([`LOCAL_FROM`]). The
-/// estimate of step t is the filtered mean projected onto {x ≥ 0, Σx = N}.
+/// The causal state-space filter behind `map` ([docs/map.md](tpl_core::guide::map) §8): the model
+/// of [docs/map.md](tpl_core::guide::map) §14 run one release at a time, its parameters refitted by
+/// maximum likelihood on every release seen so far whenever the number of releases with information
+/// has doubled (after the 2nd, 4th, 8th, 16th, …), so that the fit follows the stream with O(log T)
+/// refits, from the 16th on a local search around the previous fit ([`LOCAL_FROM`]). The estimate
+/// of step t is the filtered mean projected onto {x ≥ 0, Σx = N}.
 #[derive(Debug, Clone)]
 pub(crate) struct Online {
     total: f64,
@@ -738,8 +742,8 @@ impl Stream<'_> {
 
     /// The innovations log-likelihood of the releases at the steps `fresh` under `model`:
     /// the filter of [`Stream::forward`] evaluated at those steps only, each prediction one
-    /// jump from the previous release (docs/map.md §14). Fails only when a covariance
-    /// stops being positive definite.
+    /// jump from the previous release ([docs/map.md](tpl_core::guide::map) §14). Fails only when a
+    /// covariance stops being positive definite.
     fn likelihood(&self, model: Model, jumps: &Jumps, fresh: &[usize]) -> Result<f64> {
         self.run_fresh(model, jumps, fresh).map(|(ll, _, _)| ll)
     }
@@ -1111,8 +1115,8 @@ fn update_covariance(
     Ok(Period { predicted: steps, noise: v, posterior: Rc::new(posterior), factor: Rc::new(factor), log_det })
 }
 
-/// The update of the mean at a scored release r (docs/map.md §14): `mean` holds the
-/// prediction x⁻ and becomes x⁻ + Σ⁻·S⁻¹·e with e = r − x⁻; returns the innovation's
+/// The update of the mean at a scored release r ([docs/map.md](tpl_core::guide::map) §14): `mean`
+/// holds the prediction x⁻ and becomes x⁻ + Σ⁻·S⁻¹·e with e = r − x⁻; returns the innovation's
 /// log-density −½·(ln det S + eᵀ·S⁻¹·e + n·ln 2π), S factored in `period`.
 fn absorb(period: &Period, r: &[f64], predicted: &[f64], mean: &mut [f64], work: &mut Work) -> f64 {
     let n = mean.len();

@@ -9,14 +9,15 @@
 //! releases); smoothing of a whole recorded stream; the classical Kalman baseline; and the
 //! MLE baseline. The method, every choice the project makes where the
 //! paper is silent, and the tests that certify the solvers are described in the
-//! repository's `docs/map.md` ("docs/map.md §n" below).
+//! repository's [`docs/map.md`](tpl_core::guide::map) ("[docs/map.md](tpl_core::guide::map) §n"
+//! below).
 //!
 //! "Estimate" here always means a **count estimate** x̂_t: an estimate of the true histogram
 //! c_t of step t (n counts summing to N), never of the transition matrix.
 //!
-//! Model (docs/map.md §1): N users move independently by a public row-stochastic matrix P;
-//! each step publishes r_t = c_t + Laplace(Δ/ε_t) noise per cell. Post-processing reads only
-//! public data, so it costs no privacy budget.
+//! Model ([docs/map.md](tpl_core::guide::map) §1): N users move independently by a public
+//! row-stochastic matrix P; each step publishes r_t = c_t + Laplace(Δ/ε_t) noise per cell.
+//! Post-processing reads only public data, so it costs no privacy budget.
 //!
 //! ```
 //! use tpl_core::TransitionMatrix;
@@ -32,7 +33,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Map of the crate (sections of docs/map.md in brackets):
+//! Map of the crate (sections of [docs/map.md](tpl_core::guide::map) in brackets):
 //! - [`map_step`] / [`MapStep`] — continuous MAP, exact breakpoint solver (§2–3);
 //!   [`map_objective`] its objective F;
 //! - [`map_integer_step`] — integer MAP, the N cheapest marginal units, ties to the lower

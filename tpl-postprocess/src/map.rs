@@ -1,4 +1,5 @@
-//! The continuous MAP estimator `map` and its exact breakpoint solver (docs/map.md §2–3).
+//! The continuous MAP estimator `map` and its exact breakpoint solver
+//! ([docs/map.md](tpl_core::guide::map) §2–3).
 //!
 //! The per-step problem is
 //!
@@ -19,7 +20,7 @@ use crate::numeric::{clamp_between, from_ordered, ln_or_neg_inf, ordered, sort_b
 use crate::validate;
 use crate::widest::at_widest;
 
-/// The solution of one step of the continuous MAP problem (docs/map.md §3).
+/// The solution of one step of the continuous MAP problem ([docs/map.md](tpl_core::guide::map) §3).
 ///
 /// # Proof definition
 /// `x` is the unique minimiser of F over {x ≥ 0, Σx = N} (x_i = 0 wherever p_i = 0), and
@@ -36,9 +37,10 @@ pub struct MapStep {
     pub lambda: Option<f64>,
 }
 
-/// One step of the continuous MAP estimator `map` (docs/map.md §2–3; DBSec 2023 §5 with the
-/// first-order Stirling form, a choice explained in docs/map.md §2): the minimiser of
-/// F(x) = a Σ|x_i − r_i| + Σ(x_i ln(x_i/p_i) − x_i) over real x ≥ 0 with Σx = N.
+/// One step of the continuous MAP estimator `map` ([docs/map.md](tpl_core::guide::map) §2–3; DBSec
+/// 2023 §5 with the first-order Stirling form, a choice explained in
+/// [docs/map.md](tpl_core::guide::map) §2): the minimiser of F(x) = a Σ|x_i − r_i| + Σ(x_i
+/// ln(x_i/p_i) − x_i) over real x ≥ 0 with Σx = N.
 ///
 /// - `r`: the release (any finite reals; a negative r_i acts like r_i = 0),
 /// - `p`: the prior probability vector p_t (finite, ≥ 0, summing to 1 within 1e-9; used as
@@ -48,8 +50,9 @@ pub struct MapStep {
 ///
 /// # Proof definition
 /// Returns the unique minimiser and its multiplier as described at [`MapStep`]. Accuracy
-/// (docs/map.md §3): per cell within about 1e-15·N of the exact minimiser for a ≤ 10³; no NaN or
-/// infinity for any finite input. A cell with p_i = 0 gets x_i = 0 whatever r_i.
+/// ([docs/map.md](tpl_core::guide::map) §3): per cell within about 1e-15·N of the exact minimiser
+/// for a ≤ 10³; no NaN or infinity for any finite input. A cell with p_i = 0 gets x_i = 0 whatever
+/// r_i.
 ///
 /// # Errors
 /// [`NoCells`](crate::PostprocessError::NoCells) for an empty release;
@@ -63,10 +66,11 @@ pub struct MapStep {
 /// # Runtime
 /// O(n) passes: a radix sort of the m ≤ n ratios r_i/p_i (O(m) unless many agree on their
 /// 22 highest varying bits, then O(m log m)), rank sums, binary searches of O(log² m) with
-/// a logarithm for each breakpoint they visit, and O(n) for the piece (docs/map.md §13).
+/// a logarithm for each breakpoint they visit, and O(n) for the piece
+/// ([docs/map.md](tpl_core::guide::map) §13).
 ///
 /// # Citations
-/// docs/map.md §3 (breakpoint algorithm); X. Cao, Y. Cao, Yoshikawa,
+/// [docs/map.md](tpl_core::guide::map) §3 (breakpoint algorithm); X. Cao, Y. Cao, Yoshikawa,
 /// Nakamura, DBSec 2023, §5.3 (the nonlinear program this relaxes).
 ///
 /// ```
@@ -87,10 +91,11 @@ pub fn map_step(r: &[f64], p: &[f64], total: f64, a: f64) -> Result<MapStep> {
     Ok(solve(r, p, total, a))
 }
 
-/// The MAP objective F(x) = a Σ|x_i − r_i| + Σ(x_i ln(x_i/p_i) − x_i) of docs/map.md §2, natural
-/// logarithms, no constant dropped (the convention of the reference cases in
-/// `testdata/map_cases.json`, field `map.objective`), with 0 ln 0 = 0. Infeasible points (x_i > 0 where p_i = 0) give +∞.
-/// The sum constraint is not checked: F is defined for any x ≥ 0.
+/// The MAP objective F(x) = a Σ|x_i − r_i| + Σ(x_i ln(x_i/p_i) − x_i) of
+/// [docs/map.md](tpl_core::guide::map) §2, natural logarithms, no constant dropped (the convention
+/// of the reference cases in `testdata/map_cases.json`, field `map.objective`), with 0 ln 0 = 0.
+/// Infeasible points (x_i > 0 where p_i = 0) give +∞. The sum constraint is not checked: F is
+/// defined for any x ≥ 0.
 ///
 /// # Errors
 /// As [`map_step`] for `r`, `p` and `a`; [`EstimateLength`](crate::PostprocessError::EstimateLength)
@@ -197,8 +202,8 @@ fn shift(x: f64, d: f64) -> f64 {
     if x == f64::NEG_INFINITY { x } else { x + d }
 }
 
-/// The breakpoint algorithm of docs/map.md §3 on validated input: steps 1–3 here, the
-/// rest in the helpers below, one per step.
+/// The breakpoint algorithm of [docs/map.md](tpl_core::guide::map) §3 on validated input: steps 1–3
+/// here, the rest in the helpers below, one per step.
 pub(crate) fn solve(r: &[f64], p: &[f64], total: f64, a: f64) -> MapStep {
     // Below this many cells the search is cheaper than the iteration's buffers.
     const ITERATE_FROM: usize = 32;
@@ -354,8 +359,8 @@ fn all_at_release(r: &[f64], p: &[f64], total: f64, a: f64, centres: &Centres, i
     sum_r == total && spread < 2.0 * a
 }
 
-/// One breakpoint of S(λ) (docs/map.md §3 step 4): the lower breakpoint g_i − a or the
-/// upper one g_i + a of the cell of rank `rank` among the sorted centres.
+/// One breakpoint of S(λ) ([docs/map.md](tpl_core::guide::map) §3 step 4): the lower breakpoint g_i
+/// − a or the upper one g_i + a of the cell of rank `rank` among the sorted centres.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Breakpoint {
     Lower(usize),
@@ -583,14 +588,14 @@ enum Settled {
     Unsettled,
 }
 
-/// Steps 2–6 without ordering the breakpoints, when it settles (docs/map.md §3, "The piece
-/// by iteration"): from the multiplier of a = 0, classify every cell at the current
-/// (λ − a, λ + a) by the median formula itself (above: p_i·e^{λ−a} > r_i, below:
-/// p_i·e^{λ+a} < r_i, at otherwise), solve that piece's equation (step 7), and repeat until
-/// the root of a classification classifies the cells the same way: then it is on its own
-/// piece, S(λ*) = N there, and it is the root. A classification that does not repeat within
-/// eight rounds, an exponential that overflows, a ratio r_i/p_i that overflows, and a piece
-/// whose equation has no root (step 8) are left to the breakpoint search.
+/// Steps 2–6 without ordering the breakpoints, when it settles ([docs/map.md](tpl_core::guide::map)
+/// §3, "The piece by iteration"): from the multiplier of a = 0, classify every cell at the current
+/// (λ − a, λ + a) by the median formula itself (above: p_i·e^{λ−a} > r_i, below: p_i·e^{λ+a} < r_i,
+/// at otherwise), solve that piece's equation (step 7), and repeat until the root of a
+/// classification classifies the cells the same way: then it is on its own piece, S(λ*) = N there,
+/// and it is the root. A classification that does not repeat within eight rounds, an exponential
+/// that overflows, a ratio r_i/p_i that overflows, and a piece whose equation has no root (step 8)
+/// are left to the breakpoint search.
 fn settled(r: &[f64], p: &[f64], total: f64, a: f64) -> Settled {
     const ROUNDS: usize = 12;
     if total == 0.0 {

@@ -1,4 +1,4 @@
-//! The exact integer MAP estimator `map-integer` (docs/map.md §4).
+//! The exact integer MAP estimator `map-integer` ([docs/map.md](tpl_core::guide::map) §4).
 //!
 //! G(x) = a Σ|x_i − r_i| + Σ(ln x_i! − x_i ln p_i) over x ∈ ℕⁿ with Σx = N is separable with
 //! strictly increasing marginal costs δ_i(k) = ln k − ln p_i + a·σ_i(k), so the N cheapest
@@ -14,9 +14,9 @@ use crate::error::Result;
 use crate::numeric::{clamp_between, from_ordered, ln_factorial, ln_or_neg_inf, ordered};
 use crate::validate;
 
-/// One step of the integer MAP estimator `map-integer` (docs/map.md §4): the integer point
-/// x ∈ ℕⁿ with Σx = N that minimises the exact negative log-posterior
-/// G(x) = a Σ|x_i − r_i| + Σ(ln x_i! − x_i ln p_i) (no Stirling approximation).
+/// One step of the integer MAP estimator `map-integer` ([docs/map.md](tpl_core::guide::map) §4):
+/// the integer point x ∈ ℕⁿ with Σx = N that minimises the exact negative log-posterior G(x) = a
+/// Σ|x_i − r_i| + Σ(ln x_i! − x_i ln p_i) (no Stirling approximation).
 ///
 /// Arguments as in [`crate::map_step`], with an integer population N.
 ///
@@ -24,7 +24,8 @@ use crate::validate;
 /// Returns the N cheapest units by marginal cost δ_i(k) = ln k − ln p_i + a σ_i(k), where
 /// σ_i(k) = −1 if k ≤ r_i, +1 if k − 1 ≥ r_i, 2(k − r_i) − 1 otherwise. This is a minimiser
 /// of G; among several minimisers (units of equal cost, compared as computed f64) it is the
-/// one the tie rule of docs/map.md §4 picks: **lower cell index first**. Cells with p_i = 0 get 0.
+/// one the tie rule of [docs/map.md](tpl_core::guide::map) §4 picks: **lower cell index first**.
+/// Cells with p_i = 0 get 0.
 ///
 /// # Errors
 /// As [`crate::map_step`] for `r`, `p` and `a`;
@@ -32,15 +33,15 @@ use crate::validate;
 ///
 /// # Runtime
 /// O((n + N) log n) with the heap for N up to a few dozen units per cell; beyond that a
-/// bisection on the threshold cost (docs/map.md §4, "Large N"): O(n) per probe, about
-/// log₂(N/n) + 5 probes (at most 124 whatever N), then a sort of O(n) units.
+/// bisection on the threshold cost ([docs/map.md](tpl_core::guide::map) §4, "Large N"): O(n) per
+/// probe, about log₂(N/n) + 5 probes (at most 124 whatever N), then a sort of O(n) units.
 ///
 /// # Citations
-/// docs/map.md §4; DBSec 2023 eq. (8) (the multinomial prior).
+/// [docs/map.md](tpl_core::guide::map) §4; DBSec 2023 eq. (8) (the multinomial prior).
 ///
 /// ```
 /// use tpl_postprocess::map_integer_step;
-/// // The tie case of docs/map.md §4: equal marginal costs go to the lower cell first.
+/// // The tie case of [docs/map.md](tpl_core::guide::map) §4: equal marginal costs go to the lower cell first.
 /// assert_eq!(map_integer_step(&[0.0; 3], &[1.0 / 3.0; 3], 4, 0.5)?, vec![2, 1, 1]);
 /// assert_eq!(map_integer_step(&[10.0, 0.0], &[0.5, 0.5], 10, 2f64.ln())?, vec![8, 2]);
 /// # Ok::<(), tpl_postprocess::PostprocessError>(())
@@ -52,11 +53,11 @@ pub fn map_integer_step(r: &[f64], p: &[f64], total: u64, a: f64) -> Result<Vec<
     Ok(solve(r, p, total, a))
 }
 
-/// The objective G(x) = a Σ|x_i − r_i| + Σ(ln x_i! − x_i ln p_i) of docs/map.md §4, natural
-/// logarithms, ln x! = lgamma(x + 1), x_i ln p_i = 0 when x_i = 0, no constant dropped (the
-/// convention of the reference cases in `testdata/map_cases.json`, field
-/// `map_integer.objective`). Infeasible points
-/// (x_i > 0 where p_i = 0) give +∞. The sum constraint is not checked.
+/// The objective G(x) = a Σ|x_i − r_i| + Σ(ln x_i! − x_i ln p_i) of
+/// [docs/map.md](tpl_core::guide::map) §4, natural logarithms, ln x! = lgamma(x + 1), x_i ln p_i =
+/// 0 when x_i = 0, no constant dropped (the convention of the reference cases in
+/// `testdata/map_cases.json`, field `map_integer.objective`). Infeasible points (x_i > 0 where p_i
+/// = 0) give +∞. The sum constraint is not checked.
 ///
 /// # Errors
 /// As [`map_integer_step`] for `r`, `p` and `a`;
@@ -90,11 +91,11 @@ pub fn map_integer_objective(r: &[f64], p: &[f64], a: f64, x: &[u64]) -> Result<
 }
 
 /// Cost δ_i(k) − `shift` of the k-th unit (k ≥ 1) of a cell with release `r` and ln p =
-/// `ln_p` (docs/map.md §4). The single formula both selections evaluate, so that they see the
-/// same f64 values; it is non-decreasing in k as computed (ln is monotone, rounding is
-/// monotone). A uniform shift leaves the order of the exact costs as it is; `shift` = a·σ₀
-/// ([`shift_of`]) makes the units of the class σ = σ₀ cost their prior term exactly, so
-/// that however large a is, the prior still orders the units among which the choice is made.
+/// `ln_p` ([docs/map.md](tpl_core::guide::map) §4). The single formula both selections evaluate, so
+/// that they see the same f64 values; it is non-decreasing in k as computed (ln is monotone,
+/// rounding is monotone). A uniform shift leaves the order of the exact costs as it is; `shift` =
+/// a·σ₀ ([`shift_of`]) makes the units of the class σ = σ₀ cost their prior term exactly, so that
+/// however large a is, the prior still orders the units among which the choice is made.
 #[inline]
 fn unit_cost(k: u64, r: f64, ln_p: f64, a: f64, shift: f64) -> f64 {
     let kf = k as f64;
@@ -160,8 +161,8 @@ impl PartialOrd for Next {
     }
 }
 
-/// The reference algorithm of docs/map.md §4: assign N units one at a time to the cell whose next
-/// unit is cheapest (ties: lower cell index).
+/// The reference algorithm of [docs/map.md](tpl_core::guide::map) §4: assign N units one at a time
+/// to the cell whose next unit is cheapest (ties: lower cell index).
 pub(crate) fn by_heap(r: &[f64], p: &[f64], total: u64, a: f64) -> Vec<u64> {
     let n = r.len();
     let mut x = vec![0u64; n];
@@ -185,9 +186,10 @@ pub(crate) fn by_heap(r: &[f64], p: &[f64], total: u64, a: f64) -> Vec<u64> {
 
 /// Number of units k ∈ 1..=cap of one cell with δ(k) − shift ≤ θ.
 ///
-/// Starts from the closed form median(r⁺, p e^{θ+shift−a}, p e^{θ+shift+a}) (docs/map.md §4:
-/// the count in exact arithmetic, up to floors) and corrects it with the exact δ by a
-/// galloping search, so the answer is the count for the computed δ, as the heap sees it.
+/// Starts from the closed form median(r⁺, p e^{θ+shift−a}, p e^{θ+shift+a})
+/// ([docs/map.md](tpl_core::guide::map) §4: the count in exact arithmetic, up to floors) and
+/// corrects it with the exact δ by a galloping search, so the answer is the count for the computed
+/// δ, as the heap sees it.
 fn count_cell(r: f64, ln_p: f64, (a, shift): (f64, f64), theta: f64, cap: u64) -> u64 {
     let ok = |k: u64| unit_cost(k, r, ln_p, a, shift) <= theta;
     let guess =
@@ -229,7 +231,7 @@ fn bisect(mut good: u64, mut bad: u64, ok: impl Fn(u64) -> bool) -> u64 {
     good
 }
 
-/// The large-N variant of docs/map.md §4. Bisects on the cost θ, keeping
+/// The large-N variant of [docs/map.md](tpl_core::guide::map) §4. Bisects on the cost θ, keeping
 /// count(≤ lo) < N ≤ count(≤ hi), until few units cost between lo and hi; every unit costing
 /// at most lo is taken, and the rest are chosen among the units in (lo, hi] by sorting them
 /// on (cost, cell, k) — the order in which the heap pops them, so the result is the heap's.
@@ -444,8 +446,8 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
 
-        /// docs/map.md §4: the threshold selection equals the heap — bit for bit, ties
-        /// included (uniform priors with integer releases give exactly equal costs).
+        /// [docs/map.md](tpl_core::guide::map) §4: the threshold selection equals the heap — bit
+        /// for bit, ties included (uniform priors with integer releases give exactly equal costs).
         #[test]
         fn threshold_equals_heap(
             (r, p) in (1usize..30).prop_flat_map(|n| (

@@ -1,18 +1,18 @@
-//! The MLE baseline `mle` (docs/map.md §6): Lee, Wang, Kifer (KDD 2015)
+//! The MLE baseline `mle` ([docs/map.md](tpl_core::guide::map) §6): Lee, Wang, Kifer (KDD 2015)
 //! maximum-likelihood post-processing under the sum constraint, with a unique answer.
 
 use crate::error::Result;
 use crate::validate;
 
-/// One step of the MLE baseline `mle` (docs/map.md §6): the Euclidean projection of r⁺ = max(r, 0)
-/// onto {x ≥ 0, Σx = N}.
+/// One step of the MLE baseline `mle` ([docs/map.md](tpl_core::guide::map) §6): the Euclidean
+/// projection of r⁺ = max(r, 0) onto {x ≥ 0, Σx = N}.
 ///
 /// # Proof definition
 /// The minimisers of Σ_i |x_i − r_i| over {x ≥ 0, Σx = N} form a whole face; this returns its
-/// least-squares point (a choice of this project, docs/map.md §6), x_i = max(r_i⁺ − τ, 0) with τ such that Σx = N (τ ≥ 0 when
-/// Σr⁺ ≥ N, so x ≤ r⁺; τ < 0 otherwise, so x ≥ r⁺). Hence Σ|x − r⁺| = |Σr⁺ − N|. It uses
-/// neither a budget, a prior nor correlation ("drops temporal correlations", DBSec 2023 §6).
-/// N = 0 gives x = 0.
+/// least-squares point (a choice of this project, [docs/map.md](tpl_core::guide::map) §6), x_i =
+/// max(r_i⁺ − τ, 0) with τ such that Σx = N (τ ≥ 0 when Σr⁺ ≥ N, so x ≤ r⁺; τ < 0 otherwise, so x ≥
+/// r⁺). Hence Σ|x − r⁺| = |Σr⁺ − N|. It uses neither a budget, a prior nor correlation ("drops
+/// temporal correlations", DBSec 2023 §6). N = 0 gives x = 0.
 ///
 /// # Errors
 /// [`NoCells`](crate::PostprocessError::NoCells),

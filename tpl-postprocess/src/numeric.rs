@@ -1,4 +1,5 @@
-//! Small log-space helpers for the solvers of docs/map.md §3–4: never form e^a, no silent NaN.
+//! Small log-space helpers for the solvers of [docs/map.md](tpl_core::guide::map) §3–4: never form
+//! e^a, no silent NaN.
 
 use crate::widest::at_widest;
 
@@ -156,8 +157,9 @@ const LN2_LO: f64 = 1.9082149292705877e-10;
 /// ln v for v ≥ 0 (ln 0 = −∞) without a branch that stops a loop from vectorising, within
 /// 2 ulps of the correctly rounded value (tested against the library's): fdlibm's log —
 /// the exponent split v = 2^k·m, s = (m − 1)/(m + 1) and its polynomial of degree 14 in s —
-/// with subnormal v scaled by 2⁵⁴ first. For the pooled priors of docs/map.md §9, where
-/// the library's call costs more than the rest of the pooling.
+/// with subnormal v scaled by 2⁵⁴ first. For the pooled priors of
+/// [docs/map.md](tpl_core::guide::map) §9, where the library's call costs more than the rest of the
+/// pooling.
 #[inline(always)]
 pub(crate) fn ln_vectorised(v: f64) -> f64 {
     const LG: [f64; 7] = [

@@ -1,13 +1,13 @@
-//! Priors over time (docs/map.md §5): the initial prior p_1 and how it moves between steps
-//! (the product itself is [`crate::propagate`]).
+//! Priors over time ([docs/map.md](tpl_core::guide::map) §5): the initial prior p_1 and how it
+//! moves between steps (the product itself is [`crate::propagate`]).
 
 use std::fmt;
 
 use crate::error::Result;
 use crate::validate;
 
-/// How the prior p_1 of the first step is chosen (docs/map.md §5 "Initial prior"; DBSec 2023
-/// §5.2.2 "frequency p-d" and "uniform p-d").
+/// How the prior p_1 of the first step is chosen ([docs/map.md](tpl_core::guide::map) §5 "Initial
+/// prior"; DBSec 2023 §5.2.2 "frequency p-d" and "uniform p-d").
 ///
 /// ```
 /// use tpl_postprocess::{PriorPolicy, Warning};
@@ -34,8 +34,8 @@ pub enum PriorPolicy {
     Explicit(Vec<f64>),
 }
 
-/// How the prior moves from one step to the next (docs/map.md §5 "Propagation", a choice
-/// of this project).
+/// How the prior moves from one step to the next ([docs/map.md](tpl_core::guide::map) §5
+/// "Propagation", a choice of this project).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "kebab-case"))]
 pub enum PriorUpdate {
@@ -49,8 +49,9 @@ pub enum PriorUpdate {
     OpenLoop,
 }
 
-/// Something worth telling the user that does not stop the computation (docs/map.md §5). The
-/// library never prints; the CLI writes these to stderr. Cells are 1-based.
+/// Something worth telling the user that does not stop the computation
+/// ([docs/map.md](tpl_core::guide::map) §5). The library never prints; the CLI writes these to
+/// stderr. Cells are 1-based.
 ///
 /// With the `serde` feature it serialises as `{"kind": "uniform-fallback"}` or
 /// `{"kind": "zero-prior-cells", "cells": [..]}`.
@@ -93,8 +94,9 @@ impl fmt::Display for Warning {
 }
 
 impl PriorPolicy {
-    /// The prior p_1 for a stream whose first release is `first_release` (docs/map.md §5), and
-    /// the warnings it raises. The result sums to 1 up to rounding.
+    /// The prior p_1 for a stream whose first release is `first_release`
+    /// ([docs/map.md](tpl_core::guide::map) §5), and the warnings it raises. The result sums to 1
+    /// up to rounding.
     ///
     /// # Errors
     /// [`NoCells`](crate::PostprocessError::NoCells) or

@@ -1,6 +1,6 @@
-//! Moving a distribution one step through a transition matrix (docs/map.md §5, §9 and §13):
-//! q ↦ q·P for the forward matrix of every filter, and q ↦ q·B for the backward matrix of
-//! `smooth`, whether given or derived from P by Bayes' rule.
+//! Moving a distribution one step through a transition matrix ([docs/map.md](tpl_core::guide::map)
+//! §5, §9 and §13): q ↦ q·P for the forward matrix of every filter, and q ↦ q·B for the backward
+//! matrix of `smooth`, whether given or derived from P by Bayes' rule.
 //!
 //! A matrix is taken apart once, when a stream starts ([`Mover::new`]): row i is its
 //! smallest entry b_i on every cell plus excesses e_ij = P_ij − b_i ≥ 0. For the matrices
@@ -12,8 +12,9 @@
 //! costs O(n + nnz) instead of O(n²) (nnz: the excesses that are not 0). Every term of both
 //! sums is ≥ 0, so no cancellation: the result is within (n + k_j + 2)·u relative of the
 //! exact product in column j (u = 2⁻⁵³, k_j the excesses of column j), against (n + 1)·u for
-//! the dense product — the two agree to (2n + k_j + 3)·u relative (docs/map.md §13). A matrix
-//! whose excesses are too many for that to pay is multiplied densely.
+//! the dense product — the two agree to (2n + k_j + 3)·u relative
+//! ([docs/map.md](tpl_core::guide::map) §13). A matrix whose excesses are too many for that to pay
+//! is multiplied densely.
 
 use tpl_core::TransitionMatrix;
 
@@ -25,8 +26,8 @@ use crate::widest::at_widest;
 /// update).
 const SPLIT_SHARE: usize = 4;
 
-/// How a distribution moves one step (docs/map.md §5, §9, §13): the forward or backward
-/// matrix of a stream, in the form its product is cheapest in.
+/// How a distribution moves one step ([docs/map.md](tpl_core::guide::map) §5, §9, §13): the forward
+/// or backward matrix of a stream, in the form its product is cheapest in.
 #[derive(Debug, Clone)]
 pub(crate) enum Mover<'a> {
     /// A dense row-major product, O(n²) and bound by reading the matrix.
@@ -34,7 +35,7 @@ pub(crate) enum Mover<'a> {
     /// Row floors plus sparse excesses, O(n + nnz).
     Split(Split),
     /// The backward matrix of a chain that moves by a forward matrix from a given
-    /// occupancy (docs/map.md §9), never formed.
+    /// occupancy ([docs/map.md](tpl_core::guide::map) §9), never formed.
     Reversed(Box<Reversal<'a>>),
 }
 
@@ -94,7 +95,8 @@ impl Sparse {
 }
 
 /// B_ji = π_i·P_ij/(π·P)_j for an occupancy π (normalised) and a forward matrix P
-/// (docs/map.md §9); a cell that π·P leaves empty keeps its people (an identity row).
+/// ([docs/map.md](tpl_core::guide::map) §9); a cell that π·P leaves empty keeps its people (an
+/// identity row).
 #[derive(Debug, Clone)]
 pub(crate) struct Reversal<'a> {
     forward: Mover<'a>,
@@ -105,9 +107,10 @@ pub(crate) struct Reversal<'a> {
 }
 
 impl<'a> Mover<'a> {
-    /// The cheapest form of `matrix` (docs/map.md §13): split into row floors and excesses
-    /// when at most n²/4 entries exceed their row's smallest, dense otherwise. One pass over
-    /// the matrix to decide, a second to split; the dense form keeps a reference only.
+    /// The cheapest form of `matrix` ([docs/map.md](tpl_core::guide::map) §13): split into row
+    /// floors and excesses when at most n²/4 entries exceed their row's smallest, dense otherwise.
+    /// One pass over the matrix to decide, a second to split; the dense form keeps a reference
+    /// only.
     pub(crate) fn new(matrix: &'a TransitionMatrix) -> Self {
         let n = matrix.n();
         if u32::try_from(n).is_err() {
@@ -142,10 +145,10 @@ impl<'a> Mover<'a> {
     }
 
     /// The backward matrix of a chain that moves by `forward` from `occupancy` (non-negative,
-    /// positive sum; docs/map.md §9): B_ji = π_i·P_ij/(π·P)_j with π the occupancy
-    /// normalised, and an identity row for a cell j with (π·P)_j = 0. Applied as
-    /// q·B = π ⊙ (P·(q ⊘ π·P)), never formed: the cost of one product with P, O(n) memory.
-    /// `forward` is P as [`Mover::new`] built it.
+    /// positive sum; [docs/map.md](tpl_core::guide::map) §9): B_ji = π_i·P_ij/(π·P)_j with π the
+    /// occupancy normalised, and an identity row for a cell j with (π·P)_j = 0. Applied as q·B = π
+    /// ⊙ (P·(q ⊘ π·P)), never formed: the cost of one product with P, O(n) memory. `forward` is P
+    /// as [`Mover::new`] built it.
     pub(crate) fn reversed(forward: Self, occupancy: &[f64]) -> Self {
         let sum: f64 = occupancy.iter().sum();
         let occupancy: Vec<f64> = occupancy.iter().map(|v| v / sum).collect();
@@ -153,8 +156,8 @@ impl<'a> Mover<'a> {
         Self::Reversed(Box::new(Reversal { forward, occupancy, moved }))
     }
 
-    /// (w/Σw)·M for non-negative weights w with Σw > 0 (docs/map.md §5): the distribution of
-    /// a person one step after being drawn from w.
+    /// (w/Σw)·M for non-negative weights w with Σw > 0 ([docs/map.md](tpl_core::guide::map) §5):
+    /// the distribution of a person one step after being drawn from w.
     pub(crate) fn step(&self, weights: &[f64]) -> Vec<f64> {
         let sum: f64 = weights.iter().sum();
         let q: Vec<f64> = weights.iter().map(|w| w / sum).collect();

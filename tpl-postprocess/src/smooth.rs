@@ -1,15 +1,16 @@
-//! Whole-sequence smoothing `smooth` beyond 64 cells (docs/map.md §9; on fewer cells
-//! `smooth` is the state-space smoother of [`crate::kalman_smooth`]'s model), and the pooled
-//! MAP step it solves: every step estimated from all the releases of a recorded stream,
-//! past and future.
+//! Whole-sequence smoothing `smooth` beyond 64 cells ([docs/map.md](tpl_core::guide::map) §9; on
+//! fewer cells `smooth` is the state-space smoother of [`crate::kalman_smooth`]'s model), and the
+//! pooled MAP step it solves: every step estimated from all the releases of a recorded stream, past
+//! and future.
 //!
-//! A calibrated forward pass (the `map` filter of docs/map.md §8) predicts step t from the
-//! releases before it; a calibrated backward pass, run from the last release to the first
-//! through the backward matrix, predicts step t from the releases after it. Step t then
-//! solves the MAP problem whose prior is the product of the two predictions, each raised to
-//! its strength — together the two calibrated strengths, split in proportion to how recently
-//! each prediction saw a release with information — a log-linear pool, which is again a MAP
-//! problem of docs/map.md §2 with one pooled prior, solved exactly by the breakpoint solver.
+//! A calibrated forward pass (the `map` filter of [docs/map.md](tpl_core::guide::map) §8) predicts
+//! step t from the releases before it; a calibrated backward pass, run from the last release to the
+//! first through the backward matrix, predicts step t from the releases after it. Step t then
+//! solves the MAP problem whose prior is the product of the two predictions, each raised to its
+//! strength — together the two calibrated strengths, split in proportion to how recently each
+//! prediction saw a release with information — a log-linear pool, which is again a MAP problem of
+//! [docs/map.md](tpl_core::guide::map) §2 with one pooled prior, solved exactly by the breakpoint
+//! solver.
 
 use crate::calibrate::Pass;
 use crate::numeric::{divide, exp_vectorised, ln_vectorised};
@@ -22,7 +23,8 @@ use crate::prior::{PriorPolicy, Warning};
 use crate::{MapStep, map, validate};
 
 /// One prior of a pooled MAP problem: a probability vector p and the strength w ≥ 0 its
-/// multinomial log-density gets (w = 1/φ of docs/map.md §8; 1 is the DBSec paper's prior).
+/// multinomial log-density gets (w = 1/φ of [docs/map.md](tpl_core::guide::map) §8; 1 is the DBSec
+/// paper's prior).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WeightedPrior<'a> {
     /// The probability vector (finite, ≥ 0, summing to 1 within 1e-9).
@@ -31,8 +33,8 @@ pub struct WeightedPrior<'a> {
     pub strength: f64,
 }
 
-/// The MAP estimate of one step under several priors at once (docs/map.md §9): the minimiser
-/// of
+/// The MAP estimate of one step under several priors at once ([docs/map.md](tpl_core::guide::map)
+/// §9): the minimiser of
 ///
 ///   H(x) = a Σ_i |x_i − r_i| + Σ_k w_k Σ_i (x_i ln(x_i/p_{k,i}) − x_i)
 ///
@@ -306,7 +308,7 @@ impl Predictions {
 struct Stream<'s> {
     rows: &'s [&'s [f64]],
     weights: &'s [f64],
-    /// k^f_t and k^b_t of docs/map.md §9 ([`carried`]).
+    /// k^f_t and k^b_t of [docs/map.md](tpl_core::guide::map) §9 ([`carried`]).
     forward_steps: &'s [f64],
     backward_steps: &'s [f64],
     total: u64,
@@ -319,11 +321,11 @@ enum Way {
     Backward,
 }
 
-/// One direction of `smooth` (docs/map.md §9): the calibrated pass over the steps in the
-/// direction's order (docs/map.md §8) — at its first step the `initial` prior at the DBSec
-/// strength, then the calibrated predictions. It first stores the predictions of the steps
-/// it reaches first (the first half forwards, the second half backwards), for the other
-/// direction; then, given the other direction's, it pools each later step right after
+/// One direction of `smooth` ([docs/map.md](tpl_core::guide::map) §9): the calibrated pass over the
+/// steps in the direction's order ([docs/map.md](tpl_core::guide::map) §8) — at its first step the
+/// `initial` prior at the DBSec strength, then the calibrated predictions. It first stores the
+/// predictions of the steps it reaches first (the first half forwards, the second half backwards),
+/// for the other direction; then, given the other direction's, it pools each later step right after
 /// predicting it.
 struct Direction<'m> {
     way: Way,
@@ -422,8 +424,8 @@ impl<'m> Direction<'m> {
 }
 
 /// The occupancy π under which the forward matrix is reversed when no backward matrix is
-/// given (docs/map.md §9): the mean over steps of each release's positive part, normalised;
-/// uniform when no release has a positive count.
+/// given ([docs/map.md](tpl_core::guide::map) §9): the mean over steps of each release's positive
+/// part, normalised; uniform when no release has a positive count.
 fn occupancy(releases: &[&[f64]]) -> Vec<f64> {
     /// Rows summed side by side: their sums are independent chains of additions.
     const SIDE_BY_SIDE: usize = 4;
@@ -487,8 +489,8 @@ fn occupancy(releases: &[&[f64]]) -> Vec<f64> {
 
 /// How many steps each direction's prediction of step t carried its last release that had
 /// information (weight a > 0): k^f_t = t − s for the last such s < t, k^b_t = s − t for the
-/// first such s > t (docs/map.md §9). A direction with no such release counts its initial
-/// prior as one, one step before its first step.
+/// first such s > t ([docs/map.md](tpl_core::guide::map) §9). A direction with no such release
+/// counts its initial prior as one, one step before its first step.
 fn carried(weights: &[f64]) -> (Vec<f64>, Vec<f64>) {
     let horizon = weights.len();
     let (mut forward, mut backward) = (vec![0.0; horizon], vec![0.0; horizon]);
@@ -511,9 +513,9 @@ fn carried(weights: &[f64]) -> (Vec<f64>, Vec<f64>) {
     (forward, backward)
 }
 
-/// The strengths of step t's forward and backward predictions (docs/map.md §9): together the
-/// calibrated strengths of both, W = w^f + w^b, split in proportion to 1/k^f : 1/k^b — a
-/// release carried k steps by the model has lost information in proportion to k.
+/// The strengths of step t's forward and backward predictions ([docs/map.md](tpl_core::guide::map)
+/// §9): together the calibrated strengths of both, W = w^f + w^b, split in proportion to 1/k^f :
+/// 1/k^b — a release carried k steps by the model has lost information in proportion to k.
 fn split(total: f64, forward_steps: f64, backward_steps: f64) -> (f64, f64) {
     let share = backward_steps / (forward_steps + backward_steps);
     (total * share, total * (1.0 - share))
@@ -544,8 +546,8 @@ fn add_shares_portable(row: &[f64], sum: f64, pi: &mut [f64]) {
 }
 
 /// Step t of `smooth`: the MAP estimate under the pooled forward and backward predictions
-/// (docs/map.md §9), the forward one carried `steps.0` steps from its last release with
-/// information and the backward one `steps.1`.
+/// ([docs/map.md](tpl_core::guide::map) §9), the forward one carried `steps.0` steps from its last
+/// release with information and the backward one `steps.1`.
 fn combine(
     r: &[f64],
     weight: f64,
@@ -576,8 +578,8 @@ fn combine(
     map::solve(r, &pooled, total as f64, tempered_weight(weight, 1.0 / strength)).x
 }
 
-/// `smooth` over a recorded stream (docs/map.md §9); called by [`crate::filter`] after its
-/// checks of the horizon, budget count and forward matrix.
+/// `smooth` over a recorded stream ([docs/map.md](tpl_core::guide::map) §9); called by
+/// [`crate::filter`] after its checks of the horizon, budget count and forward matrix.
 pub(crate) fn smooth<R: AsRef<[f64]>>(
     releases: &[R],
     budgets: &[f64],

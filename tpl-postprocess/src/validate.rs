@@ -1,15 +1,17 @@
-//! Input checks shared by every estimator (docs/map.md §11, "Errors"). Validation happens once, at
-//! the public entry points; the solvers behind them work on plain slices and trust it.
+//! Input checks shared by every estimator ([docs/map.md](tpl_core::guide::map) §11, "Errors").
+//! Validation happens once, at the public entry points; the solvers behind them work on plain
+//! slices and trust it.
 
 use tpl_core::ROW_SUM_TOLERANCE;
 
 use crate::error::{PostprocessError, Result};
 
-/// Largest population for which every count is exact in f64 (docs/map.md §3 accuracy: N ≤ 2⁵³).
+/// Largest population for which every count is exact in f64 ([docs/map.md](tpl_core::guide::map) §3
+/// accuracy: N ≤ 2⁵³).
 pub(crate) const MAX_EXACT_TOTAL: u64 = 1 << 53;
 
-/// A release: n ≥ 1 finite values (any sign; docs/map.md §1 "Estimators accept any finite real
-/// releases").
+/// A release: n ≥ 1 finite values (any sign; [docs/map.md](tpl_core::guide::map) §1 "Estimators
+/// accept any finite real releases").
 pub(crate) fn release(r: &[f64]) -> Result<()> {
     if r.is_empty() {
         return Err(PostprocessError::NoCells);
@@ -58,7 +60,8 @@ pub(crate) fn integer_total(total: u64) -> Result<()> {
     if total <= MAX_EXACT_TOTAL { Ok(()) } else { Err(PostprocessError::TotalTooLarge(total)) }
 }
 
-/// A per-step budget ε_t ≥ 0 (docs/map.md §5 "Budgets": 0 means no new information).
+/// A per-step budget ε_t ≥ 0 ([docs/map.md](tpl_core::guide::map) §5 "Budgets": 0 means no new
+/// information).
 pub(crate) fn budget(epsilon: f64) -> Result<()> {
     if epsilon.is_finite() && epsilon >= 0.0 { Ok(()) } else { Err(PostprocessError::BadBudget(epsilon)) }
 }

@@ -1,5 +1,5 @@
 //! The one way this crate runs a loop at the widest vectors the processor has
-//! (docs/map.md §13).
+//! ([docs/map.md](tpl_core::guide::map) §13).
 //!
 //! [`at_widest!`] turns a portable function (marked `#[inline(always)]`) into one that runs
 //! it compiled for AVX-512F or AVX2 when the processor has them, checked at run time, and

@@ -1,5 +1,6 @@
-//! The stream driver (docs/map.md §5, §11, §12 "Filter"): prior propagation, zero budgets, the
-//! frequency fallback, a three-step hand computation, and every input error.
+//! The stream driver ([docs/map.md](tpl_core::guide::map) §5, §11, §12 "Filter"): prior
+//! propagation, zero budgets, the frequency fallback, a three-step hand computation, and every
+//! input error.
 
 use approx::{abs_diff_eq, assert_abs_diff_eq};
 use tpl_core::{CoreError, TransitionMatrix};

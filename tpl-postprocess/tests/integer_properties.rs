@@ -1,9 +1,9 @@
-//! The integer MAP estimator (docs/map.md §4 and §12):
+//! The integer MAP estimator ([docs/map.md](tpl_core::guide::map) §4 and §12):
 //! - equal to brute force over all compositions for n ≤ 3, N ≤ 60 (by x where the optimum is
 //!   unique by a margin, by G otherwise);
 //! - no single unit move between two cells lowers G, with G's change computed here from
 //!   its definition (not from the solver's marginal-cost formula);
-//! - Σx = N, x_i = 0 wherever p_i = 0, and the tie case of docs/map.md §4.
+//! - Σx = N, x_i = 0 wherever p_i = 0, and the tie case of [docs/map.md](tpl_core::guide::map) §4.
 //!
 //! (That the large-N threshold selection returns exactly the heap's vector is a property
 //! test inside the crate, where both are visible.)

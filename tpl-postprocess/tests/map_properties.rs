@@ -1,5 +1,5 @@
-//! Optimality of the continuous MAP solver (docs/map.md §3 and §12), checked in ways that cannot
-//! pass by accident:
+//! Optimality of the continuous MAP solver ([docs/map.md](tpl_core::guide::map) §3 and §12),
+//! checked in ways that cannot pass by accident:
 //! - the closed-form breakpoint solution equals an independent bisection on λ (written
 //!   here from the definition of S(λ)) to 1e-12·N per cell;
 //! - the returned point satisfies the optimality conditions: x_i = median(r_i, p_i e^{λ−a},
@@ -7,7 +7,8 @@
 //!   below 2a), Σx = N, x ≥ 0, x_i = 0 wherever p_i = 0;
 //! - no feasible move of h = 1e-6·N between two cells lowers F (the change of F computed in
 //!   a cancellation-free form), and neither N p nor the MLE point is better;
-//! - the hand cases of docs/map.md §3 and its useful facts (a = 0, r = 0, permutations, the e^{2a} ratio).
+//! - the hand cases of [docs/map.md](tpl_core::guide::map) §3 and its useful facts (a = 0, r = 0,
+//!   permutations, the e^{2a} ratio).
 
 // Cell-indexed loops read like the conditions they check (x_i, p_i, r_i side by side).
 #![allow(clippy::needless_range_loop)]
@@ -40,8 +41,8 @@ fn x_at(r: &[f64], p: &[f64], a: f64, lambda: f64) -> Vec<f64> {
         .collect()
 }
 
-/// The cross-check of docs/map.md §12: bisection on λ over [min(ln N, min g) − a, max(ln N, max g) + a],
-/// halving until the midpoint equals an end point.
+/// The cross-check of [docs/map.md](tpl_core::guide::map) §12: bisection on λ over [min(ln N, min
+/// g) − a, max(ln N, max g) + a], halving until the midpoint equals an end point.
 fn bisect(r: &[f64], p: &[f64], total: f64, a: f64) -> Vec<f64> {
     let g: Vec<f64> = r
         .iter()
@@ -182,8 +183,8 @@ fn check_conditions(problem: Problem<'_>, s: &MapStep) -> Result<(), TestCaseErr
     Ok(())
 }
 
-/// No move between two cells lowers F: h = 1e-6·N (docs/map.md §12), and a sharp
-/// h = 1e-9·x_i, whose second-order gain (≈ h/(2x) per unit moved) is small enough that a
+/// No move between two cells lowers F: h = 1e-6·N ([docs/map.md](tpl_core::guide::map) §12), and a
+/// sharp h = 1e-9·x_i, whose second-order gain (≈ h/(2x) per unit moved) is small enough that a
 /// multiplier off by 1e-9 shows as a first-order loss.
 fn check_no_improving_move(problem: Problem<'_>, s: &MapStep) -> Result<(), TestCaseError> {
     let Problem { r, p, total, a } = problem;
@@ -240,8 +241,8 @@ fn check_beats_baselines(problem: Problem<'_>, s: &MapStep) -> Result<(), TestCa
     Ok(())
 }
 
-/// A random problem as docs/map.md §12 asks: n ∈ 1..60, N ∈ 0..10⁶, a ∈ {0} ∪ [1e-6, 1e3]
-/// log-uniform, r from Laplace noise on counts that sum to N, as raw (negative,
+/// A random problem as [docs/map.md](tpl_core::guide::map) §12 asks: n ∈ 1..60, N ∈ 0..10⁶, a ∈ {0}
+/// ∪ [1e-6, 1e3] log-uniform, r from Laplace noise on counts that sum to N, as raw (negative,
 /// non-integer), clipped, or clipped and rounded releases, p with zero entries.
 fn problem() -> impl Strategy<Value = (Vec<f64>, Vec<f64>, f64, f64)> {
     (1usize..60).prop_flat_map(|n| {

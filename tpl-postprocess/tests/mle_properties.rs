@@ -1,4 +1,5 @@
-//! The MLE baseline is the Euclidean projection of r⁺ onto {x ≥ 0, Σx = N} (docs/map.md §6, §12):
+//! The MLE baseline is the Euclidean projection of r⁺ onto {x ≥ 0, Σx = N}
+//! ([docs/map.md](tpl_core::guide::map) §6, §12):
 //! - it minimises Σ|x − r| over the feasible set: Σ|x − r⁺| = |Σr⁺ − N|;
 //! - Σx = N, x ≥ 0;
 //! - projection optimality: x_i = r⁺_i − τ wherever x_i > 0 and r⁺_i ≤ τ wherever x_i = 0,

@@ -1,5 +1,6 @@
 //! Every case of `testdata/map_cases.json` (reference solutions computed outside this
-//! project) through the library, at the library tolerances of its `schema.tolerance.library` (docs/map.md §12 "Reference cases"):
+//! project) through the library, at the library tolerances of its `schema.tolerance.library`
+//! ([docs/map.md](tpl_core::guide::map) §12 "Reference cases"):
 //! - `map`: |x_i − expected| ≤ 1e-12·N per cell, |F − expected| ≤ 1e-12·|expected|, λ within
 //!   1e-12 when not null (and absent exactly when null);
 //! - `map-integer`: x equal exactly (G equal within 1e-9 relative where

@@ -1,8 +1,10 @@
-//! The estimators `map` and `smooth` (docs/map.md §8–9) and the pooled MAP step:
+//! The estimators `map` and `smooth` ([docs/map.md](tpl_core::guide::map) §8–9) and the pooled MAP
+//! step:
 //! - the pooled per-step problem is solved exactly: its optimality conditions
 //!   (one multiplier μ with W ln x_i − Σ_k w_k ln p_{k,i} + a·s_i = μ, s_i ∈ ∂|x_i − r_i|)
 //!   hold, and no move between two cells lowers its objective H (property tests);
-//! - one prior at strength w is the MAP step of docs/map.md §3 with weight a/w;
+//! - one prior at strength w is the MAP step of [docs/map.md](tpl_core::guide::map) §3 with weight
+//!   a/w;
 //! - every estimate of `map` and `smooth` is finite, non-negative and sums to N, whatever the
 //!   matrices, budgets (zeros included) and releases (property tests);
 //! - a matrix that moves nobody where the releases show nobody moving is discounted;

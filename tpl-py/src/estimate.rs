@@ -153,11 +153,11 @@ impl Estimate {
     }
 }
 
-/// [`estimate`] of the user stream file `path` (`docs/formats.md` §6), read as `tpl
-/// estimate --stream` reads it: [`tpl_io::count_user_stream`] counts the moves as the file
-/// is read, in bounded memory (a few numbers per user and per bucket plus the cells × cells
-/// counts), with the interpreter detached. The dict has no `histogram` (it would hold every
-/// step; [`read_stream`] gives the states).
+/// [`estimate`] of the user stream file `path` ([`docs/formats.md`](tpl_core::guide::formats) §6),
+/// read as `tpl estimate --stream` reads it: [`tpl_io::count_user_stream`] counts the moves as the
+/// file is read, in bounded memory (a few numbers per user and per bucket plus the cells × cells
+/// counts), with the interpreter detached. The dict has no `histogram` (it would hold every step;
+/// [`read_stream`] gives the states).
 #[pyfunction]
 #[pyo3(signature = (path, smoothing, steps, cells))]
 fn estimate_file<'py>(
@@ -187,7 +187,7 @@ fn estimate_file<'py>(
     done.map_err(|(what, e)| error(what, e))?.dict(py)
 }
 
-/// The user stream file `path` (`docs/formats.md` §6) read whole by
+/// The user stream file `path` ([`docs/formats.md`](tpl_core::guide::formats) §6) read whole by
 /// [`tpl_io::read_user_stream`] (checked and made dense by [`UserStream::from_records`]),
 /// with the interpreter detached, as a dict: `states` (T × N, the index in `cell_ids` of
 /// each user's cell at each bucket, users in ascending id order), `cell_ids`, `users`,
@@ -208,8 +208,8 @@ fn read_stream(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDict>> {
 }
 
 /// Checks that the distinct buckets `buckets` (ascending) of a stream are evenly spaced, as
-/// [`UserStream::from_records`] checks them (`docs/formats.md` §6): the local check of
-/// `temporal_privacy.spark`, whose buckets are already collected on the driver.
+/// [`UserStream::from_records`] checks them ([`docs/formats.md`](tpl_core::guide::formats) §6): the
+/// local check of `temporal_privacy.spark`, whose buckets are already collected on the driver.
 #[pyfunction]
 fn check_buckets(py: Python<'_>, buckets: PyReadonlyArray1<'_, u64>) -> PyResult<()> {
     let records: Vec<(u64, u64, u64)> = buckets.as_array().iter().map(|&b| (b, 0, 0)).collect();

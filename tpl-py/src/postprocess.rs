@@ -1,5 +1,6 @@
 //! `postprocess`: estimates of the true counts behind noisy releases (`tpl postprocess`,
-//! `docs/map.md`) through `tpl-postprocess`, with bootstrap intervals (`docs/intervals.md`).
+//! [`docs/map.md`](tpl_core::guide::map)) through `tpl-postprocess`, with bootstrap intervals
+//! ([`docs/intervals.md`](tpl_core::guide::intervals)).
 
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;

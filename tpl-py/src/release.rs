@@ -1,5 +1,6 @@
-//! `release`: a w-event scheme over a stream of counts (`tpl release`, `docs/w-event.md`)
-//! through `tpl-mechanisms`, with the exact discrete Laplace mechanism by default.
+//! `release`: a w-event scheme over a stream of counts (`tpl release`,
+//! [`docs/w-event.md`](tpl_core::guide::w_event)) through `tpl-mechanisms`, with the exact discrete
+//! Laplace mechanism by default.
 
 use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;

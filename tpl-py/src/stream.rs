@@ -1,5 +1,6 @@
-//! `Stream`: the durable stream of `tpl stream` (`docs/stream.md`) through `tpl-stream`:
-//! one SQLite file holding the parameters and every step, pushed one row at a time.
+//! `Stream`: the durable stream of `tpl stream` ([`docs/stream.md`](tpl_core::guide::stream))
+//! through `tpl-stream`: one SQLite file holding the parameters and every step, pushed one row at a
+//! time.
 
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, PoisonError};

@@ -2,7 +2,7 @@
 //! transition counts, built by [`TransitionCounts::matrices`] as `tpl estimate` builds them
 //! (TKDE §6 and eq. 28). Counts aggregated elsewhere (across the partitions of a Spark job,
 //! say: they add) become matrices bit-identical to the CLI's from the same moves
-//! (`docs/formats.md` §6.1).
+//! ([`docs/formats.md`](tpl_core::guide::formats) §6.1).
 
 use numpy::PyReadonlyArray2;
 use pyo3::prelude::*;

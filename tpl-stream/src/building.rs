@@ -1,6 +1,6 @@
-//! Creating a stream atomically (`docs/stream.md` §1): the file is built under a temporary
-//! name beside its final path and linked into place only when complete, so that a process
-//! killed during `init` leaves no half-made stream where the stream should be.
+//! Creating a stream atomically ([`docs/stream.md`](tpl_core::guide::stream) §1): the file is built
+//! under a temporary name beside its final path and linked into place only when complete, so that a
+//! process killed during `init` leaves no half-made stream where the stream should be.
 
 use std::path::{Path, PathBuf};
 

@@ -151,7 +151,8 @@ pub(crate) fn build_scheme(
 /// The noise sampler of every release of the stream (the mechanisms' sampler choice).
 pub use tpl_mechanisms::SamplerKind as Sampler;
 
-/// Everything fixed when a stream is created (`docs/stream.md`, table `params`).
+/// Everything fixed when a stream is created ([`docs/stream.md`](tpl_core::guide::stream), table
+/// `params`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamConfig {
     /// The w-event scheme (or `planned`, or a custom one).

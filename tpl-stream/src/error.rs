@@ -67,8 +67,8 @@ impl Parameter {
     }
 }
 
-/// Why parameters cannot make a stream (`docs/stream.md`): each names the parameters at
-/// fault, by field name in its `Display` and by any other naming through
+/// Why parameters cannot make a stream ([`docs/stream.md`](tpl_core::guide::stream)): each names
+/// the parameters at fault, by field name in its `Display` and by any other naming through
 /// [`ConfigError::message`] (the CLI names its flags, the Python package its arguments).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

@@ -1,6 +1,7 @@
-//! Enforcement before noise (`docs/stream.md` §3): every draw a scheme asks for passes the
-//! stream's own checks first — the window of w steps stays within ε, and with matrices and α
-//! the audited TPL of every step so far stays within α — or no noise is drawn at all.
+//! Enforcement before noise ([`docs/stream.md`](tpl_core::guide::stream) §3): every draw a scheme
+//! asks for passes the stream's own checks first — the window of w steps stays within ε, and with
+//! matrices and α the audited TPL of every step so far stays within α — or no noise is drawn at
+//! all.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 

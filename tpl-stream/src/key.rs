@@ -1,6 +1,6 @@
-//! The stream's key (`docs/stream.md` §2): 32 random bytes kept in a file outside the stream,
-//! with which each step's counts are digested (HMAC-SHA-256), so that the stream file alone
-//! tells nothing about the counts — only whether a retry brings the same ones.
+//! The stream's key ([`docs/stream.md`](tpl_core::guide::stream) §2): 32 random bytes kept in a
+//! file outside the stream, with which each step's counts are digested (HMAC-SHA-256), so that the
+//! stream file alone tells nothing about the counts — only whether a retry brings the same ones.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

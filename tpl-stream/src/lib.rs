@@ -1,9 +1,9 @@
 //! # tpl-stream
 //!
-//! Durable continual release (`docs/stream.md`): a w-event stream scheme of
-//! `tpl-mechanisms` whose parameters, per-step spend and releases live in one SQLite file, so
-//! that a curator can release one step at a time — every five minutes, for months — from
-//! separate processes, and trust that:
+//! Durable continual release ([`docs/stream.md`](tpl_core::guide::stream)): a w-event stream scheme
+//! of `tpl-mechanisms` whose parameters, per-step spend and releases live in one SQLite file, so
+//! that a curator can release one step at a time — every five minutes, for months — from separate
+//! processes, and trust that:
 //!
 //! - a release is returned only after its step is committed (one transaction per step);
 //! - a step is never released twice: a key already stored with the same counts returns the

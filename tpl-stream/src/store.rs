@@ -1,5 +1,5 @@
-//! The file format (`docs/stream.md` §1): one SQLite database in WAL mode, identified by its
-//! application id and a `meta` row, versioned by `PRAGMA user_version`.
+//! The file format ([`docs/stream.md`](tpl_core::guide::stream) §1): one SQLite database in WAL
+//! mode, identified by its application id and a `meta` row, versioned by `PRAGMA user_version`.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -243,7 +243,7 @@ pub fn stamp(path: &Path) -> Result<Stamp> {
 }
 
 /// The SQLite URI that opens `path` as an immutable file: no lock, no companion file
-/// created (`docs/stream.md` §5, readers without write access).
+/// created ([`docs/stream.md`](tpl_core::guide::stream) §5, readers without write access).
 ///
 /// # Errors
 /// A path that is not UTF-8 text (SQLite takes file names as text).

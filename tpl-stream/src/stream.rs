@@ -1,4 +1,5 @@
-//! The durable stream: open, push one step per transaction, read back (`docs/stream.md`).
+//! The durable stream: open, push one step per transaction, read back
+//! ([`docs/stream.md`](tpl_core::guide::stream)).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -77,17 +78,18 @@ pub struct Status {
     /// The file's format version ([`crate::FORMAT_VERSION`], or 1 for a stream not yet
     /// upgraded by [`DurableStream::rekey`]).
     pub format_version: i64,
-    /// The last link of the history's hash chain, in hex (`docs/stream.md` §6): recorded
-    /// outside the file, it pins every step so far. `None` before the first step or for
-    /// format 1.
+    /// The last link of the history's hash chain, in hex
+    /// ([`docs/stream.md`](tpl_core::guide::stream) §6): recorded outside the file, it pins every
+    /// step so far. `None` before the first step or for format 1.
     pub chain_head: Option<String>,
 }
 
 impl Status {
     /// The guaranteed leakage of the stream's scheme over its steps so far, for every run it
-    /// could have produced (`docs/model.md` §9): max TPL and the largest leakage of a window
-    /// of min(w, T) steps, from the stored parameters alone (nothing is drawn). The same audit
-    /// `tpl compare` reports for a scheme. `None` without matrices or before the first step.
+    /// could have produced ([`docs/model.md`](tpl_core::guide::model) §9): max TPL and the largest
+    /// leakage of a window of min(w, T) steps, from the stored parameters alone (nothing is drawn).
+    /// The same audit `tpl compare` reports for a scheme. `None` without matrices or before the
+    /// first step.
     ///
     /// # Errors
     /// [`StreamError::Config`] for stored parameters the scheme refuses;
@@ -116,10 +118,10 @@ impl Status {
     }
 }
 
-/// A durable stream: one SQLite file holding the parameters and every step (`docs/stream.md`).
-/// Each [`DurableStream::push`] of a row is one transaction; a release is returned only after its
-/// step is committed. Noise is drawn from the operating system at every push: no generator
-/// state is stored.
+/// A durable stream: one SQLite file holding the parameters and every step
+/// ([`docs/stream.md`](tpl_core::guide::stream)). Each [`DurableStream::push`] of a row is one
+/// transaction; a release is returned only after its step is committed. Noise is drawn from the
+/// operating system at every push: no generator state is stored.
 pub struct DurableStream {
     path: PathBuf,
     /// The read-write connection; `None` when this process cannot write the stream (the
@@ -202,10 +204,10 @@ impl DurableStream {
     }
 
     /// Creates the stream file at `path` with `config` and a new key in the file `key`
-    /// (`docs/stream.md` §1–2). Both files are readable and writable by their owner only
-    /// (mode 0600 on Unix). The stream is built in a temporary file beside `path` and linked
-    /// into place when complete, so a process killed meanwhile leaves no stream behind; the
-    /// key is written before the stream appears.
+    /// ([`docs/stream.md`](tpl_core::guide::stream) §1–2). Both files are readable and writable by
+    /// their owner only (mode 0600 on Unix). The stream is built in a temporary file beside `path`
+    /// and linked into place when complete, so a process killed meanwhile leaves no stream behind;
+    /// the key is written before the stream appears.
     ///
     /// # Errors
     /// [`StreamError::Config`] for parameters that make no stream (nothing is created) —
@@ -274,7 +276,8 @@ impl DurableStream {
     /// Opens an existing stream for pushing and reading; every push draws from a fresh
     /// OS-seeded sampler. A process that cannot write the stream (the file, or its folder,
     /// where SQLite keeps the write-ahead log) gets a read-only handle: its reads write
-    /// nothing beside the file (`docs/stream.md` §5) and its pushes are refused.
+    /// nothing beside the file ([`docs/stream.md`](tpl_core::guide::stream) §5) and its pushes are
+    /// refused.
     ///
     /// # Errors
     /// [`StreamError::Missing`], [`StreamError::Foreign`], [`StreamError::NewerFormat`],
@@ -514,15 +517,15 @@ impl DurableStream {
     }
 
     /// Gives the stream at `path` a new key, written to the file `key` (mode 0600), and
-    /// erases every counts digest made with the old one (`docs/stream.md` §2): after a
-    /// rotation nobody — not even a holder of the old key — can test a guess of the counts
-    /// of an earlier step against the file, and a retry of an earlier key is refused
-    /// ([`StreamError::Unverifiable`]) instead of replayed. A stream of format 1 (unkeyed
-    /// digests) is upgraded to format 2 on the way: its history is checked, chained and its
-    /// digests erased. The erased digests are overwritten in place, the file is rebuilt
-    /// (`VACUUM`) and its write-ahead log emptied. The new key is written to `<key>.new`
-    /// first and renamed over the old one after the stream took it; an interruption in
-    /// between is completed by the next push or rotation.
+    /// erases every counts digest made with the old one
+    /// ([`docs/stream.md`](tpl_core::guide::stream) §2): after a rotation nobody — not even a
+    /// holder of the old key — can test a guess of the counts of an earlier step against the file,
+    /// and a retry of an earlier key is refused ([`StreamError::Unverifiable`]) instead of
+    /// replayed. A stream of format 1 (unkeyed digests) is upgraded to format 2 on the way: its
+    /// history is checked, chained and its digests erased. The erased digests are overwritten in
+    /// place, the file is rebuilt (`VACUUM`) and its write-ahead log emptied. The new key is
+    /// written to `<key>.new` first and renamed over the old one after the stream took it; an
+    /// interruption in between is completed by the next push or rotation.
     ///
     /// # Errors
     /// A file that is not a well-formed stream, one this process cannot write,
@@ -610,7 +613,7 @@ impl DurableStream {
     /// log, where commits go (a checkpoint into the database file is synced by SQLite
     /// itself). Each step's commit already survives the process being killed; call this
     /// before showing releases to anyone, so that nothing shown can be lost with the
-    /// machine's power and drawn again (`docs/stream.md` §4).
+    /// machine's power and drawn again ([`docs/stream.md`](tpl_core::guide::stream) §4).
     ///
     /// # Errors
     /// The log cannot be synced.
@@ -652,13 +655,13 @@ impl DurableStream {
 
     /// Where the stream stands and every recorded step, from one read transaction (a
     /// consistent snapshot while pushes run), every record checked in O(T) as a push checks
-    /// those it reads (`docs/stream.md` §6): steps 1..T without a gap, keys increasing, each
-    /// step one the scheme could have produced given the ones before (a first step that
-    /// publishes, a repeat equal to the last release, budgets finite, ≥ 0 and within
+    /// those it reads ([`docs/stream.md`](tpl_core::guide::stream) §6): steps 1..T without a gap,
+    /// keys increasing, each step one the scheme could have produced given the ones before (a first
+    /// step that publishes, a repeat equal to the last release, budgets finite, ≥ 0 and within
     /// [`tpl_mechanisms::StreamScheme::max_spend`], no step past a plan), every window of the
-    /// promise within ε (of w steps; one for the event-level `laplace`), and, with matrices,
-    /// the leakage audited again from the stored budgets (the realised leakage reported is
-    /// that audit, not a stored number), within α when the stream has one.
+    /// promise within ε (of w steps; one for the event-level `laplace`), and, with matrices, the
+    /// leakage audited again from the stored budgets (the realised leakage reported is that audit,
+    /// not a stored number), within α when the stream has one.
     ///
     /// # Errors
     /// [`StreamError::Corrupt`] naming the first record at fault, SQLite's, or an audit that
@@ -699,7 +702,7 @@ impl DurableStream {
 /// Recomputes every link of the history's chain of the stream at `path` from its stored
 /// parameters and rows, as a forger who knows the format would after editing the file: the
 /// tests use it to show that the checks of every record still catch what such an edit
-/// breaks (`docs/stream.md` §6). Not for streams in use.
+/// breaks ([`docs/stream.md`](tpl_core::guide::stream) §6). Not for streams in use.
 ///
 /// # Errors
 /// SQLite's, or a file that is not a stream of format 2.
@@ -767,12 +770,12 @@ fn upgrade(tx: &Transaction<'_>, path: &Path, stored: &Stored) -> Result<usize> 
 const SNAPSHOT_TRIES: usize = 5;
 
 /// Runs `read` on a read-only connection that writes nothing beside the file, for a process
-/// that cannot write the stream (`docs/stream.md` §5). While a write-ahead log exists (a
-/// process has the stream open, or one was killed), SQLite reads through it and its index,
-/// which exist: a read-only connection creates nothing. Without one, the file holds every
-/// step; it is read as an immutable file (no lock, no companion created), and the read
-/// stands only if no log appeared and the file is unchanged afterwards (a push that ran
-/// meanwhile changed it: read again).
+/// that cannot write the stream ([`docs/stream.md`](tpl_core::guide::stream) §5). While a
+/// write-ahead log exists (a process has the stream open, or one was killed), SQLite reads through
+/// it and its index, which exist: a read-only connection creates nothing. Without one, the file
+/// holds every step; it is read as an immutable file (no lock, no companion created), and the read
+/// stands only if no log appeared and the file is unchanged afterwards (a push that ran meanwhile
+/// changed it: read again).
 ///
 /// # Errors
 /// SQLite's or `read`'s; [`StreamError::Busy`] when pushes changed the file during every try.
@@ -1052,10 +1055,10 @@ fn sync(tx: &Transaction<'_>, path: &Path, stored: &Stored, state: &mut State) -
 }
 
 /// Takes a recorded step into `state` as the scheme would have stepped it, checking that it
-/// is one the stream could have produced next (`docs/stream.md` §6): the next step number, a
-/// key ≥ 0 and greater than the last, a digest of 32 bytes (or none, after a rotation), a
-/// release of a publication only (integers within ±2^53 for the exact sampler), its chain
-/// link (format 2), a record the scheme accepts ([`StreamScheme::restore`]), and the window
+/// is one the stream could have produced next ([`docs/stream.md`](tpl_core::guide::stream) §6): the
+/// next step number, a key ≥ 0 and greater than the last, a digest of 32 bytes (or none, after a
+/// rotation), a release of a publication only (integers within ±2^53 for the exact sampler), its
+/// chain link (format 2), a record the scheme accepts ([`StreamScheme::restore`]), and the window
 /// it ends within ε. Returns the step as a [`StepRecord`].
 fn take(state: &mut State, path: &Path, stored: &Stored, row: StoredRow) -> Result<StepRecord> {
     let t = row.t;

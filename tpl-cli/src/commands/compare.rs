@@ -19,7 +19,7 @@ use crate::matrix_source::MatrixSource;
 use crate::provenance::note_seeded;
 
 /// Post-processing applied to every strategy's releases (in extra rows
-/// `<strategy>+<name>`; `docs/map.md`).
+/// `<strategy>+<name>`; [`docs/map.md`](tpl_core::guide::map)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Postprocess {
     /// MAP with a prior whose strength is learned from the releases (the default of

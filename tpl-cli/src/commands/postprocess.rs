@@ -1,6 +1,6 @@
 //! `tpl postprocess`: MAP (or MLE) estimates of the true counts behind a noisy release
 //! stream, using the public forward correlation as prior knowledge
-//! (`docs/map.md`). Post-processing costs no privacy budget.
+//! ([`docs/map.md`](tpl_core::guide::map)). Post-processing costs no privacy budget.
 
 use std::path::{Path, PathBuf};
 
@@ -119,7 +119,8 @@ pub struct PostprocessReport {
     intervals: Option<Intervals>,
 }
 
-/// Runs `tpl postprocess`; warnings of the prior (`docs/map.md` §5) go to stderr.
+/// Runs `tpl postprocess`; warnings of the prior ([`docs/map.md`](tpl_core::guide::map) §5) go to
+/// stderr.
 pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
     tpl_core::check_sensitivity(args.sensitivity).map_err(|e| post("--sensitivity: ", e.into()))?;
     let (counts, read_ahead) = read_inputs(args);

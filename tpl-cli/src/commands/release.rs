@@ -1,4 +1,5 @@
-//! `tpl release`: run a w-event stream scheme over a counts file (`docs/w-event.md`).
+//! `tpl release`: run a w-event stream scheme over a counts file
+//! ([`docs/w-event.md`](tpl_core::guide::w_event)).
 
 use std::path::{Path, PathBuf};
 

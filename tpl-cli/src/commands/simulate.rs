@@ -1,5 +1,6 @@
 //! `tpl simulate`: a synthetic population of Markov users (the data model of the TKDE and
-//! DBSec experiments), written as `stream.csv` and `counts.csv` (`docs/formats.md` §10).
+//! DBSec experiments), written as `stream.csv` and `counts.csv`
+//! ([`docs/formats.md`](tpl_core::guide::formats) §10).
 
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,5 @@
 //! `tpl stream init|push|status|export`: a durable stream in one SQLite file
-//! (`docs/stream.md`); the ledger logic is the `tpl-stream` library's.
+//! ([`docs/stream.md`](tpl_core::guide::stream)); the ledger logic is the `tpl-stream` library's.
 
 use std::path::PathBuf;
 
@@ -34,7 +34,8 @@ pub enum StreamCommand {
     /// created readable by their owner only (mode 0600). Without the key, the file tells
     /// nothing about the counts beyond the releases, which are public by design; with it, a
     /// guess of a step's counts can be checked. Give the key only to what pushes; `status`,
-    /// `export` and `report` need the stream file only (docs/stream.md §1–2).
+    /// `export` and `report` need the stream file only ([docs/stream.md](tpl_core::guide::stream)
+    /// §1–2).
     #[command(verbatim_doc_comment)]
     Init(InitArgs),
     /// Release the new steps of a counts file (one transaction per step).
@@ -386,7 +387,8 @@ pub struct StatusReport {
     /// written.
     created: Option<(PathBuf, PathBuf)>,
     /// The guaranteed leakage over every run the scheme could have produced so far (max TPL,
-    /// max window leakage; `docs/model.md` §9), when the stream has matrices and steps.
+    /// max window leakage; [`docs/model.md`](tpl_core::guide::model) §9), when the stream has
+    /// matrices and steps.
     guaranteed: Option<(f64, f64)>,
 }
 

@@ -1,10 +1,10 @@
-//! Counting the moves of a user stream as it is read (`docs/formats.md` §6, §6.1), with the
-//! checks of [`tpl_core::UserStream::from_records`] done as the rows come: memory is a few
-//! numbers per user and per bucket plus the cells × cells counts while the rows come in
-//! bucket order ([`InOrder`]), 2 bytes per (bucket, user) pair otherwise ([`Held`]). The
+//! Counting the moves of a user stream as it is read ([`docs/formats.md`](tpl_core::guide::formats)
+//! §6, §6.1), with the checks of [`tpl_core::UserStream::from_records`] done as the rows come:
+//! memory is a few numbers per user and per bucket plus the cells × cells counts while the rows
+//! come in bucket order ([`InOrder`]), 2 bytes per (bucket, user) pair otherwise ([`Held`]). The
 //! errors are `tpl-core`'s ([`CoreError::StreamGap`], [`CoreError::StreamDuplicate`],
-//! [`CoreError::StreamMissing`], [`CoreError::EmptyStream`]): the same departure, named in
-//! the same words, as the whole-stream check names.
+//! [`CoreError::StreamMissing`], [`CoreError::EmptyStream`]): the same departure, named in the same
+//! words, as the whole-stream check names.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,8 @@
-//! User stream files (`docs/formats.md` §6): header `timestamp_bucket,user_id,location_cell`,
-//! one row per user per bucket (dense). Values are any whole numbers 0..2⁶⁴−1; nothing is
-//! allocated by their size. What a stream must be (every user at every bucket once, buckets
-//! evenly spaced) is [`tpl_core::UserStream`]'s to say; this module only reads the file:
+//! User stream files ([`docs/formats.md`](tpl_core::guide::formats) §6): header
+//! `timestamp_bucket,user_id,location_cell`, one row per user per bucket (dense). Values are any
+//! whole numbers 0..2⁶⁴−1; nothing is allocated by their size. What a stream must be (every user at
+//! every bucket once, buckets evenly spaced) is [`tpl_core::UserStream`]'s to say; this module only
+//! reads the file:
 //!
 //! - [`read_user_stream`] reads the records and hands them to
 //!   [`UserStream::from_records`], which checks them and builds the dense stream
@@ -14,7 +15,8 @@
 //!   end. Its checks are those of [`UserStream::from_records`], done as the rows come, with
 //!   the same errors (§6.1).
 //!
-//! Errors name the file and, for a row at fault, its line (`docs/formats.md` §1).
+//! Errors name the file and, for a row at fault, its line
+//! ([`docs/formats.md`](tpl_core::guide::formats) §1).
 
 use std::path::Path;
 
@@ -29,16 +31,16 @@ mod scan;
 #[cfg(test)]
 mod tests;
 
-/// The header of a user stream file (`docs/formats.md` §6).
+/// The header of a user stream file ([`docs/formats.md`](tpl_core::guide::formats) §6).
 pub const HEADER: &str = "timestamp_bucket,user_id,location_cell";
 
 /// The columns of [`HEADER`].
 const COLUMNS: [&str; 3] = ["timestamp_bucket", "user_id", "location_cell"];
 
-/// Reads the user stream file `path` (`docs/formats.md` §6; `-`: standard input) whole: rows
-/// in any order, checked and made dense by [`UserStream::from_records`]. Memory: the
-/// records (32 bytes each) and the dense stream; [`count_user_stream`] counts moves without
-/// holding them.
+/// Reads the user stream file `path` ([`docs/formats.md`](tpl_core::guide::formats) §6; `-`:
+/// standard input) whole: rows in any order, checked and made dense by
+/// [`UserStream::from_records`]. Memory: the records (32 bytes each) and the dense stream;
+/// [`count_user_stream`] counts moves without holding them.
 ///
 /// # Errors
 /// A file that cannot be read, a header or row that is malformed (naming the line, column
@@ -48,8 +50,8 @@ pub fn read_user_stream(path: &Path) -> Result<UserStream> {
     dense(path, &mut *text::open(path)?)
 }
 
-/// [`read_user_stream`] on the text of a user stream file (`docs/formats.md` §6) held in
-/// memory; `path` names it in errors.
+/// [`read_user_stream`] on the text of a user stream file
+/// ([`docs/formats.md`](tpl_core::guide::formats) §6) held in memory; `path` names it in errors.
 ///
 /// # Errors
 /// As [`read_user_stream`].
@@ -102,7 +104,7 @@ impl StreamCounts {
     }
 
     /// The counts of the moves within the step range asked for, indexed as `cell_ids`
-    /// (`docs/formats.md` §6.1).
+    /// ([`docs/formats.md`](tpl_core::guide::formats) §6.1).
     ///
     /// # Errors
     /// More than [`MAX_CELLS`] distinct cells, naming the file `path`.
@@ -115,10 +117,10 @@ impl StreamCounts {
     }
 }
 
-/// Reads the user stream file `path` (`docs/formats.md` §6; `-`: standard input) and counts
-/// the moves between consecutive steps that both lie in `range` (numbered from 1; as
-/// [`TransitionCounts::from_steps`]; whether the range lies within the stream is for the
-/// caller to check against [`StreamCounts::steps`]), in bounded memory (see the module).
+/// Reads the user stream file `path` ([`docs/formats.md`](tpl_core::guide::formats) §6; `-`:
+/// standard input) and counts the moves between consecutive steps that both lie in `range`
+/// (numbered from 1; as [`TransitionCounts::from_steps`]; whether the range lies within the stream
+/// is for the caller to check against [`StreamCounts::steps`]), in bounded memory (see the module).
 ///
 /// # Errors
 /// The errors of [`read_user_stream`], except that more than [`MAX_CELLS`] cells are
@@ -142,8 +144,9 @@ pub fn count_user_stream(path: &Path, range: StepRange) -> Result<StreamCounts> 
     held.into_counts(path, range)
 }
 
-/// The user stream file text (`docs/formats.md` §6) of `states` (`states[t][u]`: the cell of
-/// user u at bucket t, ids as written): what `tpl simulate` writes (§10).
+/// The user stream file text ([`docs/formats.md`](tpl_core::guide::formats) §6) of `states`
+/// (`states[t][u]`: the cell of user u at bucket t, ids as written): what `tpl simulate` writes
+/// (§10).
 pub fn stream_text(states: &[Vec<usize>]) -> String {
     use std::fmt::Write as _;
     let mut out = format!("{HEADER}\n");

@@ -1,6 +1,7 @@
-//! The reading of a user stream file a block at a time (`docs/formats.md` §6): rows of
-//! three plain whole numbers are parsed in place, every other line (the header, comments,
-//! quoted fields, errors) goes through the `csv` crate as every CSV input does (§1).
+//! The reading of a user stream file a block at a time
+//! ([`docs/formats.md`](tpl_core::guide::formats) §6): rows of three plain whole numbers are parsed
+//! in place, every other line (the header, comments, quoted fields, errors) goes through the `csv`
+//! crate as every CSV input does (§1).
 
 use std::io::Read;
 use std::path::Path;

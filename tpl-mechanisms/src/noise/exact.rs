@@ -21,7 +21,7 @@ const AHEAD_AFTER: usize = 2 * BLOCK;
 /// The exact discrete Laplace (two-sided geometric) distribution Pr\[k\] ∝ exp(−|k|/b) on
 /// the integers — release-grade. Integer arithmetic only (Canonne, Kamath, Steinke 2020,
 /// "The Discrete Gaussian for Differential Privacy", Algorithms 1 and 2), restated for
-/// batches of draws at one scale in `docs/w-event.md` §1.3.
+/// batches of draws at one scale in [`docs/w-event.md`](tpl_core::guide::w_event) §1.3.
 ///
 /// The scale b is represented exactly as t/s with integers t and s (s a power of two), rounded
 /// up when b needs more than 64 fractional bits: more noise, never less. Scales from 2^74 on

@@ -1,7 +1,8 @@
 //! The exact two-sided geometric (discrete Laplace) draws behind [`super::DiscreteLaplace`]:
 //! what a draw at one scale needs, computed once per scale ([`Plan`]), and the draws
-//! themselves, made in batches. `docs/w-event.md` §1.3 states the algorithm and why every
-//! draw is exact; this file keeps the proof obligations next to the code that meets them.
+//! themselves, made in batches. [`docs/w-event.md`](tpl_core::guide::w_event) §1.3 states the
+//! algorithm and why every draw is exact; this file keeps the proof obligations next to the code
+//! that meets them.
 //!
 //! Notation. A scale b is represented exactly as t/2^j (rounded up when it needs more than 64
 //! fractional bits, [`dyadic_at_least`]). The magnitude of a draw is Y = ⌊X/2^j⌋ for X

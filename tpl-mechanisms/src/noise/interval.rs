@@ -1,5 +1,5 @@
 //! Confidence intervals of a Laplace release: the central interval of the noise that a
-//! release at scale b carries, for each sampler (`docs/map.md`, intervals).
+//! release at scale b carries, for each sampler ([`docs/map.md`](tpl_core::guide::map), intervals).
 
 use super::SamplerKind;
 use crate::error::{MechError, Result};

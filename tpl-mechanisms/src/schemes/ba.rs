@@ -1,4 +1,5 @@
-//! `ba`: Budget Absorption (Kellaris et al. 2014; `docs/w-event.md` §3.5).
+//! `ba`: Budget Absorption (Kellaris et al. 2014; [`docs/w-event.md`](tpl_core::guide::w_event)
+//! §3.5).
 
 use super::worth_publishing;
 use crate::error::Result;

@@ -1,4 +1,5 @@
-//! `bd`: Budget Distribution (Kellaris et al. 2014; `docs/w-event.md` §3.4).
+//! `bd`: Budget Distribution (Kellaris et al. 2014; [`docs/w-event.md`](tpl_core::guide::w_event)
+//! §3.4).
 
 use super::worth_publishing;
 use crate::budget::BudgetGrid;

@@ -1,5 +1,5 @@
-//! `laplace`: event-level Laplace at every step (`docs/w-event.md` §3.1), the reference that
-//! satisfies (W) only for w = 1.
+//! `laplace`: event-level Laplace at every step ([`docs/w-event.md`](tpl_core::guide::w_event)
+//! §3.1), the reference that satisfies (W) only for w = 1.
 
 use crate::error::Result;
 use crate::mechanism::Mechanism;

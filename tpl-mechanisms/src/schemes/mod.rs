@@ -1,6 +1,7 @@
-//! The stream schemes of `docs/w-event.md` §3 and the planned scheme, one decision rule per
-//! file, and the pieces the rules share: the window's room and the publish-or-approximate
-//! decision. The test statistic is [`crate::scheme::Step::noisy_dissimilarity`].
+//! The stream schemes of [`docs/w-event.md`](tpl_core::guide::w_event) §3 and the planned scheme,
+//! one decision rule per file, and the pieces the rules share: the window's room and the
+//! publish-or-approximate decision. The test statistic is
+//! [`crate::scheme::Step::noisy_dissimilarity`].
 
 mod ba;
 mod bd;
@@ -22,10 +23,9 @@ use crate::error::Result;
 use crate::mechanism::Mechanism;
 use crate::params::WEventParams;
 
-/// The publication test of `docs/w-event.md` §3 that `bd`, `ba` and `pba` share: publish
-/// with budget p iff p > 0, b = Δ/p is finite and the noisy staleness error
-/// ([`crate::Step::noisy_dissimilarity`]) exceeds b, the expected error of a fresh
-/// publication.
+/// The publication test of [`docs/w-event.md`](tpl_core::guide::w_event) §3 that `bd`, `ba` and
+/// `pba` share: publish with budget p iff p > 0, b = Δ/p is finite and the noisy staleness error
+/// ([`crate::Step::noisy_dissimilarity`]) exceeds b, the expected error of a fresh publication.
 ///
 /// ```
 /// use tpl_mechanisms::{WEventParams, worth_publishing};
@@ -92,8 +92,8 @@ impl From<PbaCorrelation> for SchemeInputs {
 
 impl SchemeKind {
     /// The schemes whose budgets follow from (ε, w, Δ) alone, in the order of
-    /// `docs/w-event.md` §3 (what `tpl compare` runs); [`SchemeKind::Planned`] is not among
-    /// them.
+    /// [`docs/w-event.md`](tpl_core::guide::w_event) §3 (what `tpl compare` runs);
+    /// [`SchemeKind::Planned`] is not among them.
     pub const ALL: [SchemeKind; 6] =
         [Self::Laplace, Self::Uniform, Self::Sample, Self::Bd, Self::Ba, Self::Pba];
 

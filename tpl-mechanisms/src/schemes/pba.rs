@@ -1,6 +1,7 @@
 //! `pba`: the correlation-aware scheme of Hemkumar, Ravichandra and Somayajulu, "Impact of
 //! data correlation on privacy budget allocation in continuous publication of location
-//! statistics" (2021, Algorithm 1), as resolved by `docs/w-event.md` §3.6.
+//! statistics" (2021, Algorithm 1), as resolved by [`docs/w-event.md`](tpl_core::guide::w_event)
+//! §3.6.
 
 use tpl_core::TransitionMatrix;
 
@@ -12,7 +13,8 @@ use crate::params::WEventParams;
 use crate::scheme::{DecisionRule, over_regimes};
 use crate::scheme::{RecentSpend, Scheme, Step, StepBudget, StepOutcome};
 
-/// When PBA adds its correlation pool (`docs/w-event.md` §3.6, "correlation exists").
+/// When PBA adds its correlation pool ([`docs/w-event.md`](tpl_core::guide::w_event) §3.6,
+/// "correlation exists").
 #[derive(Debug, Clone, PartialEq)]
 pub enum PbaCorrelation {
     /// κ(P_B) ∨ κ(P_F), evaluated once: κ(P) is true iff two rows differ by more than 1e−9

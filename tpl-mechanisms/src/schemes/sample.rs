@@ -1,4 +1,5 @@
-//! `sample`: the whole ε once per window, at t ≡ 1 (mod w) (`docs/w-event.md` §3.3).
+//! `sample`: the whole ε once per window, at t ≡ 1 (mod w)
+//! ([`docs/w-event.md`](tpl_core::guide::w_event) §3.3).
 
 use crate::error::Result;
 use crate::mechanism::Mechanism;

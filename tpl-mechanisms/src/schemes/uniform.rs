@@ -1,4 +1,4 @@
-//! `uniform`: ε/w at every step (`docs/w-event.md` §3.2).
+//! `uniform`: ε/w at every step ([`docs/w-event.md`](tpl_core::guide::w_event) §3.2).
 
 use crate::error::Result;
 use crate::mechanism::Mechanism;

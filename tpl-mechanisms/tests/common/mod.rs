@@ -1,6 +1,7 @@
-//! Shared helpers of the integration tests (`docs/w-event.md` §7): a noise source the test
-//! keeps a handle on after the scheme owns it, a step-by-step driver that logs every draw,
-//! stream generators, and an independent checker of a scheme's trace against `docs/w-event.md`.
+//! Shared helpers of the integration tests ([`docs/w-event.md`](tpl_core::guide::w_event) §7): a
+//! noise source the test keeps a handle on after the scheme owns it, a step-by-step driver that
+//! logs every draw, stream generators, and an independent checker of a scheme's trace against
+//! [`docs/w-event.md`](tpl_core::guide::w_event).
 
 #![allow(dead_code)]
 
@@ -14,7 +15,8 @@ use tpl_mechanisms::{
     Scripted, StepOutcome, StreamScheme, WEventParams, WindowLedger,
 };
 
-/// Relative tolerance for exact rational expectations (`docs/w-event.md` §7).
+/// Relative tolerance for exact rational expectations
+/// ([`docs/w-event.md`](tpl_core::guide::w_event) §7).
 pub const TOL: f64 = 1e-12;
 
 /// a ≈ b within relative tolerance [`TOL`] (exact equality for zeros).
@@ -193,7 +195,8 @@ pub fn drive_fresh(kind: SchemeKind, params: WEventParams, stream: &[Vec<f64>], 
     drive(scheme.as_mut(), &handle, stream, noise).unwrap()
 }
 
-/// Step t ↦ corr(t) of `docs/w-event.md` §3.6 (independent of the scheme's own evaluation).
+/// Step t ↦ corr(t) of [`docs/w-event.md`](tpl_core::guide::w_event) §3.6 (independent of the
+/// scheme's own evaluation).
 pub fn corr_at(c: &PbaCorrelation, t: usize) -> bool {
     t >= 2
         && match c {
@@ -232,7 +235,7 @@ pub fn ledger_max(w: usize, budgets: &[f64]) -> f64 {
     l.max_window_budget()
 }
 
-/// Kinds of synthetic integer streams (`docs/w-event.md` §7).
+/// Kinds of synthetic integer streams ([`docs/w-event.md`](tpl_core::guide::w_event) §7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamKind {
     Constant,
@@ -308,9 +311,10 @@ pub fn script(pattern: &str, d: usize, test_publish: f64, test_skip: f64, cell: 
     q
 }
 
-/// Reads a counts file of `docs/formats.md` with the `csv` crate (quoting, blank lines and
-/// `#` comments as that format allows): the header starts with `timestamp_bucket` and the
-/// cells are the columns named `c` followed by digits; other columns (labels) are skipped.
+/// Reads a counts file of [`docs/formats.md`](tpl_core::guide::formats) with the `csv` crate
+/// (quoting, blank lines and `#` comments as that format allows): the header starts with
+/// `timestamp_bucket` and the cells are the columns named `c` followed by digits; other columns
+/// (labels) are skipped.
 pub fn load_counts(path: &str) -> Vec<Vec<f64>> {
     let mut reader = csv::ReaderBuilder::new()
         .comment(Some(b'#'))

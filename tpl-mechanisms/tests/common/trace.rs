@@ -1,5 +1,6 @@
-//! The independent checker of a built-in scheme's trace against `docs/w-event.md`: every
-//! budget recomputed from the history, the decision rule, draw order and counts.
+//! The independent checker of a built-in scheme's trace against
+//! [`docs/w-event.md`](tpl_core::guide::w_event): every budget recomputed from the history, the
+//! decision rule, draw order and counts.
 
 use tpl_mechanisms::{PbaCorrelation, SchemeKind, WEventParams, WindowLedger};
 
@@ -36,9 +37,9 @@ fn ensure_budget(got: f64, want: f64, eps: f64, what: &str, t: usize) -> Result<
     Ok(())
 }
 
-/// Checks a trace of scheme `kind` against `docs/w-event.md`, recomputing every budget, the decision
-/// rule, draw order and counts (§2), approximation, structure (§7) and (W) with a
-/// [`WindowLedger`]. Independent of the scheme's internal state.
+/// Checks a trace of scheme `kind` against [`docs/w-event.md`](tpl_core::guide::w_event),
+/// recomputing every budget, the decision rule, draw order and counts (§2), approximation,
+/// structure (§7) and (W) with a [`WindowLedger`]. Independent of the scheme's internal state.
 pub fn check_trace(
     kind: SchemeKind,
     params: &WEventParams,

@@ -192,7 +192,8 @@ pub fn ks_statistic(samples: &mut [f64], cdf: impl Fn(f64) -> f64) -> f64 {
     })
 }
 
-/// The KS critical value at α = 0.001 (asymptotic: 2·exp(−2·1.95²) = 0.00099), as `docs/w-event.md` §7.
+/// The KS critical value at α = 0.001 (asymptotic: 2·exp(−2·1.95²) = 0.00099), as
+/// [`docs/w-event.md`](tpl_core::guide::w_event) §7.
 pub fn ks_critical(n: usize) -> f64 {
     1.95 / (n as f64).sqrt()
 }

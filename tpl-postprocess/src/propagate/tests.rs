@@ -98,8 +98,9 @@ fn smoothed_sparse() -> impl Strategy<Value = (TransitionMatrix, Vec<f64>)> {
 }
 
 proptest! {
-    /// The split product equals the dense one within the bound of docs/map.md §13,
-    /// (2n + k_j + 3)·u relative (here 4(n + 2)·2⁻⁵² ≥ it).
+    /// The split product equals the dense one within the bound of
+    /// [docs/map.md](tpl_core::guide::map) §13, (2n + k_j + 3)·u relative (here 4(n + 2)·2⁻⁵² ≥
+    /// it).
     #[test]
     fn split_propagation_is_the_dense_product((m, w) in smoothed_sparse()) {
         let n = m.n();

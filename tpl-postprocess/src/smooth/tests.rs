@@ -4,7 +4,7 @@ use tpl_core::TransitionMatrix;
 /// The former computation of `smooth`, kept as the reference: both passes store every
 /// step's prior (each estimate normalised twice before it is moved), then every step is
 /// pooled (logarithms and exponentials of the library) with the strengths split by
-/// distance (docs/map.md §9).
+/// distance ([docs/map.md](tpl_core::guide::map) §9).
 fn reference(releases: &[Vec<f64>], budgets: &[f64], config: FilterConfig<'_>) -> Vec<Vec<f64>> {
     let rows: Vec<&[f64]> = releases.iter().map(Vec::as_slice).collect();
     let (horizon, cells, total) = (rows.len(), rows[0].len(), config.total);
