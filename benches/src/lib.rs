@@ -147,6 +147,66 @@ pub fn dense(n: usize, seed: u64) -> TransitionMatrix {
     TransitionMatrix::normalized(rows).expect("n >= 1 rows of positive finite entries normalise")
 }
 
+/// Stay probability of the [`grid_walk`] matrices measured for city-sized grids.
+pub const GRID_STAY: f64 = 0.6;
+
+/// Laplacian smoothing of the [`grid_walk`] matrices measured for city-sized grids.
+pub const GRID_SMOOTHING: f64 = 1e-4;
+
+/// The rows of a random walk on a `side` × `side` grid of cells (n = side², cell r·side + c):
+/// a person stays with probability `stay`, and the rest goes in equal parts to the cells
+/// north, south, east and west that exist (two or three at the edges). Each row has at most
+/// five non-zero entries; smoothing (see [`grid_walk`]) makes it dense.
+///
+/// # Panics
+/// For side = 0 (the benches never ask for it).
+pub fn grid_walk_rows(side: usize, stay: f64) -> Vec<Vec<(usize, f64)>> {
+    assert!(side > 0, "a grid has at least one cell");
+    let n = side * side;
+    (0..n)
+        .map(|cell| {
+            let (r, c) = (cell / side, cell % side);
+            let mut near = Vec::with_capacity(4);
+            if r > 0 {
+                near.push(cell - side);
+            }
+            if c > 0 {
+                near.push(cell - 1);
+            }
+            if c + 1 < side {
+                near.push(cell + 1);
+            }
+            if r + 1 < side {
+                near.push(cell + side);
+            }
+            let mut row = vec![(cell, if near.is_empty() { 1.0 } else { stay })];
+            row.extend(near.iter().map(|&j| (j, (1.0 - stay) / near.len() as f64)));
+            row.sort_unstable_by_key(|&(j, _)| j);
+            row
+        })
+        .collect()
+}
+
+/// The dense matrix of [`grid_walk_rows`] with Laplacian smoothing s: (p + s)/(1 + n·s)
+/// ([`TransitionMatrix::smoothed`]).
+///
+/// # Panics
+/// For side = 0 or a smoothing [`TransitionMatrix::smoothed`] refuses.
+pub fn grid_walk(side: usize, stay: f64, smoothing: f64) -> TransitionMatrix {
+    let n = side * side;
+    let rows = grid_walk_rows(side, stay)
+        .into_iter()
+        .map(|entries| {
+            let mut row = vec![0.0; n];
+            entries.into_iter().for_each(|(j, p)| row[j] = p);
+            row
+        })
+        .collect();
+    TransitionMatrix::normalized(rows)
+        .and_then(|m| m.smoothed(smoothing))
+        .expect("grid rows are stochastic and the smoothing valid")
+}
+
 /// Peak resident set size of this process so far, in KiB (`VmHWM` of `/proc/self/status`);
 /// `None` where that file does not exist (not Linux).
 pub fn peak_rss_kib() -> Option<u64> {
@@ -181,6 +241,21 @@ mod tests {
         assert_eq!(SplitMix64::new(0).next_u64(), 0xe220_a839_7b1d_cdaf);
         let mut rng = SplitMix64::new(1);
         assert!((0..10_000).map(|_| rng.next_open01()).all(|u| u > 0.0 && u < 1.0));
+    }
+
+    #[test]
+    fn grid_walks_have_five_entries_inside_and_fewer_at_the_edges() {
+        let rows = grid_walk_rows(4, GRID_STAY);
+        assert_eq!(rows.len(), 16);
+        assert_eq!(rows[5].len(), 5, "an inner cell moves to four neighbours");
+        assert_eq!(rows[0].len(), 3, "a corner to two");
+        assert_eq!(rows[1].len(), 4, "an edge cell to three");
+        for row in &rows {
+            assert!((row.iter().map(|e| e.1).sum::<f64>() - 1.0).abs() < 1e-12);
+        }
+        let m = grid_walk(4, GRID_STAY, GRID_SMOOTHING);
+        assert_eq!(m.n(), 16);
+        assert!(m.row(0).iter().all(|&p| p > 0.0), "smoothing fills every entry");
     }
 
     #[test]

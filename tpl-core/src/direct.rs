@@ -45,14 +45,8 @@ const ROUND_TILES: usize = 4;
 /// Calls `progress(a, n)` after the pairs of each of the n rows a, in order.
 pub(crate) fn loss_direct(matrix: &TransitionMatrix, alpha: f64, progress: &dyn Fn(usize, usize)) -> f64 {
     let n = matrix.n();
-    let scan = Scan {
-        matrix,
-        alpha,
-        // The support test needs x = e^α − 1 as a double.
-        x: (alpha <= LN_RATIO_MAX).then(|| alpha.exp_m1()),
-        best: AtomicU64::new(0.0f64.to_bits()),
-        identity: AtomicBool::new(false),
-    };
+    let scan =
+        Scan { matrix, alpha, best: AtomicU64::new(0.0f64.to_bits()), identity: AtomicBool::new(false) };
     let tiles = n.div_ceil(TILE);
     let mut next = 0;
     while next < tiles {
@@ -73,8 +67,6 @@ pub(crate) fn loss_direct(matrix: &TransitionMatrix, alpha: f64, progress: &dyn 
 struct Scan<'m> {
     matrix: &'m TransitionMatrix,
     alpha: f64,
-    /// e^α − 1, when it is a finite double the support test can use.
-    x: Option<f64>,
     /// log λ*, the best value found so far, as the bits of a non-negative f64 (whose order
     /// is that of the integers).
     best: AtomicU64,
@@ -120,26 +112,41 @@ impl Scan<'_> {
 
     /// Which of the pairs (q[k], d) provably cannot exceed the best value so far.
     fn cleared(&self, q: [&[f64]; TILE], d: &[f64]) -> [bool; TILE] {
-        match self.x {
-            Some(x) => below_level(q, d, self.best(), x),
-            None => [false; TILE],
-        }
+        below_level(q, d, self.best(), self.alpha)
     }
 }
 
-/// Which of the pairs (q[k], d) provably have no candidate worth more than `level` at the α
-/// with e^α − 1 = `x`, by their support function at λ − 1 for λ = e^{(1 − margin)·level}
-/// ([`docs/model.md`](crate::guide::model) §8): every S then has x(δ_S − (λ − 1) d_S) ≤ λ − 1, i.e.
-/// a value below (1 − margin)·level, which no rounding of the full pass lifts above `level`. None
-/// for level > 700, where λ is not a double.
-fn below_level<const T: usize>(q: [&[f64]; T], d: &[f64], level: f64, x: f64) -> [bool; T] {
+/// Which of the pairs (q[k], d) provably have no candidate worth more than `level` at `alpha`,
+/// by their support function at λ − 1 for λ = e^{(1 − margin)·level}
+/// ([`docs/model.md`](crate::guide::model) §8): every S then has x(δ_S − (λ − 1) d_S) ≤ λ − 1,
+/// x = e^α − 1, i.e. a value below (1 − margin)·level, which no rounding of the full pass lifts
+/// above `level`. None for level > 700, where λ is not a double.
+///
+/// While x is a finite double the test is x·h·c ≤ μ(1 − 8ε) as written. Above α ≈ 709.78, where
+/// e^α overflows, the same inequality is compared in logarithms, ln h + ln c + ln x against
+/// ln μ + ln(1 − 8ε), with ln x = α + ln(1 − e^{−α}) and the sides kept apart by the rounding
+/// of the four logarithms and their sum (4ε of each one's size): large α prunes as much as
+/// α = 700 does.
+fn below_level<const T: usize>(q: [&[f64]; T], d: &[f64], level: f64, alpha: f64) -> [bool; T] {
     if level > LN_RATIO_MAX {
         return [false; T];
     }
     let n = d.len();
     let mu = (level * (1.0 - margin(n))).exp_m1();
     let c = inflation(n);
-    support_rows(q, d, mu).map(|h| h == 0.0 || h * c * x <= mu * (1.0 - 8.0 * f64::EPSILON))
+    let x = alpha.exp_m1();
+    let h = support_rows(q, d, mu);
+    if x.is_finite() {
+        return h.map(|h| h == 0.0 || h * c * x <= mu * (1.0 - 8.0 * f64::EPSILON));
+    }
+    let ln_x = alpha + (-(-alpha).exp()).ln_1p();
+    let (ln_c, ln_mu) = (c.ln(), mu.ln());
+    let room = ln_mu + (-8.0 * f64::EPSILON).ln_1p();
+    h.map(|h| {
+        let ln_h = h.ln();
+        let rounding = 4.0 * f64::EPSILON * (ln_h.abs() + ln_c.abs() + ln_x.abs() + ln_mu.abs());
+        h == 0.0 || ln_h + ln_c + ln_x + rounding <= room
+    })
 }
 
 /// What the full pass over one pair found.
@@ -309,7 +316,7 @@ mod tests {
         #[test]
         fn support_test_clears_only_pairs_below_the_level(
             (q, d, near) in (1usize..40).prop_flat_map(|n| (row(n), row(n), prop::collection::vec(-1.0f64..1.0, n))),
-            alpha in prop_oneof![0.0f64..50.0, log_uniform(-12.0, -1.0), 50.0f64..700.0],
+            alpha in prop_oneof![0.0f64..50.0, log_uniform(-12.0, -1.0), 50.0f64..700.0, 700.0f64..720.0, 720.0f64..1e7],
             shift in prop_oneof![Just(0.0), -1e-6f64..1e-6, -1.0f64..1.0],
             close in any::<bool>(),
         ) {
@@ -318,8 +325,26 @@ mod tests {
             let best = pair_optimum(&q, &d, alpha);
             for level in [best * (1.0 + shift), best * (1.0 - 2e-9), best * (1.0 + 2e-9), best] {
                 let level = level.max(0.0);
-                let [cleared] = below_level([&q], &d, level, alpha.exp_m1());
+                let [cleared] = below_level([&q], &d, level, alpha);
                 prop_assert!(!cleared || best <= level, "cleared at {level} but the pair reaches {best}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_support_test_prunes_above_the_overflow_of_e_to_the_alpha() {
+        // L of this pair never exceeds log 1.25 ≈ 0.223: at level 0.5 it is cleared at every α,
+        // also where e^α − 1 is no longer a double (before, nothing was cleared past α = 700).
+        let (q, d) = ([0.5, 0.5], [0.4, 0.6]);
+        for alpha in [1.0, 700.0, 709.0, 709.8, 710.0, 1000.0, 1e6, 1e300] {
+            assert_eq!(below_level([&q], &d, 0.5, alpha), [true], "α = {alpha}");
+            if alpha >= 700.0 {
+                // There L is log 1.25 to within e^−700: a level under it is never cleared.
+                assert_eq!(
+                    below_level([&q], &d, 0.2, alpha),
+                    [false],
+                    "α = {alpha}: 0.2 is below the optimum"
+                );
             }
         }
     }
