@@ -25,6 +25,7 @@ use crate::matrix::TransitionMatrix;
 use std::ops::Range;
 
 use crate::par;
+use crate::structure::{Bulk, PairBuf, PairClasses, RowStructure};
 use crate::support::{self, Grid, SLOPES};
 
 /// Slopes at or above 2^16 (and infinite ones, d_i = 0) share the first bin.
@@ -71,6 +72,46 @@ pub(crate) enum Candidates {
     Found { envelope: Envelope, chains: Vec<Vec<Candidate>> },
 }
 
+/// Where the scan reads the pairs of rows: the dense rows, or their [`RowStructure`] (each
+/// pair as its explicit states and its bulk, [`crate::structure`]).
+#[derive(Clone, Copy)]
+enum Rows<'m> {
+    Dense(&'m TransitionMatrix),
+    Structured(&'m RowStructure, Option<&'m PairClasses>),
+}
+
+impl<'m> Rows<'m> {
+    /// The pair (q = row a, d = row b), in `buf` when it has to be assembled.
+    fn pair<'b>(self, a: usize, b: usize, buf: &'b mut PairBuf) -> (&'b [f64], &'b [f64], Bulk)
+    where
+        'm: 'b,
+    {
+        match self {
+            Rows::Dense(m) => (m.row(a), m.row(b), Bulk::NONE),
+            Rows::Structured(rows, _) => rows.pair(a, b, buf),
+        }
+    }
+
+    /// Whether the pair (a, b) repeats one scanned before it ([`PairClasses`]).
+    fn is_repeat(self, a: usize, b: usize) -> bool {
+        matches!(self, Rows::Structured(_, Some(classes)) if classes.is_repeat(a, b))
+    }
+
+    /// max_i of row j, and its smallest positive entry (∞ for none).
+    fn extremes(self, j: usize) -> (f64, f64) {
+        match self {
+            Rows::Dense(m) => {
+                let r = m.row(j);
+                (
+                    r.iter().copied().fold(0.0, f64::max),
+                    r.iter().copied().filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min),
+                )
+            }
+            Rows::Structured(rows, _) => (rows.row_max(j), rows.row_min_positive(j)),
+        }
+    }
+}
+
 fn bin_of(slope: f64) -> usize {
     if slope >= SLOPE_TOP {
         0
@@ -111,17 +152,19 @@ impl Bins {
         Self { d: vec![0.0; BINS], delta: vec![0.0; BINS] }
     }
 
-    fn fill(&mut self, q: &[f64], d: &[f64]) -> Binned {
+    fn fill(&mut self, q: &[f64], d: &[f64], bulk: Bulk) -> Binned {
         self.d.iter_mut().for_each(|v| *v = 0.0);
         self.delta.iter_mut().for_each(|v| *v = 0.0);
         let (mut any, mut d_total, mut q_outside) = (false, 0.0, false);
-        for (&qi, &di) in q.iter().zip(d) {
+        // Each state, or the bulk, as (q_i, d_i) and its masses (d_i, q_i − d_i).
+        let bulk_state = (bulk.count > 0.0).then(|| ((bulk.q, bulk.d), bulk.masses()));
+        let states = q.iter().zip(d).map(|(&qi, &di)| ((qi, di), (di, qi - di))).chain(bulk_state);
+        for ((qi, di), (mass_d, gap)) in states {
             if qi > di {
-                let gap = qi - di;
-                let b = if di == 0.0 { 0 } else { bin_of(gap / di) };
-                self.d[b] += di;
+                let b = if di == 0.0 { 0 } else { bin_of((qi - di) / di) };
+                self.d[b] += mass_d;
                 self.delta[b] += gap;
-                d_total += di;
+                d_total += mass_d;
                 any = true;
             } else if qi > 0.0 {
                 q_outside = true;
@@ -161,16 +204,24 @@ impl Bins {
     }
 }
 
-/// The full prefix chain of one ordered pair, in order of decreasing q_i/d_i.
-pub(crate) fn pair_chain(q: &[f64], d: &[f64], buf: &mut Vec<(f64, Candidate)>) -> Vec<Candidate> {
+/// The full prefix chain of one ordered pair (its explicit states and its bulk), in order of
+/// decreasing q_i/d_i; the bulk's states, which share one ratio, enter it together.
+pub(crate) fn pair_chain(
+    q: &[f64],
+    d: &[f64],
+    bulk: Bulk,
+    buf: &mut Vec<(f64, Candidate)>,
+) -> Vec<Candidate> {
     buf.clear();
     let mut zero_d = 0.0;
-    for (&qi, &di) in q.iter().zip(d) {
+    let bulk_state = (bulk.count > 0.0).then(|| ((bulk.q, bulk.d), bulk.masses()));
+    let states = q.iter().zip(d).map(|(&qi, &di)| ((qi, di), (di, qi - di))).chain(bulk_state);
+    for ((qi, di), (mass_d, gap)) in states {
         if qi > di {
             if di == 0.0 {
-                zero_d += qi;
+                zero_d += mass_d + gap;
             } else {
-                buf.push((qi / di, Candidate { d: di, delta: qi - di }));
+                buf.push((qi / di, Candidate { d: mass_d, delta: gap }));
             }
         }
     }
@@ -206,21 +257,26 @@ pub(crate) fn candidates(
     keep_chains: bool,
     progress: &dyn Fn(usize, usize),
 ) -> Candidates {
-    scan_pairs(matrix, keep_chains, true, progress)
+    let structure = RowStructure::detect(matrix);
+    let classes = structure.as_ref().and_then(PairClasses::new);
+    let rows = structure.as_ref().map_or(Rows::Dense(matrix), |s| Rows::Structured(s, classes.as_ref()));
+    scan_pairs(rows, matrix.n(), keep_chains, true, progress)
 }
 
-/// [`candidates`], with the outline test (`outline`) or without it.
+/// [`candidates`] of the n×n matrix whose pairs `rows` gives, with the outline test
+/// (`outline`) or without it.
 fn scan_pairs(
-    matrix: &TransitionMatrix,
+    rows: Rows<'_>,
+    n: usize,
     keep_chains: bool,
     outline: bool,
     progress: &dyn Fn(usize, usize),
 ) -> Candidates {
-    let n = matrix.n();
-    let tests = OutlineTests::new(matrix);
+    let tests = OutlineTests::new(rows, n);
     let mut envelope = Envelope::default();
     let mut pending: Vec<(Candidate, u32)> = Vec::new();
     let mut kept: Vec<(u32, Vec<Candidate>)> = Vec::new();
+    let mut chain_buf = PairBuf::default();
     // Outcomes of the outline tests of the pairs batch_start.., and the next batch's size.
     let (mut outcomes, mut batch_start, mut batch) = (Vec::new(), 0, FIRST_BATCH);
     // Every pair meets the outline test while it settles enough of them to pay for itself.
@@ -244,14 +300,14 @@ fn scan_pairs(
             match outcomes.get(p.wrapping_sub(batch_start)).copied().unwrap_or(Outcome::Open) {
                 Outcome::Empty => {}
                 Outcome::Settled => with_chain += 1,
-                Outcome::Open if tests.has_chain(p) => {
+                Outcome::Open if tests.needs_scan(p, &mut chain_buf) => {
                     open.push(p);
                     with_chain += 1;
                 }
                 Outcome::Open => {}
             }
         }
-        let scan = |pairs: &[usize]| scan_open(matrix, pairs, &envelope, keep_chains);
+        let scan = |pairs: &[usize]| scan_open(rows, n, pairs, &envelope, keep_chains);
         let found = par::map(0..open.len().div_ceil(ITEM_OPEN), BINNING_COST * open.len() * n, |k| {
             scan(&open[k * ITEM_OPEN..((k + 1) * ITEM_OPEN).min(open.len())])
         });
@@ -279,11 +335,11 @@ fn scan_pairs(
         let mut owners: Vec<u32> = envelope.tags().to_vec();
         owners.sort_unstable();
         owners.dedup();
-        let mut sort_buf = Vec::with_capacity(n);
+        let (mut sort_buf, mut pair_buf) = (Vec::with_capacity(n), PairBuf::default());
         for tag in owners {
             if kept.binary_search_by_key(&tag, |(t, _)| *t).is_err() {
-                let (a, b) = (tag as usize / n, tag as usize % n);
-                kept.push((tag, pair_chain(matrix.row(a), matrix.row(b), &mut sort_buf)));
+                let (q, d, bulk) = rows.pair(tag as usize / n, tag as usize % n, &mut pair_buf);
+                kept.push((tag, pair_chain(q, d, bulk, &mut sort_buf)));
             }
         }
         chains = kept.into_iter().map(|(_, c)| c).collect();
@@ -304,14 +360,13 @@ struct Found {
 
 /// Bins the ordered pairs a·n + b of `pairs` (each with a chain) and sorts those whose bins
 /// may reach above `envelope` (see the module documentation).
-fn scan_open(matrix: &TransitionMatrix, pairs: &[usize], envelope: &Envelope, keep_chains: bool) -> Found {
-    let n = matrix.n();
+fn scan_open(rows: Rows<'_>, n: usize, pairs: &[usize], envelope: &Envelope, keep_chains: bool) -> Found {
     let mut found = Found::default();
     let mut bins = Bins::new();
-    let mut sort_buf = Vec::new();
+    let (mut sort_buf, mut pair_buf) = (Vec::new(), PairBuf::default());
     for &p in pairs {
-        let (q, d) = (matrix.row(p / n), matrix.row(p % n));
-        match bins.fill(q, d) {
+        let (q, d, bulk) = rows.pair(p / n, p % n, &mut pair_buf);
+        match bins.fill(q, d, bulk) {
             Binned::Empty => continue,
             Binned::Disjoint => {
                 found.identity = true;
@@ -330,7 +385,7 @@ fn scan_open(matrix: &TransitionMatrix, pairs: &[usize], envelope: &Envelope, ke
             }
         });
         if matters {
-            let chain = pair_chain(q, d, &mut sort_buf);
+            let chain = pair_chain(q, d, bulk, &mut sort_buf);
             found.pending.extend(chain.iter().filter(|&&c| envelope.may_matter(c)).map(|&c| (c, tag)));
             if keep_chains {
                 found.kept.push((tag, chain));
@@ -345,7 +400,8 @@ fn scan_open(matrix: &TransitionMatrix, pairs: &[usize], envelope: &Envelope, ke
 enum Outcome {
     /// Not tested, or not settled: the pair is binned.
     Open,
-    /// q_i ≤ d_i everywhere: no chain (the binning would say [`Binned::Empty`]).
+    /// q_i ≤ d_i everywhere: no chain (the binning would say [`Binned::Empty`]); or the
+    /// pair repeats one scanned before it ([`PairClasses`]).
     Empty,
     /// A chain, strictly under the hull: it leaves no point.
     Settled,
@@ -353,7 +409,9 @@ enum Outcome {
 
 /// The outline tests of pairs of one matrix.
 struct OutlineTests<'m> {
-    matrix: &'m TransitionMatrix,
+    rows: Rows<'m>,
+    /// Number of states.
+    n: usize,
     /// max_i q_i of every row.
     row_max: Vec<f64>,
     /// min_i {d_i : d_i > 0} of every row (∞ for none): with `row_max`, a bound on the
@@ -362,20 +420,20 @@ struct OutlineTests<'m> {
 }
 
 impl<'m> OutlineTests<'m> {
-    /// Whether the ordered pair a·n + b (a ≠ b) has a chain: q_i > d_i for some i.
-    fn has_chain(&self, p: usize) -> bool {
-        let n = self.matrix.n();
-        let (a, b) = (p / n, p % n);
-        a != b && self.matrix.row(a).iter().zip(self.matrix.row(b)).any(|(q, d)| q > d)
+    /// Whether the ordered pair a·n + b needs its own scan: a ≠ b, it does not repeat a pair
+    /// scanned before, and q_i > d_i for some i (it has a chain).
+    fn needs_scan(&self, p: usize, buf: &mut PairBuf) -> bool {
+        let (a, b) = (p / self.n, p % self.n);
+        if a == b || self.rows.is_repeat(a, b) {
+            return false;
+        }
+        let (q, d, bulk) = self.rows.pair(a, b, buf);
+        bulk.gains() || q.iter().zip(d).any(|(q, d)| q > d)
     }
 
-    fn new(matrix: &'m TransitionMatrix) -> Self {
-        let row_max = matrix.rows().map(|r| r.iter().copied().fold(0.0, f64::max)).collect();
-        let row_min_positive = matrix
-            .rows()
-            .map(|r| r.iter().copied().filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min))
-            .collect();
-        Self { matrix, row_max, row_min_positive }
+    fn new(rows: Rows<'m>, n: usize) -> Self {
+        let (row_max, row_min_positive) = (0..n).map(|j| rows.extremes(j)).unzip();
+        Self { rows, n, row_max, row_min_positive }
     }
 
     /// The outcomes of the pairs a·n + b in `range` against `envelope`, in parallel; only the
@@ -383,19 +441,19 @@ impl<'m> OutlineTests<'m> {
     fn run(&self, range: Range<usize>, envelope: &Envelope, sample: usize) -> (Vec<Outcome>, usize, usize) {
         let (grid, heights) = (Grid::new(envelope), Heights::new(envelope));
         let start = range.start;
-        let parts =
-            par::map(0..range.len().div_ceil(ITEM), range.len() * self.matrix.n(), |k| {
-                let from = start + k * ITEM;
-                (from..(from + ITEM).min(range.end))
-                    .map(|p| {
-                        if p.is_multiple_of(sample) {
-                            self.outcome(p, &heights, &grid)
-                        } else {
-                            Outcome::Open
-                        }
-                    })
-                    .collect::<Vec<_>>()
-            });
+        let parts = par::map(0..range.len().div_ceil(ITEM), range.len() * self.n, |k| {
+            let from = start + k * ITEM;
+            let mut buf = PairBuf::default();
+            (from..(from + ITEM).min(range.end))
+                .map(|p| {
+                    if p.is_multiple_of(sample) {
+                        self.outcome(p, &heights, &grid, &mut buf)
+                    } else {
+                        Outcome::Open
+                    }
+                })
+                .collect::<Vec<_>>()
+        });
         let outcomes: Vec<Outcome> = parts.concat();
         let tried = range.filter(|p| p.is_multiple_of(sample)).count();
         let settled = outcomes.iter().filter(|&&o| o == Outcome::Settled).count();
@@ -405,14 +463,17 @@ impl<'m> OutlineTests<'m> {
     /// Whether the pair p = a·n + b provably lies under the envelope of `heights`, by its
     /// support at the slopes of `grid` and, unless it comes close to the envelope there, at
     /// the finer slopes too ([`support::outline_is_under`]).
-    fn outcome(&self, p: usize, heights: &Heights, grid: &Grid) -> Outcome {
-        let n = self.matrix.n();
+    fn outcome(&self, p: usize, heights: &Heights, grid: &Grid, buf: &mut PairBuf) -> Outcome {
+        let n = self.n;
         let (a, b) = (p / n, p % n);
         if a == b {
             return Outcome::Open;
         }
-        let (q, d) = (self.matrix.row(a), self.matrix.row(b));
-        let (first, tv) = support::outline(q, d, &grid.slopes);
+        if self.rows.is_repeat(a, b) {
+            return Outcome::Empty;
+        }
+        let (q, d, bulk) = self.rows.pair(a, b, buf);
+        let (first, tv) = support::outline(q, d, bulk, &grid.slopes);
         if tv == 0.0 {
             return Outcome::Empty; // no q_i − d_i > 0
         }
@@ -427,7 +488,7 @@ impl<'m> OutlineTests<'m> {
         if support::outline_is_under(heights, &first, tv, steepest, n) {
             return Outcome::Settled;
         }
-        let (second, _) = support::outline(q, d, &grid.finer);
+        let (second, _) = support::outline(q, d, bulk, &grid.finer);
         let mut samples = [(0.0, 0.0); 2 * SLOPES];
         samples[..SLOPES].copy_from_slice(&first);
         samples[SLOPES..].copy_from_slice(&second);

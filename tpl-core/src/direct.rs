@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::candidate::Candidate;
 use crate::matrix::TransitionMatrix;
 use crate::par;
+use crate::structure::{Bulk, PairBuf, RowStructure};
 use crate::support::{inflation, margin, support_rows};
 
 /// Above this value of the loss, e^L is not formed and ratios are compared as logarithms.
@@ -42,26 +43,52 @@ const ROUND_TILES: usize = 4;
 /// to 1e−10 and α = 800). States whose ratio is within [`TIE`] of λ are therefore tried both
 /// in and out of S.
 ///
+/// **Rows with few distinct entries.** With `structure` (the matrix's [`RowStructure`]), a
+/// pair is its k explicit states and its bulk ([`crate::structure`]), and every step above
+/// costs O(k) instead of O(n); the rows q then run one at a time in parallel.
+///
 /// Calls `progress(a, n)` after the pairs of each of the n rows a, in order.
-pub(crate) fn loss_direct(matrix: &TransitionMatrix, alpha: f64, progress: &dyn Fn(usize, usize)) -> f64 {
+pub(crate) fn loss_direct(
+    matrix: &TransitionMatrix,
+    structure: Option<&RowStructure>,
+    alpha: f64,
+    progress: &dyn Fn(usize, usize),
+) -> f64 {
     let n = matrix.n();
     let scan =
         Scan { matrix, alpha, best: AtomicU64::new(0.0f64.to_bits()), identity: AtomicBool::new(false) };
-    let tiles = n.div_ceil(TILE);
+    // Rows of q per round: a round runs in parallel, progress is reported after each.
+    let rows_per_round = if structure.is_some() { STRUCTURED_ROUND } else { ROUND_TILES * TILE };
     let mut next = 0;
-    while next < tiles {
-        let end = (next + ROUND_TILES).min(tiles);
-        par::map(next..end, (end - next) * TILE * n * n, |t| scan.tile(t * TILE));
+    while next < n {
+        let end = (next + rows_per_round).min(n);
+        match structure {
+            Some(rows) => {
+                par::map(next..end, (end - next) * n * STRUCTURED_PAIR_WORK, |a| {
+                    scan.structured_row(rows, a)
+                });
+            }
+            None => {
+                let tiles = next.div_ceil(TILE)..end.div_ceil(TILE);
+                par::map(tiles, (end - next) * n * n, |t| scan.tile(t * TILE));
+            }
+        }
         if scan.identity.load(Ordering::Relaxed) {
             return alpha; // disjoint supports: Theorem 7
         }
-        for a in next * TILE..(end * TILE).min(n) {
+        for a in next..end {
             progress(a + 1, n);
         }
         next = end;
     }
     scan.best().min(alpha)
 }
+
+/// Rows q per round of the structured scan.
+const STRUCTURED_ROUND: usize = 64;
+
+/// About the work of one structured pair, in row entries (for [`par::map`]).
+const STRUCTURED_PAIR_WORK: usize = 16;
 
 /// The state shared by the threads of one evaluation.
 struct Scan<'m> {
@@ -96,16 +123,47 @@ impl Scan<'_> {
                 if cleared[k] || rows[k] == b || duplicate {
                     continue;
                 }
-                match pair_level(q[k], d, self.best(), self.alpha, &mut sel) {
-                    Pair::Settled => {}
-                    Pair::Better(v) => {
-                        self.best.fetch_max(v.to_bits(), Ordering::Relaxed);
-                    }
-                    Pair::Disjoint => {
-                        self.identity.store(true, Ordering::Relaxed);
-                        return;
-                    }
+                if !self.settle(q[k], d, Bulk::NONE, &mut sel) {
+                    return;
                 }
+            }
+        }
+    }
+
+    /// All pairs (q, d) with q = row a of `rows`, each as its explicit states and its bulk.
+    fn structured_row(&self, rows: &RowStructure, a: usize) {
+        let n = rows.n();
+        let (mut buf, mut sel) = (PairBuf::default(), Selection::default());
+        let mut bar = Bar::new(self.best(), n, self.alpha);
+        for b in (0..n).filter(|&b| b != a) {
+            if self.identity.load(Ordering::Relaxed) {
+                return;
+            }
+            if bar.level != self.best() {
+                bar = Bar::new(self.best(), n, self.alpha);
+            }
+            let (q, d, bulk) = rows.pair(a, b, &mut buf);
+            if bar.clears(support_rows([q], d, bar.mu)[0] + bulk.support(bar.mu)) {
+                continue;
+            }
+            if !self.settle(q, d, bulk, &mut sel) {
+                return;
+            }
+        }
+    }
+
+    /// Runs the full pass on one pair and records what it found; false once two rows with
+    /// disjoint supports were found (the scan stops).
+    fn settle(&self, q: &[f64], d: &[f64], bulk: Bulk, sel: &mut Selection) -> bool {
+        match pair_level(q, d, bulk, self.best(), self.alpha, sel) {
+            Pair::Settled => true,
+            Pair::Better(v) => {
+                self.best.fetch_max(v.to_bits(), Ordering::Relaxed);
+                true
+            }
+            Pair::Disjoint => {
+                self.identity.store(true, Ordering::Relaxed);
+                false
             }
         }
     }
@@ -121,32 +179,59 @@ impl Scan<'_> {
 /// ([`docs/model.md`](crate::guide::model) §8): every S then has x(δ_S − (λ − 1) d_S) ≤ λ − 1,
 /// x = e^α − 1, i.e. a value below (1 − margin)·level, which no rounding of the full pass lifts
 /// above `level`. None for level > 700, where λ is not a double.
-///
-/// While x is a finite double the test is x·h·c ≤ μ(1 − 8ε) as written. Above α ≈ 709.78, where
-/// e^α overflows, the same inequality is compared in logarithms, ln h + ln c + ln x against
-/// ln μ + ln(1 − 8ε), with ln x = α + ln(1 − e^{−α}) and the sides kept apart by the rounding
-/// of the four logarithms and their sum (4ε of each one's size): large α prunes as much as
-/// α = 700 does.
 fn below_level<const T: usize>(q: [&[f64]; T], d: &[f64], level: f64, alpha: f64) -> [bool; T] {
+    let bar = Bar::new(level, d.len(), alpha);
     if level > LN_RATIO_MAX {
         return [false; T];
     }
-    let n = d.len();
-    let mu = (level * (1.0 - margin(n))).exp_m1();
-    let c = inflation(n);
-    let x = alpha.exp_m1();
-    let h = support_rows(q, d, mu);
-    if x.is_finite() {
-        return h.map(|h| h == 0.0 || h * c * x <= mu * (1.0 - 8.0 * f64::EPSILON));
+    support_rows(q, d, bar.mu).map(|h| bar.clears(h))
+}
+
+/// The support test of [`below_level`] at one level, for pairs of n states: what it
+/// compares a pair's support with, computed once.
+struct Bar {
+    /// The level, log λ.
+    level: f64,
+    /// μ = e^{(1 − margin)·level} − 1 (level capped at 700), the slope at which a pair's
+    /// support is read.
+    mu: f64,
+    /// The inflation of a sum of n terms.
+    c: f64,
+    /// x = e^α − 1 (∞ above α ≈ 709.78).
+    x: f64,
+    /// α.
+    alpha: f64,
+}
+
+impl Bar {
+    fn new(level: f64, n: usize, alpha: f64) -> Self {
+        let mu = (level.min(LN_RATIO_MAX) * (1.0 - margin(n))).exp_m1();
+        Self { level, mu, c: inflation(n), x: alpha.exp_m1(), alpha }
     }
-    let ln_x = alpha + (-(-alpha).exp()).ln_1p();
-    let (ln_c, ln_mu) = (c.ln(), mu.ln());
-    let room = ln_mu + (-8.0 * f64::EPSILON).ln_1p();
-    h.map(|h| {
-        let ln_h = h.ln();
+
+    /// Whether a pair whose support at μ is `h` provably stays at or below the level.
+    ///
+    /// While x is a finite double the test is x·h·c ≤ μ(1 − 8ε) as written. Above α ≈ 709.78,
+    /// where e^α overflows, the same inequality is compared in logarithms, ln h + ln c + ln x
+    /// against ln μ + ln(1 − 8ε), with ln x = α + ln(1 − e^{−α}) and the sides kept apart by
+    /// the rounding of the four logarithms and their sum (4ε of each one's size): large α
+    /// prunes as much as α = 700 does. Nothing is cleared above level 700, where λ is not a
+    /// double.
+    fn clears(&self, h: f64) -> bool {
+        if self.level > LN_RATIO_MAX {
+            return false;
+        }
+        if h == 0.0 {
+            return true;
+        }
+        if self.x.is_finite() {
+            return h * self.c * self.x <= self.mu * (1.0 - 8.0 * f64::EPSILON);
+        }
+        let ln_x = self.alpha + (-(-self.alpha).exp()).ln_1p();
+        let (ln_h, ln_c, ln_mu) = (h.ln(), self.c.ln(), self.mu.ln());
         let rounding = 4.0 * f64::EPSILON * (ln_h.abs() + ln_c.abs() + ln_x.abs() + ln_mu.abs());
-        h == 0.0 || ln_h + ln_c + ln_x + rounding <= room
-    })
+        ln_h + ln_c + ln_x + rounding <= ln_mu + (-8.0 * f64::EPSILON).ln_1p()
+    }
 }
 
 /// What the full pass over one pair found.
@@ -160,16 +245,16 @@ enum Pair {
 }
 
 /// Dinkelbach's iteration for one pair (q, d) from `best`: its optimum if that is higher.
-fn pair_level(q: &[f64], d: &[f64], best: f64, alpha: f64, sel: &mut Selection) -> Pair {
-    if best <= LN_RATIO_MAX && settled_at(q, d, best, alpha) {
+fn pair_level(q: &[f64], d: &[f64], bulk: Bulk, best: f64, alpha: f64, sel: &mut Selection) -> Pair {
+    if best <= LN_RATIO_MAX && settled_at(q, d, bulk, best, alpha) {
         return Pair::Settled;
     }
     let mut level = best;
     loop {
-        sel.select(q, d, level);
+        sel.select(q, d, bulk, level);
         let mut improved = None;
-        for c in sel.variants(q, d) {
-            if c.d == 0.0 && disjoint(q, d) {
+        for c in sel.variants(q, d, bulk) {
+            if c.d == 0.0 && disjoint(q, d, bulk) {
                 return Pair::Disjoint;
             }
             let value = c.log_ratio(alpha);
@@ -188,16 +273,30 @@ fn pair_level(q: &[f64], d: &[f64], best: f64, alpha: f64, sel: &mut Selection) 
 /// The common case in one fused pass: S_λ* of this pair does not beat the best value so far
 /// and no state is tied with λ*, so (by the Dinkelbach argument above) the pair cannot beat
 /// it. Returns false when the full iteration is needed.
-fn settled_at(q: &[f64], d: &[f64], level: f64, alpha: f64) -> bool {
+fn settled_at(q: &[f64], d: &[f64], bulk: Bulk, level: f64, alpha: f64) -> bool {
     let (lambda, tie) = (level.exp(), tie_width(level));
+    // Whether a state is in S_λ*, and whether its ratio is tied with λ*.
+    let classify = |qi: f64, di: f64| {
+        let t = lambda * di;
+        (qi > di && qi > t, qi > di && (qi - t).abs() <= tie * t)
+    };
     let (mut ds, mut gap, mut tied, mut zero_d) = (0.0, 0.0, false, false);
     for (&qi, &di) in q.iter().zip(d) {
-        let t = lambda * di;
-        let inside = qi > di && qi > t;
+        let (inside, tie_here) = classify(qi, di);
         ds += if inside { di } else { 0.0 };
         gap += if inside { qi - di } else { 0.0 };
-        tied |= qi > di && (qi - t).abs() <= tie * t;
+        tied |= tie_here;
         zero_d |= inside && di == 0.0;
+    }
+    if bulk.count > 0.0 {
+        let (inside, tie_here) = classify(bulk.q, bulk.d);
+        if inside {
+            let (bulk_d, bulk_gap) = bulk.masses();
+            ds += bulk_d;
+            gap += bulk_gap;
+        }
+        tied |= tie_here;
+        zero_d |= inside && bulk.d == 0.0;
     }
     if tied || zero_d {
         return false; // ties, and d_S = 0 (Theorem 7 check), take the careful path
@@ -216,7 +315,8 @@ fn tie_width(level: f64) -> f64 {
     TIE * level.max(1.0)
 }
 
-/// S_λ = {i : q_i/d_i > λ} of one pair at one level, with its ambiguous states.
+/// S_λ = {i : q_i/d_i > λ} of one pair at one level, with its ambiguous states. The pair's
+/// bulk, when it has one, is state number `q.len()`.
 #[derive(Default)]
 struct Selection {
     members: Vec<usize>,
@@ -225,24 +325,26 @@ struct Selection {
 }
 
 impl Selection {
-    fn select(&mut self, q: &[f64], d: &[f64], level: f64) {
+    fn select(&mut self, q: &[f64], d: &[f64], bulk: Bulk, level: f64) {
         self.members.clear();
         self.tied_in.clear();
         self.tied_out.clear();
         let (lambda, tie) = (level.exp(), tie_width(level));
-        for i in 0..q.len() {
-            if q[i] <= d[i] {
+        let bulk_state = (bulk.count > 0.0).then_some((bulk.q, bulk.d));
+        let states = q.iter().copied().zip(d.iter().copied()).chain(bulk_state);
+        for (i, (qi, di)) in states.enumerate() {
+            if qi <= di {
                 continue;
             }
             // margin = log(q_i/d_i) − level, in relative terms; compared in logs once e^level
             // stops being a finite double.
-            let (above, tied) = if d[i] == 0.0 {
+            let (above, tied) = if di == 0.0 {
                 (true, false)
             } else if level <= LN_RATIO_MAX {
-                let t = lambda * d[i];
-                (q[i] > t, (q[i] - t).abs() <= tie * t)
+                let t = lambda * di;
+                (qi > t, (qi - t).abs() <= tie * t)
             } else {
-                let margin = q[i].ln() - d[i].ln() - level;
+                let margin = qi.ln() - di.ln() - level;
                 (margin > 0.0, margin.abs() <= tie)
             };
             if above {
@@ -257,28 +359,37 @@ impl Selection {
     }
 
     /// S itself, S without its tied states and S with the tied states outside it.
-    fn variants<'s>(&'s self, q: &'s [f64], d: &'s [f64]) -> impl Iterator<Item = Candidate> + 's {
-        let all = sums(q, d, self.members.iter().copied());
+    fn variants<'s>(
+        &'s self,
+        q: &'s [f64],
+        d: &'s [f64],
+        bulk: Bulk,
+    ) -> impl Iterator<Item = Candidate> + 's {
+        let sums = move |members: &mut dyn Iterator<Item = usize>| sums(q, d, bulk, members);
+        let all = sums(&mut self.members.iter().copied());
         let without = (!self.tied_in.is_empty())
-            .then(|| sums(q, d, self.members.iter().copied().filter(|i| !self.tied_in.contains(i))))
+            .then(|| sums(&mut self.members.iter().copied().filter(|i| !self.tied_in.contains(i))))
             .flatten();
         let with = (!self.tied_out.is_empty())
-            .then(|| sums(q, d, self.members.iter().chain(&self.tied_out).copied()))
+            .then(|| sums(&mut self.members.iter().chain(&self.tied_out).copied()))
             .flatten();
         all.into_iter().chain(without).chain(with)
     }
 }
 
 /// Whether q and d have disjoint supports (Theorem 7: q_S = 1 and d_S = 0 for S = supp q).
-fn disjoint(q: &[f64], d: &[f64]) -> bool {
-    q.iter().zip(d).all(|(&qi, &di)| qi == 0.0 || di == 0.0)
+fn disjoint(q: &[f64], d: &[f64], bulk: Bulk) -> bool {
+    let apart = |qi: f64, di: f64| qi == 0.0 || di == 0.0;
+    q.iter().zip(d).all(|(&qi, &di)| apart(qi, di)) && (bulk.count == 0.0 || apart(bulk.q, bulk.d))
 }
 
-fn sums(q: &[f64], d: &[f64], members: impl Iterator<Item = usize>) -> Option<Candidate> {
+/// (d_S, q_S − d_S) of the states `members` (the bulk being state `q.len()`); None for S = ∅.
+fn sums(q: &[f64], d: &[f64], bulk: Bulk, members: &mut dyn Iterator<Item = usize>) -> Option<Candidate> {
     let (mut ds, mut gap, mut any) = (0.0, 0.0, false);
     for i in members {
-        ds += d[i];
-        gap += q[i] - d[i];
+        let (di, gi) = if i < q.len() { (d[i], q[i] - d[i]) } else { bulk.masses() };
+        ds += di;
+        gap += gi;
         any = true;
     }
     any.then_some(Candidate { d: ds, delta: gap })
@@ -287,13 +398,13 @@ fn sums(q: &[f64], d: &[f64], members: impl Iterator<Item = usize>) -> Option<Ca
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::{WeightMix, log_uniform, weight_with};
+    use crate::test_util::{SUBNORMAL_FLOOR, WeightMix, alpha, few_entries, log_uniform, weight_with};
     use crate::{LossEvaluator, PiecewiseLoss};
     use proptest::prelude::*;
 
     /// A pair's best candidate at α from its full chain (Theorem 8), by brute force.
     fn pair_optimum(q: &[f64], d: &[f64], alpha: f64) -> f64 {
-        crate::chains::pair_chain(q, d, &mut Vec::new())
+        crate::chains::pair_chain(q, d, Bulk::NONE, &mut Vec::new())
             .iter()
             .map(|c| c.log_ratio(alpha))
             .fold(0.0, f64::max)
@@ -331,6 +442,22 @@ mod tests {
         }
     }
 
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// The structured scan (each pair as its explicit states and a bulk) finds the value
+        /// of the dense scan over all n states.
+        #[test]
+        fn the_structured_scan_finds_the_dense_value(m in few_entries(2..24), alpha in alpha()) {
+            let dense = loss_direct(&m, None, alpha, &|_, _| {});
+            let structured = loss_direct(&m, Some(&RowStructure::of(&m)), alpha, &|_, _| {});
+            prop_assert!(
+                (dense - structured).abs() <= 1e-12 * dense.max(structured) + SUBNORMAL_FLOOR,
+                "dense {dense}, structured {structured}"
+            );
+        }
+    }
+
     #[test]
     fn the_support_test_prunes_above_the_overflow_of_e_to_the_alpha() {
         // L of this pair never exceeds log 1.25 ≈ 0.223: at level 0.5 it is cleared at every α,
@@ -361,7 +488,7 @@ mod tests {
         ];
         let m = TransitionMatrix::normalized(rows).unwrap();
         let want = PiecewiseLoss::new(&m).loss(800.0);
-        let got = loss_direct(&m, 800.0, &|_, _| {});
+        let got = loss_direct(&m, None, 800.0, &|_, _| {});
         assert!((got - want).abs() <= 1e-12 * want, "{got} vs {want}");
     }
 }

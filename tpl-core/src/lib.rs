@@ -57,6 +57,7 @@ mod par;
 mod personalized;
 mod series;
 mod steps;
+mod structure;
 mod support;
 mod supremum;
 #[cfg(any(test, feature = "test-util"))]

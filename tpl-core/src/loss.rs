@@ -13,6 +13,7 @@ use crate::direct::loss_direct;
 use crate::envelope::Envelope;
 use crate::error::{CoreError, Result};
 use crate::matrix::TransitionMatrix;
+use crate::structure::RowStructure;
 
 /// Something that evaluates L(α).
 ///
@@ -25,16 +26,19 @@ pub trait LossEvaluator {
 }
 
 /// Algorithm 1 of the TKDE paper: every evaluation solves all n(n−1) pair problems anew.
-/// No setup; O(n³) per α. Best for one or two evaluations.
+/// No setup beyond noting whether the rows have few distinct entries; O(n³) per α, O(n²·k)
+/// for rows of k entries besides a common value ([`docs/model.md`](crate::guide::model) §3).
+/// Best for one or two evaluations.
 #[derive(Debug, Clone)]
 pub struct DirectLoss {
     matrix: TransitionMatrix,
+    structure: Option<RowStructure>,
 }
 
 impl DirectLoss {
-    /// Wraps a matrix; nothing is precomputed.
+    /// Wraps a matrix; only its row structure is looked for (O(n²)).
     pub fn new(matrix: &TransitionMatrix) -> Self {
-        Self { matrix: matrix.clone() }
+        Self { matrix: matrix.clone(), structure: RowStructure::detect(matrix) }
     }
 }
 
@@ -42,13 +46,13 @@ impl DirectLoss {
     /// L(α) for a finite α ≥ 0 (as [`LossEvaluator::loss`]), calling `progress(done, n)`
     /// after the pairs of each of the n rows: an O(n³) evaluation at n = 3000 takes minutes.
     pub fn loss_with_progress(&self, alpha: f64, progress: &dyn Fn(usize, usize)) -> f64 {
-        loss_direct(&self.matrix, alpha, progress)
+        loss_direct(&self.matrix, self.structure.as_ref(), alpha, progress)
     }
 }
 
 impl LossEvaluator for DirectLoss {
     fn loss(&self, alpha: f64) -> f64 {
-        loss_direct(&self.matrix, alpha, &no_progress)
+        loss_direct(&self.matrix, self.structure.as_ref(), alpha, &no_progress)
     }
 }
 

@@ -16,6 +16,7 @@
 //! every comparison keeps a relative [`margin`] that dwarfs what is left.
 
 use crate::envelope::{Envelope, Heights};
+use crate::structure::Bulk;
 
 /// Partial sums per row in [`support_rows`]: with eight rows, eight SSE2 registers of
 /// independent additions.
@@ -80,9 +81,9 @@ const GRID_RATIO: f64 = 4.0;
 /// Number of slopes at which [`outline`] evaluates a pair's support function, besides 0.
 pub(crate) const SLOPES: usize = 8;
 
-/// One pass over a pair (q, d): (σ_k, h(σ_k)) at each slope of `slopes`, and h(0), the
-/// total variation Σ (q_i − d_i)⁺.
-pub(crate) fn outline(q: &[f64], d: &[f64], slopes: &[f64; SLOPES]) -> ([Sample; SLOPES], f64) {
+/// One pass over a pair (q, d) and its bulk ([`crate::structure`]): (σ_k, h(σ_k)) at each
+/// slope of `slopes`, and h(0), the total variation Σ (q_i − d_i)⁺.
+pub(crate) fn outline(q: &[f64], d: &[f64], bulk: Bulk, slopes: &[f64; SLOPES]) -> ([Sample; SLOPES], f64) {
     #[cfg(target_arch = "x86_64")]
     let (h, tv) = if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the processor supports AVX2, checked just above.
@@ -92,7 +93,7 @@ pub(crate) fn outline(q: &[f64], d: &[f64], slopes: &[f64; SLOPES]) -> ([Sample;
     };
     #[cfg(not(target_arch = "x86_64"))]
     let (h, tv) = outline_any(q, d, slopes);
-    (std::array::from_fn(|k| (slopes[k], h[k])), tv)
+    (std::array::from_fn(|k| (slopes[k], h[k] + bulk.support(slopes[k]))), tv + bulk.support(0.0))
 }
 
 /// [`outline`] compiled for AVX2: the same operations in the same order, on wider registers.
@@ -285,7 +286,7 @@ mod tests {
             assert_eq!(b, 0.0);
         }
         let slopes = [64.0, 32.0, 16.0, 8.0, 4.0, 2.0, 1.0, 0.5];
-        let (samples, tv) = outline(&q, &d, &slopes);
+        let (samples, tv) = outline(&q, &d, Bulk::NONE, &slopes);
         assert!((tv - naive(&q, &d, 0.0)).abs() < 1e-16);
         for ((s, h), want) in samples.iter().zip(slopes) {
             assert_eq!(*s, want);
@@ -313,14 +314,14 @@ mod tests {
         let d = [0.1, 0.3, 0.6];
         let env = Envelope::from_points(vec![Candidate { d: 0.1, delta: 0.4 }]);
         let grid = Grid::new(&env);
-        let (samples, tv) = outline(&q, &d, &grid.slopes);
+        let (samples, tv) = outline(&q, &d, Bulk::NONE, &grid.slopes);
         assert!(grid.near_hull(&samples));
         assert!(!outline_is_under(&Heights::new(&env), &samples, tv, 4.0, 3));
         // A pair strictly inside a larger hull is.
         let env =
             Envelope::from_points(vec![Candidate { d: 0.05, delta: 0.6 }, Candidate { d: 0.3, delta: 0.8 }]);
         let grid = Grid::new(&env);
-        let (samples, tv) = outline(&q, &d, &grid.slopes);
+        let (samples, tv) = outline(&q, &d, Bulk::NONE, &grid.slopes);
         assert!(!grid.near_hull(&samples));
         assert!(outline_is_under(&Heights::new(&env), &samples, tv, 4.0, 3));
     }

@@ -176,6 +176,19 @@ pub fn smoothed(rows: Vec<Vec<f64>>, s: f64) -> TransitionMatrix {
         .expect("finite non-negative rows with a positive sum and s ≥ 0 make a matrix")
 }
 
+/// An n×n matrix, n in `sizes`, whose rows have a few entries of any size and the rest 0
+/// (about three in four): normalised as they are (disjoint supports included), or smoothed
+/// (s from 10⁻⁸ to 3) so that the rest of each row shares one small value — the rows of a
+/// city grid, which the loss algorithms handle by their structure.
+pub fn few_entries(sizes: std::ops::Range<usize>) -> impl Strategy<Value = TransitionMatrix> {
+    let mix = WeightMix { zero: 9, uniform: 2, one: 0, tiny: 1, decades: 300.0 };
+    (
+        sizes.prop_flat_map(move |n| prop::collection::vec(prop::collection::vec(weight_with(mix), n), n)),
+        prop_oneof![Just(0.0), log_uniform(-8.0, 0.5)],
+    )
+        .prop_map(|(rows, s)| smoothed(rows, s))
+}
+
 /// `weights` divided by their sum, or the uniform distribution when they are all zero: a
 /// prior from raw weights.
 pub fn distribution(weights: &[f64]) -> Vec<f64> {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::test_util::{WeightMix, weight_with};
+use crate::test_util::{WeightMix, few_entries, weight_with};
 use proptest::prelude::*;
 
 /// A matrix of n in `sizes` with independent rows, or rows that agree to 1e-9.
@@ -30,8 +30,8 @@ fn matrix(sizes: std::ops::Range<usize>) -> impl Strategy<Value = TransitionMatr
 /// Every point that the scan of one pair may contribute: its bin points and its chain.
 fn pair_points(q: &[f64], d: &[f64]) -> Vec<Candidate> {
     let mut bins = Bins::new();
-    let mut points = pair_chain(q, d, &mut Vec::new());
-    if matches!(bins.fill(q, d), Binned::Chain) {
+    let mut points = pair_chain(q, d, Bulk::NONE, &mut Vec::new());
+    if matches!(bins.fill(q, d, Bulk::NONE), Binned::Chain) {
         bins.corners(|c, is_chain_point| {
             if is_chain_point {
                 points.push(c);
@@ -43,6 +43,27 @@ fn pair_points(q: &[f64], d: &[f64]) -> Vec<Candidate> {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// The scan over the rows' structure (each pair as its explicit states and a bulk, each
+    /// class of repeated pairs once) finds the hull of the dense scan: the same L at every α,
+    /// to rounding.
+    #[test]
+    fn the_structured_scan_finds_the_dense_hull(m in few_entries(2..30), keep_chains in any::<bool>()) {
+        let n = m.n();
+        let structure = RowStructure::of(&m);
+        let classes = PairClasses::new(&structure);
+        let scan = |rows| scan_pairs(rows, n, keep_chains, true, &|_, _| {});
+        match (scan(Rows::Dense(&m)), scan(Rows::Structured(&structure, classes.as_ref()))) {
+            (Candidates::Identity, Candidates::Identity) => {}
+            (Candidates::Found { envelope: dense, .. }, Candidates::Found { envelope, .. }) => {
+                for alpha in [1e-9, 1e-3, 0.1, 1.0, 7.0, 60.0, 750.0, 1e5] {
+                    let (want, got) = (dense.eval(alpha), envelope.eval(alpha));
+                    prop_assert!((want - got).abs() <= 1e-12 * want + 1e-300, "L({alpha}): dense {want}, structured {got}");
+                }
+            }
+            _ => prop_assert!(false, "one scan found disjoint supports and the other did not"),
+        }
+    }
 
     /// The outline test settles a pair only when all the points it could contribute lie
     /// strictly under the hull, against the hull of all pairs and against that hull
@@ -57,10 +78,10 @@ proptest! {
             full.vertices().iter().map(|v| Candidate { d: v.d, delta: v.delta * (1.0 - lower) }).collect(),
         );
         let (heights, grid) = (Heights::new(&env), Grid::new(&env));
-        let tests = OutlineTests::new(&m);
+        let tests = OutlineTests::new(Rows::Dense(&m), n);
         for (a, b) in pairs() {
             let (q, d) = (m.row(a), m.row(b));
-            match tests.outcome(a * n + b, &heights, &grid) {
+            match tests.outcome(a * n + b, &heights, &grid, &mut PairBuf::default()) {
                 Outcome::Open => {}
                 Outcome::Empty => prop_assert!(pair_points(q, d).is_empty(), "pair ({a}, {b}) has a chain"),
                 Outcome::Settled => {
@@ -82,7 +103,7 @@ proptest! {
     #[test]
     fn pruning_changes_no_hull(m in matrix(2..40)) {
         let n = m.n();
-        let found = |outline| match scan_pairs(&m, true, outline, &|_, _| {}) {
+        let found = |outline| match scan_pairs(Rows::Dense(&m), n, true, outline, &|_, _| {}) {
             Candidates::Identity => None,
             Candidates::Found { envelope, chains } => Some((envelope, chains)),
         };
@@ -111,7 +132,7 @@ proptest! {
 fn chain_is_concave_and_ends_at_total_variation() {
     let q = [0.2, 0.3, 0.5, 0.0];
     let d = [0.1, 0.0, 0.4, 0.5];
-    let chain = pair_chain(&q, &d, &mut Vec::new());
+    let chain = pair_chain(&q, &d, Bulk::NONE, &mut Vec::new());
     // State 1 (ratio ∞) first, then state 0 (ratio 2), then state 2 (1.25).
     assert_eq!(chain.len(), 3);
     assert_eq!(chain[0], Candidate { d: 0.0, delta: 0.3 });
@@ -139,11 +160,11 @@ fn bin_triangles_contain_the_chain() {
     let q = [0.3, 0.25, 0.2, 0.15, 0.1, 0.0];
     let d = [0.001, 0.05, 0.1, 0.12, 0.09, 0.639];
     let mut bins = Bins::new();
-    assert!(matches!(bins.fill(&q, &d), Binned::Chain));
+    assert!(matches!(bins.fill(&q, &d, Bulk::NONE), Binned::Chain));
     let mut corners = Vec::new();
     bins.corners(|c, _| corners.push(c));
     let env = Envelope::from_points(corners);
-    for c in pair_chain(&q, &d, &mut Vec::new()) {
+    for c in pair_chain(&q, &d, Bulk::NONE, &mut Vec::new()) {
         assert!(c.delta <= env.height_at(c.d) * (1.0 + 1e-15), "{c:?} above its bound");
     }
 }
@@ -151,7 +172,7 @@ fn bin_triangles_contain_the_chain() {
 #[test]
 fn disjoint_rows_are_identity() {
     let mut bins = Bins::new();
-    assert!(matches!(bins.fill(&[0.5, 0.5, 0.0], &[0.0, 0.0, 1.0]), Binned::Disjoint));
-    assert!(matches!(bins.fill(&[0.5, 0.5, 0.0], &[0.0, 0.2, 0.8]), Binned::Chain));
-    assert!(matches!(bins.fill(&[0.5, 0.5], &[0.5, 0.5]), Binned::Empty));
+    assert!(matches!(bins.fill(&[0.5, 0.5, 0.0], &[0.0, 0.0, 1.0], Bulk::NONE), Binned::Disjoint));
+    assert!(matches!(bins.fill(&[0.5, 0.5, 0.0], &[0.0, 0.2, 0.8], Bulk::NONE), Binned::Chain));
+    assert!(matches!(bins.fill(&[0.5, 0.5], &[0.5, 0.5], Bulk::NONE), Binned::Empty));
 }
