@@ -21,6 +21,14 @@ pub enum IoError {
         /// The operating system's reason.
         source: std::io::Error,
     },
+    /// A file that cannot be created or written.
+    #[error("{}: cannot write: {source}", name(path))]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's reason.
+        source: std::io::Error,
+    },
     /// A file whose content is malformed: the message names the column and the value as
     /// typed.
     #[error("{}{}: {message}", name(path), at_line(*line))]
@@ -79,6 +87,7 @@ impl IoError {
     pub fn path(&self) -> &Path {
         match self {
             Self::Read { path, .. }
+            | Self::Write { path, .. }
             | Self::Parse { path, .. }
             | Self::Core { path, .. }
             | Self::TooManyCells { path, .. } => path,
@@ -89,7 +98,7 @@ impl IoError {
     pub fn line(&self) -> usize {
         match self {
             Self::Parse { line, .. } | Self::Core { line, .. } => *line,
-            Self::Read { .. } | Self::TooManyCells { .. } => 0,
+            Self::Read { .. } | Self::Write { .. } | Self::TooManyCells { .. } => 0,
         }
     }
 }

@@ -19,7 +19,8 @@
 //! - [`read_user_stream`], [`count_user_stream`], [`StreamCounts`], [`stream_text`] — user
 //!   stream files (§6), the counting reader in bounded memory;
 //! - [`CsvWriter`], [`csv_text`], [`write_csv_records`] — the writer of every CSV file and
-//!   output (§1, §7, §9–10).
+//!   output (§1, §7, §9–10);
+//! - [`npy`] — NumPy's `.npy` arrays in and out (§11), for large runs without text.
 //!
 //! ```
 //! use tpl_core::StepRange;
@@ -42,6 +43,7 @@ mod csv_write;
 mod error;
 mod estimate_files;
 mod matrix;
+pub mod npy;
 mod probabilities;
 mod release_csv;
 pub mod text;

@@ -8,7 +8,7 @@ use std::path::Path;
 use tpl_core::{CoreError, TransitionMatrix};
 
 use crate::error::{IoError, Result};
-use crate::text;
+use crate::{npy, text};
 
 /// How a matrix file is laid out ([`docs/formats.md`](tpl_core::guide::formats) §2). New layouts
 /// (the sparse `from,to,p` form) come as new variants, hence `#[non_exhaustive]`.
@@ -19,13 +19,22 @@ pub enum MatrixFormat {
     DenseText,
     /// One JSON array of arrays, a row each.
     DenseJson,
+    /// A two-dimensional NumPy `.npy` array ([`crate::npy`], §11).
+    Npy,
 }
 
 impl MatrixFormat {
-    /// The format a path names: [`MatrixFormat::DenseJson`] for `.json` (any case),
-    /// [`MatrixFormat::DenseText`] otherwise (standard input included).
+    /// The format a path names: [`MatrixFormat::DenseJson`] for `.json`,
+    /// [`MatrixFormat::Npy`] for `.npy` (any case), [`MatrixFormat::DenseText`] otherwise
+    /// (standard input included).
     pub fn of_path(path: &Path) -> Self {
-        if text::is_json(path) { Self::DenseJson } else { Self::DenseText }
+        if text::is_json(path) {
+            Self::DenseJson
+        } else if npy::is_npy(path) {
+            Self::Npy
+        } else {
+            Self::DenseText
+        }
     }
 }
 
@@ -47,16 +56,26 @@ pub fn read_matrix(path: &Path, normalize: bool) -> Result<TransitionMatrix> {
 /// or a matrix [`TransitionMatrix::new`] refuses, naming the file and the line of the
 /// offending row (JSON: the line and column of a syntax error).
 pub fn read_matrix_as(path: &Path, format: MatrixFormat, normalize: bool) -> Result<TransitionMatrix> {
-    let content = text::read(path)?;
     let (rows, lines): (Vec<Vec<f64>>, Vec<usize>) = match format {
         MatrixFormat::DenseJson => {
             let rows: Vec<Vec<f64>> =
-                serde_json::from_str(&content).map_err(|e| text::json_error(path, &e))?;
+                serde_json::from_str(&text::read(path)?).map_err(|e| text::json_error(path, &e))?;
             let lines = vec![0; rows.len()];
             (rows, lines)
         }
         MatrixFormat::DenseText => {
-            text::records(path, &content)?.into_iter().map(|r| (r.values, r.line)).unzip()
+            text::records(path, &text::read(path)?)?.into_iter().map(|r| (r.values, r.line)).unzip()
+        }
+        MatrixFormat::Npy => {
+            let array = npy::read_npy(path)?;
+            if array.shape.len() != 2 {
+                let message =
+                    format!("a matrix needs a two-dimensional array, this one has shape {:?}", array.shape);
+                return Err(IoError::parse(path, 0, message));
+            }
+            let rows = array.to_rows(path)?;
+            let lines = vec![0; rows.len()];
+            (rows, lines)
         }
     };
     if rows.is_empty() {
