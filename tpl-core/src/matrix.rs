@@ -48,13 +48,19 @@ impl TransitionMatrix {
     /// [`CoreError::RowSum`], naming the first offending row (and column), 1-based.
     pub fn new(rows: Vec<Vec<f64>>) -> Result<Self> {
         let m = Self::checked_entries(rows)?;
-        for (j, row) in m.rows().enumerate() {
+        m.check_row_sums()?;
+        Ok(m)
+    }
+
+    /// Every row sums to 1 within [`ROW_SUM_TOLERANCE`].
+    fn check_row_sums(&self) -> Result<()> {
+        for (j, row) in self.rows().enumerate() {
             let sum: f64 = row.iter().sum();
             if (sum - 1.0).abs() > ROW_SUM_TOLERANCE {
                 return Err(CoreError::RowSum { row: j + 1, sum });
             }
         }
-        Ok(m)
+        Ok(())
     }
 
     /// Like [`TransitionMatrix::new`], but first rescales every row to sum to 1. Rows of any
@@ -65,9 +71,42 @@ impl TransitionMatrix {
     /// As [`TransitionMatrix::new`] for the shape and entries; [`CoreError::ZeroRow`] for a
     /// row that sums to 0.
     pub fn normalized(rows: Vec<Vec<f64>>) -> Result<Self> {
-        let mut m = Self::checked_entries(rows)?;
-        let n = m.n;
-        for (j, row) in m.data.chunks_mut(n).enumerate() {
+        Self::checked_entries(rows)?.normalize_rows()
+    }
+
+    /// As [`TransitionMatrix::new`], from the n² entries of an n×n matrix row after row
+    /// (`data[j·n + i]` is row j, column i): no row is copied, so a large matrix read from a
+    /// file is held once.
+    ///
+    /// # Errors
+    /// As [`TransitionMatrix::new`]; [`CoreError::NotSquare`] when `data` does not hold n²
+    /// entries (naming the last row, short or long).
+    ///
+    /// ```
+    /// use tpl_core::TransitionMatrix;
+    /// let p = TransitionMatrix::from_row_major(2, vec![0.8, 0.2, 0.0, 1.0])?;
+    /// assert_eq!(p, TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.0, 1.0]])?);
+    /// # Ok::<(), tpl_core::CoreError>(())
+    /// ```
+    pub fn from_row_major(n: usize, data: Vec<f64>) -> Result<Self> {
+        let m = Self::checked_flat(n, data)?;
+        m.check_row_sums()?;
+        Ok(m)
+    }
+
+    /// As [`TransitionMatrix::normalized`], from the entries row after row
+    /// ([`TransitionMatrix::from_row_major`]).
+    ///
+    /// # Errors
+    /// As [`TransitionMatrix::from_row_major`] for the shape and entries;
+    /// [`CoreError::ZeroRow`] for a row that sums to 0.
+    pub fn normalized_row_major(n: usize, data: Vec<f64>) -> Result<Self> {
+        Self::checked_flat(n, data)?.normalize_rows()
+    }
+
+    /// Rescales every row to sum to 1 (see [`TransitionMatrix::normalized`]).
+    fn normalize_rows(mut self) -> Result<Self> {
+        for (j, row) in self.data.chunks_mut(self.n).enumerate() {
             let top = row.iter().copied().fold(0.0, f64::max);
             if top <= 0.0 {
                 return Err(CoreError::ZeroRow { row: j + 1 });
@@ -80,7 +119,7 @@ impl TransitionMatrix {
             let sum: f64 = row.iter().sum();
             row.iter_mut().for_each(|v| *v /= sum);
         }
-        Ok(m)
+        Ok(self)
     }
 
     /// Laplacian smoothing of TKDE eq. (28): every entry becomes (p + s)/Σ_k(p_k + s).
@@ -180,11 +219,61 @@ impl TransitionMatrix {
         }
         Ok(Self { n, data })
     }
+
+    /// [`TransitionMatrix::checked_entries`] for entries row after row.
+    fn checked_flat(n: usize, data: Vec<f64>) -> Result<Self> {
+        if n == 0 || data.is_empty() {
+            return Err(CoreError::EmptyMatrix);
+        }
+        if n.checked_mul(n) != Some(data.len()) {
+            let full = data.len() / n;
+            let (row, len) = if full < n { (full + 1, data.len() % n) } else { (n + 1, data.len() - n * n) };
+            return Err(CoreError::NotSquare { row, len, expected: n });
+        }
+        if let Some(k) = data.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
+            return Err(CoreError::BadEntry { row: k / n + 1, col: k % n + 1, value: data[k] });
+        }
+        Ok(Self { n, data })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn row_major_entries_make_the_matrix_of_their_rows() {
+        let rows = vec![vec![0.5, 0.25, 0.25], vec![0.0, 1.0, 0.0], vec![0.1, 0.2, 0.7]];
+        let flat: Vec<f64> = rows.concat();
+        assert_eq!(TransitionMatrix::from_row_major(3, flat.clone()), TransitionMatrix::new(rows.clone()));
+        let scaled: Vec<f64> = flat.iter().map(|v| v * 3.0).collect();
+        let scaled_rows = scaled.chunks(3).map(<[f64]>::to_vec).collect();
+        assert_eq!(
+            TransitionMatrix::normalized_row_major(3, scaled),
+            TransitionMatrix::normalized(scaled_rows)
+        );
+        assert_eq!(TransitionMatrix::from_row_major(0, vec![]), Err(CoreError::EmptyMatrix));
+        assert_eq!(
+            TransitionMatrix::from_row_major(3, flat[..7].to_vec()),
+            Err(CoreError::NotSquare { row: 3, len: 1, expected: 3 })
+        );
+        assert_eq!(
+            TransitionMatrix::from_row_major(2, vec![0.5; 6]),
+            Err(CoreError::NotSquare { row: 3, len: 2, expected: 2 })
+        );
+        assert!(matches!(
+            TransitionMatrix::from_row_major(2, vec![0.5, 0.5, f64::NAN, 1.0]),
+            Err(CoreError::BadEntry { row: 2, col: 1, .. })
+        ));
+        assert_eq!(
+            TransitionMatrix::from_row_major(2, vec![0.5, 0.5, 0.3, 0.6]),
+            Err(CoreError::RowSum { row: 2, sum: 0.3 + 0.6 })
+        );
+        assert_eq!(
+            TransitionMatrix::normalized_row_major(2, vec![0.5, 0.5, 0.0, 0.0]),
+            Err(CoreError::ZeroRow { row: 2 })
+        );
+    }
 
     #[test]
     fn rejects_bad_shapes_and_entries() {

@@ -56,41 +56,44 @@ pub fn read_matrix(path: &Path, normalize: bool) -> Result<TransitionMatrix> {
 /// or a matrix [`TransitionMatrix::new`] refuses, naming the file and the line of the
 /// offending row (JSON: the line and column of a syntax error).
 pub fn read_matrix_as(path: &Path, format: MatrixFormat, normalize: bool) -> Result<TransitionMatrix> {
-    let (rows, lines): (Vec<Vec<f64>>, Vec<usize>) = match format {
+    // The entries row after row, and each row's line (0 when the format has none) and length.
+    let (data, rows): (Vec<f64>, Vec<(usize, usize)>) = match format {
         MatrixFormat::DenseJson => {
             let rows: Vec<Vec<f64>> =
                 serde_json::from_str(&text::read(path)?).map_err(|e| text::json_error(path, &e))?;
-            let lines = vec![0; rows.len()];
-            (rows, lines)
+            let shape = rows.iter().map(|r| (0, r.len())).collect();
+            (rows.concat(), shape)
         }
-        MatrixFormat::DenseText => {
-            text::records(path, &text::read(path)?)?.into_iter().map(|r| (r.values, r.line)).unzip()
-        }
+        MatrixFormat::DenseText => dense_text(path, &text::read(path)?)?,
         MatrixFormat::Npy => {
             let array = npy::read_npy(path)?;
-            if array.shape.len() != 2 {
+            let &[height, width] = array.shape.as_slice() else {
                 let message =
                     format!("a matrix needs a two-dimensional array, this one has shape {:?}", array.shape);
                 return Err(IoError::parse(path, 0, message));
-            }
-            let rows = array.to_rows(path)?;
-            let lines = vec![0; rows.len()];
-            (rows, lines)
+            };
+            (array.to_f64(path)?, vec![(0, width); height])
         }
     };
-    if rows.is_empty() {
+    let Some(&(_, width)) = rows.first() else {
         return Err(IoError::parse(path, 0, "no matrix rows (empty file)"));
+    };
+    if let Some(k) = rows.iter().position(|&(_, len)| len != width) {
+        let (line, len) = rows[k];
+        let message = format!("row {} has {len} values but row 1 has {width} (ragged rows)", k + 1);
+        return Err(IoError::parse(path, line, message));
     }
-    if let Some(k) = rows.iter().position(|r| r.len() != rows[0].len()) {
-        let message = format!(
-            "row {} has {} values but row 1 has {} (ragged rows)",
-            k + 1,
-            rows[k].len(),
-            rows[0].len()
-        );
-        return Err(IoError::parse(path, lines[k], message));
+    let n = rows.len();
+    if width != n {
+        // As TransitionMatrix::new names it: the first row, whose length is not n.
+        let source = CoreError::NotSquare { row: 1, len: width, expected: n };
+        return Err(IoError::core(path, rows[0].0, source));
     }
-    let built = if normalize { TransitionMatrix::normalized(rows) } else { TransitionMatrix::new(rows) };
+    let built = if normalize {
+        TransitionMatrix::normalized_row_major(n, data)
+    } else {
+        TransitionMatrix::from_row_major(n, data)
+    };
     built.map_err(|source| {
         let row = match source {
             CoreError::NotSquare { row, .. }
@@ -99,9 +102,54 @@ pub fn read_matrix_as(path: &Path, format: MatrixFormat, normalize: bool) -> Res
             | CoreError::ZeroRow { row } => row,
             _ => 0,
         };
-        let line = row.checked_sub(1).and_then(|r| lines.get(r)).copied().unwrap_or(0);
+        let line = row.checked_sub(1).and_then(|r| rows.get(r)).map_or(0, |&(line, _)| line);
         IoError::core(path, line, source)
     })
+}
+
+/// Bytes of text per part of a dense matrix file parsed on its own thread.
+const PART: usize = 1 << 22;
+
+/// The numbers of a dense text matrix `content`, row after row, and each row's line and
+/// length: its lines are split into parts of about [`PART`] bytes, parsed in parallel, and
+/// the first error in file order is the one reported.
+fn dense_text(path: &Path, content: &str) -> Result<(Vec<f64>, Vec<(usize, usize)>)> {
+    // Part boundaries just after a newline, and the first line of each part.
+    let mut parts = vec![(0usize, 1usize)];
+    let bytes = content.as_bytes();
+    while let Some(&(start, line)) = parts.last() {
+        let Some(cut) = bytes.get(start + PART..).and_then(|rest| rest.iter().position(|&b| b == b'\n'))
+        else {
+            break;
+        };
+        let end = start + PART + cut + 1;
+        let lines = bytes[start..end].iter().filter(|&&b| b == b'\n').count();
+        parts.push((end, line + lines));
+    }
+    let ends: Vec<usize> = parts.iter().skip(1).map(|&(start, _)| start).chain([content.len()]).collect();
+    let parsed: Vec<Result<(Vec<f64>, Vec<(usize, usize)>)>> = {
+        use rayon::prelude::*;
+        parts
+            .par_iter()
+            .zip(ends.par_iter())
+            .map(|(&(start, first_line), &end)| {
+                let (mut data, mut rows) = (Vec::new(), Vec::new());
+                text::for_each_record_from(path, &content[start..end], first_line, |r| {
+                    rows.push((r.line, r.values.len()));
+                    data.extend(r.values);
+                    Ok(())
+                })?;
+                Ok((data, rows))
+            })
+            .collect()
+    };
+    let (mut data, mut rows) = (Vec::new(), Vec::new());
+    for part in parsed {
+        let (d, r) = part?;
+        data.extend(d);
+        rows.extend(r);
+    }
+    Ok((data, rows))
 }
 
 /// The dense text form ([`docs/formats.md`](tpl_core::guide::formats) §2) of `rows` (each row's

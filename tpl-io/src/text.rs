@@ -213,14 +213,20 @@ pub(crate) fn records(path: &Path, text: &str) -> Result<Vec<Record>> {
 }
 
 /// [`records`] one at a time, without keeping them: `f` sees each record in file order.
-pub(crate) fn for_each_record(
+pub(crate) fn for_each_record(path: &Path, text: &str, f: impl FnMut(Record) -> Result<()>) -> Result<()> {
+    for_each_record_from(path, text, 1, f)
+}
+
+/// [`for_each_record`] on a part of a file that starts at line `first_line`.
+pub(crate) fn for_each_record_from(
     path: &Path,
     text: &str,
+    first_line: usize,
     mut f: impl FnMut(Record) -> Result<()>,
 ) -> Result<()> {
     let mut last = Repeat::default();
     for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
+        let line = i + first_line;
         let content = raw.split('#').next().unwrap_or("");
         // On an ASCII line without a vertical tab, Unicode and ASCII whitespace are the
         // same characters: a byte scan gives the same tokens, faster.

@@ -1,11 +1,14 @@
 //! Writes the matrices the whole-process measurements of `tpl` read, as a dense matrix file
-//! (one row per line, shortest round-trip decimals) on standard output:
+//! (one row per line, shortest round-trip decimals) on standard output, or as a `.npy` array
+//! to the file named by a third argument:
 //!
-//! - `gen_matrix dense N` — [`tpl_benches::dense`] with the seed of the benches' dense family;
-//! - `gen_matrix grid SIDE` — [`tpl_benches::grid_walk`] on a SIDE × SIDE grid (n = SIDE²),
-//!   stay [`tpl_benches::GRID_STAY`], smoothing [`tpl_benches::GRID_SMOOTHING`].
+//! - `gen_matrix dense N [OUT.npy]` — [`tpl_benches::dense`] with the seed of the benches'
+//!   dense family;
+//! - `gen_matrix grid SIDE [OUT.npy]` — [`tpl_benches::grid_walk`] on a SIDE × SIDE grid
+//!   (n = SIDE²), stay [`tpl_benches::GRID_STAY`], smoothing [`tpl_benches::GRID_SMOOTHING`].
 
 use std::io::{BufWriter, Write};
+use std::path::Path;
 use std::process::ExitCode;
 
 use tpl_benches::{Family, GRID_SMOOTHING, GRID_STAY, grid_walk};
@@ -21,6 +24,17 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(path) = args.get(2) {
+        let n = matrix.n();
+        let values: Vec<f64> = matrix.rows().flatten().copied().collect();
+        return match tpl_io::npy::write_npy(Path::new(path), &tpl_io::npy::npy_f64(&[n, n], &values)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("gen_matrix: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let mut out = BufWriter::new(std::io::stdout().lock());
     let written = matrix.rows().try_for_each(|row| {
         let line: Vec<String> = row.iter().map(f64::to_string).collect();
