@@ -56,13 +56,12 @@ pub fn read_matrix(path: &Path, normalize: bool) -> Result<TransitionMatrix> {
 /// or a matrix [`TransitionMatrix::new`] refuses, naming the file and the line of the
 /// offending row (JSON: the line and column of a syntax error).
 pub fn read_matrix_as(path: &Path, format: MatrixFormat, normalize: bool) -> Result<TransitionMatrix> {
-    // The entries row after row, and each row's line (0 when the format has none) and length.
-    let (data, rows): (Vec<f64>, Vec<(usize, usize)>) = match format {
+    let Entries { data, rows } = match format {
         MatrixFormat::DenseJson => {
             let rows: Vec<Vec<f64>> =
                 serde_json::from_str(&text::read(path)?).map_err(|e| text::json_error(path, &e))?;
             let shape = rows.iter().map(|r| (0, r.len())).collect();
-            (rows.concat(), shape)
+            Entries { data: rows.concat(), rows: shape }
         }
         MatrixFormat::DenseText => dense_text(path, &text::read(path)?)?,
         MatrixFormat::Npy => {
@@ -72,7 +71,7 @@ pub fn read_matrix_as(path: &Path, format: MatrixFormat, normalize: bool) -> Res
                     format!("a matrix needs a two-dimensional array, this one has shape {:?}", array.shape);
                 return Err(IoError::parse(path, 0, message));
             };
-            (array.to_f64(path)?, vec![(0, width); height])
+            Entries { data: array.to_f64(path)?, rows: vec![(0, width); height] }
         }
     };
     let Some(&(_, width)) = rows.first() else {
@@ -107,13 +106,21 @@ pub fn read_matrix_as(path: &Path, format: MatrixFormat, normalize: bool) -> Res
     })
 }
 
+/// The entries of a matrix file row after row, and each row's line (0 when the format has
+/// none) and length.
+#[derive(Default)]
+struct Entries {
+    data: Vec<f64>,
+    rows: Vec<(usize, usize)>,
+}
+
 /// Bytes of text per part of a dense matrix file parsed on its own thread.
 const PART: usize = 1 << 22;
 
 /// The numbers of a dense text matrix `content`, row after row, and each row's line and
 /// length: its lines are split into parts of about [`PART`] bytes, parsed in parallel, and
 /// the first error in file order is the one reported.
-fn dense_text(path: &Path, content: &str) -> Result<(Vec<f64>, Vec<(usize, usize)>)> {
+fn dense_text(path: &Path, content: &str) -> Result<Entries> {
     // Part boundaries just after a newline, and the first line of each part.
     let mut parts = vec![(0usize, 1usize)];
     let bytes = content.as_bytes();
@@ -127,29 +134,29 @@ fn dense_text(path: &Path, content: &str) -> Result<(Vec<f64>, Vec<(usize, usize
         parts.push((end, line + lines));
     }
     let ends: Vec<usize> = parts.iter().skip(1).map(|&(start, _)| start).chain([content.len()]).collect();
-    let parsed: Vec<Result<(Vec<f64>, Vec<(usize, usize)>)>> = {
+    let parsed: Vec<Result<Entries>> = {
         use rayon::prelude::*;
         parts
             .par_iter()
             .zip(ends.par_iter())
             .map(|(&(start, first_line), &end)| {
-                let (mut data, mut rows) = (Vec::new(), Vec::new());
+                let mut part = Entries::default();
                 text::for_each_record_from(path, &content[start..end], first_line, |r| {
-                    rows.push((r.line, r.values.len()));
-                    data.extend(r.values);
+                    part.rows.push((r.line, r.values.len()));
+                    part.data.extend(r.values);
                     Ok(())
                 })?;
-                Ok((data, rows))
+                Ok(part)
             })
             .collect()
     };
-    let (mut data, mut rows) = (Vec::new(), Vec::new());
+    let mut all = Entries::default();
     for part in parsed {
-        let (d, r) = part?;
-        data.extend(d);
-        rows.extend(r);
+        let part = part?;
+        all.data.extend(part.data);
+        all.rows.extend(part.rows);
     }
-    Ok((data, rows))
+    Ok(all)
 }
 
 /// The dense text form ([`docs/formats.md`](tpl_core::guide::formats) §2) of `rows` (each row's
