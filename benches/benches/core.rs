@@ -4,7 +4,8 @@
 //! Ids carry the parameters (`loss/cold-direct/n=200`, `series/bpl/T=1000/n=200`) so that
 //! criterion's output reads as a table. Inputs come from `tpl_benches` with fixed seeds.
 //!
-//! Run: `cargo bench -p tpl-benches --bench core -- --noplot [FILTER]`.
+//! Run: `cargo bench -p tpl-benches --bench core -- --noplot [FILTER]` (the grid and large-α
+//! cases: `-- --noplot 'grid|alpha'`).
 //!
 //! The n = 1000 cases cost 0.3–7 s per iteration and criterion needs at least 11 of them
 //! (one warm-up, ten samples), so by default n = 1000 runs only the two cold paths and the
@@ -18,7 +19,7 @@ use std::hint::black_box;
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, criterion_main};
-use tpl_benches::{ALPHA, EPSILON, Family, Pace, SIZES};
+use tpl_benches::{ALPHA, EPSILON, Family, GRID_SMOOTHING, GRID_STAY, Pace, SIZES, grid_walk};
 use tpl_core::{LeakageSeries, Loss, LossEvaluator, PairTableLoss, PiecewiseLoss};
 
 /// Sizes at which one setup takes long enough for the cheap settings of [`pace`].
@@ -82,6 +83,30 @@ fn loss_cold(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("cold-direct", format!("n={HUGE_N}")), &m, |b, m| {
             b.iter(|| Loss::new(black_box(m), 1).loss(black_box(ALPHA)))
         });
+    }
+    group.finish();
+}
+
+/// Rows with few distinct entries (`docs/model.md` §3): a walk on a 64 × 64 grid (n = 4096,
+/// stay 0.6, smoothing 10⁻⁴), cold L(α) and the piecewise set-up; and the direct evaluator on
+/// the dense n = 1000 matrix where e^α overflows (α = 709, 1000, 10⁶) beside α = 700.
+fn structured_and_large_alpha(c: &mut Criterion) {
+    let mut group = c.benchmark_group("loss");
+    pace(&mut group, Cost::Large);
+    let grid = grid_walk(64, GRID_STAY, GRID_SMOOTHING);
+    group.bench_with_input(BenchmarkId::new("cold-direct", "grid-64x64"), &grid, |b, m| {
+        b.iter(|| Loss::new(black_box(m), 1).loss(black_box(ALPHA)))
+    });
+    group.bench_with_input(BenchmarkId::new("cold-piecewise", "grid-64x64"), &grid, |b, m| {
+        b.iter(|| PiecewiseLoss::new(black_box(m)).loss(black_box(ALPHA)))
+    });
+    let dense = Family::Dense.matrix(LARGE_N);
+    for alpha in [700.0, 709.0, 1000.0, 1e6] {
+        group.bench_with_input(
+            BenchmarkId::new("cold-direct", format!("n={LARGE_N}/alpha={alpha}")),
+            &dense,
+            |b, m| b.iter(|| Loss::new(black_box(m), 1).loss(black_box(alpha))),
+        );
     }
     group.finish();
 }
@@ -162,5 +187,5 @@ fn supremum(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, loss_warm, series, supremum, setup, loss_cold);
+criterion_group!(benches, loss_warm, series, supremum, setup, loss_cold, structured_and_large_alpha);
 criterion_main!(benches);
