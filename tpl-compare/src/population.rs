@@ -56,7 +56,7 @@ pub fn simulate_users<R: Rng + ?Sized>(
         return Err(CompareError::EmptyPopulation { users, horizon });
     }
     let start = categorical(initial)?;
-    let rows = forward.rows().map(categorical).collect::<Result<Vec<_>>>()?;
+    let rows = forward.rows().map(|row| categorical(&row.to_vec())).collect::<Result<Vec<_>>>()?;
     let mut states = Vec::with_capacity(horizon);
     states.push((0..users).map(|_| start.sample(rng)).collect::<Vec<_>>());
     for t in 1..horizon {

@@ -24,8 +24,9 @@ use crate::envelope::{Envelope, Heights};
 use crate::matrix::TransitionMatrix;
 use std::ops::Range;
 
+use crate::matrix::Form;
 use crate::par;
-use crate::structure::{Bulk, PairBuf, PairClasses, RowStructure};
+use crate::structure::{Bulk, PairBuf, PairClasses, Rows};
 use crate::support::{self, Grid, SLOPES};
 
 /// Slopes at or above 2^16 (and infinite ones, d_i = 0) share the first bin.
@@ -70,46 +71,6 @@ pub(crate) enum Candidates {
     /// The relevant hull of all candidates, and (when asked for) the full chains of the
     /// pairs that were not pruned or own a hull vertex.
     Found { envelope: Envelope, chains: Vec<Vec<Candidate>> },
-}
-
-/// Where the scan reads the pairs of rows: the dense rows, or their [`RowStructure`] (each
-/// pair as its explicit states and its bulk, [`crate::structure`]).
-#[derive(Clone, Copy)]
-enum Rows<'m> {
-    Dense(&'m TransitionMatrix),
-    Structured(&'m RowStructure, Option<&'m PairClasses>),
-}
-
-impl<'m> Rows<'m> {
-    /// The pair (q = row a, d = row b), in `buf` when it has to be assembled.
-    fn pair<'b>(self, a: usize, b: usize, buf: &'b mut PairBuf) -> (&'b [f64], &'b [f64], Bulk)
-    where
-        'm: 'b,
-    {
-        match self {
-            Rows::Dense(m) => (m.row(a), m.row(b), Bulk::NONE),
-            Rows::Structured(rows, _) => rows.pair(a, b, buf),
-        }
-    }
-
-    /// Whether the pair (a, b) repeats one scanned before it ([`PairClasses`]).
-    fn is_repeat(self, a: usize, b: usize) -> bool {
-        matches!(self, Rows::Structured(_, Some(classes)) if classes.is_repeat(a, b))
-    }
-
-    /// max_i of row j, and its smallest positive entry (∞ for none).
-    fn extremes(self, j: usize) -> (f64, f64) {
-        match self {
-            Rows::Dense(m) => {
-                let r = m.row(j);
-                (
-                    r.iter().copied().fold(0.0, f64::max),
-                    r.iter().copied().filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min),
-                )
-            }
-            Rows::Structured(rows, _) => (rows.row_max(j), rows.row_min_positive(j)),
-        }
-    }
 }
 
 fn bin_of(slope: f64) -> usize {
@@ -257,21 +218,23 @@ pub(crate) fn candidates(
     keep_chains: bool,
     progress: &dyn Fn(usize, usize),
 ) -> Candidates {
-    let structure = RowStructure::detect(matrix);
-    let classes = structure.as_ref().and_then(PairClasses::new);
-    let rows = structure.as_ref().map_or(Rows::Dense(matrix), |s| Rows::Structured(s, classes.as_ref()));
-    scan_pairs(rows, matrix.n(), keep_chains, true, progress)
+    let form = matrix.form();
+    let classes = match &form {
+        Form::Structured(rows) => PairClasses::new(rows),
+        Form::Dense(_) => None,
+    };
+    scan_pairs(Rows::new(&form, classes.as_ref()), keep_chains, true, progress)
 }
 
 /// [`candidates`] of the n×n matrix whose pairs `rows` gives, with the outline test
 /// (`outline`) or without it.
 fn scan_pairs(
     rows: Rows<'_>,
-    n: usize,
     keep_chains: bool,
     outline: bool,
     progress: &dyn Fn(usize, usize),
 ) -> Candidates {
+    let n = rows.n();
     let tests = OutlineTests::new(rows, n);
     let mut envelope = Envelope::default();
     let mut pending: Vec<(Candidate, u32)> = Vec::new();

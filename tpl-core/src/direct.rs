@@ -4,9 +4,8 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::candidate::Candidate;
-use crate::matrix::TransitionMatrix;
 use crate::par;
-use crate::structure::{Bulk, PairBuf, RowStructure};
+use crate::structure::{Bulk, PairBuf, RowStructure, Rows};
 use crate::support::{inflation, margin, support_rows};
 
 /// Above this value of the loss, e^L is not formed and ratios are compared as logarithms.
@@ -43,34 +42,29 @@ const ROUND_TILES: usize = 4;
 /// to 1e−10 and α = 800). States whose ratio is within [`TIE`] of λ are therefore tried both
 /// in and out of S.
 ///
-/// **Rows with few distinct entries.** With `structure` (the matrix's [`RowStructure`]), a
+/// **Rows with few distinct entries.** When `rows` are structured (a [`RowStructure`]), a
 /// pair is its k explicit states and its bulk ([`crate::structure`]), and every step above
 /// costs O(k) instead of O(n); the rows q then run one at a time in parallel.
 ///
 /// Calls `progress(a, n)` after the pairs of each of the n rows a, in order.
-pub(crate) fn loss_direct(
-    matrix: &TransitionMatrix,
-    structure: Option<&RowStructure>,
-    alpha: f64,
-    progress: &dyn Fn(usize, usize),
-) -> f64 {
-    let n = matrix.n();
-    let scan =
-        Scan { matrix, alpha, best: AtomicU64::new(0.0f64.to_bits()), identity: AtomicBool::new(false) };
+pub(crate) fn loss_direct(rows: Rows<'_>, alpha: f64, progress: &dyn Fn(usize, usize)) -> f64 {
+    let n = rows.n();
+    let scan = Scan { alpha, best: AtomicU64::new(0.0f64.to_bits()), identity: AtomicBool::new(false) };
     // Rows of q per round: a round runs in parallel, progress is reported after each.
-    let rows_per_round = if structure.is_some() { STRUCTURED_ROUND } else { ROUND_TILES * TILE };
+    let rows_per_round =
+        if matches!(rows, Rows::Structured(..)) { STRUCTURED_ROUND } else { ROUND_TILES * TILE };
     let mut next = 0;
     while next < n {
         let end = (next + rows_per_round).min(n);
-        match structure {
-            Some(rows) => {
+        match rows {
+            Rows::Structured(structure, _) => {
                 par::map(next..end, (end - next) * n * STRUCTURED_PAIR_WORK, |a| {
-                    scan.structured_row(rows, a)
+                    scan.structured_row(structure, a)
                 });
             }
-            None => {
+            Rows::Dense { data, .. } => {
                 let tiles = next.div_ceil(TILE)..end.div_ceil(TILE);
-                par::map(tiles, (end - next) * n * n, |t| scan.tile(t * TILE));
+                par::map(tiles, (end - next) * n * n, |t| scan.tile(data, n, t * TILE));
             }
         }
         if scan.identity.load(Ordering::Relaxed) {
@@ -91,8 +85,7 @@ const STRUCTURED_ROUND: usize = 64;
 const STRUCTURED_PAIR_WORK: usize = 16;
 
 /// The state shared by the threads of one evaluation.
-struct Scan<'m> {
-    matrix: &'m TransitionMatrix,
+struct Scan {
     alpha: f64,
     /// log λ*, the best value found so far, as the bits of a non-negative f64 (whose order
     /// is that of the integers).
@@ -101,22 +94,22 @@ struct Scan<'m> {
     identity: AtomicBool,
 }
 
-impl Scan<'_> {
+impl Scan {
     fn best(&self) -> f64 {
         f64::from_bits(self.best.load(Ordering::Relaxed))
     }
 
-    /// All pairs (q, d) with q among the rows a0..a0 + TILE.
-    fn tile(&self, a0: usize) {
-        let n = self.matrix.n();
+    /// All pairs (q, d) with q among the rows a0..a0 + TILE of the n×n entries `data`.
+    fn tile(&self, data: &[f64], n: usize, a0: usize) {
+        let row = |j: usize| &data[j * n..(j + 1) * n];
         let rows: [usize; TILE] = std::array::from_fn(|k| (a0 + k).min(n - 1));
-        let q = rows.map(|a| self.matrix.row(a));
+        let q = rows.map(row);
         let mut sel = Selection::default();
         for b in 0..n {
             if self.identity.load(Ordering::Relaxed) {
                 return;
             }
-            let d = self.matrix.row(b);
+            let d = row(b);
             let cleared = self.cleared(q, d);
             for k in 0..TILE {
                 let duplicate = k > 0 && rows[k] == rows[k - 1]; // the last tile, padded
@@ -399,8 +392,13 @@ fn sums(q: &[f64], d: &[f64], bulk: Bulk, members: &mut dyn Iterator<Item = usiz
 mod tests {
     use super::*;
     use crate::test_util::{SUBNORMAL_FLOOR, WeightMix, alpha, few_entries, log_uniform, weight_with};
-    use crate::{LossEvaluator, PiecewiseLoss};
+    use crate::{LossEvaluator, PiecewiseLoss, TransitionMatrix};
     use proptest::prelude::*;
+
+    /// The rows of a dense matrix as the scan reads them.
+    fn dense_rows(m: &TransitionMatrix) -> Rows<'_> {
+        Rows::Dense { data: m.dense_entries().expect("a dense matrix"), n: m.n() }
+    }
 
     /// A pair's best candidate at α from its full chain (Theorem 8), by brute force.
     fn pair_optimum(q: &[f64], d: &[f64], alpha: f64) -> f64 {
@@ -449,8 +447,8 @@ mod tests {
         /// of the dense scan over all n states.
         #[test]
         fn the_structured_scan_finds_the_dense_value(m in few_entries(2..24), alpha in alpha()) {
-            let dense = loss_direct(&m, None, alpha, &|_, _| {});
-            let structured = loss_direct(&m, Some(&RowStructure::of(&m)), alpha, &|_, _| {});
+            let dense = loss_direct(dense_rows(&m), alpha, &|_, _| {});
+            let structured = loss_direct(Rows::Structured(&RowStructure::of(&m), None), alpha, &|_, _| {});
             prop_assert!(
                 (dense - structured).abs() <= 1e-12 * dense.max(structured) + SUBNORMAL_FLOOR,
                 "dense {dense}, structured {structured}"
@@ -488,7 +486,7 @@ mod tests {
         ];
         let m = TransitionMatrix::normalized(rows).unwrap();
         let want = PiecewiseLoss::new(&m).loss(800.0);
-        let got = loss_direct(&m, None, 800.0, &|_, _| {});
+        let got = loss_direct(dense_rows(&m), 800.0, &|_, _| {});
         assert!((got - want).abs() <= 1e-12 * want, "{got} vs {want}");
     }
 }

@@ -34,6 +34,26 @@ pub enum CoreError {
         /// The offending value.
         value: f64,
     },
+    /// A sparse matrix entry whose row or column is not below the number of states n.
+    #[error(
+        "transition matrix entry from state {from} to state {to} is outside a matrix of {n} states (ids are 0-based)"
+    )]
+    EntryOutside {
+        /// 0-based row (the state moved from).
+        from: usize,
+        /// 0-based column (the state moved to).
+        to: usize,
+        /// Number of states.
+        n: usize,
+    },
+    /// A sparse matrix entry given twice.
+    #[error("transition matrix entry from state {from} to state {to} is given twice")]
+    RepeatedEntry {
+        /// 0-based row.
+        from: usize,
+        /// 0-based column.
+        to: usize,
+    },
     /// A row whose entries do not sum to 1 within [`crate::ROW_SUM_TOLERANCE`].
     #[error(
         "transition matrix row {row} sums to {}, not 1 (tolerance 1e-9; normalize explicitly to rescale rows)", Short(*.sum)

@@ -12,8 +12,8 @@ use crate::chains::{self, Candidates};
 use crate::direct::loss_direct;
 use crate::envelope::Envelope;
 use crate::error::{CoreError, Result};
-use crate::matrix::TransitionMatrix;
-use crate::structure::RowStructure;
+use crate::matrix::{Form, TransitionMatrix};
+use crate::structure::Rows;
 
 /// Something that evaluates L(α).
 ///
@@ -31,14 +31,14 @@ pub trait LossEvaluator {
 /// Best for one or two evaluations.
 #[derive(Debug, Clone)]
 pub struct DirectLoss {
-    matrix: TransitionMatrix,
-    structure: Option<RowStructure>,
+    /// The matrix's rows, dense or as bases and exceptions.
+    form: Form<'static>,
 }
 
 impl DirectLoss {
     /// Wraps a matrix; only its row structure is looked for (O(n²)).
     pub fn new(matrix: &TransitionMatrix) -> Self {
-        Self { matrix: matrix.clone(), structure: RowStructure::detect(matrix) }
+        Self { form: matrix.form().into_owned() }
     }
 }
 
@@ -46,13 +46,13 @@ impl DirectLoss {
     /// L(α) for a finite α ≥ 0 (as [`LossEvaluator::loss`]), calling `progress(done, n)`
     /// after the pairs of each of the n rows: an O(n³) evaluation at n = 3000 takes minutes.
     pub fn loss_with_progress(&self, alpha: f64, progress: &dyn Fn(usize, usize)) -> f64 {
-        loss_direct(&self.matrix, self.structure.as_ref(), alpha, progress)
+        loss_direct(Rows::new(&self.form, None), alpha, progress)
     }
 }
 
 impl LossEvaluator for DirectLoss {
     fn loss(&self, alpha: f64) -> f64 {
-        loss_direct(&self.matrix, self.structure.as_ref(), alpha, &no_progress)
+        loss_direct(Rows::new(&self.form, None), alpha, &no_progress)
     }
 }
 

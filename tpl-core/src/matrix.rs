@@ -1,8 +1,12 @@
 //! Validated row-stochastic transition matrices (the adversary's knowledge of temporal
 //! correlation, TKDE paper §2.2) and the Laplacian smoothing of TKDE eq. (28).
 
+use std::borrow::Cow;
+
 use crate::envelope::pow2;
 use crate::error::{CoreError, Result};
+use crate::row::Row;
+use crate::structure::RowStructure;
 
 /// How far a row sum may be from 1 before a matrix is rejected.
 pub const ROW_SUM_TOLERANCE: f64 = 1e-9;
@@ -17,6 +21,14 @@ pub const ROW_SUM_TOLERANCE: f64 = 1e-9;
 /// Entries are stored as given (no silent rescaling); use [`TransitionMatrix::normalized`]
 /// to rescale rows explicitly.
 ///
+/// **Dense or sparse.** A matrix built from its rows ([`TransitionMatrix::new`]) holds n²
+/// numbers; one built from its non-zero entries ([`TransitionMatrix::from_entries`]) holds,
+/// for each row, a base value and the entries that differ from it, and stays that way
+/// through [`TransitionMatrix::smoothed`] (the smoothing's common value becomes the base).
+/// Every algorithm of the workspace takes either; on a sparse matrix the loss functions cost
+/// O(k) per pair of rows with k entries, not O(n) ([`docs/model.md`](crate::guide::model)
+/// §3). [`TransitionMatrix::row`] reads a row of either kind.
+///
 /// ```
 /// use tpl_core::TransitionMatrix;
 /// let p = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.0, 1.0]])?;
@@ -24,11 +36,49 @@ pub const ROW_SUM_TOLERANCE: f64 = 1e-9;
 /// assert!(TransitionMatrix::new(vec![vec![0.5, 0.4], vec![0.0, 1.0]]).is_err());
 /// # Ok::<(), tpl_core::CoreError>(())
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct TransitionMatrix {
     n: usize,
+    storage: Storage,
+}
+
+/// How a matrix holds its entries.
+#[derive(Debug, Clone, PartialEq)]
+enum Storage {
     /// Row-major entries, `n * n` of them.
-    data: Vec<f64>,
+    Dense(Vec<f64>),
+    /// Each row as a base value and its exceptions.
+    Sparse(RowStructure),
+}
+
+/// How the loss algorithms read a matrix's rows ([`TransitionMatrix::form`]).
+#[derive(Debug, Clone)]
+pub(crate) enum Form<'a> {
+    /// The n² entries row after row.
+    Dense(Cow<'a, [f64]>),
+    /// Each row as a base value and its exceptions.
+    Structured(Cow<'a, RowStructure>),
+}
+
+impl Form<'_> {
+    /// The same form, owning what it holds (for an evaluator that keeps it).
+    pub(crate) fn into_owned(self) -> Form<'static> {
+        match self {
+            Form::Dense(data) => Form::Dense(Cow::Owned(data.into_owned())),
+            Form::Structured(rows) => Form::Structured(Cow::Owned(rows.into_owned())),
+        }
+    }
+}
+
+/// Two matrices are equal when they have the same entries, however they store them.
+impl PartialEq for TransitionMatrix {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.storage, &other.storage) {
+            (Storage::Dense(a), Storage::Dense(b)) => self.n == other.n && a == b,
+            (Storage::Sparse(a), Storage::Sparse(b)) if a == b => true,
+            _ => self.n == other.n && self.rows().zip(other.rows()).all(|(a, b)| a == b),
+        }
+    }
 }
 
 /// Serialised as its list of rows, the JSON matrix format of
@@ -54,8 +104,11 @@ impl TransitionMatrix {
 
     /// Every row sums to 1 within [`ROW_SUM_TOLERANCE`].
     fn check_row_sums(&self) -> Result<()> {
-        for (j, row) in self.rows().enumerate() {
-            let sum: f64 = row.iter().sum();
+        for j in 0..self.n {
+            let sum: f64 = match &self.storage {
+                Storage::Dense(data) => data[j * self.n..(j + 1) * self.n].iter().sum(),
+                Storage::Sparse(rows) => rows.row_sum(j),
+            };
             if (sum - 1.0).abs() > ROW_SUM_TOLERANCE {
                 return Err(CoreError::RowSum { row: j + 1, sum });
             }
@@ -105,21 +158,93 @@ impl TransitionMatrix {
     }
 
     /// Rescales every row to sum to 1 (see [`TransitionMatrix::normalized`]).
-    fn normalize_rows(mut self) -> Result<Self> {
-        for (j, row) in self.data.chunks_mut(self.n).enumerate() {
-            let top = row.iter().copied().fold(0.0, f64::max);
-            if top <= 0.0 {
-                return Err(CoreError::ZeroRow { row: j + 1 });
+    fn normalize_rows(self) -> Result<Self> {
+        // First scale by the power of two that brings the largest entry into [1, 2): exact
+        // (bar entries 2^1022 times smaller than the largest, which end up subnormal either
+        // way), and the sum of at most n such entries cannot overflow.
+        let scale = |j: usize, top: f64| {
+            if top <= 0.0 { Err(CoreError::ZeroRow { row: j + 1 }) } else { Ok(-(top.log2().floor() as i32)) }
+        };
+        let n = self.n;
+        let storage = match self.storage {
+            Storage::Dense(mut data) => {
+                for (j, row) in data.chunks_mut(n).enumerate() {
+                    let k = scale(j, row.iter().copied().fold(0.0, f64::max))?;
+                    row.iter_mut().for_each(|v| *v = pow2(*v, k));
+                    let sum: f64 = row.iter().sum();
+                    row.iter_mut().for_each(|v| *v /= sum);
+                }
+                Storage::Dense(data)
             }
-            // First scale by the power of two that brings the largest entry into [1, 2):
-            // exact (bar entries 2^1022 times smaller than the largest, which end up
-            // subnormal either way), and the sum of at most n such entries cannot overflow.
-            let k = -(top.log2().floor() as i32);
-            row.iter_mut().for_each(|v| *v = pow2(*v, k));
-            let sum: f64 = row.iter().sum();
-            row.iter_mut().for_each(|v| *v /= sum);
+            Storage::Sparse(rows) => Storage::Sparse(rows.map_rows(|j, base, vals| {
+                let k = scale(j, vals.iter().copied().fold(base, f64::max))?;
+                vals.iter_mut().for_each(|v| *v = pow2(*v, k));
+                let base = pow2(base, k);
+                let sum = vals.iter().sum::<f64>() + (n - vals.len()) as f64 * base;
+                vals.iter_mut().for_each(|v| *v /= sum);
+                Ok(base / sum)
+            })?),
+        };
+        Ok(Self { n, storage })
+    }
+
+    /// The n×n matrix whose non-zero entries are `entries`, each (row, column, value) with
+    /// 0-based row and column below n, in any order: a sparse matrix (see the type's
+    /// documentation), validated as [`TransitionMatrix::new`] validates rows. Entries equal to
+    /// 0 may be given or left out.
+    ///
+    /// # Errors
+    /// [`CoreError::EmptyMatrix`] for n = 0; [`CoreError::EntryOutside`] for a row or column
+    /// not below n; [`CoreError::RepeatedEntry`] for a position given twice;
+    /// [`CoreError::BadEntry`] for a negative or non-finite value; [`CoreError::RowSum`] for a
+    /// row whose entries do not sum to 1 (a row with no entry sums to 0).
+    ///
+    /// ```
+    /// use tpl_core::TransitionMatrix;
+    /// let p = TransitionMatrix::from_entries(3, vec![(0, 0, 0.9), (0, 1, 0.1), (1, 2, 1.0), (2, 0, 1.0)])?;
+    /// assert!(p.is_sparse());
+    /// assert_eq!(p.row(0), [0.9, 0.1, 0.0]);
+    /// // Smoothing keeps it sparse: the common value (0 + s)/(1 + 3s) becomes each row's base.
+    /// let s = p.smoothed(0.01)?;
+    /// assert!(s.is_sparse());
+    /// assert!((s.row(1)[0] - 0.01 / 1.03).abs() < 1e-17);
+    /// # Ok::<(), tpl_core::CoreError>(())
+    /// ```
+    pub fn from_entries(n: usize, entries: Vec<(usize, usize, f64)>) -> Result<Self> {
+        let m = Self::checked_entry_list(n, entries)?;
+        m.check_row_sums()?;
+        Ok(m)
+    }
+
+    /// As [`TransitionMatrix::from_entries`], but first rescales every row to sum to 1 (as
+    /// [`TransitionMatrix::normalized`]).
+    ///
+    /// # Errors
+    /// As [`TransitionMatrix::from_entries`] for the positions and values;
+    /// [`CoreError::ZeroRow`] for a row with no positive entry.
+    pub fn normalized_entries(n: usize, entries: Vec<(usize, usize, f64)>) -> Result<Self> {
+        Self::checked_entry_list(n, entries)?.normalize_rows()
+    }
+
+    /// The sparse matrix of `entries` after the checks of each entry.
+    fn checked_entry_list(n: usize, mut entries: Vec<(usize, usize, f64)>) -> Result<Self> {
+        if n == 0 {
+            return Err(CoreError::EmptyMatrix);
         }
-        Ok(self)
+        for &(from, to, value) in &entries {
+            if from >= n || to >= n {
+                return Err(CoreError::EntryOutside { from, to, n });
+            }
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(CoreError::BadEntry { row: from + 1, col: to + 1, value });
+            }
+        }
+        entries.sort_unstable_by_key(|&(from, to, _)| (from, to));
+        if let Some(w) = entries.windows(2).find(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1)) {
+            return Err(CoreError::RepeatedEntry { from: w[0].0, to: w[0].1 });
+        }
+        entries.retain(|e| e.2 != 0.0);
+        Ok(Self { n, storage: Storage::Sparse(RowStructure::from_sorted_entries(n, &entries)) })
     }
 
     /// Laplacian smoothing of TKDE eq. (28): every entry becomes (p + s)/Σ_k(p_k + s).
@@ -136,16 +261,31 @@ impl TransitionMatrix {
     /// assert_eq!(p.row(0), &[2.0 / 3.0, 1.0 / 3.0]);
     /// # Ok::<(), tpl_core::CoreError>(())
     /// ```
+    ///
+    /// A sparse matrix stays sparse: each row's base b becomes term(b)/total and each
+    /// exception v becomes term(v)/total, with total = Σ term(v) + (n − k)·term(b) over its k
+    /// exceptions — the same values, in O(k) per row, never n² numbers.
     pub fn smoothed(&self, s: f64) -> Result<Self> {
         Self::check_smoothing(s)?;
-        let mut data = self.data.clone();
+        let n = self.n;
         // (p + s) scaled by 1/s when s > 1: the same ratios, without overflow.
         let term = |p: f64| if s > 1.0 { p / s + 1.0 } else { p + s };
-        for row in data.chunks_mut(self.n) {
-            let total: f64 = row.iter().map(|&p| term(p)).sum();
-            row.iter_mut().for_each(|p| *p = term(*p) / total);
-        }
-        Ok(Self { n: self.n, data })
+        let storage = match &self.storage {
+            Storage::Dense(data) => {
+                let mut data = data.clone();
+                for row in data.chunks_mut(n) {
+                    let total: f64 = row.iter().map(|&p| term(p)).sum();
+                    row.iter_mut().for_each(|p| *p = term(*p) / total);
+                }
+                Storage::Dense(data)
+            }
+            Storage::Sparse(rows) => Storage::Sparse(rows.map_rows(|_, base, vals| {
+                let total = vals.iter().map(|&p| term(p)).sum::<f64>() + (n - vals.len()) as f64 * term(base);
+                vals.iter_mut().for_each(|p| *p = term(*p) / total);
+                Ok::<f64, CoreError>(term(base) / total)
+            })?),
+        };
+        Ok(Self { n, storage })
     }
 
     /// Checks a Laplacian smoothing parameter (eq. 28) before any matrix exists: `s` must be
@@ -174,7 +314,7 @@ impl TransitionMatrix {
     pub fn identity(n: usize) -> Self {
         let mut data = vec![0.0; n * n];
         (0..n).for_each(|i| data[i * n + i] = 1.0);
-        Self { n, data }
+        Self { n, storage: Storage::Dense(data) }
     }
 
     /// Number of states n.
@@ -182,22 +322,61 @@ impl TransitionMatrix {
         self.n
     }
 
-    /// Row `j` (0-based).
+    /// True when the matrix stores each row as a base value and its exceptions
+    /// ([`TransitionMatrix::from_entries`]).
+    pub fn is_sparse(&self) -> bool {
+        matches!(self.storage, Storage::Sparse(_))
+    }
+
+    /// Row `j` (0-based), dense or sparse.
     ///
     /// # Panics
     /// When `j >= n`.
-    pub fn row(&self, j: usize) -> &[f64] {
-        &self.data[j * self.n..(j + 1) * self.n]
+    pub fn row(&self, j: usize) -> Row<'_> {
+        match &self.storage {
+            Storage::Dense(data) => Row::dense(&data[j * self.n..(j + 1) * self.n]),
+            Storage::Sparse(rows) => {
+                assert!(j < self.n, "row {j} of a matrix of {} rows", self.n);
+                rows.row(j)
+            }
+        }
     }
 
     /// All rows in order.
-    pub fn rows(&self) -> impl ExactSizeIterator<Item = &[f64]> + '_ {
-        self.data.chunks(self.n)
+    pub fn rows(&self) -> impl ExactSizeIterator<Item = Row<'_>> + '_ {
+        (0..self.n).map(|j| self.row(j))
     }
 
-    /// The rows as owned vectors (for serialisation).
+    /// The rows as owned vectors of n entries each (n² numbers, also for a sparse matrix).
     pub fn to_rows(&self) -> Vec<Vec<f64>> {
-        self.rows().map(<[f64]>::to_vec).collect()
+        self.rows().map(|r| r.to_vec()).collect()
+    }
+
+    /// The n² entries row after row, for a dense matrix.
+    pub(crate) fn dense_entries(&self) -> Option<&[f64]> {
+        match &self.storage {
+            Storage::Dense(data) => Some(data),
+            Storage::Sparse(_) => None,
+        }
+    }
+
+    /// The rows of a sparse matrix as bases and exceptions.
+    pub(crate) fn sparse_structure(&self) -> Option<&RowStructure> {
+        match &self.storage {
+            Storage::Dense(_) => None,
+            Storage::Sparse(rows) => Some(rows),
+        }
+    }
+
+    /// The form in which the loss algorithms read the rows: as bases and exceptions when that
+    /// pays (a sparse matrix's own structure, or the one [`RowStructure::detect`] finds in a
+    /// dense matrix), as the dense entries otherwise.
+    pub(crate) fn form(&self) -> Form<'_> {
+        match &self.storage {
+            Storage::Dense(data) => RowStructure::detect(self)
+                .map_or(Form::Dense(Cow::Borrowed(data)), |s| Form::Structured(Cow::Owned(s))),
+            Storage::Sparse(rows) => Form::Structured(Cow::Borrowed(rows)),
+        }
     }
 
     fn checked_entries(rows: Vec<Vec<f64>>) -> Result<Self> {
@@ -217,7 +396,7 @@ impl TransitionMatrix {
             }
             data.extend(row);
         }
-        Ok(Self { n, data })
+        Ok(Self { n, storage: Storage::Dense(data) })
     }
 
     /// [`TransitionMatrix::checked_entries`] for entries row after row.
@@ -233,7 +412,7 @@ impl TransitionMatrix {
         if let Some(k) = data.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
             return Err(CoreError::BadEntry { row: k / n + 1, col: k % n + 1, value: data[k] });
         }
-        Ok(Self { n, data })
+        Ok(Self { n, storage: Storage::Dense(data) })
     }
 }
 

@@ -16,7 +16,8 @@
 //! where the sum of m equal terms would have had m − 1; the bounds of
 //! [`crate::support`] are stated for the matrix's n states and hold as they are.
 
-use crate::matrix::TransitionMatrix;
+use crate::matrix::{Form, TransitionMatrix};
+use crate::row::Row;
 
 /// A matrix is handled by its structure when its rows have, on average, at most one
 /// exception in this many entries (and it is at least [`MIN_STATES`] states wide).
@@ -89,13 +90,17 @@ impl RowStructure {
         Self::build(matrix, usize::MAX).expect("no limit on the exceptions")
     }
 
-    /// Each row's smallest entry as its base; None past `limit` exceptions in all.
+    /// Each row's smallest entry as its base; None past `limit` exceptions in all (a sparse
+    /// matrix gives its own structure, whatever the limit).
     fn build(matrix: &TransitionMatrix, limit: usize) -> Option<Self> {
         let n = matrix.n();
+        let Some(data) = matrix.dense_entries() else {
+            return matrix.sparse_structure().cloned();
+        };
         let (mut base, mut start, mut cols, mut vals) =
             (Vec::with_capacity(n), Vec::with_capacity(n + 1), Vec::new(), Vec::new());
         start.push(0);
-        for row in matrix.rows() {
+        for row in data.chunks(n) {
             let b = row.iter().copied().fold(f64::INFINITY, f64::min);
             for (i, &v) in row.iter().enumerate() {
                 if v != b {
@@ -112,9 +117,75 @@ impl RowStructure {
         Some(Self { n, base, start, cols, vals })
     }
 
+    /// The structure of an n×n matrix given by its non-zero entries (row, column, value),
+    /// sorted by row and column, each once: each row's base is 0 when some column is
+    /// missing, else its smallest entry (the others being its exceptions).
+    pub(crate) fn from_sorted_entries(n: usize, entries: &[(usize, usize, f64)]) -> Self {
+        let (mut base, mut start, mut cols, mut vals) =
+            (Vec::with_capacity(n), Vec::with_capacity(n + 1), Vec::with_capacity(entries.len()), Vec::new());
+        start.push(0);
+        let mut rest = entries;
+        for j in 0..n {
+            let len = rest.iter().take_while(|e| e.0 == j).count();
+            let (row, after) = rest.split_at(len);
+            rest = after;
+            let b = if len == n { row.iter().map(|e| e.2).fold(f64::INFINITY, f64::min) } else { 0.0 };
+            for &(_, i, v) in row.iter().filter(|e| e.2 != b) {
+                cols.push(i as u32);
+                vals.push(v);
+            }
+            base.push(b);
+            start.push(cols.len());
+        }
+        vals.shrink_to_fit();
+        Self { n, base, start, cols, vals }
+    }
+
+    /// The same structure with every row mapped by `f(base, exceptions)`, which returns the
+    /// row's new base and rewrites its exceptions in place; exceptions that become equal to
+    /// the base are dropped. A row for which `f` fails stops the mapping with its error.
+    pub(crate) fn map_rows<E>(
+        &self,
+        mut f: impl FnMut(usize, f64, &mut [f64]) -> Result<f64, E>,
+    ) -> Result<Self, E> {
+        let mut out = self.clone();
+        out.cols.clear();
+        out.vals.clear();
+        out.start.clear();
+        out.start.push(0);
+        let mut scratch = Vec::new();
+        for j in 0..self.n {
+            let (cols, vals) = self.exceptions(j);
+            scratch.clear();
+            scratch.extend_from_slice(vals);
+            let b = f(j, self.base[j], &mut scratch)?;
+            for (&c, &v) in cols.iter().zip(&scratch) {
+                if v != b {
+                    out.cols.push(c);
+                    out.vals.push(v);
+                }
+            }
+            out.base[j] = b;
+            out.start.push(out.cols.len());
+        }
+        Ok(out)
+    }
+
     /// Number of states n.
     pub(crate) fn n(&self) -> usize {
         self.n
+    }
+
+    /// Row j as a [`Row`].
+    pub(crate) fn row(&self, j: usize) -> Row<'_> {
+        let (cols, vals) = self.exceptions(j);
+        Row::sparse(self.n, &self.base[j], cols, vals)
+    }
+
+    /// The sum of row j's n entries: its exceptions, then its base times the other columns.
+    pub(crate) fn row_sum(&self, j: usize) -> f64 {
+        let (cols, vals) = self.exceptions(j);
+        vals.iter().sum::<f64>() + (self.n - cols.len()) as f64 * self.base[j]
     }
 
     /// The exceptions of row j: columns ascending and their entries.
@@ -255,6 +326,67 @@ impl PairClasses {
         }
         let class = self.types[a] as usize * self.count + self.types[b] as usize;
         self.first[class] != (a * self.n + b) as u64
+    }
+}
+
+/// Where the scans read the pairs of rows: the dense rows, or their [`RowStructure`] (each
+/// pair as its explicit states and its bulk) with the classes of repeated pairs, if any.
+#[derive(Clone, Copy)]
+pub(crate) enum Rows<'m> {
+    Dense { data: &'m [f64], n: usize },
+    Structured(&'m RowStructure, Option<&'m PairClasses>),
+}
+
+impl<'m> Rows<'m> {
+    /// The rows of `form`, with `classes` for a structured one.
+    pub(crate) fn new(form: &'m Form<'_>, classes: Option<&'m PairClasses>) -> Self {
+        match form {
+            Form::Dense(data) => Rows::Dense { data, n: data.len().isqrt() },
+            Form::Structured(rows) => Rows::Structured(rows, classes),
+        }
+    }
+
+    /// Number of states n.
+    pub(crate) fn n(self) -> usize {
+        match self {
+            Rows::Dense { n, .. } => n,
+            Rows::Structured(rows, _) => rows.n,
+        }
+    }
+
+    /// Dense row j.
+    fn dense_row(data: &'m [f64], n: usize, j: usize) -> &'m [f64] {
+        &data[j * n..(j + 1) * n]
+    }
+
+    /// The pair (q = row a, d = row b), in `buf` when it has to be assembled.
+    pub(crate) fn pair<'b>(self, a: usize, b: usize, buf: &'b mut PairBuf) -> (&'b [f64], &'b [f64], Bulk)
+    where
+        'm: 'b,
+    {
+        match self {
+            Rows::Dense { data, n } => (Self::dense_row(data, n, a), Self::dense_row(data, n, b), Bulk::NONE),
+            Rows::Structured(rows, _) => rows.pair(a, b, buf),
+        }
+    }
+
+    /// Whether the pair (a, b) repeats one scanned before it ([`PairClasses`]).
+    pub(crate) fn is_repeat(self, a: usize, b: usize) -> bool {
+        matches!(self, Rows::Structured(_, Some(classes)) if classes.is_repeat(a, b))
+    }
+
+    /// max_i of row j, and its smallest positive entry (∞ for none).
+    pub(crate) fn extremes(self, j: usize) -> (f64, f64) {
+        match self {
+            Rows::Dense { data, n } => {
+                let r = Self::dense_row(data, n, j);
+                (
+                    r.iter().copied().fold(0.0, f64::max),
+                    r.iter().copied().filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min),
+                )
+            }
+            Rows::Structured(rows, _) => (rows.row_max(j), rows.row_min_positive(j)),
+        }
     }
 }
 

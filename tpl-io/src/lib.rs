@@ -8,8 +8,9 @@
 //!
 //! - [`text`] — the conventions of every text input (§1): standard input as `-`, comments,
 //!   blank lines, the parser of numbers typed by people ([`text::finite_f64`]);
-//! - [`read_matrix`], [`read_matrix_as`], [`MatrixFormat`], [`matrix_text`] — matrix files
-//!   (§2), dense today; [`cells_text`], [`estimate_files`] — the files `tpl estimate` writes (§9);
+//! - [`read_matrix`], [`read_matrix_as`], [`MatrixFormat`], [`matrix_text`],
+//!   [`sparse_matrix_text`] — matrix files (§2), dense or sparse (`from,to,p`); [`cells_text`],
+//!   [`estimate_files`] — the files `tpl estimate` writes (§9);
 //! - [`read_budgets`] — budget files (§3);
 //! - [`read_prior`], [`read_initial_distribution`] — prior files and initial
 //!   distributions (§4);
@@ -54,7 +55,9 @@ pub use counts::{Counts, counts_text, read_counts, read_counts_prefix};
 pub use csv_write::{CsvWriter, csv_text, write_csv_records};
 pub use error::{IoError, Result};
 pub use estimate_files::{ESTIMATE_FILES, estimate_files};
-pub use matrix::{MatrixFormat, cells_text, matrix_text, read_matrix, read_matrix_as};
+pub use matrix::{
+    MatrixFormat, SPARSE_HEADER, cells_text, matrix_text, read_matrix, read_matrix_as, sparse_matrix_text,
+};
 pub use probabilities::{read_initial_distribution, read_prior};
 pub use release_csv::{ReleaseRow, release_csv_text};
 pub use user_stream::{

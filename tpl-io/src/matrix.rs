@@ -19,14 +19,21 @@ pub enum MatrixFormat {
     DenseText,
     /// One JSON array of arrays, a row each.
     DenseJson,
-    /// A two-dimensional NumPy `.npy` array ([`crate::npy`], §11).
+    /// A two-dimensional NumPy `.npy` array ([`crate::npy`], §12).
     Npy,
+    /// A CSV of the non-zero entries under the header `from,to,p`, one per line, 0-based state
+    /// ids, in any order: read as a sparse matrix ([`TransitionMatrix::from_entries`]).
+    SparseCsv,
 }
+
+/// The header of a sparse matrix file ([`MatrixFormat::SparseCsv`]).
+pub const SPARSE_HEADER: &str = "from,to,p";
 
 impl MatrixFormat {
     /// The format a path names: [`MatrixFormat::DenseJson`] for `.json`,
     /// [`MatrixFormat::Npy`] for `.npy` (any case), [`MatrixFormat::DenseText`] otherwise
-    /// (standard input included).
+    /// (standard input included) — which [`read_matrix`] reads as
+    /// [`MatrixFormat::SparseCsv`] when its first line is the header `from,to,p`.
     pub fn of_path(path: &Path) -> Self {
         if text::is_json(path) {
             Self::DenseJson
@@ -63,7 +70,14 @@ pub fn read_matrix_as(path: &Path, format: MatrixFormat, normalize: bool) -> Res
             let shape = rows.iter().map(|r| (0, r.len())).collect();
             Entries { data: rows.concat(), rows: shape }
         }
-        MatrixFormat::DenseText => dense_text(path, &text::read(path)?)?,
+        MatrixFormat::DenseText => {
+            let content = text::read(path)?;
+            if is_sparse_text(&content) {
+                return sparse_text(path, &content, normalize);
+            }
+            dense_text(path, &content)?
+        }
+        MatrixFormat::SparseCsv => return sparse_text(path, &text::read(path)?, normalize),
         MatrixFormat::Npy => {
             let array = npy::read_npy(path)?;
             let &[height, width] = array.shape.as_slice() else {
@@ -112,6 +126,108 @@ pub fn read_matrix_as(path: &Path, format: MatrixFormat, normalize: bool) -> Res
 struct Entries {
     data: Vec<f64>,
     rows: Vec<(usize, usize)>,
+}
+
+/// Whether a text matrix file is the sparse form: its first line that is neither blank nor a
+/// comment is the header [`SPARSE_HEADER`] (spaces around the names allowed).
+fn is_sparse_text(content: &str) -> bool {
+    content
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .is_some_and(|l| l.split(',').map(str::trim).eq(SPARSE_HEADER.split(',')))
+}
+
+/// The sparse matrix of the text `content` of a `from,to,p` file: every entry checked as it is
+/// read (the line of a bad one named), n = 1 + the largest state id, and every state 0..n−1 with
+/// at least one entry of its own — found before anything of size n is allocated.
+fn sparse_text(path: &Path, content: &str, normalize: bool) -> Result<TransitionMatrix> {
+    let mut entries: Vec<(usize, usize, f64)> = Vec::new();
+    // The position and line of each entry, to name the line of one the matrix refuses.
+    let mut lines: Vec<(usize, usize, usize)> = Vec::new();
+    let mut header = false;
+    text::for_each_csv_fields(path, content, |line, fields| {
+        if !header {
+            header = true;
+            return Ok(());
+        }
+        let [from, to, p] = fields else {
+            let message = format!("{} fields, expected 3 (from,to,p)", fields.len());
+            return Err(IoError::parse(path, line, message));
+        };
+        let id = |name: &str, token: &str| {
+            token.parse::<u32>().map(|v| v as usize).map_err(|_| {
+                let why =
+                    format!("{name} `{token}` is not a state id (a whole number from 0 to {})", u32::MAX - 1);
+                IoError::parse(path, line, why)
+            })
+        };
+        let value = text::finite_f64(p).map_err(|why| IoError::parse(path, line, format!("p: {why}")))?;
+        let (from, to) = (id("from", from)?, id("to", to)?);
+        entries.push((from, to, value));
+        lines.push((from, to, line));
+        Ok(())
+    })?;
+    let Some(n) = entries.iter().map(|&(from, to, _)| from.max(to) + 1).max() else {
+        return Err(IoError::parse(path, 0, "no matrix entries under the header from,to,p"));
+    };
+    // Every state needs a row: n ≤ the number of distinct `from`, checked without a table of n.
+    let mut rows: Vec<usize> = entries.iter().map(|e| e.0).collect();
+    rows.sort_unstable();
+    rows.dedup();
+    if let Some(missing) = (0..n).zip(rows.iter().copied().chain([n])).find(|(k, id)| k != id).map(|(k, _)| k)
+    {
+        let message = format!(
+            "state {missing} has no entry of its own (ids run from 0 to {}; every state needs a row)",
+            n - 1
+        );
+        return Err(IoError::parse(path, 0, message));
+    }
+    let built = if normalize {
+        TransitionMatrix::normalized_entries(n, entries)
+    } else {
+        TransitionMatrix::from_entries(n, entries)
+    };
+    built.map_err(|source| {
+        // The lines that give a position: a bad value's, the second of a repeated one's.
+        let mut at =
+            |from: usize, to: usize| lines.iter().filter(move |e| (e.0, e.1) == (from, to)).map(|e| e.2);
+        let line = match source {
+            CoreError::BadEntry { row, col, .. } => at(row - 1, col - 1).next(),
+            CoreError::RepeatedEntry { from, to } => at(from, to).nth(1),
+            _ => None,
+        };
+        IoError::core(path, line.unwrap_or(0), source)
+    })
+}
+
+/// The sparse text form ([`docs/formats.md`](tpl_core::guide::formats) §2) of `matrix`: the
+/// header `from,to,p` and one line per non-zero entry, rows in order, under `#` comment lines
+/// of `comment`. For a dense matrix, its non-zero entries.
+pub fn sparse_matrix_text(comment: &str, matrix: &TransitionMatrix) -> String {
+    let mut out = String::new();
+    for line in comment.lines() {
+        out.push_str("# ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str(SPARSE_HEADER);
+    out.push('\n');
+    for (from, row) in matrix.rows().enumerate() {
+        match row.sparse_parts() {
+            Some((base, cols, vals)) if base == 0.0 => {
+                for (&to, &p) in cols.iter().zip(vals) {
+                    out.push_str(&format!("{from},{to},{p}\n"));
+                }
+            }
+            _ => {
+                for (to, &p) in row.iter().enumerate().filter(|(_, p)| **p != 0.0) {
+                    out.push_str(&format!("{from},{to},{p}\n"));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Bytes of text per part of a dense matrix file parsed on its own thread.

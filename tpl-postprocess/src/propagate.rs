@@ -16,7 +16,9 @@
 //! ([docs/map.md](tpl_core::guide::map) §13). A matrix whose excesses are too many for that to pay
 //! is multiplied densely.
 
-use tpl_core::TransitionMatrix;
+use std::borrow::Cow;
+
+use tpl_core::{Row, TransitionMatrix};
 
 use crate::numeric::sum4;
 use crate::widest::at_widest;
@@ -110,19 +112,26 @@ impl<'a> Mover<'a> {
     /// The cheapest form of `matrix` ([docs/map.md](tpl_core::guide::map) §13): split into row
     /// floors and excesses when at most n²/4 entries exceed their row's smallest, dense otherwise.
     /// One pass over the matrix to decide, a second to split; the dense form keeps a reference
-    /// only.
+    /// only. A sparse matrix is split as it is stored (its rows' bases are their smallest
+    /// entries), whatever its number of exceptions: it has no dense form.
     pub(crate) fn new(matrix: &'a TransitionMatrix) -> Self {
         let n = matrix.n();
-        if u32::try_from(n).is_err() {
+        let sparse = matrix.is_sparse();
+        if u32::try_from(n).is_err() && !sparse {
             return Self::Dense(matrix);
         }
-        let floors: Vec<f64> =
-            matrix.rows().map(|row| row.iter().copied().fold(f64::INFINITY, f64::min)).collect();
+        let floors: Vec<f64> = matrix
+            .rows()
+            .map(|row| {
+                row.sparse_parts().map_or_else(|| row.iter().copied().fold(f64::INFINITY, f64::min), |p| p.0)
+            })
+            .collect();
         let mut count = 0usize;
         for (row, &b) in matrix.rows().zip(&floors) {
-            count += row.iter().filter(|&&v| v != b).count();
+            count +=
+                row.sparse_parts().map_or_else(|| row.iter().filter(|&&v| v != b).count(), |p| p.1.len());
         }
-        if count > n * n / SPLIT_SHARE {
+        if count > n * n / SPLIT_SHARE && !sparse {
             return Self::Dense(matrix);
         }
         let mut starts = Vec::with_capacity(n + 1);
@@ -130,11 +139,16 @@ impl<'a> Mover<'a> {
         let mut excesses = Vec::with_capacity(count);
         starts.push(0);
         for (row, &b) in matrix.rows().zip(&floors) {
-            for (j, &v) in row.iter().enumerate() {
-                if v != b {
-                    // n fits in u32 (checked above), so j does.
-                    columns.push(j as u32);
-                    excesses.push(v - b);
+            if let Some((_, cols, vals)) = row.sparse_parts() {
+                columns.extend_from_slice(cols);
+                excesses.extend(vals.iter().map(|v| v - b));
+            } else {
+                for (j, &v) in row.iter().enumerate() {
+                    if v != b {
+                        // n fits in u32 (checked above), so j does.
+                        columns.push(j as u32);
+                        excesses.push(v - b);
+                    }
                 }
             }
             starts.push(columns.len());
@@ -177,7 +191,7 @@ impl<'a> Mover<'a> {
     /// M·v (a column vector) for v ≥ 0; only for the forms a [`Reversal`] holds.
     fn pull(&self, v: &[f64]) -> Vec<f64> {
         match self {
-            Self::Dense(m) => m.rows().map(|row| dot(row, v)).collect(),
+            Self::Dense(m) => m.rows().map(|row| dot(&dense_row(row), v)).collect(),
             Self::Split(s) => s.pull(v),
             Self::Reversed(r) => r.forward.pull(v),
         }
@@ -257,7 +271,8 @@ at_widest! {
 fn dense_times_portable(q: &[f64], forward: &TransitionMatrix) -> Vec<f64> {
     let n = q.len();
     let mut out = vec![0.0; n];
-    let rows: Vec<&[f64]> = forward.rows().map(|row| &row[..n]).collect();
+    let rows: Vec<Cow<'_, [f64]>> = forward.rows().map(dense_row).collect();
+    let rows: Vec<&[f64]> = rows.iter().map(|row| &row[..n]).collect();
     let mut i = 0;
     while i + 4 <= n {
         let (r0, r1, r2, r3) = (rows[i], rows[i + 1], rows[i + 2], rows[i + 3]);
@@ -274,6 +289,12 @@ fn dense_times_portable(q: &[f64], forward: &TransitionMatrix) -> Vec<f64> {
         }
     }
     out
+}
+
+/// The entries of a row of a dense matrix, borrowed (a [`Mover::Dense`] holds a dense matrix
+/// only; another row is copied).
+fn dense_row(row: Row<'_>) -> Cow<'_, [f64]> {
+    row.as_slice().map_or_else(|| Cow::Owned(row.to_vec()), Cow::Borrowed)
 }
 
 /// Σ_j a_j·b_j with four independent accumulators (vectorisable).

@@ -356,7 +356,7 @@ pub fn initialise(conn: &mut Connection, config: &StreamConfig, key_id: &str) ->
 
 /// A matrix as JSON rows (full-precision numbers).
 fn matrix_json(m: &TransitionMatrix) -> String {
-    let rows: Vec<Vec<f64>> = m.rows().map(<[f64]>::to_vec).collect();
+    let rows: Vec<Vec<f64>> = m.to_rows();
     serde_json::to_string(&rows).unwrap_or_else(|_| "[]".into())
 }
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::structure::{PairClasses, RowStructure};
 use crate::test_util::{WeightMix, few_entries, weight_with};
 use proptest::prelude::*;
 
@@ -27,6 +28,11 @@ fn matrix(sizes: std::ops::Range<usize>) -> impl Strategy<Value = TransitionMatr
         })
 }
 
+/// The rows of a dense matrix as the scans read them.
+fn dense(m: &TransitionMatrix) -> Rows<'_> {
+    Rows::Dense { data: m.dense_entries().expect("the strategies build dense matrices"), n: m.n() }
+}
+
 /// Every point that the scan of one pair may contribute: its bin points and its chain.
 fn pair_points(q: &[f64], d: &[f64]) -> Vec<Candidate> {
     let mut bins = Bins::new();
@@ -49,11 +55,10 @@ proptest! {
     /// to rounding.
     #[test]
     fn the_structured_scan_finds_the_dense_hull(m in few_entries(2..30), keep_chains in any::<bool>()) {
-        let n = m.n();
         let structure = RowStructure::of(&m);
         let classes = PairClasses::new(&structure);
-        let scan = |rows| scan_pairs(rows, n, keep_chains, true, &|_, _| {});
-        match (scan(Rows::Dense(&m)), scan(Rows::Structured(&structure, classes.as_ref()))) {
+        let scan = |rows| scan_pairs(rows, keep_chains, true, &|_, _| {});
+        match (scan(dense(&m)), scan(Rows::Structured(&structure, classes.as_ref()))) {
             (Candidates::Identity, Candidates::Identity) => {}
             (Candidates::Found { envelope: dense, .. }, Candidates::Found { envelope, .. }) => {
                 for alpha in [1e-9, 1e-3, 0.1, 1.0, 7.0, 60.0, 750.0, 1e5] {
@@ -72,15 +77,15 @@ proptest! {
     fn outline_settles_only_pairs_under_the_hull(m in matrix(2..24), lower in 0.0f64..0.3) {
         let n = m.n();
         let pairs = || (0..n).flat_map(|a| (0..n).map(move |b| (a, b))).filter(|(a, b)| a != b);
-        let all: Vec<Candidate> = pairs().flat_map(|(a, b)| pair_points(m.row(a), m.row(b))).collect();
+        let all: Vec<Candidate> = pairs().flat_map(|(a, b)| pair_points(&m.row(a).to_vec(), &m.row(b).to_vec())).collect();
         let full = Envelope::from_points(all);
         let env = Envelope::from_points(
             full.vertices().iter().map(|v| Candidate { d: v.d, delta: v.delta * (1.0 - lower) }).collect(),
         );
         let (heights, grid) = (Heights::new(&env), Grid::new(&env));
-        let tests = OutlineTests::new(Rows::Dense(&m), n);
+        let tests = OutlineTests::new(dense(&m), n);
         for (a, b) in pairs() {
-            let (q, d) = (m.row(a), m.row(b));
+            let (q, d) = (&m.row(a).to_vec(), &m.row(b).to_vec());
             match tests.outcome(a * n + b, &heights, &grid, &mut PairBuf::default()) {
                 Outcome::Open => {}
                 Outcome::Empty => prop_assert!(pair_points(q, d).is_empty(), "pair ({a}, {b}) has a chain"),
@@ -103,7 +108,7 @@ proptest! {
     #[test]
     fn pruning_changes_no_hull(m in matrix(2..40)) {
         let n = m.n();
-        let found = |outline| match scan_pairs(Rows::Dense(&m), n, true, outline, &|_, _| {}) {
+        let found = |outline| match scan_pairs(dense(&m), true, outline, &|_, _| {}) {
             Candidates::Identity => None,
             Candidates::Found { envelope, chains } => Some((envelope, chains)),
         };
@@ -118,7 +123,7 @@ proptest! {
         let all: Vec<Candidate> = (0..n)
             .flat_map(|a| (0..n).map(move |b| (a, b)))
             .filter(|(a, b)| a != b)
-            .flat_map(|(a, b)| pair_points(m.row(a), m.row(b)))
+            .flat_map(|(a, b)| pair_points(&m.row(a).to_vec(), &m.row(b).to_vec()))
             .collect();
         let reference = Envelope::from_points(all);
         for alpha in [1e-6, 0.01, 0.3, 1.0, 5.0, 40.0, 900.0] {

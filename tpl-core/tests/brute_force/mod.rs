@@ -31,7 +31,7 @@ fn brute_force(m: &TransitionMatrix, value: impl Fn(&[f64], &[f64], u32) -> f64)
                 continue;
             }
             for mask in 1..(1u32 << n) {
-                best = best.max(value(m.row(a), m.row(b), mask));
+                best = best.max(value(&m.row(a).to_vec(), &m.row(b).to_vec(), mask));
             }
         }
     }

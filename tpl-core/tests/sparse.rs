@@ -1,0 +1,106 @@
+//! Sparse matrices (`TransitionMatrix::from_entries`): the same entries as the dense matrix
+//! of the same rows, kept sparse through smoothing, and the same leakage from every
+//! evaluator, series and supremum.
+
+use proptest::prelude::*;
+use tpl_core::test_util::{SUBNORMAL_FLOOR, alpha, few_entries};
+use tpl_core::{
+    CoreError, DirectLoss, LeakageSeries, LossEvaluator, PairTableLoss, PiecewiseLoss, Supremum,
+    TransitionMatrix,
+};
+
+/// The non-zero entries of `m` as (row, column, value).
+fn entries(m: &TransitionMatrix) -> Vec<(usize, usize, f64)> {
+    m.rows()
+        .enumerate()
+        .flat_map(|(j, row)| {
+            row.iter()
+                .enumerate()
+                .filter(|(_, v)| **v != 0.0)
+                .map(move |(i, &v)| (j, i, v))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * a.abs().max(b.abs()) + SUBNORMAL_FLOOR
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn a_sparse_matrix_leaks_what_its_dense_twin_leaks(dense in few_entries(1..20), alpha in alpha(), eps in 0.01f64..2.0) {
+        let sparse = TransitionMatrix::from_entries(dense.n(), entries(&dense)).unwrap();
+        prop_assert!(sparse.is_sparse());
+        prop_assert_eq!(&sparse, &dense);
+        for (want, got) in [
+            (DirectLoss::new(&dense).loss(alpha), DirectLoss::new(&sparse).loss(alpha)),
+            (PiecewiseLoss::new(&dense).loss(alpha), PiecewiseLoss::new(&sparse).loss(alpha)),
+            (PairTableLoss::new(&dense).loss(alpha), PairTableLoss::new(&sparse).loss(alpha)),
+        ] {
+            prop_assert!(close(want, got), "L({alpha}): dense {want}, sparse {got}");
+        }
+        let budgets = vec![eps; 30];
+        let (want, got) = (
+            LeakageSeries::from_matrices(Some(&dense), Some(&dense), &budgets).unwrap(),
+            LeakageSeries::from_matrices(Some(&sparse), Some(&sparse), &budgets).unwrap(),
+        );
+        prop_assert!(want.tpl().iter().zip(got.tpl()).all(|(a, b)| close(*a, *b)));
+        match (PiecewiseLoss::new(&dense).supremum(eps).unwrap(), PiecewiseLoss::new(&sparse).supremum(eps).unwrap()) {
+            (Supremum::Bounded(a), Supremum::Bounded(b)) => prop_assert!((a - b).abs() <= 1e-9 * a.max(b), "{a} vs {b}"),
+            (a, b) => prop_assert_eq!(a, b),
+        }
+    }
+
+    #[test]
+    fn smoothing_keeps_a_matrix_sparse_and_equal_to_the_dense_smoothing(dense in few_entries(1..20), s in 1e-8f64..10.0) {
+        let sparse = TransitionMatrix::from_entries(dense.n(), entries(&dense)).unwrap().smoothed(s).unwrap();
+        prop_assert!(sparse.is_sparse());
+        let dense = dense.smoothed(s).unwrap();
+        for (a, b) in dense.rows().zip(sparse.rows()) {
+            prop_assert!(a.iter().zip(b.iter()).all(|(x, y)| (x - y).abs() <= 1e-15 * x.max(*y)), "{a:?} vs {b:?}");
+        }
+    }
+}
+
+#[test]
+fn bad_entries_are_named() {
+    assert_eq!(TransitionMatrix::from_entries(0, vec![]), Err(CoreError::EmptyMatrix));
+    assert_eq!(
+        TransitionMatrix::from_entries(2, vec![(0, 0, 1.0), (1, 2, 1.0)]),
+        Err(CoreError::EntryOutside { from: 1, to: 2, n: 2 })
+    );
+    assert_eq!(
+        TransitionMatrix::from_entries(2, vec![(0, 0, 0.5), (1, 1, 1.0), (0, 0, 0.5)]),
+        Err(CoreError::RepeatedEntry { from: 0, to: 0 })
+    );
+    assert!(matches!(
+        TransitionMatrix::from_entries(2, vec![(0, 0, 1.0), (1, 0, -0.5), (1, 1, 1.5)]),
+        Err(CoreError::BadEntry { row: 2, col: 1, .. })
+    ));
+    assert_eq!(
+        TransitionMatrix::from_entries(2, vec![(0, 0, 1.0)]),
+        Err(CoreError::RowSum { row: 2, sum: 0.0 })
+    );
+    assert_eq!(
+        TransitionMatrix::normalized_entries(2, vec![(0, 0, 3.0)]),
+        Err(CoreError::ZeroRow { row: 2 })
+    );
+    let m = TransitionMatrix::normalized_entries(2, vec![(0, 0, 3.0), (0, 1, 1.0), (1, 1, 7.0), (1, 0, 0.0)])
+        .unwrap();
+    assert_eq!(m.to_rows(), vec![vec![0.75, 0.25], vec![0.0, 1.0]]);
+}
+
+#[test]
+fn a_large_sparse_grid_holds_its_entries_only() {
+    // A ring of 10⁵ cells, smoothed: 8 · 10¹⁰ bytes dense, a few MB sparse.
+    let n = 100_000;
+    let ring =
+        (0..n).flat_map(|i| [(i, i, 0.5), (i, (i + 1) % n, 0.25), (i, (i + n - 1) % n, 0.25)]).collect();
+    let m = TransitionMatrix::from_entries(n, ring).unwrap().smoothed(1e-6).unwrap();
+    assert_eq!(m.n(), n);
+    assert!(m.row(7)[8] > m.row(7)[9] && m.row(7)[9] > 0.0);
+    assert!((m.row(123).iter().sum::<f64>() - 1.0).abs() < 1e-9);
+}
