@@ -26,7 +26,7 @@ use std::ops::Range;
 
 use crate::matrix::Form;
 use crate::par;
-use crate::structure::{Bulk, PairBuf, PairClasses, Rows};
+use crate::structure::{Bulk, PairBuf, PairClasses, PairList, Rows};
 use crate::support::{self, Grid, SLOPES};
 
 /// Slopes at or above 2^16 (and infinite ones, d_i = 0) share the first bin.
@@ -244,23 +244,24 @@ fn scan_pairs(
     let (mut outcomes, mut batch_start, mut batch) = (Vec::new(), 0, FIRST_BATCH);
     // Every pair meets the outline test while it settles enough of them to pay for itself.
     let mut sample = 1;
-    let (total, mut next, mut scanned, mut reported) = (n * n, 0, 0usize, 0);
+    let list = rows.pairs();
+    let (total, mut next, mut scanned, mut reported) = (list.len(), 0, 0usize, 0);
     while next < total {
         // The pairs up to the one that completes a block of BLOCK pairs with a chain: all are
         // scanned against the same hull, the open ones here (in parallel when they are many).
         let mut open = Vec::new();
         let mut with_chain = 0;
         while next < total && with_chain < BLOCK - scanned % BLOCK {
-            let p = next;
+            let (k, p) = (next, list.get(next));
             next += 1;
-            if outline && p >= batch_start + outcomes.len() && !envelope.is_empty() {
-                let end = (p + batch).min(total);
+            if outline && k >= batch_start + outcomes.len() && !envelope.is_empty() {
+                let end = (k + batch).min(total);
                 let (tried, settled);
-                (outcomes, tried, settled) = tests.run(p..end, &envelope, sample);
+                (outcomes, tried, settled) = tests.run(&list, k..end, &envelope, sample);
                 sample = if OUTLINE_PAYS * settled >= tried { 1 } else { OUTLINE_SAMPLE };
-                (batch_start, batch) = (p, (2 * batch).min(MAX_BATCH));
+                (batch_start, batch) = (k, (2 * batch).min(MAX_BATCH));
             }
-            match outcomes.get(p.wrapping_sub(batch_start)).copied().unwrap_or(Outcome::Open) {
+            match outcomes.get(k.wrapping_sub(batch_start)).copied().unwrap_or(Outcome::Open) {
                 Outcome::Empty => {}
                 Outcome::Settled => with_chain += 1,
                 Outcome::Open if tests.needs_scan(p, &mut chain_buf) => {
@@ -285,7 +286,9 @@ fn scan_pairs(
         if scanned.is_multiple_of(BLOCK) && !pending.is_empty() {
             envelope = rebuild(&envelope, &mut pending);
         }
-        while reported < next / n {
+        // Rows whose pairs are all behind: those before the next pair's row.
+        let done = if next < total { list.get(next) / n } else { n };
+        while reported < done {
             reported += 1;
             progress(reported, n);
         }
@@ -363,8 +366,7 @@ fn scan_open(rows: Rows<'_>, n: usize, pairs: &[usize], envelope: &Envelope, kee
 enum Outcome {
     /// Not tested, or not settled: the pair is binned.
     Open,
-    /// q_i ≤ d_i everywhere: no chain (the binning would say [`Binned::Empty`]); or the
-    /// pair repeats one scanned before it ([`PairClasses`]).
+    /// q_i ≤ d_i everywhere: no chain (the binning would say [`Binned::Empty`]).
     Empty,
     /// A chain, strictly under the hull: it leaves no point.
     Settled,
@@ -383,11 +385,11 @@ struct OutlineTests<'m> {
 }
 
 impl<'m> OutlineTests<'m> {
-    /// Whether the ordered pair a·n + b needs its own scan: a ≠ b, it does not repeat a pair
-    /// scanned before, and q_i > d_i for some i (it has a chain).
+    /// Whether the ordered pair a·n + b needs its own scan: a ≠ b and q_i > d_i for some i (it
+    /// has a chain).
     fn needs_scan(&self, p: usize, buf: &mut PairBuf) -> bool {
         let (a, b) = (p / self.n, p % self.n);
-        if a == b || self.rows.is_repeat(a, b) {
+        if a == b {
             return false;
         }
         let (q, d, bulk) = self.rows.pair(a, b, buf);
@@ -399,16 +401,24 @@ impl<'m> OutlineTests<'m> {
         Self { rows, n, row_max, row_min_positive }
     }
 
-    /// The outcomes of the pairs a·n + b in `range` against `envelope`, in parallel; only the
-    /// pairs with p % `sample` = 0 are tested. Also the number tested and the number settled.
-    fn run(&self, range: Range<usize>, envelope: &Envelope, sample: usize) -> (Vec<Outcome>, usize, usize) {
+    /// The outcomes of the pairs at the positions `range` of `list` against `envelope`, in
+    /// parallel; only the pairs a·n + b with (a·n + b) % `sample` = 0 are tested. Also the
+    /// number tested and the number settled.
+    fn run(
+        &self,
+        list: &PairList,
+        range: Range<usize>,
+        envelope: &Envelope,
+        sample: usize,
+    ) -> (Vec<Outcome>, usize, usize) {
         let (grid, heights) = (Grid::new(envelope), Heights::new(envelope));
         let start = range.start;
         let parts = par::map(0..range.len().div_ceil(ITEM), range.len() * self.n, |k| {
             let from = start + k * ITEM;
             let mut buf = PairBuf::default();
             (from..(from + ITEM).min(range.end))
-                .map(|p| {
+                .map(|position| {
+                    let p = list.get(position);
                     if p.is_multiple_of(sample) {
                         self.outcome(p, &heights, &grid, &mut buf)
                     } else {
@@ -418,7 +428,7 @@ impl<'m> OutlineTests<'m> {
                 .collect::<Vec<_>>()
         });
         let outcomes: Vec<Outcome> = parts.concat();
-        let tried = range.filter(|p| p.is_multiple_of(sample)).count();
+        let tried = range.filter(|&position| list.get(position).is_multiple_of(sample)).count();
         let settled = outcomes.iter().filter(|&&o| o == Outcome::Settled).count();
         (outcomes, tried, settled)
     }
@@ -431,9 +441,6 @@ impl<'m> OutlineTests<'m> {
         let (a, b) = (p / n, p % n);
         if a == b {
             return Outcome::Open;
-        }
-        if self.rows.is_repeat(a, b) {
-            return Outcome::Empty;
         }
         let (q, d, bulk) = self.rows.pair(a, b, buf);
         let (first, tv) = support::outline(q, d, bulk, &grid.slopes);

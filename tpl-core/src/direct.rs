@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::candidate::Candidate;
 use crate::par;
-use crate::structure::{Bulk, PairBuf, RowStructure, Rows};
+use crate::structure::{Bulk, PairBuf, PairClasses, PairList, RowStructure, Rows};
 use crate::support::{inflation, margin, support_rows};
 
 /// Above this value of the loss, e^L is not formed and ratios are compared as logarithms.
@@ -50,36 +50,22 @@ const ROUND_TILES: usize = 4;
 pub(crate) fn loss_direct(rows: Rows<'_>, alpha: f64, progress: &dyn Fn(usize, usize)) -> f64 {
     let n = rows.n();
     let scan = Scan { alpha, best: AtomicU64::new(0.0f64.to_bits()), identity: AtomicBool::new(false) };
-    // Rows of q per round: a round runs in parallel, progress is reported after each.
-    let rows_per_round =
-        if matches!(rows, Rows::Structured(..)) { STRUCTURED_ROUND } else { ROUND_TILES * TILE };
-    let mut next = 0;
-    while next < n {
-        let end = (next + rows_per_round).min(n);
-        match rows {
-            Rows::Structured(structure, _) => {
-                par::map(next..end, (end - next) * n * STRUCTURED_PAIR_WORK, |a| {
-                    scan.structured_row(structure, a)
-                });
-            }
-            Rows::Dense { data, .. } => {
-                let tiles = next.div_ceil(TILE)..end.div_ceil(TILE);
-                par::map(tiles, (end - next) * n * n, |t| scan.tile(data, n, t * TILE));
-            }
+    let identity = match rows {
+        Rows::Structured(structure, classes) => {
+            let own = if classes.is_none() { PairClasses::new(structure) } else { None };
+            let list = Rows::Structured(structure, classes.or(own.as_ref())).pairs();
+            scan.structured(structure, &list, progress)
         }
-        if scan.identity.load(Ordering::Relaxed) {
-            return alpha; // disjoint supports: Theorem 7
-        }
-        for a in next..end {
-            progress(a + 1, n);
-        }
-        next = end;
-    }
-    scan.best().min(alpha)
+        Rows::Dense { data, .. } => scan.dense(data, n, progress),
+    };
+    if identity { alpha } else { scan.best().min(alpha) }
 }
 
-/// Rows q per round of the structured scan.
-const STRUCTURED_ROUND: usize = 64;
+/// Pairs per round of the structured scan (progress is reported after each round).
+const STRUCTURED_ROUND: usize = 1 << 16;
+
+/// Pairs per parallel work item of the structured scan.
+const STRUCTURED_ITEM: usize = 1024;
 
 /// About the work of one structured pair, in row entries (for [`par::map`]).
 const STRUCTURED_PAIR_WORK: usize = 16;
@@ -123,12 +109,57 @@ impl Scan {
         }
     }
 
-    /// All pairs (q, d) with q = row a of `rows`, each as its explicit states and its bulk.
-    fn structured_row(&self, rows: &RowStructure, a: usize) {
+    /// The dense scan: tiles of rows q in parallel, in rounds of [`ROUND_TILES`] tiles, with
+    /// `progress` after each round. True when two rows with disjoint supports were found.
+    fn dense(&self, data: &[f64], n: usize, progress: &dyn Fn(usize, usize)) -> bool {
+        let mut next = 0;
+        while next < n {
+            let end = (next + ROUND_TILES * TILE).min(n);
+            let tiles = next.div_ceil(TILE)..end.div_ceil(TILE);
+            par::map(tiles, (end - next) * n * n, |t| self.tile(data, n, t * TILE));
+            if self.identity.load(Ordering::Relaxed) {
+                return true;
+            }
+            (next..end).for_each(|a| progress(a + 1, n));
+            next = end;
+        }
+        false
+    }
+
+    /// The structured scan over the pairs of `list` (each as its explicit states and its
+    /// bulk), in parallel, in rounds of [`STRUCTURED_ROUND`] pairs, with `progress` after each
+    /// round for the rows all of whose pairs are behind. True when two rows with disjoint
+    /// supports were found.
+    fn structured(&self, rows: &RowStructure, list: &PairList, progress: &dyn Fn(usize, usize)) -> bool {
+        let n = rows.n();
+        let (mut next, mut reported) = (0, 0);
+        while next < list.len() {
+            let end = (next + STRUCTURED_ROUND).min(list.len());
+            let items = (end - next).div_ceil(STRUCTURED_ITEM);
+            par::map(0..items, (end - next) * STRUCTURED_PAIR_WORK, |k| {
+                let from = next + k * STRUCTURED_ITEM;
+                self.structured_pairs(rows, (from..(from + STRUCTURED_ITEM).min(end)).map(|k| list.get(k)));
+            });
+            if self.identity.load(Ordering::Relaxed) {
+                return true;
+            }
+            next = end;
+            let done = if next < list.len() { list.get(next) / n } else { n };
+            while reported < done {
+                reported += 1;
+                progress(reported, n);
+            }
+        }
+        false
+    }
+
+    /// The pairs a·n + b of `pairs` (q = row a, d = row b), each as its explicit states and its
+    /// bulk.
+    fn structured_pairs(&self, rows: &RowStructure, pairs: impl Iterator<Item = usize>) {
         let n = rows.n();
         let (mut buf, mut sel) = (PairBuf::default(), Selection::default());
         let mut bar = Bar::new(self.best(), n, self.alpha);
-        for b in (0..n).filter(|&b| b != a) {
+        for (a, b) in pairs.map(|p| (p / n, p % n)).filter(|(a, b)| a != b) {
             if self.identity.load(Ordering::Relaxed) {
                 return;
             }

@@ -244,10 +244,6 @@ impl RowStructure {
 #[derive(Debug, Clone)]
 pub(crate) struct PairClasses {
     n: usize,
-    /// The type of each row.
-    types: Vec<u32>,
-    /// Number of types.
-    count: usize,
     /// For each row, the rows whose exceptions share a column with its own, ascending.
     overlaps: Vec<Vec<u32>>,
     /// For each pair of types (ta·count + tb), the first pair a·n + b of those types with
@@ -297,35 +293,48 @@ impl PairClasses {
             }
             overlaps.push(near);
         }
+        // The first pair of each pair of types: for type ta, its first row a that has, for
+        // type tb, a row b ≠ a of that type whose exceptions are apart from a's; rows of one
+        // type ascending, so the first such a gives the smallest a·n + b.
+        let mut of_type: Vec<Vec<u32>> = vec![Vec::new(); count];
+        types.iter().enumerate().for_each(|(j, &t)| of_type[t as usize].push(j as u32));
         let mut first = vec![u64::MAX; count * count];
-        let mut open = count * count;
-        'rows: for a in 0..n {
-            for b in (0..n).filter(|&b| b != a && overlaps[a].binary_search(&(b as u32)).is_err()) {
-                let slot = &mut first[types[a] as usize * count + types[b] as usize];
-                if *slot == u64::MAX {
-                    *slot = (a * n + b) as u64;
-                    open -= 1;
-                    if open == 0 {
-                        break 'rows;
+        for ta in 0..count {
+            let mut open: Vec<usize> = (0..count).collect();
+            for &a in &of_type[ta] {
+                let a = a as usize;
+                open.retain(|&tb| {
+                    let apart = of_type[tb]
+                        .iter()
+                        .map(|&b| b as usize)
+                        .find(|&b| b != a && overlaps[a].binary_search(&(b as u32)).is_err());
+                    match apart {
+                        Some(b) => {
+                            first[ta * count + tb] = (a * n + b) as u64;
+                            false
+                        }
+                        None => true,
                     }
+                });
+                if open.is_empty() {
+                    break;
                 }
             }
         }
-        Some(Self { n, types, count, overlaps, first })
+        Some(Self { n, overlaps, first })
     }
 
-    /// Whether the exceptions of rows a and b share a column.
-    fn overlap(&self, a: usize, b: usize) -> bool {
-        self.overlaps[a].binary_search(&(b as u32)).is_ok()
-    }
-
-    /// Whether the pair (a, b), a ≠ b, is a later pair of a class whose first pair is scanned.
-    pub(crate) fn is_repeat(&self, a: usize, b: usize) -> bool {
-        if self.overlap(a, b) {
-            return false;
-        }
-        let class = self.types[a] as usize * self.count + self.types[b] as usize;
-        self.first[class] != (a * self.n + b) as u64
+    /// The ordered pairs a·n + b the set-ups scan, ascending: every pair of distinct rows
+    /// whose exceptions share a column, and the first pair of each pair of types.
+    pub(crate) fn pairs_to_scan(&self) -> Vec<usize> {
+        let near = self.overlaps.iter().enumerate().flat_map(|(a, near)| {
+            near.iter().map(|&b| b as usize).filter(move |&b| b != a).map(move |b| a * self.n + b)
+        });
+        let firsts = self.first.iter().filter(|&&p| p != u64::MAX).map(|&p| p as usize);
+        let mut pairs: Vec<usize> = near.chain(firsts).collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        pairs
     }
 }
 
@@ -370,9 +379,13 @@ impl<'m> Rows<'m> {
         }
     }
 
-    /// Whether the pair (a, b) repeats one scanned before it ([`PairClasses`]).
-    pub(crate) fn is_repeat(self, a: usize, b: usize) -> bool {
-        matches!(self, Rows::Structured(_, Some(classes)) if classes.is_repeat(a, b))
+    /// The ordered pairs a·n + b a scan visits: those [`PairClasses::pairs_to_scan`] gives,
+    /// or all n² of them.
+    pub(crate) fn pairs(self) -> PairList {
+        match self {
+            Rows::Structured(_, Some(classes)) => PairList::Listed(classes.pairs_to_scan()),
+            _ => PairList::All(self.n() * self.n()),
+        }
     }
 
     /// max_i of row j, and its smallest positive entry (∞ for none).
@@ -386,6 +399,32 @@ impl<'m> Rows<'m> {
                 )
             }
             Rows::Structured(rows, _) => (rows.row_max(j), rows.row_min_positive(j)),
+        }
+    }
+}
+
+/// The ordered pairs a·n + b a scan visits, ascending.
+pub(crate) enum PairList {
+    /// All pairs 0..N.
+    All(usize),
+    /// These.
+    Listed(Vec<usize>),
+}
+
+impl PairList {
+    /// Number of pairs.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            PairList::All(total) => *total,
+            PairList::Listed(pairs) => pairs.len(),
+        }
+    }
+
+    /// The k-th pair.
+    pub(crate) fn get(&self, k: usize) -> usize {
+        match self {
+            PairList::All(_) => k,
+            PairList::Listed(pairs) => pairs[k],
         }
     }
 }
@@ -447,14 +486,13 @@ mod tests {
             .collect();
         let m = TransitionMatrix::new(rows).unwrap();
         let structure = RowStructure::of(&m);
-        let classes = PairClasses::new(&structure).unwrap();
-        assert_eq!(classes.count, 1);
-        // Rows within two cells share a column: all scanned.
-        for (a, b) in [(0, 1), (0, 2), (3, 1), (7, 0), (0, 6)] {
-            assert!(!classes.is_repeat(a, b), "({a}, {b}) overlaps");
+        let scanned = PairClasses::new(&structure).unwrap().pairs_to_scan();
+        // Rows within two cells share a column: all scanned. Of the far pairs (one type of
+        // row, so one class), the first, (0, 3), alone: 8 × 4 + 1 pairs.
+        assert_eq!(scanned.len(), 8 * 4 + 1);
+        for (a, b) in [(0, 1), (0, 2), (3, 1), (7, 0), (0, 6), (0, 3)] {
+            assert!(scanned.contains(&(a * n + b)), "({a}, {b}) is scanned");
         }
-        // The first far pair is (0, 3); every other far pair repeats it, and is the same pair.
-        assert!(!classes.is_repeat(0, 3));
         let mut buf = PairBuf::default();
         let sorted = |(q, d, bulk): (&[f64], &[f64], Bulk)| {
             let mut v: Vec<(u64, u64)> = q.iter().zip(d).map(|(a, b)| (a.to_bits(), b.to_bits())).collect();
@@ -462,8 +500,9 @@ mod tests {
             (v, bulk)
         };
         let first = sorted(structure.pair(0, 3, &mut buf));
+        // Every far pair left out is the first one, its states in another order.
         for (a, b) in [(0, 4), (0, 5), (1, 4), (2, 7), (5, 1)] {
-            assert!(classes.is_repeat(a, b), "({a}, {b})");
+            assert!(!scanned.contains(&(a * n + b)), "({a}, {b}) is left out");
             assert_eq!(sorted(structure.pair(a, b, &mut buf)), first, "({a}, {b})");
         }
     }
