@@ -215,7 +215,7 @@ pub fn sparse_matrix_text(comment: &str, matrix: &TransitionMatrix) -> String {
     out.push('\n');
     for (from, row) in matrix.rows().enumerate() {
         match row.sparse_parts() {
-            Some((base, cols, vals)) if base == 0.0 => {
+            Some((0.0, cols, vals)) => {
                 for (&to, &p) in cols.iter().zip(vals) {
                     out.push_str(&format!("{from},{to},{p}\n"));
                 }
