@@ -7,7 +7,7 @@
 use rand::Rng;
 use rand::distr::Distribution;
 use rand::distr::weighted::WeightedIndex;
-use tpl_core::TransitionMatrix;
+use tpl_core::{Row, TransitionMatrix};
 
 use crate::error::{CompareError, DistributionFault, Result};
 
@@ -31,7 +31,9 @@ pub const DISTRIBUTION_TOLERANCE: f64 = 1e-9;
 ///
 /// # Runtime
 /// O(n²) to tabulate the cumulative rows, then O(log n) per user-step (`rand`'s
-/// `WeightedIndex`).
+/// `WeightedIndex`). A sparse matrix's rows are tabulated as they are stored, O(k) for k
+/// exceptions: a step draws an exception, or the row's base mass as a whole and then a
+/// column uniformly among the others.
 ///
 /// ```
 /// use tpl_compare::{Seed, simulate_users};
@@ -56,7 +58,7 @@ pub fn simulate_users<R: Rng + ?Sized>(
         return Err(CompareError::EmptyPopulation { users, horizon });
     }
     let start = categorical(initial)?;
-    let rows = forward.rows().map(|row| categorical(&row.to_vec())).collect::<Result<Vec<_>>>()?;
+    let rows = forward.rows().map(RowSampler::new).collect::<Result<Vec<_>>>()?;
     let mut states = Vec::with_capacity(horizon);
     states.push((0..users).map(|_| start.sample(rng)).collect::<Vec<_>>());
     for t in 1..horizon {
@@ -64,6 +66,49 @@ pub fn simulate_users<R: Rng + ?Sized>(
         states.push(next);
     }
     Ok(states)
+}
+
+/// Draws the next state from one row of a transition matrix.
+enum RowSampler<'a> {
+    /// Over the n entries of a dense row.
+    Dense(WeightedIndex<f64>),
+    /// Over a sparse row's exceptions and, as one more outcome, its base mass: `cols` are the
+    /// exceptions' columns; the last outcome is a column uniform among the other n − k.
+    Sparse { pick: WeightedIndex<f64>, cols: &'a [u32], n: usize },
+}
+
+impl<'a> RowSampler<'a> {
+    fn new(row: Row<'a>) -> Result<Self> {
+        match row.sparse_parts() {
+            // With most columns at the base, a uniform column is one of them within a few
+            // tries; otherwise the row is tabulated whole.
+            Some((base, cols, vals)) if 2 * cols.len() <= row.len() => {
+                let rest = (row.len() - cols.len()) as f64 * base;
+                let weights: Vec<f64> = vals.iter().copied().chain([rest]).collect();
+                Ok(Self::Sparse { pick: categorical(&weights)?, cols, n: row.len() })
+            }
+            _ => Ok(Self::Dense(categorical(&row.to_vec())?)),
+        }
+    }
+
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> usize {
+        match self {
+            Self::Dense(pick) => pick.sample(rng),
+            Self::Sparse { pick, cols, n } => {
+                let k = pick.sample(rng);
+                if let Some(&col) = cols.get(k) {
+                    return col as usize;
+                }
+                // Uniform among the columns that are not exceptions (at least half of them).
+                loop {
+                    let col = rng.random_range(0..*n);
+                    if cols.binary_search(&(col as u32)).is_err() {
+                        return col;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The histogram of a dense stream over n states: `counts[t][i]` = number of users in
@@ -112,7 +157,7 @@ fn check_distribution(p: &[f64], n: usize) -> Result<()> {
 }
 
 /// The categorical distribution of a checked probability vector (or a row of a checked
-/// stochastic matrix): finite, non-negative, summing to 1.
+/// stochastic matrix, or its exceptions and base mass): finite, non-negative, summing to 1.
 fn categorical(p: &[f64]) -> Result<WeightedIndex<f64>> {
     // Unreachable for checked inputs; mapped rather than unwrapped all the same.
     WeightedIndex::new(p).map_err(|_| CompareError::BadDistribution(DistributionFault::Sum(p.iter().sum())))
@@ -125,6 +170,29 @@ mod tests {
 
     fn rng(seed: u64) -> rand_chacha::ChaCha20Rng {
         Seed::given(seed).rng("test", 0)
+    }
+
+    #[test]
+    fn a_sparse_row_draws_its_exceptions_and_its_base_columns_as_often_as_they_weigh() {
+        // A ring of 40 cells, smoothed: from cell 0, 0.5 stays, 0.25 to each neighbour before
+        // smoothing, and every other cell the same small base.
+        let n = 40;
+        let ring =
+            (0..n).flat_map(|i| [(i, i, 0.5), (i, (i + 1) % n, 0.25), (i, (i + n - 1) % n, 0.25)]).collect();
+        let p = TransitionMatrix::from_entries(n, ring).unwrap().smoothed(0.02).unwrap();
+        let users = 200_000;
+        let mut start = vec![0.0; n];
+        start[0] = 1.0;
+        let states = simulate_users(&p, &start, users, 2, &mut rng(4)).unwrap();
+        let mut seen = vec![0usize; n];
+        states[1].iter().for_each(|&s| seen[s] += 1);
+        for (cell, (&count, &prob)) in seen.iter().zip(p.row(0).iter()).enumerate() {
+            let (mean, sd) = (users as f64 * prob, (users as f64 * prob * (1.0 - prob)).sqrt());
+            assert!(
+                (count as f64 - mean).abs() <= 5.0 * sd,
+                "cell {cell}: {count} draws, {mean:.0} expected"
+            );
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use clap::Args;
 use serde_json::{Value, json};
 use tpl_compare::{Seed, USERS_STREAM, histogram, simulate_users};
 use tpl_core::TransitionMatrix;
-use tpl_io::{counts_text, matrix_text, stream_text};
+use tpl_io::{counts_text, matrix_text, sparse_matrix_text, stream_text};
 
 use crate::args::SeedArgs;
 use crate::error::{CliError, Result};
@@ -128,8 +128,14 @@ fn write_outputs(
     write_file(&dir.join("stream.csv"), &stream_text(states))?;
     write_file(&dir.join("counts.csv"), &counts_text(counts))?;
     let comment = format!("tpl simulate (seed {seed}): the forward matrix the users moved by");
-    let rows = forward.rows().map(|r| r.iter().map(f64::to_string).collect());
-    write_file(&dir.join("transition_forward.csv"), &matrix_text(&comment, rows))
+    // A sparse matrix is written sparse when that form holds it: its rows' bases are 0.
+    let sparse = forward.is_sparse() && forward.rows().all(|r| r.sparse_parts().is_some_and(|p| p.0 == 0.0));
+    let text = if sparse {
+        sparse_matrix_text(&comment, forward)
+    } else {
+        matrix_text(&comment, forward.rows().map(|r| r.iter().map(f64::to_string).collect()))
+    };
+    write_file(&dir.join("transition_forward.csv"), &text)
 }
 
 impl Report for SimulateReport {
