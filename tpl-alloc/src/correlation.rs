@@ -31,16 +31,50 @@ impl Correlation {
     /// [`tpl_core::CoreError::MatrixSizes`] when both are given over different numbers of
     /// states.
     pub fn new(backward: Option<&TransitionMatrix>, forward: Option<&TransitionMatrix>) -> Result<Self> {
-        if let (Some(b), Some(f)) = (backward, forward)
-            && b.n() != f.n()
-        {
-            return Err(CoreError::MatrixSizes { backward: b.n(), forward: f.n() }.into());
-        }
+        Self::check_sizes(backward, forward)?;
         Ok(Self {
             backward: backward.map(PiecewiseLoss::new),
             forward: forward.map(PiecewiseLoss::new),
             matrices: (backward.cloned(), forward.cloned()),
         })
+    }
+
+    /// The correlation of the given matrices with their loss functions computed beforehand
+    /// (each [`PiecewiseLoss::new`] of its matrix, or rebuilt by
+    /// [`PiecewiseLoss::from_candidates`] from what an earlier run kept): no set-up is done.
+    /// The caller answers for each loss being its matrix's.
+    ///
+    /// # Errors
+    /// As [`Correlation::new`].
+    pub fn with_losses(
+        backward: Option<(&TransitionMatrix, PiecewiseLoss)>,
+        forward: Option<(&TransitionMatrix, PiecewiseLoss)>,
+    ) -> Result<Self> {
+        Self::check_sizes(backward.as_ref().map(|b| b.0), forward.as_ref().map(|f| f.0))?;
+        let matrices = (backward.as_ref().map(|b| b.0.clone()), forward.as_ref().map(|f| f.0.clone()));
+        Ok(Self { backward: backward.map(|b| b.1), forward: forward.map(|f| f.1), matrices })
+    }
+
+    /// Checks that matrices given on both sides have the same number of states, without
+    /// computing anything else.
+    ///
+    /// # Errors
+    /// [`tpl_core::CoreError::MatrixSizes`] otherwise.
+    pub fn check_sizes(
+        backward: Option<&TransitionMatrix>,
+        forward: Option<&TransitionMatrix>,
+    ) -> Result<()> {
+        match (backward, forward) {
+            (Some(b), Some(f)) if b.n() != f.n() => {
+                Err(CoreError::MatrixSizes { backward: b.n(), forward: f.n() }.into())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The loss functions L_B and L_F, where known (what a durable stream keeps).
+    pub fn losses(&self) -> (Option<&PiecewiseLoss>, Option<&PiecewiseLoss>) {
+        (self.backward.as_ref(), self.forward.as_ref())
     }
 
     /// An online accountant with these evaluators: from T > 2 steps on, its values are

@@ -46,6 +46,19 @@ pub enum CoreError {
         /// Number of states.
         n: usize,
     },
+    /// A candidate of a stored piecewise loss that is not finite with d ≥ 0 and δ > 0 (or any
+    /// candidate of the identity loss, which has none).
+    #[error(
+        "stored loss candidate {index} (d = {d}, delta = {delta}) is not a candidate: d must be finite and ≥ 0, delta finite and > 0"
+    )]
+    BadCandidate {
+        /// 1-based position.
+        index: usize,
+        /// Its d.
+        d: f64,
+        /// Its δ.
+        delta: f64,
+    },
     /// A sparse matrix entry given twice.
     #[error("transition matrix entry from state {from} to state {to} is given twice")]
     RepeatedEntry {

@@ -54,6 +54,17 @@ proptest! {
         }
     }
 
+    /// A piecewise function rebuilt from its candidates (what a durable stream stores) is the
+    /// same function, bit for bit.
+    #[test]
+    fn a_piecewise_loss_rebuilt_from_its_candidates_is_the_same(m in few_entries(1..20), alpha in alpha()) {
+        let l = PiecewiseLoss::new(&m);
+        let kept = PiecewiseLoss::from_candidates(l.is_identity(), l.candidates().to_vec()).unwrap();
+        prop_assert_eq!(kept.candidates(), l.candidates());
+        prop_assert_eq!(kept.loss(alpha).to_bits(), l.loss(alpha).to_bits());
+        prop_assert_eq!(kept.segments(50.0), l.segments(50.0));
+    }
+
     #[test]
     fn smoothing_keeps_a_matrix_sparse_and_equal_to_the_dense_smoothing(dense in few_entries(1..20), s in 1e-8f64..10.0) {
         let sparse = TransitionMatrix::from_entries(dense.n(), entries(&dense)).unwrap().smoothed(s).unwrap();
@@ -63,6 +74,21 @@ proptest! {
             prop_assert!(a.iter().zip(b.iter()).all(|(x, y)| (x - y).abs() <= 1e-15 * x.max(*y)), "{a:?} vs {b:?}");
         }
     }
+}
+
+#[test]
+fn bad_candidates_are_refused() {
+    use tpl_core::Candidate;
+    let bad = |c: Candidate| PiecewiseLoss::from_candidates(false, vec![Candidate { d: 0.1, delta: 0.2 }, c]);
+    for c in [
+        Candidate { d: -0.1, delta: 0.2 },
+        Candidate { d: 0.1, delta: 0.0 },
+        Candidate { d: f64::NAN, delta: 1.0 },
+    ] {
+        assert!(matches!(bad(c), Err(CoreError::BadCandidate { index: 2, .. })), "{c:?}");
+    }
+    assert!(PiecewiseLoss::from_candidates(true, vec![Candidate { d: 0.1, delta: 0.2 }]).is_err());
+    assert!(PiecewiseLoss::from_candidates(true, vec![]).unwrap().is_identity());
 }
 
 #[test]

@@ -261,7 +261,9 @@ impl StreamConfig {
                 return Err(StreamError::Config(ConfigError::AlphaNeedsMatrix));
             }
         }
-        self.correlation()?;
+        // Sizes only: the loss functions are computed once, when the stream is created.
+        Correlation::check_sizes(self.backward.as_ref(), self.forward.as_ref())
+            .map_err(|e| StreamError::Config(ConfigError::Matrices(e)))?;
         // The scheme builds (a plan it refuses is named here, before any file exists).
         if let (SchemeChoice::Custom(_), None) = (&self.scheme, factory) {
             return Ok(());

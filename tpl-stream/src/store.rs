@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 use sha2::{Digest, Sha256};
-use tpl_core::TransitionMatrix;
+use tpl_alloc::Correlation;
+use tpl_core::{Candidate, PiecewiseLoss, TransitionMatrix};
 
 use crate::config::{Sampler, SchemeChoice, StreamConfig};
 use crate::error::{Result, StreamError};
@@ -35,6 +36,13 @@ CREATE TABLE params (
     forward_sha256 TEXT,
     budgets TEXT NOT NULL,
     budgets_sha256 TEXT NOT NULL
+) STRICT;
+CREATE TABLE loss_setup (
+    side TEXT PRIMARY KEY CHECK (side IN ('backward', 'forward')),
+    matrix_sha256 TEXT NOT NULL,
+    identity INTEGER NOT NULL CHECK (identity IN (0, 1)),
+    candidates TEXT NOT NULL,
+    candidates_sha256 TEXT NOT NULL
 ) STRICT;
 ";
 
@@ -317,7 +325,12 @@ pub fn has_log(path: &Path) -> bool {
 
 /// Sets up a fresh database: WAL, the identification, the tables, the parameters and the
 /// identifier of the stream's key (`key_id`, [`crate::StreamKey::id`]).
-pub fn initialise(conn: &mut Connection, config: &StreamConfig, key_id: &str) -> rusqlite::Result<()> {
+pub fn initialise(
+    conn: &mut Connection,
+    config: &StreamConfig,
+    key_id: &str,
+    correlation: Option<&Correlation>,
+) -> rusqlite::Result<()> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "application_id", APPLICATION_ID)?;
     let tx = conn.transaction()?;
@@ -350,8 +363,83 @@ pub fn initialise(conn: &mut Connection, config: &StreamConfig, key_id: &str) ->
             sha256_hex(&budgets),
         ],
     )?;
+    // The loss functions of the matrices, so that no later process computes them again.
+    let (lb, lf) = correlation.map_or((None, None), Correlation::losses);
+    for (side, text, loss) in [("backward", &pb, lb), ("forward", &pf, lf)] {
+        if let (Some(text), Some(loss)) = (text, loss) {
+            let candidates: Vec<[f64; 2]> = loss.candidates().iter().map(|c| [c.d, c.delta]).collect();
+            let candidates = serde_json::to_string(&candidates).unwrap_or_else(|_| "[]".into());
+            tx.execute(
+                "INSERT INTO loss_setup (side, matrix_sha256, identity, candidates, candidates_sha256)                  VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![side, sha256_hex(text), loss.is_identity(), candidates, sha256_hex(&candidates)],
+            )?;
+        }
+    }
     tx.pragma_update(None, "user_version", FORMAT_VERSION)?;
     tx.commit()
+}
+
+/// The correlation of `config`'s matrices from the loss functions the file kept
+/// ([`initialise`]), each checked against the SHA-256 of its candidates and bound to its
+/// matrix by the matrix's SHA-256 (`shas`: backward, forward). `None` without matrices, or for
+/// a file made before the table existed (the caller then computes them).
+///
+/// # Errors
+/// [`StreamError::Corrupt`] for a kept function that does not match its digest or its matrix,
+/// or that is not a loss function.
+fn read_setup(
+    conn: &Connection,
+    path: &Path,
+    config: &StreamConfig,
+    shas: [Option<&str>; 2],
+) -> Result<Option<Correlation>> {
+    let corrupt = |reason: String| StreamError::Corrupt { path: path.to_path_buf(), reason };
+    let kept: bool = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'loss_setup'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map_err(|e| sqlite_error(path, e))?
+        > 0;
+    if !kept || (config.backward.is_none() && config.forward.is_none()) {
+        return Ok(None);
+    }
+    let side = |name: &str, sha: Option<&str>| -> Result<PiecewiseLoss> {
+        type Kept = (String, bool, String, String);
+        let row: Option<Kept> = conn
+            .query_row(
+                "SELECT matrix_sha256, identity, candidates, candidates_sha256 FROM loss_setup WHERE side = ?1",
+                [name],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()
+            .map_err(|e| sqlite_error(path, e))?;
+        let Some((matrix_sha, identity, text, text_sha)) = row else {
+            return Err(corrupt(format!("the kept loss function of the {name} matrix is missing")));
+        };
+        if Some(matrix_sha.as_str()) != sha || sha256_hex(&text) != text_sha {
+            return Err(corrupt(format!(
+                "the kept loss function of the {name} matrix does not match its SHA-256 or its matrix"
+            )));
+        }
+        let pairs: Vec<[f64; 2]> = serde_json::from_str(&text)
+            .map_err(|e| corrupt(format!("the kept loss function of the {name} matrix: {e}")))?;
+        let candidates = pairs.into_iter().map(|[d, delta]| Candidate { d, delta }).collect();
+        PiecewiseLoss::from_candidates(identity, candidates)
+            .map_err(|e| corrupt(format!("the kept loss function of the {name} matrix: {e}")))
+    };
+    let backward = match &config.backward {
+        Some(m) => Some((m, side("backward", shas[0])?)),
+        None => None,
+    };
+    let forward = match &config.forward {
+        Some(m) => Some((m, side("forward", shas[1])?)),
+        None => None,
+    };
+    Correlation::with_losses(backward, forward)
+        .map(Some)
+        .map_err(|e| corrupt(format!("the kept loss functions: {e}")))
 }
 
 /// A matrix as JSON rows (full-precision numbers).
@@ -372,6 +460,23 @@ pub struct Stored {
     pub root: Link,
     /// The identifier of the stream's key (format 2).
     pub key_id: Option<String>,
+    /// The correlation from the loss functions the file kept (`None`: no matrices, or a file
+    /// made before they were kept).
+    pub setup: Option<Correlation>,
+}
+
+impl Stored {
+    /// The adversary's correlation: the kept one, or computed from the matrices (a file that
+    /// kept none).
+    ///
+    /// # Errors
+    /// As [`StreamConfig::correlation`].
+    pub fn correlation(&self) -> Result<Option<Correlation>> {
+        match &self.setup {
+            Some(kept) => Ok(Some(kept.clone())),
+            None => self.config.correlation(),
+        }
+    }
 }
 
 /// Checks that the open database is a tpl stream of a version this crate reads, and reads
@@ -455,7 +560,8 @@ pub fn read_config(conn: &Connection, path: &Path) -> Result<Stored> {
     };
     config.check().map_err(|e| corrupt(format!("stored parameters: {e}")))?;
     let root = chain_root(&config, [shas[0].as_deref(), shas[1].as_deref(), shas[2].as_deref()]);
-    Ok(Stored { config, version, root, key_id })
+    let setup = read_setup(conn, path, &config, [shas[0].as_deref(), shas[1].as_deref()])?;
+    Ok(Stored { config, version, root, key_id, setup })
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params};
-use tpl_alloc::{GuaranteedAudit, Spending, guaranteed_audit};
+use tpl_alloc::{Correlation, GuaranteedAudit, Spending, guaranteed_audit};
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{
     Mechanism, NoiseSource, PrivacyGuarantee, StepBudget, StepOutcome, StreamScheme, WindowLedger,
@@ -59,7 +59,7 @@ pub struct Pushed {
 }
 
 /// Where the stream stands: the data of `tpl stream status`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Status {
     /// The parameters.
     pub config: StreamConfig,
@@ -82,6 +82,25 @@ pub struct Status {
     /// ([`docs/stream.md`](tpl_core::guide::stream) §6): recorded outside the file, it pins every
     /// step so far. `None` before the first step or for format 1.
     pub chain_head: Option<String>,
+    /// The adversary's correlation as the stream read it (its kept loss functions), for
+    /// [`Status::guaranteed`]: a function of `config`.
+    correlation: Option<Correlation>,
+}
+
+/// Two statuses are equal when their data are; the correlation they carry follows from
+/// their parameters.
+impl PartialEq for Status {
+    fn eq(&self, other: &Self) -> bool {
+        self.config == other.config
+            && self.budgets == other.budgets
+            && self.published == other.published
+            && self.refused == other.refused
+            && self.last_key == other.last_key
+            && self.max_window_spend == other.max_window_spend
+            && self.realized == other.realized
+            && self.format_version == other.format_version
+            && self.chain_head == other.chain_head
+    }
 }
 
 impl Status {
@@ -106,7 +125,7 @@ impl Status {
     pub fn guaranteed_with(&self, factory: Option<&dyn SchemeFactory>) -> Result<Option<GuaranteedAudit>> {
         let c = &self.config;
         let steps = self.budgets.len();
-        let Some(corr) = c.correlation()?.filter(|_| steps > 0) else {
+        let Some(corr) = self.correlation.as_ref().filter(|_| steps > 0) else {
             return Ok(None);
         };
         // The scheme only states its caps here; its mechanism never draws.
@@ -114,7 +133,7 @@ impl Status {
             build_scheme(c, tpl_mechanisms::LaplaceMechanism::new(c.sampler.from_os_rng()), factory)?;
         let s = effective_spending(scheme.as_ref(), steps);
         let spending = Spending::from_caps(&s.caps, s.fixed, s.window_limit);
-        Ok(Some(guaranteed_audit(&corr, spending, Some(c.window.min(steps)))?))
+        Ok(Some(guaranteed_audit(corr, spending, Some(c.window.min(steps)))?))
     }
 }
 
@@ -169,7 +188,7 @@ impl State {
         let guard = Arc::new(Mutex::new(Guard::new(
             config.epsilon,
             config.sensitivity,
-            config.correlation()?,
+            stored.correlation()?,
             config.alpha,
             config.window,
         )?));
@@ -245,8 +264,10 @@ impl DurableStream {
         factory: Option<&dyn SchemeFactory>,
     ) -> Result<()> {
         config.check_with(factory)?;
+        // The loss functions of the matrices: computed here once, kept in the file.
+        let correlation = config.correlation()?;
         // Dry-runs the first steps with the scheme (a custom one without its factory is refused).
-        check_steps(config, factory)?;
+        check_steps(config, correlation.clone(), factory)?;
         match std::fs::symlink_metadata(path) {
             Ok(_) => return Err(StreamError::Exists { path: path.to_path_buf() }),
             Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
@@ -262,7 +283,7 @@ impl DurableStream {
         let building = Building::new(path)?;
         let made = Connection::open_with_flags(building.path(), OpenFlags::SQLITE_OPEN_READ_WRITE).and_then(
             |mut conn| {
-                initialise(&mut conn, config, &secret.id())?;
+                initialise(&mut conn, config, &secret.id(), correlation.as_ref())?;
                 conn.close().map_err(|(_, e)| e)
             },
         );
@@ -694,6 +715,7 @@ impl DurableStream {
             realized,
             format_version: self.stored.version,
             chain_head: (self.stored.version >= 2 && !steps.is_empty()).then(|| hex(&state.last_link)),
+            correlation: self.stored.correlation()?,
         };
         Ok((status, steps))
     }
@@ -838,7 +860,11 @@ impl NoiseSource for Dry {
 ///
 /// # Errors
 /// [`StreamError::Config`] naming the parameters at fault.
-fn check_steps(config: &StreamConfig, factory: Option<&dyn SchemeFactory>) -> Result<()> {
+fn check_steps(
+    config: &StreamConfig,
+    correlation: Option<Correlation>,
+    factory: Option<&dyn SchemeFactory>,
+) -> Result<()> {
     let integer = config.sampler.from_os_rng().integer_valued();
     let infeasible = |t: usize, e: &dyn std::fmt::Display| {
         StreamError::Config(ConfigError::StepEpsilon {
@@ -849,7 +875,13 @@ fn check_steps(config: &StreamConfig, factory: Option<&dyn SchemeFactory>) -> Re
             reason: e.to_string(),
         })
     };
-    let stored = Stored { config: config.clone(), version: FORMAT_VERSION, root: [0; 32], key_id: None };
+    let stored = Stored {
+        config: config.clone(),
+        version: FORMAT_VERSION,
+        root: [0; 32],
+        key_id: None,
+        setup: correlation,
+    };
     let mut state = State::new(&stored, Box::new(Dry(integer)), factory)?;
     for t in 1..=2 {
         lock(&state.guard).begin();

@@ -1,0 +1,67 @@
+//! The loss functions of a stream's matrices are computed once, when it is created, and kept
+//! in the file: later processes read them (checked against their digest and their matrix)
+//! instead of computing them, and give the same leakage; a file made before they were kept
+//! computes them as it always did.
+
+use std::path::PathBuf;
+
+use tpl_core::TransitionMatrix;
+use tpl_mechanisms::SchemeKind;
+use tpl_stream::{DurableStream, StreamConfig, StreamError};
+
+/// A stream of `bd` (ε = 1, w = 3, α = 4) over two 3-state matrices, pushed three steps, in a
+/// fresh folder.
+fn stream() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    let backward =
+        TransitionMatrix::new(vec![vec![0.8, 0.1, 0.1], vec![0.2, 0.7, 0.1], vec![0.1, 0.2, 0.7]]).unwrap();
+    let forward = TransitionMatrix::smoothed_identity(3, 0.2).unwrap();
+    let mut config = StreamConfig::new(SchemeKind::Bd, 1.0, 3);
+    config.backward = Some(backward);
+    config.forward = Some(forward);
+    config.alpha = Some(4.0);
+    DurableStream::create(&path, &config).unwrap();
+    let mut s = DurableStream::open(&path).unwrap();
+    for (key, counts) in [[5.0, 3.0, 2.0], [4.0, 4.0, 2.0], [1.0, 6.0, 3.0]].iter().enumerate() {
+        s.push(Some(key as i64), counts).unwrap();
+    }
+    (dir, path)
+}
+
+fn sql(path: &PathBuf, statement: &str) {
+    rusqlite::Connection::open(path).unwrap().execute_batch(statement).unwrap();
+}
+
+#[test]
+fn the_kept_loss_functions_give_the_leakage_of_computed_ones() {
+    let (_dir, path) = stream();
+    let kept = DurableStream::open(&path).unwrap().status().unwrap();
+    let guaranteed = kept.guaranteed().unwrap();
+    assert!(kept.realized.is_some() && guaranteed.is_some());
+    // The same file without the kept functions (as a stream made before them): computed.
+    sql(&path, "DROP TABLE loss_setup;");
+    let computed = DurableStream::open(&path).unwrap().status().unwrap();
+    assert_eq!(computed, kept);
+    assert_eq!(computed.realized, kept.realized);
+    assert_eq!(computed.guaranteed().unwrap(), guaranteed);
+}
+
+#[test]
+fn a_kept_function_that_does_not_match_its_digest_or_matrix_is_refused() {
+    for edit in [
+        "UPDATE loss_setup SET candidates = '[[0.1,0.9]]' WHERE side = 'backward';",
+        "UPDATE loss_setup SET matrix_sha256 = 'ab' WHERE side = 'forward';",
+        "DELETE FROM loss_setup WHERE side = 'forward';",
+    ] {
+        let (_dir, path) = stream();
+        sql(&path, edit);
+        match DurableStream::open(&path) {
+            Err(StreamError::Corrupt { reason, .. }) => {
+                assert!(reason.contains("kept loss function"), "{edit}: {reason}")
+            }
+            Err(other) => panic!("{edit}: {other}"),
+            Ok(_) => panic!("{edit}: opened"),
+        }
+    }
+}
