@@ -226,6 +226,57 @@ impl TransitionMatrix {
         Self::checked_entry_list(n, entries)?.normalize_rows()
     }
 
+    /// The n×n sparse matrix whose row j is `rows[j].0` in every column except those of
+    /// `rows[j].1`, (column, entry) pairs with columns ascending, entries above the base: the
+    /// form [`Row::sparse_parts`] reads back (a smoothed sparse matrix has a base > 0).
+    ///
+    /// # Errors
+    /// [`CoreError::NotSquare`] unless there are n rows; [`CoreError::EntryOutside`] for a
+    /// column not below n; [`CoreError::RepeatedEntry`] for columns not strictly ascending;
+    /// [`CoreError::BadEntry`] for a base or entry that is negative or not finite, or an entry
+    /// not above its row's base (column 0 names the base); [`CoreError::RowSum`] for a row
+    /// that does not sum to 1.
+    ///
+    /// ```
+    /// use tpl_core::TransitionMatrix;
+    /// let p = TransitionMatrix::from_entries(3, vec![(0, 0, 1.0), (1, 2, 1.0), (2, 1, 1.0)])?.smoothed(0.5)?;
+    /// let rows = p.rows().map(|r| r.sparse_parts().map(|(b, c, v)| (b, c.iter().map(|&c| c as usize).zip(v.iter().copied()).collect())))
+    ///     .collect::<Option<Vec<(f64, Vec<(usize, f64)>)>>>().unwrap();
+    /// assert_eq!(TransitionMatrix::from_sparse_rows(3, rows)?, p);
+    /// # Ok::<(), tpl_core::CoreError>(())
+    /// ```
+    pub fn from_sparse_rows(n: usize, rows: Vec<(f64, Vec<(usize, f64)>)>) -> Result<Self> {
+        if n == 0 {
+            return Err(CoreError::EmptyMatrix);
+        }
+        if rows.len() != n {
+            return Err(CoreError::NotSquare { row: rows.len().min(n) + 1, len: 0, expected: n });
+        }
+        let mut entries = Vec::new();
+        let mut bases = Vec::with_capacity(n);
+        for (j, (base, row)) in rows.into_iter().enumerate() {
+            if !(base.is_finite() && base >= 0.0) {
+                return Err(CoreError::BadEntry { row: j + 1, col: 0, value: base });
+            }
+            for (k, &(col, value)) in row.iter().enumerate() {
+                if col >= n {
+                    return Err(CoreError::EntryOutside { from: j, to: col, n });
+                }
+                if k > 0 && row[k - 1].0 >= col {
+                    return Err(CoreError::RepeatedEntry { from: j, to: col });
+                }
+                if !(value.is_finite() && value > base) {
+                    return Err(CoreError::BadEntry { row: j + 1, col: col + 1, value });
+                }
+            }
+            entries.extend(row.into_iter().map(|(col, value)| (j, col, value)));
+            bases.push(base);
+        }
+        let m = Self { n, storage: Storage::Sparse(RowStructure::from_parts(n, bases, &entries)) };
+        m.check_row_sums()?;
+        Ok(m)
+    }
+
     /// The sparse matrix of `entries` after the checks of each entry.
     fn checked_entry_list(n: usize, mut entries: Vec<(usize, usize, f64)>) -> Result<Self> {
         if n == 0 {

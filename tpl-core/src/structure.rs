@@ -141,6 +141,22 @@ impl RowStructure {
         Self { n, base, start, cols, vals }
     }
 
+    /// The structure of given bases and exceptions (row, column, value), sorted by row and
+    /// column, each value above its row's base (checked by the caller).
+    pub(crate) fn from_parts(n: usize, base: Vec<f64>, entries: &[(usize, usize, f64)]) -> Self {
+        let mut start = Vec::with_capacity(n + 1);
+        start.push(0);
+        let mut rest = entries;
+        for j in 0..n {
+            let len = rest.iter().take_while(|e| e.0 == j).count();
+            rest = &rest[len..];
+            start.push(start[j] + len);
+        }
+        let cols = entries.iter().map(|e| e.1 as u32).collect();
+        let vals = entries.iter().map(|e| e.2).collect();
+        Self { n, base, start, cols, vals }
+    }
+
     /// The same structure with every row mapped by `f(base, exceptions)`, which returns the
     /// row's new base and rewrites its exceptions in place; exceptions that become equal to
     /// the base are dropped. A row for which `f` fails stops the mapping with its error.

@@ -442,10 +442,39 @@ fn read_setup(
         .map_err(|e| corrupt(format!("the kept loss functions: {e}")))
 }
 
-/// A matrix as JSON rows (full-precision numbers).
+/// A matrix as JSON (full-precision numbers): a dense one as its rows, a sparse one as
+/// `{"n": n, "rows": [[base, [[column, entry], …]], …]}` (each row's base and the entries
+/// that differ from it), never n² numbers.
 fn matrix_json(m: &TransitionMatrix) -> String {
-    let rows: Vec<Vec<f64>> = m.to_rows();
-    serde_json::to_string(&rows).unwrap_or_else(|_| "[]".into())
+    let sparse: Option<Vec<SparseRow>> = m
+        .rows()
+        .map(|r| {
+            r.sparse_parts().map(|(b, cols, vals)| {
+                (b, cols.iter().map(|&c| c as usize).zip(vals.iter().copied()).collect())
+            })
+        })
+        .collect();
+    let text = match sparse {
+        Some(rows) => serde_json::to_string(&serde_json::json!({ "n": m.n(), "rows": rows })),
+        None => serde_json::to_string(&m.to_rows()),
+    };
+    text.unwrap_or_else(|_| "[]".into())
+}
+
+/// One row of a sparse matrix as stored: its base and its (column, entry) pairs.
+type SparseRow = (f64, Vec<(usize, f64)>);
+
+/// The matrix of [`matrix_json`]'s text.
+fn matrix_from_json(text: &str) -> std::result::Result<TransitionMatrix, String> {
+    if text.trim_start().starts_with('{') {
+        let mut stored: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let n = stored["n"].as_u64().and_then(|n| usize::try_from(n).ok()).ok_or("no size n")?;
+        let rows: Vec<SparseRow> =
+            serde_json::from_value(stored["rows"].take()).map_err(|e| e.to_string())?;
+        return TransitionMatrix::from_sparse_rows(n, rows).map_err(|e| e.to_string());
+    }
+    let rows: Vec<Vec<f64>> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    TransitionMatrix::new(rows).map_err(|e| e.to_string())
 }
 
 /// What [`read_config`] reads: the parameters, and what the file keeps to check its history
@@ -539,9 +568,7 @@ pub fn read_config(conn: &Connection, path: &Path) -> Result<Stored> {
         |what: &str, text: Option<String>, sha: Option<String>| -> Result<Option<TransitionMatrix>> {
             let Some(text) = text else { return Ok(None) };
             checked(what, &text, sha.as_deref())?;
-            let rows: Vec<Vec<f64>> =
-                serde_json::from_str(&text).map_err(|e| corrupt(format!("the stored {what}: {e}")))?;
-            TransitionMatrix::new(rows).map(Some).map_err(|e| corrupt(format!("the stored {what}: {e}")))
+            matrix_from_json(&text).map(Some).map_err(|e| corrupt(format!("the stored {what}: {e}")))
         };
     checked("budget plan", &budgets, Some(&budgets_sha))?;
     let shas = [pb_sha.clone(), pf_sha.clone(), Some(budgets_sha.clone())];

@@ -65,3 +65,28 @@ fn a_kept_function_that_does_not_match_its_digest_or_matrix_is_refused() {
         }
     }
 }
+
+#[test]
+fn a_sparse_matrix_is_stored_sparse_and_read_back_equal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.db");
+    // A ring of 2000 cells, smoothed: 4·10⁶ entries dense, a few per row stored.
+    let n = 2000;
+    let ring =
+        (0..n).flat_map(|i| [(i, i, 0.5), (i, (i + 1) % n, 0.25), (i, (i + n - 1) % n, 0.25)]).collect();
+    let matrix = TransitionMatrix::from_entries(n, ring).unwrap().smoothed(1e-4).unwrap();
+    let mut config = StreamConfig::new(SchemeKind::Bd, 1.0, 3);
+    config.forward = Some(matrix.clone());
+    config.alpha = Some(8.0);
+    DurableStream::create(&path, &config).unwrap();
+    let mut s = DurableStream::open(&path).unwrap();
+    s.push(Some(1), &vec![1.0; n]).unwrap();
+    let status = s.status().unwrap();
+    assert_eq!(status.config.forward.as_ref(), Some(&matrix));
+    assert!(status.config.forward.as_ref().is_some_and(TransitionMatrix::is_sparse));
+    let stored: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT length(forward) FROM params", [], |r| r.get(0))
+        .unwrap();
+    assert!(stored < 200_000, "{stored} bytes for the forward matrix");
+}
