@@ -115,6 +115,14 @@ pub trait StreamScheme {
         false
     }
 
+    /// Whether the scheme can be resumed from recorded steps ([`StreamScheme::restore`] and
+    /// [`StreamScheme::resume`] accept the records of its own runs). Default: false, with the
+    /// default `restore` and `resume` that refuse every record; a scheme that implements them
+    /// says true. Every scheme built on [`Scheme`] can.
+    fn resumable(&self) -> bool {
+        false
+    }
+
     /// Takes a step that was decided earlier (a record of [`StreamScheme::step`]'s outcome,
     /// e.g. read back from a durable ledger) as if it had just been stepped, drawing nothing:
     /// the state after restoring outcomes 1..t is the state after stepping them, so the
@@ -187,6 +195,10 @@ impl<S: StreamScheme + ?Sized> StreamScheme for Box<S> {
 
     fn spends_its_caps(&self) -> bool {
         (**self).spends_its_caps()
+    }
+
+    fn resumable(&self) -> bool {
+        (**self).resumable()
     }
 
     fn restore(&mut self, outcome: &StepOutcome) -> Result<()> {
@@ -389,6 +401,12 @@ impl<R: DecisionRule, M: Mechanism> StreamScheme for Scheme<R, M> {
 
     fn spends_its_caps(&self) -> bool {
         self.rule.spends_its_caps()
+    }
+
+    /// Always: the rule's state is rebuilt from the records by [`DecisionRule::restore`] and
+    /// [`DecisionRule::resume`].
+    fn resumable(&self) -> bool {
+        true
     }
 
     fn restore(&mut self, outcome: &StepOutcome) -> Result<()> {

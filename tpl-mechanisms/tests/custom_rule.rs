@@ -138,3 +138,73 @@ fn a_rule_that_overspends_or_underreports_is_refused_before_the_draw() {
     assert!(e.to_string().contains("reports a test budget of 0, but its tests drew"), "{e}");
     assert_eq!(sly.steps(), 1);
 }
+
+/// A scheme that forwards to `bd` but answers `resumable` as told, and refuses records with
+/// its own words when it says it cannot be resumed.
+struct Declared<S> {
+    inner: S,
+    resumable: bool,
+    refuses: bool,
+}
+
+impl<S: StreamScheme> StreamScheme for Declared<S> {
+    fn name(&self) -> &str {
+        "declared"
+    }
+    fn params(&self) -> &WEventParams {
+        self.inner.params()
+    }
+    fn steps(&self) -> usize {
+        self.inner.steps()
+    }
+    fn step(&mut self, counts: &[f64]) -> tpl_mechanisms::Result<StepOutcome> {
+        self.inner.step(counts)
+    }
+    fn guarantee(&self) -> tpl_mechanisms::PrivacyGuarantee {
+        self.inner.guarantee()
+    }
+    fn max_spend(&self, t: usize) -> f64 {
+        self.inner.max_spend(t)
+    }
+    fn max_step_budget(&self) -> f64 {
+        self.inner.max_step_budget()
+    }
+    fn resumable(&self) -> bool {
+        self.resumable
+    }
+    fn restore(&mut self, outcome: &StepOutcome) -> tpl_mechanisms::Result<()> {
+        if self.refuses {
+            return Err(MechError::BadRestore {
+                step: 1,
+                reason: "this ledger is not ours to replay".into(),
+            });
+        }
+        self.inner.restore(outcome)
+    }
+    fn resume(&mut self, steps: usize, published: (usize, &StepOutcome)) -> tpl_mechanisms::Result<()> {
+        self.inner.resume(steps, published)
+    }
+}
+
+#[test]
+fn the_conformance_check_asks_a_scheme_whether_it_can_be_resumed() {
+    let p = params(1.0, 4);
+    let check = |resumable: bool, refuses: bool| {
+        check_scheme(
+            |m| Declared {
+                inner: SchemeKind::Bd.build(p, m, PbaCorrelation::Never).unwrap(),
+                resumable,
+                refuses,
+            },
+            &stream(60, 7),
+            5,
+        )
+    };
+    // Not resumable, refusing in its own words (no "cannot be resumed" in them): accepted.
+    assert!(check(false, true).is_ok());
+    // Not resumable, yet restoring: a contradiction the check names.
+    assert!(check(false, false).unwrap_err().contains("says it cannot be resumed"));
+    // Resumable but refusing its own records: the refusal is reported.
+    assert!(check(true, true).unwrap_err().contains("not ours to replay"));
+    assert!(check(true, false).is_ok());
+}
