@@ -52,10 +52,13 @@ impl UserStream {
         if records.is_empty() {
             return Err(CoreError::EmptyStream);
         }
+        // Each list of distinct ids is made at 8 bytes a record, then given back down to its
+        // own length (a few ids per bucket, user or cell), one list at a time.
         let distinct = |key: fn(&(u64, u64, u64)) -> u64| {
             let mut ids: Vec<u64> = records.iter().map(key).collect();
             ids.sort_unstable();
             ids.dedup();
+            ids.shrink_to_fit();
             ids
         };
         let ids = Ids { buckets: distinct(|r| r.0), users: distinct(|r| r.1) };
