@@ -190,8 +190,7 @@ fn sparse_text(path: &Path, content: &str, normalize: bool) -> Result<Transition
     };
     built.map_err(|source| {
         // The lines that give a position: a bad value's, the second of a repeated one's.
-        let at =
-            |from: usize, to: usize| lines.iter().filter(move |e| (e.0, e.1) == (from, to)).map(|e| e.2);
+        let at = |from: usize, to: usize| lines.iter().filter(move |e| (e.0, e.1) == (from, to)).map(|e| e.2);
         let line = match source {
             CoreError::BadEntry { row, col, .. } => at(row - 1, col - 1).next(),
             CoreError::RepeatedEntry { from, to } => at(from, to).nth(1),
