@@ -84,7 +84,7 @@ pub struct Status {
     pub chain_head: Option<String>,
     /// The adversary's correlation as the stream read it (its kept loss functions), for
     /// [`Status::guaranteed`]: a function of `config`.
-    correlation: Option<Correlation>,
+    correlation: Option<Box<Correlation>>,
 }
 
 /// Two statuses are equal when their data are; the correlation they carry follows from
@@ -715,7 +715,7 @@ impl DurableStream {
             realized,
             format_version: self.stored.version,
             chain_head: (self.stored.version >= 2 && !steps.is_empty()).then(|| hex(&state.last_link)),
-            correlation: self.stored.correlation()?,
+            correlation: self.stored.correlation()?.map(Box::new),
         };
         Ok((status, steps))
     }
