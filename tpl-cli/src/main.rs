@@ -40,7 +40,8 @@ use crate::render::{Format, Report};
                   tpl allocate --strategy quantified --backward PB.csv --forward PF.csv --alpha 1 --horizon 100"
 )]
 struct Cli {
-    /// Output format: table for people, json (the stable machine contract) or csv.
+    /// Output format: table for people, json (the stable machine contract), csv, or npy (the
+    /// main array of release/postprocess/stream as a NumPy file on standard output).
     #[arg(long, value_enum, default_value_t = Format::Table, global = true)]
     format: Format,
     #[command(subcommand)]

@@ -227,6 +227,10 @@ impl ReleaseReport {
 }
 
 impl Report for ReleaseReport {
+    fn array(&self) -> Option<(Vec<usize>, Vec<f64>)> {
+        Some(crate::render::rows_array(&self.run.releases))
+    }
+
     fn json(&self) -> Value {
         let r = &self.run;
         let t: Vec<usize> = (0..r.published.len()).map(|i| self.t(i)).collect();

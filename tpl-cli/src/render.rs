@@ -1,4 +1,4 @@
-//! Output: the `--format table|json|csv` choice and the one writer of each format.
+//! Output: the `--format table|json|csv|npy` choice and the one writer of each format.
 //!
 //! JSON is the machine contract ([`docs/cli.md`](tpl_core::guide::cli)): one object per command,
 //! numbers at full round-trip precision (serde_json prints the shortest decimal that parses back to
@@ -20,6 +20,9 @@ pub enum Format {
     Json,
     /// Comma-separated values with a header row.
     Csv,
+    /// The command's main array (releases, estimates) as a NumPy `.npy` file on standard
+    /// output, for large runs: `--format npy > out.npy` (refused on a terminal).
+    Npy,
 }
 
 /// What a command produced, in all three formats.
@@ -50,6 +53,12 @@ pub trait Report {
         w.write_all(self.csv().as_bytes())
     }
 
+    /// The command's main array for `--format npy`: its shape ([rows, columns]) and values
+    /// row after row. Default: none (the command has no array output).
+    fn array(&self) -> Option<(Vec<usize>, Vec<f64>)> {
+        None
+    }
+
     /// Undoes what the command created when its report could not be written (the command
     /// then fails, so nothing it made may stay behind as if it had succeeded), and says
     /// what was undone. Default: nothing to undo.
@@ -64,12 +73,28 @@ pub fn write(report: &dyn Report, format: Format, w: &mut dyn Write) -> std::io:
         Format::Json => report.write_json(w),
         Format::Csv => report.write_csv(w),
         Format::Table => w.write_all(report.table().as_bytes()),
+        Format::Npy => match report.array() {
+            Some((shape, values)) => w.write_all(&tpl_io::npy::npy_f64(&shape, &values)),
+            None => Err(std::io::Error::other(
+                "--format npy: this command has no array output (npy is for the releases of `release` and `stream push`/`export` and the estimates of `postprocess`)",
+            )),
+        },
     }
+}
+
+/// The shape and values row after row of `rows` (T rows of d values each), for
+/// [`Report::array`].
+pub fn rows_array(rows: &[Vec<f64>]) -> (Vec<usize>, Vec<f64>) {
+    (vec![rows.len(), rows.first().map_or(0, Vec::len)], rows.concat())
 }
 
 /// Writes `report` to stdout (buffered); a closed pipe (`tpl … | head`) ends the program
 /// quietly.
 pub fn print(report: &dyn Report, format: Format) -> std::io::Result<()> {
+    use std::io::IsTerminal;
+    if format == Format::Npy && std::io::stdout().is_terminal() {
+        return Err(std::io::Error::other("--format npy writes binary: redirect it to a file (`> out.npy`)"));
+    }
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     match write(report, format, &mut out).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

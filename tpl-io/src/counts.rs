@@ -16,7 +16,7 @@ use std::path::Path;
 use tpl_core::Short;
 
 use crate::error::{IoError, Result};
-use crate::text;
+use crate::{npy, text};
 
 /// A counts file read ([`docs/formats.md`](tpl_core::guide::formats) §5): one count vector per
 /// step, with the file lines (and columns) they came from, to name them in later errors.
@@ -62,8 +62,9 @@ impl Counts {
     }
 }
 
-/// Reads a counts file ([`docs/formats.md`](tpl_core::guide::formats) §5; `-`: standard input);
-/// `allow_negative` accepts negative values (noisy releases, §7–8).
+/// Reads a counts file ([`docs/formats.md`](tpl_core::guide::formats) §5; `-`: standard input;
+/// a path ending in `.npy`: a T × d array, §12); `allow_negative` accepts negative values
+/// (noisy releases, §7–8).
 ///
 /// # Errors
 /// The first bad row, naming file, line and value.
@@ -81,6 +82,9 @@ pub fn read_counts(path: &Path, allow_negative: bool) -> Result<Counts> {
 /// # Errors
 /// A file that cannot be read, or whose first data row is already bad.
 pub fn read_counts_prefix(path: &Path, allow_negative: bool) -> Result<(Counts, Option<IoError>)> {
+    if npy::is_npy(path) {
+        return npy_counts(path, allow_negative).map(|counts| (counts, None));
+    }
     let content = text::read(path)?;
     let mut layout: Option<Layout> = None;
     let mut rows = Vec::new();
@@ -160,6 +164,29 @@ pub fn read_counts_prefix(path: &Path, allow_negative: bool) -> Result<(Counts, 
         columns: layout.cells,
     };
     Ok((counts, bad_row))
+}
+
+/// A counts array from a `.npy` file (§12): T × d (a step per row) or d (one step); every
+/// value finite, and ≥ 0 unless `allow_negative`. A bad value names its step and cell.
+fn npy_counts(path: &Path, allow_negative: bool) -> Result<Counts> {
+    let array = npy::read_npy(path)?;
+    let width = array.shape.last().copied().unwrap_or(0);
+    let values = array.to_f64(path)?;
+    if let Some(k) = values.iter().position(|v| !(v.is_finite() && (*v >= 0.0 || allow_negative))) {
+        let why = if values[k].is_finite() { "is negative" } else { "is not a finite number" };
+        let message =
+            format!("step {}, cell {}: count {} {why}", k / width + 1, k % width + 1, Short(values[k]));
+        return Err(IoError::parse(path, 0, message));
+    }
+    let rows: Vec<Vec<f64>> = values.chunks(width).map(<[f64]>::to_vec).collect();
+    Ok(Counts {
+        lines: vec![0; rows.len()],
+        rows,
+        buckets: None,
+        publication_budget: None,
+        text: String::new(),
+        columns: (0..width).collect(),
+    })
 }
 
 /// Which columns of a counts file hold what, as its first record says.

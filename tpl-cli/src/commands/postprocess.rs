@@ -341,6 +341,10 @@ fn post(context: &str, source: PostprocessError) -> CliError {
 }
 
 impl Report for PostprocessReport {
+    fn array(&self) -> Option<(Vec<usize>, Vec<f64>)> {
+        Some(crate::render::rows_array(&self.estimates.estimates))
+    }
+
     fn json(&self) -> Value {
         let e = &self.estimates;
         let t: Vec<usize> = (1..=e.estimates.len()).collect();
