@@ -7,8 +7,7 @@ use pyo3::types::PyDict;
 use tpl_alloc::{AllocError, AllocatorKind, Correlation, Side};
 
 use crate::TplError;
-use crate::convert::{check_horizon, error, optional_matrix, vector};
-use numpy::PyReadonlyArray2;
+use crate::convert::{MatrixArg, check_horizon, error, optional_matrix, vector};
 
 /// The allocation as `tpl allocate` reports it: a dict with the CLI's JSON fields (the
 /// per-step values as float arrays) and `steady_budget` and `limited_by`.
@@ -18,8 +17,8 @@ use numpy::PyReadonlyArray2;
 fn allocate<'py>(
     py: Python<'py>,
     strategy: &str,
-    backward: Option<PyReadonlyArray2<'py, f64>>,
-    forward: Option<PyReadonlyArray2<'py, f64>>,
+    backward: Option<MatrixArg<'py>>,
+    forward: Option<MatrixArg<'py>>,
     alpha: f64,
     horizon: usize,
     window: Option<usize>,

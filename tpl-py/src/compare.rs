@@ -9,7 +9,7 @@ use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism};
 use tpl_postprocess::Estimator;
 
 use crate::TplError;
-use crate::convert::{error, optional_matrix, rows};
+use crate::convert::{MatrixArg, error, optional_matrix, rows};
 use crate::release::{check_size, validate_rows};
 
 /// The comparison as the JSON text of `tpl compare` (its rows and parameters, without the
@@ -20,8 +20,8 @@ use crate::release::{check_size, validate_rows};
 fn compare<'py>(
     py: Python<'py>,
     counts: PyReadonlyArray2<'py, f64>,
-    backward: Option<PyReadonlyArray2<'py, f64>>,
-    forward: Option<PyReadonlyArray2<'py, f64>>,
+    backward: Option<MatrixArg<'py>>,
+    forward: Option<MatrixArg<'py>>,
     epsilon: f64,
     window: usize,
     sensitivity: f64,

@@ -1,5 +1,7 @@
 //! numpy arrays in, library types out, and library errors as `TplError`.
 
+use std::path::PathBuf;
+
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2};
 use pyo3::prelude::*;
 use tpl_core::TransitionMatrix;
@@ -20,16 +22,28 @@ pub fn rows(a: &PyReadonlyArray2<'_, f64>) -> Vec<Vec<f64>> {
     a.as_array().rows().into_iter().map(|r| r.to_vec()).collect()
 }
 
-/// A validated transition matrix from a 2-D float array; errors name `what`.
-pub fn matrix(a: &PyReadonlyArray2<'_, f64>, what: &str) -> PyResult<TransitionMatrix> {
-    TransitionMatrix::new(rows(a)).map_err(|e| error(what, e))
+/// A transition matrix as a Python caller gives it.
+#[derive(FromPyObject)]
+pub enum MatrixArg<'py> {
+    /// The path (str or os.PathLike) of a matrix file in any form tpl reads (dense text,
+    /// JSON, `.npy`, or the sparse `from,to,p` CSV, docs/formats.md §2), read by `tpl-io` as
+    /// the command line reads it: a sparse file stays sparse.
+    Path(PathBuf),
+    /// The rows, as a 2-D float array.
+    Array(PyReadonlyArray2<'py, f64>),
+}
+
+/// A validated transition matrix from a 2-D float array or a matrix file; errors name
+/// `what`.
+pub fn matrix(a: &MatrixArg<'_>, what: &str) -> PyResult<TransitionMatrix> {
+    match a {
+        MatrixArg::Array(a) => TransitionMatrix::new(rows(a)).map_err(|e| error(what, e)),
+        MatrixArg::Path(path) => tpl_io::read_matrix(path, false).map_err(|e| error(what, e)),
+    }
 }
 
 /// An optional matrix.
-pub fn optional_matrix(
-    a: Option<&PyReadonlyArray2<'_, f64>>,
-    what: &str,
-) -> PyResult<Option<TransitionMatrix>> {
+pub fn optional_matrix(a: Option<&MatrixArg<'_>>, what: &str) -> PyResult<Option<TransitionMatrix>> {
     a.map(|a| matrix(a, what)).transpose()
 }
 

@@ -5,14 +5,14 @@ use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use tpl_core::{Budgets, CompactSeries, Loss, LossEvaluator, PiecewiseLoss, TransitionMatrix};
 
-use crate::convert::{check_horizon, error, matrix, matrix_array, optional_matrix, rows, vector};
+use crate::convert::{MatrixArg, check_horizon, error, matrix, matrix_array, optional_matrix, rows, vector};
 
 /// L(α) of `p` at every α (TKDE eq. 24), with the evaluator `tpl loss` picks for that many
 /// values ([`Loss::new`]), so each value is the CLI's to the last bit.
 #[pyfunction]
 fn loss<'py>(
     py: Python<'py>,
-    p: PyReadonlyArray2<'py, f64>,
+    p: MatrixArg<'py>,
     alpha: PyReadonlyArray1<'py, f64>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let alphas = alpha.as_array().to_vec();
@@ -30,7 +30,7 @@ fn loss<'py>(
 /// The limit of BPL (or FPL) under the constant budget ε (TKDE Theorem 11, as
 /// `tpl supremum`): `None` when unbounded.
 #[pyfunction]
-fn supremum(py: Python<'_>, p: PyReadonlyArray2<'_, f64>, epsilon: f64) -> PyResult<Option<f64>> {
+fn supremum(py: Python<'_>, p: MatrixArg<'_>, epsilon: f64) -> PyResult<Option<f64>> {
     tpl_core::check_epsilon(epsilon).map_err(|e| error("epsilon", e))?;
     let m = matrix(&p, "P")?;
     let s = py.detach(move || PiecewiseLoss::new(&m).supremum(epsilon));
@@ -54,8 +54,8 @@ type LeakageOut<'py> = (
 #[pyo3(signature = (backward, forward, budgets, epsilon, horizon, window))]
 fn leakage<'py>(
     py: Python<'py>,
-    backward: Option<PyReadonlyArray2<'py, f64>>,
-    forward: Option<PyReadonlyArray2<'py, f64>>,
+    backward: Option<MatrixArg<'py>>,
+    forward: Option<MatrixArg<'py>>,
     budgets: Option<PyReadonlyArray1<'py, f64>>,
     epsilon: Option<f64>,
     horizon: Option<usize>,
@@ -112,7 +112,8 @@ fn smooth<'py>(
     s: f64,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     TransitionMatrix::check_smoothing(s).map_err(|e| error("s", e))?;
-    let m = matrix(&p, "P")?.smoothed(s).map_err(|e| error("s", e))?;
+    let m =
+        TransitionMatrix::new(rows(&p)).map_err(|e| error("P", e))?.smoothed(s).map_err(|e| error("s", e))?;
     matrix_array(py, &m)
 }
 

@@ -8,7 +8,7 @@ use pyo3::types::PyDict;
 use tpl_postprocess::{Bootstrap, Estimator, FilterConfig, PostprocessError, PriorPolicy, filter};
 
 use crate::TplError;
-use crate::convert::{error, optional_matrix, rows, table};
+use crate::convert::{MatrixArg, error, optional_matrix, rows, table};
 use crate::release::{check_size, sampler};
 
 /// The estimates `tpl postprocess` makes, as a dict: `estimator`, `estimates` (T × n; an
@@ -24,8 +24,8 @@ fn postprocess<'py>(
     budgets: Option<PyReadonlyArray1<'py, f64>>,
     epsilon: Option<f64>,
     sensitivity: f64,
-    forward: Option<PyReadonlyArray2<'py, f64>>,
-    backward: Option<PyReadonlyArray2<'py, f64>>,
+    forward: Option<MatrixArg<'py>>,
+    backward: Option<MatrixArg<'py>>,
     prior: &str,
     prior_values: Option<PyReadonlyArray1<'py, f64>>,
     estimator: &str,

@@ -12,7 +12,7 @@ use tpl_mechanisms::{
 };
 
 use crate::TplError;
-use crate::convert::{error, optional_matrix, rows, table, vector};
+use crate::convert::{MatrixArg, error, optional_matrix, rows, table, vector};
 
 /// The sampler called `name` (`secure` is another name of `discrete`, as on the command line).
 pub fn sampler(name: &str) -> PyResult<SamplerKind> {
@@ -75,8 +75,8 @@ fn release<'py>(
     epsilon: f64,
     window: usize,
     sensitivity: f64,
-    backward: Option<PyReadonlyArray2<'py, f64>>,
-    forward: Option<PyReadonlyArray2<'py, f64>>,
+    backward: Option<MatrixArg<'py>>,
+    forward: Option<MatrixArg<'py>>,
     budgets: Option<PyReadonlyArray1<'py, f64>>,
     seed: Option<u64>,
     sampler_name: &str,

@@ -5,12 +5,12 @@
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tpl_stream::{DurableStream, Parameter, StepRecord, StreamConfig, StreamError, default_key_path};
 
-use crate::convert::{optional_matrix, vector};
+use crate::convert::{MatrixArg, optional_matrix, vector};
 use crate::release::{params, sampler, scheme_kind};
 use crate::{StreamBusyError, StreamDamagedError, StreamReadOnlyError, TplError};
 
@@ -74,8 +74,8 @@ impl NativeStream {
         epsilon: f64,
         window: usize,
         sensitivity: f64,
-        backward: Option<PyReadonlyArray2<'_, f64>>,
-        forward: Option<PyReadonlyArray2<'_, f64>>,
+        backward: Option<MatrixArg<'_>>,
+        forward: Option<MatrixArg<'_>>,
         alpha: Option<f64>,
         budgets: Option<PyReadonlyArray1<'_, f64>>,
         sampler_name: &str,

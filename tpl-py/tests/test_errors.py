@@ -20,7 +20,7 @@ def test_tplerror_is_a_valueerror():
 @pytest.mark.parametrize(
     "bad,words",
     [
-        ("abc", "array of numbers"),
+        ("abc", "abc: cannot read"),  # a str is the path of a matrix file
         ([["a", "b"], ["c", "d"]], "dtype"),
         (np.array([[1 + 0j, 0], [0, 1]]), "dtype"),
         (np.array([[True, False], [False, True]]), "dtype"),

@@ -29,7 +29,7 @@ import json
 import numbers
 import os
 import warnings
-from typing import Any, ClassVar, Iterator, Mapping, Optional
+from typing import Any, ClassVar, Iterator, Mapping, Optional, Union
 
 import numpy as np
 
@@ -112,6 +112,16 @@ def _array(x: Any, name: str, ndim: int) -> np.ndarray:
     return f
 
 
+def _matrix_or_path(x: Any, name: str) -> Union[np.ndarray, str]:
+    """A transition matrix argument of the functions that also read a file: the path (str or
+    os.PathLike) of a matrix file in any form ``tpl`` reads — dense text, JSON, ``.npy`` or the
+    sparse ``from,to,p`` CSV, which stays sparse (docs/formats.md §2) — passed on to be read
+    as ``--matrix`` reads it, or an array (:func:`_matrix`)."""
+    if isinstance(x, (str, os.PathLike)):
+        return os.fspath(x)
+    return _matrix(x, name)
+
+
 def _matrix(x: Any, name: str) -> np.ndarray:
     """A transition matrix argument: a non-empty square 2-D array of numbers. A matrix of
     float32 or float16 entries, whose rows sum to 1 only to its own precision, is accepted
@@ -155,8 +165,8 @@ def _seed_warning(seed: Optional[int], what: str) -> None:
         warnings.warn(f"seed={seed} makes {what} reproducible, hence NOT private", UserWarning, stacklevel=3)
 
 
-def _optional_matrix(x: Any, name: str) -> Optional[np.ndarray]:
-    return None if x is None else _matrix(x, name)
+def _optional_matrix(x: Any, name: str) -> Optional[Union[np.ndarray, str]]:
+    return None if x is None else _matrix_or_path(x, name)
 
 
 def _number(x: Any, name: str) -> float:
@@ -432,7 +442,8 @@ def loss(P: Any, alpha: Any) -> Any:
     ``tpl loss --matrix P --alpha A …``.
 
     Args:
-        P: n × n row-stochastic matrix (numbers).
+        P: n × n row-stochastic matrix (numbers), or the path of a matrix file (dense, JSON,
+            ``.npy``, or sparse ``from,to,p``: a city grid of 10⁴ cells costs milliseconds).
         alpha: α ≥ 0, a number or an array of numbers.
 
     Returns:
@@ -447,7 +458,7 @@ def loss(P: Any, alpha: Any) -> Any:
         >>> tp.loss(P, [0.5, 1000.0])            # doctest: +SKIP
         array([0.37..., 1.609...])
     """
-    m = _matrix(P, "P")
+    m = _matrix_or_path(P, "P")
     try:
         a = np.asarray(alpha)
     except (ValueError, TypeError) as e:
@@ -478,7 +489,7 @@ def supremum(P: Any, epsilon: Any) -> Optional[float]:
         >>> tp.supremum([[0.8, 0.2], [0.0, 1.0]], 0.3) is None   # ε ≥ log(1/0.8)
         True
     """
-    return _native.supremum(_matrix(P, "P"), _number(epsilon, "epsilon"))
+    return _native.supremum(_matrix_or_path(P, "P"), _number(epsilon, "epsilon"))
 
 
 def leakage(

@@ -9,6 +9,9 @@ import numpy.typing as npt
 __version__: str
 
 ArrayLike = npt.ArrayLike
+# A transition matrix: its rows as an array, or the path of a matrix file (dense text, JSON,
+# .npy, or sparse from,to,p).
+MatrixLike = Union[npt.ArrayLike, str, os.PathLike[str]]
 Strategy = Literal["upper-bound", "quantified", "window"]
 Scheme = Literal["laplace", "uniform", "sample", "bd", "ba", "pba", "planned"]
 Estimator = Literal["map", "map-dbsec", "map-integer", "mle", "smooth"]
@@ -137,13 +140,13 @@ class TransitionMatrices(_Fields):
     backward_identity_rows: list[int]
 
 @overload
-def loss(P: ArrayLike, alpha: float) -> float: ...
+def loss(P: MatrixLike, alpha: float) -> float: ...
 @overload
-def loss(P: ArrayLike, alpha: Union[Sequence[float], npt.NDArray[Any]]) -> npt.NDArray[np.float64]: ...
-def supremum(P: ArrayLike, epsilon: float) -> Optional[float]: ...
+def loss(P: MatrixLike, alpha: Union[Sequence[float], npt.NDArray[Any]]) -> npt.NDArray[np.float64]: ...
+def supremum(P: MatrixLike, epsilon: float) -> Optional[float]: ...
 def leakage(
-    backward: Optional[ArrayLike] = None,
-    forward: Optional[ArrayLike] = None,
+    backward: Optional[MatrixLike] = None,
+    forward: Optional[MatrixLike] = None,
     budgets: Optional[ArrayLike] = None,
     *,
     epsilon: Optional[float] = None,
@@ -156,8 +159,8 @@ def smooth(P: ArrayLike, s: float) -> npt.NDArray[np.float64]: ...
 def normalize(P: ArrayLike) -> npt.NDArray[np.float64]: ...
 def allocate(
     strategy: Strategy,
-    backward: Optional[ArrayLike] = None,
-    forward: Optional[ArrayLike] = None,
+    backward: Optional[MatrixLike] = None,
+    forward: Optional[MatrixLike] = None,
     alpha: Optional[float] = None,
     horizon: Optional[int] = None,
     window: Optional[int] = None,
@@ -168,8 +171,8 @@ def release(
     epsilon: float,
     window: int,
     sensitivity: float = 2,
-    backward: Optional[ArrayLike] = None,
-    forward: Optional[ArrayLike] = None,
+    backward: Optional[MatrixLike] = None,
+    forward: Optional[MatrixLike] = None,
     seed: Optional[int] = None,
     interval: Optional[float] = None,
     budgets: Optional[ArrayLike] = None,
@@ -180,8 +183,8 @@ def postprocess(
     total: int,
     budgets: Optional[ArrayLike] = None,
     epsilon: Optional[float] = None,
-    forward: Optional[ArrayLike] = None,
-    backward: Optional[ArrayLike] = None,
+    forward: Optional[MatrixLike] = None,
+    backward: Optional[MatrixLike] = None,
     estimator: Estimator = "map",
     prior: Union[Literal["frequency", "uniform"], ArrayLike] = "frequency",
     interval: Optional[float] = None,
@@ -192,8 +195,8 @@ def postprocess(
 ) -> Estimates: ...
 def compare(
     counts: ArrayLike,
-    backward: Optional[ArrayLike] = None,
-    forward: Optional[ArrayLike] = None,
+    backward: Optional[MatrixLike] = None,
+    forward: Optional[MatrixLike] = None,
     epsilon: Optional[float] = None,
     window: Optional[int] = None,
     runs: int = 10,
@@ -225,8 +228,8 @@ class Stream:
         epsilon: float,
         window: int,
         sensitivity: float = 2,
-        backward: Optional[ArrayLike] = None,
-        forward: Optional[ArrayLike] = None,
+        backward: Optional[MatrixLike] = None,
+        forward: Optional[MatrixLike] = None,
         alpha: Optional[float] = None,
         budgets: Optional[ArrayLike] = None,
         sampler: Sampler = "discrete",
