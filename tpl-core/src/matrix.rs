@@ -211,7 +211,7 @@ impl TransitionMatrix {
     /// # Ok::<(), tpl_core::CoreError>(())
     /// ```
     pub fn from_entries(n: usize, entries: Vec<(usize, usize, f64)>) -> Result<Self> {
-        let m = Self::checked_entry_list(n, entries)?;
+        let m = Self::checked_entry_list(n, entries, false)?;
         m.check_row_sums()?;
         Ok(m)
     }
@@ -223,7 +223,7 @@ impl TransitionMatrix {
     /// As [`TransitionMatrix::from_entries`] for the positions and values;
     /// [`CoreError::ZeroRow`] for a row with no positive entry.
     pub fn normalized_entries(n: usize, entries: Vec<(usize, usize, f64)>) -> Result<Self> {
-        Self::checked_entry_list(n, entries)?.normalize_rows()
+        Self::checked_entry_list(n, entries, true)?.normalize_rows()
     }
 
     /// The n×n sparse matrix whose row j is `rows[j].0` in every column except those of
@@ -278,7 +278,7 @@ impl TransitionMatrix {
     }
 
     /// The sparse matrix of `entries` after the checks of each entry.
-    fn checked_entry_list(n: usize, mut entries: Vec<(usize, usize, f64)>) -> Result<Self> {
+    fn checked_entry_list(n: usize, mut entries: Vec<(usize, usize, f64)>, normalize: bool) -> Result<Self> {
         if n == 0 {
             return Err(CoreError::EmptyMatrix);
         }
@@ -295,6 +295,25 @@ impl TransitionMatrix {
             return Err(CoreError::RepeatedEntry { from: w[0].0, to: w[0].1 });
         }
         entries.retain(|e| e.2 != 0.0);
+        // A row with no positive entry sums to 0: found from the entries, before anything of
+        // size n is allocated (n may be any number a caller passes; ids must fit 32 bits).
+        let mut next = 0;
+        for &(from, _, _) in &entries {
+            if from > next {
+                break;
+            }
+            next = from + 1;
+        }
+        if next < n {
+            return Err(if normalize {
+                CoreError::ZeroRow { row: next + 1 }
+            } else {
+                CoreError::RowSum { row: next + 1, sum: 0.0 }
+            });
+        }
+        if u32::try_from(n).is_err() {
+            return Err(CoreError::EntryOutside { from: n - 1, to: n - 1, n: u32::MAX as usize + 1 });
+        }
         Ok(Self { n, storage: Storage::Sparse(RowStructure::from_sorted_entries(n, &entries)) })
     }
 
