@@ -41,6 +41,33 @@ fn every_matrix_command_reads_a_sparse_file_as_its_dense_twin() {
     for key in ["estimates", "estimator"] {
         assert_eq!(got[key], want[key], "postprocess {key}");
     }
+    // The schemes that read matrices, seeded: the same releases and the same comparison.
+    for template in [
+        "release --counts {} --scheme pba --epsilon 1 --window 2 --backward {} --seed 3",
+        "compare --counts {} --epsilon 1 --window 2 --backward {} --forward {} --runs 3 --seed 3 --smoothing 0.05",
+    ] {
+        let run = |m: &str| {
+            let mut values = vec![counts.as_str()];
+            values.extend(std::iter::repeat_n(m, template.matches("{}").count() - 1));
+            json(&cmd(template, &values))
+        };
+        let (mut want, mut got) = (run(&dense), run(&sparse));
+        // Where the matrices came from is named by their paths, which differ.
+        [&mut want, &mut got].into_iter().for_each(without_files);
+        assert_eq!(got, want, "{template}");
+    }
+}
+
+/// `v` without its `file` fields (the paths of the matrices read), at any depth.
+fn without_files(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(o) => {
+            o.remove("file");
+            o.values_mut().for_each(without_files);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(without_files),
+        _ => {}
+    }
 }
 
 #[test]
