@@ -22,6 +22,16 @@ pub fn check_horizon(t: usize) -> Result<()> {
     Ok(())
 }
 
+/// Checks `--window W` against the horizon T, when given: 1 ≤ W ≤ T.
+pub fn check_window(window: Option<usize>, horizon: usize) -> Result<()> {
+    match window {
+        Some(w) if w == 0 || w > horizon => {
+            Err(CliError::flag("--window", CoreError::BadWindow { window: w, horizon }))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Checks `--cells n`: n ≤ [`MAX_CELLS`].
 pub fn check_cells(n: usize) -> Result<()> {
     if n > MAX_CELLS {

@@ -274,10 +274,7 @@ fn matrices_of_different_sizes_are_refused_naming_both_sizes() {
 fn capped_upper_bound_budget_says_why_alpha_is_not_reached() {
     let d = Scratch::new("alloc_capped");
     let (pb, pf) = capped_matrices(&d);
-    let args = cmd(
-        "allocate --strategy upper-bound --backward {} --forward {} --alpha 1e300 --horizon 5",
-        &[&pb, &pf],
-    );
+    let args = capped_allocation("upper-bound", &pb, &pf);
     let out = json(&args);
     check_contract(&out, "upper-bound", 1e300, 5);
     let note = out["note"].as_str().expect("a note on the capped budget");

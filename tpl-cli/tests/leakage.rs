@@ -7,11 +7,14 @@ mod common;
 use common::*;
 use serde_json::Value;
 
+/// A forward matrix over the states of [`EXAMPLE4`].
+const PF3: &str = "0.8 0.1 0.1\n0.2 0.7 0.1\n0.1 0.2 0.7\n";
+
 #[test]
 fn leakage_json_both_matrices_follows_the_recursions() {
     let d = Scratch::new("leakage_both");
     let pb = d.file("pb.csv", EXAMPLE4);
-    let pf = d.file("pf.csv", "0.8 0.1 0.1\n0.2 0.7 0.1\n0.1 0.2 0.7\n"); // same states as P_B
+    let pf = d.file("pf.csv", PF3);
     let out = json(&["leakage", "--backward", &pb, "--forward", &pf, "--epsilon", "0.1", "--horizon", "12"]);
     let (eps, bpl, fpl, _) = check_leakage(&out, &[0.1; 12]);
     assert!(
@@ -116,11 +119,8 @@ fn leakage_json_budgets_json_array_matches_text_file() {
 #[test]
 fn leakage_json_window_fields() {
     let d = Scratch::new("leakage_window");
-    let [pb, pf, b] = d.files([
-        ("pb.csv", EXAMPLE4),
-        ("pf.csv", "0.8 0.1 0.1\n0.2 0.7 0.1\n0.1 0.2 0.7\n"),
-        ("b.txt", "0.1\n0\n0.3\n0.05\n0.2\n0.1\n0.15\n"),
-    ]);
+    let [pb, pf, b] =
+        d.files([("pb.csv", EXAMPLE4), ("pf.csv", PF3), ("b.txt", "0.1\n0\n0.3\n0.05\n0.2\n0.1\n0.15\n")]);
     let t_len = 7;
     for w in 1..=t_len {
         let ws = w.to_string();

@@ -155,24 +155,22 @@ fn headered_and_headerless_releases_agree() {
         ("plain.csv", "12,30,18\n9.5,-2,40\n"),
         ("headed.csv", "timestamp_bucket,c0,c1,c2\n0,12,30,18\n1,9.5,-2,40\n"),
     ]);
+    fn estimate<'a>(releases: &'a str, pf: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+        let mut args =
+            cmd("postprocess --releases {} --total 60 --epsilon 0.5 --forward {}", &[releases, pf]);
+        args.extend(extra);
+        args
+    }
     for est in ["map", "map-integer", "mle"] {
-        let a = tpl(&cmd(
-            "postprocess --releases {} --total 60 --epsilon 0.5 --forward {} --estimator {} --format json",
-            &[&plain, &pf, est],
-        ));
-        let b = tpl(&cmd(
-            "postprocess --releases {} --total 60 --epsilon 0.5 --forward {} --estimator {} --format json",
-            &[&headed, &pf, est],
-        ));
+        let [a, b] =
+            [&plain, &headed].map(|r| tpl(&estimate(r, &pf, &["--estimator", est, "--format", "json"])));
         assert_eq!(a.code, Some(0), "{}", a.describe());
         assert_eq!(a.stdout, b.stdout, "{est}");
     }
-    let (header, body) =
-        csv(&["postprocess", "--releases", &plain, "--total", "60", "--epsilon", "0.5", "--forward", &pf]);
+    let (header, body) = csv(&estimate(&plain, &pf, &[]));
     assert_eq!(header, ["t", "x0", "x1", "x2"]);
     assert_eq!(body.len(), 2);
-    let text =
-        table(&["postprocess", "--releases", &plain, "--total", "60", "--epsilon", "0.5", "--forward", &pf]);
+    let text = table(&estimate(&plain, &pf, &[]));
     assert!(text.contains("N = 60"), "{text}");
 }
 

@@ -11,10 +11,16 @@ use serde_json::Value;
 
 const COUNTS: &str = "timestamp_bucket,c0,c1\n100,3,4\n200,5,6\n";
 
+/// `tpl release` of `counts` with `scheme`, ε = 1, w = 2, and `extra` flags.
+fn release_with<'a>(scheme: &'a str, counts: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["release", "--counts", counts, "--scheme", scheme, "--epsilon", "1", "--window", "2"];
+    args.extend(extra);
+    args
+}
+
 /// `tpl release` of `counts` with uniform, ε = 1, w = 2, seed 1, and `extra` flags.
 fn release<'a>(counts: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec!["release", "--counts", counts];
-    args.extend(["--scheme", "uniform", "--epsilon", "1", "--window", "2", "--seed", "1"]);
+    let mut args = release_with("uniform", counts, &["--seed", "1"]);
     args.extend(extra);
     args
 }
@@ -66,10 +72,7 @@ fn pba_refuses_matrices_that_do_not_fit_the_counts() {
     let d = Scratch::new("typed_pba_size");
     let counts = d.file("c2.csv", COUNTS);
     let m3 = d.file("example4.csv", EXAMPLE4);
-    let args = cmd(
-        "release --counts {} --scheme pba --epsilon 1 --window 2 --backward {} --forward {}",
-        &[&counts, &m3, &m3],
-    );
+    let args = release_with("pba", &counts, &["--backward", &m3, "--forward", &m3]);
     bad_input(&args, &["example4.csv", "3×3", "c2.csv", "2 cells"], &[]);
 }
 
@@ -78,10 +81,7 @@ fn pba_release_records_the_matrices_it_used() {
     let d = Scratch::new("typed_pba_provenance");
     let counts = d.file("c.csv", COUNTS);
     let pb = d.file("pb.csv", FIG8_FORWARD);
-    let args = cmd(
-        "release --counts {} --scheme pba --epsilon 1 --window 2 --backward {} --smoothing 0.5 --seed 3",
-        &[&counts, &pb],
-    );
+    let args = release_with("pba", &counts, &["--backward", &pb, "--smoothing", "0.5", "--seed", "3"]);
     let j = json(&args);
     assert_eq!(j["backward"]["file"], Value::from(pb.as_str()));
     assert_eq!(j["backward"]["n"], 2);
@@ -212,11 +212,7 @@ fn a_byte_order_mark_is_skipped_in_every_input() {
 fn huge_values_in_messages_are_printed_short() {
     let d = Scratch::new("typed_short_numbers");
     let (pb, pf) = capped_matrices(&d);
-    let args = cmd(
-        "allocate --strategy quantified --backward {} --forward {} --alpha 1e300 --horizon 5",
-        &[&pb, &pf],
-    );
-    let run = bad_input(&args, &[], &["1e300"]);
+    let run = bad_input(&capped_allocation("quantified", &pb, &pf), &[], &["1e300"]);
     assert!(run.stderr.len() < 400 && !run.stderr.contains("0000000000"), "{}", run.describe());
     let big = d.file("big.txt", "1e300\n-1e300\n");
     let run = bad_input(&["leakage", "--backward", &pf, "--budgets", &big], &["big.txt:2:"], &["-1e300"]);

@@ -16,9 +16,8 @@ fn temp_db(name: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
-/// A new stream in a fresh temporary file `name`: `scheme` with ε = 1 per window of 4 steps.
-/// A new stream (ε = 1, w = 4) in its own temporary folder, which lives as long as the
-/// returned guard.
+/// A new stream in a fresh temporary file `name`: `scheme` with ε = 1 per window of 4 steps,
+/// in its own temporary folder, which lives as long as the returned guard.
 fn created(name: &str, scheme: SchemeKind) -> (tempfile::TempDir, DurableStream) {
     let (dir, path) = temp_db(name);
     DurableStream::create(&path, &config(scheme, 1.0, 4)).unwrap();
@@ -27,6 +26,18 @@ fn created(name: &str, scheme: SchemeKind) -> (tempfile::TempDir, DurableStream)
 
 fn config(scheme: SchemeKind, epsilon: f64, window: usize) -> StreamConfig {
     StreamConfig::new(scheme, epsilon, window)
+}
+
+/// [`config`] with ε = 1 under correlation: both matrices `smoothed_identity(3, smoothing)`
+/// and the leakage cap `alpha`.
+fn correlated(scheme: SchemeKind, window: usize, smoothing: f64, alpha: f64) -> StreamConfig {
+    let p = TransitionMatrix::smoothed_identity(3, smoothing).unwrap();
+    StreamConfig {
+        backward: Some(p.clone()),
+        forward: Some(p),
+        alpha: Some(alpha),
+        ..config(scheme, 1.0, window)
+    }
 }
 
 /// Noise from one queue shared by every sampler made from it: a stream reopened any number
@@ -119,12 +130,7 @@ fn every_window_of_a_long_stream_stays_within_epsilon() {
 #[test]
 fn a_step_that_would_take_leakage_over_alpha_repeats_the_last_release_at_zero() {
     let (_dir, path) = temp_db("alpha");
-    let p = TransitionMatrix::smoothed_identity(3, 0.05).unwrap();
-    let mut c = config(SchemeKind::Uniform, 1.0, 2);
-    c.backward = Some(p.clone());
-    c.forward = Some(p);
-    c.alpha = Some(1.5);
-    DurableStream::create(&path, &c).unwrap();
+    DurableStream::create(&path, &correlated(SchemeKind::Uniform, 2, 0.05, 1.5)).unwrap();
     let mut s = open(&path, &shared(4, 1000));
     let mut refused = 0;
     for t in 0..30 {
@@ -199,12 +205,7 @@ fn parameters_under_which_step_one_cannot_be_released_or_stored_create_nothing()
 /// A stream of 24 steps of `bd` with matrices and α = 1.4, on scripted noise.
 fn audited(name: &str) -> (tempfile::TempDir, PathBuf) {
     let (dir, path) = temp_db(name);
-    let p = TransitionMatrix::smoothed_identity(3, 0.1).unwrap();
-    let mut c = config(SchemeKind::Bd, 1.0, 4);
-    c.backward = Some(p.clone());
-    c.forward = Some(p);
-    c.alpha = Some(1.4);
-    DurableStream::create(&path, &c).unwrap();
+    DurableStream::create(&path, &correlated(SchemeKind::Bd, 4, 0.1, 1.4)).unwrap();
     let mut s = open(&path, &shared(3, 1000));
     for t in 0..24 {
         s.push(Some(t), &counts(t as usize)).unwrap();

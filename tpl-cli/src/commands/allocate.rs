@@ -14,7 +14,7 @@ use tpl_core::{CoreError, Supremum};
 
 use crate::args::CorrelationArgs;
 use crate::error::{CliError, Result};
-use crate::limits::check_horizon;
+use crate::limits::{check_horizon, check_window};
 use crate::render::{CsvWriter, Report, human, json_array, leakage_table, write_csv_records};
 
 /// The allocation strategies.
@@ -78,11 +78,7 @@ pub fn run(args: &AllocateArgs) -> Result<AllocateReport> {
         });
     }
     check_horizon(args.horizon)?;
-    if let Some(w) = args.window
-        && (w == 0 || w > args.horizon)
-    {
-        return Err(CliError::flag("--window", CoreError::BadWindow { window: w, horizon: args.horizon }));
-    }
+    check_window(args.window, args.horizon)?;
     let (pb, pf) = args.correlation.read()?;
     let corr = Correlation::new(pb.as_ref(), pf.as_ref()).map_err(|source| {
         let context = match (&args.correlation.backward, &args.correlation.forward) {

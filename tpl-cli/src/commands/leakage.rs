@@ -16,7 +16,7 @@ use tpl_mechanisms::effective_budget;
 
 use crate::args::CorrelationArgs;
 use crate::error::{CliError, Result};
-use crate::limits::check_horizon;
+use crate::limits::{check_horizon, check_window};
 use crate::render::{CsvWriter, Report, human, json_array, json_number, leakage_table, write_csv_records};
 
 /// Arguments of `tpl leakage`.
@@ -88,11 +88,7 @@ pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
     tpl_core::check_sensitivity(args.sensitivity).map_err(|e| CliError::flag("--sensitivity", e))?;
     let budgets = budgets_from_flags(args.epsilon, args.horizon, args.budgets.as_ref(), args.sensitivity)?;
     let horizon = budgets.len();
-    if let Some(w) = args.window
-        && (w == 0 || w > horizon)
-    {
-        return Err(CliError::flag("--window", CoreError::BadWindow { window: w, horizon }));
-    }
+    check_window(args.window, horizon)?;
     let (pb, pf) = args.correlation.read()?;
     // Budget-size problems (overflow) are reported against where the budgets came from,
     // a size mismatch against the two matrix files.

@@ -287,6 +287,12 @@ pub fn capped_matrices(d: &Scratch) -> (String, String) {
     (d.file("absorbing.csv", "0.8,0.2\n0,1\n"), d.file("pf.csv", FIG8_FORWARD))
 }
 
+/// `tpl allocate --strategy STRATEGY` on the [`capped_matrices`] `pb` and `pf` with α = 1e300
+/// over 5 steps: far beyond what the capped budget reaches.
+pub fn capped_allocation<'a>(strategy: &'a str, pb: &'a str, pf: &'a str) -> Vec<&'a str> {
+    cmd("allocate --strategy {} --backward {} --forward {} --alpha 1e300 --horizon 5", &[strategy, pb, pf])
+}
+
 // ---------------------------------------------------------------------------------------------
 // Shared checks
 // ---------------------------------------------------------------------------------------------
