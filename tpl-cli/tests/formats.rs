@@ -120,15 +120,33 @@ fn bad_matrix_everywhere(path: &str, needles: &[&str], values: &[&str]) {
 
 /// Writes each (file name, content, line, values) to `d` and checks that every matrix flag
 /// refuses it with a message naming `path:line` (the path alone for line 0) and `values`.
-fn bad_matrix_files(d: &Scratch, cases: &[(&str, &str, usize, &[&str])]) -> Vec<String> {
+/// A bad matrix file: its name, its content, the line the error names (0: the file alone) and
+/// values the error quotes.
+type BadFile = (&'static str, &'static str, usize, &'static [&'static str]);
+
+/// Files without a matrix in them: named, with no line.
+const EMPTY_MATRICES: &[BadFile] = &[
+    ("empty.csv", "", 0, &[]),
+    ("comments.csv", "# nothing but comments\n\n   # and blanks\n\n", 0, &[]),
+    ("empty.json", "[]", 0, &[]),
+    ("blank.json", "", 0, &[]),
+];
+
+/// Writes each of `cases` and runs `check(path, needles, values)` on it, the needle being the
+/// path with its line (or the path alone for line 0); returns the paths.
+fn bad_files(d: &Scratch, cases: &[BadFile], check: impl Fn(&str, &[&str], &[&str])) -> Vec<String> {
     let mut paths = Vec::new();
     for &(name, content, line, values) in cases {
         let path = d.file(name, content);
         let at = if line == 0 { path.clone() } else { format!("{path}:{line}") };
-        bad_matrix_everywhere(&path, &[&at], values);
+        check(&path, &[&at], values);
         paths.push(path);
     }
     paths
+}
+
+fn bad_matrix_files(d: &Scratch, cases: &[BadFile]) -> Vec<String> {
+    bad_files(d, cases, bad_matrix_everywhere)
 }
 
 #[test]
@@ -138,32 +156,22 @@ fn bad_matrix_missing_unreadable_and_empty_files() {
     bad_matrix_everywhere(&missing, &[&missing], &[]);
     let dir = path_str(&d.dir);
     bad_matrix_everywhere(&dir, &[&dir], &[]);
-    bad_matrix_files(
-        &d,
-        &[
-            ("empty.csv", "", 0, &[]),
-            ("comments.csv", "# nothing but comments\n\n   # and blanks\n\n", 0, &[]),
-            ("empty.json", "[]", 0, &[]),
-            ("blank.json", "", 0, &[]),
-        ],
-    );
+    bad_matrix_files(&d, EMPTY_MATRICES);
 }
 
 #[test]
 fn bad_matrix_shape() {
     let d = Scratch::new("bad_matrix_shape");
-    bad_matrix_files(
-        &d,
-        &[
-            ("nonsquare.csv", "0.5,0.5\n0.5,0.5\n0.5,0.5\n", 0, &[]),
-            ("wide.csv", "0.2 0.3 0.5\n0.2 0.3 0.5\n", 0, &[]),
-            // Row 2 of the matrix is on line 4 of the file.
-            ("ragged.csv", "# ragged\n0.5,0.5\n\n1\n", 4, &[]),
-            ("ragged.json", "[[0.5,0.5],[1]]", 0, &[]),
-            ("nonsquare.json", "[[0.5,0.5]]", 0, &[]),
-            ("empty_rows.json", "[[],[]]", 0, &[]),
-        ],
-    );
+    // Row 2 of the ragged CSV is on line 4 of the file.
+    let cases: &[BadFile] = &[
+        ("nonsquare.csv", "0.5,0.5\n0.5,0.5\n0.5,0.5\n", 0, &[]),
+        ("wide.csv", "0.2 0.3 0.5\n0.2 0.3 0.5\n", 0, &[]),
+        ("ragged.csv", "# ragged\n0.5,0.5\n\n1\n", 4, &[]),
+        ("ragged.json", "[[0.5,0.5],[1]]", 0, &[]),
+        ("nonsquare.json", "[[0.5,0.5]]", 0, &[]),
+        ("empty_rows.json", "[[],[]]", 0, &[]),
+    ];
+    bad_matrix_files(&d, cases);
 }
 
 #[test]
@@ -228,30 +236,21 @@ fn bad_budget_files() {
     };
     let bad_line = d.file("bad_line.txt", "0.1\n# comment\n\nfoo\n0.2\n");
     check(&bad_line, &[&format!("{bad_line}:4"), "foo"], &[]);
-    let negative = d.file("negative.txt", "0.1\n\n-0.2\n");
-    check(&negative, &[&format!("{negative}:3")], &["-0.2"]);
-    let two = d.file("two.txt", "0.1\n0.2 0.3\n");
-    check(&two, &[&format!("{two}:2")], &[]);
-    let two_commas = d.file("two_commas.csv", "0.1,0.2\n");
-    check(&two_commas, &[&format!("{two_commas}:1")], &[]);
-    let inf = d.file("inf.txt", "0.1\ninf\n");
-    check(&inf, &[&format!("{inf}:2")], &["inf"]);
-    let nan = d.file("nan.txt", "0.1\n0.1\nNaN\n");
-    check(&nan, &[&format!("{nan}:3")], &["NaN"]);
-    let empty = d.file("empty.txt", "");
-    check(&empty, &[&empty], &[]);
-    let comments = d.file("comments.txt", "# only a comment\n\n");
-    check(&comments, &[&comments], &[]);
-    let empty_json = d.file("empty.json", "[]");
-    check(&empty_json, &[&empty_json], &[]);
-    let neg_json = d.file("neg.json", "[0.1, -1]");
-    check(&neg_json, &[&neg_json], &["-1"]);
-    let null_json = d.file("null.json", "[0.1, null]");
-    check(&null_json, &[&null_json], &[]);
-    let bad_json = d.file("bad.json", "[0.1,");
-    check(&bad_json, &[&bad_json], &[]);
-    let nested = d.file("nested.json", "[[0.1]]");
-    check(&nested, &[&nested], &[]);
+    let cases: &[BadFile] = &[
+        ("negative.txt", "0.1\n\n-0.2\n", 3, &["-0.2"]),
+        ("two.txt", "0.1\n0.2 0.3\n", 2, &[]),
+        ("two_commas.csv", "0.1,0.2\n", 1, &[]),
+        ("inf.txt", "0.1\ninf\n", 2, &["inf"]),
+        ("nan.txt", "0.1\n0.1\nNaN\n", 3, &["NaN"]),
+        ("empty.txt", "", 0, &[]),
+        ("comments.txt", "# only a comment\n\n", 0, &[]),
+        ("empty.json", "[]", 0, &[]),
+        ("neg.json", "[0.1, -1]", 0, &["-1"]),
+        ("null.json", "[0.1, null]", 0, &[]),
+        ("bad.json", "[0.1,", 0, &[]),
+        ("nested.json", "[[0.1]]", 0, &[]),
+    ];
+    bad_files(&d, cases, check);
     let missing = d.path("missing.txt");
     check(&missing, &[&missing], &[]);
     let dir = path_str(&d.dir);

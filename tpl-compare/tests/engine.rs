@@ -20,14 +20,18 @@ fn strategies(names: &[&str]) -> Vec<Strategy> {
     names.iter().map(|n| Strategy::parse(n).unwrap()).collect()
 }
 
-fn run(truth: &[Vec<f64>], chain: &TransitionMatrix, names: &[&str], seed: u64) -> Comparison {
-    let setup = Setup::new(truth, 1.0, 5)
+/// ε = 1, w = 5, `chain` both ways, `runs` runs scored raw and after MAP, seeded with `seed`.
+fn correlated<'a>(truth: &'a [Vec<f64>], chain: &'a TransitionMatrix, runs: usize, seed: u64) -> Setup<'a> {
+    Setup::new(truth, 1.0, 5)
         .backward(Some(chain))
         .forward(Some(chain))
-        .runs(3)
+        .runs(runs)
         .postprocess(Some(Estimator::Map))
-        .seed(Seed::given(seed));
-    compare(&setup, &strategies(names), &|| {}).unwrap()
+        .seed(Seed::given(seed))
+}
+
+fn run(truth: &[Vec<f64>], chain: &TransitionMatrix, names: &[&str], seed: u64) -> Comparison {
+    compare(&correlated(truth, chain, 3, seed), &strategies(names), &|| {}).unwrap()
 }
 
 fn row<'a>(c: &'a Comparison, name: &str) -> &'a Row {
@@ -186,12 +190,7 @@ fn rows_serialise_flat_in_the_contract_order() {
 fn a_releaser_draws_the_runs_compare_scores() {
     let (truth, chain) = population();
     for name in ["bd", "window"] {
-        let setup = Setup::new(&truth, 1.0, 5)
-            .backward(Some(&chain))
-            .forward(Some(&chain))
-            .runs(1)
-            .postprocess(Some(Estimator::Map))
-            .seed(Seed::given(21));
+        let setup = correlated(&truth, &chain, 1, 21);
         let compared = compare(&setup, &strategies(&[name]), &|| {}).unwrap();
         let releaser = tpl_compare::Releaser::new(&setup, Strategy::parse(name).unwrap()).unwrap();
         let run = releaser.run(0).unwrap();

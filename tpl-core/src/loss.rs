@@ -72,13 +72,8 @@ pub struct PairTableLoss {
 }
 
 impl PairTableLoss {
-    /// Precomputes the pair chains of `matrix`.
-    pub fn new(matrix: &TransitionMatrix) -> Self {
-        Self::with_progress(matrix, &no_progress)
-    }
-
-    /// As [`PairTableLoss::new`], calling `progress(done, n)` after the pairs of each of the
-    /// n rows have been scanned (the O(n³) part of the setup).
+    /// Precomputes the pair chains of `matrix` as [`PairTableLoss::new`] does, calling
+    /// `progress(done, n)` once the pairs of row `done` are scanned.
     pub fn with_progress(matrix: &TransitionMatrix, progress: &dyn Fn(usize, usize)) -> Self {
         match chains::candidates(matrix, true, progress) {
             Candidates::Identity => Self { identity: true, chains: Vec::new() },
@@ -86,6 +81,11 @@ impl PairTableLoss {
                 Self { identity: false, chains: chains.into_iter().map(Envelope::from_points).collect() }
             }
         }
+    }
+
+    /// Precomputes the pair chains of `matrix`, keeping those not pruned.
+    pub fn new(matrix: &TransitionMatrix) -> Self {
+        Self::with_progress(matrix, &no_progress)
     }
 
     /// Number of pair chains kept after pruning.

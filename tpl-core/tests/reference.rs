@@ -123,10 +123,8 @@ fn tpl_series_cases() {
 #[test]
 fn supremum_cases() {
     check_cases("supremum", 15, |id, case, failures| {
-        let m = matrix(&case["matrix"]).unwrap();
-        let eps = num(&case["epsilon"]);
-        let expected = num(&case["supremum"]);
-        let got = PiecewiseLoss::new(&m).supremum(eps).unwrap();
+        let (expected, eps) = (num(&case["supremum"]), num(&case["epsilon"]));
+        let got = PiecewiseLoss::new(&matrix(&case["matrix"]).unwrap()).supremum(eps).unwrap();
         match (got, expected.is_finite()) {
             (Supremum::Unbounded, false) => {}
             (Supremum::Bounded(v), true) => {

@@ -63,14 +63,18 @@ impl Run {
     }
 }
 
+/// Every scheme kind, planned included, with a window of 1..8 steps and one of four ε.
+fn scheme_settings() -> impl Strategy<Value = (SchemeKind, usize, f64)> {
+    let kinds: Vec<SchemeKind> = SchemeKind::ALL.iter().copied().chain([SchemeKind::Planned]).collect();
+    (prop::sample::select(kinds), 1usize..8, prop::sample::select(vec![0.1, 1.0, 0.7, 3.0]))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
     #[test]
     fn restored_scheme_continues_as_the_uninterrupted_one(
-        kind in prop::sample::select(SchemeKind::ALL.iter().copied().chain([SchemeKind::Planned]).collect::<Vec<_>>()),
-        window in 1usize..8,
-        epsilon in prop::sample::select(vec![0.1, 1.0, 0.7, 3.0]),
+        (kind, window, epsilon) in scheme_settings(),
         steps in 2usize..60,
         cut in 1usize..60,
         seed in any::<u64>(),
@@ -89,9 +93,7 @@ proptest! {
     /// the last w − 1 steps: the same continuation as restoring every step.
     #[test]
     fn scheme_resumed_past_a_prefix_continues_as_the_uninterrupted_one(
-        kind in prop::sample::select(SchemeKind::ALL.iter().copied().chain([SchemeKind::Planned]).collect::<Vec<_>>()),
-        window in 1usize..8,
-        epsilon in prop::sample::select(vec![0.1, 1.0, 0.7, 3.0]),
+        (kind, window, epsilon) in scheme_settings(),
         steps in 2usize..60,
         cut in 1usize..60,
         extra in 0usize..4,

@@ -72,8 +72,11 @@ const MOVE_WEIGHTS: [f64; 10] =
 /// The number of dispersions φ of the grid.
 const DISPERSIONS: usize = 19;
 
+/// One value for each dispersion φ_k of the grid.
+type PerDispersion = [f64; DISPERSIONS];
+
 /// The dispersions φ of the grid: 2^k for k = −6..=12, the DBSec value first.
-fn dispersions() -> [f64; DISPERSIONS] {
+fn dispersions() -> PerDispersion {
     let mut d = [0.0; DISPERSIONS];
     for (j, k) in (0..=12).chain(-6..0).enumerate() {
         d[j] = 2f64.powi(k);
@@ -101,7 +104,7 @@ const MIN_VARIANCE: f64 = 1.0 / 12.0;
 /// The running scores of the grid ([docs/map.md](tpl_core::guide::map) §8).
 #[derive(Debug, Clone)]
 pub(crate) struct Calibrator {
-    dispersions: [f64; DISPERSIONS],
+    dispersions: PerDispersion,
     /// scores[g·19 + k]: the predictive log-likelihood of the scored releases under
     /// (MOVE_WEIGHTS[g], dispersions[k]).
     scores: Vec<f64>,
@@ -315,13 +318,7 @@ at_widest! {
     /// v_i = max(φ_k·m_i + noise, 1/12) < 2¹⁰²⁰, over at most [`SCORED_CELLS`] cells: see
     /// [`lane_sums`]. At the widest vector width ([`crate::widest`]; every width gives the
     /// same bits).
-    fn member_terms(
-        m: &[f64],
-        e2: &[f64],
-        dispersions: &[f64; DISPERSIONS],
-        noise: f64,
-        sums: &mut [f64; DISPERSIONS],
-    ) = lane_sums;
+    fn member_terms(m: &[f64], e2: &[f64], dispersions: &PerDispersion, noise: f64, sums: &mut PerDispersion) = lane_sums;
 }
 
 /// The sums of [`member_terms`] in [`LANES`] running sums: for each dispersion, cell i's
@@ -333,13 +330,7 @@ at_widest! {
 /// pairwise. Where the noise alone reaches the smallest variance 1/12 the clamp to it is
 /// skipped (it changes nothing there).
 #[inline(always)]
-fn lane_sums(
-    m: &[f64],
-    e2: &[f64],
-    dispersions: &[f64; DISPERSIONS],
-    noise: f64,
-    sums: &mut [f64; DISPERSIONS],
-) {
+fn lane_sums(m: &[f64], e2: &[f64], dispersions: &PerDispersion, noise: f64, sums: &mut PerDispersion) {
     let len = m.len().min(SCORED_CELLS);
     let (mut cells, mut squares) = ([0.0f64; SCORED_CELLS], [0.0f64; SCORED_CELLS]);
     cells[..len].copy_from_slice(&m[..len]);

@@ -85,9 +85,8 @@ pub struct MapStep {
 /// # Ok::<(), tpl_postprocess::PostprocessError>(())
 /// ```
 pub fn map_step(r: &[f64], p: &[f64], total: f64, a: f64) -> Result<MapStep> {
-    validate::release_and_prior(r, p)?;
+    validate::step(r, p, a)?;
     validate::real_total(total)?;
-    validate::weight(a)?;
     Ok(solve(r, p, total, a))
 }
 
@@ -109,8 +108,7 @@ pub fn map_step(r: &[f64], p: &[f64], total: f64, a: f64) -> Result<MapStep> {
 /// # Ok::<(), tpl_postprocess::PostprocessError>(())
 /// ```
 pub fn map_objective(r: &[f64], p: &[f64], a: f64, x: &[f64]) -> Result<f64> {
-    validate::release_and_prior(r, p)?;
-    validate::weight(a)?;
+    validate::step(r, p, a)?;
     validate::estimate(x, r.len())?;
     Ok(r.iter()
         .zip(p)

@@ -47,9 +47,8 @@ use crate::validate;
 /// # Ok::<(), tpl_postprocess::PostprocessError>(())
 /// ```
 pub fn map_integer_step(r: &[f64], p: &[f64], total: u64, a: f64) -> Result<Vec<u64>> {
-    validate::release_and_prior(r, p)?;
+    validate::step(r, p, a)?;
     validate::integer_total(total)?;
-    validate::weight(a)?;
     Ok(solve(r, p, total, a))
 }
 
@@ -70,8 +69,7 @@ pub fn map_integer_step(r: &[f64], p: &[f64], total: u64, a: f64) -> Result<Vec<
 /// # Ok::<(), tpl_postprocess::PostprocessError>(())
 /// ```
 pub fn map_integer_objective(r: &[f64], p: &[f64], a: f64, x: &[u64]) -> Result<f64> {
-    validate::release_and_prior(r, p)?;
-    validate::weight(a)?;
+    validate::step(r, p, a)?;
     if x.len() != r.len() {
         return Err(crate::PostprocessError::EstimateLength { len: x.len(), expected: r.len() });
     }
@@ -166,9 +164,6 @@ impl PartialOrd for Next {
 pub(crate) fn by_heap(r: &[f64], p: &[f64], total: u64, a: f64) -> Vec<u64> {
     let n = r.len();
     let mut x = vec![0u64; n];
-    if total == 0 {
-        return x;
-    }
     let ln_p: Vec<f64> = p.iter().map(|&v| ln_or_neg_inf(v)).collect();
     let shift = shift_of(r, p, total, a);
     let mut heap: BinaryHeap<Next> = (0..n)

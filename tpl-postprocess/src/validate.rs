@@ -22,11 +22,12 @@ pub(crate) fn release(r: &[f64]) -> Result<()> {
     }
 }
 
-/// A release and its prior over the release's cells, checked in that order (the checks every
-/// single-prior MAP entry point starts with).
-pub(crate) fn release_and_prior(r: &[f64], p: &[f64]) -> Result<()> {
+/// A release, its prior over the release's cells and the likelihood weight, checked in that
+/// order (the checks every single-prior MAP entry point starts with).
+pub(crate) fn step(r: &[f64], p: &[f64], a: f64) -> Result<()> {
     release(r)?;
-    prior(p, r.len())
+    prior(p, r.len())?;
+    weight(a)
 }
 
 /// A prior probability vector for `n` cells: finite, non-negative, summing to 1 within the

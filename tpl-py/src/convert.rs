@@ -8,6 +8,12 @@ use tpl_core::TransitionMatrix;
 
 use crate::TplError;
 
+/// A NumPy vector of f64 handed to Python.
+pub type Vector<'py> = Bound<'py, PyArray1<f64>>;
+
+/// A NumPy matrix of f64 handed to Python.
+pub type Matrix<'py> = Bound<'py, PyArray2<f64>>;
+
 /// The longest horizon a call accepts (as the command line's `--horizon`): at 10⁸ steps a
 /// leakage series alone is 1.6 GB.
 pub const MAX_HORIZON: usize = 100_000_000;
@@ -59,18 +65,18 @@ pub fn check_horizon(horizon: usize) -> PyResult<()> {
 }
 
 /// A 1-D float array.
-pub fn vector<'py>(py: Python<'py>, v: Vec<f64>) -> Bound<'py, PyArray1<f64>> {
+pub fn vector<'py>(py: Python<'py>, v: Vec<f64>) -> Vector<'py> {
     PyArray1::from_vec(py, v)
 }
 
 /// A T × n float array from T rows of n values.
-pub fn table<'py>(py: Python<'py>, rows: &[Vec<f64>]) -> PyResult<Bound<'py, PyArray2<f64>>> {
+pub fn table<'py>(py: Python<'py>, rows: &[Vec<f64>]) -> PyResult<Matrix<'py>> {
     let n = rows.first().map_or(0, Vec::len);
     let flat: Vec<f64> = rows.iter().flatten().copied().collect();
     PyArray1::from_vec(py, flat).reshape([rows.len(), n])
 }
 
 /// The rows of a matrix as a 2-D array.
-pub fn matrix_array<'py>(py: Python<'py>, m: &TransitionMatrix) -> PyResult<Bound<'py, PyArray2<f64>>> {
+pub fn matrix_array<'py>(py: Python<'py>, m: &TransitionMatrix) -> PyResult<Matrix<'py>> {
     table(py, &m.to_rows())
 }

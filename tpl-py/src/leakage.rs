@@ -1,20 +1,18 @@
 //! `loss`, `supremum`, `leakage`, `smooth` and `normalize`: `tpl loss`, `tpl supremum` and
 //! `tpl leakage` (TKDE eqs. 11–15, 24, Theorems 3 and 11) through `tpl-core`.
 
-use numpy::{PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use tpl_core::{Budgets, CompactSeries, Loss, LossEvaluator, PiecewiseLoss, TransitionMatrix};
 
-use crate::convert::{MatrixArg, check_horizon, error, matrix, matrix_array, optional_matrix, rows, vector};
+use crate::convert::{
+    Matrix, MatrixArg, Vector, check_horizon, error, matrix, matrix_array, optional_matrix, rows, vector,
+};
 
 /// L(α) of `p` at every α (TKDE eq. 24), with the evaluator `tpl loss` picks for that many
 /// values ([`Loss::new`]), so each value is the CLI's to the last bit.
 #[pyfunction]
-fn loss<'py>(
-    py: Python<'py>,
-    p: MatrixArg<'py>,
-    alpha: PyReadonlyArray1<'py, f64>,
-) -> PyResult<Bound<'py, PyArray1<f64>>> {
+fn loss<'py>(py: Python<'py>, p: MatrixArg<'py>, alpha: PyReadonlyArray1<'py, f64>) -> PyResult<Vector<'py>> {
     let alphas = alpha.as_array().to_vec();
     if let Some(a) = alphas.iter().find(|a| !(a.is_finite() && **a >= 0.0)) {
         return Err(error(&format!("alpha {a}"), "α must be a finite number ≥ 0"));
@@ -38,14 +36,7 @@ fn supremum(py: Python<'_>, p: MatrixArg<'_>, epsilon: f64) -> PyResult<Option<f
 }
 
 /// The per-step arrays and scalars of `tpl leakage`.
-type LeakageOut<'py> = (
-    Bound<'py, PyArray1<f64>>,
-    Bound<'py, PyArray1<f64>>,
-    Bound<'py, PyArray1<f64>>,
-    Bound<'py, PyArray1<f64>>,
-    f64,
-    Option<(Bound<'py, PyArray1<f64>>, f64)>,
-);
+type LeakageOut<'py> = (Vector<'py>, Vector<'py>, Vector<'py>, Vector<'py>, f64, Option<(Vector<'py>, f64)>);
 
 /// BPL, FPL and TPL of a budget sequence (per step, or `epsilon` at each of `horizon` steps)
 /// and with `window` the leakage of every window of that many steps: the series
@@ -106,11 +97,7 @@ fn leakage<'py>(
 
 /// Laplacian smoothing of TKDE eq. (28), as `--smoothing s` applies it to a matrix file.
 #[pyfunction]
-fn smooth<'py>(
-    py: Python<'py>,
-    p: PyReadonlyArray2<'py, f64>,
-    s: f64,
-) -> PyResult<Bound<'py, PyArray2<f64>>> {
+fn smooth<'py>(py: Python<'py>, p: PyReadonlyArray2<'py, f64>, s: f64) -> PyResult<Matrix<'py>> {
     TransitionMatrix::check_smoothing(s).map_err(|e| error("s", e))?;
     let m =
         TransitionMatrix::new(rows(&p)).map_err(|e| error("P", e))?.smoothed(s).map_err(|e| error("s", e))?;
@@ -119,7 +106,7 @@ fn smooth<'py>(
 
 /// Every row rescaled to sum to 1, as `--normalize` reads a matrix file.
 #[pyfunction]
-fn normalize<'py>(py: Python<'py>, p: PyReadonlyArray2<'py, f64>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+fn normalize<'py>(py: Python<'py>, p: PyReadonlyArray2<'py, f64>) -> PyResult<Matrix<'py>> {
     let m = TransitionMatrix::normalized(rows(&p)).map_err(|e| error("P", e))?;
     matrix_array(py, &m)
 }
@@ -132,7 +119,7 @@ fn effective_budgets<'py>(
     py: Python<'py>,
     budgets: PyReadonlyArray1<'py, f64>,
     sensitivity: f64,
-) -> PyResult<Bound<'py, PyArray1<f64>>> {
+) -> PyResult<Vector<'py>> {
     tpl_core::check_sensitivity(sensitivity).map_err(|e| error("sensitivity", e))?;
     let b = budgets.as_array();
     if let Some(v) = b.iter().find(|&&v| !tpl_core::is_budget(v)) {

@@ -137,8 +137,7 @@ mod tests {
     #[test]
     fn a_key_written_reads_back_and_digests_depend_on_it() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("k");
-        let key = StreamKey::generate(&path).unwrap();
+        let (path, key) = (dir.path().join("k"), StreamKey::generate(Path::new("k")).unwrap());
         key.write_new(&path).unwrap();
         assert_eq!(StreamKey::read(&path).unwrap(), key);
         assert!(matches!(key.write_new(&path), Err(StreamError::KeyExists { .. })));

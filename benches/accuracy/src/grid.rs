@@ -184,12 +184,9 @@ pub fn run(config: &Config, cells: &[Cell<'_>]) -> Outcome {
             Releaser::new(&setup, c.scheme.strategy.clone()).map_err(|e| e.to_string())
         })
         .collect();
-    let tasks: Vec<(usize, usize)> = releasers
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.is_ok())
-        .flat_map(|(i, _)| (0..config.seeds).map(move |s| (i, s)))
-        .collect();
+    // (cell, seed) for every cell whose releaser could be built.
+    let live = (0..releasers.len()).filter(|&i| releasers[i].is_ok());
+    let tasks: Vec<(usize, usize)> = live.flat_map(|i| (0..config.seeds).map(move |s| (i, s))).collect();
     let done = AtomicUsize::new(0);
     let start = Instant::now();
     let tick = (tasks.len() / 20).max(1);

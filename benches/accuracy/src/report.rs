@@ -33,15 +33,9 @@ pub const HEADER: [&str; 20] = [
 /// The fields that say which cell and estimator a row is (the CSV's and the table's first
 /// seven columns).
 fn row_key(r: &Row) -> [String; 7] {
-    [
-        r.stream.to_string(),
-        r.population.to_string(),
-        r.shape.to_string(),
-        r.matrices.clone(),
-        r.scheme.to_string(),
-        r.epsilon.to_string(),
-        r.estimator.to_string(),
-    ]
+    let key: [&dyn std::fmt::Display; 7] =
+        [&r.stream, &r.population, &r.shape, &r.matrices, &r.scheme, &r.epsilon, &r.estimator];
+    key.map(|v| v.to_string())
 }
 
 fn opt(v: Option<f64>) -> String {

@@ -173,20 +173,25 @@ impl Short {
             dest.fill(0); // U = 0 is always kept (e^0 = 1)
             return;
         }
-        match (self.fused.n, self.fused.narrow) {
-            (2, false) => self.accepted_n::<R, 2, false>(rng, bits, dest),
-            (3, false) => self.accepted_n::<R, 3, false>(rng, bits, dest),
-            (4, false) => self.accepted_n::<R, 4, false>(rng, bits, dest),
-            (5, false) => self.accepted_n::<R, 5, false>(rng, bits, dest),
-            (6, false) => self.accepted_n::<R, 6, false>(rng, bits, dest),
-            (7, false) => self.accepted_n::<R, 7, false>(rng, bits, dest),
-            (_, false) => self.accepted_n::<R, MAX_FUSED, false>(rng, bits, dest),
-            (3, true) => self.accepted_n::<R, 3, true>(rng, bits, dest),
-            (4, true) => self.accepted_n::<R, 4, true>(rng, bits, dest),
-            (5, true) => self.accepted_n::<R, 5, true>(rng, bits, dest),
-            (6, true) => self.accepted_n::<R, 6, true>(rng, bits, dest),
-            (7, true) => self.accepted_n::<R, 7, true>(rng, bits, dest),
-            (_, true) => self.accepted_n::<R, MAX_FUSED, true>(rng, bits, dest),
+        if self.fused.narrow {
+            self.accepted_width::<R, true>(rng, bits, dest)
+        } else {
+            self.accepted_width::<R, false>(rng, bits, dest)
+        }
+    }
+
+    /// [`Short::accepted`] from 32-bit words when `NARROW`: dispatches the run-time number of
+    /// fused trials to its instance of [`Short::accepted_n`] (two fused trials only from
+    /// 64-bit words).
+    fn accepted_width<R: RngCore, const NARROW: bool>(&self, rng: &mut R, bits: &mut Bits, dest: &mut [u64]) {
+        match self.fused.n {
+            2 if !NARROW => self.accepted_n::<R, 2, NARROW>(rng, bits, dest),
+            3 => self.accepted_n::<R, 3, NARROW>(rng, bits, dest),
+            4 => self.accepted_n::<R, 4, NARROW>(rng, bits, dest),
+            5 => self.accepted_n::<R, 5, NARROW>(rng, bits, dest),
+            6 => self.accepted_n::<R, 6, NARROW>(rng, bits, dest),
+            7 => self.accepted_n::<R, 7, NARROW>(rng, bits, dest),
+            _ => self.accepted_n::<R, MAX_FUSED, NARROW>(rng, bits, dest),
         }
     }
 

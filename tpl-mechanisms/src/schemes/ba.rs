@@ -37,10 +37,6 @@ impl FromParams for BaRule {
 }
 
 impl DecisionRule for BaRule {
-    fn name(&self) -> &str {
-        super::SchemeKind::Ba.name()
-    }
-
     fn step<M: Mechanism>(&mut self, mut cx: Step<'_, M>) -> Result<StepOutcome> {
         let t = cx.t();
         let grid = *cx.params.grid();
@@ -114,5 +110,9 @@ impl DecisionRule for BaRule {
         let grid = params.grid();
         let m = (t - 1).min(params.window()) as u128;
         StepBudget { test: s, publication: grid.value(m * grid.units(s)), absorbed: 0.0 }.total()
+    }
+
+    fn name(&self) -> &str {
+        super::SchemeKind::Ba.name()
     }
 }

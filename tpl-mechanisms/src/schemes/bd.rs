@@ -43,10 +43,6 @@ impl FromParams for BdRule {
 }
 
 impl DecisionRule for BdRule {
-    fn name(&self) -> &str {
-        super::SchemeKind::Bd.name()
-    }
-
     fn step<M: Mechanism>(&mut self, mut cx: Step<'_, M>) -> Result<StepOutcome> {
         let grid = *cx.params.grid();
         if cx.t() == 1 {
@@ -103,5 +99,9 @@ impl DecisionRule for BdRule {
         }
         let left = if t <= params.window() { pool(grid) - grid.units(first(grid)) } else { pool(grid) };
         StepBudget { test: params.share(), publication: grid.value(left / 2), absorbed: 0.0 }.total()
+    }
+
+    fn name(&self) -> &str {
+        super::SchemeKind::Bd.name()
     }
 }

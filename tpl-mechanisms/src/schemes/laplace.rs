@@ -16,13 +16,6 @@ pub type EventLaplace<M> = Scheme<LaplaceRule, M>;
 pub struct LaplaceRule;
 
 impl DecisionRule for LaplaceRule {
-    fn name(&self) -> &str {
-        super::SchemeKind::Laplace.name()
-    }
-    fn spends_its_caps(&self) -> bool {
-        true
-    }
-
     fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome> {
         let eps = cx.params.epsilon();
         cx.publish(StepBudget::fresh(eps))
@@ -36,5 +29,14 @@ impl DecisionRule for LaplaceRule {
     /// ε at every step (§6, table of largest spends).
     fn max_spend(&self, params: &WEventParams, _: usize) -> f64 {
         params.epsilon()
+    }
+
+    /// Yes: ε at every step, whatever the data.
+    fn spends_its_caps(&self) -> bool {
+        true
+    }
+
+    fn name(&self) -> &str {
+        super::SchemeKind::Laplace.name()
     }
 }

@@ -34,8 +34,15 @@ impl PbaCorrelation {
         Self::FromMatrices(backward.is_some_and(kappa) || forward.is_some_and(kappa))
     }
 
-    /// corr(t).
-    fn at(&self, t: usize) -> bool {
+    /// corr(t) of [`docs/w-event.md`](tpl_core::guide::w_event) §3.6: whether step t (from 1)
+    /// may absorb budget from the correlation pool. Never at t = 1.
+    ///
+    /// ```
+    /// use tpl_mechanisms::PbaCorrelation;
+    /// let c = PbaCorrelation::Schedule(vec![true, false, true]);
+    /// assert_eq!([1, 2, 3, 4].map(|t| c.at(t)), [false, false, true, false]);
+    /// ```
+    pub fn at(&self, t: usize) -> bool {
         t >= 2
             && match self {
                 Self::FromMatrices(k) => *k,
@@ -91,10 +98,6 @@ fn first(grid: &BudgetGrid) -> f64 {
 }
 
 impl DecisionRule for PbaRule {
-    fn name(&self) -> &str {
-        super::SchemeKind::Pba.name()
-    }
-
     fn step<M: Mechanism>(&mut self, mut cx: Step<'_, M>) -> Result<StepOutcome> {
         let t = cx.t();
         let grid = *cx.params.grid();
@@ -179,5 +182,9 @@ impl DecisionRule for PbaRule {
             _ => 0.0,
         };
         regimes.max(scheduled)
+    }
+
+    fn name(&self) -> &str {
+        super::SchemeKind::Pba.name()
     }
 }

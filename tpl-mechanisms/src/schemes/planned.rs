@@ -82,13 +82,6 @@ pub struct PlannedRule {
 }
 
 impl DecisionRule for PlannedRule {
-    fn name(&self) -> &str {
-        super::SchemeKind::Planned.name()
-    }
-    fn spends_its_caps(&self) -> bool {
-        true
-    }
-
     fn admit(&self, t: usize) -> Result<()> {
         if t > self.budgets.len() {
             return Err(MechError::PastHorizon { step: t, horizon: self.budgets.len() });
@@ -112,5 +105,14 @@ impl DecisionRule for PlannedRule {
 
     fn max_step_budget(&self, _: &WEventParams) -> f64 {
         self.budgets.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// Yes: the plan's ε_t at step t.
+    fn spends_its_caps(&self) -> bool {
+        true
+    }
+
+    fn name(&self) -> &str {
+        super::SchemeKind::Planned.name()
     }
 }

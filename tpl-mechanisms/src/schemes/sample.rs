@@ -21,13 +21,6 @@ fn publishes(t: usize, window: usize) -> bool {
 }
 
 impl DecisionRule for SampleRule {
-    fn name(&self) -> &str {
-        super::SchemeKind::Sample.name()
-    }
-    fn spends_its_caps(&self) -> bool {
-        true
-    }
-
     fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome> {
         if !publishes(cx.t(), cx.params.window()) {
             return cx.repeat(StepBudget::default());
@@ -43,5 +36,14 @@ impl DecisionRule for SampleRule {
 
     fn max_step_budget(&self, params: &WEventParams) -> f64 {
         params.epsilon()
+    }
+
+    /// Yes: ε at the first step of each window, nothing at the others.
+    fn spends_its_caps(&self) -> bool {
+        true
+    }
+
+    fn name(&self) -> &str {
+        super::SchemeKind::Sample.name()
     }
 }

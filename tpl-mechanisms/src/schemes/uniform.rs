@@ -23,13 +23,6 @@ impl UniformRule {
 }
 
 impl DecisionRule for UniformRule {
-    fn name(&self) -> &str {
-        super::SchemeKind::Uniform.name()
-    }
-    fn spends_its_caps(&self) -> bool {
-        true
-    }
-
     fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome> {
         let p = Self::budget(cx.params);
         cx.publish(StepBudget::fresh(p))
@@ -38,5 +31,14 @@ impl DecisionRule for UniformRule {
     /// Every step spends exactly its share (§6).
     fn max_spend(&self, params: &WEventParams, _: usize) -> f64 {
         Self::budget(params)
+    }
+
+    /// Yes: its share of ε at every step.
+    fn spends_its_caps(&self) -> bool {
+        true
+    }
+
+    fn name(&self) -> &str {
+        super::SchemeKind::Uniform.name()
     }
 }

@@ -195,18 +195,6 @@ pub fn drive_fresh(kind: SchemeKind, params: WEventParams, stream: &[Vec<f64>], 
     drive(scheme.as_mut(), &handle, stream, noise).unwrap()
 }
 
-/// Step t ↦ corr(t) of [`docs/w-event.md`](tpl_core::guide::w_event) §3.6 (independent of the
-/// scheme's own evaluation).
-pub fn corr_at(c: &PbaCorrelation, t: usize) -> bool {
-    t >= 2
-        && match c {
-            PbaCorrelation::FromMatrices(k) => *k,
-            PbaCorrelation::Always => true,
-            PbaCorrelation::Never => false,
-            PbaCorrelation::Schedule(s) => s.get(t - 1).copied().unwrap_or(false),
-        }
-}
-
 mod trace;
 
 // Not every test binary that includes this module checks traces.

@@ -4,7 +4,7 @@
 
 use tpl_mechanisms::{PbaCorrelation, SchemeKind, WEventParams, WindowLedger};
 
-use super::{TOL, Trace, close, corr_at, trace_exactly_within};
+use super::{TOL, Trace, close, trace_exactly_within};
 
 /// Σ of the last `n` entries of `v` (direct summation in step order).
 fn tail_sum(v: &[f64], n: usize) -> f64 {
@@ -114,7 +114,7 @@ pub fn check_trace(
                 } else {
                     let quarter = eps / 4.0;
                     let e = (quarter - tail_sum(&pub_hist, w - 1)) / 2.0;
-                    let a = if corr_at(corr, t) {
+                    let a = if corr.at(t) {
                         let room = quarter - tail_sum(&abs_hist, w - 1);
                         ensure!(
                             room >= e - budget_tol(e, eps),
@@ -200,7 +200,7 @@ pub fn check_trace(
                     a == 0.0 || (a - e).abs() <= budget_tol(e, eps),
                     "t = {t}: absorbed {a:e} ∉ {{0, base {e:e}}}"
                 );
-                ensure!(corr_at(corr, t) || a == 0.0, "t = {t}: absorbed {a:e} without correlation");
+                ensure!(corr.at(t) || a == 0.0, "t = {t}: absorbed {a:e} without correlation");
                 pub_hist.push(e);
                 abs_hist.push(a);
                 let quarter = eps / 4.0 * (1.0 + TOL);

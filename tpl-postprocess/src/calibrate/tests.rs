@@ -28,14 +28,20 @@ fn grid_starts_at_the_member_that_holds_and_is_sorted_out_by_scores() {
     assert!(c.dispersions.contains(&4096.0) && c.dispersions.contains(&(1.0 / 64.0)));
 }
 
+/// A calibrator that scored `steps` steps of a population of 100 releasing `release` at
+/// every step, with the move `(q, u)` of [`one_step`] and the likelihood weight `weight`.
+fn scored_constant(release: &[f64], (q, u): ([f64; 2], [f64; 2]), steps: usize, weight: f64) -> Calibrator {
+    let mut c = Calibrator::new();
+    for t in 0..steps {
+        c.score(release, &one_step(&q, &u, t), 100.0, weight);
+    }
+    c
+}
+
 #[test]
 fn releases_far_from_the_model_choose_a_weak_prior() {
     // The model predicts everyone in cell 1; releases keep saying cell 2.
-    let mut c = Calibrator::new();
-    let (q, u) = ([1.0, 0.0], [1.0, 0.0]);
-    for t in 0..50 {
-        c.score(&[0.0, 100.0], &one_step(&q, &u, t), 100.0, 1.0);
-    }
+    let c = scored_constant(&[0.0, 100.0], ([1.0, 0.0], [1.0, 0.0]), 50, 1.0);
     // Cell 1 is off by 100 on a prediction of 100: a variance φ·100 ≈ 100² fits.
     assert!(c.choice().dispersion >= 64.0, "{:?}", c.choice());
 }
@@ -54,11 +60,7 @@ fn releases_at_the_model_keep_a_strong_prior() {
 #[test]
 fn the_move_weight_follows_the_releases() {
     // P swaps the two cells; the releases say nobody moved.
-    let mut c = Calibrator::new();
-    let (q, u) = ([0.8, 0.2], [0.2, 0.8]);
-    for t in 0..100 {
-        c.score(&[80.0, 20.0], &one_step(&q, &u, t), 100.0, 2.0);
-    }
+    let c = scored_constant(&[80.0, 20.0], ([0.8, 0.2], [0.2, 0.8]), 100, 2.0);
     assert_eq!(c.choice().move_weight, 0.0);
 }
 
