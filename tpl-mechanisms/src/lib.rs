@@ -22,8 +22,9 @@
 //!   Neither sampler is `Clone` (a copy would repeat the noise); `from_os_rng()` is the
 //!   release constructor, `seeded(u64)` the reproducible one (ChaCha12, for experiments).
 //! - [`StreamScheme`] — one step in, one release out; [`Scheme`] implements it once around a
-//!   [`DecisionRule`] per scheme, and enforces what the rule promises before every draw;
-//!   [`run`] drives a whole stream and [`WindowLedger`] checks invariant (W) independently.
+//!   [`DecisionRule`] per scheme (the built-in rules are in [`schemes`]), and enforces what
+//!   the rule promises before every draw; [`run`] drives a whole stream and [`WindowLedger`]
+//!   checks invariant (W) independently.
 //! - A scheme of your own is one more [`DecisionRule`], written with [`Step`], [`BudgetGrid`],
 //!   [`RecentSpend`] and [`worth_publishing`], and checked with `test_util::check_scheme`
 //!   (feature `test-util`), the conformance check the built-in schemes pass
@@ -52,7 +53,7 @@ mod noise;
 mod params;
 mod runner;
 mod scheme;
-mod schemes;
+pub mod schemes;
 mod spending;
 #[cfg(any(test, feature = "test-util"))]
 pub mod test_util;
@@ -75,9 +76,10 @@ pub use scheme::{
     DecisionRule, FromParams, PrivacyGuarantee, RecentSpend, Scheme, Step, StepBudget, StepOutcome,
     StreamScheme, over_regimes,
 };
+/// The built-in schemes; their decision rules (`BdRule`, …) are in [`schemes`].
 pub use schemes::{
-    Ba, BaRule, Bd, BdRule, EventLaplace, LaplaceRule, Pba, PbaCorrelation, PbaRule, Planned, PlannedRule,
-    Sample, SampleRule, SchemeInputs, SchemeKind, Uniform, UniformRule, worth_publishing,
+    Ba, Bd, EventLaplace, Pba, PbaCorrelation, Planned, Sample, SchemeInputs, SchemeKind, Uniform,
+    worth_publishing,
 };
 pub use spending::{EffectiveSpending, effective_spending};
 /// The error of `tpl-core` inside [`MechError::Core`], for matching on it.

@@ -227,7 +227,7 @@ pub struct Scheme<R, M> {
 }
 
 /// The decision rule of a [`Scheme`]: what one scheme decides at each step, and what it
-/// promises. The built-in schemes are rules ([`crate::BdRule`], …); a custom scheme is one
+/// promises. The built-in schemes are rules ([`crate::schemes::BdRule`], …); a custom scheme is one
 /// more rule plugged into [`Scheme`], which checks the counts before any draw, holds the
 /// last release, and enforces what the rule promises at every draw: each step spends at most
 /// [`DecisionRule::max_spend`], every window keeps the [`DecisionRule::guarantee`] exactly
