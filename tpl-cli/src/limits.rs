@@ -34,8 +34,13 @@ pub fn check_window(window: Option<usize>, horizon: usize) -> Result<()> {
 
 /// Checks `--cells n`: n ≤ [`MAX_CELLS`].
 pub fn check_cells(n: usize) -> Result<()> {
-    if n > MAX_CELLS {
-        return Err(CliError::Usage(format!("--cells {n}: at most {MAX_CELLS} cells are supported")));
+    check_cells_up_to(n, MAX_CELLS)
+}
+
+/// Checks `--cells n`: n ≤ `limit`.
+pub fn check_cells_up_to(n: usize, limit: usize) -> Result<()> {
+    if n > limit {
+        return Err(CliError::Usage(format!("--cells {n}: at most {limit} cells are supported")));
     }
     Ok(())
 }

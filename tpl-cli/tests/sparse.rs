@@ -78,3 +78,86 @@ fn a_bad_sparse_file_names_its_line() {
     let m = d.file("gap.csv", "from,to,p\n0,0,1\n2,2,1\n");
     bad_input(&["loss", "--matrix", &m, "--alpha", "1"], &["gap.csv", "state 1 has no entry"], &[]);
 }
+
+/// A user stream of `users` users over two buckets: user u in cell u, then in cell u + 1
+/// (the last user back in cell 0).
+fn shift_stream(users: usize) -> String {
+    let mut s = String::from("timestamp_bucket,user_id,location_cell\n");
+    for u in 0..users {
+        s.push_str(&format!("0,{u},{u}\n1,{u},{}\n", (u + 1) % users));
+    }
+    s
+}
+
+#[test]
+fn estimate_sparse_writes_the_dense_estimate_entry_for_entry() {
+    let d = Scratch::new("sparse_estimate_twin");
+    let stream = d.file(
+        "s.csv",
+        "timestamp_bucket,user_id,location_cell\n0,1,0\n0,2,1\n0,3,3\n1,1,0\n1,2,2\n1,3,3\n2,1,1\n2,2,2\n2,3,0\n",
+    );
+    let [dense, sparse] = [d.path("dense"), d.path("sparse")];
+    let a = json(&["estimate", "--stream", &stream, "--out", &dense]);
+    let b = json(&["estimate", "--stream", &stream, "--out", &sparse, "--sparse"]);
+    assert_eq!((a["sparse"].clone(), b["sparse"].clone()), (false.into(), true.into()));
+    for key in ["transitions", "cells", "forward_identity_rows", "backward_identity_rows"] {
+        assert_eq!(a[key], b[key], "{key}");
+    }
+    for file in ["transition_forward.csv", "transition_backward.csv"] {
+        let read = |dir: &str| tpl_io::read_matrix(&std::path::Path::new(dir).join(file), false).unwrap();
+        let text = std::fs::read_to_string(std::path::Path::new(&sparse).join(file)).unwrap();
+        assert!(text.contains("\nfrom,to,p\n"), "{text}");
+        let rows = |m: tpl_core::TransitionMatrix| -> Vec<Vec<f64>> {
+            m.rows().map(|r| r.iter().copied().collect()).collect()
+        };
+        assert_eq!(rows(read(&sparse)), rows(read(&dense)), "{file}");
+    }
+    // The counts: the dense table's non-zero entries, as from,to,count lines.
+    let counts =
+        |dir: &str| std::fs::read_to_string(std::path::Path::new(dir).join("transition_counts.csv")).unwrap();
+    let dense_counts: Vec<String> = counts(&dense)
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .enumerate()
+        .flat_map(|(i, l)| {
+            let row: Vec<String> = l.split(',').map(str::to_string).collect();
+            row.into_iter().enumerate().filter(|(_, c)| c != "0").map(move |(j, c)| format!("{i},{j},{c}"))
+        })
+        .collect();
+    let sparse_counts: Vec<String> =
+        counts(&sparse).lines().skip_while(|l| *l != "from,to,count").skip(1).map(str::to_string).collect();
+    assert_eq!(sparse_counts, dense_counts);
+}
+
+#[test]
+fn estimate_sparse_takes_streams_past_the_dense_limit() {
+    let d = Scratch::new("sparse_estimate_large");
+    let stream = d.file("shift.csv", &shift_stream(5000));
+    bad_input(
+        &["estimate", "--stream", &stream, "--out", &d.path("dense")],
+        &["5000 distinct cells", "--sparse"],
+        &[],
+    );
+    let out = d.path("sparse");
+    let j = json(&["estimate", "--stream", &stream, "--out", &out, "--sparse"]);
+    assert_eq!((j["cells"].as_u64(), j["transitions"].as_u64()), (Some(5000), Some(5000)));
+    let forward = std::path::Path::new(&out).join("transition_forward.csv");
+    let m = tpl_io::read_matrix(&forward, false).unwrap();
+    assert!(m.is_sparse() && m.n() == 5000);
+    assert_eq!((m.row(4999)[0], m.row(17)[18], m.row(17)[17]), (1.0, 1.0, 0.0));
+    // The file is what the matrix commands read: a permutation leaks α whole.
+    let forward = path_str(&forward);
+    let l = json(&["loss", "--matrix", &forward, "--alpha", "0.5", "--smoothing", "0.001"]);
+    assert!(l["loss"][0].as_f64().is_some_and(|v| v > 0.0 && v <= 0.5), "{l}");
+}
+
+#[test]
+fn estimate_sparse_refuses_smoothing_and_too_many_cells() {
+    let d = Scratch::new("sparse_estimate_refusals");
+    let stream = d.file("shift.csv", &shift_stream(3));
+    let out = d.path("o");
+    let base = ["estimate", "--stream", stream.as_str(), "--out", out.as_str(), "--sparse"];
+    bad_input(&[&base[..], &["--smoothing", "0.01"]].concat(), &["--smoothing 0.01", "--sparse"], &[]);
+    bad_input(&[&base[..], &["--cells", "70000"]].concat(), &["--cells 70000", "65534"], &[]);
+    assert!(!std::path::Path::new(&out).exists(), "nothing written");
+}

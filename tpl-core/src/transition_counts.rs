@@ -2,6 +2,8 @@
 //! post-processor's) public knowledge, built the way the TKDE paper §6 builds it from
 //! real trajectories — count the transitions, normalise, optionally smooth (eq. 28).
 
+use std::collections::HashMap;
+
 use crate::error::{CoreError, Result};
 use crate::matrix::TransitionMatrix;
 use crate::steps::Steps;
@@ -21,11 +23,23 @@ use crate::steps::Steps;
 /// assert!(f.empty_rows.is_empty());
 /// # Ok::<(), tpl_core::CoreError>(())
 /// ```
+///
+/// Up to [`TransitionCounts::DENSE_STATES`] states the counts are an n × n table; beyond, only
+/// the non-zero counts are kept (a city grid of 10⁴ cells has a few moves per cell, not 10⁸
+/// counts), and the matrices estimated from them are sparse ([`TransitionMatrix::is_sparse`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TransitionCounts {
     n: usize,
+    cells: Cells,
+}
+
+/// Where the counts are kept (decided by n alone, so that equal counts compare equal).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Cells {
     /// Row-major, `n * n`.
-    counts: Vec<u64>,
+    Dense(Vec<u64>),
+    /// The non-zero counts, by (from, to).
+    Sparse(HashMap<(usize, usize), u64>),
 }
 
 /// An estimated matrix and the rows that had no data (set to identity rows: with nothing
@@ -63,7 +77,21 @@ impl TransitionCounts {
         if n == 0 {
             return Err(CoreError::EmptyMatrix);
         }
-        Ok(Self { n, counts: vec![0; n * n] })
+        let cells = if n <= Self::DENSE_STATES {
+            Cells::Dense(vec![0; n * n])
+        } else {
+            Cells::Sparse(HashMap::new())
+        };
+        Ok(Self { n, cells })
+    }
+
+    /// The most states whose counts are kept as an n × n table (4096: 128 MiB of counts);
+    /// beyond, only the non-zero counts are kept.
+    pub const DENSE_STATES: usize = 4096;
+
+    /// Whether only the non-zero counts are kept (n > [`TransitionCounts::DENSE_STATES`]).
+    pub fn is_sparse(&self) -> bool {
+        matches!(self.cells, Cells::Sparse(_))
     }
 
     /// Counts the transitions of a dense stream: `states[t][u]` is user u's state at step
@@ -114,7 +142,7 @@ impl TransitionCounts {
         steps.check_within(states.len())?;
         for pair in states[steps.indices()].windows(2) {
             for (&from, &to) in pair[0].iter().zip(&pair[1]) {
-                c.counts[from * n + to] += 1;
+                c.bump(from, to, 1);
             }
         }
         Ok(c)
@@ -140,9 +168,18 @@ impl TransitionCounts {
         if let Some(state) = [from, to].into_iter().find(|&s| s >= n) {
             return Err(CoreError::StateOutOfRange { state, n });
         }
-        let c = &mut self.counts[from * n + to];
-        *c = c.saturating_add(moves);
+        self.bump(from, to, moves);
         Ok(())
+    }
+
+    /// C\[from\]\[to\] += moves, saturating; both below n.
+    #[inline]
+    fn bump(&mut self, from: usize, to: usize, moves: u64) {
+        let c = match &mut self.cells {
+            Cells::Dense(counts) => &mut counts[from * self.n + to],
+            Cells::Sparse(counts) => counts.entry((from, to)).or_insert(0),
+        };
+        *c = c.saturating_add(moves);
     }
 
     /// The same moves among `n` states, state i renamed `map[i]`: states numbered as they
@@ -163,13 +200,10 @@ impl TransitionCounts {
     /// n, or for a state with moves that `map` does not rename (`n` is then `map.len()`).
     pub fn relabeled(&self, map: &[usize], n: usize) -> Result<Self> {
         let mut out = Self::new(n)?;
-        for from in 0..self.n {
-            for (to, &moves) in self.row(from).iter().enumerate().filter(|(_, m)| **m > 0) {
-                let target = |s: usize| {
-                    map.get(s).copied().ok_or(CoreError::StateOutOfRange { state: s, n: map.len() })
-                };
-                out.add(target(from)?, target(to)?, moves)?;
-            }
+        let target =
+            |s: usize| map.get(s).copied().ok_or(CoreError::StateOutOfRange { state: s, n: map.len() });
+        for (from, to, moves) in self.entries() {
+            out.add(target(from)?, target(to)?, moves)?;
         }
         Ok(out)
     }
@@ -181,12 +215,41 @@ impl TransitionCounts {
 
     /// C\[from\]\[to\] (0-based; panics on an index ≥ n like slice indexing).
     pub fn count(&self, from: usize, to: usize) -> u64 {
-        self.counts[from * self.n + to]
+        assert!(from < self.n && to < self.n, "state ({from}, {to}) of {} states", self.n);
+        match &self.cells {
+            Cells::Dense(counts) => counts[from * self.n + to],
+            Cells::Sparse(counts) => counts.get(&(from, to)).copied().unwrap_or(0),
+        }
     }
 
-    /// Row `from` of C.
-    pub fn row(&self, from: usize) -> &[u64] {
-        &self.counts[from * self.n..(from + 1) * self.n]
+    /// The non-zero counts (from, to, C\[from\]\[to\]), row by row and by column within a row.
+    ///
+    /// ```
+    /// use tpl_core::TransitionCounts;
+    /// let c = TransitionCounts::from_paths(3, &[vec![2, 0], vec![1, 0]])?; // 2 → 1, 0 → 0
+    /// assert_eq!(c.entries(), vec![(0, 0, 1), (2, 1, 1)]);
+    /// # Ok::<(), tpl_core::CoreError>(())
+    /// ```
+    pub fn entries(&self) -> Vec<(usize, usize, u64)> {
+        match &self.cells {
+            Cells::Dense(counts) => counts
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| **c > 0)
+                .map(|(k, &c)| (k / self.n, k % self.n, c))
+                .collect(),
+            Cells::Sparse(counts) => {
+                let mut e: Vec<_> =
+                    counts.iter().filter(|(_, c)| **c > 0).map(|(&(i, j), &c)| (i, j, c)).collect();
+                e.sort_unstable();
+                e
+            }
+        }
+    }
+
+    /// Σ of all counts: the number of moves counted (u128: counts saturate at 2⁶⁴ − 1 each).
+    pub fn total(&self) -> u128 {
+        self.entries().iter().map(|&(_, _, c)| u128::from(c)).sum()
     }
 
     /// The forward matrix P_F\[i\]\[j\] = C\[i\]\[j\] / Σ_j C\[i\]\[j\] = Pr(state j at t+1 | state
@@ -196,7 +259,7 @@ impl TransitionCounts {
     /// None in practice (the rows are exact probability vectors); the matrix is still
     /// validated by [`TransitionMatrix::new`].
     pub fn forward(&self) -> Result<EstimatedMatrix> {
-        self.normalise(|i, j| self.count(i, j))
+        self.normalise(false)
     }
 
     /// The backward matrix in the TKDE orientation: row j is the value at t, so
@@ -206,7 +269,7 @@ impl TransitionCounts {
     /// # Errors
     /// As [`TransitionCounts::forward`].
     pub fn backward(&self) -> Result<EstimatedMatrix> {
-        self.normalise(|j, i| self.count(i, j))
+        self.normalise(true)
     }
 
     /// The forward and backward matrices, both smoothed by `s` (TKDE eq. 28) unless `None`:
@@ -229,22 +292,36 @@ impl TransitionCounts {
         Ok((self.forward()?.smoothed(s)?, self.backward()?.smoothed(s)?))
     }
 
-    fn normalise(&self, entry: impl Fn(usize, usize) -> u64) -> Result<EstimatedMatrix> {
+    /// Each row of C (of Cᵀ when `transposed`) divided by its sum, one division per entry as
+    /// a reader of the counts file would do it; a row without counts becomes an identity row
+    /// and is listed. Dense counts give a dense matrix, sparse counts a sparse one.
+    fn normalise(&self, transposed: bool) -> Result<EstimatedMatrix> {
         let n = self.n;
-        let mut empty_rows = Vec::new();
-        let mut rows = Vec::with_capacity(n);
-        for r in 0..n {
-            // Counts up to 2⁶⁴ − 1 each: their sum may pass u64.
-            let total: u128 = (0..n).map(|c| u128::from(entry(r, c))).sum();
-            if total == 0 {
-                empty_rows.push(r);
-                rows.push((0..n).map(|c| if c == r { 1.0 } else { 0.0 }).collect());
-            } else {
-                // One division per entry, as a reader of the counts file would do it.
-                rows.push((0..n).map(|c| entry(r, c) as f64 / total as f64).collect());
-            }
+        let oriented = |(i, j, c): (usize, usize, u64)| if transposed { (j, i, c) } else { (i, j, c) };
+        let mut entries: Vec<(usize, usize, u64)> = self.entries().into_iter().map(oriented).collect();
+        entries.sort_unstable();
+        // Counts up to 2⁶⁴ − 1 each: their sum may pass u64.
+        let mut totals = vec![0u128; n];
+        for &(r, _, c) in &entries {
+            totals[r] += u128::from(c);
         }
-        Ok(EstimatedMatrix { matrix: TransitionMatrix::new(rows)?, empty_rows })
+        let empty_rows: Vec<usize> = (0..n).filter(|&r| totals[r] == 0).collect();
+        let probability = |(r, c, k): (usize, usize, u64)| (r, c, k as f64 / totals[r] as f64);
+        let identity = empty_rows.iter().map(|&r| (r, r, 1.0));
+        let matrix = match self.cells {
+            Cells::Dense(_) => {
+                let mut rows = vec![vec![0.0; n]; n];
+                for (r, c, p) in entries.into_iter().map(probability).chain(identity) {
+                    rows[r][c] = p;
+                }
+                TransitionMatrix::new(rows)?
+            }
+            Cells::Sparse(_) => TransitionMatrix::from_entries(
+                n,
+                entries.into_iter().map(probability).chain(identity).collect(),
+            )?,
+        };
+        Ok(EstimatedMatrix { matrix, empty_rows })
     }
 }
 

@@ -51,13 +51,16 @@ pub enum IoError {
         /// The library's reason.
         source: CoreError,
     },
-    /// A user stream with more distinct cells than [`crate::MAX_CELLS`].
-    #[error("{}: {cells} distinct cells: at most {} are supported", name(path), crate::MAX_CELLS)]
+    /// A user stream with more distinct cells than a reader takes: [`crate::MAX_CELLS`] for
+    /// dense counts and matrices, [`crate::MAX_SPARSE_CELLS`] for sparse ones.
+    #[error("{}: {cells} distinct cells: at most {limit} are supported{}", name(path), if *limit == crate::MAX_CELLS { " (dense matrices)" } else { "" })]
     TooManyCells {
         /// The file.
         path: PathBuf,
         /// The number of distinct cells it has.
         cells: usize,
+        /// The most the reader takes.
+        limit: usize,
     },
 }
 

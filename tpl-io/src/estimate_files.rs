@@ -4,7 +4,7 @@
 
 use tpl_core::{EstimatedMatrix, TransitionCounts, TransitionMatrix};
 
-use crate::matrix::{cells_text, matrix_text};
+use crate::matrix::{cells_text, matrix_text, sparse_matrix_text};
 
 /// The names of the files of [`estimate_files`], in that order.
 pub const ESTIMATE_FILES: [&str; 4] =
@@ -13,50 +13,52 @@ pub const ESTIMATE_FILES: [&str; 4] =
 /// The name and text of each file `tpl estimate` writes
 /// ([`docs/formats.md`](tpl_core::guide::formats) §9), in the order of [`ESTIMATE_FILES`]: `source`
 /// (what was estimated, one line) heads each matrix, followed by what its entries mean and its rows
-/// without data, by cell id (`cell_ids`: the id of each row and column).
+/// without data, by cell id (`cell_ids`: the id of each row and column). When `sparse`, the
+/// matrices are in the sparse form `from,to,p` of §2 and the counts `from,to,count`, non-zero
+/// entries only (`tpl estimate --sparse`).
 pub fn estimate_files(
     source: &str,
     cell_ids: &[u64],
     counts: &TransitionCounts,
-    forward: &EstimatedMatrix,
-    backward: &EstimatedMatrix,
+    (forward, backward): (&EstimatedMatrix, &EstimatedMatrix),
+    sparse: bool,
 ) -> [(&'static str, String); 4] {
     let source = format!("{source}\nrow/column i is the i-th cell id of cells.csv");
     let ids = |rows: &[usize]| {
         rows.iter().filter_map(|&i| cell_ids.get(i)).map(u64::to_string).collect::<Vec<_>>().join(", ")
     };
-    let n = counts.n();
+    let matrix = |meaning: &str, m: &EstimatedMatrix| {
+        let comment = format!("{source}\n{meaning}; identity rows (cell ids): [{}]", ids(&m.empty_rows));
+        if sparse {
+            sparse_matrix_text(&comment, &m.matrix)
+        } else {
+            matrix_text(&comment, text_rows(&m.matrix))
+        }
+    };
+    let counts_comment =
+        format!("{source}\nC[i][j] = number of (user, t) with cell i at t and cell j at t+1");
+    let counts_text = if sparse {
+        let mut out: String = counts_comment.lines().map(|l| format!("# {l}\n")).collect();
+        out.push_str(SPARSE_COUNTS_HEADER);
+        out.push('\n');
+        for (from, to, c) in counts.entries() {
+            out.push_str(&format!("{from},{to},{c}\n"));
+        }
+        out
+    } else {
+        let n = counts.n();
+        matrix_text(&counts_comment, (0..n).map(|i| (0..n).map(|j| counts.count(i, j).to_string()).collect()))
+    };
     [
-        (
-            ESTIMATE_FILES[0],
-            matrix_text(
-                &format!(
-                    "{source}\nP_F[i][j] = Pr(cell j at t+1 | cell i at t); identity rows (cell ids): [{}]",
-                    ids(&forward.empty_rows)
-                ),
-                text_rows(&forward.matrix),
-            ),
-        ),
-        (
-            ESTIMATE_FILES[1],
-            matrix_text(
-                &format!(
-                    "{source}\nP_B[j][i] = Pr(cell i at t-1 | cell j at t); identity rows (cell ids): [{}]",
-                    ids(&backward.empty_rows)
-                ),
-                text_rows(&backward.matrix),
-            ),
-        ),
-        (
-            ESTIMATE_FILES[2],
-            matrix_text(
-                &format!("{source}\nC[i][j] = number of (user, t) with cell i at t and cell j at t+1"),
-                (0..n).map(|i| counts.row(i).iter().map(u64::to_string).collect()),
-            ),
-        ),
+        (ESTIMATE_FILES[0], matrix("P_F[i][j] = Pr(cell j at t+1 | cell i at t)", forward)),
+        (ESTIMATE_FILES[1], matrix("P_B[j][i] = Pr(cell i at t-1 | cell j at t)", backward)),
+        (ESTIMATE_FILES[2], counts_text),
         (ESTIMATE_FILES[3], cells_text(cell_ids)),
     ]
 }
+
+/// The header of the sparse counts file of [`estimate_files`].
+pub const SPARSE_COUNTS_HEADER: &str = "from,to,count";
 
 /// The rows of `m` as text, one at a time (at 4096 cells the numbers of a whole matrix as
 /// strings would take 700 MB).

@@ -54,7 +54,7 @@ pub use budgets::read_budgets;
 pub use counts::{Counts, counts_text, read_counts, read_counts_prefix};
 pub use csv_write::{CsvWriter, csv_text, write_csv_records};
 pub use error::{IoError, Result};
-pub use estimate_files::{ESTIMATE_FILES, estimate_files};
+pub use estimate_files::{ESTIMATE_FILES, SPARSE_COUNTS_HEADER, estimate_files};
 pub use matrix::{
     MatrixFormat, SPARSE_HEADER, cells_text, matrix_text, read_matrix, read_matrix_as, sparse_matrix_text,
 };
@@ -68,7 +68,12 @@ pub use user_stream::{
 /// The largest number of distinct cells a user stream may have
 /// ([`docs/formats.md`](tpl_core::guide::formats) §6.1): the matrices estimated from it are three n
 /// × n tables of 8-byte numbers, 400 MB at n = 4096.
-pub const MAX_CELLS: usize = 4096;
+pub const MAX_CELLS: usize = tpl_core::TransitionCounts::DENSE_STATES;
+
+/// The largest number of distinct cells whose moves [`count_user_stream`] counts, for sparse
+/// estimates ([`StreamCounts::sparse_counts`], `tpl estimate --sparse`): only the non-zero counts
+/// are kept, and the reader stores a cell in 2 bytes per (bucket, user).
+pub const MAX_SPARSE_CELLS: usize = 65_534;
 
 /// The README's example, compiled and run as a doctest.
 #[cfg(doctest)]

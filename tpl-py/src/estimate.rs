@@ -137,14 +137,13 @@ impl Estimate {
         d.set_item("forward", matrix_array(py, &self.forward.matrix)?)?;
         d.set_item("backward", matrix_array(py, &self.backward.matrix)?)?;
         let table: Vec<Vec<i64>> =
-            (0..n).map(|i| counts.row(i).iter().map(|&c| c as i64).collect()).collect();
+            (0..n).map(|i| (0..n).map(|j| counts.count(i, j) as i64).collect()).collect();
         d.set_item("counts", integers(py, &table, n)?)?;
         d.set_item("cell_ids", PyArray1::from_slice(py, &self.cell_ids))?;
         d.set_item("cells", n)?;
         d.set_item("users", self.users)?;
         d.set_item("horizon", self.steps.len())?;
-        let transitions: u64 = (0..n).map(|i| counts.row(i).iter().sum::<u64>()).sum();
-        d.set_item("transitions", transitions)?;
+        d.set_item("transitions", counts.total())?;
         d.set_item("smoothing", self.smoothing)?;
         d.set_item("forward_identity_rows", self.forward.empty_rows.clone())?;
         d.set_item("backward_identity_rows", self.backward.empty_rows.clone())?;

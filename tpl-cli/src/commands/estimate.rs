@@ -11,10 +11,10 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::{Value, json};
 use tpl_core::{EstimatedMatrix, Short, StepRange, Steps, TransitionCounts, TransitionMatrix};
-use tpl_io::{ESTIMATE_FILES, count_user_stream, estimate_files};
+use tpl_io::{ESTIMATE_FILES, MAX_CELLS, MAX_SPARSE_CELLS, count_user_stream, estimate_files};
 
 use crate::error::{CliError, Result};
-use crate::limits::check_cells;
+use crate::limits::check_cells_up_to;
 use crate::output_dir::{create_dir, write_file};
 use crate::render::{Report, csv_text};
 
@@ -36,6 +36,12 @@ pub struct EstimateArgs {
     /// out of step B is not counted; the rows are still the cells of the whole stream.
     #[arg(long, value_name = "A..B")]
     pub steps: Option<StepRange>,
+    /// Write the matrices and counts sparse — `from,to,p` and `from,to,count`, non-zero entries
+    /// only — for streams of up to 65,534 cells (dense files stop at 4096); the commands that
+    /// read them keep them sparse. Not with --smoothing, which leaves no entry zero: give
+    /// --smoothing s to the commands that read the matrices instead.
+    #[arg(long)]
+    pub sparse: bool,
     /// Folder for transition_forward.csv, transition_backward.csv, transition_counts.csv
     /// and cells.csv (the cell id of each row/column).
     #[arg(long, value_name = "DIR")]
@@ -56,6 +62,7 @@ pub struct EstimateReport {
     forward: EstimatedMatrix,
     backward: EstimatedMatrix,
     smoothing: Option<f64>,
+    sparse: bool,
     out: PathBuf,
 }
 
@@ -65,13 +72,31 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
     let mut notes = Vec::new();
     if let Some(s) = args.smoothing {
         TransitionMatrix::check_smoothing(s).map_err(|e| CliError::flag("--smoothing", e))?;
+        if args.sparse {
+            return Err(CliError::Usage(format!(
+                "--smoothing {} with --sparse: a smoothed matrix has no zero entry to leave out; \
+                 write the sparse estimate and give --smoothing {} to the commands that read it",
+                Short(s),
+                Short(s)
+            )));
+        }
+    }
+    let limit = if args.sparse { MAX_SPARSE_CELLS } else { MAX_CELLS };
+    if let Some(n) = args.cells {
+        check_cells_up_to(n, limit)?;
     }
     let counted = count_user_stream(&args.stream, args.steps.unwrap_or(StepRange::ALL))?;
+    if !args.sparse && counted.cell_ids.len() > MAX_CELLS {
+        return Err(CliError::Usage(format!(
+            "{}: {} distinct cells: dense matrices stop at {MAX_CELLS}; --sparse writes them as from,to,p",
+            args.stream.display(),
+            counted.cell_ids.len()
+        )));
+    }
     let (first, spacing) = counted.buckets;
     let (users, total) = (counted.users, counted.steps);
     let (cell_ids, counts) = match args.cells {
         Some(n) => {
-            check_cells(n)?;
             let largest = counted.cell_ids.last().copied().unwrap_or(0);
             if largest >= n as u64 {
                 return Err(CliError::Usage(format!(
@@ -81,13 +106,13 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
             }
             // Index by id: position i in the stream's id list becomes id i.
             let by_id: Vec<usize> = counted.cell_ids.iter().map(|&id| id as usize).collect();
-            let counts = counted.counts(&args.stream)?.relabeled(&by_id, n)?;
+            let counts = counted.sparse_counts(&args.stream)?.relabeled(&by_id, n)?;
             ((0..n as u64).collect(), counts)
         }
         None => {
             let cell_ids = counted.cell_ids.clone();
             let indices = counted.ids_are_indices();
-            let counts = counted.counts(&args.stream)?;
+            let counts = counted.sparse_counts(&args.stream)?;
             if !indices {
                 notes.push(format!(
                     "cell ids are not 0..{}: row and column i of the matrices is the i-th distinct cell id, \
@@ -116,6 +141,7 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
         forward,
         backward,
         smoothing: args.smoothing,
+        sparse: args.sparse,
         out: args.out.clone(),
     };
     report.write()?;
@@ -135,15 +161,23 @@ pub fn run(args: &EstimateArgs) -> Result<EstimateReport> {
 }
 
 impl EstimateReport {
-    /// The cell ids of matrix rows `rows`, comma-separated.
+    /// The cell ids of matrix rows `rows`, comma-separated: the first 20 and how many more
+    /// (the files list them all).
     fn ids(&self, rows: &[usize]) -> String {
-        rows.iter().map(|&i| self.cell_ids[i].to_string()).collect::<Vec<_>>().join(", ")
+        const SHOWN: usize = 20;
+        let list =
+            rows.iter().take(SHOWN).map(|&i| self.cell_ids[i].to_string()).collect::<Vec<_>>().join(", ");
+        match rows.len().checked_sub(SHOWN) {
+            Some(more) if more > 0 => format!("{list} and {more} more"),
+            _ => list,
+        }
     }
 
     fn write(&self) -> Result<()> {
         create_dir(&self.out)?;
         let (f, b) = (&self.forward, &self.backward);
-        for (name, text) in estimate_files(&self.out_comment(), &self.cell_ids, &self.counts, f, b) {
+        let files = estimate_files(&self.out_comment(), &self.cell_ids, &self.counts, (f, b), self.sparse);
+        for (name, text) in files {
             write_file(&self.out.join(name), &text)?;
         }
         Ok(())
@@ -164,12 +198,12 @@ impl EstimateReport {
         )
     }
 
-    fn transitions(&self) -> u64 {
-        (0..self.counts.n()).map(|i| self.counts.row(i).iter().sum::<u64>()).sum()
+    fn transitions(&self) -> u128 {
+        self.counts.total()
     }
 
-    fn staying(&self) -> u64 {
-        (0..self.counts.n()).map(|i| self.counts.count(i, i)).sum()
+    fn staying(&self) -> u128 {
+        (0..self.counts.n()).map(|i| u128::from(self.counts.count(i, i))).sum()
     }
 }
 
@@ -182,6 +216,7 @@ impl Report for EstimateReport {
             "cell_ids": self.cell_ids,
             "transitions": self.transitions(),
             "smoothing": self.smoothing,
+            "sparse": self.sparse,
             "forward_identity_rows": self.forward.empty_rows,
             "backward_identity_rows": self.backward.empty_rows,
             "out": self.out.display().to_string(),

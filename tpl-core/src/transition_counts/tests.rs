@@ -172,3 +172,40 @@ fn bad_streams_are_rejected() {
         Err(CoreError::StateOutOfRange { state: 2, n: 2 })
     );
 }
+
+#[test]
+fn counts_past_the_dense_limit_are_sparse_and_estimate_the_same_rows() {
+    // Three users over three steps among 3 states, renamed into n > DENSE_STATES states.
+    let paths = vec![vec![0, 1, 2], vec![1, 1, 0], vec![2, 1, 0]];
+    let small = TransitionCounts::from_paths(3, &paths).unwrap();
+    let n = TransitionCounts::DENSE_STATES + 7;
+    let map = [n - 1, 5, TransitionCounts::DENSE_STATES];
+    let big = small.relabeled(&map, n).unwrap();
+    assert!(big.is_sparse() && !small.is_sparse());
+    assert_eq!((big.total(), big.entries().len()), (small.total(), small.entries().len()));
+    for (i, j, c) in small.entries() {
+        assert_eq!(big.count(map[i], map[j]), c);
+    }
+    let (sf, sb) = small.matrices(None).unwrap();
+    let (bf, bb) = big.matrices(None).unwrap();
+    assert!(bf.matrix.is_sparse() && bb.matrix.is_sparse());
+    for (s, b) in [(&sf, &bf), (&sb, &bb)] {
+        for i in 0..3 {
+            for j in 0..3 {
+                assert_eq!(b.matrix.row(map[i])[map[j]], s.matrix.row(i)[j], "({i}, {j})");
+            }
+        }
+        // Every state without moves is an identity row, and listed.
+        assert_eq!(b.empty_rows.len(), n - 3 + s.empty_rows.len());
+        assert_eq!((b.matrix.row(7)[7], b.matrix.row(7)[8]), (1.0, 0.0));
+    }
+    // Counted as a stream is read, one move at a time: the same counts.
+    let mut added = TransitionCounts::new(n).unwrap();
+    for (i, j, c) in small.entries() {
+        added.add(map[i], map[j], c).unwrap();
+    }
+    assert_eq!(added, big);
+    assert_eq!(added.add(n, 0, 1), Err(CoreError::StateOutOfRange { state: n, n }));
+    // Smoothing keeps the estimate sparse.
+    assert!(big.matrices(Some(0.01)).unwrap().0.matrix.is_sparse());
+}

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use tpl_core::{CoreError, StepRange, TransitionCounts};
 
 use super::StreamCounts;
-use crate::MAX_CELLS;
+use crate::MAX_SPARSE_CELLS;
 use crate::error::{IoError, Result};
 
 /// A cell as stored per (bucket, user): its position among the distinct cell ids in order of
@@ -22,14 +22,14 @@ type Cell = u16;
 /// No row for this (bucket, user) yet.
 const ABSENT: Cell = Cell::MAX;
 
-/// Stored for every cell past the first [`MAX_CELLS`] (such a stream is refused).
-const BEYOND: Cell = MAX_CELLS as Cell;
+/// Stored for every cell past the first [`MAX_SPARSE_CELLS`] (such a stream is refused).
+const BEYOND: Cell = MAX_SPARSE_CELLS as Cell;
 
-const _: () = assert!(MAX_CELLS < ABSENT as usize);
+const _: () = assert!(MAX_SPARSE_CELLS < ABSENT as usize);
 
 /// How a cell position is stored.
 fn stored(position: usize) -> Cell {
-    position.min(MAX_CELLS) as Cell
+    position.min(MAX_SPARSE_CELLS) as Cell
 }
 
 /// Ids (users, cells or buckets) in order of first appearance.
@@ -150,12 +150,12 @@ impl Moves {
         if step < self.range.first().unwrap_or(1) || self.range.last().is_some_and(|last| step >= last) {
             return Ok(());
         }
-        let needed = cells.min(MAX_CELLS);
+        let needed = cells.min(MAX_SPARSE_CELLS);
         let counts = match self.counts.take() {
             None => TransitionCounts::new(needed)?,
             // Doubling keeps the copies a small multiple of the final table.
             Some(c) if c.n() < needed => {
-                let n = needed.max((2 * c.n()).min(MAX_CELLS));
+                let n = needed.max((2 * c.n()).min(MAX_SPARSE_CELLS));
                 c.relabeled(&(0..c.n()).collect::<Vec<_>>(), n)?
             }
             Some(c) => c,
@@ -178,7 +178,7 @@ impl Moves {
         buckets: (u64, u64),
     ) -> tpl_core::Result<StreamCounts> {
         let (cell_ids, rank) = cells.sorted();
-        let counts = if cell_ids.len() > MAX_CELLS {
+        let counts = if cell_ids.len() > MAX_SPARSE_CELLS {
             None
         } else {
             Some(match self.counts {

@@ -22,9 +22,9 @@ use std::path::Path;
 
 use tpl_core::{CoreError, StepRange, TransitionCounts, UserStream};
 
-use crate::MAX_CELLS;
 use crate::error::{IoError, Result};
 use crate::text;
+use crate::{MAX_CELLS, MAX_SPARSE_CELLS};
 
 mod counting;
 mod scan;
@@ -76,7 +76,11 @@ fn dense(path: &Path, input: &mut dyn std::io::Read) -> Result<UserStream> {
         IoError::core(path, line, source)
     })?;
     if stream.cells() > MAX_CELLS {
-        return Err(IoError::TooManyCells { path: path.to_path_buf(), cells: stream.cells() });
+        return Err(IoError::TooManyCells {
+            path: path.to_path_buf(),
+            cells: stream.cells(),
+            limit: MAX_CELLS,
+        });
     }
     Ok(stream)
 }
@@ -86,7 +90,7 @@ fn dense(path: &Path, input: &mut dyn std::io::Read) -> Result<UserStream> {
 pub struct StreamCounts {
     /// The distinct cell ids of the file, ascending.
     pub cell_ids: Vec<u64>,
-    /// The moves between cells (row i: `cell_ids[i]`); `None` past [`MAX_CELLS`] cells.
+    /// The moves between cells (row i: `cell_ids[i]`); `None` past [`MAX_SPARSE_CELLS`] cells.
     counts: Option<TransitionCounts>,
     /// Number of users.
     pub users: usize,
@@ -107,12 +111,27 @@ impl StreamCounts {
     /// ([`docs/formats.md`](tpl_core::guide::formats) §6.1).
     ///
     /// # Errors
-    /// More than [`MAX_CELLS`] distinct cells, naming the file `path`.
+    /// More than [`MAX_CELLS`] distinct cells (the limit of dense matrices), naming the file
+    /// `path`.
     pub fn counts(self, path: &Path) -> Result<TransitionCounts> {
+        self.counts_within(path, MAX_CELLS)
+    }
+
+    /// The counts as [`StreamCounts::counts`], for up to [`MAX_SPARSE_CELLS`] distinct cells:
+    /// past [`TransitionCounts::DENSE_STATES`] only the non-zero counts are kept and the
+    /// matrices estimated from them are sparse.
+    ///
+    /// # Errors
+    /// More than [`MAX_SPARSE_CELLS`] distinct cells, naming the file `path`.
+    pub fn sparse_counts(self, path: &Path) -> Result<TransitionCounts> {
+        self.counts_within(path, MAX_SPARSE_CELLS)
+    }
+
+    fn counts_within(self, path: &Path, limit: usize) -> Result<TransitionCounts> {
         let cells = self.cell_ids.len();
         match self.counts {
-            Some(counts) => Ok(counts),
-            None => Err(IoError::TooManyCells { path: path.to_path_buf(), cells }),
+            Some(counts) if cells <= limit => Ok(counts),
+            _ => Err(IoError::TooManyCells { path: path.to_path_buf(), cells, limit }),
         }
     }
 }

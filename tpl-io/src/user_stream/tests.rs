@@ -100,7 +100,8 @@ fn more_cells_than_supported_are_refused_by_both_readers() {
     let file = File::new(text.as_bytes());
     let e = read_user_stream(&file.1).unwrap_err();
     assert!(matches!(e, IoError::TooManyCells { cells, .. } if cells == MAX_CELLS + 1), "{e}");
-    let want = format!("{}: 4097 distinct cells: at most 4096 are supported", file.1.display());
+    let want =
+        format!("{}: 4097 distinct cells: at most 4096 are supported (dense matrices)", file.1.display());
     assert_eq!(e.to_string(), want);
     assert_eq!(counted_file(&file.1, StepRange::ALL).unwrap_err(), want);
 }
