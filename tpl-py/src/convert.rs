@@ -37,6 +37,10 @@ pub enum MatrixArg<'py> {
     Path(PathBuf),
     /// The rows, as a 2-D float array.
     Array(PyReadonlyArray2<'py, f64>),
+    /// A `temporal_privacy.MatrixFile`, handed over as (path, smoothing, normalize): the file
+    /// read as `--matrix FILE [--normalize] [--smoothing s]` reads it, a sparse file's
+    /// smoothing kept symbolic.
+    File((PathBuf, Option<f64>, bool)),
 }
 
 /// A validated transition matrix from a 2-D float array or a matrix file; errors name
@@ -45,6 +49,16 @@ pub fn matrix(a: &MatrixArg<'_>, what: &str) -> PyResult<TransitionMatrix> {
     match a {
         MatrixArg::Array(a) => TransitionMatrix::new(rows(a)).map_err(|e| error(what, e)),
         MatrixArg::Path(path) => tpl_io::read_matrix(path, false).map_err(|e| error(what, e)),
+        MatrixArg::File((path, smoothing, normalize)) => {
+            if let Some(s) = *smoothing {
+                TransitionMatrix::check_smoothing(s).map_err(|e| error(&format!("{what} smoothing"), e))?;
+            }
+            let m = tpl_io::read_matrix(path, *normalize).map_err(|e| error(what, e))?;
+            match smoothing {
+                Some(s) => m.smoothed(*s).map_err(|e| error(&format!("{what} smoothing"), e)),
+                None => Ok(m),
+            }
+        }
     }
 }
 

@@ -62,3 +62,30 @@ def test_a_bad_matrix_file_is_named(tmp_path):
         tp.loss(bad, 1.0)
     with pytest.raises(tp.TplError, match=r"backward: .*missing\.csv"):
         tp.leakage(backward=tmp_path / "missing.csv", budgets=[0.1])
+
+
+@pytest.mark.parametrize("form", ["dense", "sparse", "npy"])
+def test_a_matrix_file_with_options_is_read_as_the_command_line_reads_it(files, form, tmp_path):
+    # --smoothing s: the smoothed array's values (the sparse file's smoothing kept symbolic).
+    smoothed = tp.MatrixFile(files[form], smoothing=0.01)
+    alphas = [0.5, 3.0]
+    np.testing.assert_allclose(tp.loss(smoothed, alphas), tp.loss(tp.smooth(ROWS, 0.01), alphas), rtol=1e-12)
+    assert tp.supremum(smoothed, 0.2) == pytest.approx(tp.supremum(tp.smooth(ROWS, 0.01), 0.2), rel=1e-12)
+    # --normalize: rows of any finite sum rescaled.
+    doubled = tmp_path / "doubled.csv"
+    doubled.write_text("\n".join(",".join(repr(2 * v) for v in row) for row in ROWS) + "\n")
+    assert tp.loss(tp.MatrixFile(doubled, normalize=True), 0.5) == tp.loss(ROWS, 0.5)
+    with pytest.raises(tp.TplError, match="sum"):
+        tp.loss(doubled, 0.5)
+    assert repr(smoothed).startswith("MatrixFile(") and "smoothing=0.01" in repr(smoothed)
+
+
+def test_a_matrix_file_with_bad_options_is_refused_naming_them(files):
+    with pytest.raises(tp.TplError, match="P smoothing: .*-1"):
+        tp.loss(tp.MatrixFile(files["sparse"], smoothing=-1), 0.5)
+    with pytest.raises(tp.TplError, match="smoothing: a number"):
+        tp.MatrixFile(files["sparse"], smoothing="a lot")
+    with pytest.raises(tp.TplError, match="path: a str"):
+        tp.MatrixFile(3)
+    with pytest.raises(tp.TplError, match="normalize"):
+        tp.MatrixFile(files["dense"], normalize="yes")

@@ -47,6 +47,7 @@ __all__ = [
     "effective_budgets",
     "smooth",
     "normalize",
+    "MatrixFile",
     "allocate",
     "Leakage",
     "Allocation",
@@ -112,11 +113,45 @@ def _array(x: Any, name: str, ndim: int) -> np.ndarray:
     return f
 
 
-def _matrix_or_path(x: Any, name: str) -> Union[np.ndarray, str]:
+class MatrixFile:
+    """A transition matrix file with the reading options of the command line: wherever a
+    matrix is taken, ``MatrixFile(path, smoothing=s, normalize=True)`` is read as ``--matrix
+    path --smoothing s --normalize`` reads it. A sparse ``from,to,p`` file stays sparse and its
+    smoothing stays symbolic ((p + s)/(1 + n·s), never n × n numbers), which :func:`smooth`
+    on an array cannot do (docs/formats.md §2).
+
+    Example:
+        >>> import temporal_privacy as tp, tempfile, os
+        >>> d = tempfile.mkdtemp()
+        >>> path = os.path.join(d, "p.csv")
+        >>> _ = open(path, "w").write("from,to,p\\n0,0,1\\n1,1,1\\n")
+        >>> tp.loss(tp.MatrixFile(path, smoothing=1.0), 1.0) == tp.loss(tp.smooth([[1, 0], [0, 1]], 1.0), 1.0)
+        True
+    """
+
+    __slots__ = ("path", "smoothing", "normalize")
+
+    def __init__(self, path: Any, smoothing: Any = None, normalize: bool = False) -> None:
+        if not isinstance(path, (str, os.PathLike)):
+            raise TplError(f"path: a str or os.PathLike is needed, got {path!r}")
+        self.path = os.fspath(path)
+        self.smoothing = None if smoothing is None else _number(smoothing, "smoothing")
+        if not isinstance(normalize, (bool, np.bool_)):
+            raise TplError(f"normalize: True or False is needed, got {normalize!r}")
+        self.normalize = bool(normalize)
+
+    def __repr__(self) -> str:
+        return f"MatrixFile({self.path!r}, smoothing={self.smoothing!r}, normalize={self.normalize!r})"
+
+
+def _matrix_or_path(x: Any, name: str) -> Union[np.ndarray, str, tuple[str, Optional[float], bool]]:
     """A transition matrix argument of the functions that also read a file: the path (str or
     os.PathLike) of a matrix file in any form ``tpl`` reads — dense text, JSON, ``.npy`` or the
     sparse ``from,to,p`` CSV, which stays sparse (docs/formats.md §2) — passed on to be read
-    as ``--matrix`` reads it, or an array (:func:`_matrix`)."""
+    as ``--matrix`` reads it, a :class:`MatrixFile` (path and reading options), or an array
+    (:func:`_matrix`)."""
+    if isinstance(x, MatrixFile):
+        return (x.path, x.smoothing, x.normalize)
     if isinstance(x, (str, os.PathLike)):
         return os.fspath(x)
     return _matrix(x, name)

@@ -11,7 +11,15 @@ __version__: str
 ArrayLike = npt.ArrayLike
 # A transition matrix: its rows as an array, or the path of a matrix file (dense text, JSON,
 # .npy, or sparse from,to,p).
-MatrixLike = Union[npt.ArrayLike, str, os.PathLike[str]]
+class MatrixFile:
+    path: str
+    smoothing: Optional[float]
+    normalize: bool
+    def __init__(
+        self, path: Union[str, os.PathLike[str]], smoothing: Optional[float] = None, normalize: bool = False
+    ) -> None: ...
+
+MatrixLike = Union[npt.ArrayLike, str, os.PathLike[str], MatrixFile]
 Strategy = Literal["upper-bound", "quantified", "window"]
 Scheme = Literal["laplace", "uniform", "sample", "bd", "ba", "pba", "planned"]
 Estimator = Literal["map", "map-dbsec", "map-integer", "mle", "smooth"]
