@@ -103,6 +103,9 @@ pub struct StreamSteps {
     pub replayed: Vec<bool>,
     /// Why the stream's checks refused the step, if they did.
     pub refused: Vec<Option<String>>,
+    /// The causal estimate stored with each step (`Err`: why the filter could not make it),
+    /// and the estimator, when the stream stores estimates.
+    pub estimates: Option<(String, Vec<tpl_stream::StepEstimate>)>,
 }
 
 impl ReleaseReport {
@@ -255,6 +258,14 @@ impl Report for ReleaseReport {
             map.insert("key".into(), json!(s.key));
             map.insert("replayed".into(), json!(s.replayed));
             map.insert("refused".into(), json!(s.refused));
+            if let Some((estimator, estimates)) = &s.estimates {
+                // A step the filter could not estimate is null (its reason on `stream export
+                // --estimates`).
+                let values: Vec<Option<&Vec<f64>>> =
+                    estimates.iter().map(|e| e.estimate.as_ref().ok()).collect();
+                map.insert("estimator".into(), json!(estimator));
+                map.insert("estimates".into(), json!(values));
+            }
         }
         add_intervals(&mut out, self.intervals.as_ref());
         out

@@ -8,9 +8,11 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use tpl_stream::{DurableStream, Parameter, StepRecord, StreamConfig, StreamError, default_key_path};
+use tpl_stream::{
+    DurableStream, Estimation, Estimator, Parameter, StepRecord, StreamConfig, StreamError, default_key_path,
+};
 
-use crate::convert::{MatrixArg, optional_matrix, vector};
+use crate::convert::{Matrix, MatrixArg, optional_matrix, table, vector};
 use crate::release::{params, sampler, scheme_kind};
 use crate::{StreamBusyError, StreamDamagedError, StreamReadOnlyError, TplError};
 
@@ -61,12 +63,16 @@ fn record<'py>(py: Python<'py>, r: StepRecord, replayed: bool) -> PyResult<Bound
     Ok(d)
 }
 
+/// The stored estimates (T × n, a failed step's row not a number) and, for each failed step,
+/// (t, why).
+type StoredEstimates<'py> = (Matrix<'py>, Vec<(usize, String)>);
+
 #[pymethods]
 impl NativeStream {
     /// Creates the stream file at `path` and its key file `key_file` (default beside it),
     /// refusing existing files, and opens it, as `tpl stream init`.
     #[staticmethod]
-    #[pyo3(signature = (path, scheme, epsilon, window, sensitivity, backward, forward, alpha, budgets, sampler_name, key_file))]
+    #[pyo3(signature = (path, scheme, epsilon, window, sensitivity, backward, forward, alpha, budgets, sampler_name, key_file, estimator, total))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         path: PathBuf,
@@ -80,8 +86,25 @@ impl NativeStream {
         budgets: Option<PyReadonlyArray1<'_, f64>>,
         sampler_name: &str,
         key_file: Option<PathBuf>,
+        estimator: Option<&str>,
+        total: Option<u64>,
     ) -> PyResult<Self> {
         params(epsilon, window, sensitivity)?;
+        let estimation = match (estimator, total) {
+            (Some("none"), _) | (None, None) => None,
+            (name, Some(total)) => {
+                let estimator = match name {
+                    Some(name) => name.parse().map_err(|e| crate::convert::error("estimator", e))?,
+                    None => Estimator::Map,
+                };
+                Some(Estimation { estimator, total })
+            }
+            (Some(name), None) => {
+                return Err(crate::TplError::new_err(format!(
+                    "estimator {name:?}: needs total, the population the estimates assume"
+                )));
+            }
+        };
         let config = StreamConfig {
             scheme: scheme_kind(scheme)?.into(),
             epsilon,
@@ -92,6 +115,7 @@ impl NativeStream {
             forward: optional_matrix(forward.as_ref(), "forward")?,
             alpha,
             budgets: budgets.map(|b| b.as_array().to_vec()).unwrap_or_default(),
+            estimation,
         };
         let key_file = key_file.unwrap_or_else(|| default_key_path(&path));
         DurableStream::create_keyed(&path, &config, &key_file).map_err(stream_error)?;
@@ -165,8 +189,51 @@ impl NativeStream {
         d.set_item("leakage", both)?;
         d.set_item("format_version", s.format_version)?;
         d.set_item("chain_head", s.chain_head.clone())?;
+        d.set_item("estimator", c.estimation.map(|e| e.estimator.name()))?;
+        d.set_item("total", c.estimation.map(|e| e.total))?;
         d.set_item("version", env!("CARGO_PKG_VERSION"))?;
         Ok(d)
+    }
+
+    /// Makes and stores the causal estimates of the steps that have none (one pass of the
+    /// stream's filter); returns how many were made.
+    fn update_estimates(&self, py: Python<'_>) -> PyResult<usize> {
+        py.detach(|| self.inner().update_estimates()).map(|made| made.len()).map_err(stream_error)
+    }
+
+    /// The stored causal estimates, one row per step (T × n), and the reason of each step
+    /// the filter could not estimate (t → why); `None` for a stream that stores none.
+    fn estimates<'py>(&self, py: Python<'py>) -> PyResult<Option<StoredEstimates<'py>>> {
+        let (stored, on) = py
+            .detach(|| {
+                let mut inner = self.inner();
+                Ok::<_, tpl_stream::StreamError>((inner.estimates()?, inner.config().estimation.is_some()))
+            })
+            .map_err(stream_error)?;
+        if !on {
+            return Ok(None);
+        }
+        let cells = stored.iter().find_map(|s| s.estimate.as_ref().ok().map(Vec::len)).unwrap_or(0);
+        let mut failed = Vec::new();
+        let rows: Vec<Vec<f64>> = stored
+            .into_iter()
+            .map(|s| match s.estimate {
+                Ok(x) => x,
+                Err(why) => {
+                    failed.push((s.t, why));
+                    vec![f64::NAN; cells]
+                }
+            })
+            .collect();
+        Ok(Some((table(py, &rows)?, failed)))
+    }
+
+    /// The releases so far estimated again as a whole by `estimator` over a population
+    /// `total` (`smooth` and `kalman` use the releases after each step too).
+    fn reestimated<'py>(&self, py: Python<'py>, estimator: &str, total: u64) -> PyResult<Matrix<'py>> {
+        let estimator: Estimator = estimator.parse().map_err(|e| crate::convert::error("estimator", e))?;
+        let rows = py.detach(|| self.inner().reestimated(estimator, total)).map_err(stream_error)?;
+        table(py, &rows)
     }
 
     /// Every recorded step, in order (as `tpl stream export`).

@@ -201,3 +201,55 @@ def test_errors_name_arguments_not_command_line_flags(tmp_path):
     with pytest.raises(tp.TplError) as e:
         tp.Stream.create(tmp_path / "d.db", "bd", epsilon=1e-300, window=2)
     assert str(e.value).startswith("epsilon 1e-300 (with window 2 and sensitivity 2): step 1 could never")
+
+
+def test_a_stream_stores_causal_estimates_that_beat_its_releases(tmp_path):
+    # 60 people moving among 3 cells, mostly staying; the stream stores map estimates.
+    rng = np.random.default_rng(4)
+    p = np.array([[0.9, 0.05, 0.05], [0.05, 0.9, 0.05], [0.05, 0.05, 0.9]])
+    states = rng.integers(0, 3, size=60)
+    truth = []
+    for _ in range(40):
+        truth.append(np.bincount(states, minlength=3).astype(float))
+        states = np.array([rng.choice(3, p=p[s]) for s in states])
+    s = tp.Stream.create(tmp_path / "e.db", "uniform", epsilon=1.0, window=4, forward=p, total=60)
+    assert (s.status()["estimator"], s.status()["total"]) == ("map", 60)
+    pushed = [s.push(row, key=t) for t, row in enumerate(truth)]
+    estimates = s.estimates()
+    assert estimates.shape == (40, 3)
+    np.testing.assert_array_equal(np.array([step["estimate"] for step in pushed]), estimates)
+    np.testing.assert_allclose(estimates.sum(axis=1), 60.0, rtol=1e-12)
+    assert (estimates >= 0).all()
+    releases = np.array([step["release"] for step in pushed])
+    truth = np.array(truth)
+    assert ((estimates - truth) ** 2).mean() < ((releases - truth) ** 2).mean()
+    # The same as postprocess of the releases, offline.
+    budgets = [step["publication_budget"] if step["published"] else 0.0 for step in pushed]
+    offline = tp.postprocess(releases, total=60, budgets=budgets, forward=p)
+    np.testing.assert_array_equal(offline["estimates"], estimates)
+    smoothed = s.smoothed()
+    assert smoothed.shape == (40, 3)
+    # Deferred: many pushes, one pass of the filter.
+    more = tp.Stream.create(tmp_path / "f.db", "uniform", epsilon=1.0, window=4, forward=p, total=60)
+    for t, row in enumerate(truth[:10]):
+        assert "estimate" not in more.push(row, key=t, estimate=False)
+    assert more.update_estimates() == 10
+    steps = more.steps()
+    offline = tp.postprocess(
+        np.array([st["release"] for st in steps]),
+        total=60,
+        budgets=[st["publication_budget"] if st["published"] else 0.0 for st in steps],
+        forward=p,
+    )
+    np.testing.assert_array_equal(more.estimates(), offline["estimates"])
+
+
+def test_stream_estimates_need_a_total_and_a_filter(tmp_path):
+    with pytest.raises(tp.TplError, match="total"):
+        tp.Stream.create(tmp_path / "a.db", "uniform", epsilon=1.0, window=4, estimator="mle")
+    with pytest.raises(tp.TplError, match="whole stream"):
+        tp.Stream.create(tmp_path / "b.db", "uniform", epsilon=1.0, window=4, estimator="kalman", total=5)
+    plain = tp.Stream.create(tmp_path / "c.db", "uniform", epsilon=1.0, window=4)
+    assert plain.estimates() is None and plain.status()["estimator"] is None
+    with pytest.raises(tp.TplError, match="total"):
+        plain.smoothed()

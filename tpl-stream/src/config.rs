@@ -5,6 +5,7 @@ use tpl_core::{TransitionMatrix, check_alpha};
 use tpl_mechanisms::{
     MechError, Mechanism, PbaCorrelation, SchemeInputs, SchemeKind, StreamScheme, WEventParams,
 };
+use tpl_postprocess::Estimator;
 
 use crate::error::{ConfigError, Result, StreamError};
 
@@ -174,6 +175,52 @@ pub struct StreamConfig {
     pub alpha: Option<f64>,
     /// The planned scheme's budgets ε_1, ε_2, … (empty for the other schemes).
     pub budgets: Vec<f64>,
+    /// The causal estimates each push also stores, if any ([`Estimation`]).
+    pub estimation: Option<Estimation>,
+}
+
+/// The estimates a stream stores beside its releases ([`docs/stream.md`](tpl_core::guide::stream)
+/// §9): at every push, the estimate x̂_t of step t's true counts by a filter of
+/// `tpl-postprocess` that reads the releases r_1..r_t, their fresh budgets and the stream's
+/// public parameters only (the forward matrix, the sensitivity) — post-processing, which costs
+/// no privacy. The estimates assume a population of `total` people that moves by the forward
+/// matrix; they sum to `total` at every step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Estimation {
+    /// The filter: `map`, `map-dbsec`, `map-integer` or `mle` (`smooth` and `kalman` read the
+    /// whole stream; they are [`crate::DurableStream::smoothed`]'s).
+    pub estimator: Estimator,
+    /// The population N (public), 1 ≤ N ≤ 2⁵³.
+    pub total: u64,
+}
+
+impl Estimation {
+    /// Checks that the estimates can be made under `forward`: a filter, with the forward
+    /// matrix the map estimators need from step 2 on, over 1 ≤ N ≤ 2⁵³ people.
+    ///
+    /// # Errors
+    /// [`ConfigError::Estimation`] saying why.
+    pub fn check(&self, forward: Option<&TransitionMatrix>) -> std::result::Result<(), ConfigError> {
+        let name = self.estimator.name();
+        if !self.estimator.is_filter() {
+            return Err(ConfigError::Estimation(format!(
+                "{name} reads the whole stream, not the releases up to each step; store a filter (map, \
+                 map-dbsec, map-integer or mle) and smooth on export"
+            )));
+        }
+        if self.estimator.uses_prior() && forward.is_none() {
+            return Err(ConfigError::Estimation(format!(
+                "{name} moves its prior by the forward matrix: give the stream one (or store mle)"
+            )));
+        }
+        if self.total == 0 || self.total > 1 << 53 {
+            return Err(ConfigError::Estimation(format!(
+                "a population of {} people: 1 to 2^53 are supported",
+                self.total
+            )));
+        }
+        Ok(())
+    }
 }
 
 impl StreamConfig {
@@ -191,6 +238,7 @@ impl StreamConfig {
             forward: None,
             alpha: None,
             budgets: Vec::new(),
+            estimation: None,
         }
     }
 
@@ -260,6 +308,9 @@ impl StreamConfig {
             if !has_matrix {
                 return Err(StreamError::Config(ConfigError::AlphaNeedsMatrix));
             }
+        }
+        if let Some(e) = &self.estimation {
+            e.check(self.forward.as_ref()).map_err(StreamError::Config)?;
         }
         // Sizes only: the loss functions are computed once, when the stream is created.
         Correlation::check_sizes(self.backward.as_ref(), self.forward.as_ref())

@@ -28,6 +28,10 @@ pub enum Parameter {
     Alpha,
     /// The planned scheme's budgets.
     Budgets,
+    /// The estimator of the stored estimates.
+    Estimator,
+    /// The population N the estimates assume.
+    Total,
 }
 
 impl Parameter {
@@ -49,6 +53,8 @@ impl Parameter {
             Self::Forward => "forward",
             Self::Alpha => "alpha",
             Self::Budgets => "budgets",
+            Self::Estimator => "estimator",
+            Self::Total => "total",
         }
     }
 
@@ -63,6 +69,8 @@ impl Parameter {
             Self::Forward => "--forward",
             Self::Alpha => "--alpha",
             Self::Budgets => "--budgets",
+            Self::Estimator => "--estimator",
+            Self::Total => "--total",
         }
     }
 }
@@ -92,6 +100,9 @@ pub enum ConfigError {
     Alpha(tpl_core::CoreError),
     /// α without a matrix.
     AlphaNeedsMatrix,
+    /// Estimates that cannot be computed as asked (why): an estimator that is not a filter, a
+    /// map estimator without a forward matrix, a population beyond 2⁵³.
+    Estimation(String),
     /// α so small that step 1 — which always publishes — could never be released.
     FirstStepAlpha {
         /// α.
@@ -155,6 +166,7 @@ impl ConfigError {
                 name(Backward),
                 name(Forward)
             ),
+            Self::Estimation(why) => format!("{}: {why}", name(Estimator)),
             Self::FirstStepAlpha { alpha, reason } => format!(
                 "{} {}: step 1 could never be released: {reason} (a first step always publishes, at a budget \
                  the parameters fix)",
@@ -195,6 +207,15 @@ impl std::error::Error for ConfigError {
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum StreamError {
+    /// The releases could not be estimated again as asked (the estimator's reason).
+    #[error("{estimator}: {source}")]
+    Estimate {
+        /// The estimator.
+        estimator: &'static str,
+        /// Why.
+        #[source]
+        source: tpl_postprocess::PostprocessError,
+    },
     /// A stream of a custom scheme opened or created without that scheme's factory (or with
     /// another's).
     #[error(

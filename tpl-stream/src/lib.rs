@@ -44,15 +44,17 @@
 mod building;
 mod config;
 mod error;
+mod estimates;
 mod guard;
 mod key;
 mod store;
 mod stream;
 
 pub use config::{
-    BuildScheme, NamedFactory, Sampler, SchemeChoice, SchemeFactory, StreamConfig, scheme_factory,
+    BuildScheme, Estimation, NamedFactory, Sampler, SchemeChoice, SchemeFactory, StreamConfig, scheme_factory,
 };
 pub use error::{ConfigError, Parameter, Result, StreamError};
+pub use estimates::StepEstimate;
 pub use key::{StreamKey, default_key_path};
 pub use store::{APPLICATION_ID, FORMAT_VERSION};
 #[cfg(feature = "test-util")]
@@ -60,3 +62,5 @@ pub use stream::rechain;
 pub use stream::{BUSY_TIMEOUT, DurableStream, Pushed, Rekeyed, Status, StepRecord};
 /// The error of `tpl-core` inside this crate's errors, for matching on them.
 pub use tpl_core::CoreError;
+/// The estimators a stream's [`Estimation`] names.
+pub use tpl_postprocess::Estimator;

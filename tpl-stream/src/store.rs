@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use tpl_alloc::Correlation;
 use tpl_core::{Candidate, PiecewiseLoss, TransitionMatrix};
 
-use crate::config::{Sampler, SchemeChoice, StreamConfig};
+use crate::config::{Estimation, Sampler, SchemeChoice, StreamConfig};
 use crate::error::{Result, StreamError};
 
 /// `PRAGMA application_id` of a tpl stream: "tplS" in ASCII.
@@ -43,6 +43,12 @@ CREATE TABLE loss_setup (
     identity INTEGER NOT NULL CHECK (identity IN (0, 1)),
     candidates TEXT NOT NULL,
     candidates_sha256 TEXT NOT NULL
+) STRICT;
+CREATE TABLE estimates (
+    t INTEGER PRIMARY KEY,
+    estimate BLOB,
+    error TEXT,
+    CHECK ((estimate IS NULL) <> (error IS NULL))
 ) STRICT;
 ";
 
@@ -342,6 +348,10 @@ pub fn initialise(
         "INSERT INTO meta (name, value) VALUES ('created_by', ?1)",
         [concat!("tpl ", env!("CARGO_PKG_VERSION"))],
     )?;
+    if let Some(e) = &config.estimation {
+        tx.execute("INSERT INTO meta (name, value) VALUES ('estimator', ?1)", [e.estimator.name()])?;
+        tx.execute("INSERT INTO meta (name, value) VALUES ('estimate_total', ?1)", [e.total.to_string()])?;
+    }
     let matrix = |m: &Option<TransitionMatrix>| m.as_ref().map(matrix_json);
     let (pb, pf) = (matrix(&config.backward), matrix(&config.forward));
     let budgets = serde_json::to_string(&config.budgets).unwrap_or_else(|_| "[]".into());
@@ -584,6 +594,16 @@ pub fn read_config(conn: &Connection, path: &Path) -> Result<Stored> {
         alpha,
         budgets: serde_json::from_str(&budgets)
             .map_err(|e| corrupt(format!("the stored budget plan: {e}")))?,
+        estimation: match (meta("estimator")?, meta("estimate_total")?) {
+            (None, None) => None,
+            (Some(name), Some(total)) => Some(Estimation {
+                estimator: name.parse().map_err(|e| corrupt(format!("the meta row estimator: {e}")))?,
+                total: total
+                    .parse()
+                    .map_err(|_| corrupt(format!("the meta row estimate_total {total:?}")))?,
+            }),
+            _ => return Err(corrupt("one of the meta rows estimator and estimate_total is missing".into())),
+        },
     };
     config.check().map_err(|e| corrupt(format!("stored parameters: {e}")))?;
     let root = chain_root(&config, [shas[0].as_deref(), shas[1].as_deref(), shas[2].as_deref()]);

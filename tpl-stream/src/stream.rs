@@ -12,10 +12,12 @@ use tpl_mechanisms::{
     Mechanism, NoiseSource, PrivacyGuarantee, StepBudget, StepOutcome, StreamScheme, WindowLedger,
     effective_spending,
 };
+use tpl_postprocess::Estimator;
 
 use crate::building::Building;
 use crate::config::{Sampler, SchemeChoice, SchemeFactory, StreamConfig, build_scheme};
 use crate::error::{ConfigError, Result, StreamError};
+use crate::estimates::{self, StepEstimate};
 use crate::guard::{Enforced, Guard, SharedGuard, lock, within};
 use crate::key::{StreamKey, default_key_path, rotation_file};
 use crate::store::{
@@ -56,6 +58,10 @@ pub struct Pushed {
     /// True when the key was already stored with the same counts: the stored release is
     /// returned and nothing was spent.
     pub replayed: bool,
+    /// The step's stored causal estimate, for a replayed step of a stream that stores
+    /// estimates ([`crate::StreamConfig::estimation`]); a new step's is made by
+    /// [`DurableStream::update_estimates`].
+    pub estimate: Option<StepEstimate>,
 }
 
 /// Where the stream stands: the data of `tpl stream status`.
@@ -482,7 +488,8 @@ impl DurableStream {
                 Some((t, None)) => Err(StreamError::Unverifiable { key: k, step: t as usize }),
                 Some((t, Some(d))) if d == digest => {
                     let record = read_step(&tx, &path, t as usize)?;
-                    record.map(|record| Pushed { record, replayed: true }).ok_or_else(|| {
+                    let estimate = estimates::read_one(&tx, &path, t as usize)?;
+                    record.map(|record| Pushed { record, replayed: true, estimate }).ok_or_else(|| {
                         StreamError::Corrupt { path: path.clone(), reason: format!("step {t} vanished") }
                     })
                 }
@@ -655,6 +662,57 @@ impl DurableStream {
     /// back into earlier steps included. [`Status::max_window_spend`] is the stream's.
     pub fn max_window_spend(&self) -> f64 {
         self.state.pushed_max
+    }
+
+    /// Makes and stores the causal estimate of every recorded step that has none yet, in one
+    /// pass of the stream's filter over its releases (x̂_t from r_1..r_t only:
+    /// [`crate::StreamConfig::estimation`]), and returns them; nothing for a stream that stores
+    /// no estimates. Call it after the pushes of a batch: one pass, O(T) steps of the filter,
+    /// however many steps the batch added. A step the filter cannot estimate stores why
+    /// ([`StepEstimate::estimate`]); its release stands.
+    ///
+    /// # Errors
+    /// SQLite's, a damaged release, or a stream this process cannot write.
+    pub fn update_estimates(&mut self) -> Result<Vec<StepEstimate>> {
+        let Some(e) = self.config.estimation else { return Ok(Vec::new()) };
+        let path = self.path.clone();
+        let Some(conn) = &self.conn else {
+            return Err(read_only(&path, self.read_only.clone()));
+        };
+        let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
+            .map_err(|e| sqlite_error(&path, e))?;
+        let made = estimates::store_missing(&tx, &path, &self.config, &e)?;
+        tx.commit().map_err(|e| sqlite_error(&path, e))?;
+        Ok(made)
+    }
+
+    /// The causal estimate stored with every step, in order (empty when the stream stores
+    /// none): x̂_t from the releases r_1..r_t only ([`crate::StreamConfig::estimation`]).
+    ///
+    /// # Errors
+    /// SQLite's, or a damaged estimate.
+    pub fn estimates(&mut self) -> Result<Vec<StepEstimate>> {
+        let path = self.path.clone();
+        self.read(|tx| estimates::read_all(tx, &path, None))
+    }
+
+    /// The releases recorded so far estimated again as a whole by `estimator` over a
+    /// population `total` ([`docs/stream.md`](tpl_core::guide::stream) §9): with `smooth` or
+    /// `kalman`, each step's estimate also uses the releases after it (more accurate than the
+    /// stored causal estimates, and different for a past step each time the stream grows).
+    /// Post-processing: reads the releases and the public parameters only.
+    ///
+    /// # Errors
+    /// [`StreamError::Estimate`] when the estimator refuses the releases or the parameters (a
+    /// map estimator without a forward matrix); SQLite's.
+    pub fn reestimated(&mut self, estimator: Estimator, total: u64) -> Result<Vec<Vec<f64>>> {
+        let path = self.path.clone();
+        let (releases, fresh) = self.read(|tx| estimates::recorded_releases(tx, &path))?;
+        if releases.is_empty() {
+            return Ok(Vec::new());
+        }
+        estimates::estimate(&self.config, (estimator, total), &releases, &fresh)
+            .map_err(|source| StreamError::Estimate { estimator: estimator.name(), source })
     }
 
     /// Every recorded step, in order, each checked (as [`DurableStream::snapshot`]).
@@ -988,7 +1046,7 @@ fn commit(
         max_tpl: leakage.map(|l| l.0),
         max_window_leakage: leakage.map(|l| l.1),
     };
-    Ok(Pushed { record, replayed: false })
+    Ok(Pushed { record, replayed: false, estimate: None })
 }
 
 /// One stored step, every column as read (the counts digest by its length only).

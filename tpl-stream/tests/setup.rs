@@ -90,3 +90,43 @@ fn a_sparse_matrix_is_stored_sparse_and_read_back_equal() {
         .unwrap();
     assert!(stored < 200_000, "{stored} bytes for the forward matrix");
 }
+
+/// A stream that stores estimates keeps, for every step, what `tpl-postprocess`'s filter makes
+/// from the releases up to it; `update_estimates` adds only what is missing, and
+/// `reestimated` runs any estimator over the whole stream.
+#[test]
+fn stored_estimates_are_the_filter_of_the_releases_up_to_each_step() {
+    use tpl_postprocess::{Estimator, FilterConfig, filter};
+    use tpl_stream::Estimation;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e.db");
+    let p = TransitionMatrix::smoothed_identity(3, 0.1).unwrap();
+    let config = StreamConfig {
+        forward: Some(p.clone()),
+        estimation: Some(Estimation { estimator: Estimator::Map, total: 30 }),
+        ..StreamConfig::new(SchemeKind::Bd, 1.0, 4)
+    };
+    DurableStream::create(&path, &config).unwrap();
+    let mut s = DurableStream::open(&path).unwrap();
+    for t in 0..12 {
+        s.push(None, &[10.0 + (t % 3) as f64, 10.0, 10.0 - (t % 3) as f64]).unwrap();
+        if t % 5 == 4 {
+            assert_eq!(s.update_estimates().unwrap().len(), 5);
+        }
+    }
+    assert_eq!(s.update_estimates().unwrap().len(), 2);
+    assert!(s.update_estimates().unwrap().is_empty());
+    let steps = s.steps().unwrap();
+    let releases: Vec<Vec<f64>> = steps.iter().map(|r| r.release.clone()).collect();
+    let fresh: Vec<f64> = steps.iter().map(|r| if r.published { r.spent.publication } else { 0.0 }).collect();
+    let want =
+        filter(&releases, &fresh, FilterConfig { forward: Some(&p), ..FilterConfig::new(30) }).unwrap();
+    let stored: Vec<Vec<f64>> = s.estimates().unwrap().into_iter().map(|e| e.estimate.unwrap()).collect();
+    assert_eq!(stored, want.estimates);
+    // Reopened, the same; and the whole stream smoothed on demand.
+    let mut again = DurableStream::open(&path).unwrap();
+    assert_eq!(again.estimates().unwrap().len(), 12);
+    let smoothed = again.reestimated(Estimator::Smooth, 30).unwrap();
+    assert_eq!(smoothed.len(), 12);
+    assert!(smoothed.iter().all(|x| (x.iter().sum::<f64>() - 30.0).abs() < 1e-9));
+}

@@ -111,12 +111,22 @@ fn parse_estimator(s: &str) -> std::result::Result<Estimator, String> {
 
 /// The estimates of a stream, and how they were made.
 pub struct PostprocessReport {
+    /// The command, for the CSV's provenance line (`postprocess`, `stream export`).
+    command: &'static str,
     estimates: Estimates,
     total: u64,
     sensitivity: f64,
     prior: String,
     /// Per-cell intervals, with `--interval`.
     intervals: Option<Intervals>,
+}
+
+impl PostprocessReport {
+    /// The report of estimates made elsewhere (a stream's, [`crate::commands::stream`]) of a
+    /// population `total`, with what they were made from: Δ and the prior, as words.
+    pub(crate) fn of_estimates(estimates: Estimates, total: u64, sensitivity: f64, prior: String) -> Self {
+        Self { command: "stream export", estimates, total, sensitivity, prior, intervals: None }
+    }
 }
 
 /// Runs `tpl postprocess`; warnings of the prior ([`docs/map.md`](tpl_core::guide::map) §5) go to
@@ -177,6 +187,7 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
         chart(args, path, &counts, truth.as_deref(), &estimates, intervals.as_ref())?;
     }
     Ok(PostprocessReport {
+        command: "postprocess",
         estimates,
         total: args.total,
         sensitivity: args.sensitivity,
@@ -362,7 +373,8 @@ impl Report for PostprocessReport {
         let n = rows.first().map_or(0, Vec::len);
         // A `#` line first, as in the CSV of `tpl release`: how the estimates were made.
         let mut out = format!(
-            "# tpl {VERSION} postprocess: estimator={} total={} sensitivity={} prior={}\n",
+            "# tpl {VERSION} {}: estimator={} total={} sensitivity={} prior={}\n",
+            self.command,
             self.estimates.estimator,
             self.total,
             tpl_core::Short(self.sensitivity),

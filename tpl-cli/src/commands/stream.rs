@@ -7,9 +7,14 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use tpl_io::{read_budgets, read_counts_prefix};
 use tpl_mechanisms::{LaplaceMechanism, Run, SamplerKind, SchemeKind};
-use tpl_stream::{DurableStream, Parameter, Status, StepRecord, StreamConfig, StreamError, default_key_path};
+use tpl_postprocess::{Estimates, Estimator};
+use tpl_stream::{
+    DurableStream, Estimation, Parameter, Status, StepEstimate, StepRecord, StreamConfig, StreamError,
+    default_key_path,
+};
 
 use crate::args::{IntervalArgs, ReleaseSetup};
+use crate::commands::postprocess::PostprocessReport;
 use crate::counts_check::refused_row;
 use crate::error::{CliError, Result};
 use crate::provenance::{VERSION, warn_float_sampler};
@@ -56,6 +61,22 @@ pub struct ExportArgs {
     pub db: DbArgs,
     #[command(flatten)]
     pub interval: IntervalArgs,
+    /// Export the causal estimates the stream stored (x̂_t from r_1..r_t), in the form of
+    /// `tpl postprocess`, instead of the releases (whose JSON carries them too).
+    #[arg(long, conflicts_with = "smoothed")]
+    pub estimates: bool,
+    /// Estimate the whole stream again with a smoother (`smooth`, or `kalman`): each step
+    /// from every release, before and after it; in the form of `tpl postprocess`.
+    #[arg(long, value_name = "ESTIMATOR", num_args = 0..=1, default_missing_value = "smooth", value_parser = parse_estimator)]
+    pub smoothed: Option<Estimator>,
+    /// The population N for --smoothed on a stream that stores no estimates (default: the
+    /// stream's).
+    #[arg(long, value_name = "N")]
+    pub total: Option<u64>,
+}
+
+fn parse_estimator(s: &str) -> std::result::Result<Estimator, String> {
+    s.parse().map_err(|e: tpl_postprocess::PostprocessError| e.to_string())
 }
 
 /// Arguments of `tpl stream rekey`.
@@ -97,6 +118,37 @@ pub struct InitArgs {
     /// private as the counts.
     #[arg(long, value_name = "FILE")]
     pub key: Option<PathBuf>,
+    /// Also store, at every push, the causal estimate of the step's true counts (a filter of
+    /// the releases so far: map, map-dbsec, map-integer or mle; `none`: releases only). Needs
+    /// --total; default map when --total is given. Costs no privacy.
+    #[arg(long, value_name = "ESTIMATOR|none")]
+    pub estimator: Option<String>,
+    /// The population N the estimates assume (public; every step's estimate sums to it).
+    #[arg(long, value_name = "N")]
+    pub total: Option<u64>,
+}
+
+impl InitArgs {
+    /// The estimates asked for: `--estimator` (default map) with `--total N`.
+    fn estimation(&self) -> Result<Option<Estimation>> {
+        let estimator = match self.estimator.as_deref() {
+            Some("none") => return Ok(None),
+            Some(name) => {
+                Some(parse_estimator(name).map_err(|e| CliError::Usage(format!("--estimator: {e}")))?)
+            }
+            None => None,
+        };
+        match (estimator, self.total) {
+            (estimator, Some(total)) => {
+                Ok(Some(Estimation { estimator: estimator.unwrap_or(Estimator::Map), total }))
+            }
+            (Some(e), None) => Err(CliError::Usage(format!(
+                "--estimator {}: needs --total N, the population the estimates assume",
+                e.name()
+            ))),
+            (None, None) => Ok(None),
+        }
+    }
 }
 
 /// Arguments of `tpl stream push`.
@@ -142,6 +194,8 @@ pub enum StreamReport {
     Status(StatusReport),
     /// `push` and `export`.
     Releases(ReleaseReport),
+    /// `export --estimates` and `export --smoothed`.
+    Estimates(PostprocessReport),
 }
 
 /// Runs `tpl stream …`.
@@ -154,18 +208,7 @@ pub fn run(args: &StreamArgs) -> Result<StreamReport> {
             let mut s = open(a)?;
             Ok(StreamReport::Status(StatusReport::new(s.status().map_err(stream_error)?)?))
         }
-        StreamCommand::Export(a) => {
-            let mut s = open(&a.db)?;
-            let (status, steps) = s.snapshot().map_err(stream_error)?;
-            let steps = steps.into_iter().map(|r| (r, false));
-            Ok(StreamReport::Releases(releases(
-                "stream export",
-                &status.config,
-                status.max_window_spend,
-                steps,
-                a.interval.interval,
-            )?))
-        }
+        StreamCommand::Export(a) => export(a),
     }
 }
 
@@ -226,6 +269,7 @@ fn init(a: &InitArgs) -> Result<StatusReport> {
         forward,
         alpha: a.alpha,
         budgets,
+        estimation: a.estimation()?,
     };
     a.setup.wevent.params()?;
     let key = key_path(&a.db, a.key.as_ref());
@@ -325,7 +369,34 @@ fn push(a: &PushArgs) -> Result<ReleaseReport> {
         )));
     }
     let spend = stream.max_window_spend();
-    let report = releases("stream push", stream.config(), spend, pushed.into_iter(), a.interval.interval)?;
+    // The causal estimates of the new steps, in one pass of the filter (post-processing:
+    // the releases above stand whatever happens here).
+    let estimates = match stream.config().estimation {
+        Some(e) => {
+            stream.update_estimates().map_err(|e| {
+                CliError::Usage(format!(
+                    "the releases are recorded, their estimates are not: {}; push the same file again \
+                     (its stored steps are returned, not released again) to make them",
+                    e.message(Parameter::flag)
+                ))
+            })?;
+            let stored = stream.estimates().map_err(stream_error)?;
+            let shown: Vec<StepEstimate> = pushed
+                .iter()
+                .map(|(r, _)| {
+                    stored
+                        .get(r.t - 1)
+                        .filter(|s| s.t == r.t)
+                        .cloned()
+                        .unwrap_or(StepEstimate { t: r.t, estimate: Err("not stored".into()) })
+                })
+                .collect();
+            Some((e.estimator, shown))
+        }
+        None => None,
+    };
+    let report =
+        releases("stream push", stream.config(), spend, pushed.into_iter(), estimates, a.interval.interval)?;
     warn_float_sampler(stream.config().sampler);
     Ok(report)
 }
@@ -356,16 +427,75 @@ fn check_flags(a: &PushArgs, c: &StreamConfig) -> Result<()> {
 }
 
 /// The releases of `steps` in `tpl release`'s formats; the window spend is the stream's.
+fn export(a: &ExportArgs) -> Result<StreamReport> {
+    let mut s = open(&a.db)?;
+    let (status, steps) = s.snapshot().map_err(stream_error)?;
+    let config = &status.config;
+    let stored = s.estimates().map_err(stream_error)?;
+    let described =
+        |estimator: Estimator, how: &str| format!("{how} of the stream's releases by {}", estimator.name());
+    if let Some(estimator) = a.smoothed {
+        let total = a.total.or(config.estimation.map(|e| e.total)).ok_or_else(|| {
+            CliError::Usage(
+                "--smoothed: the stream stores no estimates; give --total N, its population".into(),
+            )
+        })?;
+        let estimates =
+            s.reestimated(estimator, total).map_err(|e| CliError::Usage(format!("--smoothed {e}")))?;
+        let estimates = Estimates { estimator, estimates, warnings: Vec::new() };
+        let how = described(estimator, "whole-stream estimates");
+        return Ok(StreamReport::Estimates(PostprocessReport::of_estimates(
+            estimates,
+            total,
+            config.sensitivity,
+            how,
+        )));
+    }
+    if a.estimates {
+        let Some(e) = config.estimation else {
+            return Err(CliError::Usage(
+                "--estimates: this stream stores no estimates (init --total N [--estimator E]); \
+                 --smoothed --total N estimates its releases now"
+                    .into(),
+            ));
+        };
+        let estimates = stored
+            .into_iter()
+            .map(|s| s.estimate.map_err(|why| CliError::Usage(format!("step {}: no estimate: {why}", s.t))))
+            .collect::<Result<Vec<_>>>()?;
+        let estimates = Estimates { estimator: e.estimator, estimates, warnings: Vec::new() };
+        let how = described(e.estimator, "causal estimates (each step from the releases up to it)");
+        return Ok(StreamReport::Estimates(PostprocessReport::of_estimates(
+            estimates,
+            e.total,
+            config.sensitivity,
+            how,
+        )));
+    }
+    let steps = steps.into_iter().map(|r| (r, false));
+    let estimates = config.estimation.map(|e| (e.estimator, stored));
+    Ok(StreamReport::Releases(releases(
+        "stream export",
+        config,
+        status.max_window_spend,
+        steps,
+        estimates,
+        a.interval.interval,
+    )?))
+}
+
 fn releases(
     command: &'static str,
     config: &StreamConfig,
     max_window_spend: f64,
     steps: impl Iterator<Item = (StepRecord, bool)>,
+    estimates: Option<(Estimator, Vec<StepEstimate>)>,
     interval: Option<f64>,
 ) -> Result<ReleaseReport> {
     let mut run =
         Run { published: vec![], spent: vec![], releases: vec![], max_window_budget: max_window_spend };
-    let mut extra = StreamSteps { t: vec![], key: vec![], replayed: vec![], refused: vec![] };
+    let estimates = estimates.map(|(e, all)| (e.name().to_string(), all));
+    let mut extra = StreamSteps { t: vec![], key: vec![], replayed: vec![], refused: vec![], estimates };
     for (r, replayed) in steps {
         run.published.push(r.published);
         run.spent.push(r.spent);
@@ -422,6 +552,8 @@ impl StatusReport {
             "leakage": {"realized": realized, "guaranteed": guaranteed},
             "format_version": s.format_version,
             "chain_head": s.chain_head,
+            "estimator": c.estimation.map(|e| e.estimator.name()),
+            "total": c.estimation.map(|e| e.total),
             "version": VERSION,
         })
     }
@@ -534,10 +666,19 @@ impl Report for StatusReport {
 }
 
 impl Report for StreamReport {
+    fn array(&self) -> Option<(Vec<usize>, Vec<f64>)> {
+        match self {
+            Self::Status(_) => None,
+            Self::Releases(r) => r.array(),
+            Self::Estimates(r) => r.array(),
+        }
+    }
+
     fn json(&self) -> Value {
         match self {
             Self::Status(r) => r.json(),
             Self::Releases(r) => r.json(),
+            Self::Estimates(r) => r.json(),
         }
     }
 
@@ -545,6 +686,7 @@ impl Report for StreamReport {
         match self {
             Self::Status(r) => r.csv(),
             Self::Releases(r) => r.csv(),
+            Self::Estimates(r) => r.csv(),
         }
     }
 
@@ -552,13 +694,14 @@ impl Report for StreamReport {
         match self {
             Self::Status(r) => r.table(),
             Self::Releases(r) => r.table(),
+            Self::Estimates(r) => r.table(),
         }
     }
 
     fn withdraw(&self) -> Option<String> {
         match self {
             Self::Status(r) => r.withdraw(),
-            Self::Releases(_) => None,
+            Self::Releases(_) | Self::Estimates(_) => None,
         }
     }
 }

@@ -1211,6 +1211,8 @@ class Stream:
         budgets: Any = None,
         sampler: str = "discrete",
         key_file: Any = None,
+        estimator: Optional[str] = None,
+        total: Any = None,
     ) -> "Stream":
         """Creates the stream file ``path`` (an existing file is refused) with the
         parameters of ``tpl stream init`` and opens it: ``scheme`` and ``epsilon``,
@@ -1218,6 +1220,12 @@ class Stream:
         adversary's matrices (the leakage is then audited at every step, and ``pba`` uses
         them); ``alpha`` a leakage bound no step may exceed (with matrices); ``budgets`` the
         plan of ``planned``; ``sampler`` ``"discrete"`` or ``"float"``.
+
+        With ``total`` (the public population N), every :meth:`push` also stores the causal
+        estimate of the step's true counts by ``estimator`` (default ``"map"``; ``"map-dbsec"``,
+        ``"map-integer"``, ``"mle"``; ``"none"``: releases only): a filter of the releases up
+        to that step and the public parameters, which costs no privacy (``docs/stream.md``
+        §6); the map estimators need ``forward``. :meth:`estimates` returns them.
 
         The stream's key — with which each step's counts are digested, so that a retry is
         recognised while the file alone tells nothing about the counts — is written to
@@ -1237,6 +1245,8 @@ class Stream:
             None if budgets is None else _array(budgets, "budgets", 1),
             sampler if isinstance(sampler, str) else str(sampler),
             None if key_file is None else _path(key_file),
+            None if estimator is None else str(estimator),
+            None if total is None else _whole(total, "total", minimum=1),
         )
         return cls(native)
 
@@ -1260,7 +1270,7 @@ class Stream:
         """The stream file."""
         return self._path
 
-    def push(self, counts: Any, key: Any = None) -> dict:
+    def push(self, counts: Any, key: Any = None, estimate: bool = True) -> dict:
         """Releases one step from its counts (a 1-D array of n whole numbers ≥ 0), as
         ``tpl stream push`` does with one row. ``key`` (an integer ≥ 0 that increases from
         step to step, e.g. the time bucket) makes a retry safe: the same key with the same
@@ -1270,7 +1280,10 @@ class Stream:
         Returns a dict: ``t, key, published, budget, test_budget, publication_budget,
         release`` (array), ``replayed`` (the stored release was returned), ``refused`` (why
         the stream's checks refused the step, which then repeats the last release) and, with
-        matrices, ``max_tpl`` and ``max_window_leakage`` so far."""
+        matrices, ``max_tpl`` and ``max_window_leakage`` so far. On a stream that stores
+        estimates, also ``estimate``: the step's causal estimate (one pass of the filter over
+        the stream, O(T); ``estimate=False`` leaves it to a later :meth:`update_estimates`,
+        for loops of many pushes)."""
         row = _array(counts, "counts", 1)
         if np.any(row < 0):
             j = int(np.argmax(row < 0))
@@ -1285,7 +1298,43 @@ class Stream:
         native = self._native
         if self._float:
             _warn_float_sampler()
-        return native.push(row, k)
+        step = native.push(row, k)
+        if estimate and native.update_estimates() >= 0 and (stored := native.estimates()) is not None:
+            rows, failed = stored
+            # A step the filter could not estimate has none (estimates() says why).
+            if all(t != step["t"] for t, _ in failed):
+                step["estimate"] = rows[step["t"] - 1]
+        return step
+
+    def update_estimates(self) -> int:
+        """Makes and stores the causal estimates of the steps that have none yet, in one pass
+        of the stream's filter; returns how many were made (0 for a stream without
+        estimates)."""
+        return self._native.update_estimates()
+
+    def estimates(self) -> Optional[np.ndarray]:
+        """The stored causal estimates (T × n; row t − 1 is x̂_t, from the releases r_1..r_t
+        only; every row sums to the stream's ``total``), or ``None`` for a stream that stores
+        none. Raises :class:`TplError` naming a step the filter could not estimate."""
+        stored = self._native.estimates()
+        if stored is None:
+            return None
+        rows, failed = stored
+        if failed:
+            t, why = failed[0]
+            raise TplError(f"step {t}: no estimate: {why}")
+        return rows
+
+    def smoothed(self, estimator: str = "smooth", total: Any = None) -> np.ndarray:
+        """The releases so far estimated again as a whole (``tpl stream export --smoothed``):
+        ``smooth`` or ``kalman`` use the releases after each step too, so a past step's
+        estimate changes as the stream grows; any estimator of :func:`postprocess` is
+        accepted. ``total`` defaults to the stream's."""
+        if total is None:
+            total = self.status()["total"]
+            if total is None:
+                raise TplError("total: this stream stores no estimates; give its population")
+        return self._native.reestimated(str(estimator), _whole(total, "total", minimum=1))
 
     def status(self) -> dict:
         """Where the stream stands, as ``tpl stream status`` (its JSON fields): ``steps,

@@ -1,0 +1,136 @@
+//! Causal estimates stored in a stream (`tpl stream init --total N [--estimator E]`): a
+//! cron-style loop of pushes of the New York harbour week stores estimates that are
+//! non-negative, sum to the public total, beat the releases against the truth, and equal what
+//! `tpl postprocess` makes offline from the exported releases; `export --estimates` and
+//! `export --smoothed` give them in the form of `tpl postprocess`.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn week(file: &str) -> String {
+    format!("{}/../testdata/ais_nyharbor_week_5min/{file}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The rows of the week's counts file: its header and its data lines.
+fn week_counts() -> (String, Vec<String>) {
+    let text = std::fs::read_to_string(week("counts.csv")).unwrap();
+    let mut lines = text.lines().map(str::to_string);
+    let header = lines.next().unwrap();
+    (header, lines.collect())
+}
+
+fn matrix_of(v: &Value) -> Vec<Vec<f64>> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect())
+        .collect()
+}
+
+fn mse(a: &[Vec<f64>], b: &[Vec<f64>]) -> f64 {
+    let cells = a[0].len() as f64;
+    a.iter().zip(b).flat_map(|(x, y)| x.iter().zip(y).map(|(u, v)| (u - v).powi(2))).sum::<f64>()
+        / (a.len() as f64 * cells)
+}
+
+#[test]
+fn a_cron_loop_of_pushes_stores_estimates_better_than_the_releases() {
+    let d = Scratch::new("stream_estimates_cron");
+    let db = d.path("s.db");
+    let forward = week("transition_forward.csv");
+    let (header, rows) = week_counts();
+    let truth: Vec<Vec<f64>> =
+        rows.iter().map(|l| l.split(',').skip(1).map(|v| v.parse().unwrap()).collect()).collect();
+    let total: f64 = truth[0].iter().sum();
+    let init = json(&cmd(
+        "stream init --db {} --scheme bd --epsilon 1 --window 10 --forward {} --total {}",
+        &[&db, &forward, &total.to_string()],
+    ));
+    assert_eq!((init["estimator"].as_str(), init["total"].as_f64()), (Some("map"), Some(total)));
+    // A push every "hour": 12 new steps of 5 minutes each.
+    let mut pushed_estimates = Vec::new();
+    for chunk in rows.chunks(12 * 6) {
+        let counts = d.file("c.csv", &format!("{header}\n{}\n", chunk.join("\n")));
+        let out = json(&["stream", "push", "--db", &db, "--counts", &counts]);
+        assert_eq!(out["estimator"], "map");
+        pushed_estimates.extend(matrix_of(&out["estimates"]));
+    }
+    let export = json(&["stream", "export", "--db", &db]);
+    let (releases, estimates) = (matrix_of(&export["releases"]), matrix_of(&export["estimates"]));
+    assert_eq!((releases.len(), estimates.len()), (truth.len(), truth.len()));
+    // What each push printed is what the stream keeps: a causal estimate never changes.
+    assert_eq!(pushed_estimates, estimates);
+    for (t, x) in estimates.iter().enumerate() {
+        assert!(x.iter().all(|&v| v >= 0.0), "step {}: {x:?}", t + 1);
+        assert!((x.iter().sum::<f64>() - total).abs() < 1e-9, "step {}", t + 1);
+    }
+    let (raw, estimated) = (mse(&releases, &truth), mse(&estimates, &truth));
+    assert!(estimated < raw / 4.0, "estimates {estimated} against releases {raw}");
+    // The same estimates as `tpl postprocess` makes offline from the exported releases.
+    let csv = tpl(&["stream", "export", "--db", &db, "--format", "csv"]);
+    let releases_csv = d.file("r.csv", &csv.stdout);
+    let offline = json(&cmd(
+        "postprocess --releases {} --total {} --forward {}",
+        &[&releases_csv, &total.to_string(), &forward],
+    ));
+    assert_eq!(matrix_of(&offline["estimates"]), estimates);
+    // --estimates: the stored ones, as `tpl postprocess` prints estimates.
+    let stored = json(&["stream", "export", "--db", &db, "--estimates"]);
+    assert_eq!(
+        (stored["estimator"].as_str(), matrix_of(&stored["estimates"])),
+        (Some("map"), estimates.clone())
+    );
+    // --smoothed: every release before and after each step; better still here.
+    let smoothed = json(&["stream", "export", "--db", &db, "--smoothed"]);
+    assert_eq!(smoothed["estimator"], "smooth");
+    let smoothed = matrix_of(&smoothed["estimates"]);
+    assert!(
+        mse(&smoothed, &truth) < estimated,
+        "smoothed {} against filtered {estimated}",
+        mse(&smoothed, &truth)
+    );
+}
+
+#[test]
+fn estimates_are_asked_for_with_a_total_and_a_filter_that_can_make_them() {
+    let d = Scratch::new("stream_estimates_refusals");
+    let forward = week("transition_forward.csv");
+    let init = |extra: &str| {
+        let db = d.path("s.db");
+        for file in [db.clone(), format!("{db}.key")] {
+            let _ = std::fs::remove_file(file);
+        }
+        let mut args = cmd("stream init --db {} --scheme uniform --epsilon 1 --window 4", &[&db]);
+        args.extend(extra.split_whitespace());
+        args.iter().map(|s| s.to_string()).collect::<Vec<String>>()
+    };
+    let run_bad = |extra: &str, needles: &[&str]| {
+        let args = init(extra);
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        bad_input(&refs, needles, &[]);
+    };
+    run_bad("--estimator map", &["--estimator map", "--total"]);
+    run_bad(
+        &format!("--total 10 --estimator kalman --forward {forward}"),
+        &["--estimator", "kalman", "whole stream"],
+    );
+    run_bad("--total 10", &["--estimator", "map", "forward matrix"]);
+    run_bad(&format!("--total 0 --forward {forward}"), &["--estimator", "population of 0"]);
+    run_bad(&format!("--total 10 --estimator best --forward {forward}"), &["--estimator", "best"]);
+    // mle needs no matrix; `none` stores nothing.
+    let args = init("--total 10 --estimator mle");
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_eq!(json(&refs)["estimator"], "mle");
+    let args = init("--total 10 --estimator none");
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_eq!(json(&refs)["estimator"], Value::Null);
+    let db = d.path("s.db");
+    bad_input(
+        &["stream", "export", "--db", &db, "--estimates"],
+        &["--estimates", "stores no estimates"],
+        &[],
+    );
+    bad_input(&["stream", "export", "--db", &db, "--smoothed"], &["--smoothed", "--total"], &[]);
+}

@@ -1,0 +1,163 @@
+//! The causal estimates a stream stores beside its releases
+//! ([`docs/stream.md`](tpl_core::guide::stream) §9): after a push, one pass of the stream's
+//! filter over its releases gives x̂_t for every new step t, from r_1..r_t only, so a stored
+//! estimate depends on nothing a later push adds.
+
+use std::path::Path;
+
+use rusqlite::{OptionalExtension, Transaction, params};
+use tpl_postprocess::{Estimator, Filter, FilterConfig};
+
+use crate::config::{Estimation, StreamConfig};
+use crate::error::{Result, StreamError};
+use crate::store::{decode_release, encode_release, sqlite_error};
+
+/// The stored estimate of one step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepEstimate {
+    /// t, the 1-based step number.
+    pub t: usize,
+    /// x̂_t, n values summing to the stream's population; `Err` with the filter's reason when
+    /// it could not estimate the step (the release stands: an estimate never holds back a step).
+    pub estimate: std::result::Result<Vec<f64>, String>,
+}
+
+/// The releases r_1..r_T recorded so far (a repeat holds the release it repeats) and the
+/// fresh publication budget of each step (0 for a repeat: it carries no new information).
+pub(crate) fn recorded_releases(tx: &Transaction<'_>, path: &Path) -> Result<(Vec<Vec<f64>>, Vec<f64>)> {
+    let sql = |e| sqlite_error(path, e);
+    let corrupt =
+        |t: i64| StreamError::Corrupt { path: path.to_path_buf(), reason: format!("step {t}: its release") };
+    let mut stmt =
+        tx.prepare("SELECT t, publication, published, release FROM steps ORDER BY t").map_err(sql)?;
+    let mut rows = stmt.query([]).map_err(sql)?;
+    let (mut releases, mut fresh): (Vec<Vec<f64>>, Vec<f64>) = (Vec::new(), Vec::new());
+    while let Some(r) = rows.next().map_err(sql)? {
+        let t: i64 = r.get(0).map_err(sql)?;
+        let published: bool = r.get(2).map_err(sql)?;
+        if published {
+            let bytes: Option<Vec<u8>> = r.get(3).map_err(sql)?;
+            releases.push(bytes.as_deref().and_then(decode_release).ok_or_else(|| corrupt(t))?);
+            fresh.push(r.get(1).map_err(sql)?);
+        } else {
+            let last = releases.last().cloned().ok_or_else(|| corrupt(t))?;
+            releases.push(last);
+            fresh.push(0.0);
+        }
+    }
+    Ok((releases, fresh))
+}
+
+/// The estimates of `estimator` over a population `total` for `releases` weighted by their
+/// fresh budgets, under the public parameters of `config`.
+pub(crate) fn estimate(
+    config: &StreamConfig,
+    (estimator, total): (Estimator, u64),
+    releases: &[Vec<f64>],
+    fresh: &[f64],
+) -> std::result::Result<Vec<Vec<f64>>, tpl_postprocess::PostprocessError> {
+    tpl_postprocess::filter(releases, fresh, filter_config(config, estimator, total)).map(|e| e.estimates)
+}
+
+/// The public parameters of the stream as the estimators take them.
+fn filter_config(config: &StreamConfig, estimator: Estimator, total: u64) -> FilterConfig<'_> {
+    FilterConfig {
+        sensitivity: config.sensitivity,
+        forward: config.forward.as_ref(),
+        backward: config.backward.as_ref(),
+        estimator,
+        ..FilterConfig::new(total)
+    }
+}
+
+/// Stores the estimate of every step of `tx` without one, by the stream's filter in one pass
+/// over the releases (the filter is causal: the estimates already stored are those it makes
+/// again), and returns them.
+pub(crate) fn store_missing(
+    tx: &Transaction<'_>,
+    path: &Path,
+    config: &StreamConfig,
+    e: &Estimation,
+) -> Result<Vec<StepEstimate>> {
+    let sql = |e| sqlite_error(path, e);
+    let done: i64 = tx.query_row("SELECT count(*) FROM estimates", [], |r| r.get(0)).map_err(sql)?;
+    let done = usize::try_from(done).unwrap_or(0);
+    let (releases, fresh) = recorded_releases(tx, path)?;
+    if releases.len() <= done {
+        return Ok(Vec::new());
+    }
+    // Stepped, so that a step the filter refuses leaves the estimates before it.
+    let cells = releases[0].len();
+    let mut stepper =
+        Filter::new(cells, filter_config(config, e.estimator, e.total)).map_err(|e| e.to_string());
+    let mut made = Vec::with_capacity(releases.len() - done);
+    for (i, (release, &epsilon)) in releases.iter().zip(&fresh).enumerate() {
+        let t = i + 1;
+        let estimate = match &mut stepper {
+            Ok(f) => f.step(release, epsilon).map(|s| s.estimate).map_err(|e| e.to_string()),
+            Err(why) => Err(why.clone()),
+        };
+        if let Err(why) = &estimate {
+            // Every later step depends on this one.
+            stepper = Err(why.clone());
+        }
+        if t <= done {
+            continue;
+        }
+        let (blob, error) = match &estimate {
+            Ok(x) => (Some(encode_release(x)), None),
+            Err(why) => (None, Some(why.as_str())),
+        };
+        tx.execute(
+            "INSERT INTO estimates (t, estimate, error) VALUES (?1, ?2, ?3)",
+            params![t as i64, blob, error],
+        )
+        .map_err(sql)?;
+        made.push(StepEstimate { t, estimate });
+    }
+    Ok(made)
+}
+
+/// The stored estimate of step `t`, if the stream stores estimates.
+pub(crate) fn read_one(tx: &Transaction<'_>, path: &Path, t: usize) -> Result<Option<StepEstimate>> {
+    Ok(read_all(tx, path, Some(t))?.pop())
+}
+
+/// Every stored estimate, in order of t, or only step `only`'s (none for a file without the
+/// table).
+pub(crate) fn read_all(tx: &Transaction<'_>, path: &Path, only: Option<usize>) -> Result<Vec<StepEstimate>> {
+    let sql = |e| sqlite_error(path, e);
+    let exists: Option<i64> = tx
+        .query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'estimates'", [], |r| {
+            r.get(0)
+        })
+        .optional()
+        .map_err(sql)?;
+    if exists.is_none() {
+        return Ok(Vec::new());
+    }
+    let mut stmt = tx
+        .prepare("SELECT t, estimate, error FROM estimates WHERE ?1 IS NULL OR t = ?1 ORDER BY t")
+        .map_err(sql)?;
+    let rows = stmt
+        .query_map([only.map(|t| t as i64)], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, Option<Vec<u8>>>(1)?, r.get::<_, Option<String>>(2)?))
+        })
+        .map_err(sql)?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (t, blob, error) = row.map_err(sql)?;
+        let estimate = match (blob.as_deref().and_then(decode_release), error) {
+            (Some(x), None) => Ok(x),
+            (None, Some(why)) => Err(why),
+            _ => {
+                return Err(StreamError::Corrupt {
+                    path: path.to_path_buf(),
+                    reason: format!("the estimate of step {t}"),
+                });
+            }
+        };
+        out.push(StepEstimate { t: usize::try_from(t).unwrap_or(0), estimate });
+    }
+    Ok(out)
+}
