@@ -134,3 +134,32 @@ fn estimates_are_asked_for_with_a_total_and_a_filter_that_can_make_them() {
     );
     bad_input(&["stream", "export", "--db", &db, "--smoothed"], &["--smoothed", "--total"], &[]);
 }
+
+#[test]
+fn exported_estimates_come_with_bootstrap_intervals_on_request() {
+    let d = Scratch::new("stream_estimates_intervals");
+    let db = d.path("s.db");
+    let forward = d.file("pf.csv", "0.9,0.05,0.05\n0.05,0.9,0.05\n0.05,0.05,0.9\n");
+    json(&cmd(
+        "stream init --db {} --scheme uniform --epsilon 1 --window 4 --forward {} --total 30",
+        &[&db, &forward],
+    ));
+    let rows: String = (0..20).map(|t| format!("{t},{},{},{}\n", 10 + t % 3, 10, 10 - t % 3)).collect();
+    let counts = d.file("c.csv", &format!("timestamp_bucket,c0,c1,c2\n{rows}"));
+    json(&["stream", "push", "--db", &db, "--counts", &counts]);
+    let out = json(&["stream", "export", "--db", &db, "--estimates", "--interval", "0.9"]);
+    let (lo, x, hi) = (matrix_of(&out["lower"]), matrix_of(&out["estimates"]), matrix_of(&out["upper"]));
+    assert_eq!((lo.len(), x.len(), hi.len()), (20, 20, 20));
+    for t in 0..20 {
+        for c in 0..3 {
+            assert!(
+                lo[t][c] <= x[t][c] && x[t][c] <= hi[t][c],
+                "step {t} cell {c}: {} {} {}",
+                lo[t][c],
+                x[t][c],
+                hi[t][c]
+            );
+        }
+    }
+    assert_eq!(out["interval"], 0.9);
+}

@@ -5,7 +5,7 @@ use tpl_core::{TransitionMatrix, check_alpha};
 use tpl_mechanisms::{
     MechError, Mechanism, PbaCorrelation, SchemeInputs, SchemeKind, StreamScheme, WEventParams,
 };
-use tpl_postprocess::Estimator;
+use tpl_postprocess::{Estimator, FilterConfig};
 
 use crate::error::{ConfigError, Result, StreamError};
 
@@ -262,6 +262,19 @@ impl StreamConfig {
         Correlation::new(self.backward.as_ref(), self.forward.as_ref())
             .map(Some)
             .map_err(|e| StreamError::Config(ConfigError::Matrices(e)))
+    }
+
+    /// The stream's public parameters as the estimators of `tpl-postprocess` take them: Δ, the
+    /// forward and backward matrices, for `estimator` over a population `total`
+    /// ([`docs/stream.md`](tpl_core::guide::stream) §9).
+    pub fn filter_config(&self, estimator: Estimator, total: u64) -> FilterConfig<'_> {
+        FilterConfig {
+            sensitivity: self.sensitivity,
+            forward: self.forward.as_ref(),
+            backward: self.backward.as_ref(),
+            estimator,
+            ..FilterConfig::new(total)
+        }
     }
 
     /// What the scheme needs beyond (ε, w, Δ).

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use rusqlite::{OptionalExtension, Transaction, params};
-use tpl_postprocess::{Estimator, Filter, FilterConfig};
+use tpl_postprocess::{Estimator, Filter};
 
 use crate::config::{Estimation, StreamConfig};
 use crate::error::{Result, StreamError};
@@ -56,18 +56,7 @@ pub(crate) fn estimate(
     releases: &[Vec<f64>],
     fresh: &[f64],
 ) -> std::result::Result<Vec<Vec<f64>>, tpl_postprocess::PostprocessError> {
-    tpl_postprocess::filter(releases, fresh, filter_config(config, estimator, total)).map(|e| e.estimates)
-}
-
-/// The public parameters of the stream as the estimators take them.
-fn filter_config(config: &StreamConfig, estimator: Estimator, total: u64) -> FilterConfig<'_> {
-    FilterConfig {
-        sensitivity: config.sensitivity,
-        forward: config.forward.as_ref(),
-        backward: config.backward.as_ref(),
-        estimator,
-        ..FilterConfig::new(total)
-    }
+    tpl_postprocess::filter(releases, fresh, config.filter_config(estimator, total)).map(|e| e.estimates)
 }
 
 /// Stores the estimate of every step of `tx` without one, by the stream's filter in one pass
@@ -89,7 +78,7 @@ pub(crate) fn store_missing(
     // Stepped, so that a step the filter refuses leaves the estimates before it.
     let cells = releases[0].len();
     let mut stepper =
-        Filter::new(cells, filter_config(config, e.estimator, e.total)).map_err(|e| e.to_string());
+        Filter::new(cells, config.filter_config(e.estimator, e.total)).map_err(|e| e.to_string());
     let mut made = Vec::with_capacity(releases.len() - done);
     for (i, (release, &epsilon)) in releases.iter().zip(&fresh).enumerate() {
         let t = i + 1;

@@ -706,13 +706,23 @@ impl DurableStream {
     /// [`StreamError::Estimate`] when the estimator refuses the releases or the parameters (a
     /// map estimator without a forward matrix); SQLite's.
     pub fn reestimated(&mut self, estimator: Estimator, total: u64) -> Result<Vec<Vec<f64>>> {
-        let path = self.path.clone();
-        let (releases, fresh) = self.read(|tx| estimates::recorded_releases(tx, &path))?;
+        let (releases, fresh) = self.recorded_releases()?;
         if releases.is_empty() {
             return Ok(Vec::new());
         }
         estimates::estimate(&self.config, (estimator, total), &releases, &fresh)
             .map_err(|source| StreamError::Estimate { estimator: estimator.name(), source })
+    }
+
+    /// The releases r_1..r_T as the estimators take them — a repeat holds the release it
+    /// repeats — with the fresh publication budget of each step (0 for a repeat, which
+    /// carries no new information).
+    ///
+    /// # Errors
+    /// SQLite's, or a damaged release.
+    pub fn recorded_releases(&mut self) -> Result<(Vec<Vec<f64>>, Vec<f64>)> {
+        let path = self.path.clone();
+        self.read(|tx| estimates::recorded_releases(tx, &path))
     }
 
     /// Every recorded step, in order, each checked (as [`DurableStream::snapshot`]).

@@ -124,8 +124,14 @@ pub struct PostprocessReport {
 impl PostprocessReport {
     /// The report of estimates made elsewhere (a stream's, [`crate::commands::stream`]) of a
     /// population `total`, with what they were made from: Δ and the prior, as words.
-    pub(crate) fn of_estimates(estimates: Estimates, total: u64, sensitivity: f64, prior: String) -> Self {
-        Self { command: "stream export", estimates, total, sensitivity, prior, intervals: None }
+    pub(crate) fn of_estimates(
+        estimates: Estimates,
+        total: u64,
+        sensitivity: f64,
+        prior: String,
+        intervals: Option<Intervals>,
+    ) -> Self {
+        Self { command: "stream export", estimates, total, sensitivity, prior, intervals }
     }
 }
 

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
+use tpl_compare::bootstrap_estimates;
 use tpl_io::{read_budgets, read_counts_prefix};
 use tpl_mechanisms::{LaplaceMechanism, Run, SamplerKind, SchemeKind};
-use tpl_postprocess::{Estimates, Estimator};
+use tpl_postprocess::{Bootstrap, Estimates, Estimator};
 use tpl_stream::{
     DurableStream, Estimation, Parameter, Status, StepEstimate, StepRecord, StreamConfig, StreamError,
     default_key_path,
@@ -442,14 +443,8 @@ fn export(a: &ExportArgs) -> Result<StreamReport> {
         })?;
         let estimates =
             s.reestimated(estimator, total).map_err(|e| CliError::Usage(format!("--smoothed {e}")))?;
-        let estimates = Estimates { estimator, estimates, warnings: Vec::new() };
         let how = described(estimator, "whole-stream estimates");
-        return Ok(StreamReport::Estimates(PostprocessReport::of_estimates(
-            estimates,
-            total,
-            config.sensitivity,
-            how,
-        )));
+        return estimates_report(&mut s, config, (estimator, total), estimates, how, a.interval.interval);
     }
     if a.estimates {
         let Some(e) = config.estimation else {
@@ -463,14 +458,8 @@ fn export(a: &ExportArgs) -> Result<StreamReport> {
             .into_iter()
             .map(|s| s.estimate.map_err(|why| CliError::Usage(format!("step {}: no estimate: {why}", s.t))))
             .collect::<Result<Vec<_>>>()?;
-        let estimates = Estimates { estimator: e.estimator, estimates, warnings: Vec::new() };
         let how = described(e.estimator, "causal estimates (each step from the releases up to it)");
-        return Ok(StreamReport::Estimates(PostprocessReport::of_estimates(
-            estimates,
-            e.total,
-            config.sensitivity,
-            how,
-        )));
+        return estimates_report(&mut s, config, (e.estimator, e.total), estimates, how, a.interval.interval);
     }
     let steps = steps.into_iter().map(|r| (r, false));
     let estimates = config.estimation.map(|e| (e.estimator, stored));
@@ -482,6 +471,34 @@ fn export(a: &ExportArgs) -> Result<StreamReport> {
         estimates,
         a.interval.interval,
     )?))
+}
+
+/// The report of a stream's estimates; with `--interval LEVEL`, their intervals by the
+/// parametric bootstrap of `tpl postprocess --interval` (100 replicate releases drawn with
+/// the stream's sampler, noise from the operating system).
+fn estimates_report(
+    s: &mut DurableStream,
+    config: &StreamConfig,
+    (estimator, total): (Estimator, u64),
+    estimates: Vec<Vec<f64>>,
+    how: String,
+    interval: Option<f64>,
+) -> Result<StreamReport> {
+    let intervals = match interval {
+        Some(level) => {
+            let (releases, fresh) = s.recorded_releases().map_err(stream_error)?;
+            let settings = Bootstrap { level, replicates: 100 };
+            let filter = config.filter_config(estimator, total);
+            Some(
+                bootstrap_estimates(&releases, &estimates, &fresh, filter, settings, config.sampler, None)
+                    .map_err(|e| CliError::Usage(format!("--interval: {e}")))?,
+            )
+        }
+        None => None,
+    };
+    let estimates = Estimates { estimator, estimates, warnings: Vec::new() };
+    let report = PostprocessReport::of_estimates(estimates, total, config.sensitivity, how, intervals);
+    Ok(StreamReport::Estimates(report))
 }
 
 fn releases(
