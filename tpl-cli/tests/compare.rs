@@ -4,15 +4,8 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use common::*;
 use serde_json::Value;
-
-fn week(file: &str) -> String {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testdata/ais_nyharbor_week_5min").join(file);
-    path_str(&p)
-}
 
 /// A parsed SVG document, with the texts it shows.
 fn svg_texts(path: &str) -> Vec<String> {

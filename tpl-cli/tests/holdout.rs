@@ -4,15 +4,8 @@
 
 mod common;
 
-use std::path::PathBuf;
-
 use common::*;
 use serde_json::{Value, json};
-
-fn week(file: &str) -> String {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testdata/ais_nyharbor_week_5min").join(file);
-    path_str(&p)
-}
 
 /// The header and the data rows of a file whose first column is the bucket, keeping the rows
 /// with a bucket in `buckets`.

@@ -7,19 +7,6 @@
 mod common;
 
 use common::*;
-use serde_json::Value;
-
-fn week(file: &str) -> String {
-    format!("{}/../testdata/ais_nyharbor_week_5min/{file}", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn matrix(v: &Value) -> Vec<Vec<f64>> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect())
-        .collect()
-}
 
 /// (scratch, the second half's counts file, its rows, the released CSV, the forward matrix).
 fn released(name: &str) -> (Scratch, String, Vec<Vec<f64>>, String, String) {
@@ -46,7 +33,8 @@ fn estimate_intervals_hold_the_estimates_and_cover_the_truth() {
         &[&releases, &forward],
     ));
     assert_eq!(out["interval"], 0.9);
-    let (x, lo, hi) = (matrix(&out["estimates"]), matrix(&out["lower"]), matrix(&out["upper"]));
+    let (x, lo, hi) =
+        (number_rows(&out["estimates"]), number_rows(&out["lower"]), number_rows(&out["upper"]));
     let (mut covered, mut total) = (0, 0);
     for t in 0..x.len() {
         for j in 0..x[t].len() {

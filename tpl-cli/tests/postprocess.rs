@@ -9,12 +9,7 @@ use common::*;
 use serde_json::Value;
 
 fn rows(v: &Value) -> Vec<Vec<f64>> {
-    v["estimates"]
-        .as_array()
-        .unwrap_or_else(|| panic!("estimates must be an array in {v}"))
-        .iter()
-        .map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect())
-        .collect()
+    number_rows(&v["estimates"])
 }
 
 #[test]

@@ -388,16 +388,6 @@ fn planned_spends_the_budgets_file() {
     usage_error(&with);
 }
 
-/// The rows of `matrix` (a JSON array of arrays) as numbers.
-fn matrix_of(matrix: &Value) -> Vec<Vec<f64>> {
-    matrix
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect())
-        .collect()
-}
-
 /// `--interval 0.9` on the AIS week released by `laplace` at ε = 0.5 per step (noise scale 4):
 /// the exact discrete quantile is ±9, which covers 90.8 % of draws; over 3 seeds × 46 368
 /// cells the coverage of the true counts is within a point of that.
@@ -415,7 +405,7 @@ fn raw_release_intervals_cover_the_true_counts_at_their_exact_rate() {
         ));
         assert_eq!(out["interval"], 0.9);
         let (releases, lower, upper) =
-            (matrix_of(&out["releases"]), matrix_of(&out["lower"]), matrix_of(&out["upper"]));
+            (number_rows(&out["releases"]), number_rows(&out["lower"]), number_rows(&out["upper"]));
         for t in 0..truth.len() {
             for j in 0..truth[t].len() {
                 assert_eq!(upper[t][j] - releases[t][j], 9.0);
@@ -453,7 +443,7 @@ fn interval_columns_in_the_csv_and_repeats() {
         "postprocess --releases {} --total 210 --forward {}",
         &[&released, &d.file("pf.csv", EXAMPLE4)],
     ));
-    assert_eq!(matrix_of(&post["estimates"]).len(), 40, "{post}");
+    assert_eq!(number_rows(&post["estimates"]).len(), 40, "{post}");
     bad_input(
         &cmd("release --counts {} --scheme bd --epsilon 1 --window 5 --interval 1", &[&counts]),
         &["--interval"],

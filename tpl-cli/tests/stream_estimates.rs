@@ -9,24 +9,12 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-fn week(file: &str) -> String {
-    format!("{}/../testdata/ais_nyharbor_week_5min/{file}", env!("CARGO_MANIFEST_DIR"))
-}
-
 /// The rows of the week's counts file: its header and its data lines.
 fn week_counts() -> (String, Vec<String>) {
     let text = std::fs::read_to_string(week("counts.csv")).unwrap();
     let mut lines = text.lines().map(str::to_string);
     let header = lines.next().unwrap();
     (header, lines.collect())
-}
-
-fn matrix_of(v: &Value) -> Vec<Vec<f64>> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect())
-        .collect()
 }
 
 fn mse(a: &[Vec<f64>], b: &[Vec<f64>]) -> f64 {
@@ -55,10 +43,10 @@ fn a_cron_loop_of_pushes_stores_estimates_better_than_the_releases() {
         let counts = d.file("c.csv", &format!("{header}\n{}\n", chunk.join("\n")));
         let out = json(&["stream", "push", "--db", &db, "--counts", &counts]);
         assert_eq!(out["estimator"], "map");
-        pushed_estimates.extend(matrix_of(&out["estimates"]));
+        pushed_estimates.extend(number_rows(&out["estimates"]));
     }
     let export = json(&["stream", "export", "--db", &db]);
-    let (releases, estimates) = (matrix_of(&export["releases"]), matrix_of(&export["estimates"]));
+    let (releases, estimates) = (number_rows(&export["releases"]), number_rows(&export["estimates"]));
     assert_eq!((releases.len(), estimates.len()), (truth.len(), truth.len()));
     // What each push printed is what the stream keeps: a causal estimate never changes.
     assert_eq!(pushed_estimates, estimates);
@@ -75,17 +63,17 @@ fn a_cron_loop_of_pushes_stores_estimates_better_than_the_releases() {
         "postprocess --releases {} --total {} --forward {}",
         &[&releases_csv, &total.to_string(), &forward],
     ));
-    assert_eq!(matrix_of(&offline["estimates"]), estimates);
+    assert_eq!(number_rows(&offline["estimates"]), estimates);
     // --estimates: the stored ones, as `tpl postprocess` prints estimates.
     let stored = json(&["stream", "export", "--db", &db, "--estimates"]);
     assert_eq!(
-        (stored["estimator"].as_str(), matrix_of(&stored["estimates"])),
+        (stored["estimator"].as_str(), number_rows(&stored["estimates"])),
         (Some("map"), estimates.clone())
     );
     // --smoothed: every release before and after each step; better still here.
     let smoothed = json(&["stream", "export", "--db", &db, "--smoothed"]);
     assert_eq!(smoothed["estimator"], "smooth");
-    let smoothed = matrix_of(&smoothed["estimates"]);
+    let smoothed = number_rows(&smoothed["estimates"]);
     assert!(
         mse(&smoothed, &truth) < estimated,
         "smoothed {} against filtered {estimated}",
@@ -148,7 +136,8 @@ fn exported_estimates_come_with_bootstrap_intervals_on_request() {
     let counts = d.file("c.csv", &format!("timestamp_bucket,c0,c1,c2\n{rows}"));
     json(&["stream", "push", "--db", &db, "--counts", &counts]);
     let out = json(&["stream", "export", "--db", &db, "--estimates", "--interval", "0.9"]);
-    let (lo, x, hi) = (matrix_of(&out["lower"]), matrix_of(&out["estimates"]), matrix_of(&out["upper"]));
+    let (lo, x, hi) =
+        (number_rows(&out["lower"]), number_rows(&out["estimates"]), number_rows(&out["upper"]));
     assert_eq!((lo.len(), x.len(), hi.len()), (20, 20, 20));
     for t in 0..20 {
         for c in 0..3 {

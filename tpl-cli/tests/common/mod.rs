@@ -338,3 +338,16 @@ pub fn loss_of(matrix: &str, alphas: &[f64]) -> Vec<f64> {
 pub fn parse_exact(field: &str) -> f64 {
     field.parse::<f64>().unwrap_or_else(|e| panic!("CSV field {field:?} is not a number: {e}"))
 }
+
+/// The path of `file` in the New York harbour week of `testdata/`.
+#[allow(dead_code)]
+pub fn week(file: &str) -> String {
+    format!("{}/../testdata/ais_nyharbor_week_5min/{file}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The rows of a JSON array of arrays of numbers (releases, estimates, a matrix).
+#[allow(dead_code)]
+pub fn number_rows(v: &Value) -> Vec<Vec<f64>> {
+    let rows = v.as_array().unwrap_or_else(|| panic!("an array of rows is needed, got {v}"));
+    rows.iter().map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()).collect()
+}
