@@ -8,7 +8,7 @@ use tpl_compare::{Comparison, Seed, Setup, Strategy, compare};
 use tpl_core::{Short, TransitionMatrix};
 use tpl_postprocess::Estimator;
 
-use crate::chart::{Point, scatter_chart};
+use crate::chart::{Point, Scatter};
 use crate::error::Result;
 use crate::matrix_source::MatrixSource;
 use crate::progress;
@@ -65,10 +65,19 @@ pub fn run_comparison(
 }
 
 impl CompareReport {
-    /// Writes the error-vs-leakage chart: one labelled point per strategy that ran at its
-    /// realised leakage, and, for a scheme whose guaranteed leakage is higher, a second point
-    /// at the guaranteed leakage (same error) in a group of its own.
+    /// Writes the error-vs-leakage chart of [`CompareReport::chart_svg`] to `path`
+    /// (`tpl compare --chart`, docs/cli.md §2.9).
     pub fn chart(&self, path: &Path, data: &str) -> Result<()> {
+        crate::output_dir::write_file(path, &self.chart_svg(data)?)
+    }
+
+    /// The error-vs-leakage chart as an SVG document: one labelled point per strategy that
+    /// ran at its realised leakage (largest leakage of W consecutive steps, ε units) and mean
+    /// squared error (people² per cell and step), and, for a scheme whose guaranteed leakage
+    /// is higher, a second point at the guaranteed leakage (same error) in a group of its
+    /// own, joined to the first by a thin line of the scheme's colour. `data` names the
+    /// counts in the title.
+    pub fn chart_svg(&self, data: &str) -> Result<String> {
         let baseline = self
             .0
             .rows
@@ -76,51 +85,61 @@ impl CompareReport {
             .find(|r| r.base.is_none())
             .and_then(|r| r.outcome.as_ref().ok())
             .map(|s| s.mse.mean);
-        let mut points: Vec<Point> = self
-            .0
-            .rows
-            .iter()
-            .filter_map(|r| {
+        // (row index, point) of every strategy that ran.
+        let realised: Vec<(usize, Point)> = (self.0.rows.iter().enumerate())
+            .filter_map(|(k, r)| {
                 let s = r.outcome.as_ref().ok()?;
                 let group = match (r.base.as_ref()?, r.map) {
                     (Strategy::Scheme(_) | Strategy::Custom(_), m) => usize::from(m) * 2,
                     (_, m) => 1 + usize::from(m) * 2,
                 };
-                Some(Point { label: r.strategy.clone(), x: s.max_window_leakage, y: s.mse.mean, group })
+                Some((k, Point { label: r.strategy.clone(), x: s.max_window_leakage, y: s.mse.mean, group }))
             })
             .collect();
+        let mut joins = Vec::new();
+        let mut guaranteed = Vec::new();
         // The guaranteed leakage of the schemes that do not always spend their caps (the
-        // others' coincides with the realised point).
-        points.extend(self.0.rows.iter().filter(|r| !r.map).filter_map(|r| {
-            let s = r.outcome.as_ref().ok()?;
-            let above = s.guaranteed_max_window_leakage > s.max_window_leakage * (1.0 + 1e-9);
-            above.then(|| Point {
-                label: format!("{} (guaranteed)", r.strategy),
-                x: s.guaranteed_max_window_leakage,
-                y: s.mse.mean,
-                group: 4,
-            })
-        }));
-        scatter_chart(
-            path,
-            &format!(
-                "Error vs. leakage: {data} (ε = {}, w = {}, α = {})",
-                human(self.0.epsilon),
-                self.0.window,
-                human(self.0.alpha)
-            ),
-            &format!("largest leakage of {} consecutive steps under the correlation (log)", self.0.window),
-            "mean squared error per cell and step (log)",
-            &[
+        // others' coincides with the realised point), joined to the realised point.
+        for (i, (k, _)) in realised.iter().enumerate() {
+            let r = &self.0.rows[*k];
+            let Some(s) = r.outcome.as_ref().ok().filter(|_| !r.map) else { continue };
+            if s.guaranteed_max_window_leakage > s.max_window_leakage * (1.0 + 1e-9) {
+                joins.push((i, realised.len() + guaranteed.len()));
+                guaranteed.push(Point {
+                    label: format!("{} (guaranteed)", r.strategy),
+                    x: s.guaranteed_max_window_leakage,
+                    y: s.mse.mean,
+                    group: 4,
+                });
+            }
+        }
+        let points: Vec<Point> = realised.into_iter().map(|(_, p)| p).chain(guaranteed).collect();
+        let title = format!(
+            "Error vs. leakage: {data} (ε = {}, w = {}, α = {})",
+            human(self.0.epsilon),
+            self.0.window,
+            human(self.0.alpha)
+        );
+        let x_label = format!(
+            "largest leakage of {} consecutive steps under the correlation (ε units, log scale)",
+            self.0.window
+        );
+        Scatter {
+            title: &title,
+            x_label: &x_label,
+            y_label: "mean squared error per cell and step (people², log scale)",
+            groups: &[
                 "w-event schemes",
                 "TPL allocators",
-                "schemes + MAP",
-                "allocators + MAP",
+                "schemes, post-processed",
+                "allocators, post-processed",
                 "schemes: guaranteed over every run",
             ],
-            &points,
-            baseline.map(|y| ("no release: prior mean (leaks 0)", y)),
-        )
+            points: &points,
+            reference: baseline.map(|y| ("no release: prior mean (leaks 0)", y)),
+            joins: &joins,
+        }
+        .svg()
     }
 }
 
