@@ -10,6 +10,7 @@ use tpl_postprocess::Estimator;
 
 use crate::chart::{Point, Scatter};
 use crate::error::Result;
+use crate::html::{self, Cell, Section};
 use crate::matrix_source::MatrixSource;
 use crate::progress;
 use crate::provenance::VERSION;
@@ -143,6 +144,95 @@ impl CompareReport {
     }
 }
 
+/// The column titles of the comparison table, text and HTML.
+const HEADER: [&str; 9] = [
+    "strategy",
+    "MAE",
+    "MSE (± sd)",
+    "max w-budget",
+    "max TPL",
+    "max w-leakage",
+    "guar. max TPL",
+    "guar. max w-leakage",
+    "published",
+];
+
+/// What the table says of how errors and leakage are measured.
+const MEASURES: &str = "Error is per cell and step; leakage is audited under the given correlation, each step \
+    spending ε_t·2/Δ against one person's change: max = the worst of the runs drawn (realised), guar. = a bound \
+    over every run the strategy could produce (guaranteed; equal for budgets fixed in advance).";
+
+/// The comparison on a page (`tpl compare --report`, `tpl demo`'s report).
+impl CompareReport {
+    /// The rows of the table, one per strategy, and the reasons of the strategies that
+    /// cannot run ("strategy: why", each reason once).
+    fn rows(&self) -> (Vec<Vec<Cell>>, Vec<String>) {
+        let mut rows = Vec::new();
+        let mut notes: Vec<String> = Vec::new();
+        for r in &self.0.rows {
+            match &r.outcome {
+                Ok(s) => rows.push(vec![
+                    Cell::text(r.strategy.clone()),
+                    Cell::number(s.mae.mean),
+                    Cell::numeric(format!("{} ± {}", human(s.mse.mean), human(s.mse.std))),
+                    Cell::number(s.max_window_budget),
+                    Cell::number(s.max_tpl),
+                    Cell::number(s.max_window_leakage),
+                    Cell::number(s.guaranteed_max_tpl),
+                    Cell::number(s.guaranteed_max_window_leakage),
+                    Cell::numeric(format!("{:.1} %", 100.0 * s.published_fraction)),
+                ]),
+                Err(why) => {
+                    let why = why.to_string();
+                    if !notes.iter().any(|n| n.ends_with(why.as_str())) {
+                        notes.push(format!("{}: {why}", r.strategy));
+                    }
+                    let mut row = vec![Cell::text(r.strategy.clone()), Cell::numeric("-")];
+                    row.push(Cell::numeric("cannot run (see below)"));
+                    row.extend((0..6).map(|_| Cell::numeric("-")));
+                    rows.push(row);
+                }
+            }
+        }
+        (rows, notes)
+    }
+
+    /// The parameters of the comparison, as (term, value) for a page.
+    pub fn html_parameters(&self) -> Vec<(String, String)> {
+        let c = &self.0;
+        let seed = if c.seeded {
+            format!("{} (given: the releases are reproducible, hence NOT private)", c.seed)
+        } else {
+            format!("{} (drawn from the operating system)", c.seed)
+        };
+        vec![
+            ("strategies".into(), c.rows.len().to_string()),
+            ("steps × cells".into(), format!("{} × {}", c.horizon, c.cells)),
+            ("runs per strategy".into(), c.runs.to_string()),
+            ("seed".into(), seed),
+            ("schemes".into(), format!("ε = {} per window of {} steps", human(c.epsilon), c.window)),
+            ("allocators".into(), format!("α = {}", human(c.alpha))),
+            ("sensitivity Δ".into(), human(c.sensitivity)),
+            ("post-processing".into(), c.postprocess.map_or("none".into(), |e| e.to_string())),
+            ("matrices".into(), self.1.sentence()),
+        ]
+    }
+
+    /// Appends the comparison to `section`: its parameters, how it measures, the table and
+    /// why some strategies cannot run.
+    pub fn html_into(&self, section: &mut Section) {
+        let (rows, notes) = self.rows();
+        let mut table = html::Table::new(&HEADER);
+        for row in rows {
+            table.row(row);
+        }
+        section.definitions(&self.html_parameters()).paragraph(MEASURES).table(&table);
+        if !notes.is_empty() {
+            section.paragraph("Why some strategies cannot run:").list(&notes);
+        }
+    }
+}
+
 impl Report for CompareReport {
     fn json(&self) -> Value {
         let mut out = serde_json::to_value(&self.0).unwrap_or(Value::Null);
@@ -216,56 +306,20 @@ impl Report for CompareReport {
     }
 
     fn table(&self) -> String {
-        let mut t = Table::new(&[
-            "strategy",
-            "MAE",
-            "MSE (± sd)",
-            "max w-budget",
-            "max TPL",
-            "max w-leakage",
-            "guar. max TPL",
-            "guar. max w-leakage",
-            "published",
-        ]);
-        let mut notes = Vec::new();
-        for r in &self.0.rows {
-            match &r.outcome {
-                Ok(s) => t.row(vec![
-                    r.strategy.clone(),
-                    human(s.mae.mean),
-                    format!("{} ± {}", human(s.mse.mean), human(s.mse.std)),
-                    human(s.max_window_budget),
-                    human(s.max_tpl),
-                    human(s.max_window_leakage),
-                    human(s.guaranteed_max_tpl),
-                    human(s.guaranteed_max_window_leakage),
-                    format!("{:.1} %", 100.0 * s.published_fraction),
-                ]),
-                Err(why) => {
-                    let why = why.to_string();
-                    if !notes.iter().any(|n: &String| n.ends_with(why.as_str())) {
-                        notes.push(format!("  {}: {why}", r.strategy));
-                    }
-                    t.row(vec![
-                        r.strategy.clone(),
-                        "-".into(),
-                        "cannot run (see below)".into(),
-                        "-".into(),
-                        "-".into(),
-                        "-".into(),
-                        "-".into(),
-                        "-".into(),
-                        "-".into(),
-                    ]);
-                }
-            }
+        let mut t = Table::new(&HEADER);
+        let (rows, notes) = self.rows();
+        for row in rows {
+            t.row(
+                row.into_iter()
+                    .map(|c| match c {
+                        Cell::Text(s) | Cell::Number(s) => s,
+                    })
+                    .collect(),
+            );
         }
         let mut out = format!(
             "{} strategies on {} steps × {} cells, {} run(s) each (seed {}{}); schemes: ε = {} per {} steps, allocators: α = {}; \
-             sensitivity Δ = {}.\n\
-             Error is per cell and step; leakage is audited under the given correlation, each step spending \
-             ε_t·2/Δ against one person's change: max = the worst of the runs drawn (realised), guar. = a bound \
-             over every run the strategy could produce (guaranteed; equal for budgets fixed in advance).\n{}\n\n{}",
+             sensitivity Δ = {}.\n{MEASURES}\n{}\n\n{}",
             self.0.rows.len(),
             self.0.horizon,
             self.0.cells,
@@ -281,8 +335,9 @@ impl Report for CompareReport {
         );
         if !notes.is_empty() {
             out.push_str("\nWhy some strategies cannot run:\n");
-            out.push_str(&notes.join("\n"));
-            out.push('\n');
+            for note in notes {
+                out.push_str(&format!("  {note}\n"));
+            }
         }
         out
     }

@@ -10,6 +10,7 @@ mod commands;
 mod comparison_report;
 mod counts_check;
 mod error;
+mod html;
 mod limits;
 mod matrix_file;
 mod matrix_source;

@@ -7,6 +7,25 @@ use tpl_mechanisms::SamplerKind;
 /// The version of `tpl` that made an output, recorded in releases and comparisons.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The command line of this process as a shell would take it back: `tpl` and its
+/// arguments, each quoted in single quotes unless it is made of characters a shell leaves
+/// alone (for the provenance of a report).
+pub fn command_line() -> String {
+    let args = std::env::args_os().skip(1).map(|a| a.to_string_lossy().into_owned());
+    std::iter::once("tpl".to_string()).chain(args.map(|a| shell_quoted(&a))).collect::<Vec<_>>().join(" ")
+}
+
+/// `word` as a shell reads it back: itself when it is made of letters, digits and
+/// `-_./,:=+@%`, else in single quotes (a quote inside written `'\''`).
+fn shell_quoted(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./,:=+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 /// Tells stderr that `--seed` made `what` (e.g. "this release") reproducible, hence NOT
 /// private; nothing when no seed was given. Said once the output exists, so that an error
 /// stays one line.
@@ -28,5 +47,20 @@ pub fn warn_float_sampler(sampler: SamplerKind) {
                  reveal the counts; release with the default discrete sampler"
             );
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_quoted;
+
+    #[test]
+    fn words_are_quoted_only_when_a_shell_would_change_them() {
+        assert_eq!(shell_quoted("--counts"), "--counts");
+        assert_eq!(shell_quoted("data/c.csv"), "data/c.csv");
+        assert_eq!(shell_quoted("a b"), "'a b'");
+        assert_eq!(shell_quoted(""), "''");
+        assert_eq!(shell_quoted("it's"), "'it'\\''s'");
+        assert_eq!(shell_quoted("$HOME"), "'$HOME'");
     }
 }

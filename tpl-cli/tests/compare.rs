@@ -247,8 +247,13 @@ fn demo_writes_report_and_charts() {
     for chart in ["leakage_example.svg", "compare_synthetic.svg", "compare_ais_hour.svg"] {
         assert!(svg_texts(&format!("{out}/{chart}")).len() > 5, "{chart}");
     }
-    let report = std::fs::read_to_string(format!("{out}/report.md")).unwrap();
-    assert!(report.contains("compare_ais_hour.svg"));
+    let report = html_page(&format!("{out}/report.html"));
+    let charts = inline_charts(&report);
+    let titles: Vec<&String> = charts.iter().flat_map(|c| &c.1).collect();
+    assert!(
+        titles.iter().any(|t| t.contains("New York harbour, 1 hour")),
+        "the AIS chart is inline: {titles:?}"
+    );
     let j = json(&["demo", "--out", &out, "--runs", "2"]);
     assert_eq!(j["synthetic"]["rows"].as_array().unwrap().len(), 28, "with the +kalman baseline rows");
     // The synthetic matrices are estimated from a dense stream: every strategy runs.
@@ -429,4 +434,75 @@ fn the_kalman_baseline_rows_come_with_postprocessing_unless_left_out() {
     // The baseline itself is not repeated.
     assert_eq!(names("--postprocess kalman"), ["bd", "bd+kalman", "uniform", "uniform+kalman", "prior-mean"]);
     usage_error(&cmd("compare --counts {} --epsilon 1 --window 4 --no-baseline", &[&counts]));
+}
+
+#[test]
+fn compare_report_is_one_page_with_the_table_chart_and_provenance_and_the_json_is_unchanged() {
+    let d = Scratch::new("compare_report");
+    let page = d.path("c.html");
+    let args = "compare --stream {} --train-steps ..972 --epsilon 1 --window 10 --runs 1 --schemes bd,window --seed 3";
+    let plain = json(&cmd(args, &[&week("stream.csv")]));
+    let with_report = json(&cmd(&format!("{args} --report {{}}"), &[&week("stream.csv"), &page]));
+    assert_eq!(with_report, plain, "--report adds a page, not a field");
+
+    let html = html_page(&page);
+    assert!(html.contains("<title>tpl compare: stream.csv, steps 973..1944</title>"), "{html}");
+    for strategy in ["bd", "window"] {
+        assert!(html.contains(&format!("<td>{strategy}</td>")), "{strategy} row");
+    }
+    // Numbers as the terminal's table shows them, right-aligned.
+    let text = table(&cmd(args, &[&week("stream.csv")]));
+    let bd: Vec<&str> =
+        text.lines().find(|l| l.trim_start().starts_with("bd ")).unwrap().split_whitespace().collect();
+    for value in [bd[1], bd[5], bd[6]] {
+        assert!(html.contains(&format!("<td class=\"num\">{value}</td>")), "bd's {value}");
+    }
+    assert!(html.contains(&format!("<td class=\"num\">{} ± {}</td>", bd[2], bd[4])), "bd's MSE");
+    assert!(html.contains("<th scope=\"col\" class=\"num\">MAE</th>"));
+    // Provenance and parameters: the command, the input, the seed and the matrices' origin.
+    assert!(html.contains("<dt>command</dt><dd>tpl compare --stream "), "{html}");
+    assert!(html.contains("--report ") && html.contains("<dt>user stream</dt>"));
+    assert!(html.contains("<dd>3 (given: the releases are reproducible, hence NOT private)</dd>"));
+    assert!(html.contains("out of sample"));
+    assert!(
+        html.contains("<p class=\"note\">Note: forward rows without data in steps 1..972"),
+        "the notes too"
+    );
+    let charts = inline_charts(&html);
+    assert_eq!(charts.len(), 1);
+    assert!(
+        charts[0].1.iter().any(|t| t == "bd")
+            && charts[0].1.iter().any(|t| t.starts_with("Error vs. leakage"))
+    );
+    // Nothing else is left behind: the page only (the chart is inline).
+    let files: Vec<_> = std::fs::read_dir(&d.dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(files, ["c.html"]);
+}
+
+#[test]
+fn compare_report_must_be_html_in_an_existing_folder_said_before_running() {
+    let d = Scratch::new("compare_report_bad");
+    let counts = d.file("counts.csv", "timestamp_bucket,c0,c1\n0,3,4\n1,4,3\n2,5,2\n");
+    for (report, needle) in [
+        (d.path("out.csv"), "ending in .html"),
+        (d.path("report"), "ending in .html"),
+        (d.path("missing/r.html"), "does not exist"),
+    ] {
+        let run =
+            usage_error(&cmd("compare --counts {} --epsilon 1 --window 2 --report {}", &[&counts, &report]));
+        assert!(run.stderr.contains("--report") && run.stderr.contains(needle), "{}", run.describe());
+        assert!(!std::path::Path::new(&report).exists());
+    }
+    // Checked before the inputs are read: a bad counts file is not what is reported.
+    let run = usage_error(&cmd(
+        "compare --counts {} --epsilon 1 --window 2 --report {}",
+        &[&d.path("none.csv"), &d.path("r.txt")],
+    ));
+    assert!(run.stderr.contains("--report"), "{}", run.describe());
+    // Any case of .html or .htm is a page.
+    json(&cmd(
+        "compare --counts {} --epsilon 1 --window 2 --runs 1 --report {}",
+        &[&counts, &d.path("R.HTM")],
+    ));
+    html_page(&d.path("R.HTM"));
 }

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 /// The files `tpl demo` writes into its folder, and how each starts.
 const DEMO_FILES: [(&str, &str); 7] = [
-    ("report.md", "# tpl demo"),
+    ("report.html", "<!DOCTYPE html>"),
     ("matrix.csv", "#"),
     ("leakage_example.svg", "<svg"),
     ("compare_synthetic.svg", "<svg"),
@@ -77,8 +77,34 @@ fn demo_without_arguments_prints_a_report_and_writes_tpl_demo_in_the_working_fol
     assert_eq!(run.code, Some(0), "{}", run.describe());
     assert!(run.stdout.lines().count() >= 10, "a report of several lines\n{}", run.describe());
     assert!(run.stdout.contains("tpl leakage"), "the report shows how to use tpl\n{}", run.describe());
-    let report = std::fs::read_to_string(d.dir.join("tpl-demo/report.md")).expect("tpl-demo/report.md");
-    assert!(report.contains(run.stdout.lines().next().unwrap()), "report.md holds the printed report");
+    assert!(
+        run.stdout.contains("tpl-demo/report.html"),
+        "the report says where its page is\n{}",
+        run.describe()
+    );
+    let report = html_page(&path_str(&d.dir.join("tpl-demo/report.html")));
+    // The page holds what the terminal shows: every section, the comparisons' strategies, and
+    // the three charts inline.
+    assert!(report.contains("<title>tpl demo — what a stream of ε-DP releases really leaks</title>"));
+    for section in
+        ["The adversary&#39;s knowledge", "1. One step of correlation", "3. If the releases never stop"]
+    {
+        assert!(report.contains(&format!("<h2>{section}</h2>")), "{section}");
+    }
+    for strategy in ["laplace+map", "window+kalman", "prior-mean"] {
+        assert!(report.contains(&format!("<td>{strategy}</td>")), "{strategy} in the tables");
+    }
+    assert!(report.contains("<dt>command</dt><dd>tpl demo --out tpl-demo --runs 10 --seed 2018</dd>"));
+    let charts = inline_charts(&report);
+    assert_eq!(charts.len(), 3, "{:?}", charts.iter().map(|c| &c.0).collect::<Vec<_>>());
+    assert!(charts[0].1.iter().any(|t| t == "TPL_t (temporal)"), "{:?}", charts[0].1);
+    for (label, texts) in &charts[1..] {
+        assert!(label.starts_with("Error against audited leakage"), "{label}");
+        assert!(texts.iter().any(|t| t == "laplace+map"), "{label}: {texts:?}");
+    }
+    // Not a text dump: the numbers are in HTML tables.
+    assert_eq!(report.matches("<pre>").count(), 1, "one block of commands to try, no text dump");
+    assert!(report.contains("<td class=\"num\">0.875</td>"));
 
     let run = tpl_with(Some(&d.dir), None, &["demo", "--format", "json"]);
     assert_eq!(run.code, Some(0), "{}", run.describe());

@@ -287,7 +287,7 @@ fn the_demo_scores_matrices_from_another_period() {
         j["ais_hour"]["matrices"],
         json!({"source": "estimated", "train_steps": [1, 27], "score_steps": [28, 55], "in_sample": false})
     );
-    let report = std::fs::read_to_string(format!("{out}/report.md")).unwrap();
+    let report = html_page(&format!("{out}/report.html"));
     assert!(report.contains("out of sample") && report.contains("first half"), "{report}");
 }
 

@@ -1,8 +1,8 @@
 //! `tpl compare`: every release strategy on one count stream, scored on error *and* on the
 //! leakage the adversary's correlation really gives (TKDE Theorem 3 audit), with an
-//! optional chart of error against leakage.
+//! optional chart of error against leakage and an optional self-contained HTML report.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use tpl_compare::{CompareError, Holdout, Strategy, histogram};
@@ -15,8 +15,10 @@ use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
 use crate::comparison_report::{CompareReport, Options, run_comparison};
 use crate::counts_check::check_counts;
 use crate::error::{CliError, Result};
+use crate::html::{Page, Section};
 use crate::matrix_source::MatrixSource;
-use crate::provenance::note_seeded;
+use crate::output_dir::write_file;
+use crate::provenance::{VERSION, command_line, note_seeded};
 
 /// Post-processing applied to every strategy's releases (in extra rows
 /// `<strategy>+<name>`; [`docs/map.md`](tpl_core::guide::map)).
@@ -103,10 +105,18 @@ pub struct CompareArgs {
     /// Write an SVG chart of error against audited leakage.
     #[arg(long, value_name = "FILE.svg")]
     pub chart: Option<PathBuf>,
+    /// Write the comparison as one self-contained HTML page (its parameters, table and
+    /// chart inline; nothing loaded from the network). The name must end in `.html` or
+    /// `.htm`, in a folder that exists; checked before anything runs.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
 }
 
 /// Runs `tpl compare`.
 pub fn run(args: &CompareArgs) -> Result<CompareReport> {
+    if let Some(path) = &args.report {
+        check_report_path(path)?;
+    }
     let inputs = read_inputs(args)?;
     let strategies = args.schemes.clone().unwrap_or_else(|| Strategy::ALL.to_vec());
     let report = run_comparison(
@@ -126,23 +136,82 @@ pub fn run(args: &CompareArgs) -> Result<CompareReport> {
         },
         &strategies,
     )?;
+    let name = inputs
+        .path
+        .file_name()
+        .map_or(inputs.path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let name = if inputs.source.score == Steps::all(inputs.steps)? {
+        name
+    } else {
+        format!("{name}, steps {}", inputs.source.score)
+    };
     if let Some(path) = &args.chart {
-        let name = inputs
-            .path
-            .file_name()
-            .map_or(inputs.path.display().to_string(), |n| n.to_string_lossy().into_owned());
-        let name = if inputs.source.score == Steps::all(inputs.steps)? {
-            name
-        } else {
-            format!("{name}, steps {}", inputs.source.score)
-        };
         report.chart(path, &name)?;
+    }
+    if let Some(path) = &args.report {
+        write_file(path, &html_report(&report, args, &inputs, &name)?)?;
     }
     for note in &inputs.notes {
         eprintln!("tpl: note: {note}");
     }
     note_seeded(args.seed.seed, "these releases");
     Ok(report)
+}
+
+/// Refuses a `--report` path whose name does not end in `.html` or `.htm` (any case; a
+/// mistyped `--report counts.csv` must not overwrite data) or whose folder does not exist
+/// (said before the comparison runs, not after).
+fn check_report_path(path: &Path) -> Result<()> {
+    let html = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
+    if !html {
+        return Err(CliError::Usage(format!(
+            "--report {}: the report is an HTML page: give a file name ending in .html",
+            path.display()
+        )));
+    }
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !folder.is_dir() {
+        return Err(CliError::Usage(format!(
+            "--report {}: the folder {} does not exist (only `--out DIR` folders are created)",
+            path.display(),
+            folder.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The page of `--report`: how the comparison was made, the notes on its inputs, its
+/// parameters, table and chart.
+fn html_report(report: &CompareReport, args: &CompareArgs, inputs: &Inputs, name: &str) -> Result<String> {
+    let mut page = Page::new(&format!("tpl compare: {name}"));
+    page.lead(
+        "Every release strategy on one count stream, scored on error and on the leakage the adversary's \
+         correlation really gives (realised in the runs drawn, and guaranteed over every run).",
+    );
+    page.provenance("command", command_line()).provenance("tpl", VERSION);
+    let kind = if args.stream.is_some() { "user stream" } else { "counts" };
+    page.provenance(kind, inputs.path.display().to_string());
+    for (side, file) in
+        [("backward matrix", &args.correlation.backward), ("forward matrix", &args.correlation.forward)]
+    {
+        if let Some(file) = file {
+            page.provenance(side, file.display().to_string());
+        }
+    }
+    let mut section = Section::new("Error and audited leakage");
+    for note in &inputs.notes {
+        section.note(&format!("Note: {note}."));
+    }
+    report.html_into(&mut section);
+    section.chart(
+        &report.chart_svg(name)?,
+        "Error against the audited leakage of every strategy (log scales): lower left is better",
+    )?;
+    page.section(section);
+    Ok(page.render())
 }
 
 /// What a comparison scores and the matrices it uses.

@@ -1,6 +1,7 @@
 //! `tpl demo`: with no arguments, what a stream of ε-DP releases really leaks on a small
 //! example, then simulate → estimate → compare on a synthetic population and on a real
-//! vessel stream shipped in the binary; writes charts and a report to `tpl-demo/`.
+//! vessel stream shipped in the binary; writes charts and a self-contained HTML report
+//! (`report.html`) to `tpl-demo/`.
 
 use std::path::{Path, PathBuf};
 
@@ -13,14 +14,17 @@ use tpl_io::{counts_text, matrix_text, parse_user_stream, stream_text};
 use crate::chart::leakage_chart;
 use crate::comparison_report::{CompareReport, Options, run_comparison};
 use crate::error::{CliError, Result};
+use crate::html::{self, Cell, Page, Section};
 use crate::matrix_source::MatrixSource;
 use crate::output_dir::{create_dir, write_file};
+use crate::provenance::VERSION;
 use crate::render::{Report, Table, csv_text, human};
 
 /// Arguments of `tpl demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Folder for the charts (SVG), the report (`report.md`) and the demo's data.
+    /// Folder for the charts (SVG), the report (`report.html`, one self-contained page) and
+    /// the demo's data.
     #[arg(long, value_name = "DIR", default_value = "tpl-demo")]
     pub out: PathBuf,
     /// Releases per strategy in the comparisons.
@@ -66,6 +70,8 @@ pub struct DemoReport {
     synthetic: CompareReport,
     real: CompareReport,
     out: PathBuf,
+    runs: usize,
+    seed: u64,
 }
 
 /// Runs `tpl demo`.
@@ -122,21 +128,37 @@ pub fn run(args: &DemoArgs) -> Result<DemoReport> {
     let real = first_half_then_second(&stream.states, stream.cells(), &options)?;
     real.chart(&dir.join("compare_ais_hour.svg"), "New York harbour, 1 hour, second half")?;
 
-    let report =
-        DemoReport { matrix, alphas, losses, series, window_max, suprema, synthetic, real, out: dir.clone() };
-    write_file(
-        &dir.join("report.md"),
-        &format!(
-            "# tpl demo\n\nEvery error below is measured out of sample: the correlation matrices (the adversary's \
-             knowledge and the post-processing prior) are estimated from the first half of each stream, and the \
-             strategies are released and scored on the second half, so no matrix has seen the counts it is scored \
-             on.\n\n![leakage](leakage_example.svg)\n\n![synthetic](compare_synthetic.svg)\n\n\
-             ![AIS](compare_ais_hour.svg)\n\n```text\n{}```\n",
-            report.table()
-        ),
-    )?;
+    let report = DemoReport {
+        matrix,
+        alphas,
+        losses,
+        series,
+        window_max,
+        suprema,
+        synthetic,
+        real,
+        out: dir.clone(),
+        runs: args.runs,
+        seed: args.seed,
+    };
+    write_file(&dir.join(REPORT), &report.html()?)?;
     Ok(report)
 }
+
+/// The report's file name in the demo's folder.
+const REPORT: &str = "report.html";
+
+/// The charts of the demo: file name in its folder, and what each shows.
+const CHARTS: [(&str, &str); 3] = [
+    ("leakage_example.svg", "BPL, FPL and TPL of the example release over time, with the budget spent"),
+    ("compare_synthetic.svg", "Error against audited leakage of every strategy on the synthetic users"),
+    ("compare_ais_hour.svg", "Error against audited leakage of every strategy on the New York harbour hour"),
+];
+
+/// What the demo's accuracy figures are measured on (the report's opening).
+const PROTOCOL: &str = "Every error below is measured out of sample: the correlation matrices (the adversary's \
+    knowledge and the post-processing prior) are estimated from the first half of each stream, and the strategies \
+    are released and scored on the second half, so no matrix has seen the counts it is scored on.";
 
 /// The honest protocol of every accuracy figure of the demo: the raw matrices estimated from
 /// the first half of the steps of `states` (public knowledge from an earlier period), every
@@ -162,18 +184,204 @@ fn indent(text: &str) -> String {
     text.lines().map(|l| format!("   {l}\n")).collect()
 }
 
+/// `text` wrapped at 100 columns for a terminal, its lines after the first indented by
+/// `indent` (the first keeps its own leading spaces), each ending in a newline.
+fn wrap(text: &str, indent: &str) -> String {
+    const WIDTH: usize = 100;
+    let lead = text.len() - text.trim_start().len();
+    let mut out = String::new();
+    let mut line = text[..lead].to_string();
+    for word in text.split_whitespace() {
+        let fresh = line.trim().is_empty();
+        if !fresh && line.chars().count() + 1 + word.chars().count() > WIDTH {
+            out.push_str(&line);
+            out.push('\n');
+            line = indent.to_string();
+        } else if !fresh {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
 impl DemoReport {
+    /// The sentence introducing the adversary's matrix (without its final punctuation, as the
+    /// other sentences of the report).
+    fn matrix_sentence(&self) -> String {
+        format!(
+            "An adversary knows how each person moves between {STATES} places from one step to the next \
+             (the same Markov matrix backward and forward; a person stays put with probability {})",
+            human(self.matrix.row(0)[0])
+        )
+    }
+
+    /// The sentence under the leakage table: the worst step, windows and the whole release.
+    fn leakage_sentence(&self) -> String {
+        let s = &self.series;
+        format!(
+            "The worst step leaks {} = {}× the promised ε; any {WINDOW} consecutive steps leak up to {} \
+             (Theorem 3), the whole release {} (user level)",
+            human(s.max_tpl()),
+            human(s.max_tpl() / EPSILON),
+            human(self.window_max),
+            human(s.horizon_leakage()),
+        )
+    }
+
+    /// The sentence introducing the synthetic comparison.
+    fn synthetic_sentence(&self) -> String {
+        format!(
+            "simulated users moving among {SIM_CELLS} places for {SIM_STEPS} steps; the matrices are \
+             estimated from the first {} steps (an earlier period: what a curator can know in advance), and every \
+             strategy is released {} times on the last {} and scored there, so no matrix has seen the counts it is \
+             scored on",
+            SIM_STEPS - self.synthetic.0.horizon,
+            self.synthetic.0.runs,
+            self.synthetic.0.horizon
+        )
+    }
+
+    /// The sentence introducing the comparison on the vessel stream.
+    fn real_sentence(&self) -> String {
+        format!(
+            "295 vessels in New York harbour, one hour in 1-minute steps, the raw matrices estimated from the first \
+             half and the last {} steps scored (some rows are deterministic, so L(α) = α and only finite-horizon \
+             strategies have a bounded leakage)",
+            self.real.0.horizon
+        )
+    }
+
+    /// Commands to try next.
+    const TRY: &'static str = "tpl leakage  --backward PB.csv --forward PF.csv --epsilon 0.1 --horizon 100 --window 10\n\
+        tpl estimate --stream stream.csv --steps ..1000 --out matrices\n\
+        tpl compare  --stream stream.csv --train-steps ..1000 --epsilon 1 --window 10 --postprocess map --report c.html\n\
+        (matrices from steps 1 to 1000, strategies scored on the steps after them)";
+
+    /// The report as one self-contained HTML page: every table, the three charts inline
+    /// (read back from the files the demo wrote), and how it was made.
+    fn html(&self) -> Result<String> {
+        let chart = |section: &mut Section, k: usize| -> Result<()> {
+            let (file, label) = CHARTS[k];
+            section.chart(&html::read_svg(&self.out.join(file))?, label)?;
+            Ok(())
+        };
+        let mut page = Page::new("tpl demo — what a stream of ε-DP releases really leaks");
+        page.lead(&format!(
+            "What a stream of ε-differentially private releases leaks when people's moves are predictable, and \
+             which release strategy to use. {PROTOCOL}"
+        ))
+        .provenance("command", format!("tpl demo --out {} --runs {} --seed {}", self.out.display(), self.runs, self.seed))
+        .provenance("tpl", VERSION)
+        .provenance(
+            "seed",
+            format!("{} (the demo is reproducible, hence its releases are NOT private)", self.seed),
+        )
+        .provenance(
+            "data",
+            format!(
+                "built in: a {STATES}-place example; {SIM_USERS} simulated Markov users ({SIM_CELLS} places, \
+                 {SIM_STEPS} steps, smoothing {SIM_SMOOTHING}); 295 vessels in New York harbour over one hour (AIS, \
+                 1-minute steps)"
+            ),
+        )
+        .provenance(
+            "comparisons",
+            format!(
+                "ε = {CMP_EPSILON} per window of {CMP_WINDOW} steps, {} runs per strategy, MAP post-processing \
+                 with the Kalman baseline",
+                self.runs
+            ),
+        );
+
+        let mut s = Section::new("The adversary's knowledge");
+        s.paragraph(&format!("{}.", self.matrix_sentence()));
+        let mut m = html::Table::new(&["from \\ to", "1", "2", "3", "4"])
+            .with_caption("Pr(place at t + 1 = column | place at t = row)");
+        for (j, row) in self.matrix.rows().enumerate() {
+            let mut cells = vec![Cell::text(format!("{}", j + 1))];
+            cells.extend(row.iter().map(|&v| Cell::number(v)));
+            m.row(cells);
+        }
+        s.table(&m);
+        page.section(s);
+
+        let mut s = Section::new("1. One step of correlation");
+        s.paragraph("One step of correlation turns a leakage of α into L(α) more at the next step:");
+        let mut l = html::Table::new(&["α", "L(α)"]);
+        for (&a, &v) in self.alphas.iter().zip(&self.losses) {
+            l.row(vec![a.into(), v.into()]);
+        }
+        s.table(&l);
+        page.section(s);
+
+        let mut s = Section::new(&format!("2. ε = {EPSILON} at each of {HORIZON} steps"));
+        s.paragraph(&format!(
+            "What publishing with ε = {EPSILON} at each of {HORIZON} steps (event-level {EPSILON}-DP) leaks against this adversary, step by step:"
+        ));
+        let series = &self.series;
+        let mut t = html::Table::new(&["t", "ε_t", "BPL_t", "FPL_t", "TPL_t"]);
+        for i in 0..series.len() {
+            t.row(vec![
+                (i + 1).into(),
+                series.epsilon()[i].into(),
+                series.bpl()[i].into(),
+                series.fpl()[i].into(),
+                series.tpl()[i].into(),
+            ]);
+        }
+        chart(&mut s, 0)?;
+        s.note(&format!("{}.", self.leakage_sentence())).table(&t);
+        page.section(s);
+
+        let mut s = Section::new("3. If the releases never stop");
+        s.paragraph("If the releases never stop, backward leakage converges to (Theorem 11):");
+        let mut sup = html::Table::new(&["ε per step", "sup BPL", "× ε"]);
+        for (e, v) in &self.suprema {
+            match v {
+                Supremum::Bounded(x) => sup.row(vec![(*e).into(), (*x).into(), (x / e).into()]),
+                Supremum::Unbounded => {
+                    sup.row(vec![(*e).into(), Cell::numeric("unbounded"), Cell::numeric("-")])
+                }
+            }
+        }
+        s.table(&sup);
+        page.section(s);
+
+        let mut s = Section::new("4. Which release strategy? Synthetic users");
+        s.paragraph(&format!("{SIM_USERS} {}.", self.synthetic_sentence()));
+        self.synthetic.html_into(&mut s);
+        chart(&mut s, 1)?;
+        page.section(s);
+
+        let mut s = Section::new("5. The same on a real stream");
+        s.paragraph(&format!("{}.", self.real_sentence()));
+        self.real.html_into(&mut s);
+        chart(&mut s, 2)?;
+        page.section(s);
+
+        let mut s = Section::new("Files and next steps");
+        let dir = self.out.display();
+        let mut files =
+            vec![format!("{dir}/{REPORT}: this page"), format!("{dir}/matrix.csv: the example's matrix")];
+        files.extend(CHARTS.iter().map(|(file, label)| format!("{dir}/{file}: {label}")));
+        files
+            .push(format!("{dir}/synthetic/stream.csv and counts.csv: the simulated users and their counts"));
+        s.paragraph("The demo wrote:").list(&files).paragraph("Try it on your own data:").code(Self::TRY);
+        page.section(s);
+        Ok(page.render())
+    }
+
     /// The adversary's matrix.
     fn intro(&self) -> String {
         let mut out = String::new();
         out.push_str(
             "tpl demo — what a stream of ε-DP releases really leaks when people's moves are predictable\n\n",
         );
-        out.push_str(&format!(
-            "An adversary knows how each person moves between {STATES} places from one step to the next\n\
-             (the same Markov matrix backward and forward; a person stays put with probability {}):\n\n",
-            human(self.matrix.row(0)[0])
-        ));
+        out.push_str(&wrap(&format!("{}:", self.matrix_sentence()), ""));
+        out.push('\n');
         let mut m = Table::new(&["from \\ to", "1", "2", "3", "4"]);
         for (j, row) in self.matrix.rows().enumerate() {
             let mut cells = vec![format!("{}", j + 1)];
@@ -219,13 +427,8 @@ impl DemoReport {
         }
         t.elide(4);
         out.push_str(&t.render());
-        out.push_str(&format!(
-            "\n   The worst step leaks {} = {}× the promised ε; any {WINDOW} consecutive steps leak up to {}\n   (Theorem 3), the whole release {} (user level).\n",
-            human(s.max_tpl()),
-            human(s.max_tpl() / EPSILON),
-            human(self.window_max),
-            human(s.horizon_leakage()),
-        ));
+        out.push('\n');
+        out.push_str(&wrap(&format!("   {}.", self.leakage_sentence()), "   "));
 
         out
     }
@@ -248,22 +451,14 @@ impl DemoReport {
     /// Parts 4 and 5: the comparisons on synthetic and real data.
     fn comparison_sections(&self) -> String {
         let mut out = String::new();
-        out.push_str(&format!(
-            "\n4. Which release strategy? {SIM_USERS} simulated users moving among {SIM_CELLS} places for {SIM_STEPS} steps;\n   \
-             the matrices are estimated from the first {} steps (an earlier period: what a curator can know in\n   \
-             advance), and every strategy is released {} times on the last {} and scored there, so no matrix\n   \
-             has seen the counts it is scored on:\n\n",
-            SIM_STEPS - self.synthetic.0.horizon,
-            self.synthetic.0.runs,
-            self.synthetic.0.horizon
-        ));
+        let sentence = format!("4. Which release strategy? {SIM_USERS} {}:", self.synthetic_sentence());
+        out.push('\n');
+        out.push_str(&wrap(&sentence, "   "));
+        out.push('\n');
         out.push_str(&indent(&self.synthetic.table()));
-        out.push_str(&format!(
-            "\n5. The same on a real stream: 295 vessels in New York harbour, one hour in 1-minute steps, the raw\n   \
-             matrices estimated from the first half and the last {} steps scored (some rows are deterministic,\n   \
-             so L(α) = α and only finite-horizon strategies have a bounded leakage):\n\n",
-            self.real.0.horizon
-        ));
+        out.push('\n');
+        out.push_str(&wrap(&format!("5. The same on a real stream: {}:", self.real_sentence()), "   "));
+        out.push('\n');
         out.push_str(&indent(&self.real.table()));
         out
     }
@@ -271,16 +466,18 @@ impl DemoReport {
     /// What was written, and commands to try next.
     fn closing(&self) -> String {
         let mut out = String::new();
-        out.push_str(&format!(
-            "\nWrote {0}/report.md, the example matrix {0}/matrix.csv, the charts {0}/leakage_example.svg, {0}/compare_synthetic.svg and\n\
-             {0}/compare_ais_hour.svg, and the synthetic stream in {0}/synthetic/.\n\n\
-             Try it on your own data:\n\
-             \x20 tpl leakage  --backward PB.csv --forward PF.csv --epsilon 0.1 --horizon 100 --window 10\n\
-             \x20 tpl estimate --stream stream.csv --steps ..1000 --out matrices\n\
-             \x20 tpl compare  --stream stream.csv --train-steps ..1000 --epsilon 1 --window 10 --postprocess map --chart c.svg\n\
-             \x20 (matrices from steps 1 to 1000, strategies scored on the steps after them)\n",
-            self.out.display()
+        out.push('\n');
+        out.push_str(&wrap(
+            &format!(
+                "Wrote the report {0}/{REPORT} (one page, the charts inline: open it in a browser), the example \
+                 matrix {0}/matrix.csv, the charts {0}/leakage_example.svg, {0}/compare_synthetic.svg and \
+                 {0}/compare_ais_hour.svg, and the synthetic stream in {0}/synthetic/.",
+                self.out.display()
+            ),
+            "",
         ));
+        out.push_str("\nTry it on your own data:\n");
+        out.extend(Self::TRY.lines().map(|l| format!("  {l}\n")));
         out
     }
 }

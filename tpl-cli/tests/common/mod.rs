@@ -351,3 +351,40 @@ pub fn number_rows(v: &Value) -> Vec<Vec<f64>> {
     let rows = v.as_array().unwrap_or_else(|| panic!("an array of rows is needed, got {v}"));
     rows.iter().map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()).collect()
 }
+
+/// The HTML page at `path`, checked self-contained as every report of `tpl` is: a complete
+/// document that names no URL, runs no script and links nothing (`scripts/browser-check`
+/// checks the same in a browser).
+#[allow(dead_code)]
+pub fn html_page(path: &str) -> String {
+    let html = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    assert!(html.starts_with("<!DOCTYPE html>"), "{path} starts as an HTML document");
+    assert!(html.trim_end().ends_with("</html>"), "{path} ends as an HTML document");
+    for forbidden in ["http://", "https://", "<script", "<link", "<img", "<iframe", "url("] {
+        assert!(!html.contains(forbidden), "{path} holds {forbidden:?}");
+    }
+    html
+}
+
+/// The inline SVG charts of an HTML page: each parsed as XML, its `aria-label` and the
+/// texts it shows.
+#[allow(dead_code)]
+pub fn inline_charts(html: &str) -> Vec<(String, Vec<String>)> {
+    html.match_indices("<svg ")
+        .map(|(start, _)| {
+            let end = html[start..].find("</svg>").expect("a closed <svg> element") + start + "</svg>".len();
+            let doc = roxmltree::Document::parse(&html[start..end])
+                .unwrap_or_else(|e| panic!("an inline chart is not well-formed XML: {e}"));
+            let root = doc.root_element();
+            assert_eq!(root.attribute("role"), Some("img"), "a chart is an image to screen readers");
+            let label = root.attribute("aria-label").expect("a chart has a label").to_string();
+            let texts = doc
+                .descendants()
+                .filter(|n| n.has_tag_name("text"))
+                .filter_map(|n| n.text())
+                .map(|t| t.trim().to_string())
+                .collect();
+            (label, texts)
+        })
+        .collect()
+}
