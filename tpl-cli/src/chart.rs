@@ -243,6 +243,99 @@ fn draw_cell(
     if legend { draw_legend(&mut chart) } else { Ok(()) }
 }
 
+/// The size of the charts of a report page: as wide as the others, less tall.
+const REPORT_SIZE: (u32, u32) = (960, 380);
+
+/// A named line of [`time_series_svg`]: (x, y) points, x ascending.
+pub struct TimeSeries {
+    /// Legend entry.
+    pub name: String,
+    /// The points.
+    pub points: Vec<(f64, f64)>,
+}
+
+impl TimeSeries {
+    /// The line `name` through `points`.
+    pub fn line(name: &str, points: Vec<(f64, f64)>) -> Self {
+        Self { name: name.to_string(), points }
+    }
+}
+
+/// A shaded band of [`time_series_svg`] between two lines of (x, y) points (the x of
+/// `lower` and `upper` alike, ascending), drawn in the first line's colour.
+pub struct Band {
+    /// Legend entry.
+    pub name: String,
+    /// The lower edge.
+    pub lower: Vec<(f64, f64)>,
+    /// The upper edge.
+    pub upper: Vec<(f64, f64)>,
+}
+
+/// A chart of `series` over a linear step axis, with an optional shaded `band` under the first
+/// line and dashed horizontal `references` (name, y), each with its legend entry: the charts of
+/// `tpl stream report` (docs/stream.md §10), as an SVG document. The vertical axis starts at 0
+/// unless a value is negative, and holds every line, the band and the references.
+///
+/// # Errors
+/// A chart plotters cannot draw.
+pub fn time_series_svg(
+    title: &str,
+    (x_label, y_label): (&str, &str),
+    series: &[TimeSeries],
+    band: Option<&Band>,
+    references: &[(&str, f64)],
+) -> Result<String> {
+    let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).filter(|v| v.is_finite());
+    let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+    let (x0, x1) = if x0 < x1 {
+        (x0, x1)
+    } else if x0.is_finite() {
+        (x0 - 0.5, x0 + 0.5)
+    } else {
+        (0.0, 1.0)
+    };
+    let ys = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .chain(band.iter().flat_map(|b| b.lower.iter().chain(&b.upper).map(|p| p.1)))
+        .chain(references.iter().map(|r| r.1))
+        .filter(|v| v.is_finite());
+    let (lo, hi) = ys.fold((0.0f64, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+    let hi = if hi > lo { hi + (hi - lo) * 0.08 } else { lo + 1.0 };
+    render(REPORT_SIZE, |root| {
+        let mut chart = page_chart(root, title, 72).build_cartesian_2d(x0..x1, lo..hi).map_err(draw_error)?;
+        draw_mesh(&mut chart, x_label, y_label, human)?;
+        if let Some(band) = band {
+            let shade = color(0).mix(0.18);
+            let outline: Vec<(f64, f64)> =
+                band.lower.iter().chain(band.upper.iter().rev()).copied().collect();
+            chart
+                .draw_series(std::iter::once(Polygon::new(outline, shade.filled())))
+                .map_err(draw_error)?
+                .label(band.name.as_str())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 22, y + 5)], shade.filled()));
+        }
+        for (k, line) in series.iter().enumerate() {
+            let c = color(k);
+            chart
+                .draw_series(LineSeries::new(line.points.iter().copied(), c.stroke_width(2)))
+                .map_err(draw_error)?
+                .label(line.name.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], c.stroke_width(3)));
+        }
+        for (k, &(name, y)) in references.iter().enumerate() {
+            let c = if k == 0 { GREY } else { color(series.len() + k) };
+            chart
+                .draw_series(DashedLineSeries::new([(x0, y), (x1, y)], 8, 6, c.stroke_width(2)))
+                .map_err(draw_error)?
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], c.stroke_width(2)));
+        }
+        draw_legend(&mut chart)
+    })
+}
+
 /// A scatter plot of labelled points on logarithmic axes (the chart of `tpl compare --chart`,
 /// docs/cli.md §2.9). Points with a non-positive or non-finite coordinate are left out (a log
 /// axis cannot show them).

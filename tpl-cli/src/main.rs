@@ -19,6 +19,7 @@ mod progress;
 mod provenance;
 mod release_report;
 mod render;
+mod stream_report;
 
 use clap::{Parser, Subcommand};
 

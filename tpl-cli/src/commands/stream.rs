@@ -1,4 +1,4 @@
-//! `tpl stream init|push|status|export`: a durable stream in one SQLite file
+//! `tpl stream init|push|status|export|report`: a durable stream in one SQLite file
 //! ([`docs/stream.md`](tpl_core::guide::stream)); the ledger logic is the `tpl-stream` library's.
 
 use std::path::PathBuf;
@@ -18,9 +18,11 @@ use crate::args::{IntervalArgs, ReleaseSetup};
 use crate::commands::postprocess::PostprocessReport;
 use crate::counts_check::refused_row;
 use crate::error::{CliError, Result};
+use crate::output_dir::write_file;
 use crate::provenance::{VERSION, warn_float_sampler};
 use crate::release_report::{ReleaseReport, Sampler, StreamSteps, parse_scheme};
 use crate::render::{Report, Table, count_of, csv_text, human};
+use crate::stream_report::{StreamData, stream_page};
 
 /// Arguments of `tpl stream`.
 #[derive(Debug, Args)]
@@ -53,6 +55,20 @@ pub enum StreamCommand {
     Status(DbArgs),
     /// Every release so far, as `tpl release` prints them.
     Export(ExportArgs),
+    /// One self-contained HTML page of the stream (no scripts, no network): parameters, the
+    /// busiest cells' releases and estimates over time, every window's spend against ε, the
+    /// realised and guaranteed leakage, the refused steps. Needs the stream file only.
+    Report(ReportArgs),
+}
+
+/// Arguments of `tpl stream report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// The page to write (HTML; written over).
+    #[arg(long, value_name = "FILE.html")]
+    pub out: PathBuf,
 }
 
 /// Arguments of `tpl stream export`.
@@ -197,6 +213,51 @@ pub enum StreamReport {
     Releases(ReleaseReport),
     /// `export --estimates` and `export --smoothed`.
     Estimates(PostprocessReport),
+    /// `report`: the page written.
+    Page(PageReport),
+}
+
+/// What `tpl stream report` wrote.
+pub struct PageReport {
+    out: PathBuf,
+    bytes: usize,
+    steps: usize,
+}
+
+impl Report for PageReport {
+    fn json(&self) -> Value {
+        json!({"out": self.out.display().to_string(), "bytes": self.bytes, "steps": self.steps})
+    }
+
+    fn csv(&self) -> String {
+        csv_text(|w| {
+            w.record(["out", "bytes", "steps"])?;
+            w.record([self.out.display().to_string(), self.bytes.to_string(), self.steps.to_string()])
+        })
+    }
+
+    fn table(&self) -> String {
+        format!(
+            "Wrote {} ({} KB): the stream's {} steps, summarised.\n",
+            self.out.display(),
+            self.bytes.div_ceil(1024),
+            self.steps
+        )
+    }
+}
+
+/// Writes the page of `tpl stream report`.
+fn report(a: &ReportArgs) -> Result<PageReport> {
+    let mut s = open(&a.db)?;
+    let (status, steps) = s.snapshot().map_err(stream_error)?;
+    let estimates = s.estimates().map_err(stream_error)?;
+    let guaranteed = status.guaranteed().map_err(stream_error)?;
+    let guaranteed = guaranteed.map(|g| (g.max_tpl, g.max_window_leakage.unwrap_or(g.max_tpl)));
+    let path = a.db.db.display().to_string();
+    let data = StreamData { path: &path, status: &status, steps: &steps, estimates: &estimates, guaranteed };
+    let page = stream_page(&data)?;
+    write_file(&a.out, &page)?;
+    Ok(PageReport { out: a.out.clone(), bytes: page.len(), steps: steps.len() })
 }
 
 /// Runs `tpl stream …`.
@@ -210,6 +271,7 @@ pub fn run(args: &StreamArgs) -> Result<StreamReport> {
             Ok(StreamReport::Status(StatusReport::new(s.status().map_err(stream_error)?)?))
         }
         StreamCommand::Export(a) => export(a),
+        StreamCommand::Report(a) => report(a).map(StreamReport::Page),
     }
 }
 
@@ -685,7 +747,7 @@ impl Report for StatusReport {
 impl Report for StreamReport {
     fn array(&self) -> Option<(Vec<usize>, Vec<f64>)> {
         match self {
-            Self::Status(_) => None,
+            Self::Status(_) | Self::Page(_) => None,
             Self::Releases(r) => r.array(),
             Self::Estimates(r) => r.array(),
         }
@@ -696,6 +758,7 @@ impl Report for StreamReport {
             Self::Status(r) => r.json(),
             Self::Releases(r) => r.json(),
             Self::Estimates(r) => r.json(),
+            Self::Page(r) => r.json(),
         }
     }
 
@@ -704,6 +767,7 @@ impl Report for StreamReport {
             Self::Status(r) => r.csv(),
             Self::Releases(r) => r.csv(),
             Self::Estimates(r) => r.csv(),
+            Self::Page(r) => r.csv(),
         }
     }
 
@@ -712,13 +776,14 @@ impl Report for StreamReport {
             Self::Status(r) => r.table(),
             Self::Releases(r) => r.table(),
             Self::Estimates(r) => r.table(),
+            Self::Page(r) => r.table(),
         }
     }
 
     fn withdraw(&self) -> Option<String> {
         match self {
             Self::Status(r) => r.withdraw(),
-            Self::Releases(_) | Self::Estimates(_) => None,
+            Self::Releases(_) | Self::Estimates(_) | Self::Page(_) => None,
         }
     }
 }

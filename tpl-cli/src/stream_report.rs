@@ -1,0 +1,359 @@
+//! `tpl stream report`: one self-contained HTML page of a stream ([`docs/stream.md`] §10) —
+//! its parameters and provenance, the busiest cells' releases and estimates over time, the
+//! spend of every window against ε, the realised and guaranteed leakage step by step, and the
+//! refused steps. Long streams are summarised, never drawn point by point: every series has
+//! at most [`POINTS`] points, so the page stays small and quick to make after every push.
+//!
+//! [`docs/stream.md`]: tpl_core::guide::stream
+
+use tpl_core::Short;
+use tpl_stream::{Status, StepEstimate, StepRecord};
+
+use crate::chart::{Band, TimeSeries, time_series_svg};
+use crate::error::Result;
+use crate::html::{Cell, Page, Section, Table};
+use crate::provenance::VERSION;
+use crate::render::human;
+
+/// The most points a series of the page has: longer streams are summarised over buckets of
+/// consecutive steps (the mean of each bucket's values, or its maximum for a spend or a
+/// leakage, whose peaks matter).
+pub const POINTS: usize = 400;
+
+/// How many of the busiest cells get a chart of their own.
+const BUSIEST: usize = 3;
+
+/// How many refused steps are listed (all are counted).
+const REFUSED_SHOWN: usize = 50;
+
+/// Everything the page shows, read from the stream in one snapshot.
+pub struct StreamData<'a> {
+    /// The stream file, as given.
+    pub path: &'a str,
+    /// Where the stream stands.
+    pub status: &'a Status,
+    /// Every recorded step.
+    pub steps: &'a [StepRecord],
+    /// The stored causal estimates (empty without them).
+    pub estimates: &'a [StepEstimate],
+    /// The guaranteed max TPL and largest window leakage over every run the scheme could
+    /// have produced, with matrices.
+    pub guaranteed: Option<(f64, f64)>,
+}
+
+/// Consecutive steps summarised as one point: `first..first + len`, x at their middle step.
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    first: usize,
+    len: usize,
+}
+
+impl Bucket {
+    /// The step (from 1) the bucket's point stands at.
+    fn x(self) -> f64 {
+        self.first as f64 + 1.0 + (self.len as f64 - 1.0) / 2.0
+    }
+}
+
+/// `steps` steps cut into at most [`POINTS`] buckets of equal length (the last shorter).
+fn buckets(steps: usize) -> Vec<Bucket> {
+    let len = steps.div_ceil(POINTS).max(1);
+    (0..steps).step_by(len).map(|first| Bucket { first, len: len.min(steps - first) }).collect()
+}
+
+/// The mean of `value(t)` over each bucket (t from 0), skipping `None`.
+fn means(buckets: &[Bucket], value: impl Fn(usize) -> Option<f64>) -> Vec<(f64, f64)> {
+    buckets
+        .iter()
+        .filter_map(|b| {
+            let values: Vec<f64> = (b.first..b.first + b.len).filter_map(&value).collect();
+            (!values.is_empty()).then(|| (b.x(), values.iter().sum::<f64>() / values.len() as f64))
+        })
+        .collect()
+}
+
+/// The largest `value(t)` over each bucket (t from 0), skipping `None`.
+fn maxima(buckets: &[Bucket], value: impl Fn(usize) -> Option<f64>) -> Vec<(f64, f64)> {
+    buckets
+        .iter()
+        .filter_map(|b| {
+            let top = (b.first..b.first + b.len).filter_map(&value).fold(f64::NEG_INFINITY, f64::max);
+            top.is_finite().then(|| (b.x(), top))
+        })
+        .collect()
+}
+
+/// ln 10: a Laplace noise of scale b stays within ±b·ln 10 with probability 0.9.
+const LAPLACE_90: f64 = std::f64::consts::LN_10;
+
+/// The page of `data`.
+///
+/// # Errors
+/// A chart that cannot be drawn.
+pub fn stream_page(data: &StreamData<'_>) -> Result<String> {
+    let status = data.status;
+    let config = &status.config;
+    let steps = data.steps;
+    let mut page = Page::new(&format!("Stream {}", data.path));
+    let published = status.published.iter().filter(|&&p| p).count();
+    page.lead(&format!(
+        "{} steps released by {} (ε = {} per window of {} steps): {} published afresh, {} repeated the last release{}.",
+        steps.len(),
+        config.scheme.name(),
+        human(config.epsilon),
+        config.window,
+        published,
+        steps.len() - published,
+        match status.refused.len() {
+            0 => String::new(),
+            n => format!(", {n} of them refused by the stream's own checks"),
+        }
+    ));
+    page.provenance("command", format!("tpl stream report --db {}", data.path))
+        .provenance("tpl", VERSION)
+        .provenance("stream format", status.format_version.to_string())
+        .provenance("history chain head", status.chain_head.clone().unwrap_or_else(|| "(no step)".into()));
+    page.section(parameters(data));
+    if !steps.is_empty() {
+        let b = buckets(steps.len());
+        page.section(cells(data, &b)?);
+        page.section(spend(data, &b)?);
+        if let Some(section) = leakage(data, &b)? {
+            page.section(section);
+        }
+    }
+    page.section(refused(data));
+    Ok(page.render())
+}
+
+/// The stream's parameters and where it stands.
+fn parameters(data: &StreamData<'_>) -> Section {
+    let s = data.status;
+    let c = &s.config;
+    let matrix = |m: &Option<tpl_core::TransitionMatrix>| {
+        m.as_ref().map_or("none".to_string(), |m| format!("{} × {} states", m.n(), m.n()))
+    };
+    let mut items = vec![
+        ("scheme", c.scheme.name().to_string()),
+        ("ε per window", human(c.epsilon)),
+        ("window w", c.window.to_string()),
+        ("sensitivity Δ", human(c.sensitivity)),
+        ("sampler", c.sampler.name().to_string()),
+        ("backward matrix", matrix(&c.backward)),
+        ("forward matrix", matrix(&c.forward)),
+        ("α (leakage cap)", c.alpha.map_or("none".to_string(), human)),
+        ("last key", s.last_key.map_or("none".to_string(), |k| k.to_string())),
+        ("largest window spend", format!("{} of ε = {}", human(s.max_window_spend), human(c.epsilon))),
+    ];
+    if let Some(e) = c.estimation {
+        items.push((
+            "estimates",
+            format!("{} (causal filter), population N = {}", e.estimator.name(), e.total),
+        ));
+    }
+    if let Some((tpl, window)) = s.realized {
+        items
+            .push(("realised max TPL", format!("{} (largest window leakage {})", human(tpl), human(window))));
+    }
+    if let Some((tpl, window)) = data.guaranteed {
+        items.push((
+            "guaranteed max TPL",
+            format!(
+                "{} (largest window leakage {}), over every run the scheme could have produced",
+                human(tpl),
+                human(window)
+            ),
+        ));
+    }
+    let mut section = Section::new("Parameters");
+    section.definitions(&items);
+    section
+}
+
+/// The busiest cells: releases (with the 90 % band of their noise) and estimates over time.
+fn cells(data: &StreamData<'_>, b: &[Bucket]) -> Result<Section> {
+    let steps = data.steps;
+    let n = steps[0].release.len();
+    let estimate = |t: usize| data.estimates.get(t).and_then(|e| e.estimate.as_ref().ok());
+    // Busiest by the estimates when there are some (they are not noisy), else the releases.
+    let mut load: Vec<(usize, f64)> = (0..n)
+        .map(|c| {
+            let total: f64 = (0..steps.len())
+                .map(|t| estimate(t).and_then(|x| x.get(c).copied()).unwrap_or(steps[t].release[c]))
+                .sum();
+            (c, total)
+        })
+        .collect();
+    load.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut section = Section::new("Busiest cells");
+    let sensitivity = data.status.config.sensitivity;
+    section.paragraph(&format!(
+        "The {} cells with the most people, step by step: the release (what was published), its 90 % noise \
+         band (release ± Δ/ε_t·ln 10 where the step published afresh) and, when the stream stores them, the \
+         causal estimate (from the releases up to each step only).{}",
+        BUSIEST.min(n),
+        if b.first().is_some_and(|x| x.len > 1) {
+            format!(" Each point is the mean of {} consecutive steps.", b[0].len)
+        } else {
+            String::new()
+        }
+    ));
+    let mut table = Table::new(&["cell", "mean release", "mean estimate", "mean |release − estimate|"]);
+    for &(c, _) in load.iter().take(BUSIEST) {
+        let release = |t: usize| Some(steps[t].release[c]);
+        let half = |t: usize| {
+            let s = &steps[t];
+            (s.published && s.spent.publication > 0.0).then(|| sensitivity / s.spent.publication * LAPLACE_90)
+        };
+        let band = Band {
+            name: "release 90 % band".into(),
+            lower: means(b, |t| half(t).map(|h| steps[t].release[c] - h)),
+            upper: means(b, |t| half(t).map(|h| steps[t].release[c] + h)),
+        };
+        let mut series = vec![TimeSeries::line("release", means(b, release))];
+        let estimated = means(b, |t| estimate(t).and_then(|x| x.get(c).copied()));
+        if !estimated.is_empty() {
+            series.push(TimeSeries::line("estimate", estimated));
+        }
+        let svg = time_series_svg(
+            &format!("Cell {c}"),
+            ("step t", "people in the cell"),
+            &series,
+            Some(&band),
+            &[],
+        )?;
+        section.chart(&svg, &format!("Cell {c}: releases and estimates over time"))?;
+        let mean = |f: &dyn Fn(usize) -> Option<f64>| {
+            let v: Vec<f64> = (0..steps.len()).filter_map(f).collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        };
+        let shown = |v: Option<f64>| v.map_or(Cell::text("—"), Cell::number);
+        table.row(vec![
+            Cell::text(c.to_string()),
+            shown(mean(&|t| Some(steps[t].release[c]))),
+            shown(mean(&|t| estimate(t).and_then(|x| x.get(c).copied()))),
+            shown(mean(&|t| estimate(t).and_then(|x| x.get(c)).map(|e| (steps[t].release[c] - e).abs()))),
+        ]);
+    }
+    section.table(&table);
+    Ok(section)
+}
+
+/// The spend of every window of w steps against ε.
+fn spend(data: &StreamData<'_>, b: &[Bucket]) -> Result<Section> {
+    let c = &data.status.config;
+    let budgets = &data.status.budgets;
+    // Window ending at step t (from 0): steps t − w + 1 ..= t; one running sum.
+    let mut window = Vec::with_capacity(budgets.len());
+    let mut sum = 0.0;
+    for (t, &e) in budgets.iter().enumerate() {
+        sum += e;
+        if t >= c.window {
+            sum -= budgets[t - c.window];
+        }
+        window.push(sum.max(0.0));
+    }
+    let mut section = Section::new("Budget");
+    section.paragraph(&format!(
+        "The budget spent by each window of w = {} steps ending at step t, against ε = {}: the stream refuses \
+         any draw that would take a window over ε, before the noise is drawn. Largest: {}.",
+        c.window,
+        human(c.epsilon),
+        human(data.status.max_window_spend)
+    ));
+    let series = [
+        TimeSeries::line("window spend", maxima(b, |t| Some(window[t]))),
+        TimeSeries::line("step budget ε_t", maxima(b, |t| Some(budgets[t]))),
+    ];
+    let svg = time_series_svg(
+        "Spend per window",
+        ("step t (window end)", "budget (ε units)"),
+        &series,
+        None,
+        &[("ε", c.epsilon)],
+    )?;
+    section.chart(&svg, "Budget spent by every window against ε")?;
+    Ok(section)
+}
+
+/// The realised leakage step by step and the guaranteed bound, with matrices.
+fn leakage(data: &StreamData<'_>, b: &[Bucket]) -> Result<Option<Section>> {
+    let steps = data.steps;
+    if steps.iter().all(|s| s.max_tpl.is_none()) {
+        return Ok(None);
+    }
+    let series = [
+        TimeSeries::line("realised max TPL so far", maxima(b, |t| steps[t].max_tpl)),
+        TimeSeries::line("realised largest window leakage", maxima(b, |t| steps[t].max_window_leakage)),
+    ];
+    let mut references = Vec::new();
+    if let Some((tpl, _)) = data.guaranteed {
+        references.push(("guaranteed max TPL", tpl));
+    }
+    if let Some(alpha) = data.status.config.alpha {
+        references.push(("α", alpha));
+    }
+    let mut section = Section::new("Leakage under temporal correlation");
+    section.paragraph(
+        "The temporal privacy leakage of the budgets spent, as audited at each step against an adversary who \
+         knows the stream's matrices (max TPL over the steps so far, and the largest leakage of a window), \
+         beside the bound that holds for every run the scheme could have produced.",
+    );
+    let svg = time_series_svg("Leakage", ("step t", "leakage (ε units)"), &series, None, &references)?;
+    section.chart(&svg, "Realised and guaranteed leakage over time")?;
+    Ok(Some(section))
+}
+
+/// The steps the stream's own checks refused.
+fn refused(data: &StreamData<'_>) -> Section {
+    let mut section = Section::new("Refused steps");
+    let refused: Vec<&StepRecord> = data.steps.iter().filter(|s| s.refused.is_some()).collect();
+    if refused.is_empty() {
+        section.paragraph("None: every draw the scheme asked for was within ε (and α).");
+        return section;
+    }
+    section.paragraph(&format!(
+        "{} steps were refused and repeated the last release{}.",
+        refused.len(),
+        if refused.len() > REFUSED_SHOWN {
+            format!("; the first {REFUSED_SHOWN} are listed")
+        } else {
+            String::new()
+        }
+    ));
+    let mut table = Table::new(&["t", "key", "spent", "why"]);
+    for s in refused.iter().take(REFUSED_SHOWN) {
+        table.row(vec![
+            Cell::numeric(s.t.to_string()),
+            Cell::numeric(s.key.to_string()),
+            Cell::numeric(Short(s.spent.total()).to_string()),
+            Cell::text(s.refused.clone().unwrap_or_default()),
+        ]);
+    }
+    section.table(&table);
+    section
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_cover_every_step_once_in_at_most_points_buckets() {
+        for steps in [1, 2, 399, 400, 401, 1000, 100_000] {
+            let b = buckets(steps);
+            assert!(b.len() <= POINTS, "{steps}");
+            assert_eq!(b.iter().map(|x| x.len).sum::<usize>(), steps);
+            assert!(b.windows(2).all(|w| w[0].first + w[0].len == w[1].first));
+        }
+        assert_eq!(buckets(0).len(), 0);
+    }
+
+    #[test]
+    fn means_and_maxima_summarise_each_bucket() {
+        let b = [Bucket { first: 0, len: 2 }, Bucket { first: 2, len: 2 }];
+        let v = [1.0, 3.0, 5.0, f64::NAN];
+        assert_eq!(means(&b, |t| (t < 3).then(|| v[t])), vec![(1.5, 2.0), (3.5, 5.0)]);
+        assert_eq!(maxima(&b, |t| (t < 3).then(|| v[t])), vec![(1.5, 3.0), (3.5, 5.0)]);
+    }
+}

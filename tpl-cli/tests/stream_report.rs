@@ -1,0 +1,76 @@
+//! `tpl stream report`: one self-contained page of a stream — no scripts, no network — with
+//! its parameters, the busiest cells' releases and estimates, the spend of every window and the
+//! leakage over time, and the refused steps; small whatever the stream's length.
+
+mod common;
+
+use common::*;
+
+/// A stream of the New York week's first `steps` steps, with its matrices, α and estimates.
+fn week_stream(d: &Scratch, steps: usize, alpha: &str) -> String {
+    let db = d.path("s.db");
+    let (pb, pf) = (week("transition_backward.csv"), week("transition_forward.csv"));
+    json(&cmd(
+        "stream init --db {} --scheme bd --epsilon 1 --window 10 --backward {} --forward {} --alpha {} --total 140",
+        &[&db, &pb, &pf, alpha],
+    ));
+    let text = std::fs::read_to_string(week("counts.csv")).unwrap();
+    let rows: Vec<&str> = text.lines().take(steps + 1).collect();
+    let counts = d.file("c.csv", &format!("{}\n", rows.join("\n")));
+    json(&["stream", "push", "--db", &db, "--counts", &counts]);
+    db
+}
+
+#[test]
+fn a_stream_report_is_one_page_that_needs_no_network() {
+    let d = Scratch::new("stream_report_page");
+    let db = week_stream(&d, 300, "1.2");
+    let out = d.path("report.html");
+    let j = json(&["stream", "report", "--db", &db, "--out", &out]);
+    assert_eq!((j["steps"].as_u64(), j["out"].as_str()), (Some(300), Some(out.as_str())));
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(j["bytes"].as_u64(), Some(page.len() as u64));
+    assert!(page.starts_with("<!DOCTYPE html>"), "{}", &page[..60]);
+    for external in ["http://", "https://", "<script", "<link", "src="] {
+        assert!(!page.contains(external), "the page holds {external:?}");
+    }
+    for heading in
+        ["Parameters", "Busiest cells", "Budget", "Leakage under temporal correlation", "Refused steps"]
+    {
+        assert!(page.contains(&format!("<h2>{heading}</h2>")), "no section {heading}");
+    }
+    // Three busiest cells, the window spend, the leakage: five charts.
+    assert_eq!(page.matches("<svg").count(), 5);
+    assert!(page.contains("map (causal filter), population N = 140"));
+    assert!(page.len() < 2 << 20);
+}
+
+#[test]
+fn a_long_stream_is_summarised_not_drawn_point_by_point() {
+    let d = Scratch::new("stream_report_long");
+    let db = week_stream(&d, 1944, "100");
+    let out = d.path("r.html");
+    json(&["stream", "report", "--db", &db, "--out", &out]);
+    let page = std::fs::read_to_string(&out).unwrap();
+    // At most 400 points a series: the page of the whole week is about the size of 400 steps'.
+    let short = d.path("short.html");
+    let d2 = Scratch::new("stream_report_short");
+    let db2 = week_stream(&d2, 400, "100");
+    json(&["stream", "report", "--db", &db2, "--out", &short]);
+    let short = std::fs::read_to_string(&short).unwrap();
+    assert!(page.len() < short.len() * 3 / 2, "{} bytes against {}", page.len(), short.len());
+    assert!(page.contains("mean of 5 consecutive steps"), "the summary says how it summarised");
+}
+
+#[test]
+fn a_stream_without_steps_or_matrices_still_has_a_page() {
+    let d = Scratch::new("stream_report_empty");
+    let db = d.path("e.db");
+    json(&cmd("stream init --db {} --scheme uniform --epsilon 1 --window 4", &[&db]));
+    let out = d.path("e.html");
+    let j = json(&["stream", "report", "--db", &db, "--out", &out]);
+    assert_eq!(j["steps"].as_u64(), Some(0));
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert!(page.contains("<h2>Parameters</h2>") && !page.contains("<svg"));
+    bad_input(&["stream", "report", "--db", &d.path("missing.db"), "--out", &out], &["missing.db"], &[]);
+}
