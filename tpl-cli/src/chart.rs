@@ -365,35 +365,6 @@ pub struct Scatter<'a> {
     pub joins: &'a [(usize, usize)],
 }
 
-/// [`Scatter`] without joined points, as an SVG document.
-#[allow(dead_code, reason = "for pages drawing unjoined points; `tpl compare` draws a `Scatter`")]
-pub fn scatter_svg(
-    title: &str,
-    x_label: &str,
-    y_label: &str,
-    groups: &[&str],
-    points: &[Point],
-    reference: Option<(&str, f64)>,
-) -> Result<String> {
-    Scatter { title, x_label, y_label, groups, points, reference, joins: &[] }.svg()
-}
-
-/// Draws labelled points on logarithmic axes, one legend entry per group name, and an
-/// optional dashed horizontal reference line (name, y); writes the SVG of [`scatter_svg`] to
-/// `path`.
-#[allow(dead_code, reason = "for pages drawing unjoined points; `tpl compare` draws a `Scatter`")]
-pub fn scatter_chart(
-    path: &Path,
-    title: &str,
-    x_label: &str,
-    y_label: &str,
-    groups: &[&str],
-    points: &[Point],
-    reference: Option<(&str, f64)>,
-) -> Result<()> {
-    write_file(path, &scatter_svg(title, x_label, y_label, groups, points, reference)?)
-}
-
 /// An axis-aligned box in pixels, y downwards.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Rect {

@@ -433,30 +433,43 @@ mod tests {
         assert!(html.trim_end().ends_with("</html>"));
     }
 
+    /// Fails naming the first of `needles` that `html` does not hold.
+    fn holds(html: &str, needles: &[&str]) {
+        if let Some(missing) = needles.iter().find(|n| !html.contains(**n)) {
+            panic!("{missing} not in\n{html}");
+        }
+    }
+
     #[test]
     fn text_is_escaped_everywhere() {
-        let html = page();
-        assert!(html.contains("<title>tpl &lt;compare&gt;</title>"));
-        assert!(html.contains("<h1>tpl &lt;compare&gt;</h1>"));
-        assert!(html.contains("<h2>Error &amp; leakage</h2>"));
-        assert!(html.contains("<p>x &lt; y</p>"));
-        assert!(html.contains("<caption>Errors &lt;per cell&gt;</caption>"));
-        assert!(html.contains("<td>a&lt;b &amp; &quot;c&quot;</td>"));
-        assert!(html.contains("<pre><code>tpl demo --out &#39;a b&#39;</code></pre>"));
-        assert!(html.contains("<dt>command</dt><dd>tpl compare --counts c.csv</dd>"));
-        assert!(html.contains("<p class=\"note\">NOT private</p>"));
-        assert!(html.contains("<ul><li>one</li><li>two</li></ul>"));
+        holds(
+            &page(),
+            &[
+                "<title>tpl &lt;compare&gt;</title>",
+                "<h1>tpl &lt;compare&gt;</h1>",
+                "<h2>Error &amp; leakage</h2>",
+                "<p>x &lt; y</p>",
+                "<caption>Errors &lt;per cell&gt;</caption>",
+                "<td>a&lt;b &amp; &quot;c&quot;</td>",
+                "<pre><code>tpl demo --out &#39;a b&#39;</code></pre>",
+                "<dt>command</dt><dd>tpl compare --counts c.csv</dd>",
+                "<p class=\"note\">NOT private</p>",
+                "<ul><li>one</li><li>two</li></ul>",
+            ],
+        );
     }
 
     #[test]
     fn numbers_are_human_and_right_aligned_with_their_titles() {
-        let html = page();
-        assert!(html.contains("<td class=\"num\">0.123457</td>"), "{html}");
-        assert!(html.contains("<td class=\"num\">1.00000e-9</td>"));
-        assert!(html.contains("<td class=\"num\">50.0 %</td>"));
-        assert!(html.contains("<th scope=\"col\">strategy</th>"));
-        assert!(html.contains("<th scope=\"col\" class=\"num\">MSE</th>"));
-        assert!(html.contains(".num{text-align:right"));
+        let cells = [
+            "<td class=\"num\">0.123457</td>",
+            "<td class=\"num\">1.00000e-9</td>",
+            "<td class=\"num\">50.0 %</td>",
+        ];
+        holds(&page(), &cells);
+        let titles = ["<th scope=\"col\">strategy</th>", "<th scope=\"col\" class=\"num\">MSE</th>"];
+        holds(&page(), &titles);
+        holds(&page(), &[".num{text-align:right"]);
     }
 
     #[test]

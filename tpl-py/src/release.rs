@@ -64,17 +64,15 @@ pub fn validate_rows<M: Mechanism>(mechanism: &M, counts: &[Vec<f64>], hint: &st
 }
 
 /// A release as `tpl release` makes it: a dict with the CLI's JSON fields (arrays as numpy
-/// arrays) and the test and publication budget of every step.
+/// arrays) and the test and publication budget of every step; `wevent` is (ε, w, Δ).
 #[pyfunction]
-#[pyo3(signature = (counts, scheme, epsilon, window, sensitivity, backward, forward, budgets, seed, sampler_name, interval))]
+#[pyo3(signature = (counts, scheme, wevent, backward, forward, budgets, seed, sampler_name, interval))]
 #[allow(clippy::too_many_arguments)]
 fn release<'py>(
     py: Python<'py>,
     counts: PyReadonlyArray2<'py, f64>,
     scheme: &str,
-    epsilon: f64,
-    window: usize,
-    sensitivity: f64,
+    wevent: (f64, usize, f64),
     backward: Option<MatrixArg<'py>>,
     forward: Option<MatrixArg<'py>>,
     budgets: Option<PyReadonlyArray1<'py, f64>>,
@@ -82,6 +80,7 @@ fn release<'py>(
     sampler_name: &str,
     interval: Option<f64>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let (epsilon, window, sensitivity) = wevent;
     let params = params(epsilon, window, sensitivity)?;
     let kind = scheme_kind(scheme)?;
     if kind == SchemeKind::Pba && backward.is_none() && forward.is_none() {

@@ -70,16 +70,14 @@ type StoredEstimates<'py> = (Matrix<'py>, Vec<(usize, String)>);
 #[pymethods]
 impl NativeStream {
     /// Creates the stream file at `path` and its key file `key_file` (default beside it),
-    /// refusing existing files, and opens it, as `tpl stream init`.
+    /// refusing existing files, and opens it, as `tpl stream init`; `wevent` is (ε, w, Δ).
     #[staticmethod]
-    #[pyo3(signature = (path, scheme, epsilon, window, sensitivity, backward, forward, alpha, budgets, sampler_name, key_file, estimator, total))]
+    #[pyo3(signature = (path, scheme, wevent, backward, forward, alpha, budgets, sampler_name, key_file, estimator, total))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         path: PathBuf,
         scheme: &str,
-        epsilon: f64,
-        window: usize,
-        sensitivity: f64,
+        wevent: (f64, usize, f64),
         backward: Option<MatrixArg<'_>>,
         forward: Option<MatrixArg<'_>>,
         alpha: Option<f64>,
@@ -89,6 +87,7 @@ impl NativeStream {
         estimator: Option<&str>,
         total: Option<u64>,
     ) -> PyResult<Self> {
+        let (epsilon, window, sensitivity) = wevent;
         params(epsilon, window, sensitivity)?;
         let estimation = match (estimator, total) {
             (Some("none"), _) | (None, None) => None,

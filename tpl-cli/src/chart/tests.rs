@@ -277,7 +277,16 @@ fn a_log_axis_labels_each_tick_once() {
         .enumerate()
         .map(|(k, &(x, y))| Point { label: format!("p{k}"), x, y, group: k })
         .collect();
-    let svg = scatter_svg("t", "x (ε units)", "y (people²)", &["a", "b", "c"], &points, None).expect("drawn");
+    let scatter = Scatter {
+        title: "t",
+        x_label: "x (ε units)",
+        y_label: "y (people²)",
+        groups: &["a", "b", "c"],
+        points: &points,
+        reference: None,
+        joins: &[],
+    };
+    let svg = scatter.svg().expect("drawn");
     let (x, y) = tick_labels(&svg);
     assert!(x.len() >= 3 && y.len() >= 3, "{x:?} {y:?}");
     assert_eq!(repeated(&x), Vec::<String>::new(), "{x:?}");

@@ -756,7 +756,7 @@ def release(
     if level is not None and not 0.0 < level < 1.0:
         raise TplError(f"interval {level}: not a level strictly between 0 and 1 (e.g. 0.9)")
     plan = None if budgets is None else _array(budgets, "budgets", 1)
-    fields = _native.release(c, scheme, e, w, d, pb, pf, plan, s, sampler, level)
+    fields = _native.release(c, scheme, (e, w, d), pb, pf, plan, s, sampler, level)
     fields["t"] = np.arange(1, c.shape[0] + 1, dtype=np.int64)
     out = Release(**fields)
     _seed_warning(s, "this release")
@@ -1236,9 +1236,7 @@ class Stream:
         native = _native.NativeStream.create(
             _path(path),
             scheme,
-            _number(epsilon, "epsilon"),
-            _whole(window, "window", minimum=1),
-            _number(sensitivity, "sensitivity"),
+            (_number(epsilon, "epsilon"), _whole(window, "window", minimum=1), _number(sensitivity, "sensitivity")),
             _optional_matrix(backward, "backward"),
             _optional_matrix(forward, "forward"),
             None if alpha is None else _number(alpha, "alpha"),
