@@ -188,7 +188,7 @@ pub struct StreamConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Estimation {
     /// The filter: `map`, `map-dbsec`, `map-integer` or `mle` (`smooth` and `kalman` read the
-    /// whole stream; they are [`crate::DurableStream::smoothed`]'s).
+    /// whole stream; they are [`crate::DurableStream::reestimated`]'s).
     pub estimator: Estimator,
     /// The population N (public), 1 ≤ N ≤ 2⁵³.
     pub total: u64,
