@@ -103,6 +103,7 @@ const MIN_VARIANCE: f64 = 1.0 / 12.0;
 
 /// The running scores of the grid ([docs/map.md](tpl_core::guide::map) §8).
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Calibrator {
     dispersions: PerDispersion,
     /// scores[g·19 + k]: the predictive log-likelihood of the scored releases under
@@ -261,6 +262,7 @@ fn binomial_weights(k: usize, gamma: f64, out: &mut Vec<f64>) {
 /// ([docs/map.md](tpl_core::guide::map) §8): what [`Calibrator::score`] mixes into every member's
 /// prediction. Its buffers are reused from one chain to the next.
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Chain {
     /// The scored cells: every ⌈n/64⌉-th from a rotating offset.
     cells: Vec<usize>,
@@ -423,6 +425,7 @@ fn mix_portable(q: &[f64], u: &[f64], gamma: f64, out: &mut [f64]) {
 /// One direction of a calibrated stream ([docs/map.md](tpl_core::guide::map) §8): the previous
 /// estimate, how it moves, and the scores of the family of predictions.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Pass {
     calibrator: Calibrator,
     /// q = x̂_{t−1}/N and u = q·P of the pending prediction (empty before a step).

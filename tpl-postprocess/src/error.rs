@@ -13,6 +13,19 @@ use tpl_core::CoreError;
 /// [`PostprocessError::AtStep`], so a message reads "step 3: release value in cell 2 is NaN…".
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum PostprocessError {
+    /// A [`crate::FilterState`] resumed with a history that is not the one it was made from:
+    /// another number of releases or budgets than its steps, other cells, or another estimator.
+    #[error(
+        "a filter state of {steps} steps cannot resume on {releases} releases and {budgets} budgets of this filter"
+    )]
+    BadState {
+        /// The state's steps.
+        steps: usize,
+        /// The releases given.
+        releases: usize,
+        /// The budgets given.
+        budgets: usize,
+    },
     /// A release (or a call) with zero cells: n = 0.
     #[error("no cells: a release needs at least one value (n ≥ 1)")]
     NoCells,

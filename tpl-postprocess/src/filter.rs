@@ -385,6 +385,99 @@ impl<'a> Filter<'a> {
     }
 }
 
+/// What a [`Filter`] carries from one step to the next, without the releases it was fed
+/// ([`Filter::state`]): saved after a step, it lets [`Filter::resume`] go on in another
+/// process as the filter would have gone on, bit for bit, without running it again over
+/// the whole stream. Opaque; with the `serde` feature it serialises (JSON included: every
+/// number it holds is finite, or it is not saved by a careful caller).
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct FilterState {
+    cells: usize,
+    steps: usize,
+    prior: Vec<f64>,
+    estimate: Vec<f64>,
+    pass: Pass,
+    online: Option<kalman::Online>,
+}
+
+impl FilterState {
+    /// The number of steps the filter had taken.
+    pub fn steps(&self) -> usize {
+        self.steps
+    }
+}
+
+impl<'a> Filter<'a> {
+    /// The state after the steps so far ([`FilterState`]).
+    pub fn state(&self) -> FilterState {
+        FilterState {
+            cells: self.cells,
+            steps: self.steps,
+            prior: self.prior.clone(),
+            estimate: self.estimate.clone(),
+            pass: self.pass.clone(),
+            online: self.online.clone(),
+        }
+    }
+
+    /// The filter of `config` resumed from `state`, whose steps were fed `releases` with the
+    /// budgets `budgets` (the same, in order: the state-space filter of `map` refits on them).
+    /// Stepping it on goes on as the filter that made `state` would have.
+    ///
+    /// # Errors
+    /// As [`Filter::new`]; [`PostprocessError::BadState`] when `releases`, `budgets` and the
+    /// state disagree in length or cells; the errors of [`Filter::step`] for a release or
+    /// budget it refuses.
+    pub fn resume<R: AsRef<[f64]>>(
+        cells: usize,
+        config: FilterConfig<'a>,
+        state: FilterState,
+        releases: &[R],
+        budgets: &[f64],
+    ) -> Result<Self> {
+        if state.cells != cells || releases.len() != state.steps || budgets.len() != state.steps {
+            return Err(PostprocessError::BadState {
+                steps: state.steps,
+                releases: releases.len(),
+                budgets: budgets.len(),
+            });
+        }
+        let mut filter = Self::new(cells, config)?;
+        let sensitivity = filter.config.sensitivity;
+        let weights = releases
+            .iter()
+            .zip(budgets)
+            .enumerate()
+            .map(|(t, (r, &e))| check_step(r.as_ref(), e, cells, sensitivity).map_err(|e| e.at_step(t + 1)))
+            .collect::<Result<Vec<f64>>>()?;
+        filter.steps = state.steps;
+        filter.prior = state.prior;
+        filter.estimate = state.estimate;
+        filter.pass = state.pass;
+        filter.online = match (state.online, filter.online.take()) {
+            (Some(saved), Some(_)) => {
+                let rows = releases.iter().map(|r| r.as_ref().to_vec()).collect();
+                Some(kalman::Online::resumed(
+                    saved,
+                    kalman::dense_matrix(&filter.config, cells),
+                    rows,
+                    weights,
+                ))
+            }
+            (None, None) => None,
+            _ => {
+                return Err(PostprocessError::BadState {
+                    steps: state.steps,
+                    releases: releases.len(),
+                    budgets: budgets.len(),
+                });
+            }
+        };
+        Ok(filter)
+    }
+}
+
 /// The count estimates x̂_1..x̂_T of a whole stream, as [`filter`] returns them
 /// ([docs/map.md](tpl_core::guide::map) §11): estimates of the true counts c_t, not of the movement
 /// matrix.

@@ -72,7 +72,7 @@ const MAX_JUMP_VALUES: usize = 1 << 24;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct KalmanFit {
     /// γ ∈ [0, 1]: the share of people the forward matrix moves each step.
     pub move_weight: f64,
@@ -336,11 +336,17 @@ const LOCAL_FROM: usize = 16;
 /// refits, from the 16th on a local search around the previous fit ([`LOCAL_FROM`]). The estimate
 /// of step t is the filtered mean projected onto {x ≥ 0, Σx = N}.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct Online {
     total: f64,
     cells: usize,
+    /// The forward matrix, row-major (rebuilt from the configuration on resume).
+    #[cfg_attr(feature = "serde", serde(skip))]
     matrix: Vec<f64>,
+    /// The releases and weights so far (rebuilt from the stream on resume).
+    #[cfg_attr(feature = "serde", serde(skip))]
     rows: Vec<Vec<f64>>,
+    #[cfg_attr(feature = "serde", serde(skip))]
     weights: Vec<f64>,
     /// Whether every release with information so far was integer (discrete noise).
     integer: bool,
@@ -377,6 +383,15 @@ impl Online {
             steady: None,
             seen_release: false,
         }
+    }
+
+    /// The filter resumed from its `state` ([`crate::Filter::state`]): the forward matrix
+    /// `matrix` and the history of releases and weights it was fed, which the state leaves out.
+    pub(crate) fn resumed(mut state: Self, matrix: Vec<f64>, rows: Vec<Vec<f64>>, weights: Vec<f64>) -> Self {
+        state.matrix = matrix;
+        state.rows = rows;
+        state.weights = weights;
+        state
     }
 
     /// The parameters in use (`None` before two releases with information).
@@ -522,6 +537,7 @@ impl Online {
 
 /// A converged step of [`Online`]: its noise, prediction and update.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 struct Steady {
     noise: Option<f64>,
     predicted: Vec<f64>,
@@ -562,6 +578,7 @@ type Cov = Rc<Vec<f64>>;
 /// The covariances of one period: the predictions of the steps after a release up to and
 /// including the next one, and the posterior of that next one.
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 struct Period {
     /// Σ⁻ of the 1st, 2nd, … step after the release that opened the period.
     predicted: Vec<Cov>,

@@ -81,7 +81,9 @@ mod widest;
 
 pub use calibrate::Calibration;
 pub use error::{PostprocessError, Result};
-pub use filter::{Estimates, Estimator, Filter, FilterConfig, FilterStep, constant_budgets, filter};
+pub use filter::{
+    Estimates, Estimator, Filter, FilterConfig, FilterState, FilterStep, constant_budgets, filter,
+};
 pub use interval::{Bootstrap, Ends, EstimatorFn, ReleaseFn, bootstrap_intervals};
 pub use kalman::{KalmanFit, KalmanSmoothed, kalman_smooth};
 pub use map::{MapStep, map_objective, map_step};

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use rusqlite::{OptionalExtension, Transaction, params};
-use tpl_postprocess::{Estimator, Filter};
+use tpl_postprocess::{Estimator, Filter, FilterState};
 
 use crate::config::{Estimation, StreamConfig};
 use crate::error::{Result, StreamError};
@@ -75,12 +75,21 @@ pub(crate) fn store_missing(
     if releases.len() <= done {
         return Ok(Vec::new());
     }
-    // Stepped, so that a step the filter refuses leaves the estimates before it.
+    tx.execute_batch(STATE_TABLE).map_err(sql)?;
+    // Stepped, so that a step the filter refuses leaves the estimates before it; from the
+    // state the last update kept when it is that of the estimates stored, else from step 1.
     let cells = releases[0].len();
-    let mut stepper =
-        Filter::new(cells, config.filter_config(e.estimator, e.total)).map_err(|e| e.to_string());
+    let filter_config = || config.filter_config(e.estimator, e.total);
+    let resumed = saved_state(tx, path, done)?.and_then(|state| {
+        Filter::resume(cells, filter_config(), state, &releases[..done], &fresh[..done]).ok()
+    });
+    let from = if resumed.is_some() { done } else { 0 };
+    let mut stepper = match resumed {
+        Some(f) => Ok(f),
+        None => Filter::new(cells, filter_config()).map_err(|e| e.to_string()),
+    };
     let mut made = Vec::with_capacity(releases.len() - done);
-    for (i, (release, &epsilon)) in releases.iter().zip(&fresh).enumerate() {
+    for (i, (release, &epsilon)) in releases.iter().zip(&fresh).enumerate().skip(from) {
         let t = i + 1;
         let estimate = match &mut stepper {
             Ok(f) => f.step(release, epsilon).map(|s| s.estimate).map_err(|e| e.to_string()),
@@ -104,7 +113,37 @@ pub(crate) fn store_missing(
         .map_err(sql)?;
         made.push(StepEstimate { t, estimate });
     }
+    // The state for the next update: only a state every number of which JSON holds.
+    let state = stepper.ok().and_then(|f| serde_json::to_string(&f.state()).ok());
+    tx.execute("DELETE FROM estimate_state", []).map_err(sql)?;
+    if let Some(state) = state {
+        tx.execute(
+            "INSERT INTO estimate_state (id, t, state) VALUES (1, ?1, ?2)",
+            params![releases.len() as i64, state],
+        )
+        .map_err(sql)?;
+    }
     Ok(made)
+}
+
+/// The table of the filter's state after the last estimate stored (made by the first update
+/// of a stream, old or new).
+const STATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS estimate_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    t INTEGER NOT NULL,
+    state TEXT NOT NULL
+) STRICT;";
+
+/// The filter's state kept by the last update, if it is that after step `done` and reads
+/// back (anything else: the filter runs from step 1, as if no state were kept).
+fn saved_state(tx: &Transaction<'_>, path: &Path, done: usize) -> Result<Option<FilterState>> {
+    let row: Option<(i64, String)> = tx
+        .query_row("SELECT t, state FROM estimate_state WHERE id = 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()
+        .map_err(|e| sqlite_error(path, e))?;
+    Ok(row
+        .filter(|(t, _)| usize::try_from(*t).is_ok_and(|t| t == done))
+        .and_then(|(_, text)| serde_json::from_str(&text).ok()))
 }
 
 /// The stored estimate of step `t`, if the stream stores estimates.

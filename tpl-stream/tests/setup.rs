@@ -130,3 +130,39 @@ fn stored_estimates_are_the_filter_of_the_releases_up_to_each_step() {
     assert_eq!(smoothed.len(), 12);
     assert!(smoothed.iter().all(|x| (x.iter().sum::<f64>() - 30.0).abs() < 1e-9));
 }
+
+/// The filter's state kept between updates makes an update cost the new steps only; a state
+/// that does not read back (or is not that of the estimates stored) is ignored: the filter
+/// runs from step 1 and the estimates are the same.
+#[test]
+fn the_kept_filter_state_changes_no_estimate_and_a_damaged_one_is_ignored() {
+    use tpl_postprocess::{Estimator, FilterConfig, filter};
+    use tpl_stream::Estimation;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("k.db");
+    let p = TransitionMatrix::smoothed_identity(2, 0.2).unwrap();
+    let config = StreamConfig {
+        forward: Some(p.clone()),
+        estimation: Some(Estimation { estimator: Estimator::Map, total: 20 }),
+        ..StreamConfig::new(SchemeKind::Uniform, 1.0, 3)
+    };
+    DurableStream::create(&path, &config).unwrap();
+    let mut s = DurableStream::open(&path).unwrap();
+    for t in 0..30 {
+        s.push(None, &[10.0 + (t % 4) as f64, 10.0 - (t % 4) as f64]).unwrap();
+        s.update_estimates().unwrap();
+        if t == 14 {
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            assert_eq!(conn.execute("UPDATE estimate_state SET state = 'not a state'", []).unwrap(), 1);
+        }
+        if t == 21 {
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            assert_eq!(conn.execute("UPDATE estimate_state SET t = t - 1", []).unwrap(), 1);
+        }
+    }
+    let (releases, fresh) = s.recorded_releases().unwrap();
+    let want =
+        filter(&releases, &fresh, FilterConfig { forward: Some(&p), ..FilterConfig::new(20) }).unwrap();
+    let stored: Vec<Vec<f64>> = s.estimates().unwrap().into_iter().map(|e| e.estimate.unwrap()).collect();
+    assert_eq!(stored, want.estimates);
+}
