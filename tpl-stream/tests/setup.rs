@@ -91,23 +91,44 @@ fn a_sparse_matrix_is_stored_sparse_and_read_back_equal() {
     assert!(stored < 200_000, "{stored} bytes for the forward matrix");
 }
 
+/// A new stream at `path` of `scheme` (ε = 1, w = 3) over `n` cells that moves by
+/// `smoothed_identity(n, 0.2)`, storing `map` estimates of a population `total`; and its matrix.
+fn estimating(
+    path: &std::path::Path,
+    scheme: SchemeKind,
+    n: usize,
+    total: u64,
+) -> (DurableStream, TransitionMatrix) {
+    use tpl_postprocess::Estimator;
+    let p = TransitionMatrix::smoothed_identity(n, 0.2).unwrap();
+    let config = StreamConfig {
+        forward: Some(p.clone()),
+        estimation: Some(tpl_stream::Estimation { estimator: Estimator::Map, total }),
+        ..StreamConfig::new(scheme, 1.0, 3)
+    };
+    DurableStream::create(path, &config).unwrap();
+    (DurableStream::open(path).unwrap(), p)
+}
+
+/// Fails unless the estimates `s` stored are those `tpl-postprocess`'s filter makes from its
+/// releases (forward matrix `p`, population `total`).
+fn check_stored_estimates(s: &mut DurableStream, p: &TransitionMatrix, total: u64) {
+    use tpl_postprocess::{FilterConfig, filter};
+    let (releases, fresh) = s.recorded_releases().unwrap();
+    let want =
+        filter(&releases, &fresh, FilterConfig { forward: Some(p), ..FilterConfig::new(total) }).unwrap();
+    let stored: Vec<Vec<f64>> = s.estimates().unwrap().into_iter().map(|e| e.estimate.unwrap()).collect();
+    assert_eq!(stored, want.estimates);
+}
+
 /// A stream that stores estimates keeps, for every step, what `tpl-postprocess`'s filter makes
 /// from the releases up to it; `update_estimates` adds only what is missing, and
 /// `reestimated` runs any estimator over the whole stream.
 #[test]
 fn stored_estimates_are_the_filter_of_the_releases_up_to_each_step() {
-    use tpl_postprocess::{Estimator, FilterConfig, filter};
-    use tpl_stream::Estimation;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("e.db");
-    let p = TransitionMatrix::smoothed_identity(3, 0.1).unwrap();
-    let config = StreamConfig {
-        forward: Some(p.clone()),
-        estimation: Some(Estimation { estimator: Estimator::Map, total: 30 }),
-        ..StreamConfig::new(SchemeKind::Bd, 1.0, 4)
-    };
-    DurableStream::create(&path, &config).unwrap();
-    let mut s = DurableStream::open(&path).unwrap();
+    let (mut s, p) = estimating(&path, SchemeKind::Bd, 3, 30);
     for t in 0..12 {
         s.push(None, &[10.0 + (t % 3) as f64, 10.0, 10.0 - (t % 3) as f64]).unwrap();
         if t % 5 == 4 {
@@ -116,17 +137,11 @@ fn stored_estimates_are_the_filter_of_the_releases_up_to_each_step() {
     }
     assert_eq!(s.update_estimates().unwrap().len(), 2);
     assert!(s.update_estimates().unwrap().is_empty());
-    let steps = s.steps().unwrap();
-    let releases: Vec<Vec<f64>> = steps.iter().map(|r| r.release.clone()).collect();
-    let fresh: Vec<f64> = steps.iter().map(|r| if r.published { r.spent.publication } else { 0.0 }).collect();
-    let want =
-        filter(&releases, &fresh, FilterConfig { forward: Some(&p), ..FilterConfig::new(30) }).unwrap();
-    let stored: Vec<Vec<f64>> = s.estimates().unwrap().into_iter().map(|e| e.estimate.unwrap()).collect();
-    assert_eq!(stored, want.estimates);
+    check_stored_estimates(&mut s, &p, 30);
     // Reopened, the same; and the whole stream smoothed on demand.
     let mut again = DurableStream::open(&path).unwrap();
     assert_eq!(again.estimates().unwrap().len(), 12);
-    let smoothed = again.reestimated(Estimator::Smooth, 30).unwrap();
+    let smoothed = again.reestimated(tpl_postprocess::Estimator::Smooth, 30).unwrap();
     assert_eq!(smoothed.len(), 12);
     assert!(smoothed.iter().all(|x| (x.iter().sum::<f64>() - 30.0).abs() < 1e-9));
 }
@@ -136,33 +151,18 @@ fn stored_estimates_are_the_filter_of_the_releases_up_to_each_step() {
 /// runs from step 1 and the estimates are the same.
 #[test]
 fn the_kept_filter_state_changes_no_estimate_and_a_damaged_one_is_ignored() {
-    use tpl_postprocess::{Estimator, FilterConfig, filter};
-    use tpl_stream::Estimation;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("k.db");
-    let p = TransitionMatrix::smoothed_identity(2, 0.2).unwrap();
-    let config = StreamConfig {
-        forward: Some(p.clone()),
-        estimation: Some(Estimation { estimator: Estimator::Map, total: 20 }),
-        ..StreamConfig::new(SchemeKind::Uniform, 1.0, 3)
-    };
-    DurableStream::create(&path, &config).unwrap();
-    let mut s = DurableStream::open(&path).unwrap();
+    let (mut s, p) = estimating(&path, SchemeKind::Uniform, 2, 20);
+    let damage = |sql: &str| rusqlite::Connection::open(&path).unwrap().execute(sql, []).unwrap();
     for t in 0..30 {
         s.push(None, &[10.0 + (t % 4) as f64, 10.0 - (t % 4) as f64]).unwrap();
         s.update_estimates().unwrap();
-        if t == 14 {
-            let conn = rusqlite::Connection::open(&path).unwrap();
-            assert_eq!(conn.execute("UPDATE estimate_state SET state = 'not a state'", []).unwrap(), 1);
-        }
-        if t == 21 {
-            let conn = rusqlite::Connection::open(&path).unwrap();
-            assert_eq!(conn.execute("UPDATE estimate_state SET t = t - 1", []).unwrap(), 1);
+        match t {
+            14 => assert_eq!(damage("UPDATE estimate_state SET state = 'not a state'"), 1),
+            21 => assert_eq!(damage("UPDATE estimate_state SET t = t - 1"), 1),
+            _ => {}
         }
     }
-    let (releases, fresh) = s.recorded_releases().unwrap();
-    let want =
-        filter(&releases, &fresh, FilterConfig { forward: Some(&p), ..FilterConfig::new(20) }).unwrap();
-    let stored: Vec<Vec<f64>> = s.estimates().unwrap().into_iter().map(|e| e.estimate.unwrap()).collect();
-    assert_eq!(stored, want.estimates);
+    check_stored_estimates(&mut s, &p, 20);
 }
