@@ -113,7 +113,8 @@ pub(crate) fn store_missing(
         .map_err(sql)?;
         made.push(StepEstimate { t, estimate });
     }
-    // The state for the next update: only a state every number of which JSON holds.
+    // The state for the next update (one JSON cannot hold — a number not finite is written
+    // null — does not read back, and the next update then runs from step 1).
     let state = stepper.ok().and_then(|f| serde_json::to_string(&f.state()).ok());
     tx.execute("DELETE FROM estimate_state", []).map_err(sql)?;
     if let Some(state) = state {
