@@ -109,11 +109,6 @@ pub fn leakage_svg(title: &str, series: &tpl_core::LeakageSeries) -> Result<Stri
     leakage_svg_of(title, s.len(), |t| [s.tpl()[t], s.bpl()[t], s.fpl()[t], s.epsilon()[t]])
 }
 
-/// [`leakage_svg`], written to `path`.
-pub fn leakage_chart(path: &Path, title: &str, series: &tpl_core::LeakageSeries) -> Result<()> {
-    write_file(path, &leakage_svg(title, series)?)
-}
-
 /// [`leakage_svg`] of a [`tpl_core::CompactSeries`] (`tpl leakage --chart`, `tpl allocate
 /// --chart`), as an SVG document.
 pub fn compact_leakage_svg(title: &str, s: &tpl_core::CompactSeries) -> Result<String> {

@@ -1,8 +1,6 @@
 //! The comparison behind `tpl compare` and `tpl demo`: the flags, the run through
 //! `tpl-compare`, and the table, CSV, JSON and chart of its rows.
 
-use std::path::Path;
-
 use serde_json::Value;
 use tpl_compare::{Comparison, Seed, Setup, Strategy, compare};
 use tpl_core::{Short, TransitionMatrix};
@@ -66,13 +64,7 @@ pub fn run_comparison(
 }
 
 impl CompareReport {
-    /// Writes the error-vs-leakage chart of [`CompareReport::chart_svg`] to `path`
-    /// (`tpl compare --chart`, docs/cli.md §2.9).
-    pub fn chart(&self, path: &Path, data: &str) -> Result<()> {
-        crate::output_dir::write_file(path, &self.chart_svg(data)?)
-    }
-
-    /// The error-vs-leakage chart as an SVG document: one labelled point per strategy that
+    /// The error-vs-leakage chart (`tpl compare --chart`, docs/cli.md §2.9) as an SVG document: one labelled point per strategy that
     /// ran at its realised leakage (largest leakage of W consecutive steps, ε units) and mean
     /// squared error (people² per cell and step), and, for a scheme whose guaranteed leakage
     /// is higher, a second point at the guaranteed leakage (same error) in a group of its

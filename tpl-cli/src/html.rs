@@ -10,7 +10,6 @@
 //! markup (it comes from `crate::chart`, never from a user).
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use crate::error::{CliError, Result};
 use crate::provenance::VERSION;
@@ -245,12 +244,6 @@ fn attributes(mut inside: &str) -> Vec<&str> {
         out.push(&inside[..end]);
         inside = &inside[end..];
     }
-}
-
-/// The SVG document at `path` (a chart the command has just written).
-pub fn read_svg(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path)
-        .map_err(|e| CliError::Usage(format!("cannot read back the chart {}: {e}", path.display())))
 }
 
 /// A section of a page: a heading and its content, in the order added.

@@ -12,7 +12,7 @@ use tpl_stream::{Status, StepEstimate, StepRecord};
 use crate::chart::{Band, TimeSeries, time_series_svg};
 use crate::error::Result;
 use crate::html::{Cell, Page, Section, Table};
-use crate::provenance::VERSION;
+use crate::provenance::{VERSION, command_line};
 use crate::render::human;
 
 /// The most points a series of the page has: longer streams are summarised over buckets of
@@ -109,7 +109,7 @@ pub fn stream_page(data: &StreamData<'_>) -> Result<String> {
             n => format!(", {n} of them refused by the stream's own checks"),
         }
     ));
-    page.provenance("command", format!("tpl stream report --db {}", data.path))
+    page.provenance("command", command_line())
         .provenance("tpl", VERSION)
         .provenance("stream format", status.format_version.to_string())
         .provenance("history chain head", status.chain_head.clone().unwrap_or_else(|| "(no step)".into()));
@@ -223,10 +223,9 @@ fn cells(data: &StreamData<'_>, b: &[Bucket]) -> Result<Section> {
             &[],
         )?;
         section.chart(&svg, &format!("Cell {c}: releases and estimates over time"))?;
-        let mean = |f: &dyn Fn(usize) -> Option<f64>| {
-            let v: Vec<f64> = (0..steps.len()).filter_map(f).collect();
-            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-        };
+        // The whole stream as one bucket: its mean.
+        let whole = [Bucket { first: 0, len: steps.len() }];
+        let mean = |f: &dyn Fn(usize) -> Option<f64>| means(&whole, f).first().map(|p| p.1);
         let shown = |v: Option<f64>| v.map_or(Cell::text("—"), Cell::number);
         table.row(vec![
             Cell::text(c.to_string()),

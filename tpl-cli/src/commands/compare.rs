@@ -145,11 +145,14 @@ pub fn run(args: &CompareArgs) -> Result<CompareReport> {
     } else {
         format!("{name}, steps {}", inputs.source.score)
     };
-    if let Some(path) = &args.chart {
-        report.chart(path, &name)?;
+    // Drawn once, for the chart file and the report alike.
+    let chart =
+        (args.chart.is_some() || args.report.is_some()).then(|| report.chart_svg(&name)).transpose()?;
+    if let (Some(path), Some(svg)) = (&args.chart, &chart) {
+        write_file(path, svg)?;
     }
-    if let Some(path) = &args.report {
-        write_file(path, &html_report(&report, args, &inputs, &name)?)?;
+    if let (Some(path), Some(svg)) = (&args.report, &chart) {
+        write_file(path, &html_report(&report, args, &inputs, &name, svg)?)?;
     }
     for note in &inputs.notes {
         eprintln!("tpl: note: {note}");
@@ -184,8 +187,14 @@ fn check_report_path(path: &Path) -> Result<()> {
 }
 
 /// The page of `--report`: how the comparison was made, the notes on its inputs, its
-/// parameters, table and chart.
-fn html_report(report: &CompareReport, args: &CompareArgs, inputs: &Inputs, name: &str) -> Result<String> {
+/// parameters, table and chart (`chart`, the document of [`CompareReport::chart_svg`]).
+fn html_report(
+    report: &CompareReport,
+    args: &CompareArgs,
+    inputs: &Inputs,
+    name: &str,
+    chart: &str,
+) -> Result<String> {
     let mut page = Page::new(&format!("tpl compare: {name}"));
     page.lead(
         "Every release strategy on one count stream, scored on error and on the leakage the adversary's \
@@ -207,7 +216,7 @@ fn html_report(report: &CompareReport, args: &CompareArgs, inputs: &Inputs, name
     }
     report.html_into(&mut section);
     section.chart(
-        &report.chart_svg(name)?,
+        chart,
         "Error against the audited leakage of every strategy (log scales): lower left is better",
     )?;
     page.section(section);

@@ -11,7 +11,7 @@ use tpl_compare::{Holdout, Seed, Strategy, USERS_STREAM, histogram, simulate_use
 use tpl_core::{LeakageSeries, Loss, LossEvaluator, PiecewiseLoss, Steps, Supremum, TransitionMatrix};
 use tpl_io::{counts_text, matrix_text, parse_user_stream, stream_text};
 
-use crate::chart::leakage_chart;
+use crate::chart::leakage_svg;
 use crate::comparison_report::{CompareReport, Options, run_comparison};
 use crate::error::{CliError, Result};
 use crate::html::{self, Cell, Page, Section};
@@ -72,6 +72,9 @@ pub struct DemoReport {
     out: PathBuf,
     runs: usize,
     seed: u64,
+    /// The documents of [`CHARTS`], in that order: written to their files and inlined in the
+    /// report.
+    charts: [String; 3],
 }
 
 /// Runs `tpl demo`.
@@ -94,8 +97,7 @@ pub fn run(args: &DemoArgs) -> Result<DemoReport> {
         &dir.join("matrix.csv"),
         &matrix_text(&format!("tpl demo: smoothed identity, n = {STATES}, s = {SMOOTHING}"), rows),
     )?;
-    leakage_chart(
-        &dir.join("leakage_example.svg"),
+    let leakage = leakage_svg(
         &format!("Leakage of {HORIZON} releases at ε = {EPSILON} under a known Markov chain"),
         &series,
     )?;
@@ -121,12 +123,16 @@ pub fn run(args: &DemoArgs) -> Result<DemoReport> {
     write_file(&sim_dir.join("stream.csv"), &stream_text(&states))?;
     write_file(&sim_dir.join("counts.csv"), &counts_text(&histogram(&states, SIM_CELLS)?))?;
     let synthetic = first_half_then_second(&states, SIM_CELLS, &options)?;
-    synthetic.chart(&dir.join("compare_synthetic.svg"), "synthetic Markov users, second half")?;
+    let synthetic_chart = synthetic.chart_svg("synthetic Markov users, second half")?;
 
     // Real: the vessel stream shipped in the binary, with its raw estimated matrices.
     let stream = parse_user_stream(Path::new("built-in ais_nyharbor_hour_1min/stream.csv"), AIS_HOUR)?;
     let real = first_half_then_second(&stream.states, stream.cells(), &options)?;
-    real.chart(&dir.join("compare_ais_hour.svg"), "New York harbour, 1 hour, second half")?;
+    let real_chart = real.chart_svg("New York harbour, 1 hour, second half")?;
+    let charts = [leakage, synthetic_chart, real_chart];
+    for ((file, _), svg) in CHARTS.iter().zip(&charts) {
+        write_file(&dir.join(file), svg)?;
+    }
 
     let report = DemoReport {
         matrix,
@@ -140,6 +146,7 @@ pub fn run(args: &DemoArgs) -> Result<DemoReport> {
         out: dir.clone(),
         runs: args.runs,
         seed: args.seed,
+        charts,
     };
     write_file(&dir.join(REPORT), &report.html()?)?;
     Ok(report)
@@ -260,12 +267,11 @@ impl DemoReport {
         tpl compare  --stream stream.csv --train-steps ..1000 --epsilon 1 --window 10 --postprocess map --report c.html\n\
         (matrices from steps 1 to 1000, strategies scored on the steps after them)";
 
-    /// The report as one self-contained HTML page: every table, the three charts inline
-    /// (read back from the files the demo wrote), and how it was made.
+    /// The report as one self-contained HTML page: every table, the three charts inline,
+    /// and how it was made.
     fn html(&self) -> Result<String> {
         let chart = |section: &mut Section, k: usize| -> Result<()> {
-            let (file, label) = CHARTS[k];
-            section.chart(&html::read_svg(&self.out.join(file))?, label)?;
+            section.chart(&self.charts[k], CHARTS[k].1)?;
             Ok(())
         };
         let mut page = Page::new("tpl demo — what a stream of ε-DP releases really leaks");
