@@ -1297,7 +1297,11 @@ class Stream:
         if self._float:
             _warn_float_sampler()
         step = native.push(row, k)
-        if estimate and native.update_estimates() >= 0 and (stored := native.estimates()) is not None:
+        if not estimate:
+            return step
+        native.update_estimates()
+        stored = native.estimates()
+        if stored is not None:
             rows, failed = stored
             # A step the filter could not estimate has none (estimates() says why).
             if all(t != step["t"] for t, _ in failed):
