@@ -4,7 +4,7 @@
 
 use tpl_core::{EstimatedMatrix, TransitionCounts, TransitionMatrix};
 
-use crate::matrix::{cells_text, matrix_text, sparse_matrix_text};
+use crate::matrix::{cells_text, matrix_text, sparse_entries_text, sparse_matrix_text};
 
 /// The names of the files of [`estimate_files`], in that order.
 pub const ESTIMATE_FILES: [&str; 4] =
@@ -38,13 +38,7 @@ pub fn estimate_files(
     let counts_comment =
         format!("{source}\nC[i][j] = number of (user, t) with cell i at t and cell j at t+1");
     let counts_text = if sparse {
-        let mut out: String = counts_comment.lines().map(|l| format!("# {l}\n")).collect();
-        out.push_str(SPARSE_COUNTS_HEADER);
-        out.push('\n');
-        for (from, to, c) in counts.entries() {
-            out.push_str(&format!("{from},{to},{c}\n"));
-        }
-        out
+        sparse_entries_text(&counts_comment, SPARSE_COUNTS_HEADER, counts.entries().into_iter())
     } else {
         let n = counts.n();
         matrix_text(&counts_comment, (0..n).map(|i| (0..n).map(|j| counts.count(i, j).to_string()).collect()))

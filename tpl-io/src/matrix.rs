@@ -204,29 +204,38 @@ fn sparse_text(path: &Path, content: &str, normalize: bool) -> Result<Transition
 /// header `from,to,p` and one line per non-zero entry, rows in order, under `#` comment lines
 /// of `comment`. For a dense matrix, its non-zero entries.
 pub fn sparse_matrix_text(comment: &str, matrix: &TransitionMatrix) -> String {
-    let mut out = String::new();
-    for line in comment.lines() {
-        out.push_str("# ");
-        out.push_str(line);
-        out.push('\n');
-    }
-    out.push_str(SPARSE_HEADER);
-    out.push('\n');
-    for (from, row) in matrix.rows().enumerate() {
-        match row.sparse_parts() {
+    let entries = matrix.rows().enumerate().flat_map(|(from, row)| {
+        let entries: Vec<(usize, usize, f64)> = match row.sparse_parts() {
             Some((0.0, cols, vals)) => {
-                for (&to, &p) in cols.iter().zip(vals) {
-                    out.push_str(&format!("{from},{to},{p}\n"));
-                }
+                cols.iter().zip(vals).map(|(&to, &p)| (from, to as usize, p)).collect()
             }
-            _ => {
-                for (to, &p) in row.iter().enumerate().filter(|(_, p)| **p != 0.0) {
-                    out.push_str(&format!("{from},{to},{p}\n"));
-                }
-            }
-        }
+            _ => row.iter().enumerate().filter(|(_, p)| **p != 0.0).map(|(to, &p)| (from, to, p)).collect(),
+        };
+        entries
+    });
+    sparse_entries_text(comment, SPARSE_HEADER, entries)
+}
+
+/// `comment` as `#` lines, then `header` and one line `from,to,value` per entry: the sparse
+/// text form of a matrix or of counts.
+pub(crate) fn sparse_entries_text<V: std::fmt::Display>(
+    comment: &str,
+    header: &str,
+    entries: impl Iterator<Item = (usize, usize, V)>,
+) -> String {
+    use std::fmt::Write as _;
+    let mut out = comment_lines(comment);
+    out.push_str(header);
+    out.push('\n');
+    for (from, to, v) in entries {
+        let _ = writeln!(out, "{from},{to},{v}");
     }
     out
+}
+
+/// `comment` as `#` lines, one per line of it.
+fn comment_lines(comment: &str) -> String {
+    comment.lines().map(|line| format!("# {line}\n")).collect()
 }
 
 /// Bytes of text per part of a dense matrix file parsed on its own thread.
@@ -278,12 +287,7 @@ fn dense_text(path: &Path, content: &str) -> Result<Entries> {
 /// numbers already formatted), one row per line under `#` comment lines of `comment`: what `tpl
 /// estimate` and `tpl simulate` write (§9–10).
 pub fn matrix_text(comment: &str, rows: impl Iterator<Item = Vec<String>>) -> String {
-    let mut out = String::new();
-    for line in comment.lines() {
-        out.push_str("# ");
-        out.push_str(line);
-        out.push('\n');
-    }
+    let mut out = comment_lines(comment);
     for row in rows {
         out.push_str(&row.join(","));
         out.push('\n');
