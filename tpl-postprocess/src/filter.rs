@@ -13,6 +13,7 @@ use tpl_core::TransitionMatrix;
 use crate::calibrate::{Calibration, Pass};
 use crate::error::{PostprocessError, Result};
 use crate::kalman::{self, KalmanFit};
+use crate::local_level::{Gain, LocalLevel};
 use crate::prior::{PriorPolicy, PriorUpdate, Warning};
 use crate::propagate::Mover;
 use crate::{map, map_integer, mle, smooth, validate};
@@ -186,6 +187,13 @@ pub struct FilterStep {
     pub fit: Option<KalmanFit>,
     /// Warnings raised at this step (only at step 1, by the frequency prior).
     pub warnings: Vec<Warning>,
+    /// Each cell's standard error σ_t of the estimate under the local-level model
+    /// ([`docs/intervals.md`](tpl_core::guide::intervals) §3): the error variance of the
+    /// optimal filter of a count that drifts at the rate measured from the releases so far, seen
+    /// through each release's Laplace noise (for `mle`, which reads only the step's release, that
+    /// release's noise plus the drift since it). Causal, like the estimate; [`crate::model_interval`]
+    /// turns it into an interval. Empty until a release with information.
+    pub std_error: Vec<f64>,
 }
 
 /// The stepper of [docs/map.md](tpl_core::guide::map) §5: feeds one release at a time, keeps the
@@ -240,6 +248,8 @@ pub struct Filter<'a> {
     pass: Pass,
     /// The state-space filter of `map` on at most 64 cells.
     online: Option<kalman::Online>,
+    /// The standard errors' model.
+    spread: LocalLevel,
 }
 
 impl<'a> Filter<'a> {
@@ -266,6 +276,7 @@ impl<'a> Filter<'a> {
         check_matrices(&config, cells)?;
         config.prior.check(cells)?;
         let mover = config.forward.map(Mover::new);
+        let config_estimator = config.estimator;
         let online = (config.estimator == Estimator::Map && cells <= kalman::ONLINE_CELLS)
             .then(|| kalman::Online::new(cells, config.total as f64, kalman::dense_matrix(&config, cells)));
         Ok(Self {
@@ -277,6 +288,11 @@ impl<'a> Filter<'a> {
             mover,
             pass: Pass::new(),
             online,
+            spread: LocalLevel::new(if config_estimator == Estimator::Mle {
+                Gain::ReleaseOnly
+            } else {
+                Gain::Optimal
+            }),
         })
     }
 
@@ -333,7 +349,16 @@ impl<'a> Filter<'a> {
                 }
             };
             let calibration = (t == 1).then_some(Calibration::DBSEC);
-            return Ok(FilterStep { estimate, prior: Some(prior), calibration, fit: online.fit(), warnings });
+            let std_error =
+                standard_errors(self.spread.step(release, a, &estimate, online.variances().as_deref()));
+            return Ok(FilterStep {
+                estimate,
+                prior: Some(prior),
+                calibration,
+                fit: online.fit(),
+                warnings,
+                std_error,
+            });
         }
         let mut calibration = None;
         let (prior, warnings) = if !estimator.uses_prior() {
@@ -381,7 +406,8 @@ impl<'a> Filter<'a> {
             self.prior.clone_from(p);
         }
         self.estimate.clone_from(&estimate);
-        Ok(FilterStep { estimate, prior, calibration, fit: None, warnings })
+        let std_error = standard_errors(self.spread.step(release, a, &estimate, None));
+        Ok(FilterStep { estimate, prior, calibration, fit: None, warnings, std_error })
     }
 }
 
@@ -399,6 +425,7 @@ pub struct FilterState {
     estimate: Vec<f64>,
     pass: Pass,
     online: Option<kalman::Online>,
+    spread: LocalLevel,
 }
 
 impl FilterState {
@@ -418,6 +445,7 @@ impl<'a> Filter<'a> {
             estimate: self.estimate.clone(),
             pass: self.pass.clone(),
             online: self.online.clone(),
+            spread: self.spread.clone(),
         }
     }
 
@@ -455,6 +483,7 @@ impl<'a> Filter<'a> {
         filter.prior = state.prior;
         filter.estimate = state.estimate;
         filter.pass = state.pass;
+        filter.spread = state.spread;
         filter.online = match (state.online, filter.online.take()) {
             (Some(saved), Some(_)) => {
                 let rows = releases.iter().map(|r| r.as_ref().to_vec()).collect();
@@ -600,6 +629,11 @@ pub fn constant_budgets(epsilon: f64, horizon: usize) -> Result<Vec<f64>> {
 /// weight).
 pub(crate) fn tempered_weight(a: f64, dispersion: f64) -> f64 {
     (a * dispersion).min(f64::MAX)
+}
+
+/// √ of each variance.
+fn standard_errors(variances: Vec<f64>) -> Vec<f64> {
+    variances.into_iter().map(f64::sqrt).collect()
 }
 
 /// The matrices of `config` against `cells` cells.

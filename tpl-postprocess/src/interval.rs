@@ -305,7 +305,7 @@ fn widen(e: &mut [f64], extra: f64) {
 
 /// The standard normal quantile (Acklam's rational approximation, relative error below
 /// 1.2·10⁻⁹).
-fn normal_quantile(p: f64) -> f64 {
+pub(crate) fn normal_quantile(p: f64) -> f64 {
     const A: [f64; 6] = [
         -39.696_830_286_653_76,
         220.946_098_424_520_5,

@@ -399,6 +399,14 @@ impl Online {
         self.fit
     }
 
+    /// Each cell's variance under the filtered covariance after the last step (`None` before
+    /// a release with information).
+    pub(crate) fn variances(&self) -> Option<Vec<f64>> {
+        let n = self.cells;
+        (self.seen_release && self.cov.len() == n * n)
+            .then(|| (0..n).map(|j| self.cov[j * n + j].max(0.0)).collect())
+    }
+
     /// Takes the release of the next step, with weight a = ε_t/Δ (checked by the caller);
     /// returns the prior mean of the step (the prediction from the releases before it) and
     /// the estimate. `first`, when given, is the estimate the caller reports for this step

@@ -52,7 +52,8 @@
 //!   same model in its guarded family is `smooth` (§9) and, causally, `map` (§8), on up to
 //!   64 cells;
 //! - [`bootstrap_intervals`] — per-cell intervals of any estimator's output by a
-//!   parametric bootstrap through the caller's mechanism;
+//!   parametric bootstrap through the caller's mechanism; [`model_interval`] — the causal
+//!   interval of a [`Filter`]'s estimate from its [`FilterStep::std_error`];
 //! - [`PostprocessError`] — every input error, naming the step, cell and value.
 //!
 //! Feature `serde`: the result types ([`Estimates`], [`FilterStep`], [`MapStep`],
@@ -69,6 +70,7 @@ mod error;
 mod filter;
 mod interval;
 mod kalman;
+mod local_level;
 mod map;
 mod map_integer;
 mod mle;
@@ -86,6 +88,7 @@ pub use filter::{
 };
 pub use interval::{Bootstrap, Ends, EstimatorFn, ReleaseFn, bootstrap_intervals};
 pub use kalman::{KalmanFit, KalmanSmoothed, kalman_smooth};
+pub use local_level::model_interval;
 pub use map::{MapStep, map_objective, map_step};
 pub use map_integer::{map_integer_objective, map_integer_step};
 pub use mle::mle_step;

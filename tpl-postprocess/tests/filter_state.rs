@@ -24,12 +24,17 @@ fn stream(n: usize, steps: usize) -> (Vec<Vec<f64>>, Vec<f64>) {
     (releases, budgets)
 }
 
-fn run(filter: &mut Filter<'_>, releases: &[Vec<f64>], budgets: &[f64]) -> Vec<Vec<f64>> {
-    releases.iter().zip(budgets).map(|(r, &e)| filter.step(r, e).unwrap().estimate).collect()
+/// Each step's estimate and standard errors.
+fn run(filter: &mut Filter<'_>, releases: &[Vec<f64>], budgets: &[f64]) -> Vec<(Vec<f64>, Vec<f64>)> {
+    releases
+        .iter()
+        .zip(budgets)
+        .map(|(r, &e)| filter.step(r, e).map(|s| (s.estimate, s.std_error)).unwrap())
+        .collect()
 }
 
 #[test]
-fn a_resumed_filter_goes_on_as_the_one_never_stopped() {
+fn a_resumed_filter_goes_on_as_the_one_never_stopped_standard_errors_included() {
     for (n, estimator) in [
         (3, Estimator::Map),
         (70, Estimator::Map),

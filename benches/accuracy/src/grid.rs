@@ -9,7 +9,9 @@ use rand::RngCore;
 use rayon::prelude::*;
 use tpl_compare::{Releaser, RunRelease, Seed, Setup, bootstrap_estimates, mse};
 use tpl_mechanisms::{DEFAULT_SENSITIVITY, SamplerKind};
-use tpl_postprocess::{Bootstrap, Estimator, FilterConfig, filter, kalman_smooth};
+use tpl_postprocess::{
+    Bootstrap, Estimator, Filter, FilterConfig, PostprocessError, filter, kalman_smooth, model_interval,
+};
 
 use crate::args::{Config, Scheme};
 use crate::oracle::{average_errors, best_window};
@@ -93,6 +95,14 @@ pub struct Row {
     pub coverage_all: Option<f64>,
     /// Share of the cell-steps with a true count > 0 inside their interval.
     pub coverage_nonempty: Option<f64>,
+    /// For a filter: the share of all cell-steps inside the 90 % model interval that a stream
+    /// stores with each estimate (`tpl_postprocess::model_interval` of the step's standard
+    /// error).
+    pub model_coverage_all: Option<f64>,
+    /// The same over the cell-steps whose true count is > 0.
+    pub model_coverage_nonempty: Option<f64>,
+    /// The mean width (upper − lower) of those intervals, in people.
+    pub model_width: Option<f64>,
 }
 
 /// What the grid produced.
@@ -111,6 +121,8 @@ struct Coverage {
     total: u64,
     covered_nonempty: u64,
     nonempty: u64,
+    /// Σ (upper − lower).
+    width: f64,
 }
 
 impl Coverage {
@@ -119,6 +131,7 @@ impl Coverage {
         self.total += other.total;
         self.covered_nonempty += other.covered_nonempty;
         self.nonempty += other.nonempty;
+        self.width += other.width;
     }
 }
 
@@ -129,6 +142,7 @@ struct EstimatorScore {
     /// For `kalman`: the MSE of its filtered means.
     filtered_mse: Option<f64>,
     coverage: Option<Coverage>,
+    model_coverage: Option<Coverage>,
     error: Option<String>,
 }
 
@@ -271,8 +285,13 @@ fn score_estimator(
     estimator: Estimator,
     replicates: Option<usize>,
 ) -> EstimatorScore {
-    let failed =
-        |e: String| EstimatorScore { mse: f64::NAN, filtered_mse: None, coverage: None, error: Some(e) };
+    let failed = |e: String| EstimatorScore {
+        mse: f64::NAN,
+        filtered_mse: None,
+        coverage: None,
+        model_coverage: None,
+        error: Some(e),
+    };
     let truth = &cell.stream.truth;
     let filter_config = FilterConfig {
         sensitivity: DEFAULT_SENSITIVITY,
@@ -282,9 +301,16 @@ fn score_estimator(
         ..FilterConfig::new(cell.stream.population)
     };
     // `kalman` gives its filtered means beside the smoothed ones: the causal baseline.
+    let mut model_coverage = None;
     let outcome = if estimator == Estimator::Kalman {
         kalman_smooth(&run.releases, &run.fresh, filter_config.clone())
             .map(|k| (k.estimates, Some(k.filtered)))
+    } else if estimator.is_filter() {
+        // Stepped, for the standard errors a stream stores beside each estimate.
+        stepped(&run.releases, &run.fresh, filter_config.clone()).map(|(estimates, c)| {
+            model_coverage = Some(c.of(truth));
+            (estimates, None)
+        })
     } else {
         filter(&run.releases, &run.fresh, filter_config.clone()).map(|e| (e.estimates, None))
     };
@@ -301,7 +327,7 @@ fn score_estimator(
         Err(e) => return failed(e.to_string()),
     };
     let Some(replicates) = replicates else {
-        return EstimatorScore { mse: error, filtered_mse, coverage: None, error: None };
+        return EstimatorScore { mse: error, filtered_mse, coverage: None, model_coverage, error: None };
     };
     let stream = format!("bootstrap:{}:{}", cell.label(), estimator.name());
     let noise_seed = Seed::given(config.seed).rng(&stream, seed as u64).next_u64();
@@ -316,27 +342,69 @@ fn score_estimator(
         Some(noise_seed),
     ) {
         Ok(iv) => {
-            let mut c = Coverage::default();
-            for ((lo, hi), row) in iv.lower.iter().zip(&iv.upper).zip(truth) {
-                for ((l, h), &x) in lo.iter().zip(hi).zip(row) {
-                    let inside = u64::from(*l <= x && x <= *h);
-                    c.covered += inside;
-                    c.total += 1;
-                    if x > 0.0 {
-                        c.covered_nonempty += inside;
-                        c.nonempty += 1;
-                    }
-                }
-            }
-            EstimatorScore { mse: error, filtered_mse, coverage: Some(c), error: None }
+            let c = Intervals { lower: iv.lower, upper: iv.upper }.of(truth);
+            EstimatorScore { mse: error, filtered_mse, coverage: Some(c), model_coverage, error: None }
         }
         Err(e) => EstimatorScore {
             mse: error,
             filtered_mse,
             coverage: None,
+            model_coverage,
             error: Some(format!("intervals: {e}")),
         },
     }
+}
+
+/// Per-cell intervals of a run, step by cell.
+struct Intervals {
+    lower: Vec<Vec<f64>>,
+    upper: Vec<Vec<f64>>,
+}
+
+impl Intervals {
+    /// How many of the true counts `truth` the intervals hold.
+    fn of(&self, truth: &[Vec<f64>]) -> Coverage {
+        let mut c = Coverage::default();
+        for ((lo, hi), row) in self.lower.iter().zip(&self.upper).zip(truth) {
+            for ((l, h), &x) in lo.iter().zip(hi).zip(row) {
+                let inside = u64::from(*l <= x && x <= *h);
+                c.width += h - l;
+                c.covered += inside;
+                c.total += 1;
+                if x > 0.0 {
+                    c.covered_nonempty += inside;
+                    c.nonempty += 1;
+                }
+            }
+        }
+        c
+    }
+}
+
+/// The filter of `config` stepped over a run: its estimates and the 90 % model intervals of
+/// their standard errors, as a stream stores them.
+fn stepped(
+    releases: &[Vec<f64>],
+    fresh: &[f64],
+    config: FilterConfig<'_>,
+) -> Result<(Vec<Vec<f64>>, Intervals), PostprocessError> {
+    let cells = releases.first().map_or(0, Vec::len);
+    let everyone = config.total as f64;
+    let mut f = Filter::new(cells, config)?;
+    let (mut estimates, mut lower, mut upper) = (Vec::new(), Vec::new(), Vec::new());
+    for (r, &eps) in releases.iter().zip(fresh) {
+        let step = f.step(r, eps)?;
+        let (lo, hi) = if step.std_error.is_empty() {
+            // Nothing released yet: anything from nobody to everyone.
+            (vec![0.0; cells], vec![everyone; cells])
+        } else {
+            model_interval(&step.estimate, &step.std_error, LEVEL)?
+        };
+        estimates.push(step.estimate);
+        lower.push(lo);
+        upper.push(hi);
+    }
+    Ok((estimates, Intervals { lower, upper }))
 }
 
 fn mean(values: impl Iterator<Item = f64>) -> f64 {
@@ -359,10 +427,14 @@ fn gather(cell: &Cell<'_>, runs: &[RunScores], asked: &[Estimator], kalman: Opti
         .enumerate()
         .map(|(k, e)| {
             let error = estimator_mse(k);
-            let coverage = runs.iter().try_fold(Coverage::default(), |mut acc, r| {
-                acc.add(r.estimators[k].coverage?);
-                Some(acc)
-            });
+            let pooled = |get: &dyn Fn(&EstimatorScore) -> Option<Coverage>| {
+                runs.iter().try_fold(Coverage::default(), |mut acc, r| {
+                    acc.add(get(&r.estimators[k])?);
+                    Some(acc)
+                })
+            };
+            let coverage = pooled(&|e| e.coverage);
+            let model = pooled(&|e| e.model_coverage);
             let share = |covered: u64, total: u64| (total > 0).then(|| covered as f64 / total as f64);
             Row {
                 stream: cell.stream.stream,
@@ -385,6 +457,9 @@ fn gather(cell: &Cell<'_>, runs: &[RunScores], asked: &[Estimator], kalman: Opti
                 ratio_kalman_filter: kalman_filter_mse.map(|m| error / m),
                 coverage_all: coverage.and_then(|c| share(c.covered, c.total)),
                 coverage_nonempty: coverage.and_then(|c| share(c.covered_nonempty, c.nonempty)),
+                model_coverage_all: model.and_then(|c| share(c.covered, c.total)),
+                model_coverage_nonempty: model.and_then(|c| share(c.covered_nonempty, c.nonempty)),
+                model_width: model.and_then(|c| (c.total > 0).then(|| c.width / c.total as f64)),
             }
         })
         .collect()

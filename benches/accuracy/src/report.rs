@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::grid::Row;
 
 /// The CSV header, in the order of [`Row`]'s fields.
-pub const HEADER: [&str; 20] = [
+pub const HEADER: [&str; 23] = [
     "stream",
     "population",
     "shape",
@@ -28,6 +28,9 @@ pub const HEADER: [&str; 20] = [
     "ratio_kalman_filter",
     "coverage_all",
     "coverage_nonempty",
+    "model_coverage_all",
+    "model_coverage_nonempty",
+    "model_width",
 ];
 
 /// The fields that say which cell and estimator a row is (the CSV's and the table's first
@@ -67,6 +70,9 @@ pub fn write_csv(path: &Path, cells: &[Vec<Row>]) -> Result<(), Box<dyn std::err
             opt(r.ratio_kalman_filter),
             opt(r.coverage_all),
             opt(r.coverage_nonempty),
+            opt(r.model_coverage_all),
+            opt(r.model_coverage_nonempty),
+            opt(r.model_width),
         ]))?;
     }
     w.flush()?;
@@ -105,10 +111,10 @@ fn aligned_line(out: &mut String, columns: &str, fields: impl IntoIterator<Item 
 }
 
 /// The columns of [`table`].
-const TABLE: &str = "<13 >6 <12 <12 <8 >5 <10 >10 >10 >7 >8 >7 >7 >7 >6 >6";
+const TABLE: &str = "<13 >6 <12 <12 <8 >5 <10 >10 >10 >7 >8 >7 >7 >7 >6 >6 >6";
 
 /// The columns of [`summary`].
-const SUMMARY: &str = "<12 >6 >9 >10 >10 >8 >8 >10 >13 >13";
+const SUMMARY: &str = "<12 >6 >9 >10 >10 >8 >8 >10 >13 >13 >13";
 
 /// The table of `cells` (the first `top`, or all), one line per estimator, a blank line
 /// between cells.
@@ -131,6 +137,7 @@ pub fn table(cells: &[Vec<Row>], top: Option<usize>) -> String {
         "/kf",
         "cov",
         "cov>0",
+        "mcov",
     ];
     aligned_line(&mut out, TABLE, header.map(String::from));
     for rows in cells.iter().take(top.unwrap_or(usize::MAX)) {
@@ -145,6 +152,7 @@ pub fn table(cells: &[Vec<Row>], top: Option<usize>) -> String {
                 num(r.ratio_kalman_filter),
                 num(r.coverage_all),
                 num(r.coverage_nonempty),
+                num(r.model_coverage_all),
             ]);
             aligned_line(&mut out, TABLE, fields);
         }
@@ -169,6 +177,7 @@ pub fn summary(cells: &[Vec<Row>]) -> String {
         "worst/raw",
         "coverage",
         "coverage>0",
+        "model cov",
     ];
     aligned_line(&mut out, SUMMARY, header.map(String::from));
     let Some(first) = cells.first() else {
@@ -209,6 +218,7 @@ pub fn summary(cells: &[Vec<Row>]) -> String {
             num(Some(worst)),
             range(&|r: &Row| r.coverage_all),
             range(&|r: &Row| r.coverage_nonempty),
+            range(&|r: &Row| r.model_coverage_all),
         ];
         aligned_line(&mut out, SUMMARY, fields);
     }

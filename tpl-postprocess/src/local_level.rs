@@ -1,0 +1,195 @@
+//! The standard error a [`crate::Filter`] gives with each estimate
+//! ([`docs/intervals.md`](tpl_core::guide::intervals) §3), causal and O(n) per step, so that a
+//! live stream can store it with every estimate (the bootstrap of
+//! [`crate::bootstrap_intervals`] would rerun the estimator B times over the whole stream at
+//! every push). Per cell, the error variance is the sum of
+//!
+//! 1. the variance P of the local-level model's filter — the count a random walk at a drift
+//!    rate d per step, seen through each release's Laplace noise (variance 2(Δ/ε_t)²) — with d
+//!    measured from the releases so far, the drift since the last fresh release grown as
+//!    d·max(k, ḡ) ([`LocalLevel::drift_steps_between`]); or the estimator's own variance for
+//!    the cell where it has a model of its error and that is larger (the state-space filter of
+//!    `map` on up to 64 cells);
+//! 2. the square of the distance between the estimate and that filter's mean: an estimator
+//!    that leaves the data (a prior that holds it back, a matrix that does not fit) widens its
+//!    interval by as much as it leaves them.
+
+use crate::error::{PostprocessError, Result};
+use crate::interval::normal_quantile;
+
+/// How the filter whose error is modelled combines a release with what it knew before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub(crate) enum Gain {
+    /// As the local-level model's optimal filter, K = P⁻/(P⁻ + v): the estimators with a
+    /// prior, which carry what earlier releases said forward.
+    Optimal,
+    /// The release alone, K = 1: `mle`, which reads nothing but the step's release.
+    ReleaseOnly,
+}
+
+/// The per-cell state of the model: the error variance after the last step, the drift
+/// measured so far, and the last fresh release.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub(crate) struct LocalLevel {
+    gain: Gain,
+    /// P per cell after the last step (empty before the first fresh release: no error scale).
+    variance: Vec<f64>,
+    /// Per cell, Σ ((r_u − r_s)² − v_s − v_u) over consecutive fresh releases s < u.
+    drift_sums: Vec<f64>,
+    /// Σ (u − s) over the same pairs.
+    drift_steps: f64,
+    /// The number of those pairs.
+    gaps: f64,
+    /// The last fresh release, its noise variance and the steps since it.
+    last: Option<(Vec<f64>, f64, usize)>,
+    /// The model's filtered mean per cell after the last step.
+    mean: Vec<f64>,
+}
+
+impl LocalLevel {
+    /// The model before any release.
+    pub(crate) fn new(gain: Gain) -> Self {
+        Self {
+            gain,
+            variance: Vec::new(),
+            drift_sums: Vec::new(),
+            drift_steps: 0.0,
+            gaps: 0.0,
+            last: None,
+            mean: Vec::new(),
+        }
+    }
+
+    /// Each cell's drift rate d ≥ 0 per step measured so far (0 with fewer than two fresh
+    /// releases).
+    fn rate(&self, cell: usize) -> f64 {
+        if self.drift_steps > 0.0 { (self.drift_sums[cell] / self.drift_steps).max(0.0) } else { 0.0 }
+    }
+
+    /// How many steps' drift the k-th step after the last fresh release adds: the drift since
+    /// that release is d·max(k, ḡ), ḡ the mean gap between consecutive fresh releases so far.
+    /// A count that reverts to its mean (people who come and go) drifts less than k times
+    /// its one-step rate over k steps, so the rate measured over gaps of ḡ steps, spread
+    /// evenly, would understate the first steps after a release; a drift that grows with the
+    /// lag is never more, over k ≤ ḡ steps, than over ḡ.
+    fn drift_steps_between(&self, k: usize) -> f64 {
+        let gap = if self.gaps > 0.0 { self.drift_steps / self.gaps } else { 1.0 };
+        let k = k as f64;
+        let before = if k > 1.0 { (k - 1.0).max(gap) } else { 0.0 };
+        k.max(gap) - before
+    }
+
+    /// Steps the model over one release with weight a = ε_t/Δ (a = 0: a repeat, no
+    /// information) and the estimator's estimate x̂_t of it, and returns each cell's error
+    /// variance after it: the model's P, or `floor` where that is larger (the estimator's own
+    /// model of its error, when it has one), plus (x̂_t − m_t)², m_t the model's mean. Empty
+    /// while no release with information has been seen.
+    pub(crate) fn step(
+        &mut self,
+        release: &[f64],
+        a: f64,
+        estimate: &[f64],
+        floor: Option<&[f64]>,
+    ) -> Vec<f64> {
+        // The Laplace noise of scale Δ/ε_t has variance 2(Δ/ε_t)² = 2/a² (a release with a
+        // weight too small for that to be finite carries no information the model can use).
+        let v = 2.0 / (a * a);
+        let fresh = a > 0.0 && v.is_finite();
+        if let Some((last, v_last, since)) = self.last.as_mut() {
+            *since += 1;
+            if fresh {
+                if self.drift_sums.is_empty() {
+                    self.drift_sums = vec![0.0; release.len()];
+                }
+                for (sum, (r, s)) in self.drift_sums.iter_mut().zip(release.iter().zip(last.iter())) {
+                    *sum += (r - s).powi(2) - v - *v_last;
+                }
+                self.drift_steps += *since as f64;
+                self.gaps += 1.0;
+            }
+        }
+        if !self.variance.is_empty() {
+            // Predict: the count has drifted for one more step.
+            let steps = self.last.as_ref().map_or(1, |l| l.2);
+            let grown = self.drift_steps_between(steps);
+            let rates: Vec<f64> = (0..self.variance.len()).map(|j| self.rate(j)).collect();
+            for (p, d) in self.variance.iter_mut().zip(rates) {
+                *p += d * grown;
+            }
+        }
+        if fresh {
+            if self.variance.is_empty() || self.gain == Gain::ReleaseOnly {
+                self.variance = vec![v; release.len()];
+                self.mean = release.to_vec();
+            } else {
+                for ((p, m), r) in self.variance.iter_mut().zip(&mut self.mean).zip(release) {
+                    // K = P⁻/(P⁻ + v), P = (1 − K)·P⁻ = v·K.
+                    let k = if p.is_finite() { *p / (*p + v) } else { 1.0 };
+                    *m += k * (r - *m);
+                    *p = v * k;
+                }
+            }
+            self.last = Some((release.to_vec(), v, 0));
+        }
+        // x̂ far from the model's mean is a sign the estimator misses something (a matrix
+        // that does not fit, a prior that holds it back): its square is added, so that an
+        // interval of z ≥ 1 standard errors reaches the model's mean.
+        self.variance
+            .iter()
+            .zip(&self.mean)
+            .zip(estimate)
+            .enumerate()
+            .map(|(j, ((&p, m), x))| {
+                p.max(floor.and_then(|f| f.get(j)).copied().unwrap_or(0.0)) + (x - m).powi(2)
+            })
+            .collect()
+    }
+}
+
+/// The interval [lower, upper] of each cell of `estimate` at the nominal `level` from its
+/// standard errors ([`crate::FilterStep::std_error`]): x̂ ± z·σ with z the normal quantile of
+/// (1 + level)/2, rounded outwards to whole numbers (true counts are whole, so no coverage is
+/// lost) and clipped to [0, N], N the estimate's sum rounded. Measured coverage:
+/// [`docs/intervals.md`](tpl_core::guide::intervals) §3.
+///
+/// ```
+/// let (lo, hi) = tpl_postprocess::model_interval(&[10.0, 2.0], &[2.0, 2.0], 0.9)?;
+/// // z = 1.645: 10 ± 3.29 and 2 ± 3.29, clipped to [0, N] with N = 12.
+/// assert_eq!((lo, hi), (vec![6.0, 0.0], vec![12.0, 6.0]));
+/// # Ok::<(), tpl_postprocess::PostprocessError>(())
+/// ```
+///
+/// # Errors
+/// [`PostprocessError::Bootstrap`] for a level outside (0, 1) or a standard error per cell
+/// that is missing, negative or not a number.
+pub fn model_interval(estimate: &[f64], std_error: &[f64], level: f64) -> Result<(Vec<f64>, Vec<f64>)> {
+    let bad = |m: String| PostprocessError::Bootstrap(m);
+    if !(level > 0.0 && level < 1.0) {
+        return Err(bad(format!("level {level} is not strictly between 0 and 1")));
+    }
+    if std_error.len() != estimate.len() {
+        return Err(bad(format!("{} standard errors for {} cells", std_error.len(), estimate.len())));
+    }
+    if let Some(s) = std_error.iter().find(|s| s.is_nan() || **s < 0.0) {
+        return Err(bad(format!("a standard error of {s}: it must be ≥ 0")));
+    }
+    let z = normal_quantile((1.0 + level) / 2.0);
+    let cap = estimate.iter().sum::<f64>().max(0.0).round();
+    let ends = |sign: f64| -> Vec<f64> {
+        estimate
+            .iter()
+            .zip(std_error)
+            .map(|(&x, &s)| {
+                let end = x + sign * z * s;
+                let end = if sign < 0.0 { end.floor() } else { end.ceil() };
+                end.clamp(0.0, cap)
+            })
+            .collect()
+    };
+    Ok((ends(-1.0), ends(1.0)))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,126 @@
+use super::*;
+
+/// a = ε/Δ whose Laplace noise has variance `v` (2/a² = v).
+fn weight(v: f64) -> f64 {
+    (2.0 / v).sqrt()
+}
+
+/// Steps `m` with the model's own mean as the estimate (no distance term): its P.
+fn p_after(m: &mut LocalLevel, release: &[f64], a: f64) -> Vec<f64> {
+    let mut probe = m.clone();
+    probe.step(release, a, &vec![0.0; release.len()], None);
+    let estimate = if probe.mean.is_empty() { vec![0.0; release.len()] } else { probe.mean.clone() };
+    m.step(release, a, &estimate, None)
+}
+
+#[test]
+fn the_first_release_has_the_noise_of_its_budget() {
+    let mut m = LocalLevel::new(Gain::Optimal);
+    let s = p_after(&mut m, &[3.0, 5.0], weight(8.0));
+    assert_eq!(s.len(), 2);
+    assert!(s.iter().all(|&s| (s - 8.0).abs() < 1e-12), "{s:?}");
+}
+
+#[test]
+fn no_error_scale_before_a_release_with_information() {
+    let mut m = LocalLevel::new(Gain::Optimal);
+    assert!(m.step(&[3.0, 5.0], 0.0, &[4.0, 4.0], None).is_empty());
+    assert_eq!(m.step(&[3.0, 5.0], weight(2.0), &[4.0, 4.0], None).len(), 2);
+}
+
+#[test]
+fn releases_of_a_count_that_does_not_drift_average_their_noise() {
+    // Releases equal to each other: no drift is measured (it is clipped at 0), so after k
+    // releases of variance v the optimal filter's variance is v/k.
+    let mut m = LocalLevel::new(Gain::Optimal);
+    let mut last = Vec::new();
+    for _ in 0..10 {
+        last = p_after(&mut m, &[4.0], weight(2.0));
+    }
+    assert!((last[0] - 0.2).abs() < 1e-12, "{last:?}");
+}
+
+#[test]
+fn measured_drift_keeps_the_error_from_vanishing() {
+    // The release jumps by 10 every step with noise variance 2: the drift rate measured is
+    // 100 − 4 = 96 per step, and the steady variance solves P = (P + 96)·2/(P + 98).
+    let mut m = LocalLevel::new(Gain::Optimal);
+    for t in 0..200 {
+        p_after(&mut m, &[10.0 * t as f64], 1.0);
+    }
+    let p = m.variance[0];
+    let steady = (p + 96.0) * 2.0 / (p + 98.0);
+    assert!((p - steady).abs() < 1e-9 && p > 1.9 && p < 2.0, "{p}");
+}
+
+#[test]
+fn a_repeat_grows_the_error_by_the_drift_rate() {
+    let mut m = LocalLevel::new(Gain::Optimal);
+    p_after(&mut m, &[0.0], 1.0);
+    let after = p_after(&mut m, &[10.0], 1.0)[0];
+    // Drift measured: (100 − 2 − 2)/1 = 96 per step, over gaps of one step: each repeat adds it.
+    let repeat = p_after(&mut m, &[10.0], 0.0)[0];
+    let again = p_after(&mut m, &[10.0], 0.0)[0];
+    assert!((repeat - after - 96.0).abs() < 1e-9 && (again - repeat - 96.0).abs() < 1e-9, "{after} {repeat}");
+}
+
+#[test]
+fn after_a_release_the_drift_of_a_whole_gap_comes_at_once() {
+    // Fresh releases every 4 steps, 40 apart: d = (1600 − 4)/4 = 399 per step and ḡ = 4, so
+    // the first step after a release adds 4·d and the next three nothing.
+    let mut m = LocalLevel::new(Gain::ReleaseOnly);
+    for t in 0..8 {
+        let a = if t % 4 == 0 { 1.0 } else { 0.0 };
+        p_after(&mut m, &[40.0 * (t / 4) as f64], a);
+    }
+    let p: Vec<f64> = (8..12).map(|t| p_after(&mut m, &[80.0], if t == 8 { 1.0 } else { 0.0 })[0]).collect();
+    // Step 8 is fresh: mle's variance is the release's, 2; then 2 + 4·399 three times.
+    let d = (1600.0 - 4.0) / 4.0;
+    assert!((p[0] - 2.0).abs() < 1e-9, "{p:?}");
+    for v in &p[1..] {
+        assert!((v - 2.0 - 4.0 * d).abs() < 1e-6, "{p:?}");
+    }
+}
+
+#[test]
+fn mle_reads_only_its_release_so_its_error_is_that_release_s_noise() {
+    let mut m = LocalLevel::new(Gain::ReleaseOnly);
+    for _ in 0..5 {
+        let s = p_after(&mut m, &[4.0, 4.0], weight(8.0));
+        assert!(s.iter().all(|&s| (s - 8.0).abs() < 1e-12));
+    }
+}
+
+#[test]
+fn an_estimate_away_from_the_model_s_mean_widens_by_the_distance() {
+    let mut m = LocalLevel::new(Gain::Optimal);
+    let s = m.step(&[10.0, 10.0], weight(2.0), &[13.0, 10.0], None);
+    assert_eq!(s, vec![2.0 + 9.0, 2.0]);
+}
+
+#[test]
+fn the_estimator_s_own_variance_is_used_where_it_is_larger() {
+    let mut m = LocalLevel::new(Gain::Optimal);
+    let s = m.step(&[10.0, 10.0], weight(2.0), &[10.0, 10.0], Some(&[5.0, 1.0]));
+    assert_eq!(s, vec![5.0, 2.0]);
+}
+
+#[test]
+fn the_model_interval_rounds_outwards_and_clips_to_the_population() {
+    let (lo, hi) = model_interval(&[10.0, 2.0, 0.0], &[0.0, 1.0, 0.5], 0.5).unwrap();
+    // z(0.75) = 0.674: 2 ± 0.674 → [1, 3]; 0 ± 0.34 → [0, 1]; σ = 0 keeps the estimate.
+    assert_eq!(lo, vec![10.0, 1.0, 0.0]);
+    assert_eq!(hi, vec![10.0, 3.0, 1.0]);
+    let (lo, hi) = model_interval(&[11.5, 0.5], &[100.0, 100.0], 0.9).unwrap();
+    assert_eq!((lo, hi), (vec![0.0, 0.0], vec![12.0, 12.0]));
+}
+
+#[test]
+fn the_model_interval_refuses_what_it_cannot_read() {
+    for level in [0.0, 1.0, f64::NAN, -0.5] {
+        assert!(model_interval(&[1.0], &[1.0], level).is_err(), "{level}");
+    }
+    assert!(model_interval(&[1.0, 2.0], &[1.0], 0.9).is_err());
+    assert!(model_interval(&[1.0], &[f64::NAN], 0.9).is_err());
+    assert!(model_interval(&[1.0], &[-1.0], 0.9).is_err());
+}
