@@ -40,7 +40,7 @@ fn field(header: &[String], row: &csv::StringRecord, name: &str) -> String {
 #[test]
 fn a_one_cell_grid_writes_finite_ratios() {
     let (stdout, rows, header) = run_grid(&["--streams", "uniform"]);
-    assert_eq!(header.len(), 20);
+    assert_eq!(header.len(), 23);
     assert_eq!(rows.len(), 2, "one cell, two estimators");
     for row in &rows {
         let get = |name: &str| field(&header, row, name).parse::<f64>().unwrap();
@@ -51,6 +51,9 @@ fn a_one_cell_grid_writes_finite_ratios() {
         assert!(get("best_ma_window") as usize % 2 == 1);
         assert_eq!(get("seeds"), 2.0);
         assert_eq!(field(&header, row, "coverage_all"), "");
+        // Every filter's stored intervals are scored, with or without --intervals.
+        let model = get("model_coverage_all");
+        assert!((0.0..=1.0).contains(&model) && get("model_width") > 0.0, "{row:?}");
         if field(&header, row, "estimator") == "mle" {
             // A projection onto the counts that sum to N is never farther from the truth.
             assert!(ratio_raw <= 1.0 + 1e-12, "{row:?}");
