@@ -106,6 +106,9 @@ pub struct StreamSteps {
     /// The causal estimate stored with each step (`Err`: why the filter could not make it),
     /// and the estimator, when the stream stores estimates.
     pub estimates: Option<(String, Vec<tpl_stream::StepEstimate>)>,
+    /// The publication budget of the release the first steps repeat, when it was published
+    /// before them (a push that starts with a repeat), for their intervals.
+    pub carried: Option<f64>,
 }
 
 impl ReleaseReport {
@@ -117,7 +120,10 @@ impl ReleaseReport {
         steps: StreamSteps,
         interval: Option<f64>,
     ) -> Result<Self> {
-        let intervals = raw_intervals(&run, config.sensitivity, config.sampler, interval)?;
+        let intervals = interval
+            .map(|level| run.intervals_after(config.sensitivity, config.sampler, level, steps.carried))
+            .transpose()
+            .map_err(|e| CliError::Usage(format!("--interval: {e}")))?;
         Ok(Self {
             command,
             scheme: config.scheme.name().to_owned(),
@@ -265,6 +271,18 @@ impl Report for ReleaseReport {
                     estimates.iter().map(|e| e.estimate.as_ref().ok()).collect();
                 map.insert("estimator".into(), json!(estimator));
                 map.insert("estimates".into(), json!(values));
+                // With --interval, the estimates' stored intervals at the same level (null for
+                // a step without one).
+                if let Some(level) = self.intervals.as_ref().map(|i| i.level) {
+                    let (lower, upper): (Vec<_>, Vec<_>) = estimates
+                        .iter()
+                        .map(|e| {
+                            e.interval(level).ok().flatten().map_or((None, None), |(l, h)| (Some(l), Some(h)))
+                        })
+                        .unzip();
+                    map.insert("estimates_lower".into(), json!(lower));
+                    map.insert("estimates_upper".into(), json!(upper));
+                }
             }
         }
         add_intervals(&mut out, self.intervals.as_ref());

@@ -90,3 +90,23 @@ fn chart_with_truth_and_band_and_bad_flags() {
         &[],
     );
 }
+
+#[test]
+fn a_push_that_starts_with_a_repeat_carries_the_interval_of_the_earlier_publication() {
+    let d = Scratch::new("intervals_push_repeat");
+    let db = d.path("s.db");
+    // `sample` publishes the first step of each window of 4 and repeats it.
+    json(&cmd("stream init --db {} --scheme sample --epsilon 1 --window 4", &[&db]));
+    let push = |from: usize, to: usize| {
+        let rows: String = (from..to).map(|t| format!("{t},5,7\n")).collect();
+        let counts = d.file(&format!("c{from}.csv"), &format!("timestamp_bucket,c0,c1\n{rows}"));
+        json(&["stream", "push", "--db", &db, "--counts", &counts, "--interval", "0.9"])
+    };
+    let first = push(0, 1);
+    let later = push(1, 3);
+    assert_eq!(later["published"], serde_json::json!([false, false]));
+    let (lo, hi) = (number_rows(&first["lower"]), number_rows(&first["upper"]));
+    // The repeats carry the release and interval of step 1.
+    assert_eq!(number_rows(&later["lower"]), vec![lo[0].clone(), lo[0].clone()]);
+    assert_eq!(number_rows(&later["upper"]), vec![hi[0].clone(), hi[0].clone()]);
+}

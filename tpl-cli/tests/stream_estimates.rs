@@ -38,12 +38,14 @@ fn a_cron_loop_of_pushes_stores_estimates_better_than_the_releases() {
     ));
     assert_eq!((init["estimator"].as_str(), init["total"].as_f64()), (Some("map"), Some(total)));
     // A push every "hour": 12 new steps of 5 minutes each.
-    let mut pushed_estimates = Vec::new();
+    let (mut pushed_estimates, mut pushed_lower, mut pushed_upper) = (Vec::new(), Vec::new(), Vec::new());
     for chunk in rows.chunks(12 * 6) {
         let counts = d.file("c.csv", &format!("{header}\n{}\n", chunk.join("\n")));
-        let out = json(&["stream", "push", "--db", &db, "--counts", &counts]);
+        let out = json(&["stream", "push", "--db", &db, "--counts", &counts, "--interval", "0.9"]);
         assert_eq!(out["estimator"], "map");
         pushed_estimates.extend(number_rows(&out["estimates"]));
+        pushed_lower.extend(number_rows(&out["estimates_lower"]));
+        pushed_upper.extend(number_rows(&out["estimates_upper"]));
     }
     let export = json(&["stream", "export", "--db", &db]);
     let (releases, estimates) = (number_rows(&export["releases"]), number_rows(&export["estimates"]));
@@ -64,12 +66,23 @@ fn a_cron_loop_of_pushes_stores_estimates_better_than_the_releases() {
         &[&releases_csv, &total.to_string(), &forward],
     ));
     assert_eq!(number_rows(&offline["estimates"]), estimates);
-    // --estimates: the stored ones, as `tpl postprocess` prints estimates.
-    let stored = json(&["stream", "export", "--db", &db, "--estimates"]);
+    // --estimates: the stored ones, as `tpl postprocess` prints estimates; with --interval,
+    // the intervals each push printed, from the standard errors stored with the estimates.
+    let stored = json(&["stream", "export", "--db", &db, "--estimates", "--interval", "0.9"]);
     assert_eq!(
         (stored["estimator"].as_str(), number_rows(&stored["estimates"])),
         (Some("map"), estimates.clone())
     );
+    assert_eq!(stored["interval_method"], "model");
+    let (lower, upper) = (number_rows(&stored["lower"]), number_rows(&stored["upper"]));
+    assert_eq!((&lower, &upper), (&pushed_lower, &pushed_upper));
+    let inside = (0..truth.len())
+        .flat_map(|t| (0..truth[t].len()).map(move |c| (t, c)))
+        .filter(|&(t, c)| lower[t][c] <= truth[t][c] && truth[t][c] <= upper[t][c])
+        .count();
+    let coverage = inside as f64 / (truth.len() * truth[0].len()) as f64;
+    eprintln!("coverage {coverage}");
+    assert!((0.9..1.0).contains(&coverage), "90 % intervals hold {coverage} of the true counts");
     // --smoothed: every release before and after each step; better still here.
     let smoothed = json(&["stream", "export", "--db", &db, "--smoothed"]);
     assert_eq!(smoothed["estimator"], "smooth");
@@ -124,7 +137,7 @@ fn estimates_are_asked_for_with_a_total_and_a_filter_that_can_make_them() {
 }
 
 #[test]
-fn exported_estimates_come_with_bootstrap_intervals_on_request() {
+fn smoothed_estimates_come_with_bootstrap_intervals_on_request() {
     let d = Scratch::new("stream_estimates_intervals");
     let db = d.path("s.db");
     let forward = d.file("pf.csv", "0.9,0.05,0.05\n0.05,0.9,0.05\n0.05,0.05,0.9\n");
@@ -135,7 +148,8 @@ fn exported_estimates_come_with_bootstrap_intervals_on_request() {
     let rows: String = (0..20).map(|t| format!("{t},{},{},{}\n", 10 + t % 3, 10, 10 - t % 3)).collect();
     let counts = d.file("c.csv", &format!("timestamp_bucket,c0,c1,c2\n{rows}"));
     json(&["stream", "push", "--db", &db, "--counts", &counts]);
-    let out = json(&["stream", "export", "--db", &db, "--estimates", "--interval", "0.9"]);
+    let out = json(&["stream", "export", "--db", &db, "--smoothed", "--interval", "0.9"]);
+    assert_eq!(out["interval_method"], "bootstrap");
     let (lo, x, hi) =
         (number_rows(&out["lower"]), number_rows(&out["estimates"]), number_rows(&out["upper"]));
     assert_eq!((lo.len(), x.len(), hi.len()), (20, 20, 20));

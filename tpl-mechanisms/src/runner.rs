@@ -40,8 +40,26 @@ impl Run {
     /// [`MechError::BadLevel`]; [`MechError::BadScale`] for a fresh release with no
     /// publication budget; a custom error for a first step that is a repeat.
     pub fn intervals(&self, sensitivity: f64, sampler: SamplerKind, level: f64) -> Result<Intervals> {
+        self.intervals_after(sensitivity, sampler, level, None)
+    }
+
+    /// [`Run::intervals`] of a run that continues an earlier one (a batch of a durable
+    /// stream): `carried`, when given, is the publication budget of the release the run's
+    /// first steps repeat, published before the run began.
+    ///
+    /// # Errors
+    /// Those of [`Run::intervals`]; a first step that repeats is refused only without
+    /// `carried`.
+    pub fn intervals_after(
+        &self,
+        sensitivity: f64,
+        sampler: SamplerKind,
+        level: f64,
+        carried: Option<f64>,
+    ) -> Result<Intervals> {
         let mut out = Intervals { level, lower: Vec::new(), upper: Vec::new() };
-        let mut noise = None;
+        let mut noise =
+            carried.map(|eps| sampler.noise_interval(laplace_scale(sensitivity, eps), level)).transpose()?;
         for (t, ((published, spent), release)) in
             self.published.iter().zip(&self.spent).zip(&self.releases).enumerate()
         {

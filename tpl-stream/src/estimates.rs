@@ -20,6 +20,27 @@ pub struct StepEstimate {
     /// x̂_t, n values summing to the stream's population; `Err` with the filter's reason when
     /// it could not estimate the step (the release stands: an estimate never holds back a step).
     pub estimate: std::result::Result<Vec<f64>, String>,
+    /// σ_t, each cell's standard error of the estimate ([`tpl_postprocess::FilterStep::std_error`],
+    /// [`docs/intervals.md`](tpl_core::guide::intervals) §3), from which
+    /// [`StepEstimate::interval`] makes the step's interval at any level; `None` for a step
+    /// without an estimate, or one stored by a version that kept none (the next update stores
+    /// it).
+    pub std_error: Option<Vec<f64>>,
+}
+
+impl StepEstimate {
+    /// The interval [lower, upper] of each cell at the nominal `level`
+    /// ([`tpl_postprocess::model_interval`]): causal, like the estimate, and fixed once stored.
+    /// `None` without an estimate or a standard error.
+    ///
+    /// # Errors
+    /// That of [`tpl_postprocess::model_interval`] for a level outside (0, 1).
+    pub fn interval(&self, level: f64) -> tpl_postprocess::Result<Option<(Vec<f64>, Vec<f64>)>> {
+        match (&self.estimate, &self.std_error) {
+            (Ok(x), Some(s)) => tpl_postprocess::model_interval(x, s, level).map(Some),
+            _ => Ok(None),
+        }
+    }
 }
 
 /// The releases r_1..r_T recorded so far (a repeat holds the release it repeats) and the
@@ -72,7 +93,18 @@ pub(crate) fn store_missing(
     let done: i64 = tx.query_row("SELECT count(*) FROM estimates", [], |r| r.get(0)).map_err(sql)?;
     let done = usize::try_from(done).unwrap_or(0);
     let (releases, fresh) = recorded_releases(tx, path)?;
-    if releases.len() <= done {
+    // A stream whose estimates were stored without their standard errors gets them now.
+    if !has_std_errors(tx, path)? {
+        tx.execute_batch("ALTER TABLE estimates ADD COLUMN std_error BLOB").map_err(sql)?;
+    }
+    let lacking: i64 = tx
+        .query_row(
+            "SELECT count(*) FROM estimates WHERE estimate IS NOT NULL AND std_error IS NULL",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(sql)?;
+    if releases.len() <= done && lacking == 0 {
         return Ok(Vec::new());
     }
     tx.execute_batch(STATE_TABLE).map_err(sql)?;
@@ -80,7 +112,7 @@ pub(crate) fn store_missing(
     // state the last update kept when it is that of the estimates stored, else from step 1.
     let cells = releases[0].len();
     let filter_config = || config.filter_config(e.estimator, e.total);
-    let resumed = saved_state(tx, path, done)?.and_then(|state| {
+    let resumed = saved_state(tx, path, done)?.filter(|_| lacking == 0).and_then(|state| {
         Filter::resume(cells, filter_config(), state, &releases[..done], &fresh[..done]).ok()
     });
     let from = if resumed.is_some() { done } else { 0 };
@@ -91,15 +123,25 @@ pub(crate) fn store_missing(
     let mut made = Vec::with_capacity(releases.len() - done);
     for (i, (release, &epsilon)) in releases.iter().zip(&fresh).enumerate().skip(from) {
         let t = i + 1;
-        let estimate = match &mut stepper {
-            Ok(f) => f.step(release, epsilon).map(|s| s.estimate).map_err(|e| e.to_string()),
+        let step = match &mut stepper {
+            Ok(f) => f.step(release, epsilon).map_err(|e| e.to_string()),
             Err(why) => Err(why.clone()),
         };
-        if let Err(why) = &estimate {
-            // Every later step depends on this one.
-            stepper = Err(why.clone());
-        }
+        let (estimate, std_error) = match step {
+            Ok(s) => (Ok(s.estimate), Some(s.std_error).filter(|s| !s.is_empty())),
+            Err(why) => {
+                // Every later step depends on this one.
+                stepper = Err(why.clone());
+                (Err(why), None)
+            }
+        };
+        let spread = std_error.as_deref().map(encode_release);
         if t <= done {
+            tx.execute(
+                "UPDATE estimates SET std_error = ?1 WHERE t = ?2 AND estimate IS NOT NULL AND std_error IS NULL",
+                params![spread, t as i64],
+            )
+            .map_err(sql)?;
             continue;
         }
         let (blob, error) = match &estimate {
@@ -107,11 +149,11 @@ pub(crate) fn store_missing(
             Err(why) => (None, Some(why.as_str())),
         };
         tx.execute(
-            "INSERT INTO estimates (t, estimate, error) VALUES (?1, ?2, ?3)",
-            params![t as i64, blob, error],
+            "INSERT INTO estimates (t, estimate, error, std_error) VALUES (?1, ?2, ?3, ?4)",
+            params![t as i64, blob, error, spread],
         )
         .map_err(sql)?;
-        made.push(StepEstimate { t, estimate });
+        made.push(StepEstimate { t, estimate, std_error });
     }
     // The state for the next update (one JSON cannot hold — a number not finite is written
     // null — does not read back, and the next update then runs from step 1).
@@ -147,6 +189,16 @@ fn saved_state(tx: &Transaction<'_>, path: &Path, done: usize) -> Result<Option<
         .and_then(|(_, text)| serde_json::from_str(&text).ok()))
 }
 
+/// Whether the estimates table has its `std_error` column (streams whose estimates were
+/// first stored by an earlier version have not, until their next update).
+fn has_std_errors(tx: &Transaction<'_>, path: &Path) -> Result<bool> {
+    tx.query_row("SELECT count(*) FROM pragma_table_info('estimates') WHERE name = 'std_error'", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .map(|n| n > 0)
+    .map_err(|e| sqlite_error(path, e))
+}
+
 /// The stored estimate of step `t`, if the stream stores estimates.
 pub(crate) fn read_one(tx: &Transaction<'_>, path: &Path, t: usize) -> Result<Option<StepEstimate>> {
     Ok(read_all(tx, path, Some(t))?.pop())
@@ -165,17 +217,25 @@ pub(crate) fn read_all(tx: &Transaction<'_>, path: &Path, only: Option<usize>) -
     if exists.is_none() {
         return Ok(Vec::new());
     }
+    let spread = if has_std_errors(tx, path)? { "std_error" } else { "NULL" };
     let mut stmt = tx
-        .prepare("SELECT t, estimate, error FROM estimates WHERE ?1 IS NULL OR t = ?1 ORDER BY t")
+        .prepare(&format!(
+            "SELECT t, estimate, error, {spread} FROM estimates WHERE ?1 IS NULL OR t = ?1 ORDER BY t"
+        ))
         .map_err(sql)?;
     let rows = stmt
         .query_map([only.map(|t| t as i64)], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, Option<Vec<u8>>>(1)?, r.get::<_, Option<String>>(2)?))
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, Option<Vec<u8>>>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, Option<Vec<u8>>>(3)?,
+            ))
         })
         .map_err(sql)?;
     let mut out = Vec::new();
     for row in rows {
-        let (t, blob, error) = row.map_err(sql)?;
+        let (t, blob, error, spread) = row.map_err(sql)?;
         let estimate = match (blob.as_deref().and_then(decode_release), error) {
             (Some(x), None) => Ok(x),
             (None, Some(why)) => Err(why),
@@ -186,7 +246,17 @@ pub(crate) fn read_all(tx: &Transaction<'_>, path: &Path, only: Option<usize>) -
                 });
             }
         };
-        out.push(StepEstimate { t: usize::try_from(t).unwrap_or(0), estimate });
+        let std_error = match spread.as_deref().map(decode_release) {
+            None => None,
+            Some(Some(s)) if estimate.as_ref().is_ok_and(|x| x.len() == s.len()) => Some(s),
+            Some(_) => {
+                return Err(StreamError::Corrupt {
+                    path: path.to_path_buf(),
+                    reason: format!("the standard errors of step {t}"),
+                });
+            }
+        };
+        out.push(StepEstimate { t: usize::try_from(t).unwrap_or(0), estimate, std_error });
     }
     Ok(out)
 }

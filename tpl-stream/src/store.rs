@@ -48,6 +48,7 @@ CREATE TABLE estimates (
     t INTEGER PRIMARY KEY,
     estimate BLOB,
     error TEXT,
+    std_error BLOB,
     CHECK ((estimate IS NULL) <> (error IS NULL))
 ) STRICT;
 ";

@@ -110,15 +110,21 @@ fn estimating(
     (DurableStream::open(path).unwrap(), p)
 }
 
-/// Fails unless the estimates `s` stored are those `tpl-postprocess`'s filter makes from its
-/// releases (forward matrix `p`, population `total`).
+/// Fails unless the estimates and standard errors `s` stored are those `tpl-postprocess`'s
+/// filter makes from its releases (forward matrix `p`, population `total`), step by step.
 fn check_stored_estimates(s: &mut DurableStream, p: &TransitionMatrix, total: u64) {
-    use tpl_postprocess::{FilterConfig, filter};
+    use tpl_postprocess::{Filter, FilterConfig};
     let (releases, fresh) = s.recorded_releases().unwrap();
-    let want =
-        filter(&releases, &fresh, FilterConfig { forward: Some(p), ..FilterConfig::new(total) }).unwrap();
-    let stored: Vec<Vec<f64>> = s.estimates().unwrap().into_iter().map(|e| e.estimate.unwrap()).collect();
-    assert_eq!(stored, want.estimates);
+    let config = FilterConfig { forward: Some(p), ..FilterConfig::new(total) };
+    let mut f = Filter::new(releases[0].len(), config).unwrap();
+    let want: Vec<(Vec<f64>, Option<Vec<f64>>)> = releases
+        .iter()
+        .zip(&fresh)
+        .map(|(r, &e)| f.step(r, e).map(|s| (s.estimate, Some(s.std_error))).unwrap())
+        .collect();
+    let stored: Vec<(Vec<f64>, Option<Vec<f64>>)> =
+        s.estimates().unwrap().into_iter().map(|e| (e.estimate.unwrap(), e.std_error)).collect();
+    assert_eq!(stored, want);
 }
 
 /// A stream that stores estimates keeps, for every step, what `tpl-postprocess`'s filter makes
@@ -165,4 +171,33 @@ fn the_kept_filter_state_changes_no_estimate_and_a_damaged_one_is_ignored() {
         }
     }
     check_stored_estimates(&mut s, &p, 20);
+}
+
+/// A stream whose estimates were stored before standard errors were (no `std_error` column,
+/// a state without them) reads as estimates without intervals, and its next update stores the
+/// standard errors of every step, those a new stream would have.
+#[test]
+fn estimates_stored_without_standard_errors_get_them_at_the_next_update() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let (mut s, p) = estimating(&path, SchemeKind::Bd, 3, 30);
+    for t in 0..9 {
+        s.push(None, &[10.0 + (t % 3) as f64, 10.0, 10.0 - (t % 3) as f64]).unwrap();
+    }
+    s.update_estimates().unwrap();
+    drop(s);
+    let old = rusqlite::Connection::open(&path).unwrap();
+    old.execute_batch("ALTER TABLE estimates DROP COLUMN std_error; UPDATE estimate_state SET state = '{}'")
+        .unwrap();
+    drop(old);
+    let mut s = DurableStream::open(&path).unwrap();
+    let read = s.estimates().unwrap();
+    assert_eq!(read.len(), 9);
+    assert!(read.iter().all(|e| e.estimate.is_ok() && e.std_error.is_none()));
+    assert_eq!(read[0].interval(0.9).unwrap(), None);
+    // Nothing new to estimate: the update still stores what is missing.
+    assert!(s.update_estimates().unwrap().is_empty());
+    check_stored_estimates(&mut s, &p, 30);
+    let (lo, hi) = s.estimates().unwrap()[8].interval(0.9).unwrap().unwrap();
+    assert!(lo.iter().zip(&hi).all(|(l, h)| l <= h));
 }

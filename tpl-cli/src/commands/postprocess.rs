@@ -117,8 +117,36 @@ pub struct PostprocessReport {
     total: u64,
     sensitivity: f64,
     prior: String,
-    /// Per-cell intervals, with `--interval`.
+    /// Per-cell intervals, with `--interval`, and how they were made.
     intervals: Option<Intervals>,
+    interval_method: IntervalMethod,
+}
+
+/// How the intervals of a [`PostprocessReport`] were made ([`docs/intervals.md`](tpl_core::guide::intervals)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IntervalMethod {
+    /// The parametric bootstrap of §2, made now.
+    Bootstrap,
+    /// From the standard errors a stream stored with each estimate (§3).
+    Model,
+}
+
+impl IntervalMethod {
+    /// The JSON value of `interval_method` and the CSV's `intervals=`.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Bootstrap => "bootstrap",
+            Self::Model => "model",
+        }
+    }
+
+    /// In words, for the table.
+    fn words(self) -> &'static str {
+        match self {
+            Self::Bootstrap => "parametric bootstrap",
+            Self::Model => "stored with each estimate, from its standard error",
+        }
+    }
 }
 
 impl PostprocessReport {
@@ -129,9 +157,9 @@ impl PostprocessReport {
         total: u64,
         sensitivity: f64,
         prior: String,
-        intervals: Option<Intervals>,
+        (intervals, interval_method): (Option<Intervals>, IntervalMethod),
     ) -> Self {
-        Self { command: "stream export", estimates, total, sensitivity, prior, intervals }
+        Self { command: "stream export", estimates, total, sensitivity, prior, intervals, interval_method }
     }
 }
 
@@ -199,6 +227,7 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
         sensitivity: args.sensitivity,
         prior: args.prior.clone(),
         intervals,
+        interval_method: IntervalMethod::Bootstrap,
     })
 }
 
@@ -371,6 +400,9 @@ impl Report for PostprocessReport {
         };
         let mut out = json!({ "estimator": e.estimator.name(), "t": t, "estimates": estimates });
         add_intervals(&mut out, self.intervals.as_ref());
+        if let (Some(_), Some(map)) = (&self.intervals, out.as_object_mut()) {
+            map.insert("interval_method".into(), json!(self.interval_method.name()));
+        }
         out
     }
 
@@ -378,8 +410,12 @@ impl Report for PostprocessReport {
         let rows = &self.estimates.estimates;
         let n = rows.first().map_or(0, Vec::len);
         // A `#` line first, as in the CSV of `tpl release`: how the estimates were made.
+        let intervals = match &self.intervals {
+            Some(_) => format!(" intervals={}", self.interval_method.name()),
+            None => String::new(),
+        };
         let mut out = format!(
-            "# tpl {VERSION} {}: estimator={} total={} sensitivity={} prior={}\n",
+            "# tpl {VERSION} {}: estimator={} total={} sensitivity={} prior={}{intervals}\n",
             self.command,
             self.estimates.estimator,
             self.total,
@@ -437,8 +473,9 @@ impl Report for PostprocessReport {
         table.elide(5);
         let intervals = match &self.intervals {
             Some(i) => format!(
-                "{} % intervals (parametric bootstrap) in the JSON and CSV (`lower`/`upper`, `lo_c…`/`hi_c…`).\n",
-                human(100.0 * i.level)
+                "{} % intervals ({}) in the JSON and CSV (`lower`/`upper`, `lo_c…`/`hi_c…`).\n",
+                human(100.0 * i.level),
+                self.interval_method.words()
             ),
             None => String::new(),
         };

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use tpl_compare::bootstrap_estimates;
 use tpl_io::{read_budgets, read_counts_prefix};
-use tpl_mechanisms::{LaplaceMechanism, Run, SamplerKind, SchemeKind};
+use tpl_mechanisms::{Intervals, LaplaceMechanism, Run, SamplerKind, SchemeKind};
 use tpl_postprocess::{Bootstrap, Estimates, Estimator};
 use tpl_stream::{
     DurableStream, Estimation, Parameter, Status, StepEstimate, StepRecord, StreamConfig, StreamError,
@@ -15,7 +15,7 @@ use tpl_stream::{
 };
 
 use crate::args::{IntervalArgs, ReleaseSetup};
-use crate::commands::postprocess::PostprocessReport;
+use crate::commands::postprocess::{IntervalMethod, PostprocessReport};
 use crate::counts_check::refused_row;
 use crate::error::{CliError, Result};
 use crate::output_dir::write_file;
@@ -447,19 +447,36 @@ fn push(a: &PushArgs) -> Result<ReleaseReport> {
             let shown: Vec<StepEstimate> = pushed
                 .iter()
                 .map(|(r, _)| {
-                    stored
-                        .get(r.t - 1)
-                        .filter(|s| s.t == r.t)
-                        .cloned()
-                        .unwrap_or(StepEstimate { t: r.t, estimate: Err("not stored".into()) })
+                    stored.get(r.t - 1).filter(|s| s.t == r.t).cloned().unwrap_or(StepEstimate {
+                        t: r.t,
+                        estimate: Err("not stored".into()),
+                        std_error: None,
+                    })
                 })
                 .collect();
             Some((e.estimator, shown))
         }
         None => None,
     };
-    let report =
-        releases("stream push", stream.config(), spend, pushed.into_iter(), estimates, a.interval.interval)?;
+    // A push that starts with a repeat: its intervals are those of the earlier publication.
+    let carried = match pushed.first() {
+        Some((first, _)) if a.interval.interval.is_some() && !first.published => stream
+            .steps()
+            .map_err(stream_error)?
+            .iter()
+            .rev()
+            .find(|r| r.t < first.t && r.published)
+            .map(|r| r.spent.publication),
+        _ => None,
+    };
+    let report = releases(
+        "stream push",
+        stream.config(),
+        (spend, carried),
+        pushed.into_iter(),
+        estimates,
+        a.interval.interval,
+    )?;
     warn_float_sampler(stream.config().sampler);
     Ok(report)
 }
@@ -516,28 +533,50 @@ fn export(a: &ExportArgs) -> Result<StreamReport> {
                     .into(),
             ));
         };
+        let intervals = a.interval.interval.map(|level| stored_intervals(&stored, level)).transpose()?;
         let estimates = stored
             .into_iter()
             .map(|s| s.estimate.map_err(|why| CliError::Usage(format!("step {}: no estimate: {why}", s.t))))
             .collect::<Result<Vec<_>>>()?;
         let how = described(e.estimator, "causal estimates (each step from the releases up to it)");
-        return estimates_report(&mut s, config, (e.estimator, e.total), estimates, how, a.interval.interval);
+        let estimates = Estimates { estimator: e.estimator, estimates, warnings: Vec::new() };
+        let intervals = (intervals, IntervalMethod::Model);
+        let report = PostprocessReport::of_estimates(estimates, e.total, config.sensitivity, how, intervals);
+        return Ok(StreamReport::Estimates(report));
     }
     let steps = steps.into_iter().map(|r| (r, false));
     let estimates = config.estimation.map(|e| (e.estimator, stored));
     Ok(StreamReport::Releases(releases(
         "stream export",
         config,
-        status.max_window_spend,
+        (status.max_window_spend, None),
         steps,
         estimates,
         a.interval.interval,
     )?))
 }
 
-/// The report of a stream's estimates; with `--interval LEVEL`, their intervals by the
-/// parametric bootstrap of `tpl postprocess --interval` (100 replicate releases drawn with
-/// the stream's sampler, noise from the operating system).
+/// The intervals at `level` of the stored estimates, from the standard errors stored with them
+/// ([`docs/intervals.md`](tpl_core::guide::intervals) §3).
+fn stored_intervals(stored: &[StepEstimate], level: f64) -> Result<Intervals> {
+    let (mut lower, mut upper) = (Vec::with_capacity(stored.len()), Vec::with_capacity(stored.len()));
+    for s in stored {
+        let (lo, hi) = s.interval(level).map_err(|e| CliError::Usage(format!("--interval: {e}")))?.ok_or_else(|| {
+            CliError::Usage(format!(
+                "--interval: step {} has no stored interval (its estimate was stored by an earlier version, \
+                 or there is none); the next push stores them",
+                s.t
+            ))
+        })?;
+        lower.push(lo);
+        upper.push(hi);
+    }
+    Ok(Intervals { level, lower, upper })
+}
+
+/// The report of a stream's whole-stream estimates; with `--interval LEVEL`, their intervals
+/// by the parametric bootstrap of `tpl postprocess --interval` (100 replicate releases drawn
+/// with the stream's sampler, noise from the operating system).
 fn estimates_report(
     s: &mut DurableStream,
     config: &StreamConfig,
@@ -559,6 +598,7 @@ fn estimates_report(
         None => None,
     };
     let estimates = Estimates { estimator, estimates, warnings: Vec::new() };
+    let intervals = (intervals, IntervalMethod::Bootstrap);
     let report = PostprocessReport::of_estimates(estimates, total, config.sensitivity, how, intervals);
     Ok(StreamReport::Estimates(report))
 }
@@ -566,7 +606,7 @@ fn estimates_report(
 fn releases(
     command: &'static str,
     config: &StreamConfig,
-    max_window_spend: f64,
+    (max_window_spend, carried): (f64, Option<f64>),
     steps: impl Iterator<Item = (StepRecord, bool)>,
     estimates: Option<(Estimator, Vec<StepEstimate>)>,
     interval: Option<f64>,
@@ -574,7 +614,8 @@ fn releases(
     let mut run =
         Run { published: vec![], spent: vec![], releases: vec![], max_window_budget: max_window_spend };
     let estimates = estimates.map(|(e, all)| (e.name().to_string(), all));
-    let mut extra = StreamSteps { t: vec![], key: vec![], replayed: vec![], refused: vec![], estimates };
+    let mut extra =
+        StreamSteps { t: vec![], key: vec![], replayed: vec![], refused: vec![], estimates, carried };
     for (r, replayed) in steps {
         run.published.push(r.published);
         run.spent.push(r.spent);
