@@ -67,6 +67,9 @@ fn record<'py>(py: Python<'py>, r: StepRecord, replayed: bool) -> PyResult<Bound
 /// (t, why).
 type StoredEstimates<'py> = (Matrix<'py>, Vec<(usize, String)>);
 
+/// What [`NativeStream::intervals`] returns: lower and upper ends, and the steps without.
+type StoredIntervals<'py> = (Matrix<'py>, Matrix<'py>, Vec<(usize, String)>);
+
 #[pymethods]
 impl NativeStream {
     /// Creates the stream file at `path` and its key file `key_file` (default beside it),
@@ -225,6 +228,41 @@ impl NativeStream {
             })
             .collect();
         Ok(Some((table(py, &rows)?, failed)))
+    }
+
+    /// The intervals at `level` of the stored estimates, from the standard errors stored with
+    /// them ([`tpl_stream::StepEstimate::interval`]): (lower, upper), each T × n, and the steps
+    /// without one (t → why); `None` for a stream that stores no estimates.
+    fn intervals<'py>(&self, py: Python<'py>, level: f64) -> PyResult<Option<StoredIntervals<'py>>> {
+        let (stored, on) = py
+            .detach(|| {
+                let mut inner = self.inner();
+                Ok::<_, tpl_stream::StreamError>((inner.estimates()?, inner.config().estimation.is_some()))
+            })
+            .map_err(stream_error)?;
+        if !on {
+            return Ok(None);
+        }
+        let cells = stored.iter().find_map(|s| s.estimate.as_ref().ok().map(Vec::len)).unwrap_or(0);
+        let (mut lower, mut upper, mut missing) = (Vec::new(), Vec::new(), Vec::new());
+        for s in &stored {
+            match s.interval(level).map_err(|e| crate::convert::error("level", e))? {
+                Some((lo, hi)) => {
+                    lower.push(lo);
+                    upper.push(hi);
+                }
+                None => {
+                    let why = match &s.estimate {
+                        Err(why) => why.clone(),
+                        Ok(_) => "stored without a standard error (by an earlier version); the next update stores it".into(),
+                    };
+                    missing.push((s.t, why));
+                    lower.push(vec![f64::NAN; cells]);
+                    upper.push(vec![f64::NAN; cells]);
+                }
+            }
+        }
+        Ok(Some((table(py, &lower)?, table(py, &upper)?, missing)))
     }
 
     /// The releases so far estimated again as a whole by `estimator` over a population

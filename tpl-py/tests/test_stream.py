@@ -229,6 +229,15 @@ def test_a_stream_stores_causal_estimates_that_beat_its_releases(tmp_path):
     np.testing.assert_array_equal(offline["estimates"], estimates)
     smoothed = s.smoothed()
     assert smoothed.shape == (40, 3)
+    # Each estimate's stored interval holds it, in whole numbers within [0, total]; the
+    # CLI's export gives the same.
+    lower, upper = s.intervals(0.9)
+    assert lower.shape == upper.shape == (40, 3)
+    assert (lower <= estimates).all() and (estimates <= upper).all()
+    assert (lower >= 0).all() and (upper <= 60).all() and (np.floor(lower) == lower).all()
+    assert ((lower <= truth) & (truth <= upper)).mean() >= 0.85
+    with pytest.raises(tp.TplError, match="level 1.5"):
+        s.intervals(1.5)
     # Deferred: many pushes, one pass of the filter.
     more = tp.Stream.create(tmp_path / "f.db", "uniform", epsilon=1.0, window=4, forward=p, total=60)
     for t, row in enumerate(truth[:10]):
@@ -251,5 +260,6 @@ def test_stream_estimates_need_a_total_and_a_filter(tmp_path):
         tp.Stream.create(tmp_path / "b.db", "uniform", epsilon=1.0, window=4, estimator="kalman", total=5)
     plain = tp.Stream.create(tmp_path / "c.db", "uniform", epsilon=1.0, window=4)
     assert plain.estimates() is None and plain.status()["estimator"] is None
+    assert plain.intervals() is None
     with pytest.raises(tp.TplError, match="total"):
         plain.smoothed()

@@ -216,6 +216,14 @@ def _number(x: Any, name: str) -> float:
         raise TplError(f"{name}: {x} is beyond the largest double (±1.8e308)") from None
 
 
+def _level(x: Any, name: str) -> float:
+    """A confidence level, strictly between 0 and 1."""
+    level = _number(x, name)
+    if not 0.0 < level < 1.0:
+        raise TplError(f"{name} {level}: not a level strictly between 0 and 1 (e.g. 0.9)")
+    return level
+
+
 def _whole(x: Any, name: str, minimum: int = 0, maximum: int = 2**64 - 1) -> int:
     """A whole-number argument within [minimum, maximum]."""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Integral):
@@ -752,9 +760,7 @@ def release(
     pb = _optional_matrix(backward, "backward")
     pf = _optional_matrix(forward, "forward")
     s = None if seed is None else _whole(seed, "seed")
-    level = None if interval is None else _number(interval, "interval")
-    if level is not None and not 0.0 < level < 1.0:
-        raise TplError(f"interval {level}: not a level strictly between 0 and 1 (e.g. 0.9)")
+    level = None if interval is None else _level(interval, "interval")
     plan = None if budgets is None else _array(budgets, "budgets", 1)
     fields = _native.release(c, scheme, (e, w, d), pb, pf, plan, s, sampler, level)
     fields["t"] = np.arange(1, c.shape[0] + 1, dtype=np.int64)
@@ -855,9 +861,7 @@ def postprocess(
         prior_name, prior_values = prior, None
     else:
         prior_name, prior_values = "explicit", _array(prior, "prior", 1)
-    level = None if interval is None else _number(interval, "interval")
-    if level is not None and not 0.0 < level < 1.0:
-        raise TplError(f"interval {level}: not a level strictly between 0 and 1 (e.g. 0.9)")
+    level = None if interval is None else _level(interval, "interval")
     b_reps = _whole(replicates, "replicates", minimum=2)
     s = None if seed is None else _whole(seed, "seed")
     if s is not None and level is None:
@@ -1326,6 +1330,21 @@ class Stream:
             t, why = failed[0]
             raise TplError(f"step {t}: no estimate: {why}")
         return rows
+
+    def intervals(self, level: float = 0.9) -> Optional[tuple]:
+        """The intervals of the stored causal estimates at ``level`` (``tpl stream export
+        --estimates --interval LEVEL``): ``(lower, upper)``, each T × n, made from the standard
+        error stored with each estimate — causal like it, fixed once stored, whole numbers
+        within [0, total]; ``None`` for a stream that stores no estimates. Raises
+        :class:`TplError` naming a step without one."""
+        stored = self._native.intervals(_level(level, "level"))
+        if stored is None:
+            return None
+        lower, upper, missing = stored
+        if missing:
+            t, why = missing[0]
+            raise TplError(f"step {t}: no interval: {why}")
+        return lower, upper
 
     def smoothed(self, estimator: str = "smooth", total: Any = None) -> np.ndarray:
         """The releases so far estimated again as a whole (``tpl stream export --smoothed``):
