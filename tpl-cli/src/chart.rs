@@ -267,10 +267,10 @@ pub struct Band {
     pub upper: Vec<(f64, f64)>,
 }
 
-/// A chart of `series` over a linear step axis, with an optional shaded `band` under the first
-/// line and dashed horizontal `references` (name, y), each with its legend entry: the charts of
-/// `tpl stream report` (docs/stream.md §10), as an SVG document. The vertical axis starts at 0
-/// unless a value is negative, and holds every line, the band and the references.
+/// A chart of `series` over a linear step axis, with shaded `bands` (band k in the colour of
+/// line k) and dashed horizontal `references` (name, y), each with its legend entry: the charts
+/// of `tpl stream report` (docs/stream.md §10), as an SVG document. The vertical axis starts at 0
+/// unless a value is negative, and holds every line, band and reference.
 ///
 /// # Errors
 /// A chart plotters cannot draw.
@@ -278,7 +278,7 @@ pub fn time_series_svg(
     title: &str,
     (x_label, y_label): (&str, &str),
     series: &[TimeSeries],
-    band: Option<&Band>,
+    bands: &[Band],
     references: &[(&str, f64)],
 ) -> Result<String> {
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).filter(|v| v.is_finite());
@@ -293,7 +293,7 @@ pub fn time_series_svg(
     let ys = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.1))
-        .chain(band.iter().flat_map(|b| b.lower.iter().chain(&b.upper).map(|p| p.1)))
+        .chain(bands.iter().flat_map(|b| b.lower.iter().chain(&b.upper).map(|p| p.1)))
         .chain(references.iter().map(|r| r.1))
         .filter(|v| v.is_finite());
     let (lo, hi) = ys.fold((0.0f64, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
@@ -301,8 +301,8 @@ pub fn time_series_svg(
     render(REPORT_SIZE, |root| {
         let mut chart = page_chart(root, title, 72).build_cartesian_2d(x0..x1, lo..hi).map_err(draw_error)?;
         draw_mesh(&mut chart, x_label, y_label, human)?;
-        if let Some(band) = band {
-            let shade = color(0).mix(0.18);
+        for (k, band) in bands.iter().enumerate() {
+            let shade = color(k).mix(0.18);
             let outline: Vec<(f64, f64)> =
                 band.lower.iter().chain(band.upper.iter().rev()).copied().collect();
             chart

@@ -86,6 +86,9 @@ fn maxima(buckets: &[Bucket], value: impl Fn(usize) -> Option<f64>) -> Vec<(f64,
 /// ln 10: a Laplace noise of scale b stays within ±b·ln 10 with probability 0.9.
 const LAPLACE_90: f64 = std::f64::consts::LN_10;
 
+/// The level of the estimates' intervals drawn (that of the releases' band).
+const LEVEL: f64 = 0.9;
+
 /// The page of `data`.
 ///
 /// # Errors
@@ -190,7 +193,7 @@ fn cells(data: &StreamData<'_>, b: &[Bucket]) -> Result<Section> {
     section.paragraph(&format!(
         "The {} cells with the most people, step by step: the release (what was published), its 90 % noise \
          band (release ± Δ/ε_t·ln 10 where the step published afresh) and, when the stream stores them, the \
-         causal estimate (from the releases up to each step only).{}",
+         causal estimate (from the releases up to each step only) with its stored 90 % interval.{}",
         BUSIEST.min(n),
         if b.first().is_some_and(|x| x.len > 1) {
             format!(" Each point is the mean of {} consecutive steps.", b[0].len)
@@ -199,29 +202,44 @@ fn cells(data: &StreamData<'_>, b: &[Bucket]) -> Result<Section> {
         }
     ));
     let mut table = Table::new(&["cell", "mean release", "mean estimate", "mean |release − estimate|"]);
-    for &(c, _) in load.iter().take(BUSIEST) {
+    let busiest: Vec<usize> = load.iter().take(BUSIEST).map(|&(c, _)| c).collect();
+    // The estimates' stored intervals of the busiest cells, step by step (one interval of all
+    // the cells per step: its ends are clipped to the population).
+    let ends: Vec<Option<Vec<(f64, f64)>>> = data
+        .estimates
+        .iter()
+        .map(|e| {
+            let (lo, hi) = e.interval(LEVEL).ok().flatten()?;
+            Some(busiest.iter().map(|&c| (lo[c], hi[c])).collect())
+        })
+        .collect();
+    for (k, &c) in busiest.iter().enumerate() {
         let release = |t: usize| Some(steps[t].release[c]);
         let half = |t: usize| {
             let s = &steps[t];
             (s.published && s.spent.publication > 0.0).then(|| sensitivity / s.spent.publication * LAPLACE_90)
         };
-        let band = Band {
+        let mut bands = vec![Band {
             name: "release 90 % band".into(),
             lower: means(b, |t| half(t).map(|h| steps[t].release[c] - h)),
             upper: means(b, |t| half(t).map(|h| steps[t].release[c] + h)),
-        };
+        }];
         let mut series = vec![TimeSeries::line("release", means(b, release))];
         let estimated = means(b, |t| estimate(t).and_then(|x| x.get(c).copied()));
         if !estimated.is_empty() {
             series.push(TimeSeries::line("estimate", estimated));
+            let end = |t: usize| ends.get(t).and_then(|e| e.as_ref()).map(|e| e[k]);
+            let estimate_band = Band {
+                name: "estimate 90 % interval".into(),
+                lower: means(b, |t| end(t).map(|e| e.0)),
+                upper: means(b, |t| end(t).map(|e| e.1)),
+            };
+            if !estimate_band.lower.is_empty() {
+                bands.push(estimate_band);
+            }
         }
-        let svg = time_series_svg(
-            &format!("Cell {c}"),
-            ("step t", "people in the cell"),
-            &series,
-            Some(&band),
-            &[],
-        )?;
+        let svg =
+            time_series_svg(&format!("Cell {c}"), ("step t", "people in the cell"), &series, &bands, &[])?;
         section.chart(&svg, &format!("Cell {c}: releases and estimates over time"))?;
         // The whole stream as one bucket: its mean.
         let whole = [Bucket { first: 0, len: steps.len() }];
@@ -268,7 +286,7 @@ fn spend(data: &StreamData<'_>, b: &[Bucket]) -> Result<Section> {
         "Spend per window",
         ("step t (window end)", "budget (ε units)"),
         &series,
-        None,
+        &[],
         &[("ε", c.epsilon)],
     )?;
     section.chart(&svg, "Budget spent by every window against ε")?;
@@ -298,7 +316,7 @@ fn leakage(data: &StreamData<'_>, b: &[Bucket]) -> Result<Option<Section>> {
          knows the stream's matrices (max TPL over the steps so far, and the largest leakage of a window), \
          beside the bound that holds for every run the scheme could have produced.",
     );
-    let svg = time_series_svg("Leakage", ("step t", "leakage (ε units)"), &series, None, &references)?;
+    let svg = time_series_svg("Leakage", ("step t", "leakage (ε units)"), &series, &[], &references)?;
     section.chart(&svg, "Realised and guaranteed leakage over time")?;
     Ok(Some(section))
 }

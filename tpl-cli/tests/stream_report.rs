@@ -42,6 +42,8 @@ fn a_stream_report_is_one_page_that_needs_no_network() {
     // Three busiest cells, the window spend, the leakage: five charts.
     assert_eq!(page.matches("<svg").count(), 5);
     assert!(page.contains("map (causal filter), population N = 140"));
+    // Each busiest cell shows its estimates' stored interval beside the releases' band.
+    assert_eq!(page.matches("estimate 90 % interval").count(), 3);
     assert!(page.len() < 2 << 20);
 }
 
