@@ -187,12 +187,13 @@ pub struct FilterStep {
     pub fit: Option<KalmanFit>,
     /// Warnings raised at this step (only at step 1, by the frequency prior).
     pub warnings: Vec<Warning>,
-    /// Each cell's standard error σ_t of the estimate under the local-level model
-    /// ([`docs/intervals.md`](tpl_core::guide::intervals) §3): the error variance of the
-    /// optimal filter of a count that drifts at the rate measured from the releases so far, seen
-    /// through each release's Laplace noise (for `mle`, which reads only the step's release, that
-    /// release's noise plus the drift since it). Causal, like the estimate; [`crate::model_interval`]
-    /// turns it into an interval. Empty until a release with information.
+    /// Each cell's standard error σ_t of the estimate ([`docs/intervals.md`](tpl_core::guide::intervals)
+    /// §3): the variance of a per-cell local-level filter whose drift is measured from the
+    /// releases so far (for `mle`, which reads only the step's release, that release's noise
+    /// plus the drift since it), or the state-space filter's own where `map` has one and it is
+    /// larger, plus the squared distance of the estimate from the local-level filter's mean.
+    /// Causal, like the estimate; [`crate::model_interval`] turns it into an interval. Empty
+    /// until a release with information.
     pub std_error: Vec<f64>,
 }
 
@@ -276,7 +277,7 @@ impl<'a> Filter<'a> {
         check_matrices(&config, cells)?;
         config.prior.check(cells)?;
         let mover = config.forward.map(Mover::new);
-        let config_estimator = config.estimator;
+        let gain = if config.estimator == Estimator::Mle { Gain::ReleaseOnly } else { Gain::Optimal };
         let online = (config.estimator == Estimator::Map && cells <= kalman::ONLINE_CELLS)
             .then(|| kalman::Online::new(cells, config.total as f64, kalman::dense_matrix(&config, cells)));
         Ok(Self {
@@ -288,11 +289,7 @@ impl<'a> Filter<'a> {
             mover,
             pass: Pass::new(),
             online,
-            spread: LocalLevel::new(if config_estimator == Estimator::Mle {
-                Gain::ReleaseOnly
-            } else {
-                Gain::Optimal
-            }),
+            spread: LocalLevel::new(gain),
         })
     }
 
