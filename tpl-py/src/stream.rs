@@ -9,7 +9,8 @@ use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tpl_stream::{
-    DurableStream, Estimation, Estimator, Parameter, StepRecord, StreamConfig, StreamError, default_key_path,
+    DurableStream, Estimation, Estimator, Parameter, StepEstimate, StepRecord, StreamConfig, StreamError,
+    default_key_path,
 };
 
 use crate::convert::{Matrix, MatrixArg, optional_matrix, table, vector};
@@ -206,16 +207,7 @@ impl NativeStream {
     /// The stored causal estimates, one row per step (T × n), and the reason of each step
     /// the filter could not estimate (t → why); `None` for a stream that stores none.
     fn estimates<'py>(&self, py: Python<'py>) -> PyResult<Option<StoredEstimates<'py>>> {
-        let (stored, on) = py
-            .detach(|| {
-                let mut inner = self.inner();
-                Ok::<_, tpl_stream::StreamError>((inner.estimates()?, inner.config().estimation.is_some()))
-            })
-            .map_err(stream_error)?;
-        if !on {
-            return Ok(None);
-        }
-        let cells = stored.iter().find_map(|s| s.estimate.as_ref().ok().map(Vec::len)).unwrap_or(0);
+        let Some((stored, cells)) = self.stored_estimates(py)? else { return Ok(None) };
         let mut failed = Vec::new();
         let rows: Vec<Vec<f64>> = stored
             .into_iter()
@@ -234,16 +226,7 @@ impl NativeStream {
     /// them ([`tpl_stream::StepEstimate::interval`]): (lower, upper), each T × n, and the steps
     /// without one (t → why); `None` for a stream that stores no estimates.
     fn intervals<'py>(&self, py: Python<'py>, level: f64) -> PyResult<Option<StoredIntervals<'py>>> {
-        let (stored, on) = py
-            .detach(|| {
-                let mut inner = self.inner();
-                Ok::<_, tpl_stream::StreamError>((inner.estimates()?, inner.config().estimation.is_some()))
-            })
-            .map_err(stream_error)?;
-        if !on {
-            return Ok(None);
-        }
-        let cells = stored.iter().find_map(|s| s.estimate.as_ref().ok().map(Vec::len)).unwrap_or(0);
+        let Some((stored, cells)) = self.stored_estimates(py)? else { return Ok(None) };
         let (mut lower, mut upper, mut missing) = (Vec::new(), Vec::new(), Vec::new());
         for s in &stored {
             match s.interval(level).map_err(|e| crate::convert::error("level", e))? {
@@ -287,6 +270,20 @@ impl NativeStream {
     /// The sampler the stream draws with (`discrete` or `float`).
     fn sampler(&self) -> &'static str {
         self.inner().config().sampler.name()
+    }
+}
+
+impl NativeStream {
+    /// The stored estimates and their number of cells; `None` for a stream that stores none.
+    fn stored_estimates(&self, py: Python<'_>) -> PyResult<Option<(Vec<StepEstimate>, usize)>> {
+        let (stored, on) = py
+            .detach(|| {
+                let mut inner = self.inner();
+                Ok::<_, tpl_stream::StreamError>((inner.estimates()?, inner.config().estimation.is_some()))
+            })
+            .map_err(stream_error)?;
+        let cells = stored.iter().find_map(|s| s.estimate.as_ref().ok().map(Vec::len)).unwrap_or(0);
+        Ok(on.then_some((stored, cells)))
     }
 }
 

@@ -95,6 +95,8 @@ pub struct Row {
     pub coverage_all: Option<f64>,
     /// Share of the cell-steps with a true count > 0 inside their interval.
     pub coverage_nonempty: Option<f64>,
+    /// The mean width (upper − lower) of the bootstrap intervals, in people.
+    pub width: Option<f64>,
     /// For a filter: the share of all cell-steps inside the 90 % model interval that a stream
     /// stores with each estimate (`tpl_postprocess::model_interval` of the step's standard
     /// error).
@@ -132,6 +134,11 @@ impl Coverage {
         self.covered_nonempty += other.covered_nonempty;
         self.nonempty += other.nonempty;
         self.width += other.width;
+    }
+
+    /// The mean width of the intervals counted.
+    fn mean_width(self) -> Option<f64> {
+        (self.total > 0).then(|| self.width / self.total as f64)
     }
 }
 
@@ -459,7 +466,8 @@ fn gather(cell: &Cell<'_>, runs: &[RunScores], asked: &[Estimator], kalman: Opti
                 coverage_nonempty: coverage.and_then(|c| share(c.covered_nonempty, c.nonempty)),
                 model_coverage_all: model.and_then(|c| share(c.covered, c.total)),
                 model_coverage_nonempty: model.and_then(|c| share(c.covered_nonempty, c.nonempty)),
-                model_width: model.and_then(|c| (c.total > 0).then(|| c.width / c.total as f64)),
+                width: coverage.and_then(Coverage::mean_width),
+                model_width: model.and_then(Coverage::mean_width),
             }
         })
         .collect()

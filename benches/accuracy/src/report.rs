@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::grid::Row;
 
 /// The CSV header, in the order of [`Row`]'s fields.
-pub const HEADER: [&str; 23] = [
+pub const HEADER: [&str; 24] = [
     "stream",
     "population",
     "shape",
@@ -28,6 +28,7 @@ pub const HEADER: [&str; 23] = [
     "ratio_kalman_filter",
     "coverage_all",
     "coverage_nonempty",
+    "width",
     "model_coverage_all",
     "model_coverage_nonempty",
     "model_width",
@@ -70,6 +71,7 @@ pub fn write_csv(path: &Path, cells: &[Vec<Row>]) -> Result<(), Box<dyn std::err
             opt(r.ratio_kalman_filter),
             opt(r.coverage_all),
             opt(r.coverage_nonempty),
+            opt(r.width),
             opt(r.model_coverage_all),
             opt(r.model_coverage_nonempty),
             opt(r.model_width),

@@ -40,7 +40,7 @@ fn field(header: &[String], row: &csv::StringRecord, name: &str) -> String {
 #[test]
 fn a_one_cell_grid_writes_finite_ratios() {
     let (stdout, rows, header) = run_grid(&["--streams", "uniform"]);
-    assert_eq!(header.len(), 23);
+    assert_eq!(header.len(), 24);
     assert_eq!(rows.len(), 2, "one cell, two estimators");
     for row in &rows {
         let get = |name: &str| field(&header, row, name).parse::<f64>().unwrap();
