@@ -145,6 +145,10 @@ pub enum PostprocessError {
     /// two replicates), or a replicate the release or the estimator refused.
     #[error("bootstrap: {0}")]
     Bootstrap(String),
+    /// Standard errors or a level that cannot give an interval ([`crate::model_interval`]):
+    /// a level outside (0, 1), a standard error that is missing, negative or not a number.
+    #[error("interval: {0}")]
+    Interval(String),
     /// Priors of positive strength whose product is 0 in every cell ([`crate::pooled_map_step`]).
     #[error("the priors share no cell: their product is 0 everywhere")]
     NoPooledPrior,

@@ -480,6 +480,13 @@ impl<'a> Filter<'a> {
         filter.prior = state.prior;
         filter.estimate = state.estimate;
         filter.pass = state.pass;
+        if !state.spread.fits(cells, &filter.spread) {
+            return Err(PostprocessError::BadState {
+                steps: state.steps,
+                releases: releases.len(),
+                budgets: budgets.len(),
+            });
+        }
         filter.spread = state.spread;
         filter.online = match (state.online, filter.online.take()) {
             (Some(saved), Some(_)) => {

@@ -7,7 +7,7 @@
 //! 1. the variance P of the local-level model's filter — the count a random walk at a drift
 //!    rate d per step, seen through each release's Laplace noise (variance 2(Δ/ε_t)²) — with d
 //!    measured from the releases so far, the drift since the last fresh release grown as
-//!    d·max(k, ḡ) ([`LocalLevel::drift_steps_between`]); or the estimator's own variance for
+//!    d·max(k, ḡ) ([`LocalLevel::lag`]); or the estimator's own variance for
 //!    the cell where it has a model of its error and that is larger (the state-space filter of
 //!    `map` on up to 64 cells);
 //! 2. the square of the distance between the estimate and that filter's mean: an estimator
@@ -44,6 +44,8 @@ pub(crate) struct LocalLevel {
     gaps: f64,
     /// The last fresh release, its noise variance and the steps since it.
     last: Option<(Vec<f64>, f64, usize)>,
+    /// Per cell, the drift variance added since the last fresh release.
+    drifted: Vec<f64>,
     /// The model's filtered mean per cell after the last step.
     mean: Vec<f64>,
 }
@@ -58,6 +60,7 @@ impl LocalLevel {
             drift_steps: 0.0,
             gaps: 0.0,
             last: None,
+            drifted: Vec::new(),
             mean: Vec::new(),
         }
     }
@@ -65,20 +68,31 @@ impl LocalLevel {
     /// Each cell's drift rate d ≥ 0 per step measured so far (0 with fewer than two fresh
     /// releases).
     fn rate(&self, cell: usize) -> f64 {
-        if self.drift_steps > 0.0 { (self.drift_sums[cell] / self.drift_steps).max(0.0) } else { 0.0 }
+        match self.drift_sums.get(cell) {
+            Some(sum) if self.drift_steps > 0.0 => (sum / self.drift_steps).max(0.0),
+            _ => 0.0,
+        }
     }
 
-    /// How many steps' drift the k-th step after the last fresh release adds: the drift since
-    /// that release is d·max(k, ḡ), ḡ the mean gap between consecutive fresh releases so far.
-    /// A count that reverts to its mean (people who come and go) drifts less than k times
-    /// its one-step rate over k steps, so the rate measured over gaps of ḡ steps, spread
-    /// evenly, would understate the first steps after a release; a drift that grows with the
-    /// lag is never more, over k ≤ ḡ steps, than over ḡ.
-    fn drift_steps_between(&self, k: usize) -> f64 {
+    /// The lag, in steps, whose drift the k-th step after the last fresh release is given:
+    /// max(k, ḡ), ḡ the mean gap between consecutive fresh releases so far (1 before two). A
+    /// count that reverts to its mean (people who come and go) drifts less than k times its
+    /// one-step rate over k steps, so the rate measured over gaps of ḡ steps, spread evenly,
+    /// would understate the first steps after a release; a drift that grows with the lag is
+    /// never more, over k ≤ ḡ steps, than over ḡ.
+    fn lag(&self, k: usize) -> f64 {
         let gap = if self.gaps > 0.0 { self.drift_steps / self.gaps } else { 1.0 };
-        let k = k as f64;
-        let before = if k > 1.0 { (k - 1.0).max(gap) } else { 0.0 };
-        k.max(gap) - before
+        (k as f64).max(gap)
+    }
+
+    /// Whether this can be the model of `fresh` (a new one of the same gain) after steps over
+    /// `cells` cells: what [`crate::Filter::resume`] checks of a saved state.
+    pub(crate) fn fits(&self, cells: usize, fresh: &LocalLevel) -> bool {
+        let sized = |v: &Vec<f64>| v.is_empty() || v.len() == cells;
+        self.gain == fresh.gain
+            && [&self.variance, &self.drift_sums, &self.drifted, &self.mean].into_iter().all(sized)
+            && self.last.as_ref().is_none_or(|l| l.0.len() == cells)
+            && self.variance.len() == self.mean.len()
     }
 
     /// Steps the model over one release with weight a = ε_t/Δ (a = 0: a repeat, no
@@ -111,12 +125,18 @@ impl LocalLevel {
             }
         }
         if !self.variance.is_empty() {
-            // Predict: the count has drifted for one more step.
-            let steps = self.last.as_ref().map_or(1, |l| l.2);
-            let grown = self.drift_steps_between(steps);
-            let rates: Vec<f64> = (0..self.variance.len()).map(|j| self.rate(j)).collect();
-            for (p, d) in self.variance.iter_mut().zip(rates) {
-                *p += d * grown;
+            // Predict: the drift since the last fresh release is d·lag(k) for each cell; add
+            // what the earlier steps since it have not (d is measured anew at each release).
+            let lag = self.lag(self.last.as_ref().map_or(1, |l| l.2));
+            if self.drifted.len() != self.variance.len() {
+                self.drifted = vec![0.0; self.variance.len()];
+            }
+            for j in 0..self.variance.len() {
+                let more = (self.rate(j) * lag - self.drifted[j]).max(0.0);
+                if more > 0.0 {
+                    self.variance[j] += more;
+                    self.drifted[j] += more;
+                }
             }
         }
         if fresh {
@@ -124,13 +144,20 @@ impl LocalLevel {
                 self.variance = vec![v; release.len()];
                 self.mean = release.to_vec();
             } else {
-                for ((p, m), r) in self.variance.iter_mut().zip(&mut self.mean).zip(release) {
-                    // K = P⁻/(P⁻ + v), P = (1 − K)·P⁻ = v·K.
-                    let k = if p.is_finite() { *p / (*p + v) } else { 1.0 };
-                    *m += k * (r - *m);
-                    *p = v * k;
+                for ((p, m), &r) in self.variance.iter_mut().zip(&mut self.mean).zip(release) {
+                    if v == 0.0 || !(*p < f64::INFINITY) || !m.is_finite() {
+                        // A release without noise, or nothing known before it: it is the count.
+                        (*p, *m) = (v, r);
+                    } else {
+                        // P = 1/(1/P⁻ + 1/v) (no overflow for large P⁻ and v; P⁻ = 0 keeps
+                        // the mean), and the gain K = P/v.
+                        let updated = 1.0 / (1.0 / *p + 1.0 / v);
+                        *m += updated / v * (r - *m);
+                        *p = updated;
+                    }
                 }
             }
+            self.drifted.iter_mut().for_each(|d| *d = 0.0);
             self.last = Some((release.to_vec(), v, 0));
         }
         // x̂ far from the model's mean is a sign the estimator misses something (a matrix
@@ -142,6 +169,8 @@ impl LocalLevel {
             .zip(estimate)
             .enumerate()
             .map(|(j, ((&p, m), x))| {
+                // A variance that is not a number is unknown: infinite, never 0.
+                let p = if p.is_nan() { f64::INFINITY } else { p };
                 p.max(floor.and_then(|f| f.get(j)).copied().unwrap_or(0.0)) + (x - m).powi(2)
             })
             .collect()
@@ -162,10 +191,10 @@ impl LocalLevel {
 /// ```
 ///
 /// # Errors
-/// [`PostprocessError::Bootstrap`] for a level outside (0, 1) or a standard error per cell
+/// [`PostprocessError::Interval`] for a level outside (0, 1) or a standard error per cell
 /// that is missing, negative or not a number.
 pub fn model_interval(estimate: &[f64], std_error: &[f64], level: f64) -> Result<(Vec<f64>, Vec<f64>)> {
-    let bad = |m: String| PostprocessError::Bootstrap(m);
+    let bad = |m: String| PostprocessError::Interval(m);
     if !(level > 0.0 && level < 1.0) {
         return Err(bad(format!("level {level} is not strictly between 0 and 1")));
     }
@@ -184,7 +213,8 @@ pub fn model_interval(estimate: &[f64], std_error: &[f64], level: f64) -> Result
             .map(|(&x, &s)| {
                 let end = x + sign * z * s;
                 let end = if sign < 0.0 { end.floor() } else { end.ceil() };
-                end.clamp(0.0, cap)
+                // The interval holds the estimate, even one a rounding above N.
+                end.clamp(0.0, cap.max(x.ceil()))
             })
             .collect()
     };

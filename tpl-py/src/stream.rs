@@ -237,7 +237,9 @@ impl NativeStream {
                 None => {
                     let why = match &s.estimate {
                         Err(why) => why.clone(),
-                        Ok(_) => "stored without a standard error (by an earlier version); the next update stores it".into(),
+                        Ok(_) => "no standard error stored (none before a release with information, or stored by an \
+                                  earlier version: the next update adds it)"
+                            .into(),
                     };
                     missing.push((s.t, why));
                     lower.push(vec![f64::NAN; cells]);

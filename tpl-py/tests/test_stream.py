@@ -229,8 +229,7 @@ def test_a_stream_stores_causal_estimates_that_beat_its_releases(tmp_path):
     np.testing.assert_array_equal(offline["estimates"], estimates)
     smoothed = s.smoothed()
     assert smoothed.shape == (40, 3)
-    # Each estimate's stored interval holds it, in whole numbers within [0, total]; the
-    # CLI's export gives the same.
+    # Each estimate's stored interval holds it, in whole numbers within [0, total].
     lower, upper = s.intervals(0.9)
     assert lower.shape == upper.shape == (40, 3)
     assert (lower <= estimates).all() and (estimates <= upper).all()

@@ -23,8 +23,9 @@ pub struct StepEstimate {
     /// σ_t, each cell's standard error of the estimate ([`tpl_postprocess::FilterStep::std_error`],
     /// [`docs/intervals.md`](tpl_core::guide::intervals) §3), from which
     /// [`StepEstimate::interval`] makes the step's interval at any level; `None` for a step
-    /// without an estimate, or one stored by a version that kept none (the next update stores
-    /// it).
+    /// without an estimate or before any release with information, and for one stored by a
+    /// version that kept none (the next update stores them, where the filter still makes that
+    /// estimate bit for bit).
     pub std_error: Option<Vec<f64>>,
 }
 
@@ -104,7 +105,13 @@ pub(crate) fn store_missing(
             |r| r.get(0),
         )
         .map_err(sql)?;
-    if releases.len() <= done && lacking == 0 {
+    if done > releases.len() {
+        return Err(StreamError::Corrupt {
+            path: path.to_path_buf(),
+            reason: format!("{done} estimates for {} steps", releases.len()),
+        });
+    }
+    if releases.is_empty() || (releases.len() == done && lacking == 0) {
         return Ok(Vec::new());
     }
     tx.execute_batch(STATE_TABLE).map_err(sql)?;
@@ -135,13 +142,28 @@ pub(crate) fn store_missing(
                 (Err(why), None)
             }
         };
-        let spread = std_error.as_deref().map(encode_release);
+        // An estimate without standard errors (none before a release with information) keeps
+        // an empty blob, so that it is not taken for one stored without them.
+        let spread =
+            estimate.as_ref().ok().map(|_| std_error.as_deref().map_or_else(Vec::new, encode_release));
         if t <= done {
-            tx.execute(
-                "UPDATE estimates SET std_error = ?1 WHERE t = ?2 AND estimate IS NOT NULL AND std_error IS NULL",
-                params![spread, t as i64],
-            )
-            .map_err(sql)?;
+            // Filling in an earlier version's row: only where its estimate is the one these
+            // standard errors belong to, bit for bit (else the row gets none, for good).
+            let stored: Option<Vec<u8>> = tx
+                .query_row(
+                    "SELECT estimate FROM estimates WHERE t = ?1 AND std_error IS NULL",
+                    [t as i64],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(sql)?
+                .flatten();
+            if let Some(stored) = stored {
+                let same = estimate.as_ref().is_ok_and(|x| encode_release(x) == stored);
+                let fill = if same { spread.clone().unwrap_or_default() } else { Vec::new() };
+                tx.execute("UPDATE estimates SET std_error = ?1 WHERE t = ?2", params![fill, t as i64])
+                    .map_err(sql)?;
+            }
             continue;
         }
         let (blob, error) = match &estimate {
@@ -247,7 +269,9 @@ pub(crate) fn read_all(tx: &Transaction<'_>, path: &Path, only: Option<usize>) -
             }
         };
         let std_error = match spread.as_deref().map(decode_release) {
+            // NULL: stored by an earlier version; empty: the step has none.
             None => None,
+            Some(Some(s)) if s.is_empty() => None,
             Some(Some(s)) if estimate.as_ref().is_ok_and(|x| x.len() == s.len()) => Some(s),
             Some(_) => {
                 return Err(StreamError::Corrupt {

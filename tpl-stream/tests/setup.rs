@@ -201,3 +201,34 @@ fn estimates_stored_without_standard_errors_get_them_at_the_next_update() {
     let (lo, hi) = s.estimates().unwrap()[8].interval(0.9).unwrap().unwrap();
     assert!(lo.iter().zip(&hi).all(|(l, h)| l <= h));
 }
+
+/// A row an earlier version stored with an estimate the filter no longer makes gets no
+/// standard errors (they would belong to another estimate), for good: no NULL is left that
+/// would make every later update run the filter from step 1.
+#[test]
+fn an_old_estimate_the_filter_no_longer_makes_gets_no_standard_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.db");
+    let (mut s, _) = estimating(&path, SchemeKind::Uniform, 2, 20);
+    for t in 0..6 {
+        s.push(None, &[10.0 + (t % 2) as f64, 10.0 - (t % 2) as f64]).unwrap();
+    }
+    s.update_estimates().unwrap();
+    drop(s);
+    let old = rusqlite::Connection::open(&path).unwrap();
+    let other: Vec<u8> = [9.5f64, 10.5].iter().flat_map(|v| v.to_le_bytes()).collect();
+    old.execute("UPDATE estimates SET estimate = ?1 WHERE t = 4", [other]).unwrap();
+    old.execute_batch("ALTER TABLE estimates DROP COLUMN std_error").unwrap();
+    drop(old);
+    let mut s = DurableStream::open(&path).unwrap();
+    s.update_estimates().unwrap();
+    let read = s.estimates().unwrap();
+    let with: Vec<bool> = read.iter().map(|e| e.std_error.is_some()).collect();
+    assert_eq!(with, [true, true, true, false, true, true]);
+    drop(s);
+    let nulls: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT count(*) FROM estimates WHERE std_error IS NULL", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(nulls, 0);
+}

@@ -533,11 +533,13 @@ fn export(a: &ExportArgs) -> Result<StreamReport> {
                     .into(),
             ));
         };
-        let intervals = a.interval.interval.map(|level| stored_intervals(&stored, level)).transpose()?;
         let estimates = stored
-            .into_iter()
-            .map(|s| s.estimate.map_err(|why| CliError::Usage(format!("step {}: no estimate: {why}", s.t))))
+            .iter()
+            .map(|s| {
+                s.estimate.clone().map_err(|why| CliError::Usage(format!("step {}: no estimate: {why}", s.t)))
+            })
             .collect::<Result<Vec<_>>>()?;
+        let intervals = a.interval.interval.map(|level| stored_intervals(&stored, level)).transpose()?;
         let how = described(e.estimator, "causal estimates (each step from the releases up to it)");
         let estimates = Estimates { estimator: e.estimator, estimates, warnings: Vec::new() };
         let intervals = (intervals, IntervalMethod::Model);
@@ -563,8 +565,9 @@ fn stored_intervals(stored: &[StepEstimate], level: f64) -> Result<Intervals> {
     for s in stored {
         let (lo, hi) = s.interval(level).map_err(|e| CliError::Usage(format!("--interval: {e}")))?.ok_or_else(|| {
             CliError::Usage(format!(
-                "--interval: step {} has no stored interval (its estimate was stored by an earlier version, \
-                 or there is none); the next push stores them",
+                "--interval: step {} has no stored interval (none before a release with information; or its \
+                 estimate was stored by an earlier version, and the next push stores its standard errors if the \
+                 filter still makes that estimate)",
                 s.t
             ))
         })?;

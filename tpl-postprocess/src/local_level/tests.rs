@@ -124,3 +124,56 @@ fn the_model_interval_refuses_what_it_cannot_read() {
     assert!(model_interval(&[1.0], &[f64::NAN], 0.9).is_err());
     assert!(model_interval(&[1.0], &[-1.0], 0.9).is_err());
 }
+
+#[test]
+fn the_first_gap_between_releases_gets_its_drift() {
+    // Fresh releases every 4 steps, 100 apart, noise variance 2: d = (10⁴ − 4)/4 per step
+    // and ḡ = 4, measured when the second release closes the first gap; its prediction then
+    // holds the whole gap's drift, 4·d, on top of the first release's variance.
+    let mut m = LocalLevel::new(Gain::Optimal);
+    for t in 0..4 {
+        p_after(&mut m, &[0.0], if t == 0 { 1.0 } else { 0.0 });
+    }
+    let d = (1e4 - 4.0) / 4.0;
+    let predicted = 2.0 + 4.0 * d;
+    let p = p_after(&mut m, &[100.0], 1.0)[0];
+    assert!((p - predicted * 2.0 / (predicted + 2.0)).abs() < 1e-9, "{p}");
+}
+
+#[test]
+fn a_release_without_noise_is_the_count_and_its_error_is_zero() {
+    // ε/Δ so large that the noise variance 2/a² is 0: the release is the count.
+    let mut m = LocalLevel::new(Gain::Optimal);
+    for _ in 0..3 {
+        let s = m.step(&[5.0, 7.0], 1e200, &[5.0, 7.0], None);
+        assert_eq!(s, vec![0.0, 0.0]);
+    }
+    let s = m.step(&[5.0, 7.0], 1.0, &[5.0, 7.0], None);
+    assert!(s.iter().all(|v| v.is_finite()), "{s:?}");
+}
+
+#[test]
+fn huge_releases_and_tiny_budgets_never_give_a_zero_or_nan_variance() {
+    let mut m = LocalLevel::new(Gain::Optimal);
+    let mut seen = Vec::new();
+    for (r, a) in [(1e200, 1.0), (-1e200, 1.0), (0.0, 0.0), (0.0, 1e-154), (3.0, 1e-154), (3.0, 0.0)] {
+        seen.extend(m.step(&[r], a, &[0.0], None));
+    }
+    assert!(seen.iter().all(|v| !v.is_nan() && *v > 0.0), "{seen:?}");
+}
+
+#[test]
+fn a_saved_model_fits_only_a_filter_of_its_gain_and_cells() {
+    let mut m = LocalLevel::new(Gain::Optimal);
+    m.step(&[1.0, 2.0], 1.0, &[1.0, 2.0], None);
+    assert!(m.fits(2, &LocalLevel::new(Gain::Optimal)));
+    assert!(!m.fits(3, &LocalLevel::new(Gain::Optimal)));
+    assert!(!m.fits(2, &LocalLevel::new(Gain::ReleaseOnly)));
+}
+
+#[test]
+fn the_model_interval_holds_an_estimate_a_rounding_above_the_population() {
+    let x = [10.000000000000002, 0.0];
+    let (lo, hi) = model_interval(&x, &[0.0, 0.0], 0.9).unwrap();
+    assert!(lo[0] <= x[0] && x[0] <= hi[0], "{lo:?} {hi:?}");
+}
