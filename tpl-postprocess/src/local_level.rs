@@ -145,7 +145,7 @@ impl LocalLevel {
                 self.mean = release.to_vec();
             } else {
                 for ((p, m), &r) in self.variance.iter_mut().zip(&mut self.mean).zip(release) {
-                    if v == 0.0 || !(*p < f64::INFINITY) || !m.is_finite() {
+                    if v == 0.0 || !p.is_finite() || !m.is_finite() {
                         // A release without noise, or nothing known before it: it is the count.
                         (*p, *m) = (v, r);
                     } else {
