@@ -128,11 +128,13 @@ fn estimates_are_asked_for_with_a_total_and_a_filter_that_can_make_them() {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     assert_eq!(json(&refs)["estimator"], Value::Null);
     let db = d.path("s.db");
-    bad_input(
+    let run = bad_input(
         &["stream", "export", "--db", &db, "--estimates"],
-        &["--estimates", "stores no estimates"],
+        &["--estimates", "stores no estimates", "no forward matrix"],
         &[],
     );
+    // Without a forward matrix, smoothing is not suggested: it would be refused.
+    assert!(!run.stderr.contains("--smoothed"), "{}", run.stderr);
     bad_input(&["stream", "export", "--db", &db, "--smoothed"], &["--smoothed", "--total"], &[]);
 }
 

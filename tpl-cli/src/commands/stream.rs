@@ -527,11 +527,15 @@ fn export(a: &ExportArgs) -> Result<StreamReport> {
     }
     if a.estimates {
         let Some(e) = config.estimation else {
-            return Err(CliError::Usage(
-                "--estimates: this stream stores no estimates (init --total N [--estimator E]); \
-                 --smoothed --total N estimates its releases now"
-                    .into(),
-            ));
+            // Smoothing moves its estimates by the forward matrix: suggested only with one.
+            let now = if config.forward.is_some() {
+                "; --smoothed --total N estimates its releases now"
+            } else {
+                " (and it has no forward matrix, which every estimator but mle needs)"
+            };
+            return Err(CliError::Usage(format!(
+                "--estimates: this stream stores no estimates (init --total N [--estimator E]){now}"
+            )));
         };
         let estimates = stored
             .iter()
