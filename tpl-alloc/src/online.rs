@@ -67,6 +67,20 @@ impl StreamAudit {
         Ok(())
     }
 
+    /// The steps recorded so far, as bytes [`StreamAudit::restored`] reads back
+    /// ([`LeakageAccountant::history`]).
+    pub fn history(&self) -> Vec<u8> {
+        self.acc.history()
+    }
+
+    /// This audit (which has recorded no step) with the steps of `history`, written by an
+    /// audit of the same correlation and window: it goes on bit for bit as that one would
+    /// have. `None` for bytes that are not such a history ([`LeakageAccountant::restored`]).
+    pub fn restored(&self, history: &[u8]) -> Option<Self> {
+        let acc = self.acc.restored(history)?;
+        Some(Self { corr: self.corr.clone(), window: self.window, acc })
+    }
+
     /// The max TPL the steps so far would reach if the next step spent `eps`.
     ///
     /// # Errors
@@ -109,6 +123,28 @@ impl StreamAudit {
 mod tests {
     use super::*;
     use tpl_core::TransitionMatrix;
+
+    #[test]
+    fn a_restored_audit_goes_on_as_the_one_that_wrote_its_history() {
+        let pf = TransitionMatrix::smoothed_identity(3, 0.2).unwrap();
+        let corr = Correlation::new(Some(&pf), Some(&pf)).unwrap();
+        let spent: Vec<f64> = (0..30).map(|t| [0.3, 0.0, 0.05, 0.2][t % 4]).collect();
+        let mut whole = StreamAudit::new(corr.clone(), 5).unwrap();
+        let mut first = StreamAudit::new(corr.clone(), 5).unwrap();
+        for (t, &e) in spent.iter().enumerate() {
+            whole.push(e).unwrap();
+            if t < 12 {
+                first.push(e).unwrap();
+            }
+        }
+        let mut resumed = StreamAudit::new(corr.clone(), 5).unwrap().restored(&first.history()).unwrap();
+        assert_eq!(resumed.len(), 12);
+        spent[12..].iter().for_each(|&e| resumed.push(e).unwrap());
+        assert_eq!(resumed.leakage().unwrap(), whole.leakage().unwrap());
+        assert_eq!(resumed.history(), whole.history());
+        // An audit of another window: refused.
+        assert!(StreamAudit::new(corr, 4).unwrap().restored(&first.history()).is_none());
+    }
 
     #[test]
     fn every_prefix_and_every_peek_is_the_batch_audit() {

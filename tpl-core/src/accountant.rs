@@ -54,6 +54,9 @@ pub struct LeakageAccountant {
     window_max: Vec<f64>,
 }
 
+/// The first bytes of [`LeakageAccountant::history`] (its format's name and version).
+const HISTORY_MAGIC: &[u8; 8] = b"tplacc01";
+
 /// What recording ε_{T+1} changes: computed first, written only when every value is finite.
 struct Update {
     bpl: f64,
@@ -125,6 +128,71 @@ impl LeakageAccountant {
         }
         debug_assert_eq!(self.tpl_max.len(), t + 1);
         Ok(u.bpl)
+    }
+
+    /// The steps recorded so far, as bytes that [`LeakageAccountant::restored`] reads back
+    /// into an accountant of the same evaluators and window: every series it keeps (O(T)
+    /// doubles), so that a process can go on from them instead of recording every step again.
+    pub fn history(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(16 + 8 * (7 * self.epsilon.len() + 8));
+        out.extend_from_slice(HISTORY_MAGIC);
+        out.extend_from_slice(&(self.window.unwrap_or(0) as u64).to_le_bytes());
+        let sums: Vec<f64> = self.prefix.iter().map(|n| n.sum).collect();
+        let comps: Vec<f64> = self.prefix.iter().map(|n| n.comp).collect();
+        for series in [&self.epsilon, &self.bpl, &self.fpl, &self.tpl_max, &sums, &comps, &self.window_max] {
+            out.extend_from_slice(&(series.len() as u64).to_le_bytes());
+            series.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+        }
+        out
+    }
+
+    /// This accountant (which has recorded no step) with the steps of `history`
+    /// ([`LeakageAccountant::history`] of an accountant of the same evaluators and window):
+    /// recording on from it gives, bit for bit, what the accountant that wrote it would have.
+    /// `None` for bytes that are not such a history (this one's window, series of consistent
+    /// lengths, finite values), or when this one has steps.
+    pub fn restored(&self, history: &[u8]) -> Option<Self> {
+        if !self.epsilon.is_empty() {
+            return None;
+        }
+        let rest = history.strip_prefix(HISTORY_MAGIC.as_slice())?;
+        let (window, mut rest) = rest.split_first_chunk::<8>()?;
+        if u64::from_le_bytes(*window) != self.window.unwrap_or(0) as u64 {
+            return None;
+        }
+        let mut series = Vec::with_capacity(7);
+        for _ in 0..7 {
+            let (len, tail) = rest.split_first_chunk::<8>()?;
+            let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
+            let bytes = tail.get(..len.checked_mul(8)?)?;
+            series.push(
+                bytes
+                    .chunks_exact(8)
+                    .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                    .collect::<Vec<f64>>(),
+            );
+            rest = &tail[len * 8..];
+        }
+        let [epsilon, bpl, fpl, tpl_max, sums, comps, window_max]: [Vec<f64>; 7] = series.try_into().ok()?;
+        let t = epsilon.len();
+        let windowed = self.window.is_some();
+        let fits = rest.is_empty()
+            && [&bpl, &fpl, &tpl_max].iter().all(|s| s.len() == t)
+            && sums.len() == comps.len()
+            && sums.len() == if windowed { t } else { 0 }
+            && window_max.len() <= if windowed { t } else { 0 }
+            && [&epsilon, &bpl, &fpl, &tpl_max, &sums, &comps, &window_max]
+                .iter()
+                .all(|s| s.iter().all(|v| v.is_finite()));
+        fits.then(|| Self {
+            epsilon,
+            bpl,
+            fpl,
+            tpl_max,
+            prefix: sums.into_iter().zip(comps).map(|(sum, comp)| Neumaier { sum, comp }).collect(),
+            window_max,
+            ..self.clone()
+        })
     }
 
     /// The largest TPL over steps 1..T+1 if step T + 1 spent `eps`; nothing is recorded.
@@ -293,6 +361,51 @@ mod tests {
     fn batch(p: &TransitionMatrix, eps: &[f64]) -> CompactSeries {
         let l = PiecewiseLoss::new(p);
         CompactSeries::compute(Some(&l), Some(&l), Budgets::PerStep(eps.to_vec())).unwrap()
+    }
+
+    #[test]
+    fn an_accountant_restored_from_its_history_goes_on_bit_for_bit() {
+        let p = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.1, 0.9]]).unwrap();
+        let eps: Vec<f64> =
+            (0..50).map(|t| [0.1, 0.0, 0.35, 0.2, 0.05][t % 5] * (1.0 + t as f64 / 9.0)).collect();
+        for w in [None, Some(1), Some(4), Some(70)] {
+            let fresh = || {
+                let a = LeakageAccountant::new(Some(&p), Some(&p));
+                w.map_or(a.clone(), |w| a.with_window(w).unwrap())
+            };
+            let mut whole = fresh();
+            for &e in &eps {
+                whole.push(e).unwrap();
+            }
+            for cut in [0, 1, 3, 17, 49] {
+                let mut first = fresh();
+                for &e in &eps[..cut] {
+                    first.push(e).unwrap();
+                }
+                let mut resumed = fresh().restored(&first.history()).unwrap();
+                for &e in &eps[cut..] {
+                    resumed.push(e).unwrap();
+                }
+                assert_eq!(resumed.history(), whole.history(), "w {w:?} cut {cut}");
+                assert_eq!(resumed.max_tpl().map(f64::to_bits), whole.max_tpl().map(f64::to_bits));
+            }
+        }
+        // Another window (or none), a truncated or altered history, or an accountant with steps:
+        // refused.
+        let mut four = LeakageAccountant::new(Some(&p), Some(&p)).with_window(4).unwrap();
+        for &e in &eps[..10] {
+            four.push(e).unwrap();
+        }
+        let h = four.history();
+        assert!(LeakageAccountant::new(Some(&p), Some(&p)).restored(&h).is_none());
+        assert!(LeakageAccountant::new(Some(&p), Some(&p)).with_window(5).unwrap().restored(&h).is_none());
+        assert!(four.restored(&h).is_none());
+        let fresh4 = LeakageAccountant::new(Some(&p), Some(&p)).with_window(4).unwrap();
+        assert!(fresh4.restored(&h[..h.len() - 8]).is_none());
+        let mut bad = h.clone();
+        bad[24..32].copy_from_slice(&f64::NAN.to_le_bytes());
+        assert!(fresh4.restored(&bad).is_none());
+        assert!(fresh4.restored(b"not a history").is_none());
     }
 
     #[test]

@@ -103,8 +103,8 @@ fn round_up(x: f64) -> f64 {
 /// A Neumaier running sum: (sum, compensation) of the values added so far.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Neumaier {
-    sum: f64,
-    comp: f64,
+    pub(crate) sum: f64,
+    pub(crate) comp: f64,
 }
 
 impl Neumaier {

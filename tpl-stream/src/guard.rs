@@ -137,6 +137,24 @@ impl Guard {
         }
     }
 
+    /// The audit's steps as bytes ([`StreamAudit::history`]); `None` without matrices.
+    pub fn audit_history(&self) -> Option<Vec<u8>> {
+        self.audit.as_ref().map(StreamAudit::history)
+    }
+
+    /// Puts the steps of `history` into the audit, which has none yet
+    /// ([`StreamAudit::restored`]); false (and nothing changed) for a history it does not
+    /// take.
+    pub fn restore_audit(&mut self, history: &[u8]) -> bool {
+        match self.audit.as_ref().and_then(|a| a.restored(history)) {
+            Some(restored) => {
+                self.audit = Some(restored);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The audited (realised) leakage of the recorded steps: max TPL and the largest
     /// leakage of a window of min(w, T) steps; `None` without matrices or steps.
     pub fn leakage(&self) -> std::result::Result<Option<(f64, f64)>, tpl_alloc::AllocError> {

@@ -1234,10 +1234,18 @@ fn skip_prefix(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State, s
     let corrupt = |reason: String| StreamError::Corrupt { path: path.to_path_buf(), reason };
     let sql = |e| sqlite_error(path, e);
     if lock(&state.guard).audits() {
-        let mut stmt =
-            tx.prepare("SELECT t, test, publication FROM steps WHERE t <= ?1 ORDER BY t").map_err(sql)?;
-        let mut rows = stmt.query([skip as i64]).map_err(sql)?;
-        let mut expected = 1;
+        // From the audit kept at an earlier step when it is that of the steps recorded.
+        tx.execute_batch(AUDIT_TABLE).map_err(sql)?;
+        let kept = kept_audit(tx, path, skip)?;
+        let done = match kept {
+            Some((t, history)) if lock(&state.guard).restore_audit(&history) => t,
+            _ => 0,
+        };
+        let mut stmt = tx
+            .prepare("SELECT t, test, publication FROM steps WHERE t > ?1 AND t <= ?2 ORDER BY t")
+            .map_err(sql)?;
+        let mut rows = stmt.query([done as i64, skip as i64]).map_err(sql)?;
+        let mut expected = done as i64 + 1;
         while let Some(r) = rows.next().map_err(sql)? {
             let (t, test, publication): (i64, f64, f64) =
                 (r.get(0).map_err(sql)?, r.get(1).map_err(sql)?, r.get(2).map_err(sql)?);
@@ -1253,6 +1261,11 @@ fn skip_prefix(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State, s
         }
         if expected != skip as i64 + 1 {
             return Err(corrupt(format!("step {expected} is missing")));
+        }
+        drop(rows);
+        drop(stmt);
+        if done < skip {
+            keep_audit(tx, path, skip, &lock(&state.guard).audit_history().unwrap_or_default())?;
         }
     }
     type Publication = (i64, f64, f64, f64, Option<Vec<u8>>);
@@ -1282,6 +1295,45 @@ fn skip_prefix(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State, s
     state.last_key = Some(key);
     state.last_release = outcome.release;
     Ok(())
+}
+
+/// The table of the leakage audit after step t, kept by the first push of a process so that
+/// the next one need not record every earlier step into it again (with its chain link, which
+/// pins the budgets of steps 1..t).
+const AUDIT_TABLE: &str = "CREATE TABLE IF NOT EXISTS audit_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    t INTEGER NOT NULL,
+    chain BLOB NOT NULL,
+    history BLOB NOT NULL
+) STRICT;";
+
+/// The kept audit's step t ≤ `skip` and its history, when step t's chain link is the one it
+/// was kept with (else none: the steps are recorded into the audit from step 1).
+fn kept_audit(tx: &rusqlite::Transaction<'_>, path: &Path, skip: usize) -> Result<Option<(usize, Vec<u8>)>> {
+    let sql = |e| sqlite_error(path, e);
+    let kept: Option<(i64, Vec<u8>, bool)> = tx
+        .query_row(
+            "SELECT a.t, a.history, s.chain = a.chain FROM audit_state a JOIN steps s ON s.t = a.t \
+             WHERE a.id = 1 AND a.t <= ?1",
+            [skip as i64],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()
+        .map_err(sql)?;
+    Ok(kept
+        .filter(|(_, _, same)| *same)
+        .and_then(|(t, history, _)| Some((usize::try_from(t).ok()?, history))))
+}
+
+/// Keeps `history`, the audit after step `t`, with step t's chain link.
+fn keep_audit(tx: &rusqlite::Transaction<'_>, path: &Path, t: usize, history: &[u8]) -> Result<()> {
+    tx.execute(
+        "INSERT OR REPLACE INTO audit_state (id, t, chain, history) \
+         SELECT 1, t, chain, ?2 FROM steps WHERE t = ?1",
+        params![t as i64, history],
+    )
+    .map(drop)
+    .map_err(|e| sqlite_error(path, e))
 }
 
 /// Recorded step `only`, a repeat's release filled in from the publication before it.

@@ -232,3 +232,57 @@ fn an_old_estimate_the_filter_no_longer_makes_gets_no_standard_errors() {
         .unwrap();
     assert_eq!(nulls, 0);
 }
+
+/// The leakage audit a process rebuilds on opening a stream with matrices is kept in the file
+/// (table `audit_state`), so the next process records only the steps since into it; the
+/// leakage it then records is what one process pushing every step records, bit for bit, and a
+/// kept audit that does not read back or is not that of the recorded steps is ignored.
+#[test]
+fn the_kept_audit_gives_the_leakage_of_one_process_and_a_damaged_one_is_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let matrices = |config: &mut StreamConfig| {
+        config.backward = Some(TransitionMatrix::smoothed_identity(3, 0.3).unwrap());
+        config.forward = Some(TransitionMatrix::smoothed_identity(3, 0.2).unwrap());
+    };
+    // `uniform` spends the same at every step, whatever the noise: the leakage is fixed.
+    let mut config = StreamConfig::new(SchemeKind::Uniform, 1.0, 3);
+    matrices(&mut config);
+    let counts = |t: usize| [5.0 + (t % 3) as f64, 3.0, 2.0];
+    let one = dir.path().join("one.db");
+    DurableStream::create(&one, &config).unwrap();
+    let mut s = DurableStream::open(&one).unwrap();
+    let want: Vec<Option<f64>> = (0..40).map(|t| s.push(None, &counts(t)).unwrap().record.max_tpl).collect();
+    let many = dir.path().join("many.db");
+    DurableStream::create(&many, &config).unwrap();
+    let mut got = Vec::new();
+    let kept_step = || -> Option<i64> {
+        rusqlite::Connection::open(&many)
+            .unwrap()
+            .query_row("SELECT t FROM audit_state", [], |r| r.get(0))
+            .ok()
+    };
+    for (batch, damage) in [
+        (0..10, ""),
+        (10..20, ""),
+        (20..25, "UPDATE audit_state SET history = x'00'"),
+        (25..30, "UPDATE audit_state SET chain = zeroblob(32)"),
+        // Step 5's budget altered behind the chain's back: only a process that takes the kept
+        // audit (after step 28) instead of recording steps 1..28 again still gives `want`.
+        (30..40, "UPDATE steps SET test = test + 0.5 WHERE t = 5"),
+    ] {
+        if !damage.is_empty() {
+            sql(&many, damage);
+        }
+        let mut s = DurableStream::open(&many).unwrap();
+        got.extend(batch.map(|t| s.push(None, &counts(t)).unwrap().record.max_tpl));
+        // The first push of a process keeps the audit after the steps before its window.
+        if got.len() > 10 {
+            assert!(kept_step().is_some_and(|t| t >= 2), "{:?}", kept_step());
+        }
+    }
+    assert_eq!(
+        got.iter().map(|v| v.map(f64::to_bits)).collect::<Vec<_>>(),
+        want.iter().map(|v| v.map(f64::to_bits)).collect::<Vec<_>>()
+    );
+    assert_eq!(kept_step(), Some(30 - 2));
+}
