@@ -146,6 +146,9 @@ pub(crate) fn store_missing(
         // an empty blob, so that it is not taken for one stored without them.
         let spread =
             estimate.as_ref().ok().map(|_| std_error.as_deref().map_or_else(Vec::new, encode_release));
+        if t <= done && lacking == 0 {
+            continue;
+        }
         if t <= done {
             // Filling in an earlier version's row: only where its estimate is the one these
             // standard errors belong to, bit for bit (else the row gets none, for good).

@@ -725,6 +725,24 @@ impl DurableStream {
         self.read(|tx| estimates::recorded_releases(tx, &path))
     }
 
+    /// The publication budget ε_pub of the last step before step `t` that published afresh
+    /// (what a repeat at t repeats), read from the file in one query; `None` when none did.
+    ///
+    /// # Errors
+    /// SQLite's.
+    pub fn publication_before(&mut self, t: usize) -> Result<Option<f64>> {
+        let path = self.path.clone();
+        self.read(|tx| {
+            tx.query_row(
+                "SELECT publication FROM steps WHERE published = 1 AND t < ?1 ORDER BY t DESC LIMIT 1",
+                [i64::try_from(t).unwrap_or(i64::MAX)],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| sqlite_error(&path, e))
+        })
+    }
+
     /// Every recorded step, in order, each checked (as [`DurableStream::snapshot`]).
     ///
     /// # Errors

@@ -460,13 +460,9 @@ fn push(a: &PushArgs) -> Result<ReleaseReport> {
     };
     // A push that starts with a repeat: its intervals are those of the earlier publication.
     let carried = match pushed.first() {
-        Some((first, _)) if a.interval.interval.is_some() && !first.published => stream
-            .steps()
-            .map_err(stream_error)?
-            .iter()
-            .rev()
-            .find(|r| r.t < first.t && r.published)
-            .map(|r| r.spent.publication),
+        Some((first, _)) if a.interval.interval.is_some() && !first.published => {
+            stream.publication_before(first.t).map_err(stream_error)?
+        }
         _ => None,
     };
     let report = releases(
