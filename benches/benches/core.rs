@@ -1,5 +1,6 @@
 //! Benchmarks of the hot paths of `tpl-core`: L(α) cold (setup included) and warm, the
-//! setups of the two precomputing evaluators, BPL series and the supremum.
+//! setups of the two precomputing evaluators, BPL series, the supremum, and the online
+//! accountant recording a long stream (step by step and in one pass).
 //!
 //! Ids carry the parameters (`loss/cold-direct/n=200`, `series/bpl/T=1000/n=200`) so that
 //! criterion's output reads as a table. Inputs come from `tpl_benches` with fixed seeds.
@@ -20,7 +21,9 @@ use std::hint::black_box;
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, criterion_main};
 use tpl_benches::{ALPHA, EPSILON, Family, GRID_SMOOTHING, GRID_STAY, Pace, SIZES, grid_walk};
-use tpl_core::{LeakageSeries, Loss, LossEvaluator, PairTableLoss, PiecewiseLoss};
+use tpl_core::{
+    LeakageAccountant, LeakageSeries, Loss, LossEvaluator, PairTableLoss, PiecewiseLoss, TransitionMatrix,
+};
 
 /// Sizes at which one setup takes long enough for the cheap settings of [`pace`].
 const LARGE_N: usize = 1000;
@@ -187,5 +190,47 @@ fn supremum(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, loss_warm, series, supremum, setup, loss_cold, structured_and_large_alpha);
+/// The online accountant recording T steps of a `bd`-like stream (ε = 0.05 at most steps,
+/// 0.3 at every 13th) against a dense forward matrix whose L_F contracts slowly (stay 0.9,
+/// else uniform; n = 20): one push per step, each walking back over the FPL it changes
+/// (hundreds of steps here), against one `extend` of them all — what a process reading a
+/// stream file does.
+fn accountant(c: &mut Criterion) {
+    let mut group = c.benchmark_group("accountant");
+    let n = 20;
+    let rows =
+        (0..n).map(|i| (0..n).map(|j| if i == j { 0.9 } else { 0.1 / (n - 1) as f64 }).collect()).collect();
+    let Ok(m) = TransitionMatrix::new(rows) else { return };
+    let loss = PiecewiseLoss::new(&m);
+    let fresh = || LeakageAccountant::from_losses(None, Some(loss.clone())).with_window(10);
+    for horizon in [10_000, 100_000] {
+        let budgets: Vec<f64> = (0..horizon).map(|t| if t % 13 == 0 { 0.3 } else { 0.05 }).collect();
+        pace(&mut group, Cost::Medium);
+        group.bench_function(BenchmarkId::new("extend", format!("T={horizon}/n={n}")), |b| {
+            b.iter(|| fresh().and_then(|mut a| a.extend(black_box(&budgets)).map(|()| a.max_tpl())))
+        });
+        if horizon <= 10_000 {
+            pace(&mut group, Cost::Large);
+            group.bench_function(BenchmarkId::new("push", format!("T={horizon}/n={n}")), |b| {
+                b.iter(|| {
+                    fresh().and_then(|mut a| {
+                        budgets.iter().try_for_each(|&e| a.push(black_box(e)).map(drop)).map(|()| a.max_tpl())
+                    })
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    loss_warm,
+    series,
+    supremum,
+    setup,
+    loss_cold,
+    structured_and_large_alpha,
+    accountant
+);
 criterion_main!(benches);

@@ -67,6 +67,16 @@ impl StreamAudit {
         Ok(())
     }
 
+    /// Records steps that spent (effective budgets) `budgets`, in order: the same audit, bit
+    /// for bit, as pushing each, in one pass over them ([`LeakageAccountant::extend`]).
+    ///
+    /// # Errors
+    /// As [`StreamAudit::push`] at the first step that fails; the steps before it are recorded.
+    pub fn extend(&mut self, budgets: &[f64]) -> Result<()> {
+        self.acc.extend(budgets)?;
+        Ok(())
+    }
+
     /// The steps recorded so far, as bytes [`StreamAudit::restored`] reads back
     /// ([`LeakageAccountant::history`]).
     pub fn history(&self) -> Vec<u8> {

@@ -20,7 +20,7 @@ use crate::window::{Neumaier, window_value};
 /// (a few steps when L_F contracts, all of them only when the leakage grows without bound),
 /// and the maxima of TPL and of the window leakage are kept as prefix maxima. Every value is
 /// bit-identical to [`crate::CompactSeries`] over the same budgets with the same evaluators.
-/// Memory: 48 bytes a step.
+/// Memory: 32 bytes a step, 56 with a window.
 ///
 /// ```
 /// use tpl_core::{LeakageAccountant, TransitionMatrix};
@@ -57,14 +57,18 @@ pub struct LeakageAccountant {
 /// The first bytes of [`LeakageAccountant::history`] (its format's name and version).
 const HISTORY_MAGIC: &[u8; 8] = b"tplacc01";
 
-/// What recording ε_{T+1} changes: computed first, written only when every value is finite.
+/// What recording ε_{T+1}..ε_N changes: computed first, written only when every value is
+/// finite.
 struct Update {
-    bpl: f64,
+    /// BPL of the new steps.
+    bpl: Vec<f64>,
     /// The first step (0-based) whose FPL changes; `fpl[k]` is the new FPL of step from + k.
     from: usize,
     fpl: Vec<f64>,
     /// The new prefix maxima of TPL from `from` on.
     tpl_max: Vec<f64>,
+    /// Neumaier sums of the budgets through each new step (with a window).
+    prefix: Vec<Neumaier>,
     /// The new prefix maxima of the full windows ending at steps from `from` on.
     window_max: Vec<f64>,
 }
@@ -111,23 +115,68 @@ impl LeakageAccountant {
     /// [`CoreError::BadBudget`] for a negative or non-finite ε_t, [`CoreError::Overflow`]
     /// when a leakage exceeds the largest double (nothing is recorded then).
     pub fn push(&mut self, eps: f64) -> Result<f64> {
-        let u = self.update(eps)?;
-        let t = self.epsilon.len();
-        self.epsilon.push(eps);
-        self.bpl.push(u.bpl);
-        self.fpl.push(eps);
-        self.fpl[u.from..].copy_from_slice(&u.fpl);
+        let u = self.update(&[eps])?;
+        self.apply(&[eps], u);
+        Ok(self.bpl[self.bpl.len() - 1])
+    }
+
+    /// Records the steps that spent `budgets`, in order: the same values, bit for bit, as
+    /// [`LeakageAccountant::push`] of each in turn, in the time of one pass over the new steps
+    /// and the recorded ones whose FPL they change — O(N + S) evaluations of L for N new steps
+    /// and S recorded ones changed, where pushing them one by one walks back over the changed
+    /// suffix at every step (hundreds of steps each when L_F contracts slowly;
+    /// [`docs/model.md`](crate::guide::model) §8). A stream read from its file records all its
+    /// steps with one call.
+    ///
+    /// ```
+    /// use tpl_core::{LeakageAccountant, TransitionMatrix};
+    /// let p = TransitionMatrix::smoothed_identity(3, 0.2)?;
+    /// let eps = [0.3, 0.0, 0.1, 0.25, 0.05];
+    /// let mut one_by_one = LeakageAccountant::new(Some(&p), Some(&p)).with_window(2)?;
+    /// for &e in &eps {
+    ///     one_by_one.push(e)?;
+    /// }
+    /// let mut at_once = LeakageAccountant::new(Some(&p), Some(&p)).with_window(2)?;
+    /// at_once.extend(&eps[..2])?;
+    /// at_once.extend(&eps[2..])?;
+    /// assert_eq!(at_once.history(), one_by_one.history());
+    /// # Ok::<(), tpl_core::CoreError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`LeakageAccountant::push`] at the first step that fails; the steps before it are
+    /// recorded.
+    pub fn extend(&mut self, budgets: &[f64]) -> Result<()> {
+        if budgets.is_empty() {
+            return Ok(());
+        }
+        match self.update(budgets) {
+            Ok(u) => {
+                self.apply(budgets, u);
+                Ok(())
+            }
+            // Step by step, so that the steps before the one that fails are recorded and the
+            // error is the one its push gives.
+            Err(_) if budgets.len() > 1 => budgets.iter().try_for_each(|&e| self.push(e).map(drop)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Writes what [`LeakageAccountant::update`] computed for `new`.
+    fn apply(&mut self, new: &[f64], u: Update) {
+        self.epsilon.extend_from_slice(new);
+        self.bpl.extend_from_slice(&u.bpl);
+        self.fpl.truncate(u.from);
+        self.fpl.extend_from_slice(&u.fpl);
         self.tpl_max.truncate(u.from);
         self.tpl_max.extend_from_slice(&u.tpl_max);
         if self.window.is_some() {
-            let mut sum = self.prefix.last().copied().unwrap_or_default();
-            sum.add(eps);
-            self.prefix.push(sum);
+            self.prefix.extend_from_slice(&u.prefix);
             self.window_max.truncate(u.from);
             self.window_max.extend_from_slice(&u.window_max);
         }
-        debug_assert_eq!(self.tpl_max.len(), t + 1);
-        Ok(u.bpl)
+        debug_assert_eq!(self.tpl_max.len(), self.epsilon.len());
+        debug_assert_eq!(self.fpl.len(), self.epsilon.len());
     }
 
     /// The steps recorded so far, as bytes that [`LeakageAccountant::restored`] reads back
@@ -200,32 +249,44 @@ impl LeakageAccountant {
     /// # Errors
     /// As [`LeakageAccountant::push`].
     pub fn max_tpl_with(&self, eps: f64) -> Result<f64> {
-        Ok(self.update(eps)?.tpl_max.last().copied().unwrap_or(0.0))
+        Ok(self.update(&[eps])?.tpl_max.last().copied().unwrap_or(0.0))
     }
 
-    /// What recording `eps` would change, checked finite.
-    fn update(&self, eps: f64) -> Result<Update> {
-        let t_new = self.epsilon.len();
-        if !is_budget(eps) {
-            return Err(CoreError::BadBudget { step: t_new + 1, value: eps });
+    /// What recording the non-empty `new` would change, checked finite.
+    fn update(&self, new: &[f64]) -> Result<Update> {
+        let old = self.epsilon.len();
+        let len = old + new.len();
+        if let Some(i) = new.iter().position(|&e| !is_budget(e)) {
+            return Err(CoreError::BadBudget { step: old + i + 1, value: new[i] });
         }
-        let overflow = |t: usize| CoreError::Overflow { step: t + 1 };
-        let bpl = match (&self.backward, self.bpl.last()) {
-            (Some(l), Some(&prev)) => l.loss(prev) + eps,
-            _ => eps,
+        let Some(&last) = new.last() else {
+            return Err(CoreError::BadBudget { step: old + 1, value: f64::NAN });
         };
-        if !bpl.is_finite() {
-            return Err(overflow(t_new));
-        }
-        // FPL backwards from the new last step, until a value repeats bit for bit.
-        let mut fpl = vec![eps];
-        let mut next = eps;
-        for t in (0..t_new).rev() {
-            let value = match &self.forward {
-                Some(l) => l.loss(next) + self.epsilon[t],
-                None => self.epsilon[t],
+        let overflow = |t: usize| CoreError::Overflow { step: t + 1 };
+        let eps = |t: usize| if t < old { self.epsilon[t] } else { new[t - old] };
+        let mut bpl = Vec::with_capacity(new.len());
+        let mut prev = self.bpl.last().copied();
+        for (i, &e) in new.iter().enumerate() {
+            let value = match (&self.backward, prev) {
+                (Some(l), Some(p)) => l.loss(p) + e,
+                _ => e,
             };
-            if value.to_bits() == self.fpl[t].to_bits() {
+            if !value.is_finite() {
+                return Err(overflow(old + i));
+            }
+            bpl.push(value);
+            prev = Some(value);
+        }
+        // FPL backwards from the new last step, through the new steps and into the recorded
+        // ones until a value repeats bit for bit.
+        let mut fpl = vec![last];
+        let mut next = last;
+        for t in (0..len - 1).rev() {
+            let value = match &self.forward {
+                Some(l) => l.loss(next) + eps(t),
+                None => eps(t),
+            };
+            if t < old && value.to_bits() == self.fpl[t].to_bits() {
                 break;
             }
             if !value.is_finite() {
@@ -235,67 +296,35 @@ impl LeakageAccountant {
             next = value;
         }
         fpl.reverse();
-        let from = t_new + 1 - fpl.len();
-        let at = |t: usize| -> (f64, f64, f64) {
-            if t == t_new { (eps, bpl, fpl[t - from]) } else { (self.epsilon[t], self.bpl[t], fpl[t - from]) }
-        };
+        let from = len - fpl.len();
+        let bpl_at = |t: usize| if t < old { self.bpl[t] } else { bpl[t - old] };
         let mut tpl_max = Vec::with_capacity(fpl.len());
         let mut max = if from > 0 { self.tpl_max[from - 1] } else { 0.0 };
-        for t in from..=t_new {
-            let (e, b, f) = at(t);
-            let tpl = b + (f - e);
+        for t in from..len {
+            let tpl = bpl_at(t) + (fpl[t - from] - eps(t));
             if !tpl.is_finite() {
                 return Err(overflow(t));
             }
             max = max.max(tpl);
             tpl_max.push(max);
         }
-        let window_max = match self.window {
-            None => Vec::new(),
-            Some(w) => self.windows(w, eps, from, &fpl, bpl)?,
-        };
-        Ok(Update { bpl, from, fpl, tpl_max, window_max })
-    }
-
-    /// The window part of [`LeakageAccountant::update`]: prefix maxima of the full windows
-    /// of `w` steps ending at `from`..=T (none while T + 1 < w, when the one window of all
-    /// steps is checked instead).
-    fn windows(&self, w: usize, eps: f64, from: usize, fpl: &[f64], bpl_new: f64) -> Result<Vec<f64>> {
-        let t_new = self.epsilon.len();
-        let len = t_new + 1;
-        let mut last = self.prefix.last().copied().unwrap_or_default();
-        last.add(eps);
-        // Prefix sums through step k, the new one included.
-        let prefix = |k: usize| if k == t_new { last } else { self.prefix[k] };
-        let bpl = |k: usize| if k == t_new { bpl_new } else { self.bpl[k] };
-        let tpl = |k: usize| {
-            let (e, f) = if k == t_new { (eps, fpl[k - from]) } else { (self.epsilon[k], fpl[k - from]) };
-            bpl(k) + (f - e)
-        };
-        // The window of `size` steps ending at `end` (0-based), as `CompactSeries` computes it.
-        let value = |end: usize, size: usize| -> Result<f64> {
-            let v = if size == 1 {
-                tpl(end)
-            } else {
-                let first = end + 1 - size;
-                window_value(bpl(first), fpl[end - from], &prefix(first), &prefix(end - 1))
-            };
-            if v.is_finite() { Ok(v) } else { Err(CoreError::Overflow { step: end + 2 - size }) }
-        };
-        if len < w {
-            value(t_new, len)?;
-            return Ok(vec![0.0; len - from]);
-        }
-        check_window(w, len)?;
-        let mut out = Vec::with_capacity(len - from);
-        let mut max = if from > 0 { self.window_max[from - 1] } else { 0.0 };
-        for end in from..=t_new {
-            if end + 1 >= w {
-                max = max.max(value(end, w)?);
+        let (prefix, window_max) = match self.window {
+            None => (Vec::new(), Vec::new()),
+            Some(w) => {
+                let mut sum = self.prefix.last().copied().unwrap_or_default();
+                let prefix: Vec<Neumaier> = new
+                    .iter()
+                    .map(|&e| {
+                        sum.add(e);
+                        sum
+                    })
+                    .collect();
+                let view = View { acc: self, new, bpl: &bpl, prefix: &prefix, from, fpl: &fpl };
+                let window_max = view.windows(w)?;
+                (prefix, window_max)
             }
-            out.push(max);
-        }
-        Ok(out)
+        };
+        Ok(Update { bpl, from, fpl, tpl_max, prefix, window_max })
     }
 
     /// Steps recorded so far.
@@ -349,6 +378,73 @@ impl LeakageAccountant {
             return None;
         }
         Some(LeakageSeries::assemble(self.epsilon.clone(), self.bpl.clone(), self.fpl.clone()))
+    }
+}
+
+/// The recorded steps and the new ones of an update, as one series (0-based steps).
+struct View<'a> {
+    acc: &'a LeakageAccountant,
+    new: &'a [f64],
+    /// BPL and Neumaier prefix sums of the new steps.
+    bpl: &'a [f64],
+    prefix: &'a [Neumaier],
+    /// The new FPL of steps `from`.. (every later value of the update).
+    from: usize,
+    fpl: &'a [f64],
+}
+
+impl View<'_> {
+    fn old(&self) -> usize {
+        self.acc.epsilon.len()
+    }
+
+    fn eps(&self, t: usize) -> f64 {
+        if t < self.old() { self.acc.epsilon[t] } else { self.new[t - self.old()] }
+    }
+
+    fn bpl(&self, t: usize) -> f64 {
+        if t < self.old() { self.acc.bpl[t] } else { self.bpl[t - self.old()] }
+    }
+
+    /// Sum of the budgets through step t.
+    fn prefix(&self, t: usize) -> Neumaier {
+        if t < self.old() { self.acc.prefix[t] } else { self.prefix[t - self.old()] }
+    }
+
+    /// The leakage of the window of `size` steps ending at `end`, whose FPL is `fpl_end`, as
+    /// `CompactSeries` computes it.
+    fn value(&self, end: usize, size: usize, fpl_end: f64) -> Result<f64> {
+        let v = if size == 1 {
+            self.bpl(end) + (fpl_end - self.eps(end))
+        } else {
+            let first = end + 1 - size;
+            window_value(self.bpl(first), fpl_end, &self.prefix(first), &self.prefix(end - 1))
+        };
+        if v.is_finite() { Ok(v) } else { Err(CoreError::Overflow { step: end + 2 - size }) }
+    }
+
+    /// Prefix maxima of the full windows of `w` steps ending at `from`.. (0 before the first
+    /// full window), each step's one window of all steps checked while there are fewer than
+    /// `w` — as recording the new steps one by one computes them.
+    fn windows(&self, w: usize) -> Result<Vec<f64>> {
+        let len = self.old() + self.new.len();
+        // While fewer than w steps: the window of all of them, the latest having FPL = its ε.
+        for last in self.old()..len.min(w - 1) {
+            self.value(last, last + 1, self.eps(last))?;
+        }
+        if len < w {
+            return Ok(vec![0.0; len - self.from]);
+        }
+        check_window(w, len)?;
+        let mut out = Vec::with_capacity(len - self.from);
+        let mut max = if self.from > 0 { self.acc.window_max[self.from - 1] } else { 0.0 };
+        for end in self.from..len {
+            if end + 1 >= w {
+                max = max.max(self.value(end, w, self.fpl[end - self.from])?);
+            }
+            out.push(max);
+        }
+        Ok(out)
     }
 }
 
@@ -434,8 +530,24 @@ mod tests {
         for _ in 0..5000 {
             acc.push(0.1).unwrap();
         }
-        let u = acc.update(0.1).unwrap();
+        let u = acc.update(&[0.1]).unwrap();
         assert!(u.fpl.len() < 200, "{} steps recomputed", u.fpl.len());
+    }
+
+    #[test]
+    fn extend_records_the_steps_before_a_bad_budget_and_names_it() {
+        let p = TransitionMatrix::smoothed_identity(3, 0.3).unwrap();
+        let mut acc = LeakageAccountant::new(Some(&p), Some(&p)).with_window(3).unwrap();
+        let mut pushed = acc.clone();
+        acc.push(0.2).unwrap();
+        let err = acc.extend(&[0.1, 0.4, f64::NAN, 0.3]).unwrap_err();
+        assert!(matches!(err, CoreError::BadBudget { step: 4, .. }), "{err}");
+        for e in [0.2, 0.1, 0.4] {
+            pushed.push(e).unwrap();
+        }
+        assert_eq!(acc.history(), pushed.history());
+        acc.extend(&[]).unwrap();
+        assert_eq!(acc.len(), 3);
     }
 
     #[test]

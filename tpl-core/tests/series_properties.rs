@@ -12,7 +12,9 @@
 //!    at least the TPL of each of its steps.
 //! 8. `accountant_matches_batch_series` — the streaming `LeakageAccountant` (its incremental
 //!    maxima of TPL and of the window leakage included, bit for bit) is the batch
-//!    `LeakageSeries` computed online (same evaluator, same arithmetic: bit-identical).
+//!    `LeakageSeries` computed online (same evaluator, same arithmetic: bit-identical);
+//!    `accountant_extends_as_it_pushes` — recording many steps at once
+//!    (`LeakageAccountant::extend`, one pass) gives the state of pushing them one by one.
 //! - `smoothing_is_stochastic_for_every_s` — Laplacian smoothing (eq. 28) is row-stochastic
 //!   for every finite s.
 //!
@@ -188,6 +190,45 @@ proptest! {
         let picked = LeakageSeries::from_matrices(pb.as_ref(), pf.as_ref(), &eps).unwrap();
         for t in 0..eps.len() {
             prop_assert!(relative_eq!(picked.tpl()[t], full.tpl()[t], epsilon = SUBNORMAL_FLOOR, max_relative = 1e-12), "TPL_{}: {} vs {}", t + 1, picked.tpl()[t], full.tpl()[t]);
+        }
+    }
+
+    /// Property 8, continued: `extend` over chunks of any sizes (none, one step, many, all)
+    /// leaves the accountant, every kept series included, bit for bit where pushing each
+    /// step leaves it, for every window length around the horizon.
+    #[test]
+    fn accountant_extends_as_it_pushes(
+        (pb, pf) in matrix_pair(),
+        eps in budgets(300),
+        cuts in proptest::collection::vec(0usize..300, 0..6),
+        w in 1usize..40,
+    ) {
+        let pb = pb.map(normalize).transpose()?;
+        let pf = pf.map(normalize).transpose()?;
+        let fresh = || LeakageAccountant::new(pb.as_ref(), pf.as_ref());
+        for w in [None, Some(w), Some(eps.len()), Some(eps.len() + 1)] {
+            let make = || match w {
+                Some(w) => fresh().with_window(w).unwrap(),
+                None => fresh(),
+            };
+            let mut pushed = make();
+            let mut extended = make();
+            let mut cuts: Vec<usize> = cuts.iter().map(|&c| c.min(eps.len())).collect();
+            cuts.push(eps.len());
+            cuts.sort_unstable();
+            let mut start = 0;
+            for &cut in &cuts {
+                extended.extend(&eps[start..cut]).unwrap();
+                for &e in &eps[start..cut] {
+                    pushed.push(e).unwrap();
+                }
+                start = cut;
+                prop_assert_eq!(extended.history(), pushed.history(), "window {:?}, {} steps", w, cut);
+                prop_assert_eq!(
+                    extended.max_window_leakage().unwrap().map(f64::to_bits),
+                    pushed.max_window_leakage().unwrap().map(f64::to_bits)
+                );
+            }
         }
     }
 }

@@ -25,9 +25,13 @@ pub(crate) struct Guard {
     /// Totals ε_t of the recorded steps, windows of the promise's length (1 for the
     /// event-level `laplace`).
     ledger: WindowLedger,
-    /// With matrices: the realised leakage of the effective budgets ε_t·2/Δ of every
-    /// recorded step, kept step by step.
+    /// With matrices: the realised leakage of the effective budgets ε_t·2/Δ of the recorded
+    /// steps, but for those in `pending`.
     audit: Option<StreamAudit>,
+    /// Effective budgets of recorded steps not yet in `audit`: they reach it all at once
+    /// ([`StreamAudit::extend`], one pass) when the audit is next read, so that a process
+    /// recording a long stream's steps does not walk back over the FPL at each of them.
+    pending: Vec<f64>,
     alpha: Option<f64>,
     /// This step's spend so far (sum of the admitted draws, rounded up).
     step: f64,
@@ -53,6 +57,7 @@ impl Guard {
             sensitivity,
             ledger: WindowLedger::new(1),
             audit,
+            pending: Vec::new(),
             alpha,
             step: 0.0,
             refused: None,
@@ -102,6 +107,9 @@ impl Guard {
                 self.epsilon
             ));
         }
+        if self.alpha.is_some() {
+            self.flush().map_err(|e| e.to_string())?;
+        }
         if let (Some(audit), Some(alpha)) = (&self.audit, self.alpha) {
             let tpl =
                 audit.max_tpl_with(effective_budget(total, self.sensitivity)).map_err(|e| e.to_string())?;
@@ -119,33 +127,59 @@ impl Guard {
     /// (exact, rounded up).
     ///
     /// # Errors
-    /// A leakage beyond the largest double (nothing is recorded then).
+    /// As [`Guard::account`] (nothing is recorded then).
     pub fn record(&mut self, total: f64) -> std::result::Result<f64, tpl_alloc::AllocError> {
         self.account(total)?;
         Ok(self.ledger.push(total))
     }
 
     /// Records an earlier step that spent `total` in the audit only: a step before the last
-    /// w − 1, which no window checked from now on contains.
+    /// w − 1, which no window checked from now on contains. Its leakage is computed when the
+    /// audit is next read.
     ///
     /// # Errors
-    /// As [`Guard::record`].
+    /// A budget that is not finite and ≥ 0 (nothing is recorded then); a leakage beyond the
+    /// largest double is found when the audit is read.
     pub fn account(&mut self, total: f64) -> std::result::Result<(), tpl_alloc::AllocError> {
+        let Some(audit) = &mut self.audit else { return Ok(()) };
+        let effective = effective_budget(total, self.sensitivity);
+        if tpl_core::is_budget(effective) {
+            self.pending.push(effective);
+            return Ok(());
+        }
+        // Refused as the audit refuses it, after the steps before it.
+        audit.extend(&std::mem::take(&mut self.pending))?;
+        audit.push(effective)
+    }
+
+    /// Brings the steps recorded since the audit was last read into it.
+    ///
+    /// # Errors
+    /// A leakage beyond the largest double, at the first step where it is (the steps from
+    /// that one on are then not in the audit).
+    fn flush(&mut self) -> std::result::Result<(), tpl_alloc::AllocError> {
         match &mut self.audit {
-            Some(audit) => audit.push(effective_budget(total, self.sensitivity)),
-            None => Ok(()),
+            Some(audit) if !self.pending.is_empty() => audit.extend(&std::mem::take(&mut self.pending)),
+            _ => Ok(()),
         }
     }
 
     /// The audit's steps as bytes ([`StreamAudit::history`]); `None` without matrices.
-    pub fn audit_history(&self) -> Option<Vec<u8>> {
-        self.audit.as_ref().map(StreamAudit::history)
+    ///
+    /// # Errors
+    /// As [`Guard::leakage`].
+    pub fn audit_history(&mut self) -> std::result::Result<Option<Vec<u8>>, tpl_alloc::AllocError> {
+        self.flush()?;
+        Ok(self.audit.as_ref().map(StreamAudit::history))
     }
 
     /// Puts the steps of `history` into the audit, which has none yet
     /// ([`StreamAudit::restored`]); false (and nothing changed) for a history it does not
     /// take.
     pub fn restore_audit(&mut self, history: &[u8]) -> bool {
+        if !self.pending.is_empty() {
+            return false;
+        }
         match self.audit.as_ref().and_then(|a| a.restored(history)) {
             Some(restored) => {
                 self.audit = Some(restored);
@@ -157,7 +191,12 @@ impl Guard {
 
     /// The audited (realised) leakage of the recorded steps: max TPL and the largest
     /// leakage of a window of min(w, T) steps; `None` without matrices or steps.
-    pub fn leakage(&self) -> std::result::Result<Option<(f64, f64)>, tpl_alloc::AllocError> {
+    ///
+    /// # Errors
+    /// A leakage beyond the largest double (of a step recorded since the audit was last read,
+    /// or of the windows).
+    pub fn leakage(&mut self) -> std::result::Result<Option<(f64, f64)>, tpl_alloc::AllocError> {
+        self.flush()?;
         match &self.audit {
             Some(audit) => audit.leakage(),
             None => Ok(None),
@@ -242,5 +281,40 @@ mod tests {
         g.begin();
         assert!(g.admit(0.75f64.next_up()).unwrap_err().contains("over epsilon"));
         g.admit(0.75).unwrap();
+    }
+
+    #[test]
+    fn steps_recorded_unread_reach_the_audit_as_if_each_were_pushed() {
+        let p = tpl_core::TransitionMatrix::smoothed_identity(5, 0.05).unwrap();
+        let corr = || Some(Correlation::new(Some(&p), Some(&p)).unwrap());
+        let spent: Vec<f64> = (0..400).map(|t| [0.05, 0.3, 0.0, 0.1][t % 4]).collect();
+        let mut eager = StreamAudit::new(corr().unwrap(), 3).unwrap();
+        let mut g = Guard::new(1.0, 2.0, corr(), Some(100.0), 3).unwrap();
+        g.set_window(3);
+        for (t, &e) in spent.iter().enumerate() {
+            eager.push(effective_budget(e, 2.0)).unwrap();
+            if t < 300 {
+                g.account(e).unwrap();
+            } else {
+                g.record(e).unwrap();
+            }
+            if t == 299 {
+                // Nothing read yet: every step waits; a restore is refused meanwhile.
+                assert_eq!(g.pending.len(), 300);
+                assert!(!g.restore_audit(&eager.history()));
+                assert_eq!(g.audit_history().unwrap().unwrap(), eager.history());
+                assert!(g.pending.is_empty());
+            }
+            if t == 350 {
+                g.begin();
+                g.admit(0.0).unwrap();
+                assert!(g.pending.is_empty());
+            }
+        }
+        assert_eq!(g.leakage().unwrap(), eager.leakage().unwrap());
+        assert_eq!(g.audit_history().unwrap().unwrap(), eager.history());
+        // A budget the audit refuses is refused at once, after the steps before it.
+        assert!(g.account(f64::NAN).is_err());
+        assert_eq!(g.audit_history().unwrap().unwrap(), eager.history());
     }
 }

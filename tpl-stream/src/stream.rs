@@ -782,7 +782,11 @@ impl DurableStream {
             .into_iter()
             .map(|row| take(&mut state, &path, &self.stored, row))
             .collect::<Result<Vec<_>>>()?;
-        let realized = lock(&state.guard).leakage()?;
+        // Every step's budget reaches the audit here, in one pass.
+        let realized = lock(&state.guard).leakage().map_err(|e| StreamError::Corrupt {
+            path: path.clone(),
+            reason: format!("the audit of the leakage of the budgets spent: {e}"),
+        })?;
         if let (Some((tpl, _)), Some(alpha)) = (realized, self.config.alpha)
             && !within(tpl, alpha)
         {
@@ -1283,7 +1287,10 @@ fn skip_prefix(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State, s
         drop(rows);
         drop(stmt);
         if done < skip {
-            keep_audit(tx, path, skip, &lock(&state.guard).audit_history().unwrap_or_default())?;
+            let history = lock(&state.guard)
+                .audit_history()
+                .map_err(|e| corrupt(format!("the audit of the leakage of steps 1..{skip}: {e}")))?;
+            keep_audit(tx, path, skip, &history.unwrap_or_default())?;
         }
     }
     type Publication = (i64, f64, f64, f64, Option<Vec<u8>>);
