@@ -150,6 +150,11 @@ impl LeakageAccountant {
         if budgets.is_empty() {
             return Ok(());
         }
+        // A budget that is not one: the steps before it, then its push's error.
+        if let Some(i) = budgets.iter().position(|&e| !is_budget(e)) {
+            self.extend(&budgets[..i])?;
+            return self.push(budgets[i]).map(drop);
+        }
         match self.update(budgets) {
             Ok(u) => {
                 self.apply(budgets, u);

@@ -138,30 +138,39 @@ impl Guard {
     /// audit is next read.
     ///
     /// # Errors
-    /// A budget that is not finite and ≥ 0 (nothing is recorded then); a leakage beyond the
-    /// largest double is found when the audit is read.
+    /// A budget that is not finite and ≥ 0 (it is not recorded), or the error of the steps
+    /// recorded before it, which reach the audit first ([`Guard::leakage`]).
     pub fn account(&mut self, total: f64) -> std::result::Result<(), tpl_alloc::AllocError> {
-        let Some(audit) = &mut self.audit else { return Ok(()) };
+        if self.audit.is_none() {
+            return Ok(());
+        }
         let effective = effective_budget(total, self.sensitivity);
         if tpl_core::is_budget(effective) {
             self.pending.push(effective);
             return Ok(());
         }
-        // Refused as the audit refuses it, after the steps before it.
-        audit.extend(&std::mem::take(&mut self.pending))?;
-        audit.push(effective)
+        self.flush()?;
+        match &mut self.audit {
+            Some(audit) => audit.push(effective),
+            None => Ok(()),
+        }
     }
 
     /// Brings the steps recorded since the audit was last read into it.
     ///
     /// # Errors
-    /// A leakage beyond the largest double, at the first step where it is (the steps from
-    /// that one on are then not in the audit).
+    /// A leakage beyond the largest double, at the first step where it is: the steps before
+    /// it are in the audit, and it and the ones after stay pending, so that every later read
+    /// fails the same way (a guard never goes on from an audit that misses a step).
     fn flush(&mut self) -> std::result::Result<(), tpl_alloc::AllocError> {
-        match &mut self.audit {
-            Some(audit) if !self.pending.is_empty() => audit.extend(&std::mem::take(&mut self.pending)),
-            _ => Ok(()),
+        let Some(audit) = &mut self.audit else { return Ok(()) };
+        if self.pending.is_empty() {
+            return Ok(());
         }
+        let before = audit.len();
+        let result = audit.extend(&self.pending);
+        self.pending.drain(..audit.len() - before);
+        result
     }
 
     /// The audit's steps as bytes ([`StreamAudit::history`]); `None` without matrices.
@@ -175,7 +184,7 @@ impl Guard {
 
     /// Puts the steps of `history` into the audit, which has none yet
     /// ([`StreamAudit::restored`]); false (and nothing changed) for a history it does not
-    /// take.
+    /// take, or while recorded steps wait for the audit.
     pub fn restore_audit(&mut self, history: &[u8]) -> bool {
         if !self.pending.is_empty() {
             return false;
@@ -316,5 +325,22 @@ mod tests {
         // A budget the audit refuses is refused at once, after the steps before it.
         assert!(g.account(f64::NAN).is_err());
         assert_eq!(g.audit_history().unwrap().unwrap(), eager.history());
+    }
+
+    #[test]
+    fn a_step_whose_leakage_overflows_stays_pending_and_every_read_fails() {
+        let p = tpl_core::TransitionMatrix::smoothed_identity(3, 0.05).unwrap();
+        let corr = Some(Correlation::new(Some(&p), Some(&p)).unwrap());
+        let mut g = Guard::new(f64::MAX, 2.0, corr, None, 2).unwrap();
+        for e in [0.5, 1.5e308, 1.5e308, 0.5] {
+            g.account(e).unwrap();
+        }
+        assert!(g.leakage().is_err());
+        // The two steps before the overflow are in the audit; the rest wait, and fail again.
+        assert_eq!(g.audit.as_ref().unwrap().len(), 2);
+        assert_eq!(g.pending.len(), 2);
+        assert!(g.leakage().is_err());
+        assert!(g.audit_history().is_err());
+        assert!(g.record(0.5).is_ok_and(|_| g.leakage().is_err()));
     }
 }

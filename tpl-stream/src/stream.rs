@@ -990,6 +990,8 @@ fn check_steps(
             }
         };
         lock(&state.guard).record(spent).map_err(|e| infeasible(t, &e))?;
+        // Each step's leakage is audited as a push audits it.
+        lock(&state.guard).leakage().map_err(|e| infeasible(t, &e))?;
     }
     let sampler = tpl_mechanisms::LaplaceMechanism::new(Dry(integer));
     for (i, &b) in config.budgets.iter().enumerate().filter(|&(_, &b)| b > 0.0) {
@@ -1028,7 +1030,10 @@ fn commit(
             reason: format!("step {t}: a window would spend {window_sum}, over epsilon"),
         });
     }
-    let leakage = lock(&state.guard).leakage()?;
+    let leakage = lock(&state.guard).leakage().map_err(|e| StreamError::Corrupt {
+        path: path.to_path_buf(),
+        reason: format!("step {t}: the audit of the leakage: {e}"),
+    })?;
     let s = outcome.spent;
     let release = outcome.published.then(|| encode_release(&outcome.release));
     let link = chain_next(
