@@ -179,14 +179,13 @@ fn cells(data: &StreamData<'_>, b: &[Bucket]) -> Result<Section> {
     let n = steps[0].release.len();
     let estimate = |t: usize| data.estimates.get(t).and_then(|e| e.estimate.as_ref().ok());
     // Busiest by the estimates when there are some (they are not noisy), else the releases.
-    let mut load: Vec<(usize, f64)> = (0..n)
-        .map(|c| {
-            let total: f64 = (0..steps.len())
-                .map(|t| estimate(t).and_then(|x| x.get(c).copied()).unwrap_or(steps[t].release[c]))
-                .sum();
-            (c, total)
-        })
-        .collect();
+    // Summed step by step (a row at a time: each step's values lie together).
+    let mut totals = vec![0.0; n];
+    for (t, step) in steps.iter().enumerate() {
+        let row = estimate(t).filter(|x| x.len() == n).unwrap_or(&step.release);
+        totals.iter_mut().zip(row).for_each(|(total, v)| *total += v);
+    }
+    let mut load: Vec<(usize, f64)> = totals.into_iter().enumerate().collect();
     load.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let mut section = Section::new("Busiest cells");
     let sensitivity = data.status.config.sensitivity;
