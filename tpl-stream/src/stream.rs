@@ -413,14 +413,7 @@ impl DurableStream {
     /// Runs `read` in one read transaction: on the read-write connection, or on a fresh
     /// read-only snapshot when this process cannot write the stream.
     fn read<T>(&mut self, read: impl FnMut(&Transaction<'_>) -> Result<T>) -> Result<T> {
-        match &mut self.conn {
-            Some(conn) => {
-                let tx = conn.transaction().map_err(|e| sqlite_error(&self.path, e))?;
-                let mut read = read;
-                read(&tx)
-            }
-            None => snapshot(&self.path, read),
-        }
+        read_with(&mut self.conn, &self.path, read)
     }
 
     /// The stream's parameters.
@@ -752,12 +745,14 @@ impl DurableStream {
     }
 
     /// Where the stream stands (as [`DurableStream::snapshot`]): budgets, publications, the largest
-    /// window spend and, with matrices, the realised leakage of the budgets spent.
+    /// window spend and, with matrices, the realised leakage of the budgets spent. Every record is
+    /// checked; none is kept beyond its check, so the memory is that of the status, not of the
+    /// releases.
     ///
     /// # Errors
     /// As [`DurableStream::snapshot`].
     pub fn status(&mut self) -> Result<Status> {
-        self.snapshot().map(|(status, _)| status)
+        self.checked(|_| None::<StepRecord>).map(|(status, _)| status)
     }
 
     /// Where the stream stands and every recorded step, from one read transaction (a
@@ -774,40 +769,89 @@ impl DurableStream {
     /// [`StreamError::Corrupt`] naming the first record at fault, SQLite's, or an audit that
     /// fails.
     pub fn snapshot(&mut self) -> Result<(Status, Vec<StepRecord>)> {
-        let path = self.path.clone();
-        let version = self.stored.version;
-        let rows = self.read(|tx| read_rows(tx, &path, version, 0))?;
-        let mut state = self.fresh_state()?;
-        let steps = rows
-            .into_iter()
-            .map(|row| take(&mut state, &path, &self.stored, row))
-            .collect::<Result<Vec<_>>>()?;
+        self.checked(Some)
+    }
+
+    /// [`DurableStream::snapshot`], keeping of each checked step what `keep` returns: the rows
+    /// are read and checked one at a time.
+    fn checked<K>(&mut self, mut keep: impl FnMut(StepRecord) -> Option<K>) -> Result<(Status, Vec<K>)> {
+        let Self { conn, path, stored, noise, factory, config, .. } = self;
+        let (state, summary, kept) = read_with(conn, path, |tx| {
+            let mut state = State::new(stored, noise(), factory.as_deref())?;
+            let (mut summary, mut kept) = (Summary::default(), Vec::new());
+            let sql = |e| sqlite_error(path, e);
+            let mut stmt = tx
+                .prepare(&format!("SELECT {} FROM steps WHERE t > 0 ORDER BY t", row_columns(stored.version)))
+                .map_err(sql)?;
+            let mut rows = stmt.query([]).map_err(sql)?;
+            while let Some(r) = rows.next().map_err(sql)? {
+                let step = take(&mut state, path, stored, StoredRow::read(r).map_err(sql)?)?;
+                summary.add(&step);
+                kept.extend(keep(step));
+            }
+            Ok((state, summary, kept))
+        })?;
         // Every step's budget reaches the audit here, in one pass.
         let realized = lock(&state.guard).leakage().map_err(|e| StreamError::Corrupt {
             path: path.clone(),
             reason: format!("the audit of the leakage of the budgets spent: {e}"),
         })?;
-        if let (Some((tpl, _)), Some(alpha)) = (realized, self.config.alpha)
+        if let (Some((tpl, _)), Some(alpha)) = (realized, config.alpha)
             && !within(tpl, alpha)
         {
             return Err(StreamError::Corrupt {
-                path,
+                path: path.clone(),
                 reason: format!("the budgets spent take the temporal leakage to {tpl}, over alpha = {alpha}"),
             });
         }
         let status = Status {
-            config: self.config.clone(),
-            budgets: steps.iter().map(|s| s.spent.total()).collect(),
-            published: steps.iter().map(|s| s.published).collect(),
-            refused: steps.iter().filter(|s| s.refused.is_some()).map(|s| s.t).collect(),
-            last_key: steps.last().map(|s| s.key),
+            config: config.clone(),
+            budgets: summary.budgets,
+            published: summary.published,
+            refused: summary.refused,
+            last_key: summary.last_key,
             max_window_spend: state.spend.max_window_budget(),
             realized,
-            format_version: self.stored.version,
-            chain_head: (self.stored.version >= 2 && !steps.is_empty()).then(|| hex(&state.last_link)),
-            correlation: self.stored.correlation()?.map(Box::new),
+            format_version: stored.version,
+            chain_head: (stored.version >= 2 && summary.last_key.is_some()).then(|| hex(&state.last_link)),
+            correlation: stored.correlation()?.map(Box::new),
         };
-        Ok((status, steps))
+        Ok((status, kept))
+    }
+}
+
+/// [`DurableStream::read`] on the connection `conn` (if any) of the stream at `path`.
+fn read_with<T>(
+    conn: &mut Option<Connection>,
+    path: &Path,
+    mut read: impl FnMut(&Transaction<'_>) -> Result<T>,
+) -> Result<T> {
+    match conn {
+        Some(conn) => {
+            let tx = conn.transaction().map_err(|e| sqlite_error(path, e))?;
+            read(&tx)
+        }
+        None => snapshot(path, read),
+    }
+}
+
+/// What [`DurableStream::checked`] gathers of every step for [`Status`].
+#[derive(Default)]
+struct Summary {
+    budgets: Vec<f64>,
+    published: Vec<bool>,
+    refused: Vec<usize>,
+    last_key: Option<i64>,
+}
+
+impl Summary {
+    fn add(&mut self, step: &StepRecord) {
+        self.budgets.push(step.spent.total());
+        self.published.push(step.published);
+        if step.refused.is_some() {
+            self.refused.push(step.t);
+        }
+        self.last_key = Some(step.key);
     }
 }
 
