@@ -128,7 +128,7 @@ impl Guard {
     ///
     /// # Errors
     /// As [`Guard::account`] (nothing is recorded then).
-    pub fn record(&mut self, total: f64) -> std::result::Result<f64, tpl_alloc::AllocError> {
+    pub fn record(&mut self, total: f64) -> std::result::Result<f64, AuditError> {
         self.account(total)?;
         Ok(self.ledger.push(total))
     }
@@ -140,7 +140,7 @@ impl Guard {
     /// # Errors
     /// A budget that is not finite and ≥ 0 (it is not recorded), or the error of the steps
     /// recorded before it, which reach the audit first ([`Guard::leakage`]).
-    pub fn account(&mut self, total: f64) -> std::result::Result<(), tpl_alloc::AllocError> {
+    pub fn account(&mut self, total: f64) -> std::result::Result<(), AuditError> {
         if self.audit.is_none() {
             return Ok(());
         }
@@ -151,7 +151,9 @@ impl Guard {
         }
         self.flush()?;
         match &mut self.audit {
-            Some(audit) => audit.push(effective),
+            Some(audit) => {
+                audit.push(effective).map_err(|source| AuditError { step: audit.len() + 1, source })
+            }
             None => Ok(()),
         }
     }
@@ -162,7 +164,7 @@ impl Guard {
     /// A leakage beyond the largest double, at the first step where it is: the steps before
     /// it are in the audit, and it and the ones after stay pending, so that every later read
     /// fails the same way (a guard never goes on from an audit that misses a step).
-    fn flush(&mut self) -> std::result::Result<(), tpl_alloc::AllocError> {
+    fn flush(&mut self) -> std::result::Result<(), AuditError> {
         let Some(audit) = &mut self.audit else { return Ok(()) };
         if self.pending.is_empty() {
             return Ok(());
@@ -170,14 +172,14 @@ impl Guard {
         let before = audit.len();
         let result = audit.extend(&self.pending);
         self.pending.drain(..audit.len() - before);
-        result
+        result.map_err(|source| AuditError { step: audit.len() + 1, source })
     }
 
     /// The audit's steps as bytes ([`StreamAudit::history`]); `None` without matrices.
     ///
     /// # Errors
     /// As [`Guard::leakage`].
-    pub fn audit_history(&mut self) -> std::result::Result<Option<Vec<u8>>, tpl_alloc::AllocError> {
+    pub fn audit_history(&mut self) -> std::result::Result<Option<Vec<u8>>, AuditError> {
         self.flush()?;
         Ok(self.audit.as_ref().map(StreamAudit::history))
     }
@@ -204,12 +206,26 @@ impl Guard {
     /// # Errors
     /// A leakage beyond the largest double (of a step recorded since the audit was last read,
     /// or of the windows).
-    pub fn leakage(&mut self) -> std::result::Result<Option<(f64, f64)>, tpl_alloc::AllocError> {
+    pub fn leakage(&mut self) -> std::result::Result<Option<(f64, f64)>, AuditError> {
         self.flush()?;
         match &self.audit {
-            Some(audit) => audit.leakage(),
+            Some(audit) => audit.leakage().map_err(|source| AuditError { step: audit.len(), source }),
             None => Ok(None),
         }
+    }
+}
+
+/// Why the leakage audit failed: the step whose recording it failed at (1-based) and the
+/// audit's error, which names where the leakage overflows (a window may start earlier).
+#[derive(Debug)]
+pub(crate) struct AuditError {
+    step: usize,
+    source: tpl_alloc::AllocError,
+}
+
+impl std::fmt::Display for AuditError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "recording step {}: {}", self.step, self.source)
     }
 }
 
@@ -335,7 +351,7 @@ mod tests {
         for e in [0.5, 1.5e308, 1.5e308, 0.5] {
             g.account(e).unwrap();
         }
-        assert!(g.leakage().is_err());
+        assert_eq!(g.leakage().unwrap_err().to_string().split(':').next(), Some("recording step 3"));
         // The two steps before the overflow are in the audit; the rest wait, and fail again.
         assert_eq!(g.audit.as_ref().unwrap().len(), 2);
         assert_eq!(g.pending.len(), 2);

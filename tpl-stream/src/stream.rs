@@ -1327,7 +1327,7 @@ fn skip_prefix(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State, s
                 return Err(corrupt(format!("step {t}: budgets {test} and {publication}")));
             }
             let total = StepBudget { test, publication, absorbed: 0.0 }.total();
-            lock(&state.guard).account(total).map_err(|e| corrupt(format!("step {t}: {e}")))?;
+            lock(&state.guard).account(total).map_err(|e| corrupt(e.to_string()))?;
             expected += 1;
         }
         if expected != skip as i64 + 1 {
