@@ -7,7 +7,7 @@
 //! [`docs/stream.md`]: tpl_core::guide::stream
 
 use tpl_core::Short;
-use tpl_stream::{Status, StepEstimate, StepRecord};
+use tpl_stream::{DurableStream, Status, StepRecord};
 
 use crate::chart::{Band, TimeSeries, time_series_svg};
 use crate::error::Result;
@@ -26,19 +26,127 @@ const BUSIEST: usize = 3;
 /// How many refused steps are listed (all are counted).
 const REFUSED_SHOWN: usize = 50;
 
-/// Everything the page shows, read from the stream in one snapshot.
-pub struct StreamData<'a> {
+/// Everything the page shows: the stream's status and steps, each step's release and stored
+/// estimate cut to the cells shown.
+pub struct StreamData {
     /// The stream file, as given.
-    pub path: &'a str,
+    pub path: String,
     /// Where the stream stands.
-    pub status: &'a Status,
-    /// Every recorded step.
-    pub steps: &'a [StepRecord],
-    /// The stored causal estimates (empty without them).
-    pub estimates: &'a [StepEstimate],
+    pub status: Status,
+    /// Every recorded step, its release cut to `cells`.
+    pub steps: Vec<StepRecord>,
+    /// The cells shown (cell numbers of the stream), busiest first.
+    pub cells: Vec<usize>,
+    /// Each step's stored causal estimate and its interval, cut to `cells` (empty without
+    /// stored estimates).
+    pub estimates: Vec<Shown>,
     /// The guaranteed max TPL and largest window leakage over every run the scheme could
     /// have produced, with matrices.
     pub guaranteed: Option<(f64, f64)>,
+}
+
+/// A step's stored estimate of the cells shown: values and the ends of their intervals.
+pub struct Shown {
+    estimate: Option<Vec<f64>>,
+    interval: Option<Vec<(f64, f64)>>,
+}
+
+impl StreamData {
+    /// Reads what the page shows from `stream` (file `path`), checking every record
+    /// ([`DurableStream::snapshot_with`]) and keeping of each step only the cells shown: the
+    /// [`BUSIEST`] cells with the most people over the stream — by the stored estimates (they
+    /// are not noisy), by the releases for steps without one. Memory: O(T) for T steps plus
+    /// O(n) for n cells, not O(T·n).
+    ///
+    /// # Errors
+    /// The stream's: a damaged record, SQLite's.
+    pub fn read(stream: &mut DurableStream, path: String) -> tpl_stream::Result<Self> {
+        // The people in each cell over the steps, from the estimates; the steps that have one.
+        let mut totals = Totals::default();
+        let mut estimated = Vec::new();
+        stream.estimates_with(|e| {
+            if totals.restarts(e.t) {
+                estimated.clear();
+            }
+            if let Ok(x) = &e.estimate {
+                totals.add(x);
+                estimated.resize(estimated.len().max(e.t), false);
+                estimated[e.t - 1] = true;
+            }
+            None::<()>
+        })?;
+        let has_estimate = |t: usize| t >= 1 && estimated.get(t - 1).copied().unwrap_or(false);
+        let mut cells = totals.busiest();
+        // With the releases of the steps without an estimate (all of them without estimates).
+        let mut released = Totals::default();
+        let (mut status, mut steps) = stream.snapshot_with(|step| {
+            released.restarts(step.t);
+            if !has_estimate(step.t) {
+                released.add(&step.release);
+            }
+            Some(cut(step, &cells))
+        })?;
+        if !released.sums.is_empty() {
+            totals.add(&released.sums);
+            let busiest = totals.busiest();
+            if busiest != cells {
+                cells = busiest;
+                (status, steps) = stream.snapshot_with(|step| Some(cut(step, &cells)))?;
+            }
+        }
+        // Each interval clipped to the population the step's whole estimate sums to.
+        let mut estimates = stream.estimates_with(|e| {
+            let pick = |x: &[f64]| cells.iter().map(|&c| x.get(c).copied().unwrap_or(f64::NAN)).collect();
+            let interval =
+                e.interval_of(&cells, LEVEL).ok().flatten().map(|(lo, hi)| lo.into_iter().zip(hi).collect());
+            Some(Shown { estimate: e.estimate.as_deref().ok().map(pick), interval })
+        })?;
+        estimates.truncate(steps.len());
+        let guaranteed = status.guaranteed()?.map(|g| (g.max_tpl, g.max_window_leakage.unwrap_or(g.max_tpl)));
+        Ok(Self { path, status, steps, cells, estimates, guaranteed })
+    }
+}
+
+/// Per-cell sums of the rows added, summed a row at a time.
+#[derive(Default)]
+struct Totals {
+    sums: Vec<f64>,
+    /// The last step added (to see a read that starts again from step 1).
+    last: usize,
+}
+
+impl Totals {
+    /// Starts again when step `t` does not follow the last one (a read that is read again);
+    /// says whether it did.
+    fn restarts(&mut self, t: usize) -> bool {
+        let again = t <= self.last;
+        if again {
+            self.sums.clear();
+        }
+        self.last = t;
+        again
+    }
+
+    fn add(&mut self, row: &[f64]) {
+        if self.sums.len() < row.len() {
+            self.sums.resize(row.len(), 0.0);
+        }
+        self.sums.iter_mut().zip(row).for_each(|(sum, v)| *sum += v);
+    }
+
+    /// The [`BUSIEST`] cells with the largest sums, largest first (ties: lower cell first).
+    fn busiest(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.sums.len()).collect();
+        order.sort_by(|&a, &b| self.sums[b].total_cmp(&self.sums[a]).then(a.cmp(&b)));
+        order.truncate(BUSIEST);
+        order
+    }
+}
+
+/// `step` with its release cut to `cells`.
+fn cut(mut step: StepRecord, cells: &[usize]) -> StepRecord {
+    step.release = cells.iter().map(|&c| step.release.get(c).copied().unwrap_or(f64::NAN)).collect();
+    step
 }
 
 /// Consecutive steps summarised as one point: `first..first + len`, x at their middle step.
@@ -93,10 +201,10 @@ const LEVEL: f64 = 0.9;
 ///
 /// # Errors
 /// A chart that cannot be drawn.
-pub fn stream_page(data: &StreamData<'_>) -> Result<String> {
-    let status = data.status;
+pub fn stream_page(data: &StreamData) -> Result<String> {
+    let status = &data.status;
     let config = &status.config;
-    let steps = data.steps;
+    let steps = &data.steps;
     let mut page = Page::new(&format!("Stream {}", data.path));
     let published = status.published.iter().filter(|&&p| p).count();
     page.lead(&format!(
@@ -130,8 +238,8 @@ pub fn stream_page(data: &StreamData<'_>) -> Result<String> {
 }
 
 /// The stream's parameters and where it stands.
-fn parameters(data: &StreamData<'_>) -> Section {
-    let s = data.status;
+fn parameters(data: &StreamData) -> Section {
+    let s = &data.status;
     let c = &s.config;
     let matrix = |m: &Option<tpl_core::TransitionMatrix>| {
         m.as_ref().map_or("none".to_string(), |m| format!("{} × {} states", m.n(), m.n()))
@@ -174,26 +282,17 @@ fn parameters(data: &StreamData<'_>) -> Section {
 }
 
 /// The busiest cells: releases (with the 90 % band of their noise) and estimates over time.
-fn cells(data: &StreamData<'_>, b: &[Bucket]) -> Result<Section> {
-    let steps = data.steps;
-    let n = steps[0].release.len();
-    let estimate = |t: usize| data.estimates.get(t).and_then(|e| e.estimate.as_ref().ok());
-    // Busiest by the estimates when there are some (they are not noisy), else the releases.
-    // Summed step by step (a row at a time: each step's values lie together).
-    let mut totals = vec![0.0; n];
-    for (t, step) in steps.iter().enumerate() {
-        let row = estimate(t).filter(|x| x.len() == n).unwrap_or(&step.release);
-        totals.iter_mut().zip(row).for_each(|(total, v)| *total += v);
-    }
-    let mut load: Vec<(usize, f64)> = totals.into_iter().enumerate().collect();
-    load.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+fn cells(data: &StreamData, b: &[Bucket]) -> Result<Section> {
+    let steps = &data.steps;
+    // Position k of a step's release and estimate is cell data.cells[k].
+    let estimate = |t: usize, k: usize| data.estimates.get(t)?.estimate.as_ref()?.get(k).copied();
     let mut section = Section::new("Busiest cells");
     let sensitivity = data.status.config.sensitivity;
     section.paragraph(&format!(
         "The {} cells with the most people, step by step: the release (what was published), its 90 % noise \
          band (release ± Δ/ε_t·ln 10 where the step published afresh) and, when the stream stores them, the \
          causal estimate (from the releases up to each step only) with its stored 90 % interval.{}",
-        BUSIEST.min(n),
+        data.cells.len(),
         if b.first().is_some_and(|x| x.len > 1) {
             format!(" Each point is the mean of {} consecutive steps.", b[0].len)
         } else {
@@ -201,33 +300,22 @@ fn cells(data: &StreamData<'_>, b: &[Bucket]) -> Result<Section> {
         }
     ));
     let mut table = Table::new(&["cell", "mean release", "mean estimate", "mean |release − estimate|"]);
-    let busiest: Vec<usize> = load.iter().take(BUSIEST).map(|&(c, _)| c).collect();
-    // The estimates' stored intervals of the busiest cells, step by step (one interval of all
-    // the cells per step: its ends are clipped to the population).
-    let ends: Vec<Option<Vec<(f64, f64)>>> = data
-        .estimates
-        .iter()
-        .map(|e| {
-            let (lo, hi) = e.interval(LEVEL).ok().flatten()?;
-            Some(busiest.iter().map(|&c| (lo[c], hi[c])).collect())
-        })
-        .collect();
-    for (k, &c) in busiest.iter().enumerate() {
-        let release = |t: usize| Some(steps[t].release[c]);
+    for (k, &c) in data.cells.iter().enumerate() {
+        let release = |t: usize| steps[t].release.get(k).copied();
         let half = |t: usize| {
             let s = &steps[t];
             (s.published && s.spent.publication > 0.0).then(|| sensitivity / s.spent.publication * LAPLACE_90)
         };
         let mut bands = vec![Band {
             name: "release 90 % band".into(),
-            lower: means(b, |t| half(t).map(|h| steps[t].release[c] - h)),
-            upper: means(b, |t| half(t).map(|h| steps[t].release[c] + h)),
+            lower: means(b, |t| Some(release(t)? - half(t)?)),
+            upper: means(b, |t| Some(release(t)? + half(t)?)),
         }];
         let mut series = vec![TimeSeries::line("release", means(b, release))];
-        let estimated = means(b, |t| estimate(t).and_then(|x| x.get(c).copied()));
+        let estimated = means(b, |t| estimate(t, k));
         if !estimated.is_empty() {
             series.push(TimeSeries::line("estimate", estimated));
-            let end = |t: usize| ends.get(t).and_then(|e| e.as_ref()).map(|e| e[k]);
+            let end = |t: usize| data.estimates.get(t)?.interval.as_ref()?.get(k).copied();
             let estimate_band = Band {
                 name: "estimate 90 % interval".into(),
                 lower: means(b, |t| end(t).map(|e| e.0)),
@@ -246,9 +334,9 @@ fn cells(data: &StreamData<'_>, b: &[Bucket]) -> Result<Section> {
         let shown = |v: Option<f64>| v.map_or(Cell::text("—"), Cell::number);
         table.row(vec![
             Cell::text(c.to_string()),
-            shown(mean(&|t| Some(steps[t].release[c]))),
-            shown(mean(&|t| estimate(t).and_then(|x| x.get(c).copied()))),
-            shown(mean(&|t| estimate(t).and_then(|x| x.get(c)).map(|e| (steps[t].release[c] - e).abs()))),
+            shown(mean(&release)),
+            shown(mean(&|t| estimate(t, k))),
+            shown(mean(&|t| Some((release(t)? - estimate(t, k)?).abs()))),
         ]);
     }
     section.table(&table);
@@ -256,7 +344,7 @@ fn cells(data: &StreamData<'_>, b: &[Bucket]) -> Result<Section> {
 }
 
 /// The spend of every window of w steps against ε.
-fn spend(data: &StreamData<'_>, b: &[Bucket]) -> Result<Section> {
+fn spend(data: &StreamData, b: &[Bucket]) -> Result<Section> {
     let c = &data.status.config;
     let budgets = &data.status.budgets;
     // Window ending at step t (from 0): steps t − w + 1 ..= t; one running sum.
@@ -293,8 +381,8 @@ fn spend(data: &StreamData<'_>, b: &[Bucket]) -> Result<Section> {
 }
 
 /// The realised leakage step by step and the guaranteed bound, with matrices.
-fn leakage(data: &StreamData<'_>, b: &[Bucket]) -> Result<Option<Section>> {
-    let steps = data.steps;
+fn leakage(data: &StreamData, b: &[Bucket]) -> Result<Option<Section>> {
+    let steps = &data.steps;
     if steps.iter().all(|s| s.max_tpl.is_none()) {
         return Ok(None);
     }
@@ -321,7 +409,7 @@ fn leakage(data: &StreamData<'_>, b: &[Bucket]) -> Result<Option<Section>> {
 }
 
 /// The steps the stream's own checks refused.
-fn refused(data: &StreamData<'_>) -> Section {
+fn refused(data: &StreamData) -> Section {
     let mut section = Section::new("Refused steps");
     let refused: Vec<&StepRecord> = data.steps.iter().filter(|s| s.refused.is_some()).collect();
     if refused.is_empty() {
@@ -353,6 +441,21 @@ fn refused(data: &StreamData<'_>) -> Section {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn totals_start_again_when_a_read_starts_again_and_rank_the_busiest() {
+        let mut totals = Totals::default();
+        for (t, row) in [(1, [1.0, 5.0, 0.0, 2.0]), (2, [1.0, 0.0, 0.0, 9.0])] {
+            assert!(!totals.restarts(t));
+            totals.add(&row);
+        }
+        // A read from step 1 again (a snapshot read twice) forgets what the first read added.
+        assert!(totals.restarts(1));
+        totals.add(&[0.0, 1.0, 3.0, 1.0]);
+        assert_eq!(totals.sums, [0.0, 1.0, 3.0, 1.0]);
+        // Largest first, ties to the lower cell, at most BUSIEST.
+        assert_eq!(totals.busiest(), [2, 1, 3]);
+    }
 
     #[test]
     fn buckets_cover_every_step_once_in_at_most_points_buckets() {

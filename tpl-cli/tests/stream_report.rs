@@ -77,25 +77,42 @@ fn a_stream_without_steps_or_matrices_still_has_a_page() {
     bad_input(&["stream", "report", "--db", &d.path("missing.db"), "--out", &out], &["missing.db"], &[]);
 }
 
+/// The three cells with the largest sums of `rows` (one array per step), largest first.
+fn busiest(rows: &[serde_json::Value]) -> Vec<usize> {
+    let cells = rows[0].as_array().unwrap().len();
+    let total = |c: usize| rows.iter().map(|r| r[c].as_f64().unwrap()).sum::<f64>();
+    let mut order: Vec<usize> = (0..cells).collect();
+    order.sort_by(|&a, &b| total(b).total_cmp(&total(a)).then(a.cmp(&b)));
+    order.truncate(3);
+    order
+}
+
+/// The cells the report of `db` draws, in order.
+fn drawn(d: &Scratch, db: &str) -> Vec<usize> {
+    let out = d.path("drawn.html");
+    json(&["stream", "report", "--db", db, "--out", &out]);
+    let page = std::fs::read_to_string(&out).unwrap();
+    page.split("aria-label=\"Cell ")
+        .skip(1)
+        .map(|s| s[..s.find(|ch: char| !ch.is_ascii_digit()).unwrap()].parse().unwrap())
+        .collect()
+}
+
 /// The cells drawn are the three with the largest sums of stored estimates over the stream,
-/// busiest first (as `stream export --estimates` gives them).
+/// busiest first (as `stream export --estimates` gives them) — or of the releases, for a
+/// stream that stores no estimates.
 #[test]
 fn the_busiest_cells_are_those_with_the_most_estimated_people() {
     let d = Scratch::new("stream_report_busiest");
     let db = week_stream(&d, 300, "1.2");
     let exported = json(&["stream", "export", "--db", &db, "--estimates"]);
-    let rows = exported["estimates"].as_array().unwrap();
-    let cells = rows[0].as_array().unwrap().len();
-    let total = |c: usize| rows.iter().map(|r| r[c].as_f64().unwrap()).sum::<f64>();
-    let mut order: Vec<usize> = (0..cells).collect();
-    order.sort_by(|&a, &b| total(b).total_cmp(&total(a)).then(a.cmp(&b)));
-    let out = d.path("r.html");
-    json(&["stream", "report", "--db", &db, "--out", &out]);
-    let page = std::fs::read_to_string(&out).unwrap();
-    let drawn: Vec<usize> = page
-        .split("aria-label=\"Cell ")
-        .skip(1)
-        .map(|s| s[..s.find(|ch: char| !ch.is_ascii_digit()).unwrap()].parse().unwrap())
-        .collect();
-    assert_eq!(drawn, order[..3]);
+    assert_eq!(drawn(&d, &db), busiest(exported["estimates"].as_array().unwrap()));
+    let plain = d.path("plain.db");
+    json(&cmd("stream init --db {} --scheme uniform --epsilon 1 --window 4", &[&plain]));
+    let text = std::fs::read_to_string(week("counts.csv")).unwrap();
+    let rows: Vec<&str> = text.lines().take(61).collect();
+    let counts = d.file("c60.csv", &format!("{}\n", rows.join("\n")));
+    json(&["stream", "push", "--db", &plain, "--counts", &counts]);
+    let exported = json(&["stream", "export", "--db", &plain]);
+    assert_eq!(drawn(&d, &plain), busiest(exported["releases"].as_array().unwrap()));
 }

@@ -88,7 +88,7 @@ pub use filter::{
 };
 pub use interval::{Bootstrap, Ends, EstimatorFn, ReleaseFn, bootstrap_intervals};
 pub use kalman::{KalmanFit, KalmanSmoothed, kalman_smooth};
-pub use local_level::model_interval;
+pub use local_level::{model_interval, model_interval_of};
 pub use map::{MapStep, map_objective, map_step};
 pub use map_integer::{map_integer_objective, map_integer_step};
 pub use mle::mle_step;

@@ -194,6 +194,30 @@ impl LocalLevel {
 /// [`PostprocessError::Interval`] for a level outside (0, 1) or a standard error per cell
 /// that is missing, negative or not a number.
 pub fn model_interval(estimate: &[f64], std_error: &[f64], level: f64) -> Result<(Vec<f64>, Vec<f64>)> {
+    model_interval_of(estimate, std_error, level, estimate.iter().sum())
+}
+
+/// [`model_interval`] of some cells of an estimate whose cells sum to `total` (the ends are
+/// clipped to [0, N] with N = `total` rounded): the same ends for those cells as the interval
+/// of the whole estimate, without computing the others'.
+///
+/// ```
+/// use tpl_postprocess::{model_interval, model_interval_of};
+/// let (x, s) = ([10.0, 2.0, 7.5], [2.0, 2.0, 0.5]);
+/// let (lo, hi) = model_interval(&x, &s, 0.9)?;
+/// let total = x.iter().sum();
+/// assert_eq!(model_interval_of(&x[1..], &s[1..], 0.9, total)?, (lo[1..].to_vec(), hi[1..].to_vec()));
+/// # Ok::<(), tpl_postprocess::PostprocessError>(())
+/// ```
+///
+/// # Errors
+/// As [`model_interval`].
+pub fn model_interval_of(
+    estimate: &[f64],
+    std_error: &[f64],
+    level: f64,
+    total: f64,
+) -> Result<(Vec<f64>, Vec<f64>)> {
     let bad = |m: String| PostprocessError::Interval(m);
     if !(level > 0.0 && level < 1.0) {
         return Err(bad(format!("level {level} is not strictly between 0 and 1")));
@@ -205,7 +229,7 @@ pub fn model_interval(estimate: &[f64], std_error: &[f64], level: f64) -> Result
         return Err(bad(format!("a standard error of {s}: it must be ≥ 0")));
     }
     let z = normal_quantile((1.0 + level) / 2.0);
-    let cap = estimate.iter().sum::<f64>().max(0.0).round();
+    let cap = total.max(0.0).round();
     let ends = |sign: f64| -> Vec<f64> {
         estimate
             .iter()

@@ -42,6 +42,22 @@ impl StepEstimate {
             _ => Ok(None),
         }
     }
+
+    /// [`StepEstimate::interval`] of the cells `cells` only (in that order; a cell the step
+    /// does not have is left out): the same ends, without making the other cells'.
+    ///
+    /// # Errors
+    /// As [`StepEstimate::interval`].
+    pub fn interval_of(
+        &self,
+        cells: &[usize],
+        level: f64,
+    ) -> tpl_postprocess::Result<Option<(Vec<f64>, Vec<f64>)>> {
+        let (Ok(x), Some(s)) = (&self.estimate, &self.std_error) else { return Ok(None) };
+        let (x_cut, s_cut): (Vec<f64>, Vec<f64>) =
+            cells.iter().filter_map(|&c| Some((*x.get(c)?, *s.get(c)?))).unzip();
+        tpl_postprocess::model_interval_of(&x_cut, &s_cut, level, x.iter().sum()).map(Some)
+    }
 }
 
 /// The releases r_1..r_T recorded so far (a repeat holds the release it repeats) and the
@@ -232,6 +248,17 @@ pub(crate) fn read_one(tx: &Transaction<'_>, path: &Path, t: usize) -> Result<Op
 /// Every stored estimate, in order of t, or only step `only`'s (none for a file without the
 /// table).
 pub(crate) fn read_all(tx: &Transaction<'_>, path: &Path, only: Option<usize>) -> Result<Vec<StepEstimate>> {
+    read_each(tx, path, only, &mut Some)
+}
+
+/// [`read_all`], keeping of each estimate what `keep` returns: the rows are read and decoded
+/// one at a time.
+pub(crate) fn read_each<K>(
+    tx: &Transaction<'_>,
+    path: &Path,
+    only: Option<usize>,
+    keep: &mut dyn FnMut(StepEstimate) -> Option<K>,
+) -> Result<Vec<K>> {
     let sql = |e| sqlite_error(path, e);
     let exists: Option<i64> = tx
         .query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'estimates'", [], |r| {
@@ -283,7 +310,26 @@ pub(crate) fn read_all(tx: &Transaction<'_>, path: &Path, only: Option<usize>) -
                 });
             }
         };
-        out.push(StepEstimate { t: usize::try_from(t).unwrap_or(0), estimate, std_error });
+        out.extend(keep(StepEstimate { t: usize::try_from(t).unwrap_or(0), estimate, std_error }));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_interval_of_some_cells_is_that_of_the_whole_step_cut_to_them() {
+        let step = StepEstimate {
+            t: 1,
+            estimate: Ok(vec![10.0, 2.0, 7.5, 0.5]),
+            std_error: Some(vec![2.0, 2.0, 0.5, 3.0]),
+        };
+        let (lo, hi) = step.interval(0.9).unwrap().unwrap();
+        let (lo3, hi3) = step.interval_of(&[3, 0, 9], 0.9).unwrap().unwrap();
+        assert_eq!((lo3, hi3), (vec![lo[3], lo[0]], vec![hi[3], hi[0]]));
+        let none = StepEstimate { std_error: None, ..step };
+        assert_eq!(none.interval_of(&[0], 0.9).unwrap(), None);
+    }
 }

@@ -685,8 +685,18 @@ impl DurableStream {
     /// # Errors
     /// SQLite's, or a damaged estimate.
     pub fn estimates(&mut self) -> Result<Vec<StepEstimate>> {
+        self.estimates_with(Some)
+    }
+
+    /// [`DurableStream::estimates`], keeping of each step's estimate what `keep` returns: the
+    /// rows are read one at a time, so a caller that keeps a few cells (or a sum) of each
+    /// needs memory for those only.
+    ///
+    /// # Errors
+    /// As [`DurableStream::estimates`].
+    pub fn estimates_with<K>(&mut self, mut keep: impl FnMut(StepEstimate) -> Option<K>) -> Result<Vec<K>> {
         let path = self.path.clone();
-        self.read(|tx| estimates::read_all(tx, &path, None))
+        self.read(|tx| estimates::read_each(tx, &path, None, &mut keep))
     }
 
     /// The releases recorded so far estimated again as a whole by `estimator` over a
@@ -752,7 +762,7 @@ impl DurableStream {
     /// # Errors
     /// As [`DurableStream::snapshot`].
     pub fn status(&mut self) -> Result<Status> {
-        self.checked(|_| None::<StepRecord>).map(|(status, _)| status)
+        self.snapshot_with(|_| None::<StepRecord>).map(|(status, _)| status)
     }
 
     /// Where the stream stands and every recorded step, from one read transaction (a
@@ -769,12 +779,21 @@ impl DurableStream {
     /// [`StreamError::Corrupt`] naming the first record at fault, SQLite's, or an audit that
     /// fails.
     pub fn snapshot(&mut self) -> Result<(Status, Vec<StepRecord>)> {
-        self.checked(Some)
+        self.snapshot_with(Some)
     }
 
     /// [`DurableStream::snapshot`], keeping of each checked step what `keep` returns: the rows
-    /// are read and checked one at a time.
-    fn checked<K>(&mut self, mut keep: impl FnMut(StepRecord) -> Option<K>) -> Result<(Status, Vec<K>)> {
+    /// are read and checked one at a time, so a caller that keeps a few cells of each release
+    /// (or nothing, as [`DurableStream::status`]) needs memory for those only. When a read-only
+    /// snapshot is read again (a push changed the file meanwhile), `keep` sees the steps again
+    /// from step 1.
+    ///
+    /// # Errors
+    /// As [`DurableStream::snapshot`].
+    pub fn snapshot_with<K>(
+        &mut self,
+        mut keep: impl FnMut(StepRecord) -> Option<K>,
+    ) -> Result<(Status, Vec<K>)> {
         let Self { conn, path, stored, noise, factory, config, .. } = self;
         let (state, summary, kept) = read_with(conn, path, |tx| {
             let mut state = State::new(stored, noise(), factory.as_deref())?;
@@ -835,7 +854,7 @@ fn read_with<T>(
     }
 }
 
-/// What [`DurableStream::checked`] gathers of every step for [`Status`].
+/// What [`DurableStream::snapshot_with`] gathers of every step for [`Status`].
 #[derive(Default)]
 struct Summary {
     budgets: Vec<f64>,

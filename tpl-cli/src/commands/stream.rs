@@ -249,15 +249,10 @@ impl Report for PageReport {
 /// Writes the page of `tpl stream report`.
 fn report(a: &ReportArgs) -> Result<PageReport> {
     let mut s = open(&a.db)?;
-    let (status, steps) = s.snapshot().map_err(stream_error)?;
-    let estimates = s.estimates().map_err(stream_error)?;
-    let guaranteed = status.guaranteed().map_err(stream_error)?;
-    let guaranteed = guaranteed.map(|g| (g.max_tpl, g.max_window_leakage.unwrap_or(g.max_tpl)));
-    let path = a.db.db.display().to_string();
-    let data = StreamData { path: &path, status: &status, steps: &steps, estimates: &estimates, guaranteed };
+    let data = StreamData::read(&mut s, a.db.db.display().to_string()).map_err(stream_error)?;
     let page = stream_page(&data)?;
     write_file(&a.out, &page)?;
-    Ok(PageReport { out: a.out.clone(), bytes: page.len(), steps: steps.len() })
+    Ok(PageReport { out: a.out.clone(), bytes: page.len(), steps: data.steps.len() })
 }
 
 /// Runs `tpl stream …`.
