@@ -37,9 +37,9 @@ pub struct StreamData {
     pub steps: Vec<StepRecord>,
     /// The cells shown (cell numbers of the stream), busiest first.
     pub cells: Vec<usize>,
-    /// Each step's stored causal estimate and its interval, cut to `cells` (empty without
-    /// stored estimates).
-    pub estimates: Vec<Shown>,
+    /// Each step's stored causal estimate and its interval, cut to `cells` (`None` for a step
+    /// without one; empty without stored estimates).
+    pub estimates: Vec<Option<Shown>>,
     /// The guaranteed max TPL and largest window leakage over every run the scheme could
     /// have produced, with matrices.
     pub guaranteed: Option<(f64, f64)>,
@@ -47,7 +47,7 @@ pub struct StreamData {
 
 /// A step's stored estimate of the cells shown: values and the ends of their intervals.
 pub struct Shown {
-    estimate: Option<Vec<f64>>,
+    estimate: Vec<f64>,
     interval: Option<Vec<(f64, f64)>>,
 }
 
@@ -61,50 +61,95 @@ impl StreamData {
     /// # Errors
     /// The stream's: a damaged record, SQLite's.
     pub fn read(stream: &mut DurableStream, path: String) -> tpl_stream::Result<Self> {
-        // The people in each cell over the steps, from the estimates; the steps that have one.
-        let mut totals = Totals::default();
-        let mut estimated = Vec::new();
-        stream.estimates_with(|e| {
-            if totals.restarts(e.t) {
-                estimated.clear();
-            }
-            if let Ok(x) = &e.estimate {
-                totals.add(x);
-                estimated.resize(estimated.len().max(e.t), false);
-                estimated[e.t - 1] = true;
-            }
-            None::<()>
-        })?;
-        let has_estimate = |t: usize| t >= 1 && estimated.get(t - 1).copied().unwrap_or(false);
-        let mut cells = totals.busiest();
-        // With the releases of the steps without an estimate (all of them without estimates).
+        let (mut sums, widths) = estimate_sums(stream, usize::MAX)?;
+        // The width most rows have, until the releases say which is the stream's.
+        let mut width =
+            sums.iter().max_by_key(|(w, _)| widths.iter().filter(|&&x| x == *w).count()).map(|(w, _)| *w);
+        let mut cells = chosen(&sums, width, &Totals::default());
+        // With the releases of the steps without an estimate (every step, without estimates).
         let mut released = Totals::default();
+        let mut n = None;
         let (mut status, mut steps) = stream.snapshot_with(|step| {
-            released.restarts(step.t);
-            if !has_estimate(step.t) {
+            if released.restarts(step.t) {
+                n = None;
+            }
+            let n = *n.get_or_insert(step.release.len());
+            if !(step.t >= 1 && widths.get(step.t - 1) == Some(&n)) {
                 released.add(&step.release);
             }
             Some(cut(step, &cells))
         })?;
-        if !released.sums.is_empty() {
-            totals.add(&released.sums);
-            let busiest = totals.busiest();
+        let beyond = widths.len() > steps.len();
+        if beyond {
+            // Estimates of steps the stream does not have (a damaged table): left out.
+            sums = estimate_sums(stream, steps.len())?.0;
+        }
+        if n != width || !released.sums.is_empty() || beyond {
+            width = n;
+            let busiest = chosen(&sums, width, &released);
             if busiest != cells {
                 cells = busiest;
                 (status, steps) = stream.snapshot_with(|step| Some(cut(step, &cells)))?;
             }
         }
-        // Each interval clipped to the population the step's whole estimate sums to.
-        let mut estimates = stream.estimates_with(|e| {
-            let pick = |x: &[f64]| cells.iter().map(|&c| x.get(c).copied().unwrap_or(f64::NAN)).collect();
+        // Each step's estimate and interval (clipped to the population the step's whole
+        // estimate sums to), at the step's place.
+        let shown = stream.estimates_with(|e| {
+            let x = e.estimate.as_ref().ok().filter(|x| Some(x.len()) == width)?;
             let interval =
                 e.interval_of(&cells, LEVEL).ok().flatten().map(|(lo, hi)| lo.into_iter().zip(hi).collect());
-            Some(Shown { estimate: e.estimate.as_deref().ok().map(pick), interval })
+            Some((e.t, Shown { estimate: cells.iter().map(|&c| x[c]).collect(), interval }))
         })?;
-        estimates.truncate(steps.len());
+        let mut estimates: Vec<Option<Shown>> = std::iter::repeat_with(|| None).take(steps.len()).collect();
+        for (t, e) in shown {
+            if let Some(place) = t.checked_sub(1).and_then(|at| estimates.get_mut(at)) {
+                *place = Some(e);
+            }
+        }
+        if estimates.iter().all(Option::is_none) {
+            estimates.clear();
+        }
         let guaranteed = status.guaranteed()?.map(|g| (g.max_tpl, g.max_window_leakage.unwrap_or(g.max_tpl)));
         Ok(Self { path, status, steps, cells, estimates, guaranteed })
     }
+}
+
+/// The [`BUSIEST`] cells by the releases summed in `released` plus the estimates of width
+/// `width` summed in `sums`.
+fn chosen(sums: &[(usize, Totals)], width: Option<usize>, released: &Totals) -> Vec<usize> {
+    let mut totals = Totals::of(&released.sums);
+    if let Some((_, estimated)) = sums.iter().find(|(w, _)| Some(*w) == width) {
+        totals.add(&estimated.sums);
+    }
+    totals.busiest()
+}
+
+/// The stored estimates of steps 1..=`last` summed per cell, apart by width (a row of another
+/// width than the releases' is not an estimate of the stream's cells), and each step's width
+/// (0: no estimate).
+fn estimate_sums(
+    stream: &mut DurableStream,
+    last: usize,
+) -> tpl_stream::Result<(Vec<(usize, Totals)>, Vec<usize>)> {
+    let (mut sums, mut widths): (Vec<(usize, Totals)>, Vec<usize>) = (Vec::new(), Vec::new());
+    let mut previous = 0;
+    stream.estimates_with(|e| {
+        if e.t <= previous {
+            // Read again from the first row.
+            (sums.clear(), widths.clear());
+        }
+        previous = e.t;
+        if let (Ok(x), Some(at)) = (&e.estimate, e.t.checked_sub(1).filter(|&at| at < last)) {
+            match sums.iter_mut().find(|(w, _)| *w == x.len()) {
+                Some((_, totals)) => totals.add(x),
+                None => sums.push((x.len(), Totals::of(x))),
+            }
+            widths.resize(widths.len().max(at + 1), 0);
+            widths[at] = x.len();
+        }
+        None::<()>
+    })?;
+    Ok((sums, widths))
 }
 
 /// Per-cell sums of the rows added, summed a row at a time.
@@ -116,6 +161,11 @@ struct Totals {
 }
 
 impl Totals {
+    /// The sums of one row.
+    fn of(row: &[f64]) -> Self {
+        Self { sums: row.to_vec(), last: 0 }
+    }
+
     /// Starts again when step `t` does not follow the last one (a read that is read again);
     /// says whether it did.
     fn restarts(&mut self, t: usize) -> bool {
@@ -285,7 +335,7 @@ fn parameters(data: &StreamData) -> Section {
 fn cells(data: &StreamData, b: &[Bucket]) -> Result<Section> {
     let steps = &data.steps;
     // Position k of a step's release and estimate is cell data.cells[k].
-    let estimate = |t: usize, k: usize| data.estimates.get(t)?.estimate.as_ref()?.get(k).copied();
+    let estimate = |t: usize, k: usize| data.estimates.get(t)?.as_ref()?.estimate.get(k).copied();
     let mut section = Section::new("Busiest cells");
     let sensitivity = data.status.config.sensitivity;
     section.paragraph(&format!(
@@ -315,7 +365,7 @@ fn cells(data: &StreamData, b: &[Bucket]) -> Result<Section> {
         let estimated = means(b, |t| estimate(t, k));
         if !estimated.is_empty() {
             series.push(TimeSeries::line("estimate", estimated));
-            let end = |t: usize| data.estimates.get(t)?.interval.as_ref()?.get(k).copied();
+            let end = |t: usize| data.estimates.get(t)?.as_ref()?.interval.as_ref()?.get(k).copied();
             let estimate_band = Band {
                 name: "estimate 90 % interval".into(),
                 lower: means(b, |t| end(t).map(|e| e.0)),

@@ -116,3 +116,25 @@ fn the_busiest_cells_are_those_with_the_most_estimated_people() {
     let exported = json(&["stream", "export", "--db", &plain]);
     assert_eq!(drawn(&d, &plain), busiest(exported["releases"].as_array().unwrap()));
 }
+
+/// Estimates the stream has no step for (a row at t = 0, one past the last step — a damaged
+/// table) are left out: the page is drawn, of the same cells; a step whose estimate row is
+/// missing is drawn without one (each estimate at its own step).
+#[test]
+fn estimates_of_no_step_are_left_out_and_the_others_stay_at_their_steps() {
+    let d = Scratch::new("stream_report_stray");
+    let db = week_stream(&d, 300, "1.2");
+    let before = drawn(&d, &db);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    for t in [0, 305] {
+        conn.execute(
+            "INSERT INTO estimates (t, estimate, error, std_error) \
+             SELECT ?1, estimate, error, std_error FROM estimates WHERE t = 100",
+            [t],
+        )
+        .unwrap();
+    }
+    conn.execute("DELETE FROM estimates WHERE t > 200 AND t < 205", []).unwrap();
+    drop(conn);
+    assert_eq!(drawn(&d, &db), before);
+}

@@ -43,19 +43,20 @@ impl StepEstimate {
         }
     }
 
-    /// [`StepEstimate::interval`] of the cells `cells` only (in that order; a cell the step
-    /// does not have is left out): the same ends, without making the other cells'.
+    /// [`StepEstimate::interval`] of the cells `cells` only, in that order: the same ends,
+    /// without making the other cells'. `None` also when a cell is not one of the step's.
     ///
     /// # Errors
-    /// As [`StepEstimate::interval`].
+    /// As [`StepEstimate::interval`] (only the standard errors of `cells` are checked).
     pub fn interval_of(
         &self,
         cells: &[usize],
         level: f64,
     ) -> tpl_postprocess::Result<Option<(Vec<f64>, Vec<f64>)>> {
         let (Ok(x), Some(s)) = (&self.estimate, &self.std_error) else { return Ok(None) };
-        let (x_cut, s_cut): (Vec<f64>, Vec<f64>) =
-            cells.iter().filter_map(|&c| Some((*x.get(c)?, *s.get(c)?))).unzip();
+        let cut: Option<(Vec<f64>, Vec<f64>)> =
+            cells.iter().map(|&c| Some((*x.get(c)?, *s.get(c)?))).collect();
+        let Some((x_cut, s_cut)) = cut else { return Ok(None) };
         tpl_postprocess::model_interval_of(&x_cut, &s_cut, level, x.iter().sum()).map(Some)
     }
 }
@@ -327,8 +328,9 @@ mod tests {
             std_error: Some(vec![2.0, 2.0, 0.5, 3.0]),
         };
         let (lo, hi) = step.interval(0.9).unwrap().unwrap();
-        let (lo3, hi3) = step.interval_of(&[3, 0, 9], 0.9).unwrap().unwrap();
-        assert_eq!((lo3, hi3), (vec![lo[3], lo[0]], vec![hi[3], hi[0]]));
+        let (lo2, hi2) = step.interval_of(&[3, 0], 0.9).unwrap().unwrap();
+        assert_eq!((lo2, hi2), (vec![lo[3], lo[0]], vec![hi[3], hi[0]]));
+        assert_eq!(step.interval_of(&[3, 9], 0.9).unwrap(), None);
         let none = StepEstimate { std_error: None, ..step };
         assert_eq!(none.interval_of(&[0], 0.9).unwrap(), None);
     }

@@ -215,8 +215,9 @@ impl Guard {
     }
 }
 
-/// Why the leakage audit failed: the step whose recording it failed at (1-based) and the
-/// audit's error, which names where the leakage overflows (a window may start earlier).
+/// Why the leakage audit failed: the step it failed at (1-based: the one being recorded, or
+/// the last when the leakage of the steps recorded is read) and the audit's error, which
+/// names where the leakage overflows (a window may start earlier).
 #[derive(Debug)]
 pub(crate) struct AuditError {
     step: usize,
@@ -225,7 +226,7 @@ pub(crate) struct AuditError {
 
 impl std::fmt::Display for AuditError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "recording step {}: {}", self.step, self.source)
+        write!(f, "at step {}: {}", self.step, self.source)
     }
 }
 
@@ -351,7 +352,7 @@ mod tests {
         for e in [0.5, 1.5e308, 1.5e308, 0.5] {
             g.account(e).unwrap();
         }
-        assert_eq!(g.leakage().unwrap_err().to_string().split(':').next(), Some("recording step 3"));
+        assert_eq!(g.leakage().unwrap_err().to_string().split(':').next(), Some("at step 3"));
         // The two steps before the overflow are in the audit; the rest wait, and fail again.
         assert_eq!(g.audit.as_ref().unwrap().len(), 2);
         assert_eq!(g.pending.len(), 2);
