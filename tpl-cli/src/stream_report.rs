@@ -114,9 +114,12 @@ impl StreamData {
     }
 }
 
+/// The estimates of one width (number of cells) summed per cell.
+type WidthSums = (usize, Totals);
+
 /// The [`BUSIEST`] cells by the releases summed in `released` plus the estimates of width
 /// `width` summed in `sums`.
-fn chosen(sums: &[(usize, Totals)], width: Option<usize>, released: &Totals) -> Vec<usize> {
+fn chosen(sums: &[WidthSums], width: Option<usize>, released: &Totals) -> Vec<usize> {
     let mut totals = Totals::of(&released.sums);
     if let Some((_, estimated)) = sums.iter().find(|(w, _)| Some(*w) == width) {
         totals.add(&estimated.sums);
@@ -130,13 +133,14 @@ fn chosen(sums: &[(usize, Totals)], width: Option<usize>, released: &Totals) -> 
 fn estimate_sums(
     stream: &mut DurableStream,
     last: usize,
-) -> tpl_stream::Result<(Vec<(usize, Totals)>, Vec<usize>)> {
-    let (mut sums, mut widths): (Vec<(usize, Totals)>, Vec<usize>) = (Vec::new(), Vec::new());
+) -> tpl_stream::Result<(Vec<WidthSums>, Vec<usize>)> {
+    let (mut sums, mut widths): (Vec<WidthSums>, Vec<usize>) = (Vec::new(), Vec::new());
     let mut previous = 0;
     stream.estimates_with(|e| {
         if e.t <= previous {
             // Read again from the first row.
-            (sums.clear(), widths.clear());
+            sums.clear();
+            widths.clear();
         }
         previous = e.t;
         if let (Ok(x), Some(at)) = (&e.estimate, e.t.checked_sub(1).filter(|&at| at < last)) {
