@@ -168,3 +168,28 @@ fn smoothed_estimates_come_with_bootstrap_intervals_on_request() {
     }
     assert_eq!(out["interval"], 0.9);
 }
+
+/// A push that repeats stored rows returns their stored estimates, each at its own step,
+/// beside those of the new rows.
+#[test]
+fn a_push_returns_the_estimates_of_its_steps_stored_ones_included() {
+    let d = Scratch::new("stream_estimates_repush");
+    let db = d.path("s.db");
+    let forward = week("transition_forward.csv");
+    let (header, rows) = week_counts();
+    json(&cmd(
+        "stream init --db {} --scheme bd --epsilon 1 --window 10 --forward {} --total 140",
+        &[&db, &forward],
+    ));
+    let first = d.file("a.csv", &format!("{header}\n{}\n", rows[..30].join("\n")));
+    let out = json(&["stream", "push", "--db", &db, "--counts", &first]);
+    let stored = number_rows(&out["estimates"]);
+    // Steps 21..30 again, then 31..35.
+    let again = d.file("b.csv", &format!("{header}\n{}\n", rows[20..35].join("\n")));
+    let out = json(&["stream", "push", "--db", &db, "--counts", &again]);
+    let returned = number_rows(&out["estimates"]);
+    assert_eq!(returned.len(), 15);
+    assert_eq!(returned[..10], stored[20..30]);
+    let export = json(&["stream", "export", "--db", &db, "--estimates"]);
+    assert_eq!(returned[10..], number_rows(&export["estimates"])[30..35]);
+}

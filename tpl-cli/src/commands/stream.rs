@@ -438,11 +438,17 @@ fn push(a: &PushArgs) -> Result<ReleaseReport> {
                     e.message(Parameter::flag)
                 ))
             })?;
-            let stored = stream.estimates().map_err(stream_error)?;
+            // Only the pushed steps' estimates are kept of the rows read.
+            let mut wanted: Vec<usize> = pushed.iter().map(|(r, _)| r.t).collect();
+            wanted.sort_unstable();
+            let stored = stream
+                .estimates_with(|s| wanted.binary_search(&s.t).is_ok().then_some(s))
+                .map_err(stream_error)?;
             let shown: Vec<StepEstimate> = pushed
                 .iter()
                 .map(|(r, _)| {
-                    stored.get(r.t - 1).filter(|s| s.t == r.t).cloned().unwrap_or(StepEstimate {
+                    let found = stored.binary_search_by_key(&r.t, |s| s.t).ok();
+                    found.map(|i| stored[i].clone()).unwrap_or(StepEstimate {
                         t: r.t,
                         estimate: Err("not stored".into()),
                         std_error: None,
