@@ -268,7 +268,6 @@ impl LeakageAccountant {
             return Err(CoreError::BadBudget { step: old + 1, value: f64::NAN });
         };
         let overflow = |t: usize| CoreError::Overflow { step: t + 1 };
-        let eps = |t: usize| if t < old { self.epsilon[t] } else { new[t - old] };
         let mut bpl = Vec::with_capacity(new.len());
         let mut prev = self.bpl.last().copied();
         for (i, &e) in new.iter().enumerate() {
@@ -282,14 +281,26 @@ impl LeakageAccountant {
             bpl.push(value);
             prev = Some(value);
         }
+        let mut prefix = Vec::new();
+        if self.window.is_some() {
+            let mut sum = self.prefix.last().copied().unwrap_or_default();
+            prefix = new
+                .iter()
+                .map(|&e| {
+                    sum.add(e);
+                    sum
+                })
+                .collect();
+        }
+        let view = View { acc: self, new, bpl: &bpl, prefix: &prefix };
         // FPL backwards from the new last step, through the new steps and into the recorded
         // ones until a value repeats bit for bit.
         let mut fpl = vec![last];
         let mut next = last;
         for t in (0..len - 1).rev() {
             let value = match &self.forward {
-                Some(l) => l.loss(next) + eps(t),
-                None => eps(t),
+                Some(l) => l.loss(next) + view.eps(t),
+                None => view.eps(t),
             };
             if t < old && value.to_bits() == self.fpl[t].to_bits() {
                 break;
@@ -302,32 +313,19 @@ impl LeakageAccountant {
         }
         fpl.reverse();
         let from = len - fpl.len();
-        let bpl_at = |t: usize| if t < old { self.bpl[t] } else { bpl[t - old] };
         let mut tpl_max = Vec::with_capacity(fpl.len());
         let mut max = if from > 0 { self.tpl_max[from - 1] } else { 0.0 };
         for t in from..len {
-            let tpl = bpl_at(t) + (fpl[t - from] - eps(t));
+            let tpl = view.bpl(t) + (fpl[t - from] - view.eps(t));
             if !tpl.is_finite() {
                 return Err(overflow(t));
             }
             max = max.max(tpl);
             tpl_max.push(max);
         }
-        let (prefix, window_max) = match self.window {
-            None => (Vec::new(), Vec::new()),
-            Some(w) => {
-                let mut sum = self.prefix.last().copied().unwrap_or_default();
-                let prefix: Vec<Neumaier> = new
-                    .iter()
-                    .map(|&e| {
-                        sum.add(e);
-                        sum
-                    })
-                    .collect();
-                let view = View { acc: self, new, bpl: &bpl, prefix: &prefix, from, fpl: &fpl };
-                let window_max = view.windows(w)?;
-                (prefix, window_max)
-            }
+        let window_max = match self.window {
+            None => Vec::new(),
+            Some(w) => view.windows(w, from, &fpl)?,
         };
         Ok(Update { bpl, from, fpl, tpl_max, prefix, window_max })
     }
@@ -390,12 +388,9 @@ impl LeakageAccountant {
 struct View<'a> {
     acc: &'a LeakageAccountant,
     new: &'a [f64],
-    /// BPL and Neumaier prefix sums of the new steps.
+    /// BPL and Neumaier prefix sums (with a window) of the new steps.
     bpl: &'a [f64],
     prefix: &'a [Neumaier],
-    /// The new FPL of steps `from`.. (every later value of the update).
-    from: usize,
-    fpl: &'a [f64],
 }
 
 impl View<'_> {
@@ -430,22 +425,23 @@ impl View<'_> {
 
     /// Prefix maxima of the full windows of `w` steps ending at `from`.. (0 before the first
     /// full window), each step's one window of all steps checked while there are fewer than
-    /// `w` — as recording the new steps one by one computes them.
-    fn windows(&self, w: usize) -> Result<Vec<f64>> {
+    /// `w` — as recording the new steps one by one computes them. `fpl` holds the new FPL of
+    /// steps `from`.. (every later value of the update).
+    fn windows(&self, w: usize, from: usize, fpl: &[f64]) -> Result<Vec<f64>> {
         let len = self.old() + self.new.len();
         // While fewer than w steps: the window of all of them, the latest having FPL = its ε.
         for last in self.old()..len.min(w - 1) {
             self.value(last, last + 1, self.eps(last))?;
         }
         if len < w {
-            return Ok(vec![0.0; len - self.from]);
+            return Ok(vec![0.0; len - from]);
         }
         check_window(w, len)?;
-        let mut out = Vec::with_capacity(len - self.from);
-        let mut max = if self.from > 0 { self.acc.window_max[self.from - 1] } else { 0.0 };
-        for end in self.from..len {
+        let mut out = Vec::with_capacity(len - from);
+        let mut max = if from > 0 { self.acc.window_max[from - 1] } else { 0.0 };
+        for end in from..len {
             if end + 1 >= w {
-                max = max.max(self.value(end, w, self.fpl[end - self.from])?);
+                max = max.max(self.value(end, w, fpl[end - from])?);
             }
             out.push(max);
         }
