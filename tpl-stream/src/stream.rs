@@ -798,16 +798,12 @@ impl DurableStream {
         let (state, summary, kept) = read_with(conn, path, |tx| {
             let mut state = State::new(stored, noise(), factory.as_deref())?;
             let (mut summary, mut kept) = (Summary::default(), Vec::new());
-            let sql = |e| sqlite_error(path, e);
-            let mut stmt = tx
-                .prepare(&format!("SELECT {} FROM steps WHERE t > 0 ORDER BY t", row_columns(stored.version)))
-                .map_err(sql)?;
-            let mut rows = stmt.query([]).map_err(sql)?;
-            while let Some(r) = rows.next().map_err(sql)? {
-                let step = take(&mut state, path, stored, StoredRow::read(r).map_err(sql)?)?;
+            each_row(tx, path, stored.version, 0, |row| {
+                let step = take(&mut state, path, stored, row)?;
                 summary.add(&step);
                 kept.extend(keep(step));
-            }
+                Ok(())
+            })?;
             Ok((state, summary, kept))
         })?;
         // Every step's budget reaches the audit here, in one pass.
@@ -1209,12 +1205,31 @@ impl StoredRow {
 
 /// The stored rows with t > `after`, in order.
 fn read_rows(tx: &Transaction<'_>, path: &Path, version: i64, after: usize) -> Result<Vec<StoredRow>> {
+    let mut rows = Vec::new();
+    each_row(tx, path, version, after, |row| {
+        rows.push(row);
+        Ok(())
+    })?;
+    Ok(rows)
+}
+
+/// Hands each stored row with t > `after` to `take`, in order, one at a time.
+fn each_row(
+    tx: &Transaction<'_>,
+    path: &Path,
+    version: i64,
+    after: usize,
+    mut take: impl FnMut(StoredRow) -> Result<()>,
+) -> Result<()> {
     let sql = |e| sqlite_error(path, e);
     let mut stmt = tx
         .prepare(&format!("SELECT {} FROM steps WHERE t > ?1 ORDER BY t", row_columns(version)))
         .map_err(sql)?;
-    let rows = stmt.query_map([after as i64], StoredRow::read).map_err(sql)?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+    let mut rows = stmt.query([after as i64]).map_err(sql)?;
+    while let Some(r) = rows.next().map_err(sql)? {
+        take(StoredRow::read(r).map_err(sql)?)?;
+    }
+    Ok(())
 }
 
 /// Brings `state` up to the last committed step, drawing nothing: restores every step
@@ -1238,10 +1253,7 @@ fn sync(tx: &Transaction<'_>, path: &Path, stored: &Stored, state: &mut State) -
         }
         _ => done,
     };
-    for row in read_rows(tx, path, stored.version, from)? {
-        take(state, path, stored, row)?;
-    }
-    Ok(())
+    each_row(tx, path, stored.version, from, |row| take(state, path, stored, row).map(drop))
 }
 
 /// Takes a recorded step into `state` as the scheme would have stepped it, checking that it
