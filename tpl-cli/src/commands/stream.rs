@@ -534,13 +534,12 @@ fn export(a: &ExportArgs) -> Result<StreamReport> {
                 "--estimates: this stream stores no estimates (init --total N [--estimator E]){now}"
             )));
         };
-        let estimates = stored
-            .iter()
-            .map(|s| {
-                s.estimate.clone().map_err(|why| CliError::Usage(format!("step {}: no estimate: {why}", s.t)))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        if let Some((t, Err(why))) = stored.iter().map(|s| (s.t, &s.estimate)).find(|(_, e)| e.is_err()) {
+            return Err(CliError::Usage(format!("step {t}: no estimate: {why}")));
+        }
         let intervals = a.interval.interval.map(|level| stored_intervals(&stored, level)).transpose()?;
+        // Every estimate is one (checked above): moved, not copied.
+        let estimates: Vec<Vec<f64>> = stored.into_iter().filter_map(|s| s.estimate.ok()).collect();
         let how = described(e.estimator, "causal estimates (each step from the releases up to it)");
         let estimates = Estimates { estimator: e.estimator, estimates, warnings: Vec::new() };
         let intervals = (intervals, IntervalMethod::Model);
