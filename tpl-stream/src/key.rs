@@ -124,6 +124,22 @@ impl StreamKey {
         }
         mac.finalize().into_bytes().into()
     }
+
+    /// HMAC-SHA-256 under this key of what a stream keeps to save work — the leakage audit and
+    /// the filter's state ([`docs/stream.md`](tpl_core::guide::stream) §1) — labelled by `what`,
+    /// each of `parts` length-prefixed: only a holder of the key (a push) can make one that a
+    /// push takes, so an edit of a kept state is ignored, never used.
+    pub fn seal(&self, what: &str, parts: &[&[u8]]) -> [u8; 32] {
+        let mut block = [0u8; 64];
+        block[..32].copy_from_slice(&self.0);
+        let mut mac = <Hmac<Sha256> as KeyInit>::new(&block.into());
+        mac.update(b"tpl-stream kept state\0");
+        for part in std::iter::once(what.as_bytes()).chain(parts.iter().copied()) {
+            mac.update(&(part.len() as u64).to_le_bytes());
+            mac.update(part);
+        }
+        mac.finalize().into_bytes().into()
+    }
 }
 
 fn key_error(path: &Path, reason: String) -> StreamError {

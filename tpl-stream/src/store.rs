@@ -16,10 +16,14 @@ use crate::error::{Result, StreamError};
 pub const APPLICATION_ID: i32 = 0x74_70_6c_53;
 
 /// The format version this crate writes (`PRAGMA user_version`). Version 1 (unkeyed
-/// digests of the counts, no chain) is still read; a push to it asks for `rekey`.
-pub const FORMAT_VERSION: i64 = 2;
+/// digests of the counts, no chain) is still read; a push to it asks for `rekey`. Version 2
+/// (whose chain did not cover the kept loss functions and the estimator) is read and pushed
+/// to, its kept loss functions ignored; `rekey` upgrades both to version 3
+/// ([`docs/stream.md`](tpl_core::guide::stream) §1, §6).
+pub const FORMAT_VERSION: i64 = 3;
 
-/// The tables of format version 2 but the steps ([`steps_table`]).
+/// The tables of a new stream but the steps ([`steps_table`]) and the kept loss functions
+/// ([`LOSS_SETUP_TABLE`]).
 const SCHEMA: &str = "
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE params (
@@ -37,13 +41,6 @@ CREATE TABLE params (
     budgets TEXT NOT NULL,
     budgets_sha256 TEXT NOT NULL
 ) STRICT;
-CREATE TABLE loss_setup (
-    side TEXT PRIMARY KEY CHECK (side IN ('backward', 'forward')),
-    matrix_sha256 TEXT NOT NULL,
-    identity INTEGER NOT NULL CHECK (identity IN (0, 1)),
-    candidates TEXT NOT NULL,
-    candidates_sha256 TEXT NOT NULL
-) STRICT;
 CREATE TABLE estimates (
     t INTEGER PRIMARY KEY,
     estimate BLOB,
@@ -52,6 +49,15 @@ CREATE TABLE estimates (
     CHECK ((estimate IS NULL) <> (error IS NULL))
 ) STRICT;
 ";
+
+/// The table of the loss functions kept for the matrices ([`write_setup`]).
+const LOSS_SETUP_TABLE: &str = "CREATE TABLE IF NOT EXISTS loss_setup (
+    side TEXT PRIMARY KEY CHECK (side IN ('backward', 'forward')),
+    matrix_sha256 TEXT NOT NULL,
+    identity INTEGER NOT NULL CHECK (identity IN (0, 1)),
+    candidates TEXT NOT NULL,
+    candidates_sha256 TEXT NOT NULL
+) STRICT;";
 
 /// The steps table of format version 2 (`name` lets the upgrade build it beside version 1's).
 pub fn steps_table(name: &str) -> String {
@@ -95,12 +101,29 @@ pub struct ChainedRow<'a> {
     pub leakage: [Option<f64>; 2],
 }
 
+/// What the chain's root covers besides the parameters in format 3: the estimates the stream
+/// stores (estimator and population) and the loss functions kept for each matrix (whether
+/// L(α) = α, and the SHA-256 of its candidates, which is checked against them on open).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RootExtras {
+    /// The estimator's name and the population N, when the stream stores estimates.
+    pub estimation: Option<(String, u64)>,
+    /// Per side (backward, forward): the kept loss function's `identity` and
+    /// `candidates_sha256`, when one is kept.
+    pub setup: SetupDigests,
+}
+
+/// What the root covers of the kept loss functions, per side (backward, forward).
+pub type SetupDigests = [Option<(bool, String)>; 2];
+
 /// The chain's first link, from the stored parameters: every column of `params`, the
 /// matrices and the plan through the digests the file keeps of their text (`shas`: backward,
-/// forward, budgets). An edit of any parameter changes it, and with it every link after.
-pub fn chain_root(config: &StreamConfig, shas: [Option<&str>; 3]) -> Link {
+/// forward, budgets), and from format 3 on what `extras` holds — so that an edit of anything
+/// a release or a refusal depends on changes it, and with it every link after. `version` is
+/// the file's format (1 and 2: the root of format 2, which had no extras).
+pub fn chain_root(config: &StreamConfig, shas: [Option<&str>; 3], version: i64, extras: &RootExtras) -> Link {
     let mut h = Sha256::new();
-    h.update(b"tpl-stream/2 params\0");
+    h.update(if version >= 3 { &b"tpl-stream/3 params\0"[..] } else { &b"tpl-stream/2 params\0"[..] });
     h.update(config.scheme.name().as_bytes());
     h.update([0]);
     h.update(config.epsilon.to_bits().to_le_bytes());
@@ -112,7 +135,64 @@ pub fn chain_root(config: &StreamConfig, shas: [Option<&str>; 3]) -> Link {
     for sha in shas {
         optional_bytes(&mut h, sha.map(str::as_bytes));
     }
+    if version >= 3 {
+        match &extras.estimation {
+            Some((name, total)) => {
+                h.update([1]);
+                optional_bytes(&mut h, Some(name.as_bytes()));
+                h.update(total.to_le_bytes());
+            }
+            None => h.update([0]),
+        }
+        for side in &extras.setup {
+            match side {
+                Some((identity, sha)) => {
+                    h.update([1, u8::from(*identity)]);
+                    optional_bytes(&mut h, Some(sha.as_bytes()));
+                }
+                None => h.update([0]),
+            }
+        }
+    }
     h.finalize().into()
+}
+
+/// The chain head `status` reports for a file of format 3: SHA-256 over the last step's link
+/// and the digest of every stored estimate row ([`EstimatesDigest`]), so that an edit of an
+/// estimate changes it as an edit of a step does.
+pub fn chain_head(last: &Link, estimates: &Link) -> Link {
+    let mut h = Sha256::new();
+    h.update(b"tpl-stream/3 head\0");
+    h.update(last);
+    h.update(estimates);
+    h.finalize().into()
+}
+
+/// A running SHA-256 over the stored estimate rows, in order of t: each row's t, estimate,
+/// error and standard errors as stored, length-prefixed.
+pub struct EstimatesDigest(Sha256);
+
+impl Default for EstimatesDigest {
+    fn default() -> Self {
+        let mut h = Sha256::new();
+        h.update(b"tpl-stream/3 estimates\0");
+        Self(h)
+    }
+}
+
+impl EstimatesDigest {
+    /// Takes one stored row.
+    pub fn add(&mut self, t: i64, estimate: Option<&[u8]>, error: Option<&str>, std_error: Option<&[u8]>) {
+        self.0.update(t.to_le_bytes());
+        optional_bytes(&mut self.0, estimate);
+        optional_bytes(&mut self.0, error.map(str::as_bytes));
+        optional_bytes(&mut self.0, std_error);
+    }
+
+    /// The digest of the rows taken.
+    pub fn finish(self) -> Link {
+        self.0.finalize().into()
+    }
 }
 
 /// The link of `row` after `previous`: SHA-256 over the previous link and the row's columns,
@@ -153,6 +233,19 @@ fn optional_bytes(h: &mut Sha256, v: Option<&[u8]>) {
         }
         None => h.update([0]),
     }
+}
+
+/// Makes the table of a kept state (`create`, named `name`) with its `seal` column: one kept
+/// by a version that sealed nothing is dropped first (its state is made again).
+pub fn sealed_table(tx: &rusqlite::Transaction<'_>, path: &Path, name: &str, create: &str) -> Result<()> {
+    let sql = |e| sqlite_error(path, e);
+    let columns: i64 = tx
+        .query_row("SELECT count(*) FROM pragma_table_info(?1) WHERE name = 'seal'", [name], |r| r.get(0))
+        .map_err(sql)?;
+    if columns == 0 {
+        tx.execute_batch(&format!("DROP TABLE IF EXISTS {name};")).map_err(sql)?;
+    }
+    tx.execute_batch(create).map_err(sql)
 }
 
 /// Lowercase hex of bytes.
@@ -375,25 +468,16 @@ pub fn initialise(
         ],
     )?;
     // The loss functions of the matrices, so that no later process computes them again.
-    let (lb, lf) = correlation.map_or((None, None), Correlation::losses);
-    for (side, text, loss) in [("backward", &pb, lb), ("forward", &pf, lf)] {
-        if let (Some(text), Some(loss)) = (text, loss) {
-            let candidates: Vec<[f64; 2]> = loss.candidates().iter().map(|c| [c.d, c.delta]).collect();
-            let candidates = serde_json::to_string(&candidates).unwrap_or_else(|_| "[]".into());
-            tx.execute(
-                "INSERT INTO loss_setup (side, matrix_sha256, identity, candidates, candidates_sha256)                  VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![side, sha256_hex(text), loss.is_identity(), candidates, sha256_hex(&candidates)],
-            )?;
-        }
-    }
+    write_setup(&tx, [pb.as_deref(), pf.as_deref()], correlation)?;
     tx.pragma_update(None, "user_version", FORMAT_VERSION)?;
     tx.commit()
 }
 
 /// The correlation of `config`'s matrices from the loss functions the file kept
 /// ([`initialise`]), each checked against the SHA-256 of its candidates and bound to its
-/// matrix by the matrix's SHA-256 (`shas`: backward, forward). `None` without matrices, or for
-/// a file made before the table existed (the caller then computes them).
+/// matrix by the matrix's SHA-256 (`shas`: backward, forward), with what the chain's root
+/// covers of each ([`RootExtras::setup`]). `None` without matrices, or for a file made before
+/// the table existed (the caller then computes them).
 ///
 /// # Errors
 /// [`StreamError::Corrupt`] for a kept function that does not match its digest or its matrix,
@@ -403,7 +487,7 @@ fn read_setup(
     path: &Path,
     config: &StreamConfig,
     shas: [Option<&str>; 2],
-) -> Result<Option<Correlation>> {
+) -> Result<(Option<Correlation>, SetupDigests)> {
     let corrupt = |reason: String| StreamError::Corrupt { path: path.to_path_buf(), reason };
     let kept: bool = conn
         .query_row(
@@ -414,9 +498,9 @@ fn read_setup(
         .map_err(|e| sqlite_error(path, e))?
         > 0;
     if !kept || (config.backward.is_none() && config.forward.is_none()) {
-        return Ok(None);
+        return Ok((None, [None, None]));
     }
-    let side = |name: &str, sha: Option<&str>| -> Result<PiecewiseLoss> {
+    let side = |name: &str, sha: Option<&str>| -> Result<(PiecewiseLoss, (bool, String))> {
         type Kept = (String, bool, String, String);
         let row: Option<Kept> = conn
             .query_row(
@@ -437,20 +521,60 @@ fn read_setup(
         let pairs: Vec<[f64; 2]> = serde_json::from_str(&text)
             .map_err(|e| corrupt(format!("the kept loss function of the {name} matrix: {e}")))?;
         let candidates = pairs.into_iter().map(|[d, delta]| Candidate { d, delta }).collect();
-        PiecewiseLoss::from_candidates(identity, candidates)
-            .map_err(|e| corrupt(format!("the kept loss function of the {name} matrix: {e}")))
+        let loss = PiecewiseLoss::from_candidates(identity, candidates)
+            .map_err(|e| corrupt(format!("the kept loss function of the {name} matrix: {e}")))?;
+        Ok((loss, (identity, text_sha)))
     };
+    let mut digests = [None, None];
     let backward = match &config.backward {
-        Some(m) => Some((m, side("backward", shas[0])?)),
+        Some(m) => {
+            let (loss, digest) = side("backward", shas[0])?;
+            digests[0] = Some(digest);
+            Some((m, loss))
+        }
         None => None,
     };
     let forward = match &config.forward {
-        Some(m) => Some((m, side("forward", shas[1])?)),
+        Some(m) => {
+            let (loss, digest) = side("forward", shas[1])?;
+            digests[1] = Some(digest);
+            Some((m, loss))
+        }
         None => None,
     };
-    Correlation::with_losses(backward, forward)
-        .map(Some)
-        .map_err(|e| corrupt(format!("the kept loss functions: {e}")))
+    let correlation = Correlation::with_losses(backward, forward)
+        .map_err(|e| corrupt(format!("the kept loss functions: {e}")))?;
+    Ok((Some(correlation), digests))
+}
+
+/// Writes the loss functions of `correlation` into `loss_setup` (a fresh table, or one
+/// emptied first), one row per matrix (`texts`: the backward and forward matrices as stored),
+/// and returns what the chain's root covers of them ([`RootExtras::setup`]).
+pub fn write_setup(
+    tx: &rusqlite::Transaction<'_>,
+    texts: [Option<&str>; 2],
+    correlation: Option<&Correlation>,
+) -> rusqlite::Result<SetupDigests> {
+    tx.execute_batch(LOSS_SETUP_TABLE)?;
+    tx.execute("DELETE FROM loss_setup", [])?;
+    let (lb, lf) = correlation.map_or((None, None), Correlation::losses);
+    let mut digests = [None, None];
+    for ((side, text, loss), digest) in
+        [("backward", texts[0], lb), ("forward", texts[1], lf)].into_iter().zip(&mut digests)
+    {
+        if let (Some(text), Some(loss)) = (text, loss) {
+            let candidates: Vec<[f64; 2]> = loss.candidates().iter().map(|c| [c.d, c.delta]).collect();
+            let candidates = serde_json::to_string(&candidates).unwrap_or_else(|_| "[]".into());
+            let sha = sha256_hex(&candidates);
+            tx.execute(
+                "INSERT INTO loss_setup (side, matrix_sha256, identity, candidates, candidates_sha256) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![side, sha256_hex(text), loss.is_identity(), candidates, sha],
+            )?;
+            *digest = Some((loss.is_identity(), sha));
+        }
+    }
+    Ok(digests)
 }
 
 /// A matrix as JSON (full-precision numbers): a dense one as its rows, a sparse one as
@@ -494,15 +618,30 @@ fn matrix_from_json(text: &str) -> std::result::Result<TransitionMatrix, String>
 pub struct Stored {
     /// The parameters.
     pub config: StreamConfig,
-    /// The format version (1 or 2).
+    /// The format version (1, 2 or 3).
     pub version: i64,
-    /// The chain's first link, from the parameters ([`chain_root`]).
+    /// The chain's first link, from the parameters ([`chain_root`] at `version`).
     pub root: Link,
+    /// The digests of the parameters' text (backward, forward, budgets), from which the root
+    /// is made.
+    pub shas: [Option<String>; 3],
+    /// What a root of format 3 covers besides the parameters, as stored (for a file of an
+    /// older format: what an upgrade would cover, but for the kept loss functions, which an
+    /// upgrade computes again).
+    pub extras: RootExtras,
     /// The identifier of the stream's key (format 2).
     pub key_id: Option<String>,
-    /// The correlation from the loss functions the file kept (`None`: no matrices, or a file
-    /// made before they were kept).
+    /// The correlation from the loss functions the file kept (`None`: no matrices, a file
+    /// made before they were kept, or one of a format whose chain does not cover them).
     pub setup: Option<Correlation>,
+}
+
+impl Stored {
+    /// The chain's root for the file's steps at format `version`, with `extras`.
+    pub fn root_with(&self, version: i64, extras: &RootExtras) -> Link {
+        let [b, f, p] = &self.shas;
+        chain_root(&self.config, [b.as_deref(), f.as_deref(), p.as_deref()], version, extras)
+    }
 }
 
 impl Stored {
@@ -607,9 +746,20 @@ pub fn read_config(conn: &Connection, path: &Path) -> Result<Stored> {
         },
     };
     config.check().map_err(|e| corrupt(format!("stored parameters: {e}")))?;
-    let root = chain_root(&config, [shas[0].as_deref(), shas[1].as_deref(), shas[2].as_deref()]);
-    let setup = read_setup(conn, path, &config, [shas[0].as_deref(), shas[1].as_deref()])?;
-    Ok(Stored { config, version, root, key_id, setup })
+    // Only a root that covers them makes the kept loss functions trustworthy: those of an
+    // older format are computed again from the matrices (which its root covers).
+    let (setup, digests) = if version >= 3 {
+        read_setup(conn, path, &config, [shas[0].as_deref(), shas[1].as_deref()])?
+    } else {
+        (None, [None, None])
+    };
+    let extras = RootExtras {
+        estimation: config.estimation.map(|e| (e.estimator.name().to_owned(), e.total)),
+        setup: digests,
+    };
+    let root =
+        chain_root(&config, [shas[0].as_deref(), shas[1].as_deref(), shas[2].as_deref()], version, &extras);
+    Ok(Stored { config, version, root, shas, extras, setup, key_id })
 }
 
 #[cfg(test)]

@@ -21,8 +21,9 @@ use crate::estimates::{self, StepEstimate};
 use crate::guard::{Enforced, Guard, SharedGuard, lock, within};
 use crate::key::{StreamKey, default_key_path, rotation_file};
 use crate::store::{
-    ChainedRow, FORMAT_VERSION, Link, Stamp, Stored, chain_next, check_header, companion, decode_release,
-    encode_release, hex, immutable_uri, initialise, read_config, read_only, sqlite_error, stamp, steps_table,
+    ChainedRow, EstimatesDigest, FORMAT_VERSION, Link, RootExtras, Stamp, Stored, chain_head, chain_next,
+    check_header, companion, decode_release, encode_release, hex, immutable_uri, initialise, read_config,
+    read_only, sealed_table, sqlite_error, stamp, steps_table, write_setup,
 };
 
 /// How long a push waits for another process's step to commit before giving up.
@@ -451,12 +452,16 @@ impl DurableStream {
         if let Some(key) = key.filter(|&k| k < 0) {
             return Err(StreamError::NegativeKey { key });
         }
-        let digest = self.key()?.digest(counts);
+        // The key is read before the lock (a missing key file fails without waiting for it),
+        // and checked again inside it: a rotation committed meanwhile changes the key.
+        key_for(&mut self.key, &self.key_path, &path, self.stored.key_id.as_deref())?;
         let Some(conn) = &self.conn else {
             return Err(read_only(&path, self.read_only.clone()));
         };
         let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate).map_err(sql)?;
-        if let Err(e) = sync(&tx, &path, &self.stored, &mut self.state) {
+        let secret = current_key(&tx, &path, &self.key_path, &mut self.stored, &mut self.key)?;
+        let digest = secret.digest(counts);
+        if let Err(e) = sync(&tx, &path, &self.stored, &mut self.state, secret) {
             self.state = self.fresh_state()?;
             return Err(e);
         }
@@ -481,7 +486,9 @@ impl DurableStream {
                 Some((t, None)) => Err(StreamError::Unverifiable { key: k, step: t as usize }),
                 Some((t, Some(d))) if d == digest => {
                     let record = read_step(&tx, &path, t as usize)?;
-                    let estimate = estimates::read_one(&tx, &path, t as usize)?;
+                    let estimate = estimates::read_one(&tx, &path, &self.config, t as usize)?;
+                    // What the read kept to save the next process work (the leakage audit) stays.
+                    tx.commit().map_err(sql)?;
                     record.map(|record| Pushed { record, replayed: true, estimate }).ok_or_else(|| {
                         StreamError::Corrupt { path: path.clone(), reason: format!("step {t} vanished") }
                     })
@@ -577,57 +584,31 @@ impl DurableStream {
         let secret = StreamKey::generate(key)?;
         secret.write_new(&pending)?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
-        let upgraded = stored.version < 2;
+        // Read again inside the lock: a push or rotation may have committed since.
+        let stored = read_config(&tx, path)?;
+        let upgraded = stored.version < FORMAT_VERSION;
         let dropped = if upgraded { upgrade(&tx, path, &stored)? } else { 0 };
         let erased = dropped
             + tx.execute("UPDATE steps SET counts_mac = NULL WHERE counts_mac IS NOT NULL", [])
                 .map_err(sql)?;
         tx.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('key_id', ?1)", [secret.id()])
             .map_err(sql)?;
+        // The kept states are sealed with the old key: the next push makes them again.
+        tx.execute_batch("DROP TABLE IF EXISTS audit_state; DROP TABLE IF EXISTS estimate_state;")
+            .map_err(sql)?;
         tx.pragma_update(None, "user_version", FORMAT_VERSION).map_err(sql)?;
         tx.commit().map_err(sql)?;
         conn.execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);").map_err(sql)?;
         drop(conn);
-        std::fs::rename(&pending, key)
-            .map_err(|e| StreamError::Key { path: pending.clone(), reason: e.to_string() })?;
+        match std::fs::rename(&pending, key) {
+            Ok(()) => {}
+            // A push that saw the new key first completed the rotation.
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    && StreamKey::read(key).is_ok_and(|k| k.id() == secret.id()) => {}
+            Err(e) => return Err(StreamError::Key { path: pending.clone(), reason: e.to_string() }),
+        }
         Ok(Rekeyed { erased, upgraded })
-    }
-
-    /// The stream's key: read from its key file at the first push and checked against the
-    /// identifier the stream stores. A rotation interrupted after the stream took the new
-    /// key (`<key>.new` beside the key file holds it) is completed here.
-    fn key(&mut self) -> Result<&StreamKey> {
-        let key = match self.key.take() {
-            Some(key) => key,
-            None => self.read_key()?,
-        };
-        Ok(self.key.insert(key))
-    }
-
-    /// Reads the key file and checks it against the identifier the stream stores
-    /// ([`DurableStream::key`]).
-    fn read_key(&self) -> Result<StreamKey> {
-        let expected = self.stored.key_id.clone();
-        let mut key = StreamKey::read(&self.key_path);
-        if !key.as_ref().is_ok_and(|k| Some(k.id()) == expected) {
-            let pending = rotation_file(&self.key_path);
-            if let Some(new) = StreamKey::read(&pending).ok().filter(|k| Some(k.id()) == expected) {
-                std::fs::rename(&pending, &self.key_path)
-                    .map_err(|e| StreamError::Key { path: pending.clone(), reason: e.to_string() })?;
-                key = Ok(new);
-            }
-        }
-        let key = key?;
-        if Some(key.id()) != expected {
-            return Err(StreamError::Key {
-                path: self.key_path.clone(),
-                reason: format!(
-                    "the key of another stream (its identifier is not the one {} stores)",
-                    self.path.display()
-                ),
-            });
-        }
-        Ok(key)
     }
 
     /// Makes every committed step durable against power loss: an fsync of the write-ahead
@@ -672,9 +653,11 @@ impl DurableStream {
         let Some(conn) = &self.conn else {
             return Err(read_only(&path, self.read_only.clone()));
         };
+        key_for(&mut self.key, &self.key_path, &path, self.stored.key_id.as_deref())?;
         let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
             .map_err(|e| sqlite_error(&path, e))?;
-        let made = estimates::store_missing(&tx, &path, &self.config, &e)?;
+        let secret = current_key(&tx, &path, &self.key_path, &mut self.stored, &mut self.key)?;
+        let made = estimates::store_missing(&tx, &path, &self.config, &e, secret)?;
         tx.commit().map_err(|e| sqlite_error(&path, e))?;
         Ok(made)
     }
@@ -695,8 +678,8 @@ impl DurableStream {
     /// # Errors
     /// As [`DurableStream::estimates`].
     pub fn estimates_with<K>(&mut self, mut keep: impl FnMut(StepEstimate) -> Option<K>) -> Result<Vec<K>> {
-        let path = self.path.clone();
-        self.read(|tx| estimates::read_each(tx, &path, None, &mut keep))
+        let Self { conn, path, config, .. } = self;
+        read_with(conn, path, |tx| estimates::read_each(tx, path, config, None, &mut keep, None))
     }
 
     /// The releases recorded so far estimated again as a whole by `estimator` over a
@@ -804,6 +787,10 @@ impl DurableStream {
                 kept.extend(keep(step));
                 Ok(())
             })?;
+            // The stored estimates are checked too, and the chain head covers them.
+            let mut digest = EstimatesDigest::default();
+            estimates::read_each(tx, path, config, None, &mut |_| None::<()>, Some(&mut digest))?;
+            summary.estimates = Some(digest.finish());
             Ok((state, summary, kept))
         })?;
         // Every step's budget reaches the audit here, in one pass.
@@ -828,11 +815,88 @@ impl DurableStream {
             max_window_spend: state.spend.max_window_budget(),
             realized,
             format_version: stored.version,
-            chain_head: (stored.version >= 2 && summary.last_key.is_some()).then(|| hex(&state.last_link)),
+            chain_head: match (stored.version, summary.last_key, summary.estimates) {
+                (3.., Some(_), Some(estimates)) => Some(hex(&chain_head(&state.last_link, &estimates))),
+                (2.., Some(_), _) => Some(hex(&state.last_link)),
+                _ => None,
+            },
             correlation: stored.correlation()?.map(Box::new),
         };
         Ok((status, kept))
     }
+}
+
+/// The key in `slot` when it is the one whose identifier the stream at `path` stores
+/// (`expected`), else the key file `key_path` read and checked against it. A rotation
+/// interrupted after the stream took the new key (`<key>.new` beside the key file holds it) is
+/// completed here.
+///
+/// # Errors
+/// [`StreamError::Key`]: a missing or unreadable key file, or another stream's key.
+fn key_for<'a>(
+    slot: &'a mut Option<StreamKey>,
+    key_path: &Path,
+    path: &Path,
+    expected: Option<&str>,
+) -> Result<&'a StreamKey> {
+    let key = match slot.take() {
+        Some(key) if expected == Some(key.id().as_str()) => key,
+        _ => {
+            let mut key = StreamKey::read(key_path);
+            if !key.as_ref().is_ok_and(|k| expected == Some(k.id().as_str())) {
+                let pending = rotation_file(key_path);
+                if let Some(new) =
+                    StreamKey::read(&pending).ok().filter(|k| expected == Some(k.id().as_str()))
+                {
+                    std::fs::rename(&pending, key_path)
+                        .map_err(|e| StreamError::Key { path: pending.clone(), reason: e.to_string() })?;
+                    key = Ok(new);
+                }
+            }
+            let key = key?;
+            if expected != Some(key.id().as_str()) {
+                return Err(StreamError::Key {
+                    path: key_path.to_path_buf(),
+                    reason: format!(
+                        "the key of another stream (its identifier is not the one {} stores)",
+                        path.display()
+                    ),
+                });
+            }
+            key
+        }
+    };
+    Ok(slot.insert(key))
+}
+
+/// The stream's key as of the write transaction `tx`: the identifier the file stores is read
+/// again inside the lock, so that a rotation (`rekey`) committed since this handle read the
+/// key is seen before anything is digested or sealed — no digest is ever written under a
+/// retired key ([`docs/stream.md`](tpl_core::guide::stream) §2).
+///
+/// # Errors
+/// A missing or damaged `key_id`, or the new key cannot be read ([`key_for`]).
+fn current_key<'a>(
+    tx: &Transaction<'_>,
+    path: &Path,
+    key_path: &Path,
+    stored: &mut Stored,
+    slot: &'a mut Option<StreamKey>,
+) -> Result<&'a StreamKey> {
+    let id: Option<String> = tx
+        .query_row("SELECT value FROM meta WHERE name = 'key_id'", [], |r| r.get(0))
+        .optional()
+        .map_err(|e| sqlite_error(path, e))?;
+    if id.as_ref().is_none_or(|k| k.len() != 64) {
+        return Err(StreamError::Corrupt {
+            path: path.to_path_buf(),
+            reason: "the meta row key_id is missing or damaged".into(),
+        });
+    }
+    if id != stored.key_id {
+        stored.key_id = id;
+    }
+    key_for(slot, key_path, path, stored.key_id.as_deref())
 }
 
 /// [`DurableStream::read`] on the connection `conn` (if any) of the stream at `path`.
@@ -857,6 +921,8 @@ struct Summary {
     published: Vec<bool>,
     refused: Vec<usize>,
     last_key: Option<i64>,
+    /// The digest of the stored estimate rows ([`EstimatesDigest`]).
+    estimates: Option<Link>,
 }
 
 impl Summary {
@@ -900,39 +966,59 @@ pub struct Rekeyed {
     pub upgraded: bool,
 }
 
-/// Rewrites the steps of a format-1 stream as format 2 inside `tx`: every row checked as a
-/// reader checks it, then copied with its chain link and without its unkeyed digest.
-/// Returns how many steps (and digests) there were.
+/// Rewrites a stream of an older format as the current one inside `tx`: the loss functions of
+/// its matrices computed again and kept (an older root did not cover the kept ones), every row
+/// checked as a reader checks it (its old chain included), then chained from the new root — a
+/// format-1 file's steps copied without their unkeyed digests into a steps table of the
+/// current format. Returns how many steps there were.
 fn upgrade(tx: &Transaction<'_>, path: &Path, stored: &Stored) -> Result<usize> {
     let sql = |e| sqlite_error(path, e);
+    let correlation = stored.config.correlation()?;
+    let texts: (Option<String>, Option<String>) = tx
+        .query_row("SELECT backward, forward FROM params WHERE id = 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .map_err(sql)?;
+    let setup =
+        write_setup(tx, [texts.0.as_deref(), texts.1.as_deref()], correlation.as_ref()).map_err(sql)?;
+    let extras = RootExtras { setup, ..stored.extras.clone() };
+    let root = stored.root_with(FORMAT_VERSION, &extras);
     let rows = read_rows(tx, path, stored.version, 0)?;
     let steps = rows.len();
     let mut state = State::new(stored, stored.config.sampler.from_os_rng(), None)?;
-    tx.execute_batch(&steps_table("steps_v2")).map_err(sql)?;
-    let mut link = stored.root;
+    let copy = stored.version < 2;
+    if copy {
+        tx.execute_batch(&steps_table("steps_v2")).map_err(sql)?;
+    }
+    let mut link = root;
     for row in rows {
         link = row.link_after(&link);
-        tx.execute(
-            "INSERT INTO steps_v2 (t, key, counts_mac, test, publication, absorbed, published, refused, release, \
-             max_tpl, max_window_leakage, chain) VALUES (?1, ?2, NULL, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-            params![
-                row.t,
-                row.key,
-                row.spent.test,
-                row.spent.publication,
-                row.spent.absorbed,
-                row.published,
-                row.refused,
-                row.release,
-                row.leakage[0],
-                row.leakage[1],
-                &link[..],
-            ],
-        )
-        .map_err(sql)?;
+        if copy {
+            tx.execute(
+                "INSERT INTO steps_v2 (t, key, counts_mac, test, publication, absorbed, published, refused, \
+                 release, max_tpl, max_window_leakage, chain) VALUES (?1, ?2, NULL, ?3, ?4, ?5, ?6, ?7, ?8, ?9, \
+                 ?10, ?11)",
+                params![
+                    row.t,
+                    row.key,
+                    row.spent.test,
+                    row.spent.publication,
+                    row.spent.absorbed,
+                    row.published,
+                    row.refused,
+                    row.release,
+                    row.leakage[0],
+                    row.leakage[1],
+                    &link[..],
+                ],
+            )
+            .map_err(sql)?;
+        } else {
+            tx.execute("UPDATE steps SET chain = ?1 WHERE t = ?2", params![&link[..], row.t]).map_err(sql)?;
+        }
         take(&mut state, path, stored, row)?;
     }
-    tx.execute_batch("DROP TABLE steps; ALTER TABLE steps_v2 RENAME TO steps;").map_err(sql)?;
+    if copy {
+        tx.execute_batch("DROP TABLE steps; ALTER TABLE steps_v2 RENAME TO steps;").map_err(sql)?;
+    }
     Ok(steps)
 }
 
@@ -1028,6 +1114,8 @@ fn check_steps(
         config: config.clone(),
         version: FORMAT_VERSION,
         root: [0; 32],
+        shas: [None, None, None],
+        extras: RootExtras::default(),
         key_id: None,
         setup: correlation,
     };
@@ -1236,7 +1324,13 @@ fn each_row(
 /// recorded since (by another process, or before this one opened the file) into the scheme
 /// and the guard — on a fresh state only the last w − 1 steps, past the rest
 /// ([`skip_prefix`]), so that opening a stream of T steps reads O(min(w, T)) releases.
-fn sync(tx: &Transaction<'_>, path: &Path, stored: &Stored, state: &mut State) -> Result<()> {
+fn sync(
+    tx: &Transaction<'_>,
+    path: &Path,
+    stored: &Stored,
+    state: &mut State,
+    key: &StreamKey,
+) -> Result<()> {
     let done = state.scheme.steps();
     let last: Option<i64> =
         tx.query_row("SELECT MAX(t) FROM steps", [], |r| r.get(0)).map_err(|e| sqlite_error(path, e))?;
@@ -1248,7 +1342,7 @@ fn sync(tx: &Transaction<'_>, path: &Path, stored: &Stored, state: &mut State) -
     let memory = state.scheme.params().window() - 1;
     let from = match last.checked_sub(memory) {
         Some(skip) if done == 0 && skip >= 2 => {
-            skip_prefix(tx, path, state, skip)?;
+            skip_prefix(tx, path, state, skip, key)?;
             skip
         }
         _ => done,
@@ -1332,13 +1426,19 @@ fn take(state: &mut State, path: &Path, stored: &Stored, row: StoredRow) -> Resu
 /// one: the scheme resumes from the last publication among them
 /// ([`StreamScheme::resume`]), the key and release carry over, and — with matrices — their
 /// budgets reach the leakage audit (a read of three numbers a step, no release).
-fn skip_prefix(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State, skip: usize) -> Result<()> {
+fn skip_prefix(
+    tx: &rusqlite::Transaction<'_>,
+    path: &Path,
+    state: &mut State,
+    skip: usize,
+    key: &StreamKey,
+) -> Result<()> {
     let corrupt = |reason: String| StreamError::Corrupt { path: path.to_path_buf(), reason };
     let sql = |e| sqlite_error(path, e);
     if lock(&state.guard).audits() {
         // From the audit kept at an earlier step when it is that of the steps recorded.
-        tx.execute_batch(AUDIT_TABLE).map_err(sql)?;
-        let kept = kept_audit(tx, path, skip)?;
+        sealed_table(tx, path, "audit_state", AUDIT_TABLE)?;
+        let kept = kept_audit(tx, path, skip, key)?;
         let done = match kept {
             Some((t, history)) if lock(&state.guard).restore_audit(&history) => t,
             _ => 0,
@@ -1370,7 +1470,7 @@ fn skip_prefix(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State, s
             let history = lock(&state.guard)
                 .audit_history()
                 .map_err(|e| corrupt(format!("the audit of the leakage of steps 1..{skip}: {e}")))?;
-            keep_audit(tx, path, skip, &history.unwrap_or_default())?;
+            keep_audit(tx, path, skip, &history.unwrap_or_default(), key)?;
         }
     }
     type Publication = (i64, f64, f64, f64, Option<Vec<u8>>);
@@ -1402,43 +1502,67 @@ fn skip_prefix(tx: &rusqlite::Transaction<'_>, path: &Path, state: &mut State, s
     Ok(())
 }
 
-/// The table of the leakage audit after step t, kept by the first push of a process so that
-/// the next one need not record every earlier step into it again (with its chain link, which
-/// pins the budgets of steps 1..t).
+/// The table of the leakage audit after step t, kept by the first push of a process that
+/// opens a stream with matrices past its first w + 1 steps, so that the next one need not
+/// record every earlier step into it again: with step t's chain link (which pins the budgets
+/// of steps 1..t) and a seal under the stream's key ([`StreamKey::seal`]), so that an edited
+/// audit is never taken.
 const AUDIT_TABLE: &str = "CREATE TABLE IF NOT EXISTS audit_state (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     t INTEGER NOT NULL,
     chain BLOB NOT NULL,
-    history BLOB NOT NULL
+    history BLOB NOT NULL,
+    seal BLOB NOT NULL
 ) STRICT;";
 
-/// The kept audit's step t ≤ `skip` and its history, when step t's chain link is the one it
-/// was kept with (else none: the steps are recorded into the audit from step 1).
-fn kept_audit(tx: &rusqlite::Transaction<'_>, path: &Path, skip: usize) -> Result<Option<(usize, Vec<u8>)>> {
+/// The seal of the audit kept after step `t` whose chain link is `chain`.
+fn audit_seal(key: &StreamKey, t: i64, chain: &[u8], history: &[u8]) -> [u8; 32] {
+    key.seal("audit_state", &[&t.to_le_bytes(), chain, history])
+}
+
+/// The kept audit's step t ≤ `skip` and its history, when its seal is the key's and step t's
+/// chain link is the one it was kept with (else none: the steps are recorded into the audit
+/// from step 1).
+fn kept_audit(
+    tx: &rusqlite::Transaction<'_>,
+    path: &Path,
+    skip: usize,
+    key: &StreamKey,
+) -> Result<Option<(usize, Vec<u8>)>> {
     let sql = |e| sqlite_error(path, e);
-    let kept: Option<(i64, Vec<u8>, bool)> = tx
+    type Kept = (i64, Vec<u8>, Vec<u8>, Vec<u8>);
+    let kept: Option<Kept> = tx
         .query_row(
-            "SELECT a.t, a.history, s.chain = a.chain FROM audit_state a JOIN steps s ON s.t = a.t \
-             WHERE a.id = 1 AND a.t <= ?1",
+            "SELECT a.t, a.history, a.seal, s.chain FROM audit_state a JOIN steps s ON s.t = a.t \
+             WHERE a.id = 1 AND a.t <= ?1 AND s.chain = a.chain",
             [skip as i64],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
         )
         .optional()
         .map_err(sql)?;
     Ok(kept
-        .filter(|(_, _, same)| *same)
-        .and_then(|(t, history, _)| Some((usize::try_from(t).ok()?, history))))
+        .filter(|(t, history, seal, chain)| audit_seal(key, *t, chain, history)[..] == seal[..])
+        .and_then(|(t, history, _, _)| Some((usize::try_from(t).ok()?, history))))
 }
 
-/// Keeps `history`, the audit after step `t`, with step t's chain link.
-fn keep_audit(tx: &rusqlite::Transaction<'_>, path: &Path, t: usize, history: &[u8]) -> Result<()> {
+/// Keeps `history`, the audit after step `t`, with step t's chain link and its seal.
+fn keep_audit(
+    tx: &rusqlite::Transaction<'_>,
+    path: &Path,
+    t: usize,
+    history: &[u8],
+    key: &StreamKey,
+) -> Result<()> {
+    let sql = |e| sqlite_error(path, e);
+    let chain: Vec<u8> =
+        tx.query_row("SELECT chain FROM steps WHERE t = ?1", [t as i64], |r| r.get(0)).map_err(sql)?;
+    let seal = audit_seal(key, t as i64, &chain, history);
     tx.execute(
-        "INSERT OR REPLACE INTO audit_state (id, t, chain, history) \
-         SELECT 1, t, chain, ?2 FROM steps WHERE t = ?1",
-        params![t as i64, history],
+        "INSERT OR REPLACE INTO audit_state (id, t, chain, history, seal) VALUES (1, ?1, ?2, ?3, ?4)",
+        params![t as i64, chain, history, &seal[..]],
     )
     .map(drop)
-    .map_err(|e| sqlite_error(path, e))
+    .map_err(sql)
 }
 
 /// Recorded step `only`, a repeat's release filled in from the publication before it.

@@ -188,7 +188,7 @@ fn a_format_one_stream_is_read_refused_for_pushes_and_upgraded_by_rekey() {
         s.push(Some(k), &[k as f64, 5.0]).unwrap();
     }
     let before = s.steps().unwrap();
-    // The upgrade chains the history as a stream of format 2 would have.
+    // The upgrade chains the history as a stream of the current format would have.
     let chained_head = s.status().unwrap().chain_head;
     drop(s);
     std::fs::remove_file(&key_path).unwrap();
@@ -204,7 +204,7 @@ fn a_format_one_stream_is_read_refused_for_pushes_and_upgraded_by_rekey() {
     assert!(!contains(&on_disk(&path), &unkeyed(&[2.0, 5.0])));
     let mut s = DurableStream::open(&path).unwrap();
     assert_eq!(s.steps().unwrap(), before);
-    assert_eq!(s.status().unwrap().format_version, 2);
+    assert_eq!(s.status().unwrap().format_version, tpl_stream::FORMAT_VERSION);
     assert_eq!(s.status().unwrap().chain_head, chained_head);
     s.push(Some(4), &[4.0, 5.0]).unwrap();
     assert!(matches!(s.push(Some(3), &[3.0, 5.0]), Err(StreamError::Unverifiable { .. })));

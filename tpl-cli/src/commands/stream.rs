@@ -444,18 +444,7 @@ fn push(a: &PushArgs) -> Result<ReleaseReport> {
             let stored = stream
                 .estimates_with(|s| wanted.binary_search(&s.t).is_ok().then_some(s))
                 .map_err(stream_error)?;
-            let shown: Vec<StepEstimate> = pushed
-                .iter()
-                .map(|(r, _)| {
-                    let found = stored.binary_search_by_key(&r.t, |s| s.t).ok();
-                    found.map(|i| stored[i].clone()).unwrap_or(StepEstimate {
-                        t: r.t,
-                        estimate: Err("not stored".into()),
-                        std_error: None,
-                    })
-                })
-                .collect();
-            Some((e.estimator, shown))
+            Some((e.estimator, stored))
         }
         None => None,
     };
@@ -616,9 +605,8 @@ fn releases(
 ) -> Result<ReleaseReport> {
     let mut run =
         Run { published: vec![], spent: vec![], releases: vec![], max_window_budget: max_window_spend };
-    let estimates = estimates.map(|(e, all)| (e.name().to_string(), all));
     let mut extra =
-        StreamSteps { t: vec![], key: vec![], replayed: vec![], refused: vec![], estimates, carried };
+        StreamSteps { t: vec![], key: vec![], replayed: vec![], refused: vec![], estimates: None, carried };
     for (r, replayed) in steps {
         run.published.push(r.published);
         run.spent.push(r.spent);
@@ -628,6 +616,7 @@ fn releases(
         extra.replayed.push(replayed);
         extra.refused.push(r.refused);
     }
+    extra.estimates = estimates.map(|(e, stored)| (e.name().to_string(), stored));
     ReleaseReport::of_stream(command, config, run, extra, interval)
 }
 
