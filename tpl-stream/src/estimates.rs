@@ -454,8 +454,7 @@ pub(crate) fn read_each<K>(
 }
 
 /// Why a step has no estimate when its row is missing.
-pub(crate) const MISSING: &str =
-    "no estimate is stored (a push stopped before its estimates, or the row was removed): the next push makes it";
+pub(crate) const MISSING: &str = "no estimate is stored (a push stopped before its estimates, or the row was removed): the next push makes it";
 
 #[cfg(test)]
 mod tests {

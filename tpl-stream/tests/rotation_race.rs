@@ -67,9 +67,16 @@ fn round(dir: &Path, i: usize, delay: Duration, rekey_first: bool) {
     let stored = digests(&path);
     assert_eq!(stored.len() as i64, STEPS);
     for (k, digest) in &stored {
-        assert!(!contains(&bytes, &old.digest(&counts(*k))), "round {i}: key {k}'s digest under the old key is on disk");
+        assert!(
+            !contains(&bytes, &old.digest(&counts(*k))),
+            "round {i}: key {k}'s digest under the old key is on disk"
+        );
         if let Some(d) = digest {
-            assert_eq!(d[..], new.digest(&counts(*k))[..], "round {i}: key {k}'s digest is not the new key's");
+            assert_eq!(
+                d[..],
+                new.digest(&counts(*k))[..],
+                "round {i}: key {k}'s digest is not the new key's"
+            );
         }
     }
     // The erased ones are a prefix: the steps recorded before the rotation committed.
