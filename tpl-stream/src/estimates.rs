@@ -351,7 +351,7 @@ impl Expected {
                 ));
             }
             if let Some((i, v)) = x.iter().enumerate().find(|(_, v)| !(v.is_finite() && **v >= 0.0)) {
-                return Some(format!("step {t}: its stored estimate of cell {i} is {v}, not a count"));
+                return Some(format!("step {t}: its stored estimate of cell {i} is {v:?}, not a count"));
             }
             if let Some(total) = self.total {
                 let (n, sum) = (total as f64, x.iter().sum::<f64>());
@@ -359,7 +359,7 @@ impl Expected {
                 let slack = 4.0 * x.len() as f64 * f64::EPSILON * n.max(1.0);
                 if (sum - n).abs() > slack {
                     return Some(format!(
-                        "step {t}: its stored estimate sums to {sum}, not to the population {total}"
+                        "step {t}: its stored estimate sums to {sum:?}, not to the population {total}"
                     ));
                 }
             }
@@ -369,7 +369,7 @@ impl Expected {
                 return Some(format!("step {t}: its stored standard errors do not fit its estimate"));
             }
             if let Some((i, v)) = s.iter().enumerate().find(|(_, v)| !(v.is_finite() && **v >= 0.0)) {
-                return Some(format!("step {t}: its stored standard error of cell {i} is {v}"));
+                return Some(format!("step {t}: its stored standard error of cell {i} is {v:?}"));
             }
         }
         None
@@ -411,7 +411,11 @@ pub(crate) fn read_each<K>(
         ))
         .map_err(sql)?;
     let mut rows = stmt.query([only.map(|t| t as i64)]).map_err(sql)?;
-    let corrupt = |reason: String| StreamError::Corrupt { path: path.to_path_buf(), reason };
+    // An estimate is post-processing: removing its row lets the next push make it again.
+    let corrupt = |reason: String| StreamError::Corrupt {
+        path: path.to_path_buf(),
+        reason: format!("{reason} (delete that row of the table estimates: the next push makes it again)"),
+    };
     let mut out = Vec::new();
     // Reading every row: each step from 1 has its entry, a missing one in its place.
     let mut next = only.map_or(1, |_| usize::MAX);
