@@ -9,9 +9,13 @@ use crate::store::companion;
 
 /// A stream file being built: a fresh temporary file in the target's folder (mode 0600 on
 /// Unix), removed with its companions when dropped unless [`Building::publish`] linked it.
+/// Its builder holds an exclusive lock on it, so that a later `init` of the same target can
+/// tell the file of a builder that was killed (no lock held) from one still at work.
 pub(crate) struct Building {
     temporary: PathBuf,
     target: PathBuf,
+    /// The open temporary file, locked while this builder lives.
+    _lock: std::fs::File,
 }
 
 impl Building {
@@ -28,11 +32,15 @@ impl Building {
         options.write(true).create_new(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        options.open(&temporary).map_err(|e| StreamError::CannotCreate {
+        let lock = options.open(&temporary).map_err(|e| StreamError::CannotCreate {
             path: target.to_path_buf(),
             reason: format!("its folder cannot be written ({e})"),
         })?;
-        Ok(Self { temporary, target: target.to_path_buf() })
+        // Held until this builder is dropped; where the file system has no locks, the stale
+        // files of killed builders are left, as before.
+        let _ = lock.try_lock();
+        remove_stale(target, &name, &temporary);
+        Ok(Self { temporary, target: target.to_path_buf(), _lock: lock })
     }
 
     /// The temporary file.
@@ -66,6 +74,32 @@ impl Building {
             std::fs::File::open(folder).and_then(|f| f.sync_all()).map_err(failed)?;
         }
         Ok(())
+    }
+}
+
+/// Removes the temporary files of earlier builds of `target` (`.{name}.<pid>-<time>.building`
+/// and their `-wal`/`-shm`) whose builder is gone — the file's lock is free — but `own`.
+fn remove_stale(target: &Path, name: &str, own: &Path) {
+    let folder = target.parent().filter(|f| !f.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let Ok(entries) = std::fs::read_dir(folder) else { return };
+    let prefix = format!(".{name}.");
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(file) = file.to_str() else { continue };
+        let path = entry.path();
+        if !(file.starts_with(&prefix) && file.ends_with(".building")) || path == own {
+            continue;
+        }
+        let stale = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .is_ok_and(|f| f.try_lock().is_ok());
+        if stale {
+            for stale in [companion(&path, "-wal"), companion(&path, "-shm"), path] {
+                let _ = std::fs::remove_file(stale);
+            }
+        }
     }
 }
 

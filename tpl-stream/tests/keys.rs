@@ -230,3 +230,31 @@ fn creation_is_atomic_and_leaves_nothing_behind() {
     assert_eq!(names, ["s.db", "s.db.key"]);
     assert!(matches!(DurableStream::create(&path, &config()), Err(StreamError::Exists { .. })));
 }
+
+/// The temporary files of an `init` that was killed (their builder's lock is free) are
+/// removed by the next `init` of the same stream, with their companions; those of another
+/// target, and of a builder still at work (its lock held), stay.
+#[test]
+fn an_init_removes_what_a_killed_init_of_the_same_stream_left() {
+    let (dir, path) = temp_db();
+    let file = |name: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, b"left").unwrap();
+        p
+    };
+    let killed = [
+        file(".s.db.4242-17.building"),
+        file(".s.db.4242-17.building-wal"),
+        file(".s.db.4242-17.building-shm"),
+    ];
+    let working = file(".s.db.4343-18.building");
+    let held = std::fs::File::open(&working).unwrap();
+    held.lock().unwrap();
+    let other = file(".t.db.4444-19.building");
+    DurableStream::create(&path, &config()).unwrap();
+    for p in &killed {
+        assert!(!p.exists(), "{} was left", p.display());
+    }
+    assert!(working.exists() && other.exists());
+    drop(held);
+}
