@@ -294,3 +294,31 @@ fn the_kept_audit_gives_the_leakage_of_one_process_and_a_damaged_one_is_ignored(
     );
     assert_eq!(kept_step(), Some(30 - 2));
 }
+
+/// A process whose first push is a retry (a cron job pushing its whole file again) keeps
+/// the audit too: before, the retry's transaction was dropped, and with it the audit it had
+/// kept, so a stream pushed only that way never had one.
+#[test]
+fn a_process_whose_first_push_replays_keeps_the_audit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    let mut config = StreamConfig::new(SchemeKind::Uniform, 1.0, 3);
+    config.forward = Some(TransitionMatrix::smoothed_identity(3, 0.2).unwrap());
+    DurableStream::create(&path, &config).unwrap();
+    let mut s = DurableStream::open(&path).unwrap();
+    for t in 0..20 {
+        s.push(Some(t), &[t as f64, 3.0, 2.0]).unwrap();
+    }
+    drop(s);
+    let kept = || -> Option<i64> {
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .query_row("SELECT t FROM audit_state", [], |r| r.get(0))
+            .ok()
+    };
+    assert_eq!(kept(), None);
+    let mut s = DurableStream::open(&path).unwrap();
+    assert!(s.push(Some(0), &[0.0, 3.0, 2.0]).unwrap().replayed);
+    drop(s);
+    assert_eq!(kept(), Some(20 - 2));
+}
