@@ -100,3 +100,53 @@ pub fn tick(bar: &ProgressBar, done: usize) {
         bar.set_position(done as u64);
     }
 }
+
+/// From this many steps a series command says up front what it will cost.
+pub const ANNOUNCE_MIN_STEPS: usize = 10_000_000;
+
+/// What one step of a long series command costs, measured on a 2-core machine with the
+/// 23-state matrices of the New York harbour week (larger matrices take longer).
+pub struct StepCost {
+    /// Seconds a step, output included.
+    pub seconds: f64,
+    /// Bytes of JSON output a step.
+    pub output: f64,
+    /// Bytes of memory a step.
+    pub memory: f64,
+}
+
+/// Says on standard error, before the work starts, how large a `steps`-step run of `what`
+/// is and what it is expected to cost — for runs of [`ANNOUNCE_MIN_STEPS`] steps or more, so
+/// that nobody waits minutes without a word (the bar is drawn only on a terminal).
+pub fn announce_steps(steps: usize, what: &str, cost: &StepCost) {
+    if steps < ANNOUNCE_MIN_STEPS {
+        return;
+    }
+    let n = steps as f64;
+    announce(&format!(
+        "{what} over {steps} steps: expect about {} (2 cores; longer for larger matrices), {} of memory and {} of \
+         JSON output",
+        duration(n * cost.seconds),
+        bytes(n * cost.memory),
+        bytes(n * cost.output)
+    ));
+}
+
+/// One line on standard error, before long work: what it is and what it costs.
+pub fn announce(text: &str) {
+    eprintln!("tpl: note: {text}");
+}
+
+/// A duration for people: seconds, minutes or hours, two significant digits.
+pub fn duration(seconds: f64) -> String {
+    match seconds {
+        s if s < 90.0 => format!("{s:.0} s"),
+        s if s < 5400.0 => format!("{:.0} min", s / 60.0),
+        s => format!("{:.1} h", s / 3600.0),
+    }
+}
+
+/// A size for people: MB or GB.
+fn bytes(b: f64) -> String {
+    if b < 1e9 { format!("{:.0} MB", b / 1e6) } else { format!("{:.1} GB", b / 1e9) }
+}

@@ -91,6 +91,12 @@ pub fn run(args: &AllocateArgs) -> Result<AllocateReport> {
     if kind == AllocatorKind::Window && args.window.is_none() {
         return Err(CliError::Usage("--strategy window needs --window W (the window length)".into()));
     }
+    // Measured for `window` at 10⁷ steps: 20 s, 788 MB of JSON, 162 MB of memory (its
+    // search audits many series; the other strategies cost far less).
+    let cost = crate::progress::StepCost { seconds: 2e-6, output: 79.0, memory: 16.0 };
+    if kind == AllocatorKind::Window {
+        crate::progress::announce_steps(args.horizon, "tpl allocate --strategy window", &cost);
+    }
     let bar = crate::progress::SeriesBar::new(args.horizon, "allocating");
     let progress = |done, total| bar.update(done, total);
     let allocated = kind.allocate_with_progress(&corr, args.alpha, args.horizon, args.window, &progress);

@@ -77,8 +77,30 @@ pub struct DemoReport {
     charts: [String; 3],
 }
 
+/// The most runs per strategy the demo takes: its three comparisons then take about six
+/// minutes on 2 cores (`tpl compare --runs` takes up to [`tpl_compare::MAX_RUNS`]).
+const MAX_DEMO_RUNS: usize = 1000;
+
+/// Seconds a run per strategy adds to the demo, measured on 2 cores (10 runs: 3.5 s, 20: 6.8 s).
+const SECONDS_PER_RUN: f64 = 0.33;
+
 /// Runs `tpl demo`.
 pub fn run(args: &DemoArgs) -> Result<DemoReport> {
+    if args.runs == 0 || args.runs > MAX_DEMO_RUNS {
+        return Err(CliError::Usage(format!(
+            "--runs {}: the demo takes 1 to {MAX_DEMO_RUNS} runs per strategy (tpl compare takes up to {} on your \
+             own data)",
+            args.runs,
+            tpl_compare::MAX_RUNS
+        )));
+    }
+    if args.runs > 50 {
+        crate::progress::announce(&format!(
+            "tpl demo --runs {}: expect about {} on 2 cores (progress is drawn when standard error is a terminal)",
+            args.runs,
+            crate::progress::duration(args.runs as f64 * SECONDS_PER_RUN)
+        ));
+    }
     let matrix = TransitionMatrix::smoothed_identity(STATES, SMOOTHING)?;
     let loss = Loss::new(&matrix, 8);
     let alphas = vec![0.1, 0.5, 1.0, 2.0, 5.0, 10.0];

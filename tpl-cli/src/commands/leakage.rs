@@ -90,6 +90,9 @@ pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
     let horizon = budgets.len();
     check_window(args.window, horizon)?;
     let (pb, pf) = args.correlation.read()?;
+    // Measured at 10⁶ steps: 0.30 s, 65 MB of JSON, 21 MB of memory.
+    let cost = crate::progress::StepCost { seconds: 3e-7, output: 65.0, memory: 21.0 };
+    crate::progress::announce_steps(horizon, "tpl leakage", &cost);
     // Budget-size problems (overflow) are reported against where the budgets came from,
     // a size mismatch against the two matrix files.
     let origin = |source| {
