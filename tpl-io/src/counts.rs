@@ -171,7 +171,7 @@ pub fn read_counts_prefix(path: &Path, allow_negative: bool) -> Result<(Counts, 
 fn npy_counts(path: &Path, allow_negative: bool) -> Result<Counts> {
     let array = npy::read_npy(path)?;
     let width = array.shape.last().copied().unwrap_or(0);
-    let values = array.to_f64(path)?;
+    let values = array.to_f64_at(path, |k| format!("step {}, cell {}", k / width + 1, k % width + 1))?;
     if let Some(k) = values.iter().position(|v| !(v.is_finite() && (*v >= 0.0 || allow_negative))) {
         let why = if values[k].is_finite() { "is negative" } else { "is not a finite number" };
         let message =

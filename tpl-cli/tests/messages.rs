@@ -1,0 +1,65 @@
+//! Error messages that name the real cause (the messages points of issue 37), through the
+//! built binary: each bad input ends in exit 2 with one line that says what is wrong with it,
+//! where, and with its value — not a symptom found later (an SQL error, a dense parser's
+//! complaint about a sparse header, a bound the value does not exceed).
+
+mod common;
+
+use common::*;
+
+/// A `.npy` file (version 1.0) of type `descr`, header shape `shape` (as Python writes it) and
+/// raw values `data`.
+fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
+    let mut header =
+        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}").into_bytes();
+    let unpadded = 10 + header.len() + 1;
+    header.resize(header.len() + unpadded.next_multiple_of(64) - unpadded, b' ');
+    header.push(b'\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(&header);
+    out.extend_from_slice(data);
+    out
+}
+
+/// The little-endian bytes of `values`, as `<i8`.
+fn i64_bytes(values: &[i64]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// Regression: 2⁶⁰ and −2⁶³ in a `.npy` array were refused as "not exactly representable as a
+/// float", which they are; what they exceed is 2⁵³, the bound of every integer read.
+#[test]
+fn npy_integers_beyond_two_to_53_are_refused_as_beyond_that_bound() {
+    let d = Scratch::new("msg_npy_bound");
+    let counts = d.path("c.npy");
+    std::fs::write(&counts, npy("<i8", "(2, 2)", &i64_bytes(&[1, 2, 3, 1 << 60]))).unwrap();
+    let run = bad_input(
+        &cmd("release --counts {} --scheme bd --epsilon 1 --window 2", &[&counts]),
+        &["c.npy: step 2, cell 2: integer", "is beyond ±2^53 = 9007199254740992"],
+        &["1152921504606846976"],
+    );
+    assert!(!run.stderr.contains("representable"), "{}", run.describe());
+    let matrix = d.path("m.npy");
+    std::fs::write(&matrix, npy("<i8", "(2, 2)", &i64_bytes(&[1, i64::MIN, 0, 1]))).unwrap();
+    let run = bad_input(
+        &["loss", "--matrix", &matrix, "--alpha", "1"],
+        &["m.npy: row 1, column 2: integer", "is beyond ±2^53"],
+        &["-9223372036854775808"],
+    );
+    assert!(!run.stderr.contains("representable"), "{}", run.describe());
+}
+
+/// Regression: a `.npy` header field of 5,000 characters was echoed whole.
+#[test]
+fn a_huge_npy_dimension_is_echoed_cut() {
+    let d = Scratch::new("msg_npy_clip");
+    let path = d.path("c.npy");
+    std::fs::write(&path, npy("<f8", &format!("({},)", "9".repeat(5000)), &[])).unwrap();
+    let run = bad_input(
+        &cmd("release --counts {} --scheme bd --epsilon 1 --window 2", &[&path]),
+        &["c.npy: the .npy header: dimension", &format!("`{}…` is not a whole number", "9".repeat(40))],
+        &[],
+    );
+    assert!(run.stderr.chars().count() < 200, "{}", run.describe());
+}
