@@ -63,3 +63,25 @@ fn a_huge_npy_dimension_is_echoed_cut() {
     );
     assert!(run.stderr.chars().count() < 200, "{}", run.describe());
 }
+
+/// Regression: these headers were taken as label columns, their cells dropped without a
+/// word, while `c01` was refused.
+#[test]
+fn counts_headers_that_look_like_cells_are_refused_naming_the_column() {
+    let d = Scratch::new("msg_counts_header");
+    for name in ["c+1", "c1.0", "c 1", "c1a", "c\u{ff11}", "C1"] {
+        let counts = d.file("h.csv", &format!("timestamp_bucket,c0,{name}\n0,1,2\n1,3,4\n"));
+        bad_input(
+            &cmd("release --counts {} --scheme uniform --epsilon 1 --window 2 --seed 1", &[&counts]),
+            &[
+                "h.csv:1: column 3:",
+                &format!("{name:?} is not a cell name: cells are named exactly c0, c1, …"),
+            ],
+            &[],
+        );
+    }
+    // Genuine labels stay labels: only c0 is a cell.
+    let counts = d.file("l.csv", "timestamp_bucket,label,name,count,c0\n0,a,b,9,1\n1,c,d,9,3\n");
+    let out = json(&cmd("release --counts {} --scheme uniform --epsilon 1 --window 2 --seed 1", &[&counts]));
+    assert_eq!(out["releases"].as_array().unwrap()[0].as_array().unwrap().len(), 1, "{out}");
+}
