@@ -85,3 +85,44 @@ fn counts_headers_that_look_like_cells_are_refused_naming_the_column() {
     let out = json(&cmd("release --counts {} --scheme uniform --epsilon 1 --window 2 --seed 1", &[&counts]));
     assert_eq!(out["releases"].as_array().unwrap()[0].as_array().unwrap().len(), 1, "{out}");
 }
+
+/// Regression: any sparse header but exactly `from,to,p` fell through to the dense parser
+/// (`value 1: "from" is not a number`), `tpl estimate --sparse`'s own counts file included.
+#[test]
+fn sparse_headers_are_read_in_any_case_and_others_refused_naming_them() {
+    let d = Scratch::new("msg_sparse_header");
+    let loss = |m: &str, normalize: bool| {
+        let mut args = vec!["loss", "--matrix", m, "--alpha", "0.5", "--alpha", "2"];
+        if normalize {
+            args.push("--normalize");
+        }
+        json(&args)
+    };
+    let dense = d.file("d.csv", "0.75,0.25\n0.5,0.5\n");
+    for header in ["FROM,TO,P", " From , To , P "] {
+        let sparse = d.file("s.csv", &format!("{header}\n0,0,0.75\n0,1,0.25\n1,0,0.5\n1,1,0.5\n"));
+        assert_eq!(loss(&sparse, false), loss(&dense, false), "{header:?}");
+    }
+    let extra = d.file("x.csv", "from,to,p,x\n0,0,1,1\n1,1,1,1\n");
+    bad_input(
+        &["loss", "--matrix", &extra, "--alpha", "1"],
+        &["x.csv:1: header `from,to,p,x`: a sparse matrix file has exactly the columns from,to,p"],
+        &[],
+    );
+    let stream = d.file("st.csv", "timestamp_bucket,user_id,location_cell\n0,1,0\n0,2,1\n1,1,1\n1,2,1\n");
+    let out = d.path("est");
+    tpl_ok(&cmd("estimate --stream {} --sparse --out {}", &[&stream, &out]));
+    let counts = format!("{out}/transition_counts.csv");
+    bad_input(
+        &["loss", "--matrix", &counts, "--alpha", "1"],
+        &[
+            "transition_counts.csv:4: header `from,to,count`: this is a file of transition counts",
+            "`tpl estimate --sparse`",
+            "transition_forward.csv",
+            "--normalize",
+        ],
+        &[],
+    );
+    // Normalised, its rows are the forward matrix estimate wrote beside it.
+    assert_eq!(loss(&counts, true), loss(&format!("{out}/transition_forward.csv"), false));
+}
