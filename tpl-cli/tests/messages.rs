@@ -126,3 +126,21 @@ fn sparse_headers_are_read_in_any_case_and_others_refused_naming_them() {
     // Normalised, its rows are the forward matrix estimate wrote beside it.
     assert_eq!(loss(&counts, true), loss(&format!("{out}/transition_forward.csv"), false));
 }
+
+/// Regression: the sum the publish-or-repeat test releases was refused as "cell 0: value …",
+/// as if it were a count.
+#[test]
+fn a_dissimilarity_sum_beyond_two_to_52_is_named_as_the_sum_of_its_step() {
+    let d = Scratch::new("msg_dissimilarity");
+    let counts = d.file("huge.csv", "timestamp_bucket,c0,c1\n0,0,0\n1,4503599627370496,4503599627370496\n");
+    let needles = ["huge.csv:3: step 2: the dissimilarity sum Σ_j |c_t[j] − r_{t−1}[j]| = ", "beyond ±2^52"];
+    for scheme in ["bd", "ba"] {
+        let args = cmd("release --counts {} --scheme {} --epsilon 1 --window 2 --seed 1", &[&counts, scheme]);
+        let run = bad_input(&args, &needles, &[]);
+        assert!(!run.stderr.contains("cell 0"), "{}", run.describe());
+    }
+    let db = d.path("s.db");
+    tpl_ok(&cmd("stream init --db {} --scheme bd --epsilon 1 --window 2", &[&db]));
+    let run = bad_input(&cmd("stream push --db {} --counts {}", &[&db, &counts]), &needles, &[]);
+    assert!(!run.stderr.contains("cell 0") && !run.stderr.contains("step 2: step 2"), "{}", run.describe());
+}

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use tpl_compare::bootstrap_estimates;
 use tpl_io::{read_budgets, read_counts_prefix};
-use tpl_mechanisms::{Intervals, LaplaceMechanism, Run, SamplerKind, SchemeKind};
+use tpl_mechanisms::{Intervals, LaplaceMechanism, MechError, Run, SamplerKind, SchemeKind};
 use tpl_postprocess::{Bootstrap, Estimates, Estimator};
 use tpl_stream::{
     DurableStream, Estimation, Parameter, Status, StepEstimate, StepRecord, StreamConfig, StreamError,
@@ -399,6 +399,10 @@ fn push(a: &PushArgs) -> Result<ReleaseReport> {
         }
         let p = stream.push(key, row).map_err(|e| match e {
             StreamError::FirstRefused { .. } => CliError::parse(&a.counts, line, e.to_string()),
+            // Its message names the step already.
+            StreamError::Step { source: source @ MechError::DissimilarityTooLarge { .. }, .. } => {
+                CliError::parse(&a.counts, line, format!("{source}{recorded}"))
+            }
             StreamError::Step { .. }
             | StreamError::Width { .. }
             | StreamError::KeyConflict { .. }
