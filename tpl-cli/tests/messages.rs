@@ -64,6 +64,40 @@ fn a_huge_npy_dimension_is_echoed_cut() {
     assert!(run.stderr.chars().count() < 200, "{}", run.describe());
 }
 
+/// Regression: `upper-bound` at α = 1.7e308 with `--window` blamed the window for the
+/// overflow of the leakage its budgets make; `quantified` at α = 1e308 failed with "audited
+/// 1e308 against the bound 1e308" (its middle budget a_B + a_F − α overflowed).
+#[test]
+fn allocations_at_the_top_of_the_double_range_blame_alpha_or_succeed() {
+    let d = Scratch::new("msg_alloc_top");
+    let pf = d.file("pf.csv", FIG8_FORWARD);
+    for strategy in ["upper-bound", "quantified"] {
+        let args = cmd(
+            "allocate --strategy {} --backward {} --forward {} --alpha 1.7e308 --horizon 5 --window 2",
+            &[strategy, &pf, &pf],
+        );
+        let run = bad_input(
+            &args,
+            &[
+                "--alpha 1.7e308: the leakage of the window of 2 steps from step 1 overflows",
+                "a smaller --alpha",
+            ],
+            &[],
+        );
+        assert!(!run.stderr.contains("--window:"), "{}", run.describe());
+    }
+    for alpha in ["1e308", "1.7e308"] {
+        let out = json(&cmd(
+            "allocate --strategy quantified --backward {} --forward {} --alpha {} --horizon 5",
+            &[&pf, &pf, alpha],
+        ));
+        let bound = alpha.parse::<f64>().unwrap();
+        for tpl in nums(&out, "tpl") {
+            assert!(tpl <= bound && tpl >= bound * (1.0 - 1e-9), "α {alpha}: TPL {tpl:e}");
+        }
+    }
+}
+
 /// Regression: these headers were taken as label columns, their cells dropped without a
 /// word, while `c01` was refused.
 #[test]
