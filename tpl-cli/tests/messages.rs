@@ -64,6 +64,27 @@ fn a_huge_npy_dimension_is_echoed_cut() {
     assert!(run.stderr.chars().count() < 200, "{}", run.describe());
 }
 
+/// Regression: `tpl demo --format npy` ran for seconds, wrote its whole folder, and only then
+/// failed; `stream init --format npy` created the stream and removed it again.
+#[test]
+fn format_npy_is_refused_before_a_command_without_an_array_does_anything() {
+    let d = Scratch::new("msg_npy_demo");
+    let out = d.path("demo");
+    bad_input(
+        &cmd("demo --out {} --format npy", &[&out]),
+        &["--format npy: `tpl demo` has no array output", "`release`", "`stream push`", "`postprocess`"],
+        &[],
+    );
+    assert!(!std::path::Path::new(&out).exists(), "the demo wrote {out}");
+    let db = d.path("s.db");
+    bad_input(
+        &cmd("stream init --db {} --scheme bd --epsilon 1 --window 2 --format npy", &[&db]),
+        &["`tpl stream init` has no array output"],
+        &[],
+    );
+    assert!(!std::path::Path::new(&db).exists(), "stream init created {db}");
+}
+
 /// Regression: `upper-bound` at α = 1.7e308 with `--window` blamed the window for the
 /// overflow of the leakage its budgets make; `quantified` at α = 1e308 failed with "audited
 /// 1e308 against the bound 1e308" (its middle budget a_B + a_F − α overflowed).

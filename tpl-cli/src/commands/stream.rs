@@ -255,6 +255,26 @@ fn report(a: &ReportArgs) -> Result<PageReport> {
     Ok(PageReport { out: a.out.clone(), bytes: page.len(), steps: data.steps.len() })
 }
 
+impl StreamCommand {
+    /// The subcommand as typed after `tpl stream`, for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Init(_) => "init",
+            Self::Push(_) => "push",
+            Self::Rekey(_) => "rekey",
+            Self::Status(_) => "status",
+            Self::Export(_) => "export",
+            Self::Report(_) => "report",
+        }
+    }
+
+    /// Whether its report has a main array for `--format npy` ([`Report::array`]): the
+    /// releases of `push` and the releases or estimates of `export`.
+    pub fn writes_npy(&self) -> bool {
+        matches!(self, Self::Push(_) | Self::Export(_))
+    }
+}
+
 /// Runs `tpl stream …`.
 pub fn run(args: &StreamArgs) -> Result<StreamReport> {
     match &args.command {
