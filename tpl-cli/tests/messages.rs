@@ -85,6 +85,28 @@ fn format_npy_is_refused_before_a_command_without_an_array_does_anything() {
     assert!(!std::path::Path::new(&db).exists(), "stream init created {db}");
 }
 
+/// Regression: a stream of format 2 whose `PRAGMA user_version` was set to 1 failed with a
+/// raw SQL error ("no such column: counts_sha256").
+#[test]
+fn a_stream_whose_format_version_does_not_match_its_tables_is_damaged() {
+    let d = Scratch::new("msg_stream_version");
+    let db = d.path("s.db");
+    tpl_ok(&cmd("stream init --db {} --scheme bd --epsilon 1 --window 2", &[&db]));
+    rusqlite::Connection::open(&db).unwrap().pragma_update(None, "user_version", 1).unwrap();
+    for sub in ["status", "export"] {
+        let run = bad_input(
+            &["stream", sub, "--db", &db],
+            &[
+                "s.db: damaged stream: the format version does not match the tables",
+                "user_version says format 1",
+                "no column counts_sha256 (it has the columns of format 2)",
+            ],
+            &[],
+        );
+        assert!(!run.stderr.contains("no such column"), "{}", run.describe());
+    }
+}
+
 /// Regression: `upper-bound` at α = 1.7e308 with `--window` blamed the window for the
 /// overflow of the leakage its budgets make; `quantified` at α = 1e308 failed with "audited
 /// 1e308 against the bound 1e308" (its middle budget a_B + a_F − α overflowed).
