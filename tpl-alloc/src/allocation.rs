@@ -63,6 +63,24 @@ impl LeakageBound {
             }
     }
 
+    /// Why `audit` does not keep the promise ([`LeakageBound::holds`] is false): the audited
+    /// maximum above the bound, or else the first step whose TPL falls short of it.
+    fn unmet(&self, strategy: &'static str, audit: &Audit) -> AllocError {
+        let bound = self.bound;
+        let maximum = match self.quantity {
+            Quantity::MaxWindowLeakage { .. } => audit.max_window_leakage.unwrap_or(f64::NAN),
+            Quantity::MaxTpl | Quantity::TplEveryStep => audit.max_tpl,
+        };
+        let s = &audit.series;
+        let short = (0..s.len()).find(|&t| s.tpl_at(t) < bound * (1.0 - EXACT_SLACK));
+        match short.filter(|_| self.bound_kept(audit)) {
+            Some(t) => {
+                AllocError::GuaranteeUnmet { strategy, achieved: s.tpl_at(t), bound, shortfall: Some(t + 1) }
+            }
+            None => AllocError::GuaranteeUnmet { strategy, achieved: maximum, bound, shortfall: None },
+        }
+    }
+
     /// The upper half of [`LeakageBound::holds`]: the audited maximum is ≤ the bound.
     fn bound_kept(&self, audit: &Audit) -> bool {
         match self.quantity {
@@ -270,12 +288,7 @@ pub trait Allocator {
             limited_by: plan.limited_by,
         };
         if !guarantee.holds(&allocation.audit) {
-            let a = &allocation.audit;
-            return Err(AllocError::GuaranteeUnmet {
-                strategy: allocation.strategy,
-                achieved: a.max_window_leakage.unwrap_or(a.max_tpl),
-                bound: guarantee.bound,
-            });
+            return Err(guarantee.unmet(allocation.strategy, &allocation.audit));
         }
         Ok(allocation)
     }

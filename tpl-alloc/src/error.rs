@@ -86,18 +86,69 @@ pub enum AllocError {
     /// The audit of the final budgets does not keep the promise (a defect: allocators shrink
     /// their budgets until it does, or fail with another error).
     #[error(
-        "the {strategy} allocation does not keep its guarantee in floating point: audited {} \
-         against the bound {}", tpl_core::Short(*.achieved), tpl_core::Short(*.bound)
+        "the {strategy} allocation does not keep its guarantee in floating point: {}",
+        unmet(.shortfall, *.achieved, *.bound)
     )]
     GuaranteeUnmet {
         /// The allocator.
         strategy: &'static str,
-        /// The audited quantity (max TPL or max window leakage).
+        /// The audited value at fault: the max TPL or max window leakage above the bound, or,
+        /// for a promise of TPL_t = α at every step, the TPL_t that falls short.
         achieved: f64,
         /// The target.
         bound: f64,
+        /// The 1-based step whose TPL_t falls more than 1e-9 relative below the bound, for a
+        /// promise of TPL_t = α at every step whose maximum is kept; `None` when the audited
+        /// maximum exceeds the bound.
+        shortfall: Option<usize>,
     },
+}
+
+/// What [`AllocError::GuaranteeUnmet`] found: the maximum above the bound, or the step whose
+/// TPL falls short of it.
+fn unmet(shortfall: &Option<usize>, achieved: f64, bound: f64) -> String {
+    let (achieved, bound) = (tpl_core::Short(achieved), tpl_core::Short(bound));
+    match shortfall {
+        Some(t) => format!(
+            "TPL_{t} = {achieved} falls more than 1e-9 relative below the bound {bound}, which it must equal at \
+             every step"
+        ),
+        None => format!("the audited maximum {achieved} exceeds the bound {bound}"),
+    }
 }
 
 /// Results of this crate.
 pub type Result<T> = std::result::Result<T, AllocError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: a TPL_t that fell short of α was reported as the maximum ("audited 1e308
+    /// against the bound 1e308"), two equal numbers that explained nothing.
+    #[test]
+    fn an_unmet_guarantee_names_the_value_at_fault() {
+        let short = AllocError::GuaranteeUnmet {
+            strategy: "quantified",
+            achieved: 5.50576716284421e307,
+            bound: 1e308,
+            shortfall: Some(1),
+        };
+        assert_eq!(
+            short.to_string(),
+            "the quantified allocation does not keep its guarantee in floating point: TPL_1 = \
+             5.50576716284421e307 falls more than 1e-9 relative below the bound 1e308, which it must equal at every \
+             step"
+        );
+        let over = AllocError::GuaranteeUnmet {
+            strategy: "window",
+            achieved: 1.0000000000000002,
+            bound: 1.0,
+            shortfall: None,
+        };
+        assert!(
+            over.to_string().ends_with("the audited maximum 1.0000000000000002 exceeds the bound 1"),
+            "{over}"
+        );
+    }
+}

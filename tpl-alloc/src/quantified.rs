@@ -77,7 +77,11 @@ impl<'c> Quantified<'c> {
         // g(a) ≤ 0 ⟺ TPL_1 = L_F(a_F) + a_B ≤ α: the largest such a keeps TPL_1 ≤ α.
         let a_b = largest_where(0.0, alpha, |a| self.corr.loss_forward(a_f_of(a)) + a <= alpha);
         let a_f = a_f_of(a_b);
-        let middle = a_b + a_f - alpha;
+        // a_B + a_F overflows when both are near the largest double (α ≥ 9e307 with a bounded
+        // L): then a_B − (α − a_F), the same number in exact arithmetic, is computed instead,
+        // so that the middle budget is not infinite.
+        let sum = a_b + a_f;
+        let middle = if sum.is_finite() { sum - alpha } else { a_b - (alpha - a_f) };
         if middle <= 0.0 {
             return Err(AllocError::NoMiddleBudget { a_b, a_f, mid: middle, alpha });
         }

@@ -165,6 +165,22 @@ fn upper_bound_on_fig8_large_alpha_is_largest() {
     }
 }
 
+/// Regression: at α ≥ 9e307 the middle budget a_B + a_F − α overflowed to infinity, the
+/// budgets were lowered until TPL_1 fell far below α, and the error said "audited 1e308
+/// against the bound 1e308". TPL_t = α now holds at every step up to the largest double.
+#[test]
+fn quantified_keeps_tpl_at_alpha_up_to_the_largest_double() {
+    let (pb, pf) = fig8();
+    let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+    for alpha in [1e300, 1e308, 1.7e308, f64::MAX] {
+        let a = Quantified::new(&corr, alpha).allocate(5).unwrap_or_else(|e| panic!("α {alpha:e}: {e}"));
+        assert!(a.guarantee.holds(&a.audit), "α {alpha:e}");
+        for tpl in tpls(&a.audit.series) {
+            assert!(tpl <= alpha && tpl >= alpha * (1.0 - 1e-9), "α {alpha:e}: TPL {tpl:e}");
+        }
+    }
+}
+
 #[test]
 fn too_small_alpha_is_refused_not_violated() {
     let (pb, pf) = fig8();

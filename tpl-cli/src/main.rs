@@ -115,7 +115,47 @@ enum Command {
     Demo(demo::DemoArgs),
 }
 
+impl Command {
+    /// The command as typed after `tpl`, for messages.
+    fn name(&self) -> String {
+        match self {
+            Self::Loss(_) => "loss".into(),
+            Self::Leakage(_) => "leakage".into(),
+            Self::Supremum(_) => "supremum".into(),
+            Self::Allocate(_) => "allocate".into(),
+            Self::Release(_) => "release".into(),
+            Self::Stream(a) => format!("stream {}", a.command.name()),
+            Self::Postprocess(_) => "postprocess".into(),
+            Self::Simulate(_) => "simulate".into(),
+            Self::Estimate(_) => "estimate".into(),
+            Self::Compare(_) => "compare".into(),
+            Self::Demo(_) => "demo".into(),
+        }
+    }
+
+    /// Whether its report has a main array for `--format npy` ([`Report::array`]).
+    fn writes_npy(&self) -> bool {
+        match self {
+            Self::Release(_) | Self::Postprocess(_) => true,
+            Self::Stream(a) => a.command.writes_npy(),
+            _ => false,
+        }
+    }
+}
+
 fn run(cli: &Cli) -> Result<Box<dyn Report>, CliError> {
+    // Refused before any work: a command without an array would otherwise run to the end (a
+    // demo writes its whole folder, `stream init` creates a stream) and only then fail.
+    if cli.format == Format::Npy && !cli.command.writes_npy() {
+        return Err(CliError::Usage(format!(
+            "--format npy: `tpl {}` has no array output ({})",
+            cli.command.name(),
+            render::NPY_COMMANDS
+        )));
+    }
+    if cli.format == Format::Npy && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return Err(CliError::Usage(render::NPY_ON_TERMINAL.into()));
+    }
     Ok(match &cli.command {
         Command::Loss(a) => Box::new(loss::run(a)?),
         Command::Leakage(a) => Box::new(leakage::run(a)?),

@@ -67,6 +67,12 @@ pub trait Report {
     }
 }
 
+/// The commands whose report has a main array for `--format npy`, as messages name them.
+pub const NPY_COMMANDS: &str = "npy is for the releases of `release`, `stream push` and `stream export` and the estimates of `postprocess`";
+
+/// Why `--format npy` is refused when standard output is a terminal.
+pub const NPY_ON_TERMINAL: &str = "--format npy writes binary: redirect it to a file (`> out.npy`)";
+
 /// Writes `report` in `format` to `w`.
 pub fn write(report: &dyn Report, format: Format, w: &mut dyn Write) -> std::io::Result<()> {
     match format {
@@ -75,9 +81,9 @@ pub fn write(report: &dyn Report, format: Format, w: &mut dyn Write) -> std::io:
         Format::Table => w.write_all(report.table().as_bytes()),
         Format::Npy => match report.array() {
             Some((shape, values)) => w.write_all(&tpl_io::npy::npy_f64(&shape, &values)),
-            None => Err(std::io::Error::other(
-                "--format npy: this command has no array output (npy is for the releases of `release` and `stream push`/`export` and the estimates of `postprocess`)",
-            )),
+            None => Err(std::io::Error::other(format!(
+                "--format npy: this command has no array output ({NPY_COMMANDS})"
+            ))),
         },
     }
 }
@@ -93,7 +99,7 @@ pub fn rows_array(rows: &[Vec<f64>]) -> (Vec<usize>, Vec<f64>) {
 pub fn print(report: &dyn Report, format: Format) -> std::io::Result<()> {
     use std::io::IsTerminal;
     if format == Format::Npy && std::io::stdout().is_terminal() {
-        return Err(std::io::Error::other("--format npy writes binary: redirect it to a file (`> out.npy`)"));
+        return Err(std::io::Error::other(NPY_ON_TERMINAL));
     }
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     match write(report, format, &mut out).and_then(|()| out.flush()) {

@@ -171,7 +171,7 @@ pub fn read_counts_prefix(path: &Path, allow_negative: bool) -> Result<(Counts, 
 fn npy_counts(path: &Path, allow_negative: bool) -> Result<Counts> {
     let array = npy::read_npy(path)?;
     let width = array.shape.last().copied().unwrap_or(0);
-    let values = array.to_f64(path)?;
+    let values = array.to_f64_at(path, |k| format!("step {}, cell {}", k / width + 1, k % width + 1))?;
     if let Some(k) = values.iter().position(|v| !(v.is_finite() && (*v >= 0.0 || allow_negative))) {
         let why = if values[k].is_finite() { "is negative" } else { "is not a finite number" };
         let message =
@@ -256,25 +256,45 @@ fn publication_budget(path: &Path, line: usize, k: usize, token: &str) -> Result
     })
 }
 
+/// Whether a header name that is not exactly `c` + ASCII digits would be taken for a cell
+/// name by a reader: `c` or `C` followed by something that starts with no letter and holds
+/// a digit (`c+1`, `c1.0`, `c 1`, `c1a`, the full-width `c１`, `C1`). Such a column is
+/// refused rather than ignored as a label, which would drop that cell without a word;
+/// labels such as `count`, `city` or `cells_total` start with a word.
+fn looks_like_a_cell(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix(['c', 'C']) else { return false };
+    rest.chars().next().is_some_and(|first| !first.is_alphabetic()) && rest.chars().any(char::is_numeric)
+}
+
 /// The 0-based column of each cell j, from a header's names: cell j is the column named
-/// `cj`. Other names are labels.
+/// `cj`. Other names are labels, unless they look like a cell name ([`looks_like_a_cell`]).
 ///
 /// # Errors
-/// No cell column, a name `c` + digits that is not canonical (`c01`), a cell named twice,
-/// or a gap (the names must be c0…c{n−1}).
+/// No cell column, a name `c` + digits that is not canonical (`c01`), a name that looks like
+/// a cell's but is not one (`c1.0`, `C1`), a cell named twice, or a gap (the names must be
+/// c0…c{n−1}) — each naming the 1-based column and the name.
 fn cell_columns(fields: &[&str]) -> std::result::Result<Vec<usize>, String> {
     let mut named: Vec<(usize, usize)> = Vec::new();
     for (k, field) in fields.iter().enumerate() {
-        let Some(digits) =
-            field.strip_prefix('c').filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-        else {
+        let digits =
+            field.strip_prefix('c').filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+        let Some(digits) = digits else {
+            if looks_like_a_cell(field) {
+                return Err(format!(
+                    "column {}: {:?} is not a cell name: cells are named exactly c0, c1, … (a lower-case c \
+                     and ASCII digits), and a label must not look like one",
+                    k + 1,
+                    text::clipped(field)
+                ));
+            }
             continue;
         };
         let index = digits.parse::<usize>().ok().filter(|&j| j.to_string() == digits);
         let Some(j) = index else {
             return Err(format!(
-                "column {}: {field:?} is not a cell name (cells are c0, c1, …, without leading zeros)",
-                k + 1
+                "column {}: {:?} is not a cell name (cells are c0, c1, …, without leading zeros)",
+                k + 1,
+                text::clipped(field)
             ));
         };
         named.push((j, k));
@@ -329,13 +349,11 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Counts> {
-        let dir = std::env::temp_dir().join(format!("tpl-counts-{}-{}", std::process::id(), text.len()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("c.csv");
+        // A folder of its own per call: tests run in parallel.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.csv");
         std::fs::write(&path, text).unwrap();
-        let out = read_counts(&path, false);
-        std::fs::remove_dir_all(&dir).unwrap();
-        out
+        read_counts(&path, false)
     }
 
     #[test]
@@ -389,6 +407,21 @@ mod tests {
             let e = parse(&format!("{header}\n0,1,2\n")).err().unwrap().to_string();
             assert!(e.contains(":1:") && e.contains(words), "{header}: {e}");
         }
+    }
+
+    /// Regression: a header name that looks like a cell's but is not exactly `c` + ASCII
+    /// digits was taken as a label, and its column's counts dropped without a word.
+    #[test]
+    fn names_that_look_like_cells_are_refused_naming_the_column() {
+        for name in ["c+1", "c1.0", "c 1", "c1a", "c\u{ff11}", "C1", "c-1"] {
+            let e = parse(&format!("timestamp_bucket,c0,{name}\n0,1,2\n")).err().unwrap().to_string();
+            let want =
+                format!(":1: column 3: {name:?} is not a cell name: cells are named exactly c0, c1, …");
+            assert!(e.contains(&want), "{name}: {e}");
+        }
+        // Labels that start with a c but with a word, or hold no digit, stay labels.
+        let c = parse("timestamp_bucket,count,city,c_note,c,label,c0\n0,9,x,y,z,w,4\n").unwrap();
+        assert_eq!(c.rows, vec![vec![4.0]]);
     }
 
     /// Regression: fractional counts that no double holds were rounded to integers and

@@ -33,7 +33,8 @@ impl MatrixFormat {
     /// The format a path names: [`MatrixFormat::DenseJson`] for `.json`,
     /// [`MatrixFormat::Npy`] for `.npy` (any case), [`MatrixFormat::DenseText`] otherwise
     /// (standard input included) — which [`read_matrix`] reads as
-    /// [`MatrixFormat::SparseCsv`] when its first line is the header `from,to,p`.
+    /// [`MatrixFormat::SparseCsv`] when its first line is the header `from,to,p` (any case), or,
+    /// normalised, `from,to,count`.
     pub fn of_path(path: &Path) -> Self {
         if text::is_json(path) {
             Self::DenseJson
@@ -72,12 +73,19 @@ pub fn read_matrix_as(path: &Path, format: MatrixFormat, normalize: bool) -> Res
         }
         MatrixFormat::DenseText => {
             let content = text::read(path)?;
-            if is_sparse_text(&content) {
+            if sparse_header(path, &content, normalize)?.is_some() {
                 return sparse_text(path, &content, normalize);
             }
             dense_text(path, &content)?
         }
-        MatrixFormat::SparseCsv => return sparse_text(path, &text::read(path)?, normalize),
+        MatrixFormat::SparseCsv => {
+            let content = text::read(path)?;
+            if sparse_header(path, &content, normalize)?.is_none() {
+                let message = format!("no header {SPARSE_HEADER} (a sparse matrix file starts with it)");
+                return Err(IoError::parse(path, 0, message));
+            }
+            return sparse_text(path, &content, normalize);
+        }
         MatrixFormat::Npy => {
             let array = npy::read_npy(path)?;
             let &[height, width] = array.shape.as_slice() else {
@@ -128,17 +136,61 @@ struct Entries {
     rows: Vec<(usize, usize)>,
 }
 
-/// Whether a text matrix file is the sparse form: its first line that is neither blank nor a
-/// comment is the header [`SPARSE_HEADER`] (spaces around the names allowed).
-fn is_sparse_text(content: &str) -> bool {
-    content
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with('#'))
-        .is_some_and(|l| l.split(',').map(str::trim).eq(SPARSE_HEADER.split(',')))
+/// What the header of a sparse text file says its entries are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SparseEntries {
+    /// `from,to,p`: the entries of a transition matrix.
+    Probabilities,
+    /// `from,to,count`: transition counts, what `tpl estimate --sparse` writes (read as a
+    /// matrix only when its rows are normalised).
+    Counts,
 }
 
-/// The sparse matrix of the text `content` of a `from,to,p` file: every entry checked as it is
+/// The header of a sparse text matrix file: its first line that is neither blank nor a
+/// comment, when its first name is `from` (any case, spaces around the names allowed); `None`
+/// for a dense file. `from,to,p` heads a matrix and `from,to,count` transition counts, which
+/// are read only with `normalize` (their rows rescaled to sum to 1 are the forward matrix).
+///
+/// # Errors
+/// Any other header that starts with `from` (other or extra columns), and a counts header
+/// without `normalize`, naming the line and the header.
+fn sparse_header(path: &Path, content: &str, normalize: bool) -> Result<Option<SparseEntries>> {
+    let Some((k, line)) =
+        content.lines().map(str::trim).enumerate().find(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+    else {
+        return Ok(None);
+    };
+    let names: Vec<String> = line.split(',').map(|n| n.trim().to_lowercase()).collect();
+    if names[0] != "from" {
+        return Ok(None);
+    }
+    let header = |n: &str| n.split(',').eq(names.iter().map(String::as_str));
+    let entries = if header(SPARSE_HEADER) {
+        SparseEntries::Probabilities
+    } else if header(crate::SPARSE_COUNTS_HEADER) {
+        SparseEntries::Counts
+    } else {
+        let message = format!(
+            "header `{}`: a sparse matrix file has exactly the columns {SPARSE_HEADER} (one line per \
+             non-zero entry)",
+            text::clipped(line)
+        );
+        return Err(IoError::parse(path, k + 1, message));
+    };
+    if entries == SparseEntries::Counts && !normalize {
+        let message = format!(
+            "header `{}`: this is a file of transition counts (the transition_counts.csv of `tpl estimate \
+             --sparse`), not a matrix: give the transition_forward.csv or transition_backward.csv beside it, \
+             or normalise its rows (--normalize) to read them as the forward matrix",
+            text::clipped(line)
+        );
+        return Err(IoError::parse(path, k + 1, message));
+    }
+    Ok(Some(entries))
+}
+
+/// The sparse matrix of the text `content` of a `from,to,p` file (or, normalised, of a
+/// `from,to,count` one; its header checked by [`sparse_header`]): every entry checked as it is
 /// read (the line of a bad one named), n = 1 + the largest state id, and every state 0..n−1 with
 /// at least one entry of its own — found before anything of size n is allocated.
 fn sparse_text(path: &Path, content: &str, normalize: bool) -> Result<TransitionMatrix> {

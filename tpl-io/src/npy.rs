@@ -103,27 +103,50 @@ impl NpyArray {
     /// The values as floats: integers exactly when |v| ≤ 2⁵³.
     ///
     /// # Errors
-    /// An integer that a double cannot hold exactly, naming its position (`path` names the
+    /// An integer beyond ±2⁵³, naming its value and its position (row and column of a
+    /// two-dimensional array, the 1-based value of a one-dimensional one; `path` names the
     /// file).
     pub fn to_f64(&self, path: &Path) -> Result<Vec<f64>> {
+        let width = if self.shape.len() == 2 { Some(self.shape[1]) } else { None };
+        self.to_f64_at(path, |k| match width {
+            Some(w) => format!("row {}, column {}", k / w + 1, k % w + 1),
+            None => format!("value {}", k + 1),
+        })
+    }
+
+    /// [`NpyArray::to_f64`], a refused integer's position named by `at` (of its 0-based index
+    /// in C order).
+    pub(crate) fn to_f64_at(&self, path: &Path, at: impl Fn(usize) -> String) -> Result<Vec<f64>> {
+        // Beyond 2⁵³ a double no longer holds every integer: 2⁵³ + 1 would be read as 2⁵³.
+        // Those that it does hold (2⁶⁰, −2⁶³) are refused too: whether a value is taken must
+        // not depend on its low bits.
         const EXACT: u64 = 1 << 53;
-        let inexact = |k: usize, v: String| {
-            IoError::parse(path, 0, format!("value {} ({v}) is not exactly representable as a float", k + 1))
+        let beyond = |k: usize, v: String| {
+            IoError::parse(
+                path,
+                0,
+                format!(
+                    "{}: integer {v} is beyond ±2^53 = {EXACT}, the largest integers read (beyond it not \
+                     every integer is a double, so none is taken rather than some rounded)",
+                    at(k)
+                ),
+            )
         };
         match &self.data {
             NpyData::F64(v) => Ok(v.clone()),
-            NpyData::I64(v) => {
-                v.iter()
-                    .enumerate()
-                    .map(|(k, &x)| {
-                        if x.unsigned_abs() <= EXACT { Ok(x as f64) } else { Err(inexact(k, x.to_string())) }
-                    })
-                    .collect()
-            }
+            NpyData::I64(v) => v
+                .iter()
+                .enumerate()
+                .map(
+                    |(k, &x)| {
+                        if x.unsigned_abs() <= EXACT { Ok(x as f64) } else { Err(beyond(k, x.to_string())) }
+                    },
+                )
+                .collect(),
             NpyData::U64(v) => v
                 .iter()
                 .enumerate()
-                .map(|(k, &x)| if x <= EXACT { Ok(x as f64) } else { Err(inexact(k, x.to_string())) })
+                .map(|(k, &x)| if x <= EXACT { Ok(x as f64) } else { Err(beyond(k, x.to_string())) })
                 .collect(),
         }
     }
@@ -199,7 +222,13 @@ impl Header {
                         .map(str::trim)
                         .filter(|d| !d.is_empty())
                         .map(|d| {
-                            d.trim_end_matches('L').parse::<usize>().map_err(|_| format!("dimension `{d}`"))
+                            d.trim_end_matches('L').parse::<usize>().map_err(|_| {
+                                format!(
+                                    "dimension `{}` is not a whole number from 0 to {}",
+                                    clip(d),
+                                    usize::MAX
+                                )
+                            })
                         })
                         .collect::<std::result::Result<Vec<_>, _>>()?;
                     if dims.is_empty() || dims.len() > 2 {
@@ -211,7 +240,7 @@ impl Header {
                     shape = Some(dims);
                     &after[close + 1..]
                 }
-                other => return Err(format!("unknown key '{other}'")),
+                other => return Err(format!("unknown key '{}'", clip(other))),
             };
             rest = after.trim_start();
             rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
@@ -231,9 +260,10 @@ fn quoted(s: &str) -> Option<(&str, &str)> {
     Some((&s[1..end], &s[end + 1..]))
 }
 
-/// The first 20 characters of `s`, for a message.
-fn clip(s: &str) -> String {
-    s.chars().take(20).collect()
+/// `s` as a message echoes it ([`text::clipped`]): a header is read from the file, and a
+/// field of it may be thousands of characters long.
+fn clip(s: &str) -> std::borrow::Cow<'_, str> {
+    text::clipped(s)
 }
 
 /// A value type of the module's: kind, size in bytes and byte order.
@@ -247,7 +277,8 @@ struct Dtype {
 impl Dtype {
     /// Parses a type string such as `<f8`, `|u1`, `>i4` or `|b1`.
     fn parse(descr: &str) -> std::result::Result<Self, String> {
-        let unsupported = || format!("type '{descr}' (floats f4/f8, integers i1–i8/u1–u8 or b1 are read)");
+        let unsupported =
+            || format!("type '{}' (floats f4/f8, integers i1–i8/u1–u8 or b1 are read)", clip(descr));
         let mut chars = descr.chars();
         let order = chars.next().ok_or_else(unsupported)?;
         let kind = chars.next().ok_or_else(unsupported)?;

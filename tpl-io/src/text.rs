@@ -33,6 +33,20 @@ pub fn name(path: &Path) -> String {
     if is_stdin(path) { STDIN_NAME.to_string() } else { path.display().to_string() }
 }
 
+/// The most characters of a file's text that a message echoes ([`clipped`]).
+pub const ECHO_CHARS: usize = 40;
+
+/// `text` as a message echoes it: whole up to [`ECHO_CHARS`] characters, else its first
+/// [`ECHO_CHARS`] and `…`, so that a field of thousands of characters (a damaged header, a
+/// line without separators) does not fill the terminal and the one line of the error stays
+/// readable.
+pub fn clipped(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(ECHO_CHARS) {
+        None => text.into(),
+        Some((cut, _)) => format!("{}…", &text[..cut]).into(),
+    }
+}
+
 /// A finite number from `token` as typed, or why not: the value parser of every float flag
 /// and of every number in an input file ([`docs/formats.md`](tpl_core::guide::formats) §1). "inf",
 /// "NaN", numbers beyond the largest double (1e400, which would round to inf) and non-zero numbers
@@ -49,7 +63,7 @@ pub fn finite_f64(token: &str) -> std::result::Result<f64, String> {
     if let Some(value) = small_integer(trimmed) {
         return Ok(value);
     }
-    let value: f64 = trimmed.parse().map_err(|_| format!("{token:?} is not a number"))?;
+    let value: f64 = trimmed.parse().map_err(|_| format!("{:?} is not a number", clipped(token)))?;
     if value == 0.0 && nonzero_literal(token) {
         Err(format!("{token} rounds to 0: it is below the smallest positive double (4.9e-324)"))
     } else if value.is_nan() {
@@ -505,6 +519,15 @@ mod tests {
         })
         .map_err(|e| e.to_string())?;
         Ok(out)
+    }
+
+    #[test]
+    fn echoed_text_is_cut_after_forty_characters() {
+        let exact = "x".repeat(ECHO_CHARS);
+        assert_eq!(clipped(&exact), exact.as_str());
+        assert_eq!(clipped(&"９".repeat(5000)), format!("{}…", "９".repeat(ECHO_CHARS)));
+        let e = finite_f64(&"y".repeat(5000)).unwrap_err();
+        assert_eq!(e, format!("\"{}…\" is not a number", "y".repeat(ECHO_CHARS)));
     }
 
     /// The direct split of plain CSV gives the CSV reader's records on the same lines.

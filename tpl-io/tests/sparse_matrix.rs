@@ -57,6 +57,33 @@ fn malformed_sparse_files_name_the_line() {
     }
 }
 
+/// Regression: any header but exactly `from,to,p` fell through to the dense parser
+/// (`value 1: "from" is not a number`).
+#[test]
+fn sparse_headers_are_recognised_in_any_case_and_others_refused_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let dense = read_matrix(&write(&dir, "d.csv", "1,0\n0,1\n"), false).unwrap();
+    for header in ["FROM,TO,P", " From , To , P ", "from,to,P"] {
+        let m = read_matrix(&write(&dir, "h.csv", &format!("# c\n{header}\n0,0,1\n1,1,1\n")), false);
+        assert_eq!(m.unwrap(), dense, "{header:?}");
+    }
+    for (header, want) in [
+        (
+            "from,to,p,x",
+            "m.csv:1: header `from,to,p,x`: a sparse matrix file has exactly the columns from,to,p",
+        ),
+        ("from,to", "m.csv:1: header `from,to`: a sparse matrix file has exactly the columns from,to,p"),
+        ("from,to,count", "m.csv:1: header `from,to,count`: this is a file of transition counts"),
+    ] {
+        let e = error(&format!("{header}\n0,0,1\n1,1,1\n"));
+        assert!(e.contains(want), "{header}: {e}");
+    }
+    // Counts normalised are the forward matrix, as a dense counts file's rows are.
+    let counts = write(&dir, "c.csv", "# tpl estimate\nfrom,to,count\n0,1,3\n1,0,1\n1,1,3\n");
+    let dense_counts = write(&dir, "dc.csv", "0,3\n1,3\n");
+    assert_eq!(read_matrix(&counts, true).unwrap(), read_matrix(&dense_counts, true).unwrap());
+}
+
 #[test]
 fn a_huge_state_id_is_refused_without_a_huge_table() {
     // n would be 4·10⁹: the missing rows are found from the 2 entries, nothing of size n made.

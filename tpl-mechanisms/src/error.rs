@@ -81,17 +81,31 @@ pub enum MechError {
         /// The value.
         value: f64,
     },
-    /// A value beyond ±2^52 (a count, or a scheme's dissimilarity sum), where an exact
-    /// integer release cannot add noise without rounding (see [`crate::MAX_EXACT_COUNT`]).
+    /// A value beyond ±2^52 where an exact integer release cannot add noise without rounding
+    /// (see [`crate::MAX_EXACT_COUNT`]).
     #[error(
         "cell {cell}: value {} is beyond ±2^52 = 4503599627370496, the largest the exact integer release \
-         supports (a count, or the dissimilarity sum Σ|c − r| that bd, ba and pba test): larger values, or integers \
-         that are not exact doubles, cannot take noise without rounding", Short(*.value)
+         supports: larger values, or integers that are not exact doubles, cannot take noise without rounding",
+        Short(*.value)
     )]
     CountTooLarge {
         /// 0-based cell.
         cell: usize,
         /// The value.
+        value: f64,
+    },
+    /// The dissimilarity sum of a step's publish-or-repeat test (bd, ba, pba) beyond ±2^52:
+    /// counts within the bound, but so far from the last release that the sum the test
+    /// releases with exact integer noise is not (see [`crate::MAX_EXACT_COUNT`]).
+    #[error(
+        "step {step}: the dissimilarity sum Σ_j |c_t[j] − r_{{t−1}}[j]| = {} that bd, ba and pba test is beyond \
+         ±2^52 = 4503599627370496, the largest the exact integer release supports: the counts of step {step} are \
+         too far from the last release for the test to take noise without rounding", Short(*.value)
+    )]
+    DissimilarityTooLarge {
+        /// 1-based step.
+        step: usize,
+        /// The sum Σ_j |c_t\[j\] − r_{t−1}\[j\]|.
         value: f64,
     },
     /// A noise scale Δ/ε_t above what the sampler supports (an exact integer release:

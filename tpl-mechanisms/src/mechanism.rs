@@ -13,7 +13,8 @@ use crate::params::DEFAULT_SENSITIVITY;
 /// that is not exactly an f64 (9 007 199 254 740 993 parses as …992) is above this bound too.
 /// The same bound applies to every answer released with integer noise, including the
 /// dissimilarity sum Σ_j |c_j − r_j| that `bd`, `ba` and `pba` test (which can exceed it only
-/// when counts are of order 2^52 divided by the number of cells): such a step is refused.
+/// when counts are of order 2^52 divided by the number of cells): such a step is refused
+/// ([`MechError::DissimilarityTooLarge`]).
 pub const MAX_EXACT_COUNT: f64 = 4_503_599_627_370_496.0;
 
 /// The largest noise scale b an exact integer release accepts: 2^46 ≈ 7.04·10^13, that is

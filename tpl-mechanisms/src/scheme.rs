@@ -614,14 +614,19 @@ impl<M: Mechanism> Step<'_, M> {
     ///
     /// # Errors
     /// [`MechError::Overspent`] when the test would exceed what the step may spend, or
-    /// [`MechError::PrivacyMap`] (nothing drawn then); an error of the mechanism.
+    /// [`MechError::PrivacyMap`] (nothing drawn then); [`MechError::DissimilarityTooLarge`]
+    /// when the exact integer release cannot take the sum; an error of the mechanism.
     pub fn noisy_dissimilarity(&mut self) -> Result<f64> {
         let (delta, s) = (self.params.sensitivity(), self.params.share());
         let drawn = sum_up(self.drawn, s);
         self.limits.admit(self.t(), drawn)?;
         check_privacy_map(&*self.mechanism, delta, s)?;
-        let sum = self.stream.distance(self.counts);
-        let noisy = self.mechanism.release(&[sum], delta, s)?;
+        let (sum, step) = (self.stream.distance(self.counts), self.t());
+        let noisy = self.mechanism.release(&[sum], delta, s).map_err(|e| match e {
+            // The one value released is the sum, not a count of a cell.
+            MechError::CountTooLarge { value, .. } => MechError::DissimilarityTooLarge { step, value },
+            other => other,
+        })?;
         self.drawn = drawn;
         Ok(noisy[0] / self.counts.len() as f64)
     }

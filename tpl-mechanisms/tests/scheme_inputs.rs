@@ -164,6 +164,29 @@ fn discrete_sampler_rejects_non_integers_before_any_draw() {
     }
 }
 
+/// Regression: the test's sum beyond ±2^52 was reported as the count of a cell
+/// ("cell 0: value …"); it is the dissimilarity sum of the step.
+#[test]
+fn a_dissimilarity_sum_beyond_two_to_52_is_named_as_the_sum_of_its_step() {
+    const EDGE: f64 = 4_503_599_627_370_496.0;
+    for kind in [SchemeKind::Bd, SchemeKind::Ba, SchemeKind::Pba] {
+        let (mut s, _) = build(kind, params(1.0, 3, 2.0), PbaCorrelation::Always, Noise::Discrete(5));
+        s.step(&[0.0, 0.0]).unwrap();
+        let e = s.step(&[EDGE, EDGE]).unwrap_err();
+        let name = kind.name();
+        assert!(
+            matches!(e, MechError::DissimilarityTooLarge { step: 2, value } if value > EDGE),
+            "{name}: {e:?}"
+        );
+        let message = e.to_string();
+        assert!(
+            message.starts_with("step 2: the dissimilarity sum Σ_j |c_t[j] − r_{t−1}[j]| = "),
+            "{message}"
+        );
+        assert!(!message.contains("cell"), "{message}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The runner.
 

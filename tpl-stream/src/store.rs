@@ -679,6 +679,7 @@ pub fn read_config(conn: &Connection, path: &Path) -> Result<Stored> {
     if version < 1 {
         return Err(corrupt("no format version: the stream was never fully created".into()));
     }
+    check_steps_columns(conn, path, version)?;
     let meta = |name: &str| -> Result<Option<String>> {
         conn.query_row("SELECT value FROM meta WHERE name = ?1", [name], |r| r.get(0)).optional().map_err(sql)
     };
@@ -762,9 +763,78 @@ pub fn read_config(conn: &Connection, path: &Path) -> Result<Stored> {
     Ok(Stored { config, version, root, shas, extras, setup, key_id })
 }
 
+/// The columns of the steps table that format `version` has and the other formats read here
+/// do not (what the stream's reads of the steps name beyond the common ones).
+fn steps_columns_of(version: i64) -> &'static [&'static str] {
+    if version >= 2 { &["counts_mac", "chain"] } else { &["counts_sha256"] }
+}
+
+/// Checks that the steps table has the columns of the format `version` that `PRAGMA
+/// user_version` claims: a version set by hand, or a file mended from parts of two, would
+/// otherwise fail at the first read of a step with an SQL error about a missing column.
+///
+/// # Errors
+/// [`StreamError::Corrupt`] naming the claimed version, the columns it lacks and, when the
+/// table is that of another version, that version.
+fn check_steps_columns(conn: &Connection, path: &Path, version: i64) -> Result<()> {
+    let sql = |e| sqlite_error(path, e);
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info('steps')").map_err(sql)?;
+    let columns: Vec<String> =
+        stmt.query_map([], |r| r.get(0)).map_err(sql)?.collect::<rusqlite::Result<_>>().map_err(sql)?;
+    let has = |v: i64| steps_columns_of(v).iter().all(|c| columns.iter().any(|name| name == c));
+    if has(version) {
+        return Ok(());
+    }
+    let reason = if columns.is_empty() {
+        "there is no steps table".to_string()
+    } else {
+        let missing: Vec<&str> = steps_columns_of(version)
+            .iter()
+            .copied()
+            .filter(|c| !columns.iter().any(|name| name == c))
+            .collect();
+        let other = (1..=FORMAT_VERSION).filter(|&v| v != version).find(|&v| has(v));
+        format!(
+            "the format version does not match the tables: PRAGMA user_version says format {version}, but the steps \
+             table has no column {}{}",
+            missing.join(" or "),
+            other.map_or(String::new(), |v| format!(" (it has the columns of format {v})"))
+        )
+    };
+    Err(StreamError::Corrupt { path: path.to_path_buf(), reason })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression: a stream of format 2 whose `user_version` was set to 1 failed at its
+    /// first read with "no such column: counts_sha256".
+    #[test]
+    fn a_format_version_that_does_not_match_the_steps_table_is_corrupt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let config = StreamConfig::new(tpl_mechanisms::SchemeKind::Bd, 1.0, 3);
+        crate::DurableStream::create(&path, &config).unwrap();
+        let conn = Connection::open(&path).unwrap();
+        let reason = |conn: &Connection| match read_config(conn, &path) {
+            Err(StreamError::Corrupt { reason, .. }) => reason,
+            other => panic!("{:?}", other.map(|s| s.version)),
+        };
+        assert!(read_config(&conn, &path).is_ok());
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        assert_eq!(
+            reason(&conn),
+            "the format version does not match the tables: PRAGMA user_version says format 1, but the steps \
+             table has no column counts_sha256 (it has the columns of format 2)"
+        );
+        conn.execute_batch(
+            "ALTER TABLE steps RENAME COLUMN counts_mac TO counts_sha256; ALTER TABLE steps DROP COLUMN chain;
+             PRAGMA user_version = 2;",
+        )
+        .unwrap();
+        assert!(reason(&conn).ends_with("says format 2, but the steps table has no column counts_mac or chain (it has the columns of format 1)"));
+    }
 
     /// A header that records more pages than the file holds: corrupt without a log beside
     /// it, but sound while a non-empty write-ahead log can complete it (a writer killed

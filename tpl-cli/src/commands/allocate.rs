@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 use tpl_alloc::{AllocError, Allocation, AllocatorKind, Cap, Correlation, Quantity, Side};
-use tpl_core::{CoreError, Supremum};
+use tpl_core::{CoreError, Short, Supremum};
 
 use crate::args::CorrelationArgs;
 use crate::error::{CliError, Result};
@@ -111,9 +111,18 @@ pub fn run(args: &AllocateArgs) -> Result<AllocateReport> {
         };
         CliError::Alloc { context, source }
     })?;
-    let window = allocation
-        .window_audit(args.window)
-        .map_err(|source| CliError::Alloc { context: "--window: ".into(), source })?;
+    let window = allocation.window_audit(args.window).map_err(|source| match source {
+        // The window is valid (checked above): what overflows is the leakage of budgets as
+        // large as α asks for.
+        AllocError::Core(CoreError::Overflow { step }) => CliError::Usage(format!(
+            "--alpha {}: the leakage of the window of {} steps from step {step} overflows (it exceeds the \
+             largest double, about 1.8e308): the budgets this α calls for are too large to audit a window; give \
+             a smaller --alpha, or leave out --window",
+            Short(args.alpha),
+            args.window.unwrap_or(0)
+        )),
+        source => CliError::Alloc { context: "--window: ".into(), source },
+    })?;
     if let Some(path) = &args.chart {
         let title = format!(
             "Strategy {}: budgets and audited leakage (α = {}, T = {})",

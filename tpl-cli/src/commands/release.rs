@@ -123,14 +123,6 @@ fn run_error(args: &ReleaseArgs, counts: &Counts, step: usize, e: MechError) -> 
             ),
             source: e,
         },
-        MechError::CountTooLarge { value, .. } => CliError::parse(
-            &args.counts,
-            counts.lines.get(step - 1).copied().unwrap_or(0),
-            format!(
-                "step {step}: the scheme's dissimilarity sum {value} is beyond ±2^52 = 4503599627370496, the \
-                 largest value the exact integer release supports"
-            ),
-        ),
         other => {
             CliError::parse(&args.counts, counts.lines.get(step - 1).copied().unwrap_or(0), other.to_string())
         }

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use tpl_compare::bootstrap_estimates;
 use tpl_io::{read_budgets, read_counts_prefix};
-use tpl_mechanisms::{Intervals, LaplaceMechanism, Run, SamplerKind, SchemeKind};
+use tpl_mechanisms::{Intervals, LaplaceMechanism, MechError, Run, SamplerKind, SchemeKind};
 use tpl_postprocess::{Bootstrap, Estimates, Estimator};
 use tpl_stream::{
     DurableStream, Estimation, Parameter, Status, StepEstimate, StepRecord, StreamConfig, StreamError,
@@ -255,6 +255,26 @@ fn report(a: &ReportArgs) -> Result<PageReport> {
     Ok(PageReport { out: a.out.clone(), bytes: page.len(), steps: data.steps.len() })
 }
 
+impl StreamCommand {
+    /// The subcommand as typed after `tpl stream`, for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Init(_) => "init",
+            Self::Push(_) => "push",
+            Self::Rekey(_) => "rekey",
+            Self::Status(_) => "status",
+            Self::Export(_) => "export",
+            Self::Report(_) => "report",
+        }
+    }
+
+    /// Whether its report has a main array for `--format npy` ([`Report::array`]): the
+    /// releases of `push` and the releases or estimates of `export`.
+    pub fn writes_npy(&self) -> bool {
+        matches!(self, Self::Push(_) | Self::Export(_))
+    }
+}
+
 /// Runs `tpl stream …`.
 pub fn run(args: &StreamArgs) -> Result<StreamReport> {
     match &args.command {
@@ -399,6 +419,10 @@ fn push(a: &PushArgs) -> Result<ReleaseReport> {
         }
         let p = stream.push(key, row).map_err(|e| match e {
             StreamError::FirstRefused { .. } => CliError::parse(&a.counts, line, e.to_string()),
+            // Its message names the step already.
+            StreamError::Step { source: source @ MechError::DissimilarityTooLarge { .. }, .. } => {
+                CliError::parse(&a.counts, line, format!("{source}{recorded}"))
+            }
             StreamError::Step { .. }
             | StreamError::Width { .. }
             | StreamError::KeyConflict { .. }

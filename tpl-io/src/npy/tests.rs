@@ -35,7 +35,40 @@ fn floats_and_integers_round_trip() {
     let counts = [3i64, -1, i64::MAX, 0];
     let array = parse_npy(path(), &npy_i64(&[4], &counts)).unwrap();
     assert_eq!((array.shape.clone(), array.data.clone()), (vec![4], NpyData::I64(counts.to_vec())));
-    assert!(array.to_f64(path()).unwrap_err().to_string().contains("value 3"), "2⁶³ − 1 is not a float");
+    assert_eq!(
+        array.to_f64(path()).unwrap_err().to_string(),
+        "a.npy: value 3: integer 9223372036854775807 is beyond ±2^53 = 9007199254740992, the largest integers \
+         read (beyond it not every integer is a double, so none is taken rather than some rounded)"
+    );
+}
+
+/// Regression: 2⁶⁰ and −2⁶³ were refused as "not exactly representable as a float", which
+/// they are; what they exceed is 2⁵³, the bound of every integer read. 2⁵³ itself is taken.
+#[test]
+fn integers_beyond_two_to_the_53_are_refused_as_beyond_that_bound() {
+    let array = parse_npy(path(), &npy_i64(&[2, 2], &[1, 1 << 53, -(1 << 53), 1 << 60])).unwrap();
+    let e = array.to_f64(path()).unwrap_err().to_string();
+    assert!(e.starts_with("a.npy: row 2, column 2: integer 1152921504606846976 is beyond ±2^53"), "{e}");
+    let array = parse_npy(path(), &npy_i64(&[3], &[0, i64::MIN, 1])).unwrap();
+    let e = array.to_f64(path()).unwrap_err().to_string();
+    assert!(e.starts_with("a.npy: value 2: integer -9223372036854775808 is beyond ±2^53"), "{e}");
+    assert!(!e.contains("representable"), "{e}");
+    let array = parse_npy(path(), &npy_i64(&[2], &[1 << 53, -(1 << 53)])).unwrap();
+    assert_eq!(array.to_f64(path()).unwrap(), vec![9007199254740992.0, -9007199254740992.0]);
+}
+
+/// Regression: a header field of thousands of characters was echoed whole.
+#[test]
+fn a_huge_header_field_is_echoed_cut() {
+    let header = |shape: &str, descr: &str| {
+        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}")
+    };
+    let long = "9".repeat(5000);
+    let e = error(&file(&header(&format!("({long},)"), "<f8"), &[]));
+    assert!(e.contains(&format!("dimension `{}…` is not a whole number", "9".repeat(40))), "{e}");
+    assert!(e.chars().count() < 200, "{e}");
+    let e = error(&file(&header("(2,)", &format!("<{long}")), &[0; 16]));
+    assert!(e.contains(&format!("type '<{}…'", "9".repeat(39))) && e.chars().count() < 200, "{e}");
 }
 
 #[test]
