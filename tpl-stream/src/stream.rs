@@ -970,7 +970,7 @@ pub struct Rekeyed {
 /// its matrices computed again and kept (an older root did not cover the kept ones), every row
 /// checked as a reader checks it (its old chain included), then chained from the new root — a
 /// format-1 file's steps copied without their unkeyed digests into a steps table of the
-/// current format. Returns how many steps there were.
+/// current format. Returns how many digests were dropped on the way (format 1's, all of them).
 fn upgrade(tx: &Transaction<'_>, path: &Path, stored: &Stored) -> Result<usize> {
     let sql = |e| sqlite_error(path, e);
     let correlation = stored.config.correlation()?;
@@ -1016,9 +1016,11 @@ fn upgrade(tx: &Transaction<'_>, path: &Path, stored: &Stored) -> Result<usize> 
         }
         take(&mut state, path, stored, row)?;
     }
-    if copy {
-        tx.execute_batch("DROP TABLE steps; ALTER TABLE steps_v2 RENAME TO steps;").map_err(sql)?;
+    if !copy {
+        // Their digests stay, for the rotation to erase.
+        return Ok(0);
     }
+    tx.execute_batch("DROP TABLE steps; ALTER TABLE steps_v2 RENAME TO steps;").map_err(sql)?;
     Ok(steps)
 }
 

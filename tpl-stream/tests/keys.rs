@@ -1,8 +1,12 @@
 //! What the stream file holds and who can learn what from it: the counts only as keyed
 //! digests under a key kept outside the file, files readable by their owner only, an atomic
-//! creation, and key rotation (which also upgrades streams of format 1).
+//! creation, and key rotation (which also upgrades streams of formats 1 and 2), also while a
+//! push runs.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
 
 use sha2::{Digest, Sha256};
 use tpl_mechanisms::SchemeKind;
@@ -257,4 +261,144 @@ fn an_init_removes_what_a_killed_init_of_the_same_stream_left() {
     }
     assert!(working.exists() && other.exists());
     drop(held);
+}
+
+// A key rotation racing a long push (docs/stream.md §2): whichever commits first, no counts
+// digest under the retired key is ever written, every step recorded after the rotation is
+// digested under the new key (its retry replays), and every step before it has its digest
+// erased (its retry is refused as unverifiable, never as "other counts").
+
+/// Steps a push records in one round: long enough that a rotation lands inside it.
+const RACE_STEPS: i64 = 300;
+
+fn race_counts(k: i64) -> [f64; 2] {
+    [(k % 7) as f64, 5.0]
+}
+
+/// The stored counts digest of each step (`None`: erased).
+fn digests(path: &Path) -> Vec<(i64, Option<Vec<u8>>)> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let mut stmt = conn.prepare("SELECT key, counts_mac FROM steps ORDER BY t").unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+}
+
+/// One round: a push of `RACE_STEPS` steps in one thread, a rotation in another after `delay`
+/// (before the push starts when `rekey_first`).
+fn round(dir: &Path, i: usize, delay: Duration, rekey_first: bool) {
+    let path = dir.join(format!("s{i}.db"));
+    let key = default_key_path(&path);
+    DurableStream::create(&path, &StreamConfig::new(SchemeKind::Uniform, 1.0, 4)).unwrap();
+    let old = StreamKey::read(&key).unwrap();
+    let pusher = {
+        let path = path.clone();
+        std::thread::spawn(move || {
+            if rekey_first {
+                std::thread::sleep(delay);
+            }
+            let mut s = DurableStream::open(&path).unwrap();
+            for k in 1..=RACE_STEPS {
+                s.push(Some(k), &race_counts(k)).unwrap();
+            }
+        })
+    };
+    if !rekey_first {
+        std::thread::sleep(delay);
+    }
+    DurableStream::rekey(&path, &key).unwrap();
+    pusher.join().unwrap();
+    let new = StreamKey::read(&key).unwrap();
+    assert_ne!(new, old);
+    let bytes = on_disk(&path);
+    let stored = digests(&path);
+    assert_eq!(stored.len() as i64, RACE_STEPS);
+    for (k, digest) in &stored {
+        assert!(
+            !contains(&bytes, &old.digest(&race_counts(*k))),
+            "round {i}: key {k}'s digest under the old key is on disk"
+        );
+        if let Some(d) = digest {
+            assert_eq!(
+                d[..],
+                new.digest(&race_counts(*k))[..],
+                "round {i}: key {k}'s digest is not the new key's"
+            );
+        }
+    }
+    // The erased ones are a prefix: the steps recorded before the rotation committed.
+    let erased = stored.iter().take_while(|(_, d)| d.is_none()).count();
+    assert!(stored[erased..].iter().all(|(_, d)| d.is_some()), "round {i}: erased digests after kept ones");
+    let mut s = DurableStream::open(&path).unwrap();
+    for (k, digest) in &stored {
+        match (s.push(Some(*k), &race_counts(*k)), digest) {
+            (Ok(p), Some(_)) => assert!(p.replayed, "round {i}: key {k} was released again"),
+            (Err(StreamError::Unverifiable { key, .. }), None) => assert_eq!(key, *k),
+            (other, _) => panic!("round {i}: the retry of key {k} gave {other:?}"),
+        }
+    }
+    assert_eq!(s.status().unwrap().budgets.len() as i64, RACE_STEPS);
+}
+
+/// 100 rounds, a rotation landing at a random instant of the push (or before it starts).
+#[test]
+fn a_rotation_racing_a_push_leaves_no_digest_under_the_old_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(37);
+    let timing = std::time::Instant::now();
+    let mut s = DurableStream::open(&{
+        let p = dir.path().join("timing.db");
+        DurableStream::create(&p, &StreamConfig::new(SchemeKind::Uniform, 1.0, 4)).unwrap();
+        p
+    })
+    .unwrap();
+    for k in 1..=RACE_STEPS {
+        s.push(Some(k), &race_counts(k)).unwrap();
+    }
+    // The rotation lands anywhere in the push: delays up to the time a whole push takes.
+    let push_time = timing.elapsed().as_micros() as u64;
+    for i in 0..100 {
+        let delay = Duration::from_micros(rng.random_range(0..=push_time.max(1)));
+        round(dir.path(), i, delay, i % 4 == 3);
+    }
+}
+
+/// A stream of format 2 (whose chain did not cover the kept loss functions) is read and
+/// pushed to with its kept loss functions ignored — a forged one changes nothing — and
+/// `rekey` upgrades it: the loss functions computed again, every link made from the root of
+/// the current format, the chain head that of the stream had it been made so.
+#[test]
+fn a_format_two_stream_ignores_its_kept_loss_functions_until_rekey_upgrades_it() {
+    let (_dir, path) = temp_db();
+    let p = tpl_core::TransitionMatrix::smoothed_identity(3, 0.2).unwrap();
+    let config =
+        StreamConfig { forward: Some(p), alpha: Some(3.0), ..StreamConfig::new(SchemeKind::Uniform, 0.5, 3) };
+    DurableStream::create(&path, &config).unwrap();
+    let mut s = DurableStream::open(&path).unwrap();
+    for k in 1..=4 {
+        s.push(Some(k), &[k as f64, 5.0, 1.0]).unwrap();
+    }
+    let current = s.status().unwrap();
+    drop(s);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("PRAGMA user_version = 2").unwrap();
+    drop(conn);
+    tpl_stream::rechain(&path).unwrap();
+    // A flat loss function with its digest recomputed: a format-2 reader does not use it.
+    let flat = "[[0.0,0.0]]";
+    let sha: String = Sha256::digest(flat.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute("UPDATE loss_setup SET candidates = ?1, candidates_sha256 = ?2", [flat, &sha])
+        .unwrap();
+    let mut s = DurableStream::open(&path).unwrap();
+    let old = s.status().unwrap();
+    assert_eq!((old.format_version, old.realized), (2, current.realized));
+    assert_ne!(old.chain_head, current.chain_head);
+    drop(s);
+    let done = DurableStream::rekey(&path, &default_key_path(&path)).unwrap();
+    assert_eq!((done.erased, done.upgraded), (4, true));
+    let mut s = DurableStream::open(&path).unwrap();
+    let upgraded = s.status().unwrap();
+    assert_eq!(upgraded.format_version, tpl_stream::FORMAT_VERSION);
+    assert_eq!((upgraded.chain_head, upgraded.realized), (current.chain_head, current.realized));
+    s.push(Some(5), &[5.0, 5.0, 1.0]).unwrap();
 }
