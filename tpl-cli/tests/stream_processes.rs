@@ -142,3 +142,48 @@ fn readers_without_write_access_leave_no_companions_and_read_a_read_only_folder(
     assert_eq!(push.code, Some(2), "{}", push.describe());
     assert!(push.stderr.contains("read-only"), "{}", push.describe());
 }
+
+/// `tpl stream rekey` while a long `tpl stream push` runs, as two processes, the rotation at
+/// several instants of the push: both exit 0, no counts digest under the retired key is left in
+/// the file, and a push of the same file again replays every step recorded after the rotation
+/// (it stops, exit 2, at the first step recorded before it, whose digest the rotation erased).
+#[test]
+fn a_rekey_during_a_push_leaves_no_digest_under_the_old_key() {
+    let mut raced = 0;
+    for (round, delay_ms) in [0u64, 40, 120, 300].into_iter().enumerate() {
+        let (scratch, db) = new_stream(&format!("stream-rekey-race-{round}"), "uniform");
+        let c = counts_file(&scratch, "c.csv", 0, 6000, 2);
+        let key = format!("{db}.key");
+        let old = std::fs::read_to_string(&key).unwrap();
+        let push = spawn_push(&db, &c);
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        tpl_ok(&["stream", "rekey", "--db", &db]);
+        let out = push.wait_with_output().unwrap();
+        assert!(out.status.success(), "round {round}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_ne!(std::fs::read_to_string(&key).unwrap(), old);
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let (steps, kept): (i64, i64) = conn
+            .query_row("SELECT count(*), count(counts_mac) FROM steps", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap();
+        let first_kept: Option<i64> = conn
+            .query_row("SELECT min(t) FROM steps WHERE counts_mac IS NOT NULL", [], |r| r.get(0))
+            .unwrap();
+        drop(conn);
+        assert_eq!(steps, 6000);
+        // Every kept digest is the new key's: a retry of those steps replays.
+        if let Some(first) = first_kept {
+            assert_eq!(kept, steps - first + 1, "round {round}: digests kept before the rotation");
+            let lines: Vec<String> =
+                std::fs::read_to_string(&c).unwrap().lines().map(str::to_string).collect();
+            let tail =
+                scratch.file("tail.csv", &format!("{}\n{}\n", lines[0], lines[first as usize..].join("\n")));
+            let again = json(&["stream", "push", "--db", &db, "--counts", &tail]);
+            assert!(again["replayed"].as_array().unwrap().iter().all(|r| r == true), "round {round}");
+        }
+        if first_kept != Some(1) {
+            bad_input(&["stream", "push", "--db", &db, "--counts", &c], &["rotat"], &[]);
+        }
+        raced += usize::from(first_kept.is_some_and(|f| f > 1));
+    }
+    assert!(raced > 0, "no rotation landed inside a push");
+}
