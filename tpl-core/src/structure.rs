@@ -198,10 +198,11 @@ impl RowStructure {
         Row::sparse(self.n, &self.base[j], cols, vals)
     }
 
-    /// The sum of row j's n entries: its exceptions, then its base times the other columns.
-    pub(crate) fn row_sum(&self, j: usize) -> f64 {
+    /// Σ f(p) over row j's n entries, as [`crate::matrix::row_total`] sums a row: its
+    /// exceptions, then f(base) times the other columns.
+    pub(crate) fn row_total(&self, j: usize, f: impl Fn(f64) -> f64) -> f64 {
         let (cols, vals) = self.exceptions(j);
-        vals.iter().sum::<f64>() + (self.n - cols.len()) as f64 * self.base[j]
+        crate::matrix::row_total(vals.iter().copied(), self.base[j], self.n - cols.len(), f)
     }
 
     /// The exceptions of row j: columns ascending and their entries.
