@@ -78,7 +78,7 @@ fn dense_row_total(row: &[f64], f: impl Fn(f64) -> f64) -> f64 {
 }
 
 /// How the loss algorithms read a matrix's rows ([`TransitionMatrix::form`]).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Form<'a> {
     /// The n² entries row after row.
     Dense(Cow<'a, [f64]>),
@@ -475,13 +475,22 @@ impl TransitionMatrix {
     }
 
     /// The form in which the loss algorithms read the rows: as bases and exceptions when that
-    /// pays (a sparse matrix's own structure, or the one [`RowStructure::detect`] finds in a
-    /// dense matrix), as the dense entries otherwise.
+    /// pays ([`RowStructure::pays`]), as the n² entries otherwise — decided from the entries
+    /// alone, never from the storage, so that a sparse matrix and its dense twin give the
+    /// algorithms the same numbers in the same order and get the same bits back. A sparse
+    /// matrix's own structure is the one [`RowStructure::detect`] finds in its dense twin
+    /// (each row's base is its smallest entry, its exceptions the others); a sparse matrix
+    /// whose structure does not pay is read as its n² entries, as its twin is: fewer than 64
+    /// states (32 KB at most), or more than n²/16 exceptions, which it already holds in
+    /// 12 bytes each (the n² entries take at most 11 times that).
     pub(crate) fn form(&self) -> Form<'_> {
         match &self.storage {
             Storage::Dense(data) => RowStructure::detect(self)
                 .map_or(Form::Dense(Cow::Borrowed(data)), |s| Form::Structured(Cow::Owned(s))),
-            Storage::Sparse(rows) => Form::Structured(Cow::Borrowed(rows)),
+            Storage::Sparse(rows) if rows.pays() => Form::Structured(Cow::Borrowed(rows)),
+            Storage::Sparse(_) => {
+                Form::Dense(Cow::Owned(self.rows().flat_map(|r| r.iter().copied()).collect()))
+            }
         }
     }
 
@@ -609,6 +618,26 @@ mod tests {
         assert!(TransitionMatrix::new(p.to_rows()).is_ok());
         assert_eq!(p.smoothed(-1.0), Err(CoreError::BadSmoothing(-1.0)));
         assert_eq!(TransitionMatrix::identity(2).smoothed(0.0).unwrap(), TransitionMatrix::identity(2));
+    }
+
+    /// The loss algorithms get one form per matrix, whatever its storage: a smoothed ring of
+    /// 80 cells by its structure, a ring of 8 cells and a matrix of 70 states with entries
+    /// everywhere as their n² entries.
+    #[test]
+    fn both_storages_of_a_matrix_give_the_algorithms_one_form() {
+        let ring = |n: usize| -> Vec<(usize, usize, f64)> {
+            (0..n).flat_map(|i| [(i, i, 0.5), (i, (i + 1) % n, 0.25), (i, (i + n - 1) % n, 0.25)]).collect()
+        };
+        let full = |n: usize| -> Vec<(usize, usize, f64)> {
+            (0..n).flat_map(|i| (0..n).map(move |j| (i, j, 1.0 + ((i * 7 + j * 3) % 5) as f64))).collect()
+        };
+        for (n, entries, structured) in [(80, ring(80), true), (8, ring(8), false), (70, full(70), false)] {
+            let sparse = TransitionMatrix::normalized_entries(n, entries).unwrap().smoothed(1e-3).unwrap();
+            let dense = TransitionMatrix::from_row_major(n, sparse.to_rows().concat()).unwrap();
+            assert!(sparse.is_sparse() && !dense.is_sparse());
+            assert_eq!(sparse.form(), dense.form(), "n = {n}");
+            assert_eq!(matches!(sparse.form(), Form::Structured(_)), structured, "n = {n}");
+        }
     }
 
     /// A sparse row that lists every column is stored with its smallest entry as its base,
