@@ -51,8 +51,34 @@ enum Storage {
     Sparse(RowStructure),
 }
 
+/// Σ f(p) over the entries p of one row, in the one order both storages share: f of the
+/// entries other than the row's smallest, `rest`, in column order, then f(`low`) times
+/// `count`, the number of columns that hold the smallest entry. A sparse row is stored that
+/// way (its exceptions above its base), and a dense row is read that way
+/// ([`dense_row_total`]), so a sparse matrix and its dense twin get the same bits from every
+/// row sum — of the entries, of their smoothing terms (eq. 28), of their rescaled values —
+/// and with them the same entries. Summing a dense row in column order instead puts the
+/// base's terms among the others and rounds differently: a few ulps, enough for budgets
+/// allocated from one form to exceed α when audited with the other
+/// ([`docs/model.md`](crate::guide::model) §8, "One answer per matrix").
+pub(crate) fn row_total(
+    rest: impl Iterator<Item = f64>,
+    low: f64,
+    count: usize,
+    f: impl Fn(f64) -> f64,
+) -> f64 {
+    rest.map(&f).sum::<f64>() + count as f64 * f(low)
+}
+
+/// [`row_total`] of a row given as its n ≥ 1 entries.
+fn dense_row_total(row: &[f64], f: impl Fn(f64) -> f64) -> f64 {
+    let low = row.iter().copied().fold(f64::INFINITY, f64::min);
+    let count = row.iter().filter(|&&p| p == low).count();
+    row_total(row.iter().copied().filter(|&p| p != low), low, count, f)
+}
+
 /// How the loss algorithms read a matrix's rows ([`TransitionMatrix::form`]).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Form<'a> {
     /// The n² entries row after row.
     Dense(Cow<'a, [f64]>),
@@ -102,12 +128,13 @@ impl TransitionMatrix {
         Ok(m)
     }
 
-    /// Every row sums to 1 within [`ROW_SUM_TOLERANCE`].
+    /// Every row sums to 1 within [`ROW_SUM_TOLERANCE`] (summed by [`row_total`], so that a
+    /// sparse matrix and its dense twin pass or fail alike).
     fn check_row_sums(&self) -> Result<()> {
         for j in 0..self.n {
-            let sum: f64 = match &self.storage {
-                Storage::Dense(data) => data[j * self.n..(j + 1) * self.n].iter().sum(),
-                Storage::Sparse(rows) => rows.row_sum(j),
+            let sum = match &self.storage {
+                Storage::Dense(data) => dense_row_total(&data[j * self.n..(j + 1) * self.n], |p| p),
+                Storage::Sparse(rows) => rows.row_total(j, |p| p),
             };
             if (sum - 1.0).abs() > ROW_SUM_TOLERANCE {
                 return Err(CoreError::RowSum { row: j + 1, sum });
@@ -170,19 +197,16 @@ impl TransitionMatrix {
             Storage::Dense(mut data) => {
                 for (j, row) in data.chunks_mut(n).enumerate() {
                     let k = scale(j, row.iter().copied().fold(0.0, f64::max))?;
-                    row.iter_mut().for_each(|v| *v = pow2(*v, k));
-                    let sum: f64 = row.iter().sum();
-                    row.iter_mut().for_each(|v| *v /= sum);
+                    let sum = dense_row_total(row, |v| pow2(v, k));
+                    row.iter_mut().for_each(|v| *v = pow2(*v, k) / sum);
                 }
                 Storage::Dense(data)
             }
             Storage::Sparse(rows) => Storage::Sparse(rows.map_rows(|j, base, vals| {
                 let k = scale(j, vals.iter().copied().fold(base, f64::max))?;
-                vals.iter_mut().for_each(|v| *v = pow2(*v, k));
-                let base = pow2(base, k);
-                let sum = vals.iter().sum::<f64>() + (n - vals.len()) as f64 * base;
-                vals.iter_mut().for_each(|v| *v /= sum);
-                Ok(base / sum)
+                let sum = row_total(vals.iter().copied(), base, n - vals.len(), |v| pow2(v, k));
+                vals.iter_mut().for_each(|v| *v = pow2(*v, k) / sum);
+                Ok(pow2(base, k) / sum)
             })?),
         };
         Ok(Self { n, storage })
@@ -228,7 +252,9 @@ impl TransitionMatrix {
 
     /// The n×n sparse matrix whose row j is `rows[j].0` in every column except those of
     /// `rows[j].1`, (column, entry) pairs with columns ascending, entries above the base: the
-    /// form [`Row::sparse_parts`] reads back (a smoothed sparse matrix has a base > 0).
+    /// form [`Row::sparse_parts`] reads back (a smoothed sparse matrix has a base > 0). A row
+    /// that lists all n columns has no use for its base: it is stored with its smallest entry
+    /// as the base instead, as [`TransitionMatrix::from_entries`] stores a full row.
     ///
     /// # Errors
     /// [`CoreError::NotSquare`] unless there are n rows; [`CoreError::EntryOutside`] for a
@@ -269,7 +295,15 @@ impl TransitionMatrix {
                     return Err(CoreError::BadEntry { row: j + 1, col: col + 1, value });
                 }
             }
-            entries.extend(row.into_iter().map(|(col, value)| (j, col, value)));
+            // A row that lists every column keeps its smallest entry as its base (what
+            // `from_entries` and `TransitionMatrix::form` read as the base), the others as
+            // its exceptions; 0 is stored as +0.
+            let base = if row.len() == n {
+                row.iter().map(|e| e.1).fold(f64::INFINITY, f64::min)
+            } else {
+                base + 0.0
+            };
+            entries.extend(row.into_iter().filter(|e| e.1 != base).map(|(col, value)| (j, col, value)));
             bases.push(base);
         }
         let m = Self { n, storage: Storage::Sparse(RowStructure::from_parts(n, bases, &entries)) };
@@ -334,7 +368,9 @@ impl TransitionMatrix {
     ///
     /// A sparse matrix stays sparse: each row's base b becomes term(b)/total and each
     /// exception v becomes term(v)/total, with total = Σ term(v) + (n − k)·term(b) over its k
-    /// exceptions — the same values, in O(k) per row, never n² numbers.
+    /// exceptions, in O(k) per row, never n² numbers. A dense row's total is summed in that
+    /// order too (the entries above its smallest one, then the smallest one's term times its
+    /// count), so both forms of a matrix smooth to the same entries, bit for bit.
     pub fn smoothed(&self, s: f64) -> Result<Self> {
         Self::check_smoothing(s)?;
         let n = self.n;
@@ -344,13 +380,13 @@ impl TransitionMatrix {
             Storage::Dense(data) => {
                 let mut data = data.clone();
                 for row in data.chunks_mut(n) {
-                    let total: f64 = row.iter().map(|&p| term(p)).sum();
+                    let total = dense_row_total(row, term);
                     row.iter_mut().for_each(|p| *p = term(*p) / total);
                 }
                 Storage::Dense(data)
             }
             Storage::Sparse(rows) => Storage::Sparse(rows.map_rows(|_, base, vals| {
-                let total = vals.iter().map(|&p| term(p)).sum::<f64>() + (n - vals.len()) as f64 * term(base);
+                let total = row_total(vals.iter().copied(), base, n - vals.len(), term);
                 vals.iter_mut().for_each(|p| *p = term(*p) / total);
                 Ok::<f64, CoreError>(term(base) / total)
             })?),
@@ -439,13 +475,22 @@ impl TransitionMatrix {
     }
 
     /// The form in which the loss algorithms read the rows: as bases and exceptions when that
-    /// pays (a sparse matrix's own structure, or the one [`RowStructure::detect`] finds in a
-    /// dense matrix), as the dense entries otherwise.
+    /// pays ([`RowStructure::pays`]), as the n² entries otherwise — decided from the entries
+    /// alone, never from the storage, so that a sparse matrix and its dense twin give the
+    /// algorithms the same numbers in the same order and get the same bits back. A sparse
+    /// matrix's own structure is the one [`RowStructure::detect`] finds in its dense twin
+    /// (each row's base is its smallest entry, its exceptions the others); a sparse matrix
+    /// whose structure does not pay is read as its n² entries, as its twin is: fewer than 64
+    /// states (32 KB at most), or more than n²/16 exceptions, which it already holds in
+    /// 12 bytes each (the n² entries take at most 11 times that).
     pub(crate) fn form(&self) -> Form<'_> {
         match &self.storage {
             Storage::Dense(data) => RowStructure::detect(self)
                 .map_or(Form::Dense(Cow::Borrowed(data)), |s| Form::Structured(Cow::Owned(s))),
-            Storage::Sparse(rows) => Form::Structured(Cow::Borrowed(rows)),
+            Storage::Sparse(rows) if rows.pays() => Form::Structured(Cow::Borrowed(rows)),
+            Storage::Sparse(_) => {
+                Form::Dense(Cow::Owned(self.rows().flat_map(|r| r.iter().copied()).collect()))
+            }
         }
     }
 
@@ -464,13 +509,13 @@ impl TransitionMatrix {
                     return Err(CoreError::BadEntry { row: j + 1, col: k + 1, value: v });
                 }
             }
-            data.extend(row);
+            data.extend(row.into_iter().map(positive_zero));
         }
         Ok(Self { n, storage: Storage::Dense(data) })
     }
 
     /// [`TransitionMatrix::checked_entries`] for entries row after row.
-    fn checked_flat(n: usize, data: Vec<f64>) -> Result<Self> {
+    fn checked_flat(n: usize, mut data: Vec<f64>) -> Result<Self> {
         if n == 0 || data.is_empty() {
             return Err(CoreError::EmptyMatrix);
         }
@@ -482,8 +527,15 @@ impl TransitionMatrix {
         if let Some(k) = data.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
             return Err(CoreError::BadEntry { row: k / n + 1, col: k % n + 1, value: data[k] });
         }
+        data.iter_mut().for_each(|v| *v = positive_zero(*v));
         Ok(Self { n, storage: Storage::Dense(data) })
     }
+}
+
+/// `v` with −0 stored as +0 (the same entry; a sparse matrix never stores −0, and a row's
+/// smallest entry must have one sign in both forms).
+fn positive_zero(v: f64) -> f64 {
+    v + 0.0
 }
 
 #[cfg(test)]
@@ -566,6 +618,45 @@ mod tests {
         assert!(TransitionMatrix::new(p.to_rows()).is_ok());
         assert_eq!(p.smoothed(-1.0), Err(CoreError::BadSmoothing(-1.0)));
         assert_eq!(TransitionMatrix::identity(2).smoothed(0.0).unwrap(), TransitionMatrix::identity(2));
+    }
+
+    /// The loss algorithms get one form per matrix, whatever its storage: a smoothed ring of
+    /// 80 cells by its structure, a ring of 8 cells and a matrix of 70 states with entries
+    /// everywhere as their n² entries.
+    #[test]
+    fn both_storages_of_a_matrix_give_the_algorithms_one_form() {
+        let ring = |n: usize| -> Vec<(usize, usize, f64)> {
+            (0..n).flat_map(|i| [(i, i, 0.5), (i, (i + 1) % n, 0.25), (i, (i + n - 1) % n, 0.25)]).collect()
+        };
+        let full = |n: usize| -> Vec<(usize, usize, f64)> {
+            (0..n).flat_map(|i| (0..n).map(move |j| (i, j, 1.0 + ((i * 7 + j * 3) % 5) as f64))).collect()
+        };
+        for (n, entries, structured) in [(80, ring(80), true), (8, ring(8), false), (70, full(70), false)] {
+            let sparse = TransitionMatrix::normalized_entries(n, entries).unwrap().smoothed(1e-3).unwrap();
+            let dense = TransitionMatrix::from_row_major(n, sparse.to_rows().concat()).unwrap();
+            assert!(sparse.is_sparse() && !dense.is_sparse());
+            assert_eq!(sparse.form(), dense.form(), "n = {n}");
+            assert_eq!(matches!(sparse.form(), Form::Structured(_)), structured, "n = {n}");
+        }
+    }
+
+    /// A sparse row that lists every column is stored with its smallest entry as its base,
+    /// and −0 as +0 in a dense matrix: a row's base is its smallest entry in both forms.
+    #[test]
+    fn a_row_is_stored_with_its_smallest_entry_as_base() {
+        let p = TransitionMatrix::from_sparse_rows(
+            2,
+            vec![(0.1, vec![(0, 0.25), (1, 0.75)]), (-0.0, vec![(1, 1.0)])],
+        )
+        .unwrap();
+        assert_eq!(p.row(0).sparse_parts(), Some((0.25, &[1u32][..], &[0.75][..])));
+        assert!(p.row(1).sparse_parts().unwrap().0.is_sign_positive());
+        let dense = TransitionMatrix::new(vec![vec![-0.0, 1.0], vec![0.5, 0.5]]).unwrap();
+        assert!(dense.row(0)[0].is_sign_positive());
+        assert!(
+            TransitionMatrix::from_row_major(2, vec![1.0, -0.0, 0.5, 0.5]).unwrap().row(0)[1]
+                .is_sign_positive()
+        );
     }
 
     /// A huge s once overflowed the row sum n·s and gave rows of zeros; it must give the

@@ -76,11 +76,24 @@ impl RowStructure {
     /// average at most one entry in [`SPARSITY`] that differs from its row's smallest entry.
     /// O(n²), and it gives up as soon as the exceptions are too many.
     pub(crate) fn detect(matrix: &TransitionMatrix) -> Option<Self> {
-        let n = matrix.n();
+        Self::build(matrix, Self::limit(matrix.n())?)
+    }
+
+    /// The most exceptions in all for which the structure of n×n rows pays: n²/[`SPARSITY`]
+    /// from [`MIN_STATES`] states on (None below, and past 2³² states, whose columns do not
+    /// fit the structure).
+    fn limit(n: usize) -> Option<usize> {
         if n < MIN_STATES || n > u32::MAX as usize {
             return None;
         }
-        Self::build(matrix, n * n / SPARSITY)
+        n.checked_mul(n).map(|n2| n2 / SPARSITY)
+    }
+
+    /// Whether the loss algorithms read these rows by their structure: exactly when
+    /// [`RowStructure::detect`] finds it in the dense matrix of the same entries (for a
+    /// structure whose bases are the rows' smallest entries, as a sparse matrix keeps them).
+    pub(crate) fn pays(&self) -> bool {
+        Self::limit(self.n).is_some_and(|limit| self.cols.len() <= limit)
     }
 
     /// The structure of `matrix` with no size or sparsity condition (for the tests, which
@@ -198,10 +211,11 @@ impl RowStructure {
         Row::sparse(self.n, &self.base[j], cols, vals)
     }
 
-    /// The sum of row j's n entries: its exceptions, then its base times the other columns.
-    pub(crate) fn row_sum(&self, j: usize) -> f64 {
+    /// Σ f(p) over row j's n entries, as [`crate::matrix::row_total`] sums a row: its
+    /// exceptions, then f(base) times the other columns.
+    pub(crate) fn row_total(&self, j: usize, f: impl Fn(f64) -> f64) -> f64 {
         let (cols, vals) = self.exceptions(j);
-        vals.iter().sum::<f64>() + (self.n - cols.len()) as f64 * self.base[j]
+        crate::matrix::row_total(vals.iter().copied(), self.base[j], self.n - cols.len(), f)
     }
 
     /// The exceptions of row j: columns ascending and their entries.

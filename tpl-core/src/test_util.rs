@@ -196,3 +196,58 @@ pub fn distribution(weights: &[f64]) -> Vec<f64> {
     let s: f64 = weights.iter().sum();
     if s > 0.0 { weights.iter().map(|v| v / s).collect() } else { vec![1.0 / n as f64; n] }
 }
+
+/// One matrix in both forms, (dense, sparse), over n states drawn by `sizes`: raw rows, each
+/// a unit row (a 1 and zeros), a row of one to four entries of any size, or n weights of
+/// which about half are 0, normalised by [`TransitionMatrix::normalized`] and by
+/// [`TransitionMatrix::normalized_entries`] (the non-zero weights), then smoothed with the
+/// s drawn by `smoothing` in each form (TKDE eq. 28; s = 0 included). One matrix in three
+/// has only unit rows and rows of a few entries, so that from 64 states on the loss
+/// algorithms read it by its structure; the others, past one entry in 16, read it densely.
+pub fn twins(
+    sizes: impl Strategy<Value = usize>,
+    smoothing: impl Strategy<Value = f64>,
+) -> impl Strategy<Value = (TransitionMatrix, TransitionMatrix)> {
+    let mix = WeightMix { zero: 5, uniform: 3, one: 1, tiny: 1, decades: 300.0 };
+    let entry = WeightMix { zero: 0, ..mix };
+    let row = move |n: usize, few_only: bool| {
+        let unit =
+            (0..n).prop_map(move |c| (0..n).map(|i| f64::from(u8::from(i == c))).collect::<Vec<f64>>());
+        let few = prop::collection::vec((0..n, weight_with(entry)), 1..=4).prop_map(move |cells| {
+            let mut r = vec![0.0; n];
+            cells.into_iter().for_each(|(c, w)| r[c] = w);
+            r
+        });
+        let full = prop::collection::vec(weight_with(mix), n);
+        if few_only {
+            prop_oneof![1 => unit, 3 => few].boxed()
+        } else {
+            prop_oneof![1 => unit, 2 => few, 2 => full].boxed()
+        }
+    };
+    (sizes, 0u8..3, smoothing)
+        .prop_flat_map(move |(n, kind, s)| (prop::collection::vec(row(n, kind == 0), n), Just(s)))
+        .prop_map(|(rows, s)| {
+            // A row of zeros (a few entries that came out 0) gets a 1 in the first column.
+            let rows: Vec<Vec<f64>> = rows
+                .into_iter()
+                .map(|mut r| {
+                    if r.iter().all(|&w| w == 0.0) {
+                        r[0] = 1.0;
+                    }
+                    r
+                })
+                .collect();
+            let n = rows.len();
+            let entries = rows
+                .iter()
+                .enumerate()
+                .flat_map(|(j, r)| {
+                    r.iter().enumerate().filter(|(_, w)| **w != 0.0).map(move |(i, &w)| (j, i, w))
+                })
+                .collect();
+            let dense = TransitionMatrix::normalized(rows).and_then(|m| m.smoothed(s));
+            let sparse = TransitionMatrix::normalized_entries(n, entries).and_then(|m| m.smoothed(s));
+            (dense.expect("rows with a positive entry"), sparse.expect("rows with a positive entry"))
+        })
+}
