@@ -16,6 +16,7 @@ use crate::kalman::{self, KalmanFit};
 use crate::local_level::{Gain, LocalLevel};
 use crate::prior::{PriorPolicy, PriorUpdate, Warning};
 use crate::propagate::Mover;
+use crate::renormalise::renormalise_to;
 use crate::{map, map_integer, mle, smooth, validate};
 
 /// Which estimator of the true counts a stream uses ([docs/map.md](tpl_core::guide::map) §2–4, §6,
@@ -310,7 +311,11 @@ impl<'a> Filter<'a> {
     /// estimator without a forward matrix.
     pub fn step(&mut self, release: &[f64], epsilon: f64) -> Result<FilterStep> {
         let t = self.steps + 1;
-        self.step_inner(release, epsilon, t).map_err(|e| e.at_step(t))
+        let mut step = self.step_inner(release, epsilon, t).map_err(|e| e.at_step(t))?;
+        // Only the estimate handed out: the filter's own state keeps the solver's, so that
+        // renormalising changes no later step.
+        renormalise_to(self.config.total as f64, release, &mut step.estimate);
+        Ok(step)
     }
 
     fn step_inner(&mut self, release: &[f64], epsilon: f64, t: usize) -> Result<FilterStep> {

@@ -33,6 +33,7 @@ use std::rc::Rc;
 use crate::dense;
 use crate::error::{PostprocessError, Result};
 use crate::filter::{Estimates, Estimator, FilterConfig, check_matrices, check_step, stream_shape};
+use crate::renormalise::renormalise_to;
 use crate::{mle, validate};
 
 /// The move weights γ the fit tries: 0, 2⁻⁸, …, 2⁻¹ and 1.
@@ -179,7 +180,7 @@ pub(crate) fn state_space_smooth<R: AsRef<[f64]>>(
             // Numbers that break the covariance recursion (values near the largest double):
             // each release projected alone, with its own noise as the variance.
             let scale = stream.noise_scale();
-            let estimates: Vec<Vec<f64>> = rows.iter().map(|r| mle::solve(r, total)).collect();
+            let estimates: Vec<Vec<f64>> = rows.iter().map(|r| projected(r, r, total)).collect();
             let variances = noise.iter().map(|v| vec![v.unwrap_or(scale); cells]).collect();
             return Ok(KalmanSmoothed { filtered: estimates.clone(), estimates, variances, fit });
         }
@@ -196,9 +197,18 @@ pub(crate) fn state_space_smooth<R: AsRef<[f64]>>(
             variances[t] = diagonal(&pass.posterior[t], cells);
         }
     }
-    let estimates = means.iter().map(|m| mle::solve(m, stream.total)).collect();
-    let filtered = pass.filtered.iter().map(|m| mle::solve(m, stream.total)).collect();
+    let estimates = means.iter().zip(&rows).map(|(m, r)| projected(m, r, stream.total)).collect();
+    let filtered = pass.filtered.iter().zip(&rows).map(|(m, r)| projected(m, r, stream.total)).collect();
     Ok(KalmanSmoothed { estimates, variances, filtered, fit })
+}
+
+/// A mean projected onto {x ≥ 0, Σx = N} as the estimate of the step of `release`: the
+/// projection subtracts a threshold computed at the mean's magnitude (±3·10⁸ after a release of
+/// 10⁹), so its sum is renormalised.
+fn projected(mean: &[f64], release: &[f64], total: f64) -> Vec<f64> {
+    let mut x = mle::solve(mean, total);
+    renormalise_to(total, release, &mut x);
+    x
 }
 
 /// The variance of each step's release noise ([docs/map.md](tpl_core::guide::map) §14): `None` at a

@@ -77,6 +77,7 @@ mod mle;
 mod numeric;
 mod prior;
 mod propagate;
+mod renormalise;
 mod smooth;
 mod validate;
 mod widest;

@@ -17,6 +17,7 @@ use tpl_core::log_add_exp;
 
 use crate::error::Result;
 use crate::numeric::{clamp_between, from_ordered, ln_or_neg_inf, ordered, sort_by_key_stable, sum4};
+use crate::renormalise::renormalise_to;
 use crate::validate;
 use crate::widest::at_widest;
 
@@ -87,7 +88,9 @@ pub struct MapStep {
 pub fn map_step(r: &[f64], p: &[f64], total: f64, a: f64) -> Result<MapStep> {
     validate::step(r, p, a)?;
     validate::real_total(total)?;
-    Ok(solve(r, p, total, a))
+    let mut step = solve(r, p, total, a);
+    renormalise_to(total, r, &mut step.x);
+    Ok(step)
 }
 
 /// The MAP objective F(x) = a Σ|x_i − r_i| + Σ(x_i ln(x_i/p_i) − x_i) of

@@ -2,6 +2,7 @@
 //! maximum-likelihood post-processing under the sum constraint, with a unique answer.
 
 use crate::error::Result;
+use crate::renormalise::renormalise_to;
 use crate::validate;
 
 /// One step of the MLE baseline `mle` ([docs/map.md](tpl_core::guide::map) §6): the Euclidean
@@ -32,7 +33,9 @@ use crate::validate;
 pub fn mle_step(r: &[f64], total: f64) -> Result<Vec<f64>> {
     validate::release(r)?;
     validate::real_total(total)?;
-    Ok(solve(r, total))
+    let mut x = solve(r, total);
+    renormalise_to(total, r, &mut x);
+    Ok(x)
 }
 
 /// The projection on validated input.

@@ -20,6 +20,7 @@ use crate::widest::at_widest;
 use crate::error::{PostprocessError, Result};
 use crate::filter::{Estimates, Estimator, FilterConfig, check_matrices, check_step, tempered_weight};
 use crate::prior::{PriorPolicy, Warning};
+use crate::renormalise::renormalise_to;
 use crate::{MapStep, map, validate};
 
 /// One prior of a pooled MAP problem: a probability vector p and the strength w ≥ 0 its
@@ -74,11 +75,14 @@ pub fn pooled_map_step(r: &[f64], priors: &[WeightedPrior<'_>], total: f64, a: f
         validate::weight(p.strength)?;
     }
     let (pooled, strength) = pool(priors, r.len());
-    if strength == 0.0 {
-        return Ok(MapStep { x: crate::mle::solve(r, total), lambda: None });
-    }
-    let pooled = pooled.ok_or(PostprocessError::NoPooledPrior)?;
-    Ok(map::solve(r, &pooled, total, tempered_weight(a, 1.0 / strength)))
+    let mut step = if strength == 0.0 {
+        MapStep { x: crate::mle::solve(r, total), lambda: None }
+    } else {
+        let pooled = pooled.ok_or(PostprocessError::NoPooledPrior)?;
+        map::solve(r, &pooled, total, tempered_weight(a, 1.0 / strength))
+    };
+    renormalise_to(total, r, &mut step.x);
+    Ok(step)
 }
 
 /// The objective H of [`pooled_map_step`] at x (natural logarithms, no constant dropped,
@@ -620,7 +624,8 @@ pub(crate) fn smooth<R: AsRef<[f64]>>(
     let Some((forward, backward)) = movers else {
         // One step and no matrix: the forward prediction is the initial prior alone.
         let (p, warnings) = config.prior.initial_unchecked(rows[0]);
-        let x = map::solve(rows[0], &p, total as f64, weights[0]).x;
+        let mut x = map::solve(rows[0], &p, total as f64, weights[0]).x;
+        renormalise_to(total as f64, rows[0], &mut x);
         return Ok(Estimates { estimator: Estimator::Smooth, estimates: vec![x], warnings });
     };
     // The backward pass starts from the last release: the initial policy of step 1 does not
@@ -656,6 +661,8 @@ pub(crate) fn smooth<R: AsRef<[f64]>>(
     let mut estimates = earlier;
     estimates.reverse();
     estimates.extend(later);
+    // After both passes: each direction's predictions come from the solver's estimates.
+    estimates.iter_mut().zip(&rows).for_each(|(x, r)| renormalise_to(total as f64, r, x));
     Ok(Estimates { estimator: Estimator::Smooth, estimates, warnings: fwd.warnings })
 }
 
