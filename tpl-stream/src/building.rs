@@ -87,7 +87,12 @@ fn remove_stale(target: &Path, name: &str, own: &Path) {
         let file = entry.file_name();
         let Some(file) = file.to_str() else { continue };
         let path = entry.path();
-        if !(file.starts_with(&prefix) && file.ends_with(".building")) || path == own {
+        // `<pid>-<time>` between the target's name and `.building`: this target's builds only.
+        let stamp = file.strip_prefix(&prefix).and_then(|rest| rest.strip_suffix(".building"));
+        let ours = stamp.and_then(|s| s.split_once('-')).is_some_and(|(pid, time)| {
+            [pid, time].iter().all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
+        });
+        if !ours || path == own {
             continue;
         }
         let stale = std::fs::OpenOptions::new()

@@ -344,7 +344,10 @@ impl Expected {
         let wrong_width = |v: &[f64]| self.cells.is_some_and(|n| v.len() != n);
         if let Some(x) = x {
             if let Some(n) = self.cells.filter(|_| wrong_width(x)) {
-                return Some(format!("step {t}: its stored estimate has {} cells, its releases {n}", x.len()));
+                return Some(format!(
+                    "step {t}: its stored estimate has {} cells, its releases {n}",
+                    x.len()
+                ));
             }
             if let Some((i, v)) = x.iter().enumerate().find(|(_, v)| !(v.is_finite() && **v >= 0.0)) {
                 return Some(format!("step {t}: its stored estimate of cell {i} is {v:?}, not a count"));
@@ -402,11 +405,10 @@ pub(crate) fn read_each<K>(
     }
     let expected = Expected::of(tx, path, config)?;
     let spread = if has_std_errors(tx, path)? { "std_error" } else { "NULL" };
-    let mut stmt = tx
-        .prepare(&format!(
-            "SELECT t, estimate, error, {spread} FROM estimates WHERE ?1 IS NULL OR t = ?1 ORDER BY t"
-        ))
-        .map_err(sql)?;
+    // One row by its key, or every row in order (a condition on either would scan the table).
+    let which = if only.is_some() { "WHERE t = ?1" } else { "WHERE ?1 IS NULL ORDER BY t" };
+    let mut stmt =
+        tx.prepare(&format!("SELECT t, estimate, error, {spread} FROM estimates {which}")).map_err(sql)?;
     let mut rows = stmt.query([only.map(|t| t as i64)]).map_err(sql)?;
     // An estimate is post-processing: removing its row lets the next push make it again.
     let corrupt = |reason: String| StreamError::Corrupt {

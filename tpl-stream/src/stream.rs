@@ -452,14 +452,16 @@ impl DurableStream {
         if let Some(key) = key.filter(|&k| k < 0) {
             return Err(StreamError::NegativeKey { key });
         }
-        // The key is read before the lock (a missing key file fails without waiting for it),
-        // and checked again inside it: a rotation committed meanwhile changes the key.
-        key_for(&mut self.key, &self.key_path, &path, self.stored.key_id.as_deref())?;
         let Some(conn) = &self.conn else {
             return Err(read_only(&path, self.read_only.clone()));
         };
         let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate).map_err(sql)?;
-        let secret = current_key(&tx, &path, &self.key_path, &mut self.stored, &mut self.key)?;
+        // A rotation (or upgrade) committed since this handle read the stream: read it again.
+        if refresh(&tx, &path, &mut self.stored)? {
+            self.config = self.stored.config.clone();
+            self.state = self.fresh_state()?;
+        }
+        let secret = key_for(&mut self.key, &self.key_path, &path, self.stored.key_id.as_deref())?;
         let digest = secret.digest(counts);
         if let Err(e) = sync(&tx, &path, &self.stored, &mut self.state, secret) {
             self.state = self.fresh_state()?;
@@ -549,11 +551,14 @@ impl DurableStream {
     /// ([`docs/stream.md`](tpl_core::guide::stream) §2): after a rotation nobody — not even a
     /// holder of the old key — can test a guess of the counts of an earlier step against the file,
     /// and a retry of an earlier key is refused ([`StreamError::Unverifiable`]) instead of
-    /// replayed. A stream of format 1 (unkeyed digests) is upgraded to format 2 on the way: its
-    /// history is checked, chained and its digests erased. The erased digests are overwritten in
+    /// replayed. A stream of an older format is upgraded to the current one on the way
+    /// ([`docs/stream.md`](tpl_core::guide::stream) §1): its history is checked, chained and its
+    /// digests erased. The erased digests are overwritten in
     /// place, the file is rebuilt (`VACUUM`) and its write-ahead log emptied. The new key is
     /// written to `<key>.new` first and renamed over the old one after the stream took it; an
-    /// interruption in between is completed by the next push or rotation.
+    /// interruption in between is completed by the next push or rotation (one killed after its
+    /// commit but before the rebuild can leave erased digests in free pages or the log until
+    /// the next rotation: run it again).
     ///
     /// # Errors
     /// A file that is not a well-formed stream, one this process cannot write,
@@ -608,7 +613,7 @@ impl DurableStream {
                     && StreamKey::read(key).is_ok_and(|k| k.id() == secret.id()) => {}
             Err(e) => return Err(StreamError::Key { path: pending.clone(), reason: e.to_string() }),
         }
-        Ok(Rekeyed { erased, upgraded })
+        Ok(Rekeyed { erased, upgraded, from: stored.version })
     }
 
     /// Makes every committed step durable against power loss: an fsync of the write-ahead
@@ -653,10 +658,13 @@ impl DurableStream {
         let Some(conn) = &self.conn else {
             return Err(read_only(&path, self.read_only.clone()));
         };
-        key_for(&mut self.key, &self.key_path, &path, self.stored.key_id.as_deref())?;
         let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
             .map_err(|e| sqlite_error(&path, e))?;
-        let secret = current_key(&tx, &path, &self.key_path, &mut self.stored, &mut self.key)?;
+        if refresh(&tx, &path, &mut self.stored)? {
+            self.config = self.stored.config.clone();
+            self.state = self.fresh_state()?;
+        }
+        let secret = key_for(&mut self.key, &self.key_path, &path, self.stored.key_id.as_deref())?;
         let made = estimates::store_missing(&tx, &path, &self.config, &e, secret)?;
         tx.commit().map_err(|e| sqlite_error(&path, e))?;
         Ok(made)
@@ -779,6 +787,8 @@ impl DurableStream {
     ) -> Result<(Status, Vec<K>)> {
         let Self { conn, path, stored, noise, factory, config, .. } = self;
         let (state, summary, kept) = read_with(conn, path, |tx| {
+            // A handle opened before a rotation or an upgrade reads the stream as it is now.
+            refresh(tx, path, stored)?;
             let mut state = State::new(stored, noise(), factory.as_deref())?;
             let (mut summary, mut kept) = (Summary::default(), Vec::new());
             each_row(tx, path, stored.version, 0, |row| {
@@ -848,9 +858,13 @@ fn key_for<'a>(
                 if let Some(new) =
                     StreamKey::read(&pending).ok().filter(|k| expected == Some(k.id().as_str()))
                 {
-                    std::fs::rename(&pending, key_path)
-                        .map_err(|e| StreamError::Key { path: pending.clone(), reason: e.to_string() })?;
-                    key = Ok(new);
+                    match std::fs::rename(&pending, key_path) {
+                        // `rekey` itself moved it meanwhile: the key file holds it now.
+                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                            return Err(StreamError::Key { path: pending.clone(), reason: e.to_string() });
+                        }
+                        _ => key = Ok(new),
+                    }
                 }
             }
             let key = key?;
@@ -869,34 +883,27 @@ fn key_for<'a>(
     Ok(slot.insert(key))
 }
 
-/// The stream's key as of the write transaction `tx`: the identifier the file stores is read
-/// again inside the lock, so that a rotation (`rekey`) committed since this handle read the
-/// key is seen before anything is digested or sealed — no digest is ever written under a
-/// retired key ([`docs/stream.md`](tpl_core::guide::stream) §2).
+/// Brings `stored` up to the stream as read in `tx` when a rotation or an upgrade (`rekey`,
+/// by any process) committed since it was read: the key's identifier and the format version
+/// are read again in every transaction that writes or checks, so that no digest is made under
+/// a retired key and no step is linked to a chain an upgrade rebuilt
+/// ([`docs/stream.md`](tpl_core::guide::stream) §2). Returns whether it changed (the caller
+/// then rebuilds what it derived from it).
 ///
 /// # Errors
-/// A missing or damaged `key_id`, or the new key cannot be read ([`key_for`]).
-fn current_key<'a>(
-    tx: &Transaction<'_>,
-    path: &Path,
-    key_path: &Path,
-    stored: &mut Stored,
-    slot: &'a mut Option<StreamKey>,
-) -> Result<&'a StreamKey> {
+/// As [`read_config`].
+fn refresh(tx: &Transaction<'_>, path: &Path, stored: &mut Stored) -> Result<bool> {
+    let sql = |e| sqlite_error(path, e);
     let id: Option<String> = tx
         .query_row("SELECT value FROM meta WHERE name = 'key_id'", [], |r| r.get(0))
         .optional()
-        .map_err(|e| sqlite_error(path, e))?;
-    if id.as_ref().is_none_or(|k| k.len() != 64) {
-        return Err(StreamError::Corrupt {
-            path: path.to_path_buf(),
-            reason: "the meta row key_id is missing or damaged".into(),
-        });
+        .map_err(sql)?;
+    let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(sql)?;
+    if id == stored.key_id && version == stored.version {
+        return Ok(false);
     }
-    if id != stored.key_id {
-        stored.key_id = id;
-    }
-    key_for(slot, key_path, path, stored.key_id.as_deref())
+    *stored = read_config(tx, path)?;
+    Ok(true)
 }
 
 /// [`DurableStream::read`] on the connection `conn` (if any) of the stream at `path`.
@@ -962,8 +969,10 @@ pub fn rechain(path: &Path) -> Result<()> {
 pub struct Rekeyed {
     /// How many steps' counts digests were erased.
     pub erased: usize,
-    /// Whether the file was upgraded from format 1.
+    /// Whether the file was upgraded from an older format ([`Rekeyed::from`]).
     pub upgraded: bool,
+    /// The file's format version before the rotation.
+    pub from: i64,
 }
 
 /// Rewrites a stream of an older format as the current one inside `tx`: the loss functions of

@@ -255,11 +255,12 @@ fn an_init_removes_what_a_killed_init_of_the_same_stream_left() {
     let held = std::fs::File::open(&working).unwrap();
     held.lock().unwrap();
     let other = file(".t.db.4444-19.building");
+    let backup = file(".s.db.bak.4545-20.building");
     DurableStream::create(&path, &config()).unwrap();
     for p in &killed {
         assert!(!p.exists(), "{} was left", p.display());
     }
-    assert!(working.exists() && other.exists());
+    assert!(working.exists() && other.exists() && backup.exists());
     drop(held);
 }
 
@@ -284,10 +285,14 @@ fn digests(path: &Path) -> Vec<(i64, Option<Vec<u8>>)> {
 
 /// One round: a push of `RACE_STEPS` steps in one thread, a rotation in another after `delay`
 /// (before the push starts when `rekey_first`).
-fn round(dir: &Path, i: usize, delay: Duration, rekey_first: bool) {
+fn round(dir: &Path, i: usize, delay: Duration, rekey_first: bool, format_two: bool) {
     let path = dir.join(format!("s{i}.db"));
     let key = default_key_path(&path);
     DurableStream::create(&path, &StreamConfig::new(SchemeKind::Uniform, 1.0, 4)).unwrap();
+    if format_two {
+        // A stream of format 2, which the rotation also upgrades under the running push.
+        rusqlite::Connection::open(&path).unwrap().execute_batch("PRAGMA user_version = 2").unwrap();
+    }
     let old = StreamKey::read(&key).unwrap();
     let pusher = {
         let path = path.clone();
@@ -338,7 +343,8 @@ fn round(dir: &Path, i: usize, delay: Duration, rekey_first: bool) {
     assert_eq!(s.status().unwrap().budgets.len() as i64, RACE_STEPS);
 }
 
-/// 100 rounds, a rotation landing at a random instant of the push (or before it starts).
+/// 100 rounds, a rotation landing at a random instant of the push (or before it starts); in
+/// one round of five the stream is of format 2, which the rotation upgrades.
 #[test]
 fn a_rotation_racing_a_push_leaves_no_digest_under_the_old_key() {
     let dir = tempfile::tempdir().unwrap();
@@ -357,7 +363,7 @@ fn a_rotation_racing_a_push_leaves_no_digest_under_the_old_key() {
     let push_time = timing.elapsed().as_micros() as u64;
     for i in 0..100 {
         let delay = Duration::from_micros(rng.random_range(0..=push_time.max(1)));
-        round(dir.path(), i, delay, i % 4 == 3);
+        round(dir.path(), i, delay, i % 4 == 3, i % 5 == 4);
     }
 }
 
@@ -401,4 +407,35 @@ fn a_format_two_stream_ignores_its_kept_loss_functions_until_rekey_upgrades_it()
     assert_eq!(upgraded.format_version, tpl_stream::FORMAT_VERSION);
     assert_eq!((upgraded.chain_head, upgraded.realized), (current.chain_head, current.realized));
     s.push(Some(5), &[5.0, 5.0, 1.0]).unwrap();
+}
+
+/// A handle opened before a rotation — one that has not pushed yet, and one that has, on a
+/// stream of format 2 that the rotation upgrades — pushes after it under the new key, and
+/// every reader finds the history whole.
+#[test]
+fn a_handle_opened_before_a_rotation_pushes_after_it() {
+    for format_two in [false, true] {
+        let (_dir, path) = temp_db();
+        DurableStream::create(&path, &config()).unwrap();
+        if format_two {
+            rusqlite::Connection::open(&path).unwrap().execute_batch("PRAGMA user_version = 2").unwrap();
+        }
+        let key = default_key_path(&path);
+        let mut fresh = DurableStream::open(&path).unwrap();
+        let mut used = DurableStream::open(&path).unwrap();
+        used.push(Some(1), &[1.0, 5.0]).unwrap();
+        DurableStream::rekey(&path, &key).unwrap();
+        let new = StreamKey::read(&key).unwrap();
+        used.push(Some(2), &[2.0, 5.0]).unwrap();
+        fresh.push(Some(3), &[3.0, 5.0]).unwrap();
+        assert_eq!(used.status().unwrap().budgets.len(), 3);
+        let status = DurableStream::open(&path).unwrap().status().unwrap();
+        assert_eq!((status.format_version, status.budgets.len()), (tpl_stream::FORMAT_VERSION, 3));
+        for (k, mac) in digests(&path) {
+            assert_eq!(mac.is_some(), k > 1, "format two {format_two}: key {k}");
+            if let Some(mac) = mac {
+                assert_eq!(mac[..], new.digest(&[k as f64, 5.0])[..]);
+            }
+        }
+    }
 }

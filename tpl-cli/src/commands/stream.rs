@@ -323,7 +323,15 @@ fn rekey(a: &RekeyArgs) -> Result<StatusReport> {
     let mut report = StatusReport::new(open(&a.db)?.status().map_err(stream_error)?)?;
     report.note = format!(
         "{}New key in {}; {} made with the old key {} erased (a retry of those steps is now refused).\n",
-        if done.upgraded { "Upgraded from format 1 (unkeyed digests). " } else { "" },
+        match (done.upgraded, done.from) {
+            (true, 1) =>
+                format!("Upgraded from format 1 (unkeyed digests) to {}. ", tpl_stream::FORMAT_VERSION),
+            (true, from) => format!(
+                "Upgraded from format {from} to {} (its chain head changed: record the new one). ",
+                tpl_stream::FORMAT_VERSION
+            ),
+            _ => String::new(),
+        },
         key.display(),
         count_of(done.erased, "counts digest"),
         if done.erased == 1 { "was" } else { "were" },
