@@ -180,6 +180,48 @@ fn an_overflowing_noise_scale_is_named_without_inf() {
     assert!(!has_token(&run.stdout, "inf"), "{}", run.describe());
 }
 
+/// Regression: a budget of 1 audited at sensitivity 1e-320 became the loss inf, and the audit
+/// blamed "budget at step 1 is inf" on a file that holds 1. The loss 2·ε/Δ that overflows is
+/// now refused naming the budget and the sensitivity, in `leakage`, `compare` and a stream.
+#[test]
+fn an_overflowing_loss_is_blamed_on_the_sensitivity() {
+    let d = Scratch::new("typed_loss_overflow");
+    let words = "the loss 2·ε/Δ of budget 1 at sensitivity 1e-320 overflows a double";
+    let one = d.file("one.txt", "0\n1\n");
+    let run = bad_input(
+        &["leakage", "--budgets", &one, "--sensitivity", "1e-320"],
+        &["--sensitivity", "one.txt: step 2", words],
+        &[],
+    );
+    assert!(!has_token(&run.stderr, "inf"), "{}", run.describe());
+    bad_input(
+        &cmd("leakage --epsilon 1 --horizon 2 --sensitivity 1e-320", &[]),
+        &["--sensitivity", words],
+        &[],
+    );
+    let counts = d.file("c.csv", COUNTS);
+    let pf = d.file("pf.csv", FIG8_FORWARD);
+    let args = cmd(
+        "compare --counts {} --forward {} --epsilon 1 --window 2 --sensitivity 1e-320 --runs 1 --schemes uniform --format json",
+        &[&counts, &pf],
+    );
+    let run = tpl(&args);
+    assert_eq!(run.code, Some(0), "{}", run.describe());
+    let j: Value = serde_json::from_str(&run.stdout).unwrap();
+    let error = j["rows"][0]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("the loss 2·ε/Δ of budget") && !has_token(error, "inf"), "{error}");
+    let db = d.path("s.db");
+    bad_input(
+        &cmd(
+            "stream init --db {} --scheme uniform --epsilon 1 --window 2 --sensitivity 1e-320 --forward {}",
+            &[&db, &pf],
+        ),
+        &["step 1 could never be released", "the loss 2·ε/Δ of budget"],
+        &[],
+    );
+    assert!(!std::path::Path::new(&db).exists());
+}
+
 #[test]
 fn a_byte_order_mark_is_skipped_in_every_input() {
     let d = Scratch::new("typed_bom");

@@ -22,7 +22,8 @@ use tpl_alloc::{
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{
     DEFAULT_SENSITIVITY, DiscreteLaplace, LaplaceMechanism, PbaCorrelation, SchemeInputs, SchemeKind,
-    StreamScheme, WEventParams, WindowLedger, budget_for_effective, effective_budget, effective_spending,
+    StreamScheme, WEventParams, WindowLedger, budget_for_effective, checked_effective_budget,
+    effective_spending,
 };
 use tpl_postprocess::{Estimator, FilterConfig, PriorPolicy};
 
@@ -414,7 +415,11 @@ struct Leakage {
 /// The leakage audit of budgets a release calibrated to Δ spent, from the effective budgets
 /// ε_t·2/Δ (TKDE Theorem 3 for the windows).
 fn audit(corr: &Correlation, budgets: &[f64], sensitivity: f64, window: usize) -> Result<Leakage> {
-    let effective: Vec<f64> = budgets.iter().map(|&b| effective_budget(b, sensitivity)).collect();
+    let effective = budgets
+        .iter()
+        .map(|&b| checked_effective_budget(b, sensitivity))
+        .collect::<std::result::Result<Vec<f64>, _>>()
+        .map_err(CompareError::AuditLoss)?;
     let a = tpl_alloc::audit(corr, tpl_core::Budgets::PerStep(effective), Some(window))
         .map_err(CompareError::Audit)?;
     Ok(Leakage { max_tpl: a.max_tpl, max_window_leakage: a.max_window_leakage.unwrap_or(a.max_tpl) })
@@ -489,7 +494,8 @@ fn scheme_params(run: &Checked<'_>) -> Result<(WEventParams, SchemeInputs)> {
 /// those budgets, exactly.
 ///
 /// # Errors
-/// [`CompareError::Audit`] when the audit refuses the horizon or window, or overflows.
+/// [`CompareError::Audit`] when the audit refuses the horizon or window, or overflows;
+/// [`CompareError::AuditLoss`] when a cap's loss 2·ε/Δ overflows at the scheme's sensitivity.
 pub fn guaranteed_leakage(
     scheme: &dyn StreamScheme,
     corr: &Correlation,
@@ -497,6 +503,14 @@ pub fn guaranteed_leakage(
     window: usize,
 ) -> Result<GuaranteedAudit> {
     let s = effective_spending(scheme, horizon);
+    // An infinite cap of a finite budget is the sensitivity's fault: say so, not "inf".
+    let delta = scheme.params().sensitivity();
+    if let Some(t) = s.caps.iter().position(|c| c.is_infinite()) {
+        checked_effective_budget(scheme.max_spend(t + 1), delta).map_err(CompareError::AuditLoss)?;
+    }
+    if s.window_limit.is_some_and(|(_, e)| e.is_infinite()) {
+        checked_effective_budget(scheme.params().epsilon(), delta).map_err(CompareError::AuditLoss)?;
+    }
     guaranteed_audit(corr, Spending::from_caps(&s.caps, s.fixed, s.window_limit), Some(window))
         .map_err(CompareError::Audit)
 }

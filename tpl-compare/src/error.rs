@@ -115,6 +115,10 @@ pub enum CompareError {
     /// The leakage audit of the budgets a run spent failed.
     #[error("auditing the leakage: {0}")]
     Audit(#[source] AllocError),
+    /// A budget a run spent whose loss 2·ε_t/Δ overflows at the run's sensitivity
+    /// ([`tpl_mechanisms::checked_effective_budget`]).
+    #[error("auditing the leakage: {0}")]
+    AuditLoss(#[source] MechError),
     /// The mechanism or the stream scheme refused a step.
     #[error("releasing: {0}")]
     Release(#[source] MechError),

@@ -43,6 +43,19 @@ pub enum MechError {
     /// A noise scale that is not finite and positive.
     #[error("noise scale {} must be finite and greater than 0", Short(*.0))]
     BadScale(f64),
+    /// A budget whose loss 2·ε_t/Δ against one person changing cell
+    /// ([`crate::checked_effective_budget`]) is beyond the largest double: a sensitivity so
+    /// small that the audit would start from an infinite loss.
+    #[error(
+        "the loss 2·ε/Δ of budget {} at sensitivity {} overflows a double: the sensitivity is too small for the \
+         budget", Short(*.budget), Short(*.sensitivity)
+    )]
+    LossOverflow {
+        /// The budget ε_t.
+        budget: f64,
+        /// The sensitivity Δ.
+        sensitivity: f64,
+    },
     /// A confidence level outside (0, 1).
     #[error("interval level {} must be between 0 and 1 (exclusive), e.g. 0.9", Short(*.0))]
     BadLevel(f64),
@@ -210,6 +223,19 @@ fn scale_too_large(sensitivity: f64, budget: f64, scale: f64, max: f64) -> Strin
 }
 
 impl MechError {
+    /// The step (1-based) the message names itself, if it does: a caller that adds the step
+    /// as context leaves it out for these, so that no message reads "step 2: step 2 …".
+    pub fn step(&self) -> Option<usize> {
+        match self {
+            Self::NonFinite { step, .. }
+            | Self::WrongLength { step, .. }
+            | Self::NoCells { step }
+            | Self::PastHorizon { step, .. }
+            | Self::Overspent { step, .. } => Some(*step),
+            _ => None,
+        }
+    }
+
     /// Wraps an error of a user's mechanism (any error type, or a message).
     ///
     /// ```

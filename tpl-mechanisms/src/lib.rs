@@ -13,7 +13,8 @@
 //! - [`Mechanism`] — the plugin point (one release of an answer under a budget, with its
 //!   privacy map); [`LaplaceMechanism`] is the built-in one.
 //! - [`effective_budget`] — what a release calibrated to sensitivity Δ spends against one
-//!   person's change (ε_t·2/Δ): the per-step budget every leakage audit starts from.
+//!   person's change (ε_t·2/Δ): the per-step budget every leakage audit starts from;
+//!   [`checked_effective_budget`] refuses one that overflows.
 //! - [`MAX_EXACT_COUNT`] (2^52) and [`MAX_EXACT_SCALE`] (2^46) — the limits within which an
 //!   integer release is exact; beyond them it is refused, never rounded.
 //! - [`NoiseSource`] — where noise comes from: [`DiscreteLaplace`] (exact, release-grade),
@@ -63,7 +64,7 @@ pub use error::{CustomError, MechError, Result};
 pub use ledger::WindowLedger;
 pub use mechanism::{
     LaplaceMechanism, MAX_EXACT_COUNT, MAX_EXACT_SCALE, Mechanism, budget_for_effective, check_privacy_map,
-    effective_budget, laplace_scale,
+    checked_effective_budget, effective_budget, laplace_scale,
 };
 pub use noise::{DiscreteLaplace, NoiseSource, ReleaseRng, SamplerKind, StreamRng};
 #[cfg(feature = "float-not-release-grade")]

@@ -52,6 +52,27 @@ pub fn effective_budget(budget: f64, sensitivity: f64) -> f64 {
     laplace_loss(DEFAULT_SENSITIVITY, sensitivity, budget)
 }
 
+/// [`effective_budget`] for an audit: a finite budget ε_t ≥ 0 whose loss 2·ε_t/Δ overflows (a
+/// sensitivity far below the budget, 1e-320 against 1) is refused naming both, rather than
+/// handed on as an infinite budget that the audit would then blame on ε_t itself.
+///
+/// ```
+/// use tpl_mechanisms::{MechError, checked_effective_budget};
+/// assert_eq!(checked_effective_budget(0.1, 1.0), Ok(0.2));
+/// assert!(matches!(checked_effective_budget(1.0, 1e-320), Err(MechError::LossOverflow { .. })));
+/// ```
+///
+/// # Errors
+/// [`MechError::LossOverflow`] when the loss is not finite though the budget is.
+pub fn checked_effective_budget(budget: f64, sensitivity: f64) -> Result<f64> {
+    let loss = effective_budget(budget, sensitivity);
+    if loss.is_finite() || !budget.is_finite() {
+        Ok(loss)
+    } else {
+        Err(MechError::LossOverflow { budget, sensitivity })
+    }
+}
+
 /// d_in·budget/sensitivity rounded up: the loss of a Laplace release at scale
 /// sensitivity/budget (rounded up itself) between answers at L1 distance d_in (finite, ≥ 0).
 fn laplace_loss(d_in: f64, sensitivity: f64, budget: f64) -> f64 {

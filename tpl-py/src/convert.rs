@@ -1,6 +1,6 @@
 //! numpy arrays in, library types out, and library errors as `TplError`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2};
 use pyo3::prelude::*;
@@ -43,13 +43,30 @@ pub enum MatrixArg<'py> {
     File((PathBuf, Option<f64>, bool)),
 }
 
+/// `path`, a file a call reads or writes, unless it is `-`: on the command line `-` names
+/// standard input, which a library call must never read (it would wait for a terminal, and a
+/// process may read it only once, so every later call would fail) nor take as the name of a
+/// file written in the working folder. `what` names the argument.
+pub fn file_path<'a>(path: &'a Path, what: &str) -> PyResult<&'a Path> {
+    if tpl_io::text::is_stdin(path) {
+        return Err(TplError::new_err(format!(
+            "{what}: \"-\" names standard input on the command line, which the Python package never reads: \
+             give the path of a file (\"./-\" for a file named -)"
+        )));
+    }
+    Ok(path)
+}
+
 /// A validated transition matrix from a 2-D float array or a matrix file; errors name
 /// `what`.
 pub fn matrix(a: &MatrixArg<'_>, what: &str) -> PyResult<TransitionMatrix> {
     match a {
         MatrixArg::Array(a) => TransitionMatrix::new(rows(a)).map_err(|e| error(what, e)),
-        MatrixArg::Path(path) => tpl_io::read_matrix(path, false).map_err(|e| error(what, e)),
+        MatrixArg::Path(path) => {
+            tpl_io::read_matrix(file_path(path, what)?, false).map_err(|e| error(what, e))
+        }
         MatrixArg::File((path, smoothing, normalize)) => {
+            file_path(path, what)?;
             if let Some(s) = *smoothing {
                 TransitionMatrix::check_smoothing(s).map_err(|e| error(&format!("{what} smoothing"), e))?;
             }

@@ -11,7 +11,7 @@ use tpl_core::{
 };
 
 use crate::TplError;
-use crate::convert::{error, matrix_array};
+use crate::convert::{error, file_path, matrix_array};
 
 /// The largest number of cells (matrix rows) estimated from a stream, as `tpl estimate`
 /// allows (`tpl-io`'s limit for stream files).
@@ -166,6 +166,7 @@ fn estimate_file<'py>(
     steps: Option<&str>,
     cells: Option<usize>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    file_path(&path, "stream")?;
     let range = check_options(smoothing, steps, cells)?;
     let done = py.detach(move || -> Result<Estimate, (&'static str, String)> {
         let counted = tpl_io::count_user_stream(&path, range).map_err(|e| ("stream", e.to_string()))?;
@@ -193,6 +194,7 @@ fn estimate_file<'py>(
 /// `horizon`, `first_bucket` and `bucket_spacing`.
 #[pyfunction]
 fn read_stream(py: Python<'_>, path: PathBuf) -> PyResult<Bound<'_, PyDict>> {
+    file_path(&path, "stream")?;
     let stream = py.detach(move || tpl_io::read_user_stream(&path)).map_err(|e| error("stream", e))?;
     let users = stream.states.first().map_or(0, Vec::len);
     let flat: Vec<i64> = stream.states.iter().flatten().map(|&c| c as i64).collect();

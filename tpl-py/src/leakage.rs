@@ -112,8 +112,9 @@ fn normalize<'py>(py: Python<'py>, p: PyReadonlyArray2<'py, f64>) -> PyResult<Ma
 }
 
 /// The loss 2·ε_t/Δ of each budget of a release calibrated to sensitivity Δ, against one
-/// person changing cell ([`tpl_mechanisms::effective_budget`], rounded up): what the leakage
-/// of a release's budgets is audited on.
+/// person changing cell ([`tpl_mechanisms::checked_effective_budget`], rounded up): what the
+/// leakage of a release's budgets is audited on. A loss that overflows is refused naming the
+/// sensitivity (and the step, among several budgets), never handed on as an infinite budget.
 #[pyfunction]
 fn effective_budgets<'py>(
     py: Python<'py>,
@@ -122,10 +123,25 @@ fn effective_budgets<'py>(
 ) -> PyResult<Vector<'py>> {
     tpl_core::check_sensitivity(sensitivity).map_err(|e| error("sensitivity", e))?;
     let b = budgets.as_array();
-    if let Some(v) = b.iter().find(|&&v| !tpl_core::is_budget(v)) {
-        return Err(crate::TplError::new_err(format!("budgets: {v} is not a finite budget ≥ 0")));
+    if let Some((t, v)) = b.iter().enumerate().find(|(_, v)| !tpl_core::is_budget(**v)) {
+        return Err(crate::TplError::new_err(format!(
+            "budgets: step {}: budget {} must be a finite number ≥ 0",
+            t + 1,
+            tpl_core::Short(*v)
+        )));
     }
-    Ok(PyArray1::from_vec(py, b.iter().map(|&e| tpl_mechanisms::effective_budget(e, sensitivity)).collect()))
+    let several = b.len() > 1;
+    let losses = b
+        .iter()
+        .enumerate()
+        .map(|(t, &e)| {
+            tpl_mechanisms::checked_effective_budget(e, sensitivity).map_err(|err| {
+                let at = if several { format!("sensitivity: step {}", t + 1) } else { "sensitivity".into() };
+                error(&at, err)
+            })
+        })
+        .collect::<PyResult<Vec<f64>>>()?;
+    Ok(PyArray1::from_vec(py, losses))
 }
 
 /// Adds this module's functions.

@@ -5,7 +5,7 @@
 use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use tpl_core::{CoreError, TransitionMatrix};
+use tpl_core::{CoreError, Short, TransitionMatrix};
 use tpl_mechanisms::{
     LaplaceMechanism, MechError, Mechanism, PbaCorrelation, SamplerKind, SchemeInputs, SchemeKind,
     WEventParams, run,
@@ -52,16 +52,41 @@ pub fn check_size(m: Option<&TransitionMatrix>, side: &str, cells: usize) -> PyR
     }
 }
 
-/// Checks every row with the mechanism's own validation before any noise is drawn, as
-/// `tpl release` checks a counts file; errors name the step (1-based).
+/// Why the mechanism refuses one step's counts, naming the cell (0-based: `counts[:, cell]`,
+/// the column `c{cell}` of a counts file), or `None`: a value that is not finite first
+/// (NaN is not "not an integer"), then the mechanism's own validation, as `tpl release`
+/// checks a counts file row by row. `hint` follows the reasons the float sampler would not
+/// have (an integer sampler's).
+pub fn row_refusal<M: Mechanism>(mechanism: &M, row: &[f64], hint: &str) -> Option<String> {
+    if let Some(cell) = row.iter().position(|v| !v.is_finite()) {
+        return Some(format!("cell {cell}: count {} is not a finite number", Short(row[cell])));
+    }
+    mechanism.validate(row).err().map(|e| match e {
+        MechError::NotInteger { value } => {
+            let cell = row.iter().position(|v| v.fract() != 0.0).unwrap_or(0);
+            format!(
+                "cell {cell}: count {} is not an integer: the exact integer sampler needs integer counts{hint}",
+                Short(value)
+            )
+        }
+        MechError::CountTooLarge { .. } => format!("{e}{hint}"),
+        other => other.to_string(),
+    })
+}
+
+/// Checks every row ([`row_refusal`]) before any noise is drawn; errors name the step
+/// (1-based) and the cell.
 pub fn validate_rows<M: Mechanism>(mechanism: &M, counts: &[Vec<f64>], hint: &str) -> PyResult<()> {
     for (t, row) in counts.iter().enumerate() {
-        mechanism
-            .validate(row)
-            .map_err(|e| error(&format!("counts: step {}", t + 1), format!("{e}{hint}")))?;
+        if let Some(why) = row_refusal(mechanism, row, hint) {
+            return Err(TplError::new_err(format!("counts: step {}, {why}", t + 1)));
+        }
     }
     Ok(())
 }
+
+/// The hint of a refusal the float sampler would not make.
+pub const FLOAT_HINT: &str = " (sampler=\"float\" takes any data, but is not release-grade)";
 
 /// A release as `tpl release` makes it: a dict with the CLI's JSON fields (arrays as numpy
 /// arrays) and the test and publication budget of every step; `wevent` is (ε, w, Δ).
@@ -107,7 +132,7 @@ fn release<'py>(
     let out = py.detach(move || -> PyResult<_> {
         let mechanism = LaplaceMechanism::new(kind_sampler.source(seed));
         let hint = match kind_sampler {
-            SamplerKind::Discrete => " (sampler=\"float\" takes any data, but is not release-grade)",
+            SamplerKind::Discrete => FLOAT_HINT,
             SamplerKind::Float => "",
         };
         validate_rows(&mechanism, &counts, hint)?;
@@ -115,14 +140,27 @@ fn release<'py>(
             SchemeInputs { correlation: PbaCorrelation::from_matrices(pb.as_ref(), pf.as_ref()), plan };
         let mut scheme = kind.build(params, mechanism, inputs).map_err(|e| error("budgets", e))?;
         let done = run(scheme.as_mut(), &counts).map_err(|e| {
+            // A budget the parameters make too small or too large is theirs together, as
+            // the command line names them: `--epsilon E (with --window W and --sensitivity D)`.
             let what = match e {
                 MechError::ScaleTooLarge { .. }
                 | MechError::Core(CoreError::BadEpsilon(_))
                 | MechError::BadScale(_)
-                | MechError::WindowSumOverflow { .. } => "epsilon",
-                _ => "counts",
+                | MechError::WindowSumOverflow { .. } => {
+                    format!(
+                        "epsilon {} (with window {window} and sensitivity {})",
+                        Short(epsilon),
+                        Short(sensitivity)
+                    )
+                }
+                _ => "counts".into(),
             };
-            error(&format!("{what}: step {}", scheme.steps() + 1), e)
+            // A reason that names its step, or is the whole run's (what a window spends), is
+            // not given a step.
+            match (e.step(), &e) {
+                (Some(_), _) | (None, MechError::WindowSumOverflow { .. }) => error(&what, e),
+                (None, _) => error(&format!("{what}: step {}", scheme.steps() + 1), e),
+            }
         })?;
         let intervals = interval
             .map(|level| done.intervals(sensitivity, kind_sampler, level))

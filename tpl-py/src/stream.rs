@@ -8,13 +8,14 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use tpl_mechanisms::{LaplaceMechanism, SamplerKind};
 use tpl_stream::{
     DurableStream, Estimation, Estimator, Parameter, StepEstimate, StepRecord, StreamConfig, StreamError,
     default_key_path,
 };
 
-use crate::convert::{Matrix, MatrixArg, optional_matrix, table, vector};
-use crate::release::{params, sampler, scheme_kind};
+use crate::convert::{Matrix, MatrixArg, file_path, optional_matrix, table, vector};
+use crate::release::{params, row_refusal, sampler, scheme_kind};
 use crate::{StreamBusyError, StreamDamagedError, StreamReadOnlyError, TplError};
 
 /// A handle on a durable stream file, usable from any thread: calls take their turn on the
@@ -92,6 +93,7 @@ impl NativeStream {
         total: Option<u64>,
     ) -> PyResult<Self> {
         let (epsilon, window, sensitivity) = wevent;
+        stream_paths(&path, key_file.as_deref())?;
         params(epsilon, window, sensitivity)?;
         let estimation = match (estimator, total) {
             (Some("none"), _) | (None, None) => None,
@@ -130,6 +132,7 @@ impl NativeStream {
     #[staticmethod]
     #[pyo3(signature = (path, key_file))]
     fn open(path: PathBuf, key_file: Option<PathBuf>) -> PyResult<Self> {
+        stream_paths(&path, key_file.as_deref())?;
         let key_file = key_file.unwrap_or_else(|| default_key_path(&path));
         Ok(Self { inner: Mutex::new(DurableStream::open_keyed(&path, &key_file).map_err(stream_error)?) })
     }
@@ -140,6 +143,7 @@ impl NativeStream {
     #[staticmethod]
     #[pyo3(signature = (path, key_file))]
     fn rekey(path: PathBuf, key_file: Option<PathBuf>) -> PyResult<(usize, bool)> {
+        stream_paths(&path, key_file.as_deref())?;
         let key_file = key_file.unwrap_or_else(|| default_key_path(&path));
         let done = DurableStream::rekey(&path, &key_file).map_err(stream_error)?;
         Ok((done.erased, done.upgraded))
@@ -154,6 +158,18 @@ impl NativeStream {
         key: Option<i64>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let row = counts.as_array().to_vec();
+        // The counts checked as `tpl stream push` checks a row, before the stream is touched:
+        // an error names the counts and the cell, as `release` does.
+        let kind = self.inner().config().sampler;
+        let hint = match kind {
+            SamplerKind::Discrete => {
+                " (a stream created with sampler=\"float\" takes any data, but its releases are not release-grade)"
+            }
+            SamplerKind::Float => "",
+        };
+        if let Some(why) = row_refusal(&LaplaceMechanism::new(kind.source(Some(0))), &row, hint) {
+            return Err(TplError::new_err(format!("counts: {why}")));
+        }
         let pushed = py
             .detach(|| {
                 let mut inner = self.inner();
@@ -163,7 +179,13 @@ impl NativeStream {
                 }
                 Ok(pushed)
             })
-            .map_err(stream_error)?;
+            .map_err(|e| match e {
+                // The step's counts are at fault (their width, a scheme's refusal of them).
+                StreamError::Step { .. } | StreamError::Width { .. } => {
+                    TplError::new_err(format!("counts: {}", e.message(Parameter::name)))
+                }
+                other => stream_error(other),
+            })?;
         record(py, pushed.record, pushed.replayed)
     }
 
@@ -287,6 +309,15 @@ impl NativeStream {
         let cells = stored.iter().find_map(|s| s.estimate.as_ref().ok().map(Vec::len)).unwrap_or(0);
         Ok(on.then_some((stored, cells)))
     }
+}
+
+/// The stream file and its key file as given, neither of them `-` ([`file_path`]): a stream is
+/// a file that lasts between runs, never standard input nor a file named `-` in the working
+/// folder (`tpl stream init --db -` is refused too).
+fn stream_paths(path: &std::path::Path, key_file: Option<&std::path::Path>) -> PyResult<()> {
+    file_path(path, "path")?;
+    key_file.map(|k| file_path(k, "key_file")).transpose()?;
+    Ok(())
 }
 
 /// Adds this module's class.

@@ -408,8 +408,10 @@ pub enum StreamError {
         last: i64,
     },
     /// Counts of the wrong width, or that the mechanism refuses, or a step the scheme
-    /// refuses (past a plan's horizon).
-    #[error("step {step}: {source}")]
+    /// refuses (past a plan's horizon). The message names the step once: a reason that
+    /// already names it (a count that is not finite, a row of another width) is not prefixed
+    /// again.
+    #[error("{}", step_message(*step, source))]
     Step {
         /// 1-based step of the stream.
         step: usize,
@@ -449,6 +451,14 @@ impl StreamError {
             Self::Plan(e) => format!("{}: {e}", name(Parameter::Budgets)),
             other => other.to_string(),
         }
+    }
+}
+
+/// "step N: reason", unless the reason names its step itself.
+fn step_message(step: usize, source: &MechError) -> String {
+    match source.step() {
+        Some(_) => source.to_string(),
+        None => format!("step {step}: {source}"),
     }
 }
 

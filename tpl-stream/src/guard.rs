@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tpl_alloc::{Correlation, StreamAudit};
 use tpl_mechanisms::{
-    LaplaceMechanism, MechError, Mechanism, NoiseSource, StepBudget, WindowLedger, effective_budget,
+    LaplaceMechanism, MechError, Mechanism, NoiseSource, StepBudget, WindowLedger, checked_effective_budget,
+    effective_budget,
 };
 
 use crate::error::{Result, StreamError};
@@ -111,8 +112,9 @@ impl Guard {
             self.flush().map_err(|e| e.to_string())?;
         }
         if let (Some(audit), Some(alpha)) = (&self.audit, self.alpha) {
-            let tpl =
-                audit.max_tpl_with(effective_budget(total, self.sensitivity)).map_err(|e| e.to_string())?;
+            // A loss 2·ε/Δ that overflows is the sensitivity's, not an infinite budget's.
+            let effective = checked_effective_budget(total, self.sensitivity).map_err(|e| e.to_string())?;
+            let tpl = audit.max_tpl_with(effective).map_err(|e| e.to_string())?;
             if !within(tpl, alpha) {
                 return Err(format!(
                     "its budget {total} would take the temporal leakage to {tpl}, over alpha = {alpha}"
@@ -152,7 +154,11 @@ impl Guard {
         self.flush()?;
         match &mut self.audit {
             Some(audit) => {
-                audit.push(effective).map_err(|source| AuditError { step: audit.len() + 1, source })
+                let step = audit.len() + 1;
+                if let Err(e) = checked_effective_budget(total, self.sensitivity) {
+                    return Err(AuditError { step, reason: e.to_string() });
+                }
+                audit.push(effective).map_err(|source| AuditError { step, reason: source.to_string() })
             }
             None => Ok(()),
         }
@@ -172,7 +178,7 @@ impl Guard {
         let before = audit.len();
         let result = audit.extend(&self.pending);
         self.pending.drain(..audit.len() - before);
-        result.map_err(|source| AuditError { step: audit.len() + 1, source })
+        result.map_err(|source| AuditError { step: audit.len() + 1, reason: source.to_string() })
     }
 
     /// The audit's steps as bytes ([`StreamAudit::history`]); `None` without matrices.
@@ -209,24 +215,27 @@ impl Guard {
     pub fn leakage(&mut self) -> std::result::Result<Option<(f64, f64)>, AuditError> {
         self.flush()?;
         match &self.audit {
-            Some(audit) => audit.leakage().map_err(|source| AuditError { step: audit.len(), source }),
+            Some(audit) => {
+                audit.leakage().map_err(|source| AuditError { step: audit.len(), reason: source.to_string() })
+            }
             None => Ok(None),
         }
     }
 }
 
 /// Why the leakage audit failed: the step it failed at (1-based: the one being recorded, or
-/// the last when the leakage of the steps recorded is read) and the audit's error, which
-/// names where the leakage overflows (a window may start earlier).
+/// the last when the leakage of the steps recorded is read) and the reason: the audit's
+/// error, which names where the leakage overflows (a window may start earlier), or a budget
+/// whose loss 2·ε/Δ overflows at the stream's sensitivity.
 #[derive(Debug)]
 pub(crate) struct AuditError {
     step: usize,
-    source: tpl_alloc::AllocError,
+    reason: String,
 }
 
 impl std::fmt::Display for AuditError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "at step {}: {}", self.step, self.source)
+        write!(f, "at step {}: {}", self.step, self.reason)
     }
 }
 

@@ -12,7 +12,7 @@ use clap::Args;
 use serde_json::{Value, json};
 use tpl_core::{Budgets, CompactSeries, CoreError};
 use tpl_io::{read_budgets, text::name};
-use tpl_mechanisms::effective_budget;
+use tpl_mechanisms::checked_effective_budget;
 
 use crate::args::CorrelationArgs;
 use crate::error::{CliError, Result};
@@ -53,7 +53,7 @@ pub struct LeakageReport {
 }
 
 /// The budgets of `--epsilon E --horizon T` or `--budgets FILE`, each as the loss 2·ε_t/Δ it
-/// stands for against one person changing cell (`sensitivity` Δ; [`effective_budget`]);
+/// stands for against one person changing cell (`sensitivity` Δ; [`checked_effective_budget`]);
 /// `--horizon` is checked by [`check_horizon`].
 fn budgets_from_flags(
     epsilon: Option<f64>,
@@ -61,15 +61,28 @@ fn budgets_from_flags(
     file: Option<&PathBuf>,
     sensitivity: f64,
 ) -> Result<Budgets> {
-    let effective = |e: f64| effective_budget(e, sensitivity);
+    // A loss that overflows is the sensitivity's fault, not the budget's (which is finite).
+    let effective = |e: f64, context: String| {
+        checked_effective_budget(e, sensitivity).map_err(|source| CliError::Mech { context, source })
+    };
     match (epsilon, horizon, file) {
-        (_, _, Some(path)) => Ok(Budgets::PerStep(read_budgets(path)?.into_iter().map(effective).collect())),
+        (_, _, Some(path)) => {
+            let budgets = read_budgets(path)?;
+            let context = |t: usize| format!("--sensitivity: {}: step {t}: ", name(path));
+            Ok(Budgets::PerStep(
+                budgets
+                    .into_iter()
+                    .enumerate()
+                    .map(|(t, e)| effective(e, context(t + 1)))
+                    .collect::<Result<_>>()?,
+            ))
+        }
         (Some(e), Some(t), None) => {
             if !(e.is_finite() && e > 0.0) {
                 return Err(CliError::flag("--epsilon", CoreError::BadEpsilon(e)));
             }
             check_horizon(t)?;
-            Ok(Budgets::Constant { epsilon: effective(e), steps: t })
+            Ok(Budgets::Constant { epsilon: effective(e, "--sensitivity: ".into())?, steps: t })
         }
         (Some(e), None, None) => Err(CliError::Usage(format!(
             "--epsilon {e} needs --horizon T (the number of steps), or give --budgets FILE instead"

@@ -30,6 +30,20 @@ fn effective_budget_doubles_at_sensitivity_one_and_is_the_budget_at_two() {
     assert_eq!(budget_for_effective(f64::INFINITY, 3.0), f64::MAX);
 }
 
+#[test]
+fn a_loss_that_overflows_is_refused_naming_budget_and_sensitivity() {
+    assert_eq!(checked_effective_budget(0.1, 1.0), Ok(0.2));
+    assert_eq!(checked_effective_budget(0.0, 1e-320), Ok(0.0));
+    let e = checked_effective_budget(1.0, 1e-320).unwrap_err();
+    assert_eq!(e, MechError::LossOverflow { budget: 1.0, sensitivity: 1e-320 });
+    assert_eq!(
+        e.to_string(),
+        "the loss 2·ε/Δ of budget 1 at sensitivity 1e-320 overflows a double: the sensitivity is too small for the \
+         budget"
+    );
+    assert!(checked_effective_budget(f64::MAX, 1.0).is_err());
+}
+
 proptest! {
     /// ε_t·2/Δ is never understated and at most one ulp above: e/2 ≥ ε_t/Δ exactly, and
     /// the next double down is below it (signs of exact fma residuals).

@@ -87,9 +87,9 @@ def _numeric(x: Any, name: str, ndim: int) -> np.ndarray:
     try:
         a = np.asarray(x)
     except (ValueError, TypeError, OverflowError) as e:
-        raise TplError(f"{name}: not an array of numbers ({e})") from None
-    if a.dtype.kind == "O" and any(isinstance(v, numbers.Integral) for v in a.flat):
-        raise TplError(f"{name}: an integer beyond 64 bits, which no double holds exactly")
+        raise _not_numbers(name, e) from None
+    if a.dtype.kind == "O":
+        _refuse_objects(a, name)
     if a.dtype.kind not in "iuf":
         raise TplError(f"{name}: an array of integers or floats is needed, got dtype {a.dtype}")
     if a.ndim != ndim:
@@ -98,6 +98,35 @@ def _numeric(x: Any, name: str, ndim: int) -> np.ndarray:
     if a.size == 0:
         raise TplError(f"{name}: the array is empty (shape {a.shape})")
     return a
+
+
+def _not_numbers(name: str, e: Exception) -> TplError:
+    """The error of an argument numpy cannot make an array of numbers of, with numpy's reason
+    (rows of different lengths named as such: numpy calls them an "inhomogeneous shape")."""
+    ragged = "ragged rows (rows of different lengths): " if "inhomogeneous" in str(e) else ""
+    return TplError(f"{name}: not an array of numbers: {ragged}{e}")
+
+
+def _short_int(v: int) -> str:
+    """An integer for a message: as typed up to 20 digits, else its first digits and exponent
+    (``1e400``, ``1.18e21``), never hundreds of digits."""
+    digits = str(abs(v))
+    if len(digits) <= 20:
+        return str(v)
+    mantissa = f"{digits[0]}.{digits[1:4]}".rstrip("0").rstrip(".")
+    return f"{'-' if v < 0 else ''}{mantissa}e{len(digits) - 1}"
+
+
+def _refuse_objects(a: np.ndarray, name: str) -> None:
+    """Refuses an array of Python objects (dtype object): naming an integer no 64-bit type holds
+    (which is what makes numpy fall back to objects for a list of numbers), else the dtype."""
+    for v in a.flat:
+        if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) and not -(2**63) <= int(v) < 2**64:
+            raise TplError(f"{name}: integer {_short_int(int(v))} is beyond 64 bits: no double holds it exactly")
+    raise TplError(
+        f"{name}: an array of integers or floats is needed, got dtype object (Python objects; convert them "
+        "first, e.g. np.asarray(x, dtype=float))"
+    )
 
 
 def _array(x: Any, name: str, ndim: int) -> np.ndarray:
@@ -119,6 +148,10 @@ class MatrixFile:
     path --smoothing s --normalize`` reads it. A sparse ``from,to,p`` file stays sparse and its
     smoothing stays symbolic ((p + s)/(1 + n·s), never n × n numbers), which :func:`smooth`
     on an array cannot do (docs/formats.md §2).
+
+    Raises:
+        TplError: ``path`` not a str or os.PathLike, ``smoothing`` not a number, ``normalize`` not a
+            bool; the file itself is read (and refused, naming it) where the matrix is used.
 
     Example:
         >>> import temporal_privacy as tp, tempfile, os
@@ -165,7 +198,10 @@ def _matrix(x: Any, name: str) -> np.ndarray:
     a = _array(x, name, 2)
     if a.shape[0] != a.shape[1]:
         raise TplError(f"{name}: a square n × n matrix is needed, got shape {a.shape}")
-    if low is not None and low.kind == "f" and low.itemsize < 8:
+    # A NaN, infinite or negative entry is the entry's fault, named by the library's check,
+    # not a row sum's.
+    finite = bool(np.all(np.isfinite(a)) and np.all(a >= 0))
+    if low is not None and low.kind == "f" and low.itemsize < 8 and finite:
         tolerance = 4 * a.shape[1] * float(np.finfo(low).eps)
         sums = a.sum(axis=1)
         if np.all(np.abs(sums - 1) <= tolerance):
@@ -184,7 +220,7 @@ def _counts(x: Any, name: str = "counts", negative: bool = False) -> np.ndarray:
     try:
         one_dimensional = np.ndim(x) == 1
     except (ValueError, TypeError) as e:
-        raise TplError(f"{name}: not an array of numbers ({e})") from None
+        raise _not_numbers(name, e) from None
     a = None if one_dimensional else _array(x, name, 2)
     if a is None:
         raise TplError(f"{name}: a 2-D array T × n (one row per step) is needed, got a 1-D array; "
@@ -213,7 +249,7 @@ def _number(x: Any, name: str) -> float:
     try:
         return float(x)
     except OverflowError:
-        raise TplError(f"{name}: {x} is beyond the largest double (±1.8e308)") from None
+        raise TplError(f"{name}: {_short_int(int(x))} is beyond the largest double (±1.8e308)") from None
 
 
 def _level(x: Any, name: str) -> float:
@@ -230,7 +266,7 @@ def _whole(x: Any, name: str, minimum: int = 0, maximum: int = 2**64 - 1) -> int
         raise TplError(f"{name}: a whole number is needed, got {x!r}")
     v = int(x)
     if not minimum <= v <= maximum:
-        raise TplError(f"{name}: {v} is not a whole number from {minimum} to {maximum}")
+        raise TplError(f"{name}: {_short_int(v)} is not a whole number from {minimum} to {maximum}")
     return v
 
 
@@ -502,10 +538,14 @@ def loss(P: Any, alpha: Any) -> Any:
         array([0.37..., 1.609...])
     """
     m = _matrix_or_path(P, "P")
+    if isinstance(alpha, numbers.Integral) and not isinstance(alpha, (bool, np.bool_)):
+        alpha = _number(alpha, "alpha")  # an integer beyond a double is named as such
     try:
         a = np.asarray(alpha)
     except (ValueError, TypeError) as e:
-        raise TplError(f"alpha: not a number or an array of numbers ({e})") from None
+        raise _not_numbers("alpha", e) from None
+    if a.dtype.kind == "O":
+        _refuse_objects(a, "alpha")
     if a.dtype.kind not in "iuf":
         raise TplError(f"alpha: numbers are needed, got dtype {a.dtype}")
     if a.size == 0:
@@ -526,6 +566,10 @@ def supremum(P: Any, epsilon: Any) -> Optional[float]:
 
     Returns:
         The supremum (a float), or ``None`` when the leakage is unbounded.
+
+    Raises:
+        TplError: a matrix (or matrix file) that is not row-stochastic, ε that is not a finite
+            number > 0.
 
     Example:
         >>> import temporal_privacy as tp
@@ -565,6 +609,11 @@ def leakage(
         :class:`Leakage` with ``t, epsilon, bpl, fpl, tpl, max_tpl`` and, with a window,
         ``window, window_leakage, max_window_leakage``.
 
+    Raises:
+        TplError: a matrix that is not row-stochastic or of another size than the other, budgets
+            that are not finite and ≥ 0 (or whose loss 2·ε_t/Δ overflows), a bad ε, horizon,
+            window or sensitivity, budgets= given with epsilon=, or neither.
+
     Example:
         >>> import temporal_privacy as tp
         >>> P = [[0.8, 0.2], [0.2, 0.8]]
@@ -602,6 +651,10 @@ def effective_budgets(budgets: Any, sensitivity: Any) -> np.ndarray:
     one person changing cell (rounded up, never understated): what the leakage of a
     release's budgets is audited on. The identity at Δ = 2.
 
+    Raises:
+        TplError: budgets that are not finite and ≥ 0, a sensitivity that is not a finite number
+            > 0, a loss that overflows a double (a sensitivity far below a budget).
+
     Example:
         >>> import temporal_privacy as tp
         >>> tp.effective_budgets([0.1, 0.0], 1).tolist()
@@ -614,6 +667,9 @@ def smooth(P: Any, s: Any) -> np.ndarray:
     """Laplacian smoothing of TKDE eq. (28): every row p becomes (p + s)/Σ(p + s); larger
     ``s`` weakens the correlation. The CLI's ``--smoothing s``.
 
+    Raises:
+        TplError: a matrix that is not row-stochastic, s that is not a finite number ≥ 0.
+
     Example:
         >>> import temporal_privacy as tp
         >>> tp.smooth([[1.0, 0.0], [0.0, 1.0]], 1.0)[0].tolist() == [2 / 3, 1 / 3]
@@ -625,6 +681,9 @@ def smooth(P: Any, s: Any) -> np.ndarray:
 def normalize(P: Any) -> np.ndarray:
     """Every row divided by its sum (rows of any finite size), as the CLI's
     ``--normalize`` reads a matrix file.
+
+    Raises:
+        TplError: a matrix with a negative or non-finite entry, or a row summing to 0.
 
     Example:
         >>> import temporal_privacy as tp
@@ -742,6 +801,12 @@ def release(
     Returns:
         :class:`Release`.
 
+    Raises:
+        TplError: counts that are not a T × n array of numbers ≥ 0 (whole numbers within ±2⁵²
+            for the discrete sampler), an unknown scheme or sampler, a bad ε, window or
+            sensitivity (or a noise scale they make too large), matrices that are not
+            row-stochastic or do not fit the counts, a missing or bad budget plan.
+
     Example:
         >>> import numpy as np, temporal_privacy as tp
         >>> counts = np.array([[10, 3], [11, 2], [11, 2], [12, 1]])
@@ -828,6 +893,11 @@ def postprocess(
     Returns:
         :class:`Estimates`.
 
+    Raises:
+        TplError: releases that are not a T × n array of finite numbers, a bad population,
+            budgets (or ε) missing, of another length or not finite and ≥ 0, a bad matrix or
+            prior, an unknown estimator or sampler, a bad interval level or replicates.
+
     Example:
         >>> import numpy as np, temporal_privacy as tp
         >>> P = [[0.9, 0.1], [0.2, 0.8]]
@@ -864,6 +934,8 @@ def postprocess(
     level = None if interval is None else _level(interval, "interval")
     b_reps = _whole(replicates, "replicates", minimum=2)
     s = None if seed is None else _whole(seed, "seed")
+    if sampler is not None and not isinstance(sampler, str):
+        raise TplError(f"sampler: discrete or float, got {sampler!r}")
     if s is not None and level is None:
         raise TplError("seed: seeds the bootstrap of interval=, which is not asked for")
     fields = _native.postprocess(
@@ -923,6 +995,11 @@ def compare(
 
     Returns:
         :class:`Comparison`; ``.rows`` is a list of dicts, ``.dataframe`` a pandas DataFrame.
+
+    Raises:
+        TplError: counts that are not a T × n array of whole numbers ≥ 0, matrices that are
+            not row-stochastic or do not fit the counts, a bad ε, window, runs, α or sensitivity,
+            an unknown strategy or post-processing.
 
     Example:
         >>> import numpy as np, temporal_privacy as tp
@@ -1004,6 +1081,12 @@ def estimate(
         the i-th distinct cell id (``cell_ids``, ascending); ``histogram`` (T × n) counts the
         users per bucket and cell in that order. Rows without an observed move are identity
         rows (``forward_identity_rows``, ``backward_identity_rows``).
+
+    Raises:
+        TplError: records that are not whole numbers ≥ 0 in three columns, a stream file that
+            cannot be read or is not a stream (naming the file, line and value), a user missing
+            from a bucket or twice in one, unevenly spaced buckets, more than 4096 cells, a bad
+            smoothing, step range or ``cells``.
 
     Example:
         >>> import numpy as np, temporal_privacy as tp
@@ -1107,26 +1190,32 @@ def matrices_from_transitions(counts: Any, smoothing: Any = None) -> TransitionM
         :class:`TransitionMatrices`: a row without any move (a cell never left, for P_F;
         never entered, for P_B) is an identity row and is listed.
 
+    Raises:
+        TplError: counts that are not a square table of whole numbers ≥ 0, more than 4096
+            cells, a bad smoothing.
+
     Example:
         >>> import temporal_privacy as tp
         >>> m = tp.matrices_from_transitions([[1, 1], [0, 2]])
         >>> m.forward.tolist(), m.backward.tolist(), m.forward_identity_rows
         ([[0.5, 0.5], [0.0, 1.0]], [[1.0, 0.0], [0.3333333333333333, 0.6666666666666666]], [])
     """
-    table = _whole_array(counts, "counts", 2)
+    table = _whole_array(counts, "counts", 2, "transition counts")
     if table.shape[0] != table.shape[1]:
         raise TplError(f"counts: a square n × n table is needed, got shape {table.shape}")
     s = None if smoothing is None else _number(smoothing, "smoothing")
     return TransitionMatrices(**_native.matrices_from_transitions(table, s))
 
 
-def _whole_array(x: Any, name: str, ndim: int) -> np.ndarray:
-    """An array of whole numbers 0..2⁶⁴−1 (ids, buckets) as uint64."""
+def _whole_array(x: Any, name: str, ndim: int, what: str = "ids and buckets") -> np.ndarray:
+    """An array of whole numbers 0..2⁶⁴−1 (``what``: ids and buckets, or counts) as uint64; a
+    value that is not one is named with its position."""
     a = _numeric(x, name, ndim)
-    if a.dtype.kind == "f" and not np.all(np.isfinite(a) & (a == np.floor(a)) & (a < 2.0**64)):
-        raise TplError(f"{name}: whole numbers are needed (ids and buckets), found a fraction or non-finite value")
-    if a.dtype.kind != "u" and np.any(a < 0):
-        raise TplError(f"{name}: ids and buckets are whole numbers ≥ 0, found {a.min()}")
+    ok = (a >= 0) if a.dtype.kind != "f" else (np.isfinite(a) & (a == np.floor(a)) & (a >= 0) & (a < 2.0**64))
+    if not np.all(ok):
+        at = tuple(int(i) for i in np.argwhere(~ok)[0])
+        where = f"row {at[0] + 1}, column {at[1] + 1}" if len(at) == 2 else f"entry {at[0] + 1}"
+        raise TplError(f"{name}: {where}: {a[at].item()!r} is not a whole number ≥ 0 below 2^64 ({what} are whole numbers)")
     return np.ascontiguousarray(a, dtype=np.uint64)
 
 
@@ -1169,6 +1258,11 @@ class Stream:
     Python threads run while it writes (several handles, in threads or processes, may also
     share a file). Create one with :meth:`create` or :meth:`open`; :meth:`close` (or a
     ``with`` block) lets the file go before the handle is collected.
+
+    Raises:
+        TplError: a bad argument of any call, named; StreamDamagedError: a file that is not a
+            stream, or whose history was edited; StreamBusyError: another process held the
+            stream too long; StreamReadOnlyError: a stream this process cannot write.
 
     Example:
         >>> import os, tempfile, temporal_privacy as tp
@@ -1234,7 +1328,14 @@ class Stream:
         The stream's key — with which each step's counts are digested, so that a retry is
         recognised while the file alone tells nothing about the counts — is written to
         ``key_file`` (default: ``path + ".key"``). Both files are readable by their owner
-        only; keep the key as private as the counts (``docs/stream.md`` §1–2)."""
+        only; keep the key as private as the counts (``docs/stream.md`` §1–2).
+
+        Raises:
+            TplError: an existing file or key file, a folder that does not exist, "-" as a path,
+                bad parameters (ε, window, sensitivity, α, budgets, matrices, scheme, sampler,
+                estimator, total) or parameters under which step 1 could never be released; nothing
+                is left behind.
+        """
         if not isinstance(scheme, str):
             raise TplError(f"scheme: a name is needed ({', '.join(SCHEMES)}), got {scheme!r}")
         native = _native.NativeStream.create(
@@ -1255,7 +1356,13 @@ class Stream:
     @classmethod
     def open(cls, path: Any, key_file: Any = None) -> "Stream":
         """Opens the existing stream file ``path``; ``key_file`` is its key (default:
-        ``path + ".key"``), needed by :meth:`push` only."""
+        ``path + ".key"``), needed by :meth:`push` only.
+
+        Raises:
+            TplError: no such file, "-"; StreamDamagedError: a file that is not a tpl stream (another
+                program's SQLite database, a truncated or edited stream, a folder); a stream of a
+                newer format.
+        """
         return cls(_native.NativeStream.open(_path(path), None if key_file is None else _path(key_file)))
 
     @staticmethod
@@ -1263,7 +1370,11 @@ class Stream:
         """Gives the stream ``path`` a new key (written over ``key_file``, default
         ``path + ".key"``) and erases every counts digest made with the old one, as ``tpl
         stream rekey``; a stream of format 1 is upgraded. A retry of an earlier step is
-        refused afterwards. Returns ``{"erased": n, "upgraded": bool}``."""
+        refused afterwards. Returns ``{"erased": n, "upgraded": bool}``.
+
+        Raises:
+            TplError, StreamDamagedError: as :meth:`open`; the key file cannot be written.
+        """
         erased, upgraded = _native.NativeStream.rekey(_path(path), None if key_file is None else _path(key_file))
         return {"erased": erased, "upgraded": upgraded}
 
@@ -1285,7 +1396,14 @@ class Stream:
         matrices, ``max_tpl`` and ``max_window_leakage`` so far. On a stream that stores
         estimates, also ``estimate``: the step's causal estimate (one pass of the filter over
         the stream, O(T); ``estimate=False`` leaves it to a later :meth:`update_estimates`,
-        for loops of many pushes)."""
+        for loops of many pushes).
+
+        Raises:
+            TplError: counts that are not a 1-D array of numbers ≥ 0 (whole numbers within ±2⁵² for
+                the discrete sampler) or of another width than the stream's, a missing or bad key, a
+                stored key with other counts, a key before the last, a missing key file; nothing is
+                recorded. StreamBusyError, StreamReadOnlyError, StreamDamagedError: as their names say.
+        """
         row = _array(counts, "counts", 1)
         if np.any(row < 0):
             j = int(np.argmax(row < 0))
@@ -1315,13 +1433,21 @@ class Stream:
     def update_estimates(self) -> int:
         """Makes and stores the causal estimates of the steps that have none yet, in one pass
         of the stream's filter; returns how many were made (0 for a stream without
-        estimates)."""
+        estimates).
+
+        Raises:
+            TplError: a closed handle; StreamDamagedError: an edited history.
+        """
         return self._native.update_estimates()
 
     def estimates(self) -> Optional[np.ndarray]:
         """The stored causal estimates (T × n; row t − 1 is x̂_t, from the releases r_1..r_t
         only; every row sums to the stream's ``total``), or ``None`` for a stream that stores
-        none. Raises :class:`TplError` naming a step the filter could not estimate."""
+        none. Raises :class:`TplError` naming a step the filter could not estimate.
+
+        Raises:
+            TplError: a step without an estimate, a closed handle.
+        """
         stored = self._native.estimates()
         if stored is None:
             return None
@@ -1336,7 +1462,11 @@ class Stream:
         --estimates --interval LEVEL``): ``(lower, upper)``, each T × n, made from the standard
         error stored with each estimate — causal like it, fixed once stored, whole numbers
         within [0, total]; ``None`` for a stream that stores no estimates. Raises
-        :class:`TplError` naming a step without one."""
+        :class:`TplError` naming a step without one.
+
+        Raises:
+            TplError: a level not strictly between 0 and 1, a step without one, a closed handle.
+        """
         stored = self._native.intervals(_level(level, "level"))
         if stored is None:
             return None
@@ -1350,7 +1480,11 @@ class Stream:
         """The releases so far estimated again as a whole (``tpl stream export --smoothed``):
         ``smooth`` or ``kalman`` use the releases after each step too, so a past step's
         estimate changes as the stream grows; any estimator of :func:`postprocess` is
-        accepted. ``total`` defaults to the stream's."""
+        accepted. ``total`` defaults to the stream's.
+
+        Raises:
+            TplError: an unknown estimator, no population, a closed handle.
+        """
         if total is None:
             total = self.status()["total"]
             if total is None:
@@ -1363,12 +1497,20 @@ class Stream:
         last_key, max_window_spend``, ``leakage`` — ``{"realized", "guaranteed"}``, each
         ``{"max_tpl", "max_window_leakage"}`` or ``None`` without matrices: the audit of the
         budgets spent, and the bound over every run the scheme could have produced so far
-        (``docs/model.md`` §9) — and the file's ``format_version``."""
+        (``docs/model.md`` §9) — and the file's ``format_version``.
+
+        Raises:
+            TplError: a closed handle; StreamDamagedError: an edited history.
+        """
         return self._native.status()
 
     def steps(self) -> list:
         """Every recorded step, in order (as ``tpl stream export``), as :meth:`push`
-        returns them."""
+        returns them.
+
+        Raises:
+            TplError: a closed handle; StreamDamagedError: an edited history.
+        """
         return self._native.steps()
 
     def __repr__(self) -> str:

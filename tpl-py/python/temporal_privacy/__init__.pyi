@@ -1,4 +1,10 @@
-"""Type stubs of temporal_privacy (the documentation is in __init__.py and docs/python.md)."""
+"""Type stubs of temporal_privacy (the documentation is in __init__.py and docs/python.md).
+
+Every function and method raises TplError (a ValueError) for an input tpl refuses, wrong
+types, dtypes and shapes included, with a message naming the argument; Stream's calls also
+raise its subclasses StreamBusyError, StreamReadOnlyError and StreamDamagedError. Each
+docstring's "Raises:" section says which inputs.
+"""
 
 import os
 from typing import Any, ClassVar, Iterator, Literal, Mapping, Optional, Sequence, Union, overload
@@ -22,7 +28,7 @@ class MatrixFile:
 MatrixLike = Union[npt.ArrayLike, str, os.PathLike[str], MatrixFile]
 Strategy = Literal["upper-bound", "quantified", "window"]
 Scheme = Literal["laplace", "uniform", "sample", "bd", "ba", "pba", "planned"]
-Estimator = Literal["map", "map-dbsec", "map-integer", "mle", "smooth"]
+Estimator = Literal["map", "map-dbsec", "map-integer", "mle", "smooth", "kalman"]
 Sampler = Literal["discrete", "float", "secure"]
 
 SCHEMES: tuple[str, ...]
