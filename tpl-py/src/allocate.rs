@@ -45,7 +45,9 @@ fn allocate<'py>(
             };
             (what, e)
         })?;
-        let windows = a.window_audit(window).map_err(|e| ("window", e))?;
+        // The window is valid (checked above): what overflows is the leakage of budgets as
+        // large as α asks for, as the CLI says.
+        let windows = a.window_audit(window).map_err(|e| ("alpha", e))?;
         Ok((a, windows))
     });
     let (a, windows) = done.map_err(|(what, e)| error(what, e))?;

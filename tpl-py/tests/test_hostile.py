@@ -1286,11 +1286,14 @@ WHOLE_CASES = [
     ),
     ("allocate-strategy-none", lambda: tp.allocate(None, backward=M, alpha=1.0, horizon=5), ["strategy"], None, []),
     (
-        "allocate-quantified-overflow",
-        lambda: tp.allocate("quantified", backward=M, alpha=1e308, horizon=5),
-        ["alpha", "does not keep its guarantee in floating point"],
-        ["allocate", "--strategy", "quantified", "--backward", M, "--alpha", "1e308", "--horizon", "5"],
-        ["does not keep its guarantee in floating point"],
+        # Quantified keeps its guarantee up to the largest double; the audit of a window of
+        # the budgets 1.7e308 calls for overflows, and α is what asked for them.
+        "allocate-quantified-window-overflow",
+        lambda: tp.allocate("quantified", backward=M, forward=M, alpha=1.7e308, horizon=5, window=2),
+        ["alpha", "largest"],
+        ["allocate", "--strategy", "quantified", "--backward", M, "--forward", M, "--alpha", "1.7e308",
+         "--horizon", "5", "--window", "2"],
+        ["--alpha", "largest double"],
     ),
     (
         "leakage-horizon-0",
