@@ -78,7 +78,7 @@ pub struct IntervalArgs {
     /// `lo_c…`/`hi_c…` columns in the CSV. Raw releases: the exact quantiles of each fresh
     /// release's noise (a repeat carries its publication's); estimates made now: a parametric
     /// bootstrap; a stream's stored estimates: from the standard error stored with each
-    /// (`estimates_lower`/`estimates_upper` beside the releases) ([docs/intervals.md](tpl_core::guide::intervals)).
+    /// (`estimates_lower`/`estimates_upper` beside the releases); docs/intervals.md.
     #[arg(long, value_name = "LEVEL", allow_negative_numbers = true, value_parser = parse_level)]
     pub interval: Option<f64>,
 }

@@ -156,3 +156,32 @@ fn leakage_help_mentions_an_example() {
         run.describe()
     );
 }
+
+/// Help texts are for people: no rustdoc link syntax of the doc comments they come from.
+#[test]
+fn no_help_text_carries_rustdoc_links() {
+    let commands = [
+        "loss",
+        "leakage",
+        "supremum",
+        "allocate",
+        "release",
+        "postprocess",
+        "simulate",
+        "estimate",
+        "compare",
+        "demo",
+        "stream",
+    ];
+    let mut all: Vec<Vec<&str>> = commands.iter().map(|c| vec![*c]).collect();
+    all.extend(["init", "push", "status", "export", "rekey", "report"].iter().map(|s| vec!["stream", *s]));
+    all.push(vec![]);
+    for words in all {
+        for flag in ["--help", "-h"] {
+            let mut args = words.clone();
+            args.push(flag);
+            let run = tpl_ok(&args);
+            assert!(!run.stdout.contains("](tpl_") && !run.stdout.contains("[`"), "{}", run.describe());
+        }
+    }
+}

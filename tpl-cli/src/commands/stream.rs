@@ -42,8 +42,7 @@ pub enum StreamCommand {
     /// created readable by their owner only (mode 0600). Without the key, the file tells
     /// nothing about the counts beyond the releases, which are public by design; with it, a
     /// guess of a step's counts can be checked. Give the key only to what pushes; `status`,
-    /// `export` and `report` need the stream file only ([docs/stream.md](tpl_core::guide::stream)
-    /// §1–2).
+    /// `export` and `report` need the stream file only (docs/stream.md §1–2).
     #[command(verbatim_doc_comment)]
     Init(InitArgs),
     /// Release the new steps of a counts file (one transaction per step).
