@@ -155,10 +155,9 @@ pub struct DurableStream {
     /// read-only snapshot ([`snapshot`]) and a push is refused, for the reason `read_only`.
     conn: Option<Connection>,
     read_only: String,
-    config: StreamConfig,
-    /// The format version, the chain's root and the key's identifier, as stored.
+    /// The parameters, the format version, the chain's root and the key's identifier, as stored.
     stored: Stored,
-    /// The key file, read at the first push ([`DurableStream::key`]).
+    /// The key file, read at the first push ([`key_for`]).
     key_path: PathBuf,
     key: Option<StreamKey>,
     noise: NoiseMaker,
@@ -396,7 +395,6 @@ impl DurableStream {
             path: path.to_path_buf(),
             conn,
             read_only,
-            config: stored.config.clone(),
             stored,
             key_path: key_path.to_path_buf(),
             key: None,
@@ -419,7 +417,7 @@ impl DurableStream {
 
     /// The stream's parameters.
     pub fn config(&self) -> &StreamConfig {
-        &self.config
+        &self.stored.config
     }
 
     /// The stream's file.
@@ -457,17 +455,20 @@ impl DurableStream {
         };
         let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate).map_err(sql)?;
         // A rotation (or upgrade) committed since this handle read the stream: read it again.
-        if refresh(&tx, &path, &mut self.stored)? {
-            self.config = self.stored.config.clone();
-            self.state = self.fresh_state()?;
-        }
+        refreshed(&tx, &path, &mut self.stored, &mut self.state, &self.noise, self.factory.as_deref())?;
         let secret = key_for(&mut self.key, &self.key_path, &path, self.stored.key_id.as_deref())?;
         let digest = secret.digest(counts);
         if let Err(e) = sync(&tx, &path, &self.stored, &mut self.state, secret) {
             self.state = self.fresh_state()?;
             return Err(e);
         }
-        let states = self.config.backward.as_ref().or(self.config.forward.as_ref()).map(TransitionMatrix::n);
+        let states = self
+            .stored
+            .config
+            .backward
+            .as_ref()
+            .or(self.stored.config.forward.as_ref())
+            .map(TransitionMatrix::n);
         if let Some(states) = states.filter(|&n| n != counts.len()) {
             return Err(StreamError::Width {
                 step: self.state.scheme.steps() + 1,
@@ -488,7 +489,7 @@ impl DurableStream {
                 Some((t, None)) => Err(StreamError::Unverifiable { key: k, step: t as usize }),
                 Some((t, Some(d))) if d == digest => {
                     let record = read_step(&tx, &path, t as usize)?;
-                    let estimate = estimates::read_one(&tx, &path, &self.config, t as usize)?;
+                    let estimate = estimates::read_one(&tx, &path, &self.stored.config, t as usize)?;
                     // What the read kept to save the next process work (the leakage audit) stays.
                     tx.commit().map_err(sql)?;
                     record.map(|record| Pushed { record, replayed: true, estimate }).ok_or_else(|| {
@@ -538,7 +539,8 @@ impl DurableStream {
                 (o, Some(reason))
             }
         };
-        let result = commit(&mut self.state, &self.config, &path, tx, (t, key, &digest), outcome, refused);
+        let result =
+            commit(&mut self.state, &self.stored.config, &path, tx, (t, key, &digest), outcome, refused);
         if result.is_err() {
             // The in-memory state ran ahead of the file: rebuild it at the next push.
             self.state = self.fresh_state()?;
@@ -653,19 +655,16 @@ impl DurableStream {
     /// # Errors
     /// SQLite's, a damaged release, or a stream this process cannot write.
     pub fn update_estimates(&mut self) -> Result<Vec<StepEstimate>> {
-        let Some(e) = self.config.estimation else { return Ok(Vec::new()) };
+        let Some(e) = self.stored.config.estimation else { return Ok(Vec::new()) };
         let path = self.path.clone();
         let Some(conn) = &self.conn else {
             return Err(read_only(&path, self.read_only.clone()));
         };
         let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
             .map_err(|e| sqlite_error(&path, e))?;
-        if refresh(&tx, &path, &mut self.stored)? {
-            self.config = self.stored.config.clone();
-            self.state = self.fresh_state()?;
-        }
+        refreshed(&tx, &path, &mut self.stored, &mut self.state, &self.noise, self.factory.as_deref())?;
         let secret = key_for(&mut self.key, &self.key_path, &path, self.stored.key_id.as_deref())?;
-        let made = estimates::store_missing(&tx, &path, &self.config, &e, secret)?;
+        let made = estimates::store_missing(&tx, &path, &self.stored.config, &e, secret)?;
         tx.commit().map_err(|e| sqlite_error(&path, e))?;
         Ok(made)
     }
@@ -686,8 +685,8 @@ impl DurableStream {
     /// # Errors
     /// As [`DurableStream::estimates`].
     pub fn estimates_with<K>(&mut self, mut keep: impl FnMut(StepEstimate) -> Option<K>) -> Result<Vec<K>> {
-        let Self { conn, path, config, .. } = self;
-        read_with(conn, path, |tx| estimates::read_each(tx, path, config, None, &mut keep, None))
+        let Self { conn, path, stored, .. } = self;
+        read_with(conn, path, |tx| estimates::read_each(tx, path, &stored.config, None, &mut keep, None))
     }
 
     /// The releases recorded so far estimated again as a whole by `estimator` over a
@@ -704,7 +703,7 @@ impl DurableStream {
         if releases.is_empty() {
             return Ok(Vec::new());
         }
-        estimates::estimate(&self.config, (estimator, total), &releases, &fresh)
+        estimates::estimate(&self.stored.config, (estimator, total), &releases, &fresh)
             .map_err(|source| StreamError::Estimate { estimator: estimator.name(), source })
     }
 
@@ -785,7 +784,7 @@ impl DurableStream {
         &mut self,
         mut keep: impl FnMut(StepRecord) -> Option<K>,
     ) -> Result<(Status, Vec<K>)> {
-        let Self { conn, path, stored, noise, factory, config, .. } = self;
+        let Self { conn, path, stored, noise, factory, .. } = self;
         let (state, summary, kept) = read_with(conn, path, |tx| {
             // A handle opened before a rotation or an upgrade reads the stream as it is now.
             refresh(tx, path, stored)?;
@@ -799,7 +798,7 @@ impl DurableStream {
             })?;
             // The stored estimates are checked too, and the chain head covers them.
             let mut digest = EstimatesDigest::default();
-            estimates::read_each(tx, path, config, None, &mut |_| None::<()>, Some(&mut digest))?;
+            estimates::read_each(tx, path, &stored.config, None, &mut |_| None::<()>, Some(&mut digest))?;
             summary.estimates = Some(digest.finish());
             Ok((state, summary, kept))
         })?;
@@ -808,7 +807,7 @@ impl DurableStream {
             path: path.clone(),
             reason: format!("the audit of the leakage of the budgets spent: {e}"),
         })?;
-        if let (Some((tpl, _)), Some(alpha)) = (realized, config.alpha)
+        if let (Some((tpl, _)), Some(alpha)) = (realized, stored.config.alpha)
             && !within(tpl, alpha)
         {
             return Err(StreamError::Corrupt {
@@ -817,7 +816,7 @@ impl DurableStream {
             });
         }
         let status = Status {
-            config: config.clone(),
+            config: stored.config.clone(),
             budgets: summary.budgets,
             published: summary.published,
             refused: summary.refused,
@@ -904,6 +903,22 @@ fn refresh(tx: &Transaction<'_>, path: &Path, stored: &mut Stored) -> Result<boo
     }
     *stored = read_config(tx, path)?;
     Ok(true)
+}
+
+/// [`refresh`] of a handle's `stored` stream, whose scheme and guard (`state`, drawing from
+/// `noise()`, a custom scheme rebuilt by `factory`) are made again when it changed.
+fn refreshed(
+    tx: &Transaction<'_>,
+    path: &Path,
+    stored: &mut Stored,
+    state: &mut State,
+    noise: &NoiseMaker,
+    factory: Option<&dyn SchemeFactory>,
+) -> Result<()> {
+    if refresh(tx, path, stored)? {
+        *state = State::new(stored, noise(), factory)?;
+    }
+    Ok(())
 }
 
 /// [`DurableStream::read`] on the connection `conn` (if any) of the stream at `path`.
