@@ -50,3 +50,10 @@ pub use online::StreamAudit;
 pub use quantified::{Quantified, QuantifiedBudgets};
 pub use upper_bound::UpperBound;
 pub use window::WindowAllocator;
+
+/// The cargo features this build of the crate was compiled with (of `serde`), for a
+/// binary that reports how it was built (`tpl --version`, the `build` object of its JSON).
+pub const FEATURES: &[&str] = &[
+    #[cfg(feature = "serde")]
+    "serde",
+];

@@ -230,6 +230,7 @@ impl Report for CompareReport {
         let mut out = serde_json::to_value(&self.0).unwrap_or(Value::Null);
         if let Value::Object(map) = &mut out {
             map.insert("version".into(), VERSION.into());
+            map.insert("build".into(), crate::provenance::build_json());
             map.insert("matrices".into(), self.1.json());
         }
         out

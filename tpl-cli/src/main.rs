@@ -21,10 +21,13 @@ mod release_report;
 mod render;
 mod stream_report;
 
-use clap::{Parser, Subcommand};
+use std::io::Write;
+
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::commands::{
-    allocate, compare, demo, estimate, leakage, loss, postprocess, release, simulate, stream, supremum,
+    allocate, compare, completions, demo, estimate, leakage, loss, man, postprocess, release, simulate,
+    stream, supremum,
 };
 use crate::error::CliError;
 use crate::render::{Format, Report};
@@ -34,7 +37,6 @@ use crate::render::{Format, Report};
 #[derive(Debug, Parser)]
 #[command(
     name = "tpl",
-    version,
     about,
     after_help = "Examples:\n  tpl demo\n  tpl loss --matrix P.csv --alpha 0.5 --alpha 1\n  \
                   tpl leakage --backward PB.csv --forward PF.csv --epsilon 0.1 --horizon 100 --window 10\n  \
@@ -113,6 +115,16 @@ enum Command {
     /// A leakage report on a built-in example; no arguments needed.
     #[command(after_help = "Examples:\n  tpl demo\n  tpl demo --out report-dir")]
     Demo(demo::DemoArgs),
+    /// Print the completion script of a shell (bash, zsh, fish, powershell, elvish).
+    #[command(
+        after_help = "Examples:\n  tpl completions bash > ~/.local/share/bash-completion/completions/tpl\n  \
+                            tpl completions zsh > ~/.zfunc/_tpl\n  \
+                            tpl completions fish > ~/.config/fish/completions/tpl.fish"
+    )]
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page tpl.1, or write every command's page into a folder.
+    #[command(after_help = "Examples:\n  tpl man | man -l -\n  tpl man --out ~/.local/share/man/man1")]
+    Man(man::ManArgs),
 }
 
 impl Command {
@@ -130,6 +142,8 @@ impl Command {
             Self::Estimate(_) => "estimate".into(),
             Self::Compare(_) => "compare".into(),
             Self::Demo(_) => "demo".into(),
+            Self::Completions(_) => "completions".into(),
+            Self::Man(_) => "man".into(),
         }
     }
 
@@ -168,11 +182,40 @@ fn run(cli: &Cli) -> Result<Box<dyn Report>, CliError> {
         Command::Estimate(a) => Box::new(estimate::run(a)?),
         Command::Compare(a) => Box::new(compare::run(a)?),
         Command::Demo(a) => Box::new(demo::run(a)?),
+        Command::Completions(_) | Command::Man(_) => {
+            return Err(CliError::Usage(format!("`tpl {}` prints text of its own", cli.command.name())));
+        }
+    })
+}
+
+/// The definitions of the command line, with the version texts of this build
+/// (`tpl -V`: version and commit; `tpl --version`: also features, compiler and build).
+fn definitions() -> clap::Command {
+    Cli::command().version(provenance::version_line()).long_version(provenance::long_version())
+}
+
+/// The output of `tpl completions` and `tpl man`, which is text of its own (a script, roff)
+/// rather than a report in a `--format`; `None` for every other command.
+fn generated(cli: &Cli) -> Option<Result<Vec<u8>, CliError>> {
+    let text = match &cli.command {
+        Command::Completions(a) => Ok(completions::script(a, &mut definitions())),
+        Command::Man(a) => man::run(a, &definitions()),
+        _ => return None,
+    };
+    Some(if cli.format == Format::Table {
+        text
+    } else {
+        Err(CliError::Usage(format!(
+            "--format {}: `tpl {}` prints a script or a page, in no other format",
+            clap::ValueEnum::to_possible_value(&cli.format)
+                .map_or_else(String::new, |v| v.get_name().to_string()),
+            cli.command.name()
+        )))
     })
 }
 
 fn main() {
-    let cli = Cli::try_parse().unwrap_or_else(|e| {
+    let cli = definitions().try_get_matches().and_then(|m| Cli::from_arg_matches(&m)).unwrap_or_else(|e| {
         // A flag value the shared parsers refused is bad input like any other: one line.
         if e.kind() == clap::error::ErrorKind::ValueValidation {
             let text = e.to_string();
@@ -182,6 +225,20 @@ fn main() {
         }
         e.exit()
     });
+    if let Some(text) = generated(&cli) {
+        let code = match text.map(|bytes| std::io::stdout().lock().write_all(&bytes)) {
+            Ok(Ok(())) => 0,
+            Ok(Err(e)) => {
+                eprintln!("tpl: error: cannot write output: {e}");
+                2
+            }
+            Err(e) => {
+                eprintln!("tpl: error: {e}");
+                e.exit_code()
+            }
+        };
+        std::process::exit(code);
+    }
     let code = match run(&cli) {
         Ok(report) => match render::print(report.as_ref(), cli.format) {
             Ok(()) => 0,

@@ -2,10 +2,74 @@
 //! run is reproducible (anyone with the seed can redraw its noise), hence not private, and
 //! the warning that the float sampler is not release-grade.
 
+use serde_json::{Value, json};
 use tpl_mechanisms::SamplerKind;
 
 /// The version of `tpl` that made an output, recorded in releases and comparisons.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The commit the binary was built from (`build.rs`: `TPL_BUILD_COMMIT`, the packaged
+/// crate's `.cargo_vcs_info.json`, or `git rev-parse HEAD`); `None` when none of them knew.
+pub const COMMIT: Option<&str> = option_env!("TPL_BUILD_COMMIT");
+
+/// `rustc --version` of the compiler that built the binary, when `build.rs` could ask it.
+const RUSTC: Option<&str> = option_env!("TPL_BUILD_RUSTC");
+
+/// The cargo features the libraries inside this binary were compiled with, as
+/// `crate/feature` (each crate's `FEATURES`).
+pub fn features() -> Vec<String> {
+    let crates: [(&str, &[&str]); 6] = [
+        ("tpl-core", tpl_core::FEATURES),
+        ("tpl-alloc", tpl_alloc::FEATURES),
+        ("tpl-mechanisms", tpl_mechanisms::FEATURES),
+        ("tpl-postprocess", tpl_postprocess::FEATURES),
+        ("tpl-compare", tpl_compare::FEATURES),
+        ("tpl-stream", tpl_stream::FEATURES),
+    ];
+    crates.iter().flat_map(|(name, features)| features.iter().map(move |f| format!("{name}/{f}"))).collect()
+}
+
+/// Whether the binary was compiled with optimisations off (a debug build): timings from
+/// it mean nothing.
+const DEBUG_BUILD: bool = cfg!(debug_assertions);
+
+/// The `build` object of every JSON output that records its provenance: version, commit
+/// (`null` when unknown), features, compiler and whether it is a debug build.
+pub fn build_json() -> Value {
+    json!({
+        "version": VERSION,
+        "commit": COMMIT,
+        "features": features(),
+        "rustc": RUSTC,
+        "debug_build": DEBUG_BUILD,
+    })
+}
+
+/// One line for a report's provenance and `tpl -V`: the version and the commit.
+pub fn version_line() -> String {
+    match COMMIT {
+        Some(commit) => format!("{VERSION} (commit {})", short(commit)),
+        None => format!("{VERSION} (commit unknown)"),
+    }
+}
+
+/// The text of `tpl --version`: the version, then one line each for the commit, the
+/// features, the compiler and the kind of build, as a bug report needs them.
+pub fn long_version() -> String {
+    let features = features();
+    format!(
+        "{VERSION}\ncommit:   {}\nfeatures: {}\nrustc:    {}\nbuild:    {}",
+        COMMIT.unwrap_or("unknown (built outside a git checkout; set TPL_BUILD_COMMIT when packaging)"),
+        if features.is_empty() { "none".to_string() } else { features.join(", ") },
+        RUSTC.unwrap_or("unknown"),
+        if DEBUG_BUILD { "debug (unoptimised: do not time it)" } else { "release" },
+    )
+}
+
+/// The first 12 characters of a commit id (all of it when shorter).
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
+}
 
 /// The command line of this process as a shell would take it back: `tpl` and its
 /// arguments, each quoted in single quotes unless it is made of characters a shell leaves

@@ -252,6 +252,7 @@ impl Report for ReleaseReport {
             "sampler": self.sampler.name(),
             "seeded": self.seeded,
             "version": VERSION,
+            "build": crate::provenance::build_json(),
             "t": t,
             "published": r.published,
             "budget": r.budgets(),

@@ -12,7 +12,7 @@ use tpl_stream::{DurableStream, Status, StepRecord};
 use crate::chart::{Band, TimeSeries, time_series_svg};
 use crate::error::Result;
 use crate::html::{Cell, Page, Section, Table};
-use crate::provenance::{VERSION, command_line};
+use crate::provenance::{command_line, version_line};
 use crate::render::human;
 
 /// The most points a series of the page has: longer streams are summarised over buckets of
@@ -275,7 +275,7 @@ pub fn stream_page(data: &StreamData) -> Result<String> {
         }
     ));
     page.provenance("command", command_line())
-        .provenance("tpl", VERSION)
+        .provenance("tpl", version_line())
         .provenance("stream format", status.format_version.to_string())
         .provenance("history chain head", status.chain_head.clone().unwrap_or_else(|| "(no step)".into()));
     page.section(parameters(data));

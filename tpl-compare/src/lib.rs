@@ -75,3 +75,10 @@ pub use population::{DISTRIBUTION_TOLERANCE, histogram, simulate_users};
 pub use report::{Column, Comparison, Row, Scores, Stat};
 pub use seed::{Seed, USERS_STREAM};
 pub use strategy::{CompareRng, CustomStrategy, SchemeFactory, Strategy};
+
+/// The cargo features this build of the crate was compiled with (of `serde`), for a
+/// binary that reports how it was built (`tpl --version`, the `build` object of its JSON).
+pub const FEATURES: &[&str] = &[
+    #[cfg(feature = "serde")]
+    "serde",
+];

@@ -90,3 +90,14 @@ pub use steps::{StepRange, Steps};
 pub use supremum::{Supremum, supremum};
 pub use transition_counts::{EstimatedMatrix, TransitionCounts};
 pub use user_stream::UserStream;
+
+/// The cargo features this build of the crate was compiled with (of `parallel`, `serde`, `test-util`), for a
+/// binary that reports how it was built (`tpl --version`, the `build` object of its JSON).
+pub const FEATURES: &[&str] = &[
+    #[cfg(feature = "parallel")]
+    "parallel",
+    #[cfg(feature = "serde")]
+    "serde",
+    #[cfg(feature = "test-util")]
+    "test-util",
+];

@@ -85,3 +85,16 @@ pub use schemes::{
 pub use spending::{EffectiveSpending, effective_spending};
 /// The error of `tpl-core` inside [`MechError::Core`], for matching on it.
 pub use tpl_core::CoreError;
+
+/// The cargo features this build of the crate was compiled with (of `parallel`, `float-not-release-grade`, `serde`, `test-util`), for a
+/// binary that reports how it was built (`tpl --version`, the `build` object of its JSON).
+pub const FEATURES: &[&str] = &[
+    #[cfg(feature = "parallel")]
+    "parallel",
+    #[cfg(feature = "float-not-release-grade")]
+    "float-not-release-grade",
+    #[cfg(feature = "serde")]
+    "serde",
+    #[cfg(feature = "test-util")]
+    "test-util",
+];

@@ -95,3 +95,10 @@ pub use map_integer::{map_integer_objective, map_integer_step};
 pub use mle::mle_step;
 pub use prior::{PriorPolicy, PriorUpdate, Warning};
 pub use smooth::{WeightedPrior, pooled_map_objective, pooled_map_step};
+
+/// The cargo features this build of the crate was compiled with (of `serde`), for a
+/// binary that reports how it was built (`tpl --version`, the `build` object of its JSON).
+pub const FEATURES: &[&str] = &[
+    #[cfg(feature = "serde")]
+    "serde",
+];

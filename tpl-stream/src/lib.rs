@@ -64,3 +64,10 @@ pub use stream::{BUSY_TIMEOUT, DurableStream, Pushed, Rekeyed, Status, StepRecor
 pub use tpl_core::CoreError;
 /// The estimators a stream's [`Estimation`] names.
 pub use tpl_postprocess::Estimator;
+
+/// The cargo features this build of the crate was compiled with (of `test-util`), for a
+/// binary that reports how it was built (`tpl --version`, the `build` object of its JSON).
+pub const FEATURES: &[&str] = &[
+    #[cfg(feature = "test-util")]
+    "test-util",
+];

@@ -18,7 +18,7 @@ use crate::error::{CliError, Result};
 use crate::html::{Page, Section};
 use crate::matrix_source::MatrixSource;
 use crate::output_dir::write_file;
-use crate::provenance::{VERSION, command_line, note_seeded};
+use crate::provenance::{command_line, note_seeded};
 
 /// Post-processing applied to every strategy's releases (in extra rows
 /// `<strategy>+<name>`; [`docs/map.md`](tpl_core::guide::map)).
@@ -200,7 +200,7 @@ fn html_report(
         "Every release strategy on one count stream, scored on error and on the leakage the adversary's \
          correlation really gives (realised in the runs drawn, and guaranteed over every run).",
     );
-    page.provenance("command", command_line()).provenance("tpl", VERSION);
+    page.provenance("command", command_line()).provenance("tpl", crate::provenance::version_line());
     let kind = if args.stream.is_some() { "user stream" } else { "counts" };
     page.provenance(kind, inputs.path.display().to_string());
     for (side, file) in

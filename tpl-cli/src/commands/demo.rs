@@ -17,7 +17,7 @@ use crate::error::{CliError, Result};
 use crate::html::{self, Cell, Page, Section};
 use crate::matrix_source::MatrixSource;
 use crate::output_dir::{create_dir, write_file};
-use crate::provenance::VERSION;
+
 use crate::render::{Report, Table, csv_text, human};
 
 /// Arguments of `tpl demo`.
@@ -302,7 +302,7 @@ impl DemoReport {
              which release strategy to use. {PROTOCOL}"
         ))
         .provenance("command", format!("tpl demo --out {} --runs {} --seed {}", self.out.display(), self.runs, self.seed))
-        .provenance("tpl", VERSION)
+        .provenance("tpl", crate::provenance::version_line())
         .provenance(
             "seed",
             format!("{} (the demo is reproducible, hence its releases are NOT private)", self.seed),

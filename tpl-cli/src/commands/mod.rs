@@ -3,10 +3,12 @@
 
 pub mod allocate;
 pub mod compare;
+pub mod completions;
 pub mod demo;
 pub mod estimate;
 pub mod leakage;
 pub mod loss;
+pub mod man;
 pub mod postprocess;
 pub mod release;
 pub mod simulate;

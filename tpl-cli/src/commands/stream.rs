@@ -698,6 +698,7 @@ impl StatusReport {
             "estimator": c.estimation.map(|e| e.estimator.name()),
             "total": c.estimation.map(|e| e.total),
             "version": VERSION,
+            "build": crate::provenance::build_json(),
         })
     }
 }
