@@ -30,7 +30,7 @@ def _check_allocation(got, expected):
     "strategy,horizon,window",
     [("upper-bound", 12, None), ("upper-bound", 12, 3), ("quantified", 5, None), ("quantified", 9, 9), ("window", 10, 4)],
 )
-def test_allocate_equals_the_cli_on_the_fig8_matrices(cli, strategy, horizon, window):
+def test_allocate_equals_the_cli_on_the_fig8_matrices(repo_data, cli, strategy, horizon, window):
     args = ["--strategy", strategy, "--alpha", "1", "--horizon", str(horizon)]
     if window:
         args += ["--window", str(window)]
@@ -47,7 +47,7 @@ def test_allocate_equals_the_cli_on_the_fig8_matrices(cli, strategy, horizon, wi
 
 
 @pytest.mark.parametrize("strategy", ["upper-bound", "quantified", "window"])
-def test_allocate_equals_the_cli_on_a_day_of_the_smoothed_ais_week(cli, strategy):
+def test_allocate_equals_the_cli_on_a_day_of_the_smoothed_ais_week(repo_data, cli, strategy):
     expected, _ = cli(
         "allocate", "--strategy", strategy, *AIS_SMOOTHED, "--alpha", "1", "--horizon", "288", "--window", "12"
     )
@@ -55,7 +55,7 @@ def test_allocate_equals_the_cli_on_a_day_of_the_smoothed_ais_week(cli, strategy
     _check_allocation(got, expected)
 
 
-def test_allocate_refuses_an_unbounded_stream_as_the_cli_does(tpl_bin):
+def test_allocate_refuses_an_unbounded_stream_as_the_cli_does(repo_data, tpl_bin):
     pb, pf = read_matrix(AIS / "transition_backward.csv"), read_matrix(AIS / "transition_forward.csv")
     out = subprocess.run(
         [str(tpl_bin), "allocate", "--strategy", "upper-bound", "--backward", AIS / "transition_backward.csv",
@@ -95,7 +95,7 @@ def _check_release(got, expected):
 
 
 @pytest.mark.parametrize("scheme", ["laplace", "uniform", "sample", "bd", "ba", "pba"])
-def test_a_seeded_release_of_the_ais_week_equals_the_cli(cli, scheme):
+def test_a_seeded_release_of_the_ais_week_equals_the_cli(repo_data, cli, scheme):
     args = ["--scheme", scheme, "--epsilon", "1", "--window", "10", "--seed", "7", "--interval", "0.9"]
     if scheme == "pba":
         args += AIS_MATRICES

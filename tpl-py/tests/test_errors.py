@@ -200,9 +200,17 @@ def test_the_spark_tests_are_skipped_not_failed_without_pyspark(tmp_path):
     (fake / "__init__.py").write_text('raise ModuleNotFoundError("No module named pyspark", name="pyspark")\n')
     here = Path(__file__).parent
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(here / "test_spark.py")],
-        capture_output=True, text=True, env=env, cwd=here,
-    )
+    env.pop("TPL_REQUIRE_ALL", None)
+
+    def pytest_on_the_spark_tests(env):
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(here / "test_spark.py")],
+            capture_output=True, text=True, env=env, cwd=here,
+        )
+
+    run = pytest_on_the_spark_tests(env)
     # Exit code 5: nothing left to run in that file (it was skipped whole), not an error.
     assert run.returncode == 5 and "1 skipped" in run.stdout and "error" not in run.stdout, run.stdout + run.stderr
+    # Where every test must run (scripts/test-all), the same absence fails.
+    run = pytest_on_the_spark_tests(dict(env, TPL_REQUIRE_ALL="1"))
+    assert run.returncode == 2 and "pyspark is not installed (TPL_REQUIRE_ALL=1" in run.stdout, run.stdout + run.stderr

@@ -14,12 +14,12 @@ from conftest import AIS, ROOT, read_counts, read_matrix, same_bits
 
 
 @pytest.fixture(scope="module")
-def ais_stream():
+def ais_stream(repo_data):
     return np.loadtxt(AIS / "stream.csv", delimiter=",", skiprows=1, dtype=np.uint64)
 
 
 @pytest.mark.parametrize("smoothing,steps", [(None, None), (0.01, None), (0.01, "..972"), (None, "973..")])
-def test_estimate_of_the_ais_week_equals_the_cli(cli, tmp_path, ais_stream, smoothing, steps):
+def test_estimate_of_the_ais_week_equals_the_cli(repo_data, cli, tmp_path, ais_stream, smoothing, steps):
     extra = [] if smoothing is None else ["--smoothing", str(smoothing)]
     extra += [] if steps is None else ["--steps", steps]
     expected, _ = cli("estimate", "--stream", AIS / "stream.csv", "--out", tmp_path, *extra)
@@ -117,7 +117,7 @@ def _python_blocks(path):
 
 
 @pytest.mark.parametrize("doc", ["README.md", "docs/python.md"])
-def test_the_python_examples_of_the_documentation_run(doc, tmp_path, monkeypatch):
+def test_the_python_examples_of_the_documentation_run(repo_data, doc, tmp_path, monkeypatch):
     blocks = _python_blocks(ROOT / doc)
     assert blocks, f"no python example in {doc}"
     monkeypatch.chdir(tmp_path)  # anything an example writes lands here, not in the repository

@@ -13,7 +13,7 @@ MATRICES = ["example4.csv", "absorbing.csv", "fig8_backward.csv", "fig8_forward.
 
 @pytest.mark.parametrize("name", MATRICES)
 @pytest.mark.parametrize("alphas", [[1.0], [0.5, 1000.0], [0.0, 0.5, 1.0, 30.0, 1000.0]])
-def test_loss_equals_the_cli_for_one_two_and_many_alphas(cli, name, alphas):
+def test_loss_equals_the_cli_for_one_two_and_many_alphas(repo_data, cli, name, alphas):
     # One or two α use Algorithm 1, more the piecewise function: the same choice as the CLI.
     args = [a for x in alphas for a in ("--alpha", repr(x))]
     expected, _ = cli("loss", "--matrix", EXAMPLES / name, *args)
@@ -33,7 +33,7 @@ def test_loss_of_the_done_when_example_is_the_cli_value(cli, tmp_path):
     assert same_bits(tp.loss([[0.9, 0.1], [0.2, 0.8]], 1.0), expected["loss"][0])
 
 
-def test_loss_keeps_the_shape_of_an_array_of_alphas():
+def test_loss_keeps_the_shape_of_an_array_of_alphas(repo_data):
     P = read_matrix(EXAMPLES / "example4.csv")
     a = np.array([[0.5, 1.0], [2.0, 3.0]])
     got = tp.loss(P, a)
@@ -41,7 +41,7 @@ def test_loss_keeps_the_shape_of_an_array_of_alphas():
     assert same_bits(got.ravel(), tp.loss(P, a.ravel()))
 
 
-def test_loss_of_the_ais_matrix_is_alpha(cli):
+def test_loss_of_the_ais_matrix_is_alpha(repo_data, cli):
     # Rows with disjoint supports: L(α) = α (Theorem 7).
     P = read_matrix(AIS / "transition_forward.csv")
     expected, _ = cli("loss", "--matrix", AIS / "transition_forward.csv", "--alpha", "2")
@@ -51,7 +51,7 @@ def test_loss_of_the_ais_matrix_is_alpha(cli):
 @pytest.mark.parametrize(
     "name,eps", [("fig8_backward.csv", 0.1), ("absorbing.csv", 0.1), ("absorbing.csv", 0.3), ("example4.csv", 2.0)]
 )
-def test_supremum_equals_the_cli(cli, name, eps):
+def test_supremum_equals_the_cli(repo_data, cli, name, eps):
     expected, _ = cli("supremum", "--matrix", EXAMPLES / name, "--epsilon", eps)
     got = tp.supremum(read_matrix(EXAMPLES / name), eps)
     if expected["bounded"]:
@@ -60,7 +60,7 @@ def test_supremum_equals_the_cli(cli, name, eps):
         assert got is None and expected["supremum"] is None
 
 
-def test_supremum_of_the_smoothed_ais_matrix_equals_the_cli_with_smoothing(cli):
+def test_supremum_of_the_smoothed_ais_matrix_equals_the_cli_with_smoothing(repo_data, cli):
     expected, _ = cli(
         "supremum", "--matrix", AIS / "transition_backward.csv", "--smoothing", "0.01", "--epsilon", "0.1"
     )
@@ -81,7 +81,7 @@ def _check_leakage(got, expected):
         assert got.window is None and "window_leakage" not in got
 
 
-def test_leakage_of_the_fig8_budgets_equals_the_cli(cli):
+def test_leakage_of_the_fig8_budgets_equals_the_cli(repo_data, cli):
     expected, _ = cli(
         "leakage",
         "--backward", EXAMPLES / "fig8_backward.csv",
@@ -100,7 +100,7 @@ def test_leakage_of_the_fig8_budgets_equals_the_cli(cli):
 
 
 @pytest.mark.parametrize("side", ["backward", "forward", "both", "none"])
-def test_leakage_of_a_constant_budget_equals_the_cli(cli, side):
+def test_leakage_of_a_constant_budget_equals_the_cli(repo_data, cli, side):
     files = {"backward": EXAMPLES / "absorbing.csv", "forward": EXAMPLES / "example4.csv"}
     if side == "both":
         files = {"backward": EXAMPLES / "fig8_backward.csv", "forward": EXAMPLES / "fig8_forward.csv"}
@@ -116,7 +116,7 @@ def test_leakage_of_a_constant_budget_equals_the_cli(cli, side):
     _check_leakage(got, expected)
 
 
-def test_leakage_of_a_day_of_the_ais_week_equals_the_cli(cli):
+def test_leakage_of_a_day_of_the_ais_week_equals_the_cli(repo_data, cli):
     expected, _ = cli(
         "leakage", *AIS_SMOOTHED, "--epsilon", "0.05", "--horizon", "288", "--window", "12"
     )
@@ -137,7 +137,8 @@ def test_results_are_mappings_with_the_json_names():
     r = tp.leakage(epsilon=0.5, horizon=3)
     assert dict(r).keys() == {"t", "epsilon", "bpl", "fpl", "tpl", "max_tpl"}
     assert r["max_tpl"] == r.max_tpl == 0.5
-    assert r.to_dict()["bpl"] is r.bpl
+    assert r.to_dict(numpy=True)["bpl"] is r.bpl
+    assert r.to_dict()["bpl"] == r.bpl.tolist() and type(r.to_dict()["bpl"][0]) is float
 
 
 def test_a_releases_budgets_are_audited_at_its_sensitivity(tmp_path):

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 import temporal_privacy as tp
-from conftest import AIS, AIS_MATRICES, AIS_SMOOTHED, ais_smoothed, read_counts, read_matrix, same_bits
+from conftest import AIS, AIS_MATRICES, AIS_SMOOTHED, ais_smoothed, read_counts, read_matrix, require_module, same_bits
 
 STEPS = 300
 
 
 @pytest.fixture(scope="module")
-def ais(tmp_path_factory):
+def ais(repo_data, tmp_path_factory):
     """The first STEPS steps of the AIS week as a counts file, its counts and matrices."""
     d = tmp_path_factory.mktemp("ais")
     lines = (AIS / "counts.csv").read_text().splitlines()
@@ -40,7 +40,7 @@ def released(ais, tpl_bin):
 
 
 @pytest.mark.parametrize("estimator", ["map", "map-dbsec", "map-integer", "mle", "smooth"])
-def test_postprocess_of_a_release_equals_the_cli(cli, ais, released, estimator):
+def test_postprocess_of_a_release_equals_the_cli(repo_data, cli, ais, released, estimator):
     d, counts, pb, pf = ais
     r_csv, r = released
     total = int(counts[0].sum())
@@ -63,7 +63,7 @@ def test_postprocess_of_a_release_equals_the_cli(cli, ais, released, estimator):
         assert np.all(got.estimates.sum(axis=1) == total)
 
 
-def test_postprocess_intervals_with_a_seed_equal_the_cli(cli, ais, released):
+def test_postprocess_intervals_with_a_seed_equal_the_cli(repo_data, cli, ais, released):
     d, counts, pb, pf = ais
     r_csv, r = released
     total = int(counts[0].sum())
@@ -121,7 +121,7 @@ def test_bad_postprocess_arguments_are_named(kwargs, words):
     assert words in str(e.value)
 
 
-def test_compare_with_a_seed_equals_the_cli(cli, ais):
+def test_compare_with_a_seed_equals_the_cli(repo_data, cli, ais):
     d, counts, _, _ = ais
     expected, stderr = cli(
         "compare", "--counts", d / "counts.csv",
@@ -138,7 +138,7 @@ def test_compare_with_a_seed_equals_the_cli(cli, ais):
     assert [r["strategy"] for r in got.rows][:2] == ["laplace", "laplace+map"]
 
 
-def test_compare_reports_a_strategy_that_cannot_run_as_the_cli(cli, ais):
+def test_compare_reports_a_strategy_that_cannot_run_as_the_cli(repo_data, cli, ais):
     d, counts, pb, pf = ais
     expected, _ = cli(
         "compare", "--counts", d / "counts.csv",
@@ -153,7 +153,7 @@ def test_compare_reports_a_strategy_that_cannot_run_as_the_cli(cli, ais):
 
 
 def test_the_comparison_as_a_dataframe():
-    pd = pytest.importorskip("pandas")
+    pd = require_module("pandas")
     c = tp.compare(np.array([[5, 5]] * 8), epsilon=1, window=2, runs=1, schemes=["laplace", "sample"])
     df = c.dataframe
     assert isinstance(df, pd.DataFrame) and list(df.index) == ["laplace", "sample"]

@@ -12,13 +12,14 @@ import numpy as np
 import pytest
 
 import temporal_privacy as tp
-from conftest import AIS, ROOT, read_counts, read_matrix, same_bits
+from conftest import AIS, ROOT, read_counts, read_matrix, require_java, require_module, same_bits
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
 # Without PySpark (an install of the package alone) these tests are skipped, not failed.
-pytest.importorskip("pyspark")
+require_module("pyspark")
+require_java()
 
 from pyspark.sql import SparkSession  # noqa: E402
 
@@ -44,7 +45,7 @@ def spark():
 
 
 @pytest.fixture(scope="module")
-def ais_array():
+def ais_array(repo_data):
     return np.loadtxt(AIS / "stream.csv", delimiter=",", skiprows=1, dtype=np.uint64)
 
 
@@ -63,7 +64,7 @@ def frame(spark, records, schema=SCHEMA):
 # Equal to the CLI on the AIS week.
 
 
-def test_counts_of_the_ais_week_are_its_counts_file(ais):
+def test_counts_of_the_ais_week_are_its_counts_file(repo_data, ais):
     assert np.array_equal(tps.counts(ais), read_counts(AIS / "counts.csv"))
     wider = tps.counts(ais, cells=30)
     assert wider.shape == (1944, 30) and not wider[:, 23:].any()
@@ -73,7 +74,7 @@ def test_counts_of_the_ais_week_are_its_counts_file(ais):
 @pytest.mark.parametrize(
     "smoothing,steps,cells", [(None, None, None), (0.01, None, None), (0.01, "..972", None), (None, "973..", 30)]
 )
-def test_estimate_of_the_ais_week_equals_tpl_estimate(cli, tmp_path, ais, smoothing, steps, cells):
+def test_estimate_of_the_ais_week_equals_tpl_estimate(repo_data, cli, tmp_path, ais, smoothing, steps, cells):
     extra = [] if smoothing is None else ["--smoothing", str(smoothing)]
     extra += [] if steps is None else ["--steps", steps]
     extra += [] if cells is None else ["--cells", str(cells)]
@@ -206,7 +207,7 @@ def test_summary_names_the_worst_person_and_exact_quantiles(ais):
 
 
 def test_a_million_row_parquet_stream_equals_the_library(spark, tmp_path):
-    pa = pytest.importorskip("pyarrow")
+    pa = require_module("pyarrow")
     import pyarrow.parquet as pq
 
     users, steps, cells = 2000, 500, 16
@@ -329,7 +330,7 @@ def run_module(*args):
     )
 
 
-def test_command_line_estimate_writes_the_files_of_tpl_estimate(cli, tmp_path):
+def test_command_line_estimate_writes_the_files_of_tpl_estimate(repo_data, cli, tmp_path):
     expected, _ = cli("estimate", "--stream", AIS / "stream.csv", "--smoothing", "0.01", "--out", tmp_path / "cli")
     out = run_module(
         "estimate", "--stream", AIS / "stream.csv", "--smoothing", "0.01", "--out", tmp_path / "spark", "--master", "local[2]"
@@ -346,7 +347,7 @@ def test_command_line_estimate_writes_the_files_of_tpl_estimate(cli, tmp_path):
     assert (tmp_path / "spark/counts.csv").read_text() == (AIS / "counts.csv").read_text()
 
 
-def test_command_line_leakage_writes_people_and_the_summary(spark, tmp_path, ais_array):
+def test_command_line_leakage_writes_people_and_the_summary(repo_data, spark, tmp_path, ais_array):
     part = ais_array[ais_array[:, 0] < 300]
     path = tmp_path / "part.csv"
     np.savetxt(path, part, fmt="%d", delimiter=",", header="timestamp_bucket,user_id,location_cell", comments="")
@@ -373,14 +374,14 @@ def test_command_line_leakage_writes_people_and_the_summary(spark, tmp_path, ais
         (["estimate", "--stream", AIS / "stream.csv", "--out", "x", "--smoothing", "nan"], "finite"),
     ],
 )
-def test_command_line_refuses_bad_arguments_before_spark_starts(args, words):
+def test_command_line_refuses_bad_arguments_before_spark_starts(repo_data, args, words):
     out = run_module(*args)
     assert out.returncode == 2 and out.stdout == ""
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("python -m temporal_privacy.spark: error: ") and words in lines[0]
 
 
-def test_command_line_names_bad_rows_with_exit_status_2(tmp_path):
+def test_command_line_names_bad_rows_with_exit_status_2(repo_data, tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text("timestamp_bucket,user_id,location_cell\n0,0,1\n1,0,x\n")
     out = run_module("estimate", "--stream", path, "--out", tmp_path / "o", "--master", "local[1]")

@@ -6,7 +6,8 @@ with ``spark-submit --archives env.tar.gz#environment``, the executors running
 Spark ``local[2]`` (the same command line, in this process), ``tpl estimate`` and, for a few
 people, ``tpl estimate`` + ``tpl leakage`` on their own stream.
 
-Skipped only without a Java runtime (or without PySpark, as test_spark.py is). One cluster
+Skipped, saying why, without a Java runtime, PySpark or venv-pack (failed instead under
+TPL_REQUIRE_ALL=1). One cluster
 serves the whole module; every JVM is killed at the end, with its process group."""
 
 from __future__ import annotations
@@ -28,12 +29,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import read_matrix, same_bits
+from conftest import read_matrix, require_java, require_module, same_bits, unavailable
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
-pytest.importorskip("pyspark")
+require_module("pyspark")
 
 import pyspark  # noqa: E402
 
@@ -48,19 +49,7 @@ START_TIMEOUT = 120  # seconds for the master and both workers to come up
 JOB_TIMEOUT = 300  # seconds for one spark-submit
 
 
-def _java_works() -> bool:
-    home = os.environ.get("JAVA_HOME")
-    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
-    if not java:
-        return False
-    try:
-        return subprocess.run([java, "-version"], capture_output=True, timeout=60).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-if not _java_works():
-    pytest.skip("no Java runtime (`java -version` fails): Spark's master and workers need Java 17+", allow_module_level=True)
+require_java()
 
 
 def _free_ports(k: int) -> list:
@@ -221,13 +210,10 @@ def cluster(tmp_path_factory):
     """The master and two workers, up, with the packed environment as ``archive`` (packed
     while the workers start). Every JVM ends with the module, however it ends."""
     # Where the package is installed as a user installs it, the cluster's tools may be absent:
-    # then the test says why it skips; scripts/test-all sets TPL_REQUIRE_SPARK_CLUSTER=1, so
-    # that CI fails instead.
+    # then the test says why it skips (and fails under TPL_REQUIRE_ALL=1, as in CI).
     missing = _cluster_tools_missing()
     if missing:
-        if os.environ.get("TPL_REQUIRE_SPARK_CLUSTER") == "1":
-            pytest.fail(f"{missing} (TPL_REQUIRE_SPARK_CLUSTER=1 requires the cluster test)")
-        pytest.skip(missing)
+        unavailable(missing)
     c = Cluster(tmp_path_factory.mktemp("spark-cluster"))
     try:
         c.start_master()

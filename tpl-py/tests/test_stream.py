@@ -10,7 +10,7 @@ from conftest import AIS, read_counts, read_matrix, same_bits
 
 
 @pytest.fixture(scope="module")
-def week():
+def week(repo_data):
     return (
         read_counts(AIS / "counts.csv")[:48],
         read_matrix(AIS / "transition_backward.csv"),

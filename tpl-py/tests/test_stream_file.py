@@ -18,12 +18,12 @@ HEADER = "timestamp_bucket,user_id,location_cell\n"
 
 
 @pytest.fixture(scope="module")
-def ais_stream():
+def ais_stream(repo_data):
     return np.loadtxt(AIS / "stream.csv", delimiter=",", skiprows=1, dtype=np.uint64)
 
 
 @pytest.mark.parametrize("smoothing,steps,cells", [(None, None, None), (0.01, "..972", None), (None, "973..", 64)])
-def test_estimate_of_a_path_is_the_cli_and_the_array_form(cli, tmp_path, ais_stream, smoothing, steps, cells):
+def test_estimate_of_a_path_is_the_cli_and_the_array_form(repo_data, cli, tmp_path, ais_stream, smoothing, steps, cells):
     path = AIS / "stream.csv"
     extra = [] if smoothing is None else ["--smoothing", str(smoothing)]
     extra += [] if steps is None else ["--steps", steps]
@@ -45,7 +45,7 @@ def test_estimate_of_a_path_is_the_cli_and_the_array_form(cli, tmp_path, ais_str
     assert all(same_bits(again[k], got[k]) for k in ["forward", "backward", "counts"])
 
 
-def test_read_stream_gives_the_states_of_the_array_form(tmp_path, ais_stream):
+def test_read_stream_gives_the_states_of_the_array_form(repo_data, tmp_path, ais_stream):
     s = tp.read_stream(AIS / "stream.csv")
     e = tp.estimate(ais_stream)
     assert s.states.shape == (e.horizon, e.users) and s.states.dtype == np.int64

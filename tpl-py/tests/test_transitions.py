@@ -10,7 +10,7 @@ from conftest import AIS, same_bits
 
 
 @pytest.fixture(scope="module")
-def ais_stream():
+def ais_stream(repo_data):
     return np.loadtxt(AIS / "stream.csv", delimiter=",", skiprows=1, dtype=np.uint64)
 
 

@@ -300,14 +300,16 @@ class _Fields(Mapping):
             if f.name not in self._optional or getattr(self, f.name) is not None
         ]
 
-    def to_dict(self) -> dict:
-        """The fields that are set, by name (arrays are not copied)."""
-        return {k: getattr(self, k) for k in self._names()}
+    def to_dict(self, numpy: bool = False) -> dict:
+        """The fields that are set, by the CLI's JSON names, as plain Python values (lists,
+        floats, ints, bools, strings, ``None``), so that ``json.dumps(r.to_dict())`` works;
+        with ``numpy=True`` the arrays stay numpy arrays (not copied)."""
+        fields = {k: getattr(self, k) for k in self._names()}
+        return fields if numpy else _plain(fields)
 
     def to_json(self) -> str:
-        """The fields that are set as one JSON object, by the CLI's names, arrays as lists:
-        what ``json.dumps(r.to_dict())`` cannot do with numpy arrays."""
-        return json.dumps(_plain(self.to_dict()))
+        """The fields that are set as one JSON object: ``json.dumps(r.to_dict())``."""
+        return json.dumps(self.to_dict())
 
 
 def _plain(v: Any) -> Any:
