@@ -16,7 +16,12 @@ use crate::render::{Report, Table, csv_text, human};
 
 /// The comparison table: the library's result, and where its matrices came from, rendered
 /// and drawn here.
-pub struct CompareReport(pub Comparison, pub MatrixSource);
+pub struct CompareReport(pub Comparison, pub MatrixSource, pub PostprocessDefault);
+
+/// Whether the estimator of a comparison's post-processed rows was the default (`--postprocess`
+/// without a name: the offline default `smooth`) rather than named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PostprocessDefault(pub bool);
 
 /// The flags of a comparison, before validation.
 pub struct Options {
@@ -30,8 +35,8 @@ pub struct Options {
     pub sensitivity: f64,
     /// R.
     pub runs: usize,
-    /// The estimator of the post-processed rows, if any.
-    pub postprocess: Option<Estimator>,
+    /// The estimator of the post-processed rows, if any, and whether it was the default.
+    pub postprocess: Option<(Estimator, PostprocessDefault)>,
     /// Whether the post-processed rows come with the `+kalman` baseline's.
     pub baseline: bool,
     /// --seed.
@@ -54,13 +59,14 @@ pub fn run_comparison(
         .alpha(o.alpha)
         .sensitivity(o.sensitivity)
         .runs(o.runs)
-        .postprocess(o.postprocess)
+        .postprocess(o.postprocess.map(|(e, _)| e))
         .baseline(o.baseline)
         .seed(Seed::new(o.seed));
     let bar = progress::bar(setup.total_runs(strategies) as u64, "comparing", "runs");
     let comparison = compare(&setup, strategies, &|| bar.inc(1));
     bar.finish_and_clear();
-    Ok(CompareReport(comparison?, matrices))
+    let by_default = o.postprocess.map_or(PostprocessDefault(false), |(_, d)| d);
+    Ok(CompareReport(comparison?, matrices, by_default))
 }
 
 impl CompareReport {
@@ -231,6 +237,9 @@ impl Report for CompareReport {
         if let Value::Object(map) = &mut out {
             map.insert("version".into(), VERSION.into());
             map.insert("build".into(), crate::provenance::build_json());
+            if self.0.postprocess.is_some() {
+                map.insert("postprocess_default".into(), self.2.0.into());
+            }
             map.insert("matrices".into(), self.1.json());
         }
         out

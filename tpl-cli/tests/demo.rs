@@ -91,7 +91,7 @@ fn demo_without_arguments_prints_a_report_and_writes_tpl_demo_in_the_working_fol
     {
         assert!(report.contains(&format!("<h2>{section}</h2>")), "{section}");
     }
-    for strategy in ["laplace+map", "window+kalman", "prior-mean"] {
+    for strategy in ["laplace+smooth", "window+kalman", "prior-mean"] {
         assert!(report.contains(&format!("<td>{strategy}</td>")), "{strategy} in the tables");
     }
     assert!(report.contains("<dt>command</dt><dd>tpl demo --out tpl-demo --runs 10 --seed 2018</dd>"));
@@ -100,7 +100,7 @@ fn demo_without_arguments_prints_a_report_and_writes_tpl_demo_in_the_working_fol
     assert!(charts[0].1.iter().any(|t| t == "TPL_t (temporal)"), "{:?}", charts[0].1);
     for (label, texts) in &charts[1..] {
         assert!(label.starts_with("Error against audited leakage"), "{label}");
-        assert!(texts.iter().any(|t| t == "laplace+map"), "{label}: {texts:?}");
+        assert!(texts.iter().any(|t| t == "laplace+smooth"), "{label}: {texts:?}");
     }
     // Not a text dump: the numbers are in HTML tables.
     assert_eq!(report.matches("<pre>").count(), 1, "one block of commands to try, no text dump");

@@ -60,7 +60,7 @@ fn chart_with_truth_and_band_and_bad_flags() {
     assert!(header.ends_with("hi_c22") && header.contains(",lo_c0,"), "{header}");
     let drawn = std::fs::read_to_string(&svg).unwrap();
     // The chart holds the true counts: its title says it is confidential.
-    for needle in ["truth", "raw release", "estimate (map)", "80 % interval", "cell c22", "CONFIDENTIAL"] {
+    for needle in ["truth", "raw release", "estimate (smooth)", "80 % interval", "cell c22", "CONFIDENTIAL"] {
         assert!(drawn.contains(needle), "the chart shows {needle}");
     }
     let short = d.file("short.csv", "timestamp_bucket,c0\n0,1\n");

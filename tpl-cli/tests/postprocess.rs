@@ -19,10 +19,23 @@ fn json_contract_and_the_hand_case() {
     let r = d.file("r.csv", "10,0\n");
     let p = d.file("p.csv", "0.5 0.5\n");
     let eps = s(2.0 * 2f64.ln());
-    let out = json(&["postprocess", "--releases", &r, "--total", "10", "--epsilon", &eps, "--prior", &p]);
+    let out = json(&[
+        "postprocess",
+        "--releases",
+        &r,
+        "--total",
+        "10",
+        "--epsilon",
+        &eps,
+        "--prior",
+        &p,
+        "--estimator",
+        "map",
+    ]);
     let keys: Vec<&str> = out.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, ["estimator", "t", "estimates"]);
+    assert_eq!(keys, ["estimator", "t", "estimates", "estimator_default", "causal"]);
     assert_eq!(out["estimator"], "map");
+    assert_eq!((&out["estimator_default"], &out["causal"]), (&Value::Bool(false), &Value::Bool(true)));
     assert_eq!(nums(&out, "t"), vec![1.0]);
     let x = &rows(&out)[0];
     assert_close(x[0], 8.0, 1e-12, "x0");
@@ -130,7 +143,7 @@ fn map_beats_the_raw_release_on_correlated_data() {
         raw.iter().map(|r| r.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",") + "\n").collect();
     let r = d.file("r.csv", &text);
     let map = rows(&json(&cmd(
-        "postprocess --releases {} --total 60 --epsilon 0.2 --forward {} --prior uniform",
+        "postprocess --releases {} --total 60 --epsilon 0.2 --forward {} --prior uniform --causal",
         &[&r, &pf],
     )));
     let mse = |est: &[Vec<f64>]| {
@@ -183,7 +196,18 @@ fn zero_prior_cell_with_a_positive_release_is_not_nan() {
     }
     // The frequency prior warns (on stderr only) about cells whose first release is ≤ 0.
     let r0 = d.file("r0.csv", "0,7\n");
-    let run = tpl(&["postprocess", "--releases", &r0, "--total", "7", "--epsilon", "1", "--format", "json"]);
+    let run = tpl(&[
+        "postprocess",
+        "--releases",
+        &r0,
+        "--total",
+        "7",
+        "--epsilon",
+        "1",
+        "--causal",
+        "--format",
+        "json",
+    ]);
     assert_eq!(run.code, Some(0), "{}", run.describe());
     assert!(run.stderr.contains("warning") && run.stderr.contains("column c0"), "{}", run.describe());
     assert!(serde_json::from_str::<Value>(&run.stdout).is_ok());
@@ -219,7 +243,8 @@ fn bad_inputs_exit_2_with_one_line() {
         (vec![&nan, "--total", "12", "--epsilon", "1", "--forward", &pf], vec!["nan.csv:2"], vec![]),
         (vec![&ragged, "--total", "12", "--epsilon", "1", "--forward", &pf], vec!["ragged.csv:2"], vec![]),
         (vec![&missing, "--total", "12", "--epsilon", "1"], vec!["missing.csv"], vec![]),
-        (vec![&r, "--total", "12", "--epsilon", "1"], vec!["--forward", "map"], vec![]),
+        (vec![&r, "--total", "12", "--epsilon", "1"], vec!["--forward", "smooth"], vec![]),
+        (vec![&r, "--total", "12", "--epsilon", "1", "--causal"], vec!["--forward", "map"], vec![]),
         (vec![&r, "--total", "12", "--epsilon", "1", "--forward", &pf2], vec!["pf2.csv", "2×2"], vec!["3"]),
         (vec![&r1, "--total", "12", "--epsilon", "1", "--prior", &p_len], vec!["plen.csv"], vec!["2", "3"]),
         (vec![&r1, "--total", "12", "--epsilon", "1", "--prior", &p_sum], vec!["psum.csv"], vec!["1.5"]),
@@ -276,7 +301,9 @@ fn every_estimator_runs_and_says_which_it_is() {
         let first = run.stdout.lines().next().unwrap();
         assert!(
             first.starts_with("# tpl ")
-                && first.contains(&format!("postprocess: estimator={estimator} total=60")),
+                && first.contains(&format!(
+                    "postprocess: estimator={estimator} estimator_default=false total=60"
+                )),
             "{first}"
         );
     }
@@ -320,4 +347,57 @@ fn replicates_without_interval_is_refused_naming_both_flags() {
         "5",
     ]);
     assert!(run.stderr.contains("--replicates") && run.stderr.contains("--interval"), "{}", run.describe());
+}
+
+#[test]
+fn the_defaults_are_smooth_offline_and_the_causal_filter_online() {
+    let d = Scratch::new("pp_defaults");
+    let (r, pf, _) = correlated_files(&d);
+    let base = ["postprocess", "--releases", &r, "--total", "60", "--epsilon", "0.5", "--forward", &pf];
+    let with = |extra: &[&str]| json(&[&base[..], extra].concat());
+    let fields = |v: &Value| (v["estimator"].clone(), v["estimator_default"].clone(), v["causal"].clone());
+    let b = Value::Bool;
+    assert_eq!(fields(&with(&[])), ("smooth".into(), b(true), b(false)), "offline: smooth by default");
+    assert_eq!(fields(&with(&["--causal"])), ("map".into(), b(true), b(true)), "--causal: the causal filter");
+    assert_eq!(fields(&with(&["--estimator", "map"])), ("map".into(), b(false), b(true)));
+    assert_eq!(fields(&with(&["--causal", "--estimator", "mle"])), ("mle".into(), b(false), b(true)));
+    // The default is the smoother itself, and --causal the filter itself, to the last bit.
+    assert_eq!(with(&[])["estimates"], with(&["--estimator", "smooth"])["estimates"]);
+    assert_eq!(with(&["--causal"])["estimates"], with(&["--estimator", "map"])["estimates"]);
+    for not_causal in ["smooth", "kalman"] {
+        bad_input(
+            &[&base[..], &["--causal", "--estimator", not_causal]].concat(),
+            &["--causal", not_causal],
+            &[],
+        );
+    }
+    // The CSV's `#` line and the table say it too.
+    let csv = tpl_ok(&[&base[..], &["--format", "csv"]].concat()).stdout;
+    assert!(
+        csv.lines().next().unwrap_or_default().contains("estimator=smooth estimator_default=true"),
+        "{csv}"
+    );
+    let table = tpl_ok(&base).stdout;
+    assert!(table.starts_with("Estimator smooth (the default"), "{table}");
+}
+
+#[test]
+fn a_prior_the_estimator_does_not_use_is_checked_and_said() {
+    let d = Scratch::new("pp_prior_unused");
+    let (r, pf, _) = correlated_files(&d);
+    // Three cells, as STAY: a prior unlike the frequency one.
+    let p = d.file("p.csv", "0.2,0.3,0.5\n");
+    for estimator in ["smooth", "kalman", "mle"] {
+        let run = tpl_ok(&cmd(
+            "postprocess --releases {} --total 60 --epsilon 0.5 --forward {} --estimator {} --prior {}",
+            &[&r, &pf, estimator, &p],
+        ));
+        assert!(run.stderr.contains("the prior given is not used"), "{estimator}: {}", run.describe());
+    }
+    // The filter uses it: no such warning.
+    let run = tpl_ok(&cmd(
+        "postprocess --releases {} --total 60 --epsilon 0.5 --forward {} --causal --prior {}",
+        &[&r, &pf, &p],
+    ));
+    assert!(!run.stderr.contains("not used"), "{}", run.describe());
 }

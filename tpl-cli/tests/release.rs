@@ -46,6 +46,7 @@ fn json_contract_for_every_scheme() {
                 "sampler",
                 "seeded",
                 "version",
+                "build",
                 "t",
                 "published",
                 "budget",

@@ -62,7 +62,7 @@ fn a_cron_loop_of_pushes_stores_estimates_better_than_the_releases() {
     let csv = tpl(&["stream", "export", "--db", &db, "--format", "csv"]);
     let releases_csv = d.file("r.csv", &csv.stdout);
     let offline = json(&cmd(
-        "postprocess --releases {} --total {} --forward {}",
+        "postprocess --releases {} --total {} --forward {} --causal",
         &[&releases_csv, &total.to_string(), &forward],
     ));
     assert_eq!(number_rows(&offline["estimates"]), estimates);

@@ -26,7 +26,8 @@ use crate::{map, map_integer, mle, smooth, validate};
 /// use tpl_postprocess::Estimator;
 /// assert_eq!("map-integer".parse::<Estimator>()?, Estimator::MapInteger);
 /// assert_eq!(Estimator::Mle.to_string(), "mle");
-/// assert_eq!(Estimator::default(), Estimator::Map);
+/// assert_eq!(Estimator::default(), Estimator::ONLINE_DEFAULT);
+/// assert_eq!(Estimator::OFFLINE_DEFAULT, Estimator::Smooth);
 /// assert!(!Estimator::Smooth.is_filter() && Estimator::MapDbsec.is_filter());
 /// # Ok::<(), tpl_postprocess::PostprocessError>(())
 /// ```
@@ -64,6 +65,16 @@ impl Estimator {
     /// Every estimator, in the order the command line lists them.
     pub const ALL: [Self; 6] =
         [Self::Map, Self::MapDbsec, Self::MapInteger, Self::Mle, Self::Smooth, Self::Kalman];
+
+    /// The default where the whole release is at hand (`tpl postprocess`, `tpl compare
+    /// --postprocess`, `tpl demo`, Python's `postprocess`): `smooth`, which estimates every
+    /// step from all releases, past and future ([docs/map.md](tpl_core::guide::map) §8).
+    pub const OFFLINE_DEFAULT: Self = Self::Smooth;
+
+    /// The default where only the past exists (a stream's stored estimates, a causal request):
+    /// the causal filter `map`, step t from the releases up to t; also [`Estimator::default`]
+    /// and [`FilterConfig::new`]'s, since a [`Filter`] runs one release at a time.
+    pub const ONLINE_DEFAULT: Self = Self::Map;
 
     /// The name used on the command line and in JSON output: `map`, `map-dbsec`,
     /// `map-integer`, `mle`, `smooth`, `kalman` (also its `serde` form).
@@ -581,18 +592,33 @@ pub fn filter<R: AsRef<[f64]>>(
     if horizon > 1 && estimator.uses_prior() && config.forward.is_none() {
         return Err(PostprocessError::MissingForward { estimator: estimator.name(), horizon });
     }
+    // A malformed prior is refused whichever estimator runs; one given but not used is said.
+    config.prior.check(cells)?;
+    let state_space =
+        matches!(estimator, Estimator::Smooth | Estimator::Kalman) && cells <= kalman::ONLINE_CELLS;
+    let ignores_prior = state_space || matches!(estimator, Estimator::Kalman | Estimator::Mle);
+    let unused = (config.prior != PriorPolicy::Frequency && ignores_prior)
+        .then(|| Warning::PriorUnused { estimator: estimator.name().to_string() });
     match estimator {
-        Estimator::Smooth if cells <= kalman::ONLINE_CELLS => {
+        Estimator::Smooth if state_space => {
             let out = kalman::state_space_smooth(releases, budgets, &config, estimator, kalman::GUARDED)?;
-            return Ok(Estimates { estimator, estimates: out.estimates, warnings: Vec::new() });
+            return Ok(Estimates {
+                estimator,
+                estimates: out.estimates,
+                warnings: unused.into_iter().collect(),
+            });
         }
         Estimator::Smooth => return smooth::smooth(releases, budgets, config),
-        Estimator::Kalman => return kalman::kalman(releases, budgets, config),
+        Estimator::Kalman => {
+            let mut out = kalman::kalman(releases, budgets, config)?;
+            out.warnings.extend(unused);
+            return Ok(out);
+        }
         _ => {}
     }
     let mut stepper = Filter::new(cells, config)?;
     let mut estimates = Vec::with_capacity(horizon);
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<Warning> = unused.into_iter().collect();
     for (release, &epsilon) in releases.iter().zip(budgets) {
         let step = stepper.step(release.as_ref(), epsilon)?;
         estimates.push(step.estimate);

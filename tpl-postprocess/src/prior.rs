@@ -68,6 +68,13 @@ pub enum Warning {
         /// 1-based cells of the errors, a warning names the columns a user sees).
         cells: Vec<usize>,
     },
+    /// A prior other than the default was given, but the estimator does not use one: `mle`
+    /// never does, and `smooth` and `kalman` on up to 64 cells start from the releases
+    /// themselves (the state-space model of [docs/map.md](tpl_core::guide::map) §14).
+    PriorUnused {
+        /// The estimator's name.
+        estimator: String,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -88,6 +95,9 @@ impl fmt::Display for Warning {
                     "the frequency prior is 0 in {noun} {} (first release ≤ 0): {subject} estimated as 0 at step 1",
                     list.join(", ")
                 )
+            }
+            Self::PriorUnused { estimator } => {
+                write!(f, "the prior given is not used: {estimator} estimates without one here (docs/map.md §14)")
             }
         }
     }

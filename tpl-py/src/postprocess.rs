@@ -149,5 +149,10 @@ fn where_(e: &PostprocessError) -> &'static str {
 
 /// Adds this module's functions.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The defaults of the library (docs/map.md §8), so that the package never restates them.
+    m.add("OFFLINE_ESTIMATOR", Estimator::OFFLINE_DEFAULT.name())?;
+    m.add("ONLINE_ESTIMATOR", Estimator::ONLINE_DEFAULT.name())?;
+    let causal: Vec<&str> = Estimator::ALL.iter().filter(|e| e.is_filter()).map(|e| e.name()).collect();
+    m.add("CAUSAL_ESTIMATORS", causal)?;
     m.add_function(wrap_pyfunction!(postprocess, m)?)
 }

@@ -1554,9 +1554,23 @@ WHOLE_CASES = [
     (
         "postprocess-no-forward",
         lambda: tp.postprocess([[3.0, 4, 5], [6, 2, 4]], 12, epsilon=1.0),
-        ["forward", "estimator map needs a forward transition matrix"],
+        ["forward", "estimator smooth needs a forward transition matrix"],
         ["postprocess", "--releases", R3, "--total", "12", "--epsilon", "1"],
+        ["--forward", "smooth"],
+    ),
+    (
+        "postprocess-causal-no-forward",
+        lambda: tp.postprocess([[3.0, 4, 5], [6, 2, 4]], 12, epsilon=1.0, causal=True),
+        ["forward", "estimator map needs a forward transition matrix"],
+        ["postprocess", "--releases", R3, "--total", "12", "--epsilon", "1", "--causal"],
         ["--forward", "map"],
+    ),
+    (
+        "postprocess-causal-smooth",
+        lambda: tp.postprocess([[3.0, 4, 5]], 12, epsilon=1.0, estimator="smooth", causal=True),
+        ["causal", "smooth"],
+        ["postprocess", "--releases", R3, "--total", "12", "--epsilon", "1", "--estimator", "smooth", "--causal"],
+        ["--causal", "smooth"],
     ),
     (
         "postprocess-prior-length",
@@ -1601,8 +1615,8 @@ WHOLE_CASES = [
         [],
     ),
     (
-        "postprocess-estimator-none",
-        lambda: tp.postprocess([[3.0, 4, 5]], 12, epsilon=1.0, estimator=None),
+        "postprocess-estimator-not-text",
+        lambda: tp.postprocess([[3.0, 4, 5]], 12, epsilon=1.0, estimator=1),
         ["estimator"],
         None,
         [],

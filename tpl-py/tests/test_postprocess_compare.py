@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import temporal_privacy as tp
-from conftest import AIS, AIS_MATRICES, AIS_SMOOTHED, ais_smoothed, read_counts, read_matrix, require_module, same_bits
+from conftest import AIS, AIS_MATRICES, AIS_SMOOTHED, EXAMPLES, ais_smoothed, read_counts, read_matrix, require_module, same_bits
 
 STEPS = 300
 
@@ -71,8 +71,7 @@ def test_postprocess_intervals_with_a_seed_equal_the_cli(repo_data, cli, ais, re
         "postprocess", "--releases", r_csv, "--total", total, "--forward", AIS / "transition_forward.csv",
         "--interval", "0.9", "--replicates", "20", "--seed", "5",
     )
-    with pytest.warns(UserWarning, match="frequency prior"):
-        got = tp.postprocess(r, total=total, forward=pf, interval=0.9, replicates=20, seed=5)
+    got = tp.postprocess(r, total=total, forward=pf, interval=0.9, replicates=20, seed=5)
     assert same_bits(got.estimates, expected["estimates"])
     assert got.interval == expected["interval"] == 0.9
     assert same_bits(got.lower, expected["lower"]) and same_bits(got.upper, expected["upper"])
@@ -87,11 +86,15 @@ def test_postprocess_with_a_constant_epsilon_a_uniform_prior_and_a_given_prior_e
     pf.write_text("\n".join(",".join(repr(float(v)) for v in row) for row in P) + "\n")
     prior = tmp_path / "prior.csv"
     prior.write_text("0.25,0.5,0.25\n")
+    # The causal filter uses the prior (smooth, the default, starts from the releases on up to
+    # 64 cells and says that a prior given is not used).
     for prior_arg, prior_py in [("uniform", "uniform"), (str(prior), [0.25, 0.5, 0.25])]:
         expected, _ = cli("postprocess", "--releases", f, "--total", "16", "--epsilon", "0.3",
-                          "--sensitivity", "1", "--forward", pf, "--prior", prior_arg)
-        got = tp.postprocess(releases, total=16, epsilon=0.3, sensitivity=1, forward=P, prior=prior_py)
+                          "--sensitivity", "1", "--forward", pf, "--prior", prior_arg, "--causal")
+        got = tp.postprocess(releases, total=16, epsilon=0.3, sensitivity=1, forward=P, prior=prior_py, causal=True)
         assert same_bits(got.estimates, expected["estimates"])
+        with pytest.warns(UserWarning, match="the prior given is not used"):
+            tp.postprocess(releases, total=16, epsilon=0.3, sensitivity=1, forward=P, prior=prior_py)
 
 
 @pytest.mark.parametrize(
@@ -189,3 +192,40 @@ def test_compare_shows_the_kalman_baseline_unless_told_not_to():
     assert rows == ["bd", "bd+smooth", "prior-mean"]
     with pytest.raises(tp.TplError, match="baseline"):
         tp.compare(counts, baseline="yes", **kw)
+
+
+def test_the_defaults_are_smooth_offline_and_the_causal_filter_online():
+    P = np.array([[0.9, 0.1], [0.2, 0.8]])
+    noisy = np.array([[6.0, 9.0], [4.0, 12.0], [7.0, 8.0], [5.0, 10.0]])
+    e = tp.postprocess(noisy, total=15, epsilon=0.5, forward=P)
+    assert (e.estimator, e.estimator_default, e.causal) == ("smooth", True, False)
+    assert np.array_equal(e.estimates, tp.postprocess(noisy, total=15, epsilon=0.5, forward=P, estimator="smooth").estimates)
+    c = tp.postprocess(noisy, total=15, epsilon=0.5, forward=P, causal=True)
+    assert (c.estimator, c.estimator_default, c.causal) == ("map", True, True)
+    named = tp.postprocess(noisy, total=15, epsilon=0.5, forward=P, estimator="map")
+    assert (named.estimator_default, named.causal) == (False, True) and np.array_equal(named.estimates, c.estimates)
+    for not_causal in ("smooth", "kalman"):
+        with pytest.raises(tp.TplError, match="causal"):
+            tp.postprocess(noisy, total=15, epsilon=0.5, forward=P, causal=True, estimator=not_causal)
+    with pytest.raises(tp.TplError, match="causal"):
+        tp.postprocess(noisy, total=15, epsilon=0.5, forward=P, causal="yes")
+    counts = np.array([[5, 5]] * 8)
+    default = tp.compare(counts, P, P, epsilon=1, window=2, runs=1, seed=1, schemes=["bd"], postprocess=True)
+    assert default.postprocess == "smooth" and default.postprocess_default is True
+    assert [r["strategy"] for r in default.rows][:2] == ["bd", "bd+smooth"]
+    named = tp.compare(counts, P, P, epsilon=1, window=2, runs=1, seed=1, schemes=["bd"], postprocess="map")
+    assert named.postprocess == "map" and named.postprocess_default is False
+    plain = tp.compare(counts, P, P, epsilon=1, window=2, runs=1, seed=1, schemes=["bd"])
+    assert plain.postprocess is None and "postprocess_default" not in plain
+
+
+def test_the_default_equals_the_cli_default(repo_data, cli, tmp_path):
+    P = EXAMPLES / "fig8_forward.csv"
+    noisy = np.array([[6.0, 9.0], [4.0, 12.0], [7.0, 8.0]])
+    path = tmp_path / "r.csv"
+    path.write_text("\n".join(",".join(repr(float(v)) for v in row) for row in noisy) + "\n")
+    for extra, kw in (([], {}), (["--causal"], {"causal": True})):
+        expected, _ = cli("postprocess", "--releases", path, "--total", "15", "--epsilon", "0.5", "--forward", P, *extra)
+        got = tp.postprocess(noisy, total=15, epsilon=0.5, forward=read_matrix(P), **kw)
+        assert got.estimator == expected["estimator"] and got.estimator_default == expected["estimator_default"]
+        assert got.causal == expected["causal"] and same_bits(got.estimates, expected["estimates"])

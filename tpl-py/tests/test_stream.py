@@ -225,7 +225,7 @@ def test_a_stream_stores_causal_estimates_that_beat_its_releases(tmp_path):
     assert ((estimates - truth) ** 2).mean() < ((releases - truth) ** 2).mean()
     # The same as postprocess of the releases, offline.
     budgets = [step["publication_budget"] if step["published"] else 0.0 for step in pushed]
-    offline = tp.postprocess(releases, total=60, budgets=budgets, forward=p)
+    offline = tp.postprocess(releases, total=60, budgets=budgets, forward=p, causal=True)
     np.testing.assert_array_equal(offline["estimates"], estimates)
     smoothed = s.smoothed()
     assert smoothed.shape == (40, 3)
@@ -248,6 +248,7 @@ def test_a_stream_stores_causal_estimates_that_beat_its_releases(tmp_path):
         total=60,
         budgets=[st["publication_budget"] if st["published"] else 0.0 for st in steps],
         forward=p,
+        causal=True,
     )
     np.testing.assert_array_equal(more.estimates(), offline["estimates"])
 

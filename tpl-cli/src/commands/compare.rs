@@ -12,7 +12,7 @@ use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism};
 use tpl_postprocess::Estimator;
 
 use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
-use crate::comparison_report::{CompareReport, Options, run_comparison};
+use crate::comparison_report::{CompareReport, Options, PostprocessDefault, run_comparison};
 use crate::counts_check::check_counts;
 use crate::error::{CliError, Result};
 use crate::html::{Page, Section};
@@ -24,13 +24,16 @@ use crate::provenance::{command_line, note_seeded};
 /// `<strategy>+<name>`; [`docs/map.md`](tpl_core::guide::map)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Postprocess {
-    /// MAP with a prior whose strength is learned from the releases (the default of
-    /// `tpl postprocess`).
+    /// `--postprocess` without a name: the offline default, smooth.
+    #[value(hide = true)]
+    Default,
+    /// The causal filter: MAP with a prior whose strength is learned from the releases up
+    /// to each step (the default of a live stream).
     Map,
     /// MAP with the DBSec paper's prior at full strength.
     MapDbsec,
     /// Whole-sequence smoothing: every step from all releases, with --forward and, when
-    /// given, --backward.
+    /// given, --backward (the default of `--postprocess` and `tpl postprocess`).
     Smooth,
     /// The classical baseline: Kalman filter and RTS smoother, move weight and process noise
     /// fitted to the releases by maximum likelihood (n³ per step).
@@ -38,13 +41,15 @@ pub enum Postprocess {
 }
 
 impl Postprocess {
-    /// The estimator of `tpl-postprocess` it runs.
-    fn estimator(self) -> Estimator {
+    /// The estimator of `tpl-postprocess` it runs, and whether it is the default.
+    fn estimator(self) -> (Estimator, PostprocessDefault) {
+        let named = |e| (e, PostprocessDefault(false));
         match self {
-            Self::Map => Estimator::Map,
-            Self::MapDbsec => Estimator::MapDbsec,
-            Self::Smooth => Estimator::Smooth,
-            Self::Kalman => Estimator::Kalman,
+            Self::Default => (Estimator::OFFLINE_DEFAULT, PostprocessDefault(true)),
+            Self::Map => named(Estimator::Map),
+            Self::MapDbsec => named(Estimator::MapDbsec),
+            Self::Smooth => named(Estimator::Smooth),
+            Self::Kalman => named(Estimator::Kalman),
         }
     }
 }
@@ -93,9 +98,10 @@ pub struct CompareArgs {
     #[arg(long, value_name = "R", default_value_t = 10)]
     pub runs: usize,
     /// Also score every strategy after post-processing (adds `<strategy>+<name>` rows, e.g.
-    /// `bd+map`, the classical baseline's `<strategy>+kalman` rows and the data-free
-    /// `prior-mean` row); --forward is the public prior.
-    #[arg(long, value_enum, value_name = "NAME")]
+    /// `bd+smooth`, the classical baseline's `<strategy>+kalman` rows and the data-free
+    /// `prior-mean` row); --forward is the public prior. Without a NAME: smooth, the offline
+    /// default (the whole release is at hand).
+    #[arg(long, value_enum, value_name = "NAME", num_args = 0..=1, require_equals = false, default_missing_value = "default")]
     pub postprocess: Option<Postprocess>,
     /// Leave out the `+kalman` baseline rows that --postprocess adds.
     #[arg(long, requires = "postprocess")]

@@ -129,7 +129,10 @@ pub fn run(args: &DemoArgs) -> Result<DemoReport> {
         alpha: None,
         sensitivity: tpl_mechanisms::DEFAULT_SENSITIVITY,
         runs: args.runs,
-        postprocess: Some(tpl_postprocess::Estimator::Map),
+        postprocess: Some((
+            tpl_postprocess::Estimator::OFFLINE_DEFAULT,
+            crate::comparison_report::PostprocessDefault(true),
+        )),
         baseline: true,
         seed: Some(args.seed),
     };
@@ -286,7 +289,7 @@ impl DemoReport {
     /// Commands to try next.
     const TRY: &'static str = "tpl leakage  --backward PB.csv --forward PF.csv --epsilon 0.1 --horizon 100 --window 10\n\
         tpl estimate --stream stream.csv --steps ..1000 --out matrices\n\
-        tpl compare  --stream stream.csv --train-steps ..1000 --epsilon 1 --window 10 --postprocess map --report c.html\n\
+        tpl compare  --stream stream.csv --train-steps ..1000 --epsilon 1 --window 10 --postprocess --report c.html\n\
         (matrices from steps 1 to 1000, strategies scored on the steps after them)";
 
     /// The report as one self-contained HTML page: every table, the three charts inline,
@@ -318,8 +321,8 @@ impl DemoReport {
         .provenance(
             "comparisons",
             format!(
-                "ε = {CMP_EPSILON} per window of {CMP_WINDOW} steps, {} runs per strategy, MAP post-processing \
-                 with the Kalman baseline",
+                "ε = {CMP_EPSILON} per window of {CMP_WINDOW} steps, {} runs per strategy, post-processing by \
+                 smoothing (the offline default) with the Kalman baseline",
                 self.runs
             ),
         );

@@ -52,14 +52,18 @@ pub struct PostprocessArgs {
     /// row of n probabilities.
     #[arg(long, value_name = "frequency|uniform|FILE", default_value = "frequency")]
     pub prior: String,
-    /// Estimator: map (continuous MAP, prior strength learned from the releases), map-dbsec
-    /// (continuous MAP, the DBSec paper's prior at full strength), map-integer (exact integer
-    /// MAP, DBSec prior), mle (least squares under the sum constraint; uses no prior),
-    /// smooth (every step from all releases, past and future) or kalman (the classical
-    /// Kalman filter and RTS smoother, move weight and process noise fitted by maximum
-    /// likelihood; n³ per step).
-    #[arg(long, value_parser = parse_estimator, default_value = "map")]
-    pub estimator: Estimator,
+    /// Estimator: smooth (the default: every step from all releases, past and future), map
+    /// (the causal filter: each step from the releases up to it, prior strength learned from
+    /// them; the default with --causal), map-dbsec (continuous MAP, the DBSec paper's prior at
+    /// full strength), map-integer (exact integer MAP, DBSec prior), mle (least squares under
+    /// the sum constraint; uses no prior) or kalman (the classical Kalman filter and RTS
+    /// smoother, move weight and process noise fitted by maximum likelihood; n³ per step).
+    #[arg(long, value_parser = parse_estimator)]
+    pub estimator: Option<Estimator>,
+    /// Estimate each step from the releases up to it only, as a live stream must (the causal
+    /// filter map unless --estimator names another causal one: map-dbsec, map-integer, mle).
+    #[arg(long)]
+    pub causal: bool,
     #[command(flatten)]
     pub matrices: MatrixOptions,
     #[command(flatten)]
@@ -109,6 +113,20 @@ fn parse_estimator(s: &str) -> std::result::Result<Estimator, String> {
     s.parse::<Estimator>().map_err(|e| e.to_string())
 }
 
+/// The estimator `tpl postprocess` runs and whether it is a default: the one given, else the
+/// causal filter with `--causal`, else the offline default `smooth` (docs/map.md §8).
+fn chosen_estimator(args: &PostprocessArgs) -> Result<(Estimator, bool)> {
+    match (args.estimator, args.causal) {
+        (Some(e), true) if !e.is_filter() => Err(CliError::Usage(format!(
+            "--causal --estimator {e}: {e} estimates each step from later releases too; a causal one is \
+             map, map-dbsec, map-integer or mle"
+        ))),
+        (Some(e), _) => Ok((e, false)),
+        (None, true) => Ok((Estimator::ONLINE_DEFAULT, true)),
+        (None, false) => Ok((Estimator::OFFLINE_DEFAULT, true)),
+    }
+}
+
 /// The estimates of a stream, and how they were made.
 pub struct PostprocessReport {
     /// The command, for the CSV's provenance line (`postprocess`, `stream export`).
@@ -117,6 +135,9 @@ pub struct PostprocessReport {
     total: u64,
     sensitivity: f64,
     prior: String,
+    /// Whether the estimator was the default rather than named (`None`: estimates a stream
+    /// made, whose estimator its set-up names).
+    by_default: Option<bool>,
     /// Per-cell intervals, with `--interval`, and how they were made.
     intervals: Option<Intervals>,
     interval_method: IntervalMethod,
@@ -159,7 +180,16 @@ impl PostprocessReport {
         prior: String,
         (intervals, interval_method): (Option<Intervals>, IntervalMethod),
     ) -> Self {
-        Self { command: "stream export", estimates, total, sensitivity, prior, intervals, interval_method }
+        Self {
+            command: "stream export",
+            estimates,
+            total,
+            sensitivity,
+            prior,
+            by_default: None,
+            intervals,
+            interval_method,
+        }
     }
 }
 
@@ -179,10 +209,11 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
     };
     let forward = fit(forward, &args.forward, "forward")?;
     let backward = fit(backward, &args.backward, "backward")?;
-    if horizon > 1 && args.estimator.uses_prior() && forward.is_none() {
+    let (estimator, by_default) = chosen_estimator(args)?;
+    if horizon > 1 && estimator.uses_prior() && forward.is_none() {
         return Err(post(
             "--forward: ",
-            PostprocessError::MissingForward { estimator: args.estimator.name(), horizon },
+            PostprocessError::MissingForward { estimator: estimator.name(), horizon },
         ));
     }
     let config = FilterConfig {
@@ -190,7 +221,7 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
         prior: prior_policy(&args.prior)?,
         forward: forward.as_ref(),
         backward: backward.as_ref(),
-        estimator: args.estimator,
+        estimator,
         ..FilterConfig::new(args.total)
     };
     let truth = args.truth.as_deref().map(|file| read_truth(file, &counts)).transpose()?;
@@ -226,6 +257,7 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
         total: args.total,
         sensitivity: args.sensitivity,
         prior: args.prior.clone(),
+        by_default: Some(by_default),
         intervals,
         interval_method: IntervalMethod::Bootstrap,
     })
@@ -399,6 +431,10 @@ impl Report for PostprocessReport {
             None => json!(e.estimates),
         };
         let mut out = json!({ "estimator": e.estimator.name(), "t": t, "estimates": estimates });
+        if let (Some(by_default), Some(map)) = (self.by_default, out.as_object_mut()) {
+            map.insert("estimator_default".into(), json!(by_default));
+            map.insert("causal".into(), json!(e.estimator.is_filter()));
+        }
         add_intervals(&mut out, self.intervals.as_ref());
         if let (Some(_), Some(map)) = (&self.intervals, out.as_object_mut()) {
             map.insert("interval_method".into(), json!(self.interval_method.name()));
@@ -415,9 +451,10 @@ impl Report for PostprocessReport {
             None => String::new(),
         };
         let mut out = format!(
-            "# tpl {VERSION} {}: estimator={} total={} sensitivity={} prior={}{intervals}\n",
+            "# tpl {VERSION} {}: estimator={}{} total={} sensitivity={} prior={}{intervals}\n",
             self.command,
             self.estimates.estimator,
+            self.by_default.map_or(String::new(), |d| format!(" estimator_default={d}")),
             self.total,
             tpl_core::Short(self.sensitivity),
             self.prior
@@ -480,8 +517,13 @@ impl Report for PostprocessReport {
             None => String::new(),
         };
         format!(
-            "Estimator {}: estimates of the counts of N = {} users in {n} cells over {} steps (each row sums to N).\n{intervals}\n{}",
+            "Estimator {}{}: estimates of the counts of N = {} users in {n} cells over {} steps (each row sums to N).\n{intervals}\n{}",
             self.estimates.estimator,
+            match (self.by_default, self.estimates.estimator.is_filter()) {
+                (Some(true), false) => " (the default: every step from all releases, past and future)",
+                (Some(true), true) => " (the causal default: each step from the releases up to it)",
+                _ => "",
+            },
             self.total,
             rows.len(),
             table.render()

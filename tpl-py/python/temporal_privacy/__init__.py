@@ -423,8 +423,10 @@ class Estimates(_Fields):
     """Estimates of the true counts behind noisy releases (``tpl postprocess``): per step
     t = 1..T the estimated count vector (``estimates``, T × n, each row summing to the
     population N; an integer array for ``map-integer``), the ``estimator``'s name, its
-    ``warnings`` (also issued as ``UserWarning``), and with ``interval`` the per-cell
-    bootstrap interval ends ``lower`` and ``upper`` (whole numbers)."""
+    ``warnings`` (also issued as ``UserWarning``), whether the estimator was the default
+    (``estimator_default``) and whether it is ``causal`` (each step from the releases up to
+    it only), and with ``interval`` the per-cell bootstrap interval ends ``lower`` and
+    ``upper`` (whole numbers)."""
 
     _optional: ClassVar[tuple] = ("interval", "lower", "upper")
 
@@ -432,6 +434,8 @@ class Estimates(_Fields):
     t: np.ndarray
     estimates: np.ndarray
     warnings: list
+    estimator_default: bool
+    causal: bool
     interval: Optional[float] = None
     lower: Optional[np.ndarray] = None
     upper: Optional[np.ndarray] = None
@@ -443,7 +447,10 @@ class Comparison(_Fields):
     strategy with the CLI's JSON fields (``strategy, mae, mse, max_window_budget, max_tpl,
     max_window_leakage, guaranteed_max_tpl, guaranteed_max_window_leakage,
     published_fraction, mae_std, mse_std, error``), and the parameters of the run.
-    ``dataframe`` gives the rows as a ``pandas.DataFrame`` (pandas is optional)."""
+    ``dataframe`` gives the rows as a ``pandas.DataFrame`` (pandas is optional). With
+    ``postprocess``, ``postprocess_default`` says whether its estimator was the default."""
+
+    _optional: ClassVar[tuple] = ("postprocess_default",)
 
     rows: list
     epsilon: float
@@ -457,6 +464,7 @@ class Comparison(_Fields):
     cells: int
     postprocess: Optional[str]
     version: str
+    postprocess_default: Optional[bool] = None
 
     @property
     def dataframe(self) -> Any:
@@ -851,24 +859,26 @@ def postprocess(
     epsilon: Any = None,
     forward: Any = None,
     backward: Any = None,
-    estimator: str = "map",
+    estimator: Optional[str] = None,
     prior: Any = "frequency",
     interval: Any = None,
     sensitivity: Any = None,
     replicates: Any = 100,
     sampler: Optional[str] = None,
     seed: Any = None,
+    causal: bool = False,
 ) -> Estimates:
     """Estimates of the true counts behind noisy releases, using the public forward matrix
     as prior knowledge (``docs/map.md``), as ``tpl postprocess``. Post-processing reads only
     public outputs and costs no privacy budget.
 
-    Estimators: ``"map"`` (the default: continuous MAP whose prior strength is learned from
-    the releases, so a wrong matrix is discounted), ``"map-dbsec"`` (the DBSec paper's prior
-    at full strength), ``"map-integer"`` (exact integer MAP), ``"mle"`` (least squares under
-    the sum constraint, no prior), ``"smooth"`` (every step from all releases, past and
-    future; also uses ``backward``), ``"kalman"`` (the classical Kalman filter and RTS
-    smoother, its move weight and process noise fitted by maximum likelihood; n³ per step).
+    Estimators: ``"smooth"`` (the default: every step from all releases, past and future;
+    also uses ``backward``), ``"map"`` (the causal filter, the default with ``causal=True``:
+    each step from the releases up to it, continuous MAP whose prior strength is learned from
+    them, so a wrong matrix is discounted), ``"map-dbsec"`` (the DBSec paper's prior at full
+    strength), ``"map-integer"`` (exact integer MAP), ``"mle"`` (least squares under the sum
+    constraint, no prior), ``"kalman"`` (the classical Kalman filter and RTS smoother, its
+    move weight and process noise fitted by maximum likelihood; n³ per step).
 
     Args:
         releases: T × n noisy releases (negative values allowed), or a :class:`Release`:
@@ -881,7 +891,8 @@ def postprocess(
             when T > 1.
         backward: the public backward matrix, used by ``smooth`` (default: the forward
             matrix reversed).
-        estimator: one of ``map, map-dbsec, map-integer, mle, smooth, kalman``.
+        estimator: one of ``smooth, map, map-dbsec, map-integer, mle, kalman``, or ``None``
+            for the default (``smooth``; ``map`` with ``causal=True``).
         prior: the initial prior: ``"frequency"`` (the first release, normalised),
             ``"uniform"``, or an array of n probabilities.
         interval: a level in (0, 1) for per-cell intervals by a parametric bootstrap of the
@@ -891,6 +902,8 @@ def postprocess(
         sampler: with ``interval``: the sampler of the replicates (default ``"discrete"``,
             or the release's).
         seed: with ``interval``: a seed for reproducible replicates (no release is touched).
+        causal: estimate each step from the releases up to it only, as a live stream must
+            (``--causal``); refused with an estimator that is not causal.
 
     Returns:
         :class:`Estimates`.
@@ -927,8 +940,18 @@ def postprocess(
     d = 2.0 if sensitivity is None else _number(sensitivity, "sensitivity")
     pf = _optional_matrix(forward, "forward")
     pb = _optional_matrix(backward, "backward")
+    if not isinstance(causal, bool):
+        raise TplError(f"causal {causal!r}: True or False")
+    by_default = estimator is None
+    if by_default:
+        estimator = _native.ONLINE_ESTIMATOR if causal else _native.OFFLINE_ESTIMATOR
     if not isinstance(estimator, str):
         raise TplError(f"estimator: one of {', '.join(ESTIMATORS)}, got {estimator!r}")
+    if causal and estimator in ESTIMATORS and estimator not in _native.CAUSAL_ESTIMATORS:
+        raise TplError(
+            f"causal: {estimator} estimates each step from later releases too; a causal one is "
+            f"{', '.join(_native.CAUSAL_ESTIMATORS)}"
+        )
     if isinstance(prior, str):
         prior_name, prior_values = prior, None
     else:
@@ -946,6 +969,8 @@ def postprocess(
     for w in fields["warnings"]:
         warnings.warn(w, UserWarning, stacklevel=2)
     fields["t"] = np.arange(1, r.shape[0] + 1, dtype=np.int64)
+    fields["estimator_default"] = by_default
+    fields["causal"] = estimator in _native.CAUSAL_ESTIMATORS
     return Estimates(**fields)
 
 
@@ -985,7 +1010,8 @@ def compare(
         epsilon: ε > 0 of the schemes, per window of ``window`` steps.
         window: W ≥ 1, also of the audited window leakage.
         runs: releases per strategy, 1 ≤ R ≤ 10 000 (errors averaged, leakage the worst run).
-        postprocess: ``None``, or ``"map"``, ``"map-dbsec"``, ``"smooth"``, ``"kalman"``: also score every
+        postprocess: ``None``, ``True`` (``"smooth"``, the default), or ``"smooth"``, ``"map"``,
+            ``"map-dbsec"``, ``"kalman"``: also score every
             strategy after that post-processing (rows ``<strategy>+<name>``, the classical
             baseline's ``<strategy>+kalman`` and the data-free ``prior-mean``).
         seed: a seed for reproducible runs, therefore NOT private (a ``UserWarning`` says so).
@@ -1029,12 +1055,16 @@ def compare(
         schemes = [str(x).strip() for x in schemes]
         if not schemes:
             raise TplError("schemes: name at least one strategy (or None for all)")
+    postprocess_default = None if postprocess is None else postprocess is True
+    if postprocess is True:
+        postprocess = _native.OFFLINE_ESTIMATOR
     if postprocess is not None and not isinstance(postprocess, str):
-        raise TplError(f"postprocess: map, map-dbsec, smooth or kalman, got {postprocess!r}")
+        raise TplError(f"postprocess: True (smooth, the default), map, map-dbsec, smooth or kalman, got {postprocess!r}")
     if not isinstance(baseline, bool):
         raise TplError(f"baseline {baseline!r}: True or False")
     out = json.loads(_native.compare(c, pb, pf, e, w, d, schemes, a, r, postprocess, baseline, s))
     out["version"] = __version__
+    out["postprocess_default"] = postprocess_default
     result = Comparison(**out)
     _seed_warning(s, "these releases")
     return result

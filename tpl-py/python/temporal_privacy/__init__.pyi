@@ -104,6 +104,8 @@ class Estimates(_Fields):
     t: npt.NDArray[np.int64]
     estimates: npt.NDArray[Any]
     warnings: list[str]
+    estimator_default: bool
+    causal: bool
     interval: Optional[float]
     lower: Optional[npt.NDArray[np.float64]]
     upper: Optional[npt.NDArray[np.float64]]
@@ -121,6 +123,7 @@ class Comparison(_Fields):
     cells: int
     postprocess: Optional[str]
     version: str
+    postprocess_default: Optional[bool]
     @property
     def dataframe(self) -> Any: ...
 
@@ -199,13 +202,14 @@ def postprocess(
     epsilon: Optional[float] = None,
     forward: Optional[MatrixLike] = None,
     backward: Optional[MatrixLike] = None,
-    estimator: Estimator = "map",
+    estimator: Optional[Estimator] = None,
     prior: Union[Literal["frequency", "uniform"], ArrayLike] = "frequency",
     interval: Optional[float] = None,
     sensitivity: Optional[float] = None,
     replicates: int = 100,
     sampler: Optional[Sampler] = None,
     seed: Optional[int] = None,
+    causal: bool = False,
 ) -> Estimates: ...
 def compare(
     counts: ArrayLike,
@@ -214,7 +218,7 @@ def compare(
     epsilon: Optional[float] = None,
     window: Optional[int] = None,
     runs: int = 10,
-    postprocess: Optional[Literal["map", "map-dbsec", "smooth", "kalman"]] = None,
+    postprocess: Optional[Union[Literal[True], Literal["smooth", "map", "map-dbsec", "kalman"]]] = None,
     seed: Optional[int] = None,
     schemes: Optional[Union[str, Sequence[str]]] = None,
     alpha: Optional[float] = None,
