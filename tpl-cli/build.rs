@@ -32,25 +32,36 @@ fn main() {
 /// `.cargo_vcs_info.json`), read without a JSON parser: the file is cargo's, one field.
 fn packaged_commit(dir: &Path) -> Option<String> {
     let path = dir.join(".cargo_vcs_info.json");
+    // Watched only when present: cargo takes a missing watched file for a changed one and
+    // would rerun this script, and rebuild the binary, on every build.
+    let text = std::fs::read_to_string(&path).ok()?;
     println!("cargo:rerun-if-changed={}", path.display());
-    let text = std::fs::read_to_string(path).ok()?;
     let rest = &text[text.find("\"sha1\"")? + "\"sha1\"".len()..];
     let start = rest.find('"')? + 1;
     let sha: String = rest[start..].chars().take_while(char::is_ascii_hexdigit).collect();
     (sha.len() >= 7).then_some(sha)
 }
 
-/// `git rev-parse HEAD` in the crate's folder, and the files that move when HEAD does (so
-/// that a new commit rebuilds the version text).
+/// `git rev-parse HEAD` when the crate's folder is in this workspace's own checkout (not a
+/// source archive unpacked inside some other repository), and the files that move when HEAD
+/// does (so that a new commit, checkout or reset rebuilds the version text).
 fn git_commit(dir: &Path) -> Option<String> {
     let git = |args: &[&str]| output(Command::new("git").current_dir(dir).args(args));
+    let top = PathBuf::from(git(&["rev-parse", "--show-toplevel"])?);
+    let workspace = dir.parent()?;
+    if top.canonicalize().ok()? != workspace.canonicalize().ok()? {
+        return None;
+    }
     let commit = git(&["rev-parse", "HEAD"])?;
-    let mut watched = vec!["HEAD".to_string(), "packed-refs".to_string()];
+    let mut watched = vec!["HEAD".to_string(), "logs/HEAD".to_string(), "packed-refs".to_string()];
     watched.extend(git(&["symbolic-ref", "-q", "HEAD"]));
     for name in watched {
         if let Some(path) = git(&["rev-parse", "--git-path", &name]) {
             let path = if Path::new(&path).is_absolute() { PathBuf::from(path) } else { dir.join(path) };
-            println!("cargo:rerun-if-changed={}", path.display());
+            // Only files that exist: a missing one would rerun this script on every build.
+            if path.is_file() {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
         }
     }
     Some(commit)

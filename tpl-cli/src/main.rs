@@ -84,8 +84,9 @@ enum Command {
                             tpl stream push --db s.db --counts latest.csv --format csv\n  \
                             tpl stream status --db s.db --format json\n  tpl stream export --db s.db --format csv")]
     Stream(stream::StreamArgs),
-    /// Estimate the true counts behind a noisy release stream (MAP with the public
-    /// correlation as prior; DBSec 2023); costs no privacy budget.
+    /// Estimate the true counts behind a noisy release stream, the public correlation as the
+    /// model of how people move (by default the whole release smoothed; --causal: each step
+    /// from the releases up to it); costs no privacy budget.
     #[command(
         after_help = "Examples:\n  tpl release --counts counts.csv --scheme bd --epsilon 1 --window 10 --format csv > r.csv\n  \
                             tpl postprocess --releases r.csv --total 500 --forward PF.csv\n  \
@@ -197,21 +198,23 @@ fn definitions() -> clap::Command {
 /// The output of `tpl completions` and `tpl man`, which is text of its own (a script, roff)
 /// rather than a report in a `--format`; `None` for every other command.
 fn generated(cli: &Cli) -> Option<Result<Vec<u8>, CliError>> {
-    let text = match &cli.command {
-        Command::Completions(a) => Ok(completions::script(a, &mut definitions())),
-        Command::Man(a) => man::run(a, &definitions()),
-        _ => return None,
-    };
-    Some(if cli.format == Format::Table {
-        text
-    } else {
-        Err(CliError::Usage(format!(
+    if !matches!(cli.command, Command::Completions(_) | Command::Man(_)) {
+        return None;
+    }
+    // Refused before anything is written (`tpl man --out DIR` writes pages).
+    if cli.format != Format::Table {
+        return Some(Err(CliError::Usage(format!(
             "--format {}: `tpl {}` prints a script or a page, in no other format",
             clap::ValueEnum::to_possible_value(&cli.format)
                 .map_or_else(String::new, |v| v.get_name().to_string()),
             cli.command.name()
-        )))
-    })
+        ))));
+    }
+    match &cli.command {
+        Command::Man(a) => Some(man::run(a, &definitions())),
+        Command::Completions(a) => Some(Ok(completions::script(a, &mut definitions()))),
+        _ => None,
+    }
 }
 
 fn main() {

@@ -9,8 +9,12 @@ use tpl_mechanisms::SamplerKind;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The commit the binary was built from (`build.rs`: `TPL_BUILD_COMMIT`, the packaged
-/// crate's `.cargo_vcs_info.json`, or `git rev-parse HEAD`); `None` when none of them knew.
-pub const COMMIT: Option<&str> = option_env!("TPL_BUILD_COMMIT");
+/// crate's `.cargo_vcs_info.json`, or `git rev-parse HEAD`); `None` when none of them knew
+/// (an empty `TPL_BUILD_COMMIT` in the builder's environment says nothing either).
+pub const COMMIT: Option<&str> = match option_env!("TPL_BUILD_COMMIT") {
+    Some(commit) if !commit.is_empty() => Some(commit),
+    _ => None,
+};
 
 /// `rustc --version` of the compiler that built the binary, when `build.rs` could ask it.
 const RUSTC: Option<&str> = option_env!("TPL_BUILD_RUSTC");

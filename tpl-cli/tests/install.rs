@@ -77,14 +77,29 @@ fn the_help_lists_the_commands_the_tests_expect() {
     }
 }
 
+/// Whether a shell's script completes the command at `path`, by the construct that offers it
+/// or switches to it (not a word of some help text): the construct, for the message.
+fn completes(shell: &str, script: &str, path: &[String]) -> (bool, String) {
+    let last = path.last().map(String::as_str).unwrap_or_default();
+    let construct = match shell {
+        "bash" => format!("cmd=\"tpl__subcmd__{}\"", path.join("__subcmd__")),
+        // A case branch of its own line: `(push)`.
+        "zsh" => return (script.lines().any(|l| l.trim() == format!("({last})")), format!("({last})")),
+        "fish" => format!("-f -a \"{last}\""),
+        "powershell" => format!("'tpl;{}' {{", path.join(";")),
+        _ => format!("&'tpl;{}'= {{", path.join(";")),
+    };
+    (script.contains(&construct), construct)
+}
+
 #[test]
 fn every_completion_script_names_every_command() {
     let paths = command_paths();
     for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
         let script = tpl_ok(&["completions", shell]).stdout;
         for path in &paths {
-            let name = path.last().map(String::as_str).unwrap_or_default();
-            assert!(has_token(&script, name), "{shell} completion names `tpl {}`", path.join(" "));
+            let (found, construct) = completes(shell, &script, path);
+            assert!(found, "{shell} completes `tpl {}`: no {construct:?}", path.join(" "));
         }
     }
 }
@@ -173,7 +188,6 @@ fn man_prints_the_top_page_and_writes_one_page_per_command() {
 fn every_page_renders_in_man_and_passes_mandoc_lint() {
     let d = Scratch::new("shells_man_render");
     let out = d.path("man1");
-    tpl_ok(&["man", "--out", &out]);
     let pages: Vec<String> = tpl_ok(&["man", "--out", &out]).stdout.lines().map(str::to_string).collect();
     let man = tool("man").is_some();
     let mandoc = tool("mandoc").is_some();
@@ -201,11 +215,20 @@ fn every_page_renders_in_man_and_passes_mandoc_lint() {
 
 #[test]
 fn completions_and_man_refuse_other_formats_and_unknown_shells() {
-    for args in [&["completions", "bash", "--format", "json"][..], &["man", "--format", "csv"]] {
+    let d = Scratch::new("install_formats");
+    let out = d.path("man1");
+    for args in [&["completions", "bash", "--format", "json"][..], &["man", "--format", "csv", "--out", &out]]
+    {
         let run = tpl(args);
         assert_eq!(run.code, Some(2), "{}", run.describe());
-        assert!(run.stderr.contains("--format") && run.stdout.is_empty(), "{}", run.describe());
+        assert!(
+            run.stderr.contains("--format") && run.stderr.contains("prints a script or a page"),
+            "{}",
+            run.describe()
+        );
+        assert!(run.stdout.is_empty(), "{}", run.describe());
     }
+    assert!(!d.dir.join("man1").exists(), "refused before any page is written");
     usage_error(&["completions", "tcsh"]);
 }
 
@@ -266,6 +289,6 @@ fn every_json_provenance_carries_the_build() {
             Some(commit) => assert!(version.contains(commit), "{args:?}: {build}"),
             None => assert!(version.contains("commit:   unknown"), "{args:?}: {build}"),
         }
-        assert_eq!(build["debug_build"], false, "the tests run a release build");
+        assert_eq!(build["debug_build"], cfg!(debug_assertions), "the build these tests run");
     }
 }

@@ -40,9 +40,9 @@ fn compare<'py>(
     let postprocess = postprocess
         .map(|name| match name.parse::<Estimator>() {
             Ok(e @ (Estimator::Map | Estimator::MapDbsec | Estimator::Smooth | Estimator::Kalman)) => Ok(e),
-            _ => {
-                Err(TplError::new_err(format!("postprocess {name:?}: one of map, map-dbsec, smooth, kalman")))
-            }
+            _ => Err(TplError::new_err(format!(
+                "postprocess {name:?}: True (smooth, the default) or one of smooth, map, map-dbsec, kalman"
+            ))),
         })
         .transpose()?;
     let truth = rows(&counts);

@@ -100,7 +100,7 @@ impl NativeStream {
             (name, Some(total)) => {
                 let estimator = match name {
                     Some(name) => name.parse().map_err(|e| crate::convert::error("estimator", e))?,
-                    None => Estimator::Map,
+                    None => Estimator::ONLINE_DEFAULT,
                 };
                 Some(Estimation { estimator, total })
             }

@@ -381,7 +381,7 @@ def test_command_line_refuses_bad_arguments_before_spark_starts(repo_data, args,
     assert len(lines) == 1 and lines[0].startswith("python -m temporal_privacy.spark: error: ") and words in lines[0]
 
 
-def test_command_line_names_bad_rows_with_exit_status_2(repo_data, tmp_path):
+def test_command_line_names_bad_rows_with_exit_status_2(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text("timestamp_bucket,user_id,location_cell\n0,0,1\n1,0,x\n")
     out = run_module("estimate", "--stream", path, "--out", tmp_path / "o", "--master", "local[1]")

@@ -156,7 +156,7 @@ impl InitArgs {
         };
         match (estimator, self.total) {
             (estimator, Some(total)) => {
-                Ok(Some(Estimation { estimator: estimator.unwrap_or(Estimator::Map), total }))
+                Ok(Some(Estimation { estimator: estimator.unwrap_or(Estimator::ONLINE_DEFAULT), total }))
             }
             (Some(e), None) => Err(CliError::Usage(format!(
                 "--estimator {}: needs --total N, the population the estimates assume",

@@ -1059,7 +1059,7 @@ def compare(
     if postprocess is True:
         postprocess = _native.OFFLINE_ESTIMATOR
     if postprocess is not None and not isinstance(postprocess, str):
-        raise TplError(f"postprocess: True (smooth, the default), map, map-dbsec, smooth or kalman, got {postprocess!r}")
+        raise TplError(f"postprocess: True (smooth, the default) or a name: smooth, map, map-dbsec or kalman, got {postprocess!r}")
     if not isinstance(baseline, bool):
         raise TplError(f"baseline {baseline!r}: True or False")
     out = json.loads(_native.compare(c, pb, pf, e, w, d, schemes, a, r, postprocess, baseline, s))
