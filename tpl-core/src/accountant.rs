@@ -8,7 +8,7 @@ use crate::error::{CoreError, Result};
 use crate::loss::{LossEvaluator, PiecewiseLoss};
 use crate::matrix::TransitionMatrix;
 use crate::series::LeakageSeries;
-use crate::window::{Neumaier, window_value};
+use crate::window::{Neumaier, inner_sum, window_value};
 
 /// Tracks BPL, FPL and TPL of every step so far, treating the latest step as the last one
 /// (its FPL is then its own ε), and — with a window w — the largest leakage of a window of
@@ -371,7 +371,8 @@ impl LeakageAccountant {
         if t == 0 {
             return Ok(Some(self.bpl[0] + (self.fpl[0] - self.epsilon[0])));
         }
-        let v = window_value(self.bpl[0], self.fpl[t], &self.prefix[0], &self.prefix[t - 1]);
+        let direct = || inner_sum(1..t, |k| self.epsilon[k]);
+        let v = window_value(self.bpl[0], self.fpl[t], &self.prefix[0], &self.prefix[t - 1], direct);
         if v.is_finite() { Ok(Some(v)) } else { Err(CoreError::Overflow { step: 1 }) }
     }
 
@@ -418,7 +419,8 @@ impl View<'_> {
             self.bpl(end) + (fpl_end - self.eps(end))
         } else {
             let first = end + 1 - size;
-            window_value(self.bpl(first), fpl_end, &self.prefix(first), &self.prefix(end - 1))
+            let direct = || inner_sum(first + 1..end, |k| self.eps(k));
+            window_value(self.bpl(first), fpl_end, &self.prefix(first), &self.prefix(end - 1), direct)
         };
         if v.is_finite() { Ok(v) } else { Err(CoreError::Overflow { step: end + 2 - size }) }
     }

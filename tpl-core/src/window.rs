@@ -67,7 +67,9 @@ fn windows<S: Steps>(series: &S, w: usize) -> Result<impl Iterator<Item = f64> +
             return series.tpl(t);
         }
         let end = t + w - 1;
-        let value = window_value(series.bpl(t), series.fpl(end), &lo, &hi);
+        let value = window_value(series.bpl(t), series.fpl(end), &lo, &hi, || {
+            inner_sum(t + 1..end, |k| series.epsilon(k))
+        });
         if end + 1 < t_len {
             lo.add(series.epsilon(t + 1));
             hi.add(series.epsilon(end));
@@ -76,23 +78,42 @@ fn windows<S: Steps>(series: &S, w: usize) -> Result<impl Iterator<Item = f64> +
     }))
 }
 
-/// Σ of `len` values `value(k)`, compensated and rounded up by one ulp (a leakage bound must
-/// not round down).
+/// Σ of `len` values `value(k)` ≥ 0, compensated and rounded up by one ulp (a leakage bound
+/// must not round down); +∞ past the largest double.
 pub(crate) fn outward_sum(len: usize, value: impl Fn(usize) -> f64) -> f64 {
+    round_up(inner_sum(0..len, value))
+}
+
+/// Σ of `value(k)` ≥ 0 for k in `steps`, compensated (one rounding); +∞ past the largest
+/// double, where the compensation of an infinite sum would be NaN.
+pub(crate) fn inner_sum(steps: std::ops::Range<usize>, value: impl Fn(usize) -> f64) -> f64 {
     let mut acc = Neumaier::default();
-    for k in 0..len {
+    for k in steps {
         acc.add(value(k));
     }
-    round_up(acc.sum + acc.comp)
+    if acc.is_finite() { acc.sum + acc.comp } else { f64::INFINITY }
 }
 
 /// The leakage of a window of w ≥ 2 steps from its first step's BPL, its last step's FPL
 /// and the Neumaier prefix sums of ε through its first step (`lo`) and through its
 /// last-but-one (`hi`): BPL + (FPL + Σ of the steps strictly inside), rounded up by one ulp.
-pub(crate) fn window_value(bpl_first: f64, fpl_last: f64, lo: &Neumaier, hi: &Neumaier) -> f64 {
-    // Σ ε_k for k strictly between the first and the last step, from the prefix sums.
-    let inner = (hi.sum - lo.sum) + (hi.comp - lo.comp);
-    round_up(bpl_first + (fpl_last + inner.max(0.0)))
+/// Once a prefix sum has passed the largest double the difference of two of them means
+/// nothing (∞ − ∞), so the steps inside are then summed directly by `direct` (O(w), only
+/// after such an overflow): a window after a few enormous budgets keeps its exact value.
+pub(crate) fn window_value(
+    bpl_first: f64,
+    fpl_last: f64,
+    lo: &Neumaier,
+    hi: &Neumaier,
+    direct: impl FnOnce() -> f64,
+) -> f64 {
+    // Σ ε_k for k strictly between the first and the last step.
+    let inner = if lo.is_finite() && hi.is_finite() {
+        ((hi.sum - lo.sum) + (hi.comp - lo.comp)).max(0.0)
+    } else {
+        direct()
+    };
+    round_up(bpl_first + (fpl_last + inner))
 }
 
 /// One ulp up for a positive sum that carries rounding; an exact 0 stays 0.
@@ -108,6 +129,12 @@ pub(crate) struct Neumaier {
 }
 
 impl Neumaier {
+    /// Whether the sum and its compensation are finite (a prefix that passed the largest
+    /// double is not).
+    pub(crate) fn is_finite(&self) -> bool {
+        self.sum.is_finite() && self.comp.is_finite()
+    }
+
     pub(crate) fn add(&mut self, v: f64) {
         let t = self.sum + v;
         self.comp += if self.sum.abs() >= v.abs() { (self.sum - t) + v } else { (v - t) + self.sum };
