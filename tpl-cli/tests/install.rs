@@ -68,6 +68,13 @@ fn run(program: &str, args: &[&str], dir: &Path) -> (bool, String) {
     }
 }
 
+/// `tpl completions SHELL` written to `file` in a scratch folder: the folder, and the path.
+fn script_file(shell: &str, file: &str) -> (Scratch, String) {
+    let d = Scratch::new(&format!("shells_{shell}"));
+    let path = d.file(file, &tpl_ok(&["completions", shell]).stdout);
+    (d, path)
+}
+
 #[test]
 fn the_help_lists_the_commands_the_tests_expect() {
     let paths: Vec<String> = command_paths().iter().map(|p| p.join(" ")).collect();
@@ -106,8 +113,7 @@ fn every_completion_script_names_every_command() {
 
 #[test]
 fn the_bash_script_parses_and_completes_a_subcommand() {
-    let d = Scratch::new("shells_bash");
-    let script = d.file("tpl.bash", &tpl_ok(&["completions", "bash"]).stdout);
+    let (d, script) = script_file("bash", "tpl.bash");
     let (ok, out) = run("bash", &["-n", &script], &d.dir);
     assert!(ok, "bash -n: {out}");
     // What bash asks when a user types `tpl stream p<TAB>`.
@@ -121,8 +127,7 @@ fn the_bash_script_parses_and_completes_a_subcommand() {
 #[test]
 fn the_zsh_script_parses_and_defines_its_function() {
     let Some(()) = tool("zsh") else { return };
-    let d = Scratch::new("shells_zsh");
-    let script = d.file("_tpl", &tpl_ok(&["completions", "zsh"]).stdout);
+    let (d, script) = script_file("zsh", "_tpl");
     let (ok, out) = run("zsh", &["-n", &script], &d.dir);
     assert!(ok, "zsh -n: {out}");
     let load = format!(
@@ -136,8 +141,7 @@ fn the_zsh_script_parses_and_defines_its_function() {
 #[test]
 fn the_fish_script_parses_and_completes_a_subcommand() {
     let Some(()) = tool("fish") else { return };
-    let d = Scratch::new("shells_fish");
-    let script = d.file("tpl.fish", &tpl_ok(&["completions", "fish"]).stdout);
+    let (d, script) = script_file("fish", "tpl.fish");
     let (ok, out) = run("fish", &["--no-execute", &script], &d.dir);
     assert!(ok, "fish --no-execute: {out}");
     let complete = format!("source '{script}'; complete -C 'tpl stream p'");
