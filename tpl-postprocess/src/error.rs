@@ -174,6 +174,16 @@ pub enum PostprocessError {
         /// The most values it stores.
         limit: usize,
     },
+    /// A stream wider than a dense state-space estimator serves (O(n³) a step).
+    #[error("{estimator} runs on at most {limit} cells (every step is dense, n³); this stream has {cells}")]
+    TooManyCells {
+        /// The estimator's name.
+        estimator: &'static str,
+        /// Cells n of the stream.
+        cells: usize,
+        /// The most it serves.
+        limit: usize,
+    },
     /// A covariance of the Kalman filter that rounding left without a Cholesky factor (a
     /// model whose noise is many orders of magnitude below the counts).
     #[error(

@@ -12,6 +12,7 @@ use tpl_core::TransitionMatrix;
 
 use crate::calibrate::{Calibration, Pass};
 use crate::error::{PostprocessError, Result};
+use crate::guard::{Guard, Source};
 use crate::kalman::{self, KalmanFit};
 use crate::local_level::{Gain, LocalLevel};
 use crate::prior::{PriorPolicy, PriorUpdate, Warning};
@@ -186,10 +187,12 @@ pub struct FilterStep {
     /// The count estimate x̂_t (n values summing to N; integers for `map-integer`; unrounded for
     /// `map` and `mle`).
     pub estimate: Vec<f64>,
-    /// The prior p_t the estimate used (`None` for `mle`, which uses none).
+    /// The prior p_t the estimate used (`None` for `mle`, which uses none, and for step 1 of `map`
+    /// under the frequency prior, which starts from the release projected).
     pub prior: Option<Vec<f64>>,
     /// For `map`: the member of the calibrated family that set p_t and its strength
-    /// ([docs/map.md](tpl_core::guide::map) §8) — at step 1 the DBSec prior; after it, on up to 64
+    /// ([docs/map.md](tpl_core::guide::map) §8) — at step 1 the DBSec prior (under a uniform or
+    /// explicit prior; `None` under the frequency prior); after it, on up to 64
     /// cells, `None` (the state-space filter's parameters are in [`FilterStep::fit`]); `None` for
     /// the other estimators.
     pub calibration: Option<Calibration>,
@@ -207,6 +210,10 @@ pub struct FilterStep {
     /// Causal, like the estimate; [`crate::model_interval`] turns it into an interval. Empty
     /// until a release with information.
     pub std_error: Vec<f64>,
+    /// For `map`: what the guard handed out at this step ([docs/map.md](tpl_core::guide::map) §8,
+    /// "The guard") — the movement model's estimate, the release projected, or the last
+    /// estimate held; `None` for the other estimators.
+    pub source: Option<Source>,
 }
 
 /// The stepper of [docs/map.md](tpl_core::guide::map) §5: feeds one release at a time, keeps the
@@ -221,9 +228,14 @@ pub struct FilterStep {
 /// that scored best on r_2..r_t ([docs/map.md](tpl_core::guide::map) §8). `map` on up to 64 cells
 /// returns the projected filtered mean of the state-space model of
 /// [docs/map.md](tpl_core::guide::map) §14 fitted to r_1..r_t (refitted when the releases with
-/// information have doubled), its prior the prediction's non-negative part normalised; its step 1
-/// is the DBSec step. A failed step changes nothing: it can be retried. `smooth` and `kalman` are
-/// not filters and are refused ([`Filter::new`]).
+/// information have doubled), its prior the prediction's non-negative part normalised. Step 1 of
+/// `map` is the release projected (the `mle` estimate) under the frequency prior, which is read
+/// off that release, and the DBSec step under a uniform or explicit prior. What `map` hands out is
+/// then chosen by its guard ([docs/map.md](tpl_core::guide::map) §8, [`FilterStep::source`]): the
+/// model's estimate, or, where that has predicted the next releases worse, the release projected
+/// (a step with information) or the last estimate held (a step without). A failed step changes
+/// nothing: it can be retried. `smooth` and `kalman` are not filters and are refused
+/// ([`Filter::new`]).
 ///
 /// # Runtime
 /// Per step, the solver (O(n) passes for the continuous estimators) plus the propagation
@@ -263,6 +275,8 @@ pub struct Filter<'a> {
     online: Option<kalman::Online>,
     /// The standard errors' model.
     spread: LocalLevel,
+    /// `map`'s hand-over between its model and the releases.
+    guard: Guard,
 }
 
 impl<'a> Filter<'a> {
@@ -302,6 +316,7 @@ impl<'a> Filter<'a> {
             pass: Pass::new(),
             online,
             spread: LocalLevel::new(gain),
+            guard: Guard::default(),
         })
     }
 
@@ -338,17 +353,27 @@ impl<'a> Filter<'a> {
                 return Err(PostprocessError::MissingForward { estimator: estimator.name(), horizon: t });
             }
             let n_total = total as f64;
-            // Step 1 is the DBSec paper's: the MAP step with the initial prior (docs/map.md §8).
-            let first = (t == 1).then(|| {
+            // Step 1 with an explicit prior is the DBSec paper's MAP step; with the frequency
+            // prior (a prior read off the step's own release) the filter's own start, the
+            // release projected (docs/map.md §8).
+            let first = (t == 1 && self.config.prior.is_informative()).then(|| {
                 let (p, w) = self.config.prior.initial_unchecked(release);
                 let x = map::solve(release, &p, n_total, a).x;
                 (p, x, w)
             });
+            // The guard's candidates move as the model predicts, before it refits on this release.
+            let motion = |x: &[f64]| online.motion(x);
+            let mut guard = self.guard.clone();
+            guard.advance(&motion);
             let (predicted, estimate) =
                 online.step(release, a, first.as_ref().map(|(_, x, _)| x.as_slice()))?;
+            self.guard = guard;
             self.steps = t;
+            let calibration = first.is_some().then_some(Calibration::DBSEC);
             let (prior, estimate, warnings) = match first {
-                Some(first) => first,
+                Some((p, x, w)) => (Some(p), x, w),
+                // The frequency prior is not used: nothing to report.
+                None if t == 1 => (None, estimate, Vec::new()),
                 None => {
                     // The prediction's non-negative part, normalised (uniform when it is 0).
                     let clipped: Vec<f64> = predicted.iter().map(|v| v.max(0.0)).collect();
@@ -358,23 +383,33 @@ impl<'a> Filter<'a> {
                     } else {
                         vec![1.0 / self.cells as f64; self.cells]
                     };
-                    (prior, estimate, Vec::new())
+                    (Some(prior), estimate, Vec::new())
                 }
             };
-            let calibration = (t == 1).then_some(Calibration::DBSEC);
-            let std_error =
-                standard_errors(self.spread.step(release, a, &estimate, online.variances().as_deref()));
+            let (estimate, source) = self.guard.step(release, a > 0.0, &estimate, n_total);
+            let floor = match source {
+                Source::Model => online.variances(),
+                Source::Release => noise_floor(a, self.cells),
+                Source::Held => None,
+            };
+            let std_error = standard_errors(self.spread.step(release, a, &estimate, floor.as_deref()));
             return Ok(FilterStep {
                 estimate,
-                prior: Some(prior),
+                prior,
                 calibration,
                 fit: online.fit(),
                 warnings,
                 std_error,
+                source: Some(source),
             });
         }
         let mut calibration = None;
         let (prior, warnings) = if !estimator.uses_prior() {
+            (None, Vec::new())
+        } else if t == 1 && estimator == Estimator::Map && !self.config.prior.is_informative() {
+            // `map` starts from the release projected; the frequency prior is kept only as the
+            // propagation's starting weights (docs/map.md §8).
+            self.prior = self.config.prior.initial_unchecked(release).0;
             (None, Vec::new())
         } else if t == 1 {
             let (p, w) = self.config.prior.initial_unchecked(release);
@@ -400,6 +435,12 @@ impl<'a> Filter<'a> {
             }
         };
         let n_total = total as f64;
+        if estimator == Estimator::Map {
+            // The guard's candidates move as this step's prior does: a share γ by P.
+            let g = calibration.map_or(1.0, |c| c.move_weight);
+            let mover = self.mover.as_ref();
+            self.guard.advance(&|x: &[f64]| motion(x, g, mover));
+        }
         let estimate = match (estimator, &prior) {
             (Estimator::Map, Some(p)) => {
                 let strength = calibration.map_or(1.0, |c| c.dispersion);
@@ -419,8 +460,15 @@ impl<'a> Filter<'a> {
             self.prior.clone_from(p);
         }
         self.estimate.clone_from(&estimate);
-        let std_error = standard_errors(self.spread.step(release, a, &estimate, None));
-        Ok(FilterStep { estimate, prior, calibration, fit: None, warnings, std_error })
+        let (estimate, source, floor) = if estimator == Estimator::Map {
+            let (x, source) = self.guard.step(release, a > 0.0, &estimate, n_total);
+            let floor = (source == Source::Release).then(|| noise_floor(a, self.cells)).flatten();
+            (x, Some(source), floor)
+        } else {
+            (estimate, None, None)
+        };
+        let std_error = standard_errors(self.spread.step(release, a, &estimate, floor.as_deref()));
+        Ok(FilterStep { estimate, prior, calibration, fit: None, warnings, std_error, source })
     }
 }
 
@@ -439,6 +487,8 @@ pub struct FilterState {
     pass: Pass,
     online: Option<kalman::Online>,
     spread: LocalLevel,
+    #[cfg_attr(feature = "serde", serde(default))]
+    guard: Guard,
 }
 
 impl FilterState {
@@ -459,6 +509,7 @@ impl<'a> Filter<'a> {
             pass: self.pass.clone(),
             online: self.online.clone(),
             spread: self.spread.clone(),
+            guard: self.guard.clone(),
         }
     }
 
@@ -496,7 +547,7 @@ impl<'a> Filter<'a> {
         filter.prior = state.prior;
         filter.estimate = state.estimate;
         filter.pass = state.pass;
-        if !state.spread.fits(cells, &filter.spread) {
+        if !state.spread.fits(cells, &filter.spread) || !state.guard.fits(cells) {
             return Err(PostprocessError::BadState {
                 steps: state.steps,
                 releases: releases.len(),
@@ -504,6 +555,7 @@ impl<'a> Filter<'a> {
             });
         }
         filter.spread = state.spread;
+        filter.guard = state.guard;
         filter.online = match (state.online, filter.online.take()) {
             (Some(saved), Some(_)) => {
                 let rows = releases.iter().map(|r| r.as_ref().to_vec()).collect();
@@ -667,6 +719,25 @@ pub(crate) fn tempered_weight(a: f64, dispersion: f64) -> f64 {
 }
 
 /// √ of each variance.
+/// x moved one step by a share g of its people following `mover`: (1 − g)·x + g·Σx·(x/Σx)·P
+/// (x itself without a matrix, or when Σx = 0).
+fn motion(x: &[f64], g: f64, mover: Option<&Mover<'_>>) -> Vec<f64> {
+    let sum: f64 = x.iter().sum();
+    match mover {
+        Some(m) if g > 0.0 && sum > 0.0 => {
+            m.step(x).iter().zip(x).map(|(moved, &v)| (1.0 - g) * v + g * sum * moved).collect()
+        }
+        _ => x.to_vec(),
+    }
+}
+
+/// Each cell's variance of the release-only estimate at weight a: the release's noise
+/// variance 2/a² (`None` when a = 0 or it is not finite).
+fn noise_floor(a: f64, cells: usize) -> Option<Vec<f64>> {
+    let v = 2.0 / (a * a);
+    (a > 0.0 && v.is_finite()).then(|| vec![v; cells])
+}
+
 fn standard_errors(variances: Vec<f64>) -> Vec<f64> {
     variances.into_iter().map(f64::sqrt).collect()
 }

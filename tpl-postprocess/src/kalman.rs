@@ -142,6 +142,71 @@ pub fn kalman_smooth<R: AsRef<[f64]>>(
     state_space_smooth(releases, budgets, &config, Estimator::Kalman, CLASSICAL)
 }
 
+/// The strictly causal Kalman filter of [docs/map.md](tpl_core::guide::map) §14: the model of
+/// [`kalman_smooth`] run one release at a time, its move weight and process noise refitted by
+/// plain maximum likelihood on the releases seen so far whenever their number has doubled
+/// (after the 2nd, 4th, 8th, … release with information), as `map` refits its own. Row t − 1
+/// is the filtered mean of step t from the releases up to t only, projected onto
+/// {x ≥ 0, Σx = N}: the causal baseline that `map` is measured against (the filtered means of
+/// [`KalmanSmoothed::filtered`] use parameters fitted on the whole sequence, which no filter
+/// running live has).
+///
+/// Only up to 64 cells: every step is dense, O(n³).
+///
+/// # Errors
+/// Those of [`kalman_smooth`] but [`TooLarge`](PostprocessError::TooLarge), and
+/// [`TooManyCells`](PostprocessError::TooManyCells) for more than 64 cells.
+///
+/// ```
+/// use tpl_core::TransitionMatrix;
+/// use tpl_postprocess::{FilterConfig, kalman_causal};
+/// let p = TransitionMatrix::smoothed_identity(2, 0.05)?;
+/// let releases = vec![vec![61.0, 42.0], vec![57.0, 40.0], vec![63.0, 35.0], vec![58.0, 44.0]];
+/// let config = FilterConfig { forward: Some(&p), ..FilterConfig::new(100) };
+/// let out = kalman_causal(&releases, &[0.5; 4], config)?;
+/// // Step 1 is the first release moved to sum N; nothing after it changes it.
+/// assert_eq!(out[0], vec![59.5, 40.5]);
+/// assert!(out.iter().all(|x| (x.iter().sum::<f64>() - 100.0).abs() < 1e-9));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn kalman_causal<R: AsRef<[f64]>>(
+    releases: &[R],
+    budgets: &[f64],
+    config: FilterConfig<'_>,
+) -> Result<Vec<Vec<f64>>> {
+    let (horizon, cells) = stream_shape(releases, budgets)?;
+    if cells == 0 {
+        return Err(PostprocessError::NoCells);
+    }
+    if cells > ONLINE_CELLS {
+        return Err(PostprocessError::TooManyCells {
+            estimator: "kalman-causal",
+            cells,
+            limit: ONLINE_CELLS,
+        });
+    }
+    if horizon > 1 && config.forward.is_none() {
+        return Err(PostprocessError::MissingForward { estimator: Estimator::Kalman.name(), horizon });
+    }
+    validate::integer_total(config.total)?;
+    tpl_core::check_sensitivity(config.sensitivity)?;
+    check_matrices(&config, cells)?;
+    let total = config.total as f64;
+    let mut online = Online::new(cells, total, dense_matrix(&config, cells)).classical();
+    let mut out = Vec::with_capacity(horizon);
+    for (t, (r, &e)) in releases.iter().zip(budgets).enumerate() {
+        let r = r.as_ref();
+        let step = |online: &mut Online| {
+            let a = check_step(r, e, cells, config.sensitivity)?;
+            online.step(r, a, None)
+        };
+        let (_, mut x) = step(&mut online).map_err(|err| err.at_step(t + 1))?;
+        renormalise_to(total, r, &mut x);
+        out.push(x);
+    }
+    Ok(out)
+}
+
 /// The smoother of [docs/map.md](tpl_core::guide::map) §14 fitted within `family`: [`CLASSICAL`]
 /// for the baseline, [`GUARDED`] for `smooth` ([docs/map.md](tpl_core::guide::map) §9). `estimator`
 /// names the caller in errors.
@@ -304,30 +369,16 @@ pub(crate) fn kalman<R: AsRef<[f64]>>(
 pub(crate) struct Family {
     exponents: &'static [f64],
     evidence: f64,
-    /// The fewest releases with information from which a move weight γ > 0 may be fitted
-    /// (with fewer, nobody moves).
-    moves_from: usize,
 }
 
 /// The classical baseline `kalman`: one shape, plain maximum likelihood.
-pub(crate) const CLASSICAL: Family = Family { exponents: &[0.0], evidence: 0.0, moves_from: 0 };
+pub(crate) const CLASSICAL: Family = Family { exponents: &[0.0], evidence: 0.0 };
 
-/// `smooth`: the classical shape, and nobody moving as the null that a move weight must
+/// `smooth` and `map`: the classical shape, and nobody moving as the null that a move weight must
 /// beat by [`EVIDENCE`] nats. (With the shape that follows the counts beside it, the
 /// likelihood chose that shape in cells of the stress grid where it cost up to 57× the
 /// classical smoother's error: N = 10³, OUT-shaped, matrices smoothed 0.1, ba at ε = 0.1.)
-pub(crate) const GUARDED: Family = Family { exponents: &[0.0], evidence: EVIDENCE, moves_from: 0 };
-
-/// `map`: both shapes (β = 1 must beat the classical one by [`EVIDENCE`] nats), nobody
-/// moving as the null, and nobody moves before [`MOVES_FROM`] releases with information.
-const CAUSAL: Family = Family { exponents: &[0.0, 1.0], evidence: EVIDENCE, moves_from: MOVES_FROM };
-
-/// The fewest releases with information on which `map` may fit a move weight γ > 0
-/// ([docs/map.md](tpl_core::guide::map) §14): a likelihood from a handful of releases cannot tell a
-/// wrong matrix from noise (on 1,000 simulated people, pba at ε = 1, a fit on 2 releases chose γ =
-/// 1/4 with a matrix smoothed 0.01 and made the first 80 steps 10× worse than the raw release), and
-/// holding is never far from the release.
-const MOVES_FROM: usize = 16;
+pub(crate) const GUARDED: Family = Family { exponents: &[0.0], evidence: EVIDENCE };
 
 /// The most cells for which `map` and `smooth` run the state-space model (dense n×n
 /// covariances, n³ per step); wider streams use the calibrated MAP filter of
@@ -371,6 +422,10 @@ pub(crate) struct Online {
     /// the recursion has converged and the covariance need not be recomputed.
     steady: Option<Steady>,
     seen_release: bool,
+    /// The classical family ([`CLASSICAL`]) instead of `map`'s guarded one: the strictly
+    /// causal baseline of [`kalman_causal`].
+    #[cfg_attr(feature = "serde", serde(default))]
+    classical: bool,
 }
 
 impl Online {
@@ -392,7 +447,15 @@ impl Online {
             cov: Vec::new(),
             steady: None,
             seen_release: false,
+            classical: false,
         }
+    }
+
+    /// The same filter fitted within the classical family (plain maximum likelihood, one
+    /// shape, no null): the strictly causal Kalman filter of [`kalman_causal`].
+    pub(crate) fn classical(mut self) -> Self {
+        self.classical = true;
+        self
     }
 
     /// The filter resumed from its `state` ([`crate::Filter::state`]): the forward matrix
@@ -407,6 +470,21 @@ impl Online {
     /// The parameters in use (`None` before two releases with information).
     pub(crate) fn fit(&self) -> Option<KalmanFit> {
         self.fit
+    }
+
+    /// x moved one step by the model in use (a share γ of its people by the forward matrix):
+    /// the motion of the filter's mean from one step to the next.
+    pub(crate) fn motion(&self, x: &[f64]) -> Vec<f64> {
+        let g = self.fit.map_or(0.0, |f| f.move_weight);
+        if g == 0.0 {
+            return x.to_vec();
+        }
+        let mut out = vec![0.0; self.cells];
+        dense::row_times(x, &self.matrix, self.cells, &mut out);
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = (1.0 - g) * v + g * *o;
+        }
+        out
     }
 
     /// Each cell's variance under the filtered covariance after the last step (`None` before
@@ -527,7 +605,8 @@ impl Online {
     fn refit(&mut self) -> Result<()> {
         let rows: Vec<&[f64]> = self.rows.iter().map(Vec::as_slice).collect();
         let noise = release_noise(&rows, &self.weights);
-        self.shapes = noise_shapes(&rows, &noise, self.total, CAUSAL.exponents);
+        let family = if self.classical { CLASSICAL } else { GUARDED };
+        self.shapes = noise_shapes(&rows, &noise, self.total, family.exponents);
         let stream = Stream {
             rows: &rows,
             noise: &noise,
@@ -535,7 +614,7 @@ impl Online {
             cells: self.cells,
             matrix: &self.matrix,
             shapes: &self.shapes,
-            family: CAUSAL,
+            family,
         };
         // A full search while few releases are in; from 16 on, a search around the last fit.
         let near = self.fit.filter(|_| self.fresh >= LOCAL_FROM);
@@ -586,7 +665,7 @@ struct Stream<'s> {
     /// first is the classical β = 0.
     shapes: &'s [(f64, Vec<f64>)],
     /// The evidence and release count a move weight or a second shape needs
-    /// ([`CLASSICAL`] for `kalman`, [`GUARDED`] for `smooth`, [`CAUSAL`] for `map`).
+    /// ([`CLASSICAL`] for `kalman` and [`kalman_causal`], [`GUARDED`] for `smooth` and `map`).
     family: Family,
 }
 
@@ -688,7 +767,6 @@ impl Stream<'_> {
             None => MOVE_WEIGHTS.to_vec(),
         };
         let fresh: Vec<usize> = (0..self.rows.len()).filter(|&t| self.noise[t].is_some()).collect();
-        let weights = if fresh.len() < self.family.moves_from { vec![0.0] } else { weights };
         let mut classical = nothing;
         let mut chosen = nothing;
         for (shape, &(exponent, _)) in self.shapes.iter().enumerate() {

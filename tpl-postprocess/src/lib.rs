@@ -68,6 +68,7 @@ mod calibrate;
 mod dense;
 mod error;
 mod filter;
+mod guard;
 mod interval;
 mod kalman;
 mod local_level;
@@ -87,14 +88,20 @@ pub use error::{PostprocessError, Result};
 pub use filter::{
     Estimates, Estimator, Filter, FilterConfig, FilterState, FilterStep, constant_budgets, filter,
 };
+pub use guard::Source;
 pub use interval::{Bootstrap, Ends, EstimatorFn, ReleaseFn, bootstrap_intervals};
-pub use kalman::{KalmanFit, KalmanSmoothed, kalman_smooth};
+pub use kalman::{KalmanFit, KalmanSmoothed, kalman_causal, kalman_smooth};
 pub use local_level::{model_interval, model_interval_of};
 pub use map::{MapStep, map_objective, map_step};
 pub use map_integer::{map_integer_objective, map_integer_step};
 pub use mle::mle_step;
 pub use prior::{PriorPolicy, PriorUpdate, Warning};
 pub use smooth::{WeightedPrior, pooled_map_objective, pooled_map_step};
+
+/// The most cells on which `map`, `smooth` and [`kalman_causal`] run the dense state-space model
+/// of [docs/map.md](tpl_core::guide::map) §14 (n³ a step); wider streams use the calibrated MAP
+/// filter of §8 and the pooled smoother of §9.
+pub const STATE_SPACE_CELLS: usize = kalman::ONLINE_CELLS;
 
 /// The cargo features this build of the crate was compiled with (of `serde`), for a
 /// binary that reports how it was built (`tpl --version`, the `build` object of its JSON).

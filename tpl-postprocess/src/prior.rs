@@ -128,6 +128,14 @@ impl PriorPolicy {
         }
     }
 
+    /// Whether the policy brings information of its own about step 1: `uniform` and an
+    /// explicit prior do; `frequency` reads the prior off step 1's release, so a MAP step under
+    /// it would count that release twice, and `map` starts from the release projected instead
+    /// ([docs/map.md](tpl_core::guide::map) §8).
+    pub fn is_informative(&self) -> bool {
+        !matches!(self, Self::Frequency)
+    }
+
     /// [`PriorPolicy::initial`] on validated input.
     pub(crate) fn initial_unchecked(&self, r: &[f64]) -> (Vec<f64>, Vec<Warning>) {
         let n = r.len();

@@ -5,8 +5,8 @@
 use approx::{abs_diff_eq, assert_abs_diff_eq};
 use tpl_core::{CoreError, TransitionMatrix};
 use tpl_postprocess::{
-    Estimator, Filter, FilterConfig, PostprocessError, PriorPolicy, PriorUpdate, Warning, filter, map_step,
-    mle_step,
+    Estimator, Filter, FilterConfig, PostprocessError, PriorPolicy, PriorUpdate, Source, Warning, filter,
+    map_step, mle_step,
 };
 
 const UPDATES: [PriorUpdate; 2] = [PriorUpdate::ClosedLoop, PriorUpdate::OpenLoop];
@@ -97,9 +97,13 @@ fn a_zero_budget_step_returns_n_times_its_prior() {
     for update in UPDATES {
         let config = FilterConfig { forward: Some(&m), update, ..FilterConfig::new(30) };
         let mut f = Filter::new(3, config).unwrap();
+        let mut last: Vec<f64> = Vec::new();
         for (t, (r, eps)) in releases().iter().zip([1.0, 1.0, 0.0, 2.0, 0.0]).enumerate() {
             let step = f.step(r, eps).unwrap();
-            if eps == 0.0 {
+            if step.source == Some(Source::Held) {
+                // The guard kept the last estimate instead of the model's prediction.
+                assert_eq!(step.estimate, last, "{update:?} t={}", t + 1);
+            } else if eps == 0.0 {
                 let want: Vec<f64> = step.prior.unwrap().iter().map(|v| 30.0 * v).collect();
                 let x = &step.estimate;
                 assert!(
@@ -108,6 +112,7 @@ fn a_zero_budget_step_returns_n_times_its_prior() {
                     t + 1
                 );
             }
+            last = step.estimate;
         }
     }
 }
@@ -115,7 +120,7 @@ fn a_zero_budget_step_returns_n_times_its_prior() {
 #[test]
 fn frequency_prior_falls_back_to_uniform_on_an_empty_first_release() {
     let m = hand_matrix();
-    let config = FilterConfig { forward: Some(&m), ..FilterConfig::new(9) };
+    let config = FilterConfig { forward: Some(&m), estimator: Estimator::MapDbsec, ..FilterConfig::new(9) };
     let rs = vec![vec![0.0, -2.0, 0.0], vec![5.0, 3.0, 1.0]];
     let out = filter(&rs, &[1.0, 1.0], config.clone()).unwrap();
     assert_eq!(out.warnings, vec![Warning::UniformFallback]);
@@ -126,9 +131,11 @@ fn frequency_prior_falls_back_to_uniform_on_an_empty_first_release() {
     assert_eq!(out.warnings, vec![Warning::ZeroPriorCells { cells: vec![1] }]);
     assert_eq!(out.estimates[0][1], 0.0);
     // No warnings for the other policies, nor for mle.
-    for (prior, estimator) in
-        [(PriorPolicy::Uniform, Estimator::Map), (PriorPolicy::Frequency, Estimator::Mle)]
-    {
+    for (prior, estimator) in [
+        (PriorPolicy::Uniform, Estimator::Map),
+        (PriorPolicy::Frequency, Estimator::Mle),
+        (PriorPolicy::Frequency, Estimator::Map),
+    ] {
         let out = filter(&rs, &[1.0, 1.0], FilterConfig { prior, estimator, ..config.clone() }).unwrap();
         assert!(out.warnings.is_empty());
     }
@@ -221,8 +228,28 @@ fn a_failed_step_changes_nothing() {
     assert_eq!(err.to_string(), "step 1: release value in cell 2 is NaN: releases must be finite");
     assert_eq!(f.steps(), 0);
     let first = f.step(&[1.0, 4.0, 2.0], 1.0).unwrap();
-    assert_eq!(first.prior.unwrap(), vec![1.0 / 7.0, 4.0 / 7.0, 2.0 / 7.0]);
+    // `map` under the frequency prior starts from the release projected onto Σx = 10.
+    assert_eq!((first.prior, first.estimate), (None, vec![2.0, 5.0, 3.0]));
     assert_eq!(f.steps(), 1);
+}
+
+#[test]
+fn map_starts_from_the_release_under_the_frequency_prior_and_from_the_dbsec_step_otherwise() {
+    // The frequency prior is read off r_1: a MAP step under it counts r_1 twice. On an
+    // OUT-shaped release with noise in the empty cells that pulls people out of the full cell.
+    let m = TransitionMatrix::smoothed_identity(4, 0.01).unwrap();
+    let r = [940.0, 25.0, -18.0, 31.0];
+    let config = FilterConfig { forward: Some(&m), ..FilterConfig::new(1000) };
+    let step = Filter::new(4, config.clone()).unwrap().step(&r, 0.25).unwrap();
+    // The Euclidean projection of r: the negative cell 0, the rest up by 4/3 each.
+    let projected = [940.0 + 4.0 / 3.0, 25.0 + 4.0 / 3.0, 0.0, 31.0 + 4.0 / 3.0];
+    assert_abs_diff_eq!(step.estimate[..], projected[..], epsilon = 1e-9);
+    assert_eq!((step.prior, step.calibration, step.source), (None, None, Some(Source::Model)));
+    let uniform = FilterConfig { prior: PriorPolicy::Uniform, ..config };
+    let step = Filter::new(4, uniform).unwrap().step(&r, 0.25).unwrap();
+    let dbsec = map_step(&r, &[0.25; 4], 1000.0, 0.125).unwrap();
+    assert_abs_diff_eq!(step.estimate[..], dbsec.x[..], epsilon = 1e-9);
+    assert_eq!(step.prior, Some(vec![0.25; 4]));
 }
 
 #[test]
@@ -243,6 +270,10 @@ fn a_failed_step_of_the_state_space_filter_changes_nothing() {
         let b = interrupted.step(r, 1.0).unwrap();
         assert_eq!(a, b, "step {}", t + 1);
         assert!(a.fit.is_some() == (t >= 1));
+        if t == 0 {
+            assert_eq!(a.prior, None, "the frequency prior is not used");
+            continue;
+        }
         let prior = a.prior.unwrap_or_default();
         assert!(
             (prior.iter().sum::<f64>() - 1.0).abs() < 1e-12 && prior.iter().all(|&p| p >= 0.0),

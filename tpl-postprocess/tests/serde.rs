@@ -5,7 +5,7 @@
 use serde_json::json;
 use tpl_core::TransitionMatrix;
 use tpl_postprocess::{
-    Calibration, Estimator, Filter, FilterConfig, PriorPolicy, PriorUpdate, Warning, filter, map_step,
+    Calibration, Estimator, Filter, FilterConfig, PriorPolicy, PriorUpdate, Source, Warning, filter, map_step,
 };
 
 #[test]
@@ -42,9 +42,15 @@ fn names_and_steps_serialise() {
 #[test]
 fn a_calibrated_step_says_which_prior_it_used() {
     let m = TransitionMatrix::identity(2);
-    let mut f = Filter::new(2, FilterConfig { forward: Some(&m), ..FilterConfig::new(4) }).unwrap();
+    let config = FilterConfig { forward: Some(&m), prior: PriorPolicy::Uniform, ..FilterConfig::new(4) };
+    let mut f = Filter::new(2, config).unwrap();
     let step = f.step(&[3.0, 1.0], 1.0).unwrap();
     let value = serde_json::to_value(&step).unwrap();
     assert_eq!(value["calibration"], json!({"move_weight": 1.0, "dispersion": 1.0}));
     assert_eq!(serde_json::to_value(Calibration::DBSEC).unwrap(), value["calibration"]);
+    // What the guard handed out, by name.
+    assert_eq!(value["source"], json!("model"));
+    for (source, name) in [(Source::Model, "model"), (Source::Release, "release"), (Source::Held, "held")] {
+        assert_eq!((serde_json::to_value(source).unwrap(), source.name()), (json!(name), name));
+    }
 }

@@ -10,7 +10,8 @@ use rayon::prelude::*;
 use tpl_compare::{Releaser, RunRelease, Seed, Setup, bootstrap_estimates, mse};
 use tpl_mechanisms::{DEFAULT_SENSITIVITY, SamplerKind};
 use tpl_postprocess::{
-    Bootstrap, Estimator, Filter, FilterConfig, PostprocessError, filter, kalman_smooth, model_interval,
+    Bootstrap, Estimator, Filter, FilterConfig, PostprocessError, filter, kalman_causal, kalman_smooth,
+    model_interval,
 };
 
 use crate::args::{Config, Scheme};
@@ -91,10 +92,23 @@ pub struct Row {
     pub kalman_filter_mse: Option<f64>,
     /// `mse / kalman_filter_mse`.
     pub ratio_kalman_filter: Option<f64>,
+    /// The MSE of the strictly causal Kalman filter in the same cell
+    /// (`tpl_postprocess::kalman_causal`: step t from the releases up to t, parameters
+    /// refitted on them), on streams of at most 64 cells.
+    pub kalman_causal_mse: Option<f64>,
+    /// `mse / kalman_causal_mse`.
+    pub ratio_kalman_causal: Option<f64>,
+    /// The `mle` estimator's MSE in the same cell (the release projected, no matrix).
+    pub mle_mse: f64,
+    /// `mse / mle_mse`.
+    pub ratio_mle: f64,
     /// Share of all cell-steps inside their 90 % interval (with intervals).
     pub coverage_all: Option<f64>,
     /// Share of the cell-steps with a true count > 0 inside their interval.
     pub coverage_nonempty: Option<f64>,
+    /// Share of the steps of the dominant cell (the most people over the scored steps)
+    /// inside their interval.
+    pub coverage_dominant: Option<f64>,
     /// The mean width (upper − lower) of the bootstrap intervals, in people.
     pub width: Option<f64>,
     /// For a filter: the share of all cell-steps inside the 90 % model interval that a stream
@@ -103,6 +117,8 @@ pub struct Row {
     pub model_coverage_all: Option<f64>,
     /// The same over the cell-steps whose true count is > 0.
     pub model_coverage_nonempty: Option<f64>,
+    /// The same over the steps of the dominant cell.
+    pub model_coverage_dominant: Option<f64>,
     /// The mean width (upper − lower) of those intervals, in people.
     pub model_width: Option<f64>,
 }
@@ -123,6 +139,8 @@ struct Coverage {
     total: u64,
     covered_nonempty: u64,
     nonempty: u64,
+    covered_dominant: u64,
+    dominant: u64,
     /// Σ (upper − lower).
     width: f64,
 }
@@ -133,6 +151,8 @@ impl Coverage {
         self.total += other.total;
         self.covered_nonempty += other.covered_nonempty;
         self.nonempty += other.nonempty;
+        self.covered_dominant += other.covered_dominant;
+        self.dominant += other.dominant;
         self.width += other.width;
     }
 
@@ -157,6 +177,9 @@ struct EstimatorScore {
 #[derive(Debug, Clone)]
 struct RunScores {
     raw: f64,
+    /// `mle`'s MSE and the strictly causal Kalman filter's (at most 64 cells).
+    mle: f64,
+    kalman_causal: Option<f64>,
     averages: Vec<f64>,
     estimators: Vec<EstimatorScore>,
 }
@@ -272,6 +295,23 @@ fn score_run(
     let truth = &cell.stream.truth;
     let raw = mse(&run.releases, truth).map_err(|e| e.to_string())?;
     let averages = average_errors(&run.releases, truth);
+    let config_of = |estimator| FilterConfig {
+        sensitivity: DEFAULT_SENSITIVITY,
+        forward: Some(&cell.matrices.forward),
+        estimator,
+        ..FilterConfig::new(cell.stream.population)
+    };
+    let mle_estimates =
+        filter(&run.releases, &run.fresh, config_of(Estimator::Mle)).map_err(|e| e.to_string())?;
+    let mle = mse(&mle_estimates.estimates, truth).map_err(|e| e.to_string())?;
+    let cells = truth.first().map_or(0, Vec::len);
+    let kalman_causal = (cells <= tpl_postprocess::STATE_SPACE_CELLS)
+        .then(|| {
+            let k = kalman_causal(&run.releases, &run.fresh, config_of(Estimator::Kalman))
+                .map_err(|e| e.to_string())?;
+            mse(&k, truth).map_err(|e| e.to_string())
+        })
+        .transpose()?;
     let estimators = estimators
         .iter()
         .map(|&estimator| {
@@ -279,7 +319,7 @@ fn score_run(
             score_estimator(config, cell, &run, seed, estimator, intervals)
         })
         .collect();
-    Ok(RunScores { raw, averages, estimators })
+    Ok(RunScores { raw, mle, kalman_causal, averages, estimators })
 }
 
 /// One estimator on one run: its MSE and, with `replicates`, the coverage of its bootstrap
@@ -315,7 +355,7 @@ fn score_estimator(
     } else if estimator.is_filter() {
         // Stepped, for the standard errors a stream stores beside each estimate.
         stepped(&run.releases, &run.fresh, filter_config.clone()).map(|(estimates, c)| {
-            model_coverage = Some(c.of(truth));
+            model_coverage = Some(c.of(truth, cell.stream.dominant()));
             (estimates, None)
         })
     } else {
@@ -349,7 +389,7 @@ fn score_estimator(
         Some(noise_seed),
     ) {
         Ok(iv) => {
-            let c = Intervals { lower: iv.lower, upper: iv.upper }.of(truth);
+            let c = Intervals { lower: iv.lower, upper: iv.upper }.of(truth, cell.stream.dominant());
             EstimatorScore { mse: error, filtered_mse, coverage: Some(c), model_coverage, error: None }
         }
         Err(e) => EstimatorScore {
@@ -369,11 +409,12 @@ struct Intervals {
 }
 
 impl Intervals {
-    /// How many of the true counts `truth` the intervals hold.
-    fn of(&self, truth: &[Vec<f64>]) -> Coverage {
+    /// How many of the true counts `truth` the intervals hold: all, those > 0, and those of
+    /// cell `dominant`.
+    fn of(&self, truth: &[Vec<f64>], dominant: usize) -> Coverage {
         let mut c = Coverage::default();
         for ((lo, hi), row) in self.lower.iter().zip(&self.upper).zip(truth) {
-            for ((l, h), &x) in lo.iter().zip(hi).zip(row) {
+            for (j, ((l, h), &x)) in lo.iter().zip(hi).zip(row).enumerate() {
                 let inside = u64::from(*l <= x && x <= *h);
                 c.width += h - l;
                 c.covered += inside;
@@ -381,6 +422,10 @@ impl Intervals {
                 if x > 0.0 {
                     c.covered_nonempty += inside;
                     c.nonempty += 1;
+                }
+                if j == dominant {
+                    c.covered_dominant += inside;
+                    c.dominant += 1;
                 }
             }
         }
@@ -429,6 +474,9 @@ fn gather(cell: &Cell<'_>, runs: &[RunScores], asked: &[Estimator], kalman: Opti
     let kalman_filter_mse = kalman
         .and_then(|k| runs.iter().map(|r| r.estimators[k].filtered_mse).sum::<Option<f64>>())
         .map(|s| s / runs.len() as f64);
+    let kalman_causal_mse =
+        runs.iter().map(|r| r.kalman_causal).sum::<Option<f64>>().map(|s| s / runs.len() as f64);
+    let mle_mse = mean(runs.iter().map(|r| r.mle));
     asked
         .iter()
         .enumerate()
@@ -462,10 +510,16 @@ fn gather(cell: &Cell<'_>, runs: &[RunScores], asked: &[Estimator], kalman: Opti
                 ratio_kalman: kalman_mse.map(|m| error / m),
                 kalman_filter_mse,
                 ratio_kalman_filter: kalman_filter_mse.map(|m| error / m),
+                kalman_causal_mse,
+                ratio_kalman_causal: kalman_causal_mse.map(|m| error / m),
+                mle_mse,
+                ratio_mle: error / mle_mse,
                 coverage_all: coverage.and_then(|c| share(c.covered, c.total)),
                 coverage_nonempty: coverage.and_then(|c| share(c.covered_nonempty, c.nonempty)),
+                coverage_dominant: coverage.and_then(|c| share(c.covered_dominant, c.dominant)),
                 model_coverage_all: model.and_then(|c| share(c.covered, c.total)),
                 model_coverage_nonempty: model.and_then(|c| share(c.covered_nonempty, c.nonempty)),
+                model_coverage_dominant: model.and_then(|c| share(c.covered_dominant, c.dominant)),
                 width: coverage.and_then(Coverage::mean_width),
                 model_width: model.and_then(Coverage::mean_width),
             }

@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::grid::Row;
 
 /// The CSV header, in the order of [`Row`]'s fields.
-pub const HEADER: [&str; 24] = [
+pub const HEADER: [&str; 30] = [
     "stream",
     "population",
     "shape",
@@ -26,11 +26,17 @@ pub const HEADER: [&str; 24] = [
     "ratio_kalman",
     "kalman_filter_mse",
     "ratio_kalman_filter",
+    "kalman_causal_mse",
+    "ratio_kalman_causal",
+    "mle_mse",
+    "ratio_mle",
     "coverage_all",
     "coverage_nonempty",
+    "coverage_dominant",
     "width",
     "model_coverage_all",
     "model_coverage_nonempty",
+    "model_coverage_dominant",
     "model_width",
 ];
 
@@ -69,11 +75,17 @@ pub fn write_csv(path: &Path, cells: &[Vec<Row>]) -> Result<(), Box<dyn std::err
             opt(r.ratio_kalman),
             opt(r.kalman_filter_mse),
             opt(r.ratio_kalman_filter),
+            opt(r.kalman_causal_mse),
+            opt(r.ratio_kalman_causal),
+            r.mle_mse.to_string(),
+            r.ratio_mle.to_string(),
             opt(r.coverage_all),
             opt(r.coverage_nonempty),
+            opt(r.coverage_dominant),
             opt(r.width),
             opt(r.model_coverage_all),
             opt(r.model_coverage_nonempty),
+            opt(r.model_coverage_dominant),
             opt(r.model_width),
         ]))?;
     }
@@ -113,10 +125,10 @@ fn aligned_line(out: &mut String, columns: &str, fields: impl IntoIterator<Item 
 }
 
 /// The columns of [`table`].
-const TABLE: &str = "<13 >6 <12 <12 <8 >5 <10 >10 >10 >7 >8 >7 >7 >7 >6 >6 >6";
+const TABLE: &str = "<13 >6 <12 <12 <8 >5 <10 >10 >10 >7 >8 >7 >7 >7 >7 >7 >6 >6 >6 >6 >6 >6";
 
 /// The columns of [`summary`].
-const SUMMARY: &str = "<12 >6 >9 >10 >10 >8 >8 >10 >13 >13 >13";
+const SUMMARY: &str = "<12 >7 >7 >7 >11 >9 >8 >8 >8 >7 >10 >10 >11 >11 >11 >11 >11 >11 >11";
 
 /// The table of `cells` (the first `top`, or all), one line per estimator, a blank line
 /// between cells.
@@ -137,9 +149,14 @@ pub fn table(cells: &[Vec<Row>], top: Option<usize>) -> String {
         "/ma",
         "/kalman",
         "/kf",
+        "/kc",
+        "/mle",
         "cov",
         "cov>0",
+        "covdom",
         "mcov",
+        "mcov>0",
+        "mcovd",
     ];
     aligned_line(&mut out, TABLE, header.map(String::from));
     for rows in cells.iter().take(top.unwrap_or(usize::MAX)) {
@@ -152,9 +169,14 @@ pub fn table(cells: &[Vec<Row>], top: Option<usize>) -> String {
                 num(Some(r.ratio_ma)),
                 num(r.ratio_kalman),
                 num(r.ratio_kalman_filter),
+                num(r.ratio_kalman_causal),
+                num(Some(r.ratio_mle)),
                 num(r.coverage_all),
                 num(r.coverage_nonempty),
+                num(r.coverage_dominant),
                 num(r.model_coverage_all),
+                num(r.model_coverage_nonempty),
+                num(r.model_coverage_dominant),
             ]);
             aligned_line(&mut out, TABLE, fields);
         }
@@ -164,22 +186,32 @@ pub fn table(cells: &[Vec<Row>], top: Option<usize>) -> String {
 }
 
 /// The summary per estimator (in the order of the first cell's rows): cells with a finite
-/// score, how many have ratio_raw ≤ 1, ratio_kalman ≤ 1.1 and ≤ 1.0, ratio_kalman_filter
-/// ≤ 1.1, ratio_ma ≤ 1, the worst ratio_raw and the range of the coverages.
+/// score, how many have ratio_raw ≤ 1, ratio_mle ≤ 1, ratio_kalman ≤ 1.1 and ≤ 1.0,
+/// ratio_kalman_filter ≤ 1.1, ratio_kalman_causal ≤ 1.1 and ≤ 1.5, ratio_ma ≤ 1, the worst
+/// ratio_raw and ratio_mle, and the range of each coverage (bootstrap and model intervals; all
+/// cell-steps, those with people, the dominant cell).
 pub fn summary(cells: &[Vec<Row>]) -> String {
     let mut out = String::new();
     let header = [
         "estimator",
         "cells",
         "raw<=1",
+        "mle<=1",
         "kalman<=1.1",
         "kalman<=1",
         "kf<=1.1",
+        "kc<=1.1",
+        "kc<=1.5",
         "ma<=1",
         "worst/raw",
-        "coverage",
-        "coverage>0",
+        "worst/mle",
+        "cov",
+        "cov>0",
+        "cov dom",
         "model cov",
+        "mcov>0",
+        "mcov dom",
+        "worst/kc",
     ];
     aligned_line(&mut out, SUMMARY, header.map(String::from));
     let Some(first) = cells.first() else {
@@ -197,10 +229,12 @@ pub fn summary(cells: &[Vec<Row>]) -> String {
                 "-".into()
             }
         };
-        let kalman_filter = if finite.iter().any(|r| r.ratio_kalman_filter.is_some()) {
-            count(&|r: &Row| r.ratio_kalman_filter.is_some_and(|k| k <= 1.1)).to_string()
-        } else {
-            "-".into()
+        let within = |pick: &dyn Fn(&Row) -> Option<f64>, limit: f64| {
+            if finite.iter().any(|r| pick(r).is_some()) {
+                count(&|r: &Row| pick(r).is_some_and(|k| k <= limit)).to_string()
+            } else {
+                "-".into()
+            }
         };
         let range = |pick: &dyn Fn(&Row) -> Option<f64>| {
             let v: Vec<f64> = rows.iter().filter_map(|r| pick(r)).collect();
@@ -208,19 +242,30 @@ pub fn summary(cells: &[Vec<Row>]) -> String {
             let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             if v.is_empty() { "-".into() } else { format!("{lo:.3}-{hi:.3}") }
         };
-        let worst = finite.iter().map(|r| r.ratio_raw).fold(f64::NEG_INFINITY, f64::max);
+        let worst = |pick: &dyn Fn(&Row) -> Option<f64>| {
+            let v = finite.iter().filter_map(|r| pick(r)).fold(f64::NEG_INFINITY, f64::max);
+            num((v > f64::NEG_INFINITY).then_some(v))
+        };
         let fields = [
             name.to_string(),
             format!("{}/{}", finite.len(), rows.len()),
             count(&|r: &Row| r.ratio_raw <= 1.0).to_string(),
+            count(&|r: &Row| r.ratio_mle <= 1.0).to_string(),
             kalman(1.1),
             kalman(1.0),
-            kalman_filter,
+            within(&|r| r.ratio_kalman_filter, 1.1),
+            within(&|r| r.ratio_kalman_causal, 1.1),
+            within(&|r| r.ratio_kalman_causal, 1.5),
             count(&|r: &Row| r.ratio_ma <= 1.0).to_string(),
-            num(Some(worst)),
+            worst(&|r| Some(r.ratio_raw)),
+            worst(&|r| Some(r.ratio_mle)),
             range(&|r: &Row| r.coverage_all),
             range(&|r: &Row| r.coverage_nonempty),
+            range(&|r: &Row| r.coverage_dominant),
             range(&|r: &Row| r.model_coverage_all),
+            range(&|r: &Row| r.model_coverage_nonempty),
+            range(&|r: &Row| r.model_coverage_dominant),
+            worst(&|r| r.ratio_kalman_causal),
         ];
         aligned_line(&mut out, SUMMARY, fields);
     }

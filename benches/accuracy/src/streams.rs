@@ -46,6 +46,19 @@ pub struct Stream {
     pub matrices: Vec<Matrices>,
 }
 
+impl Stream {
+    /// The dominant cell: the one with the most people over the scored steps (the first of
+    /// equals; 0 for an empty stream).
+    pub fn dominant(&self) -> usize {
+        let cells = self.truth.first().map_or(0, Vec::len);
+        let totals = (0..cells).map(|j| self.truth.iter().map(|row| row[j]).sum::<f64>());
+        totals
+            .enumerate()
+            .fold((0, f64::NEG_INFINITY), |best, (j, v)| if v > best.1 { (j, v) } else { best })
+            .0
+    }
+}
+
 /// The matrices of `m` smoothed with `s` (or not).
 fn variant(
     name: String,

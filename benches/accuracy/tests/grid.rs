@@ -40,7 +40,7 @@ fn field(header: &[String], row: &csv::StringRecord, name: &str) -> String {
 #[test]
 fn a_one_cell_grid_writes_finite_ratios() {
     let (stdout, rows, header) = run_grid(&["--streams", "uniform"]);
-    assert_eq!(header.len(), 24);
+    assert_eq!(header.len(), 30);
     assert_eq!(rows.len(), 2, "one cell, two estimators");
     for row in &rows {
         let get = |name: &str| field(&header, row, name).parse::<f64>().unwrap();
@@ -57,7 +57,12 @@ fn a_one_cell_grid_writes_finite_ratios() {
         if field(&header, row, "estimator") == "mle" {
             // A projection onto the counts that sum to N is never farther from the truth.
             assert!(ratio_raw <= 1.0 + 1e-12, "{row:?}");
+            assert_eq!(get("ratio_mle"), 1.0, "the mle baseline is mle itself");
         }
+        // The strictly causal Kalman filter runs on every stream of at most 64 cells.
+        assert!(get("kalman_causal_mse") > 0.0 && get("ratio_kalman_causal").is_finite(), "{row:?}");
+        let dominant = get("model_coverage_dominant");
+        assert!((0.0..=1.0).contains(&dominant), "{row:?}");
     }
     assert!(stdout.contains("summary over 1 cells"), "{stdout}");
 }
@@ -78,7 +83,7 @@ fn the_flights_day_is_a_real_stream_of_412_aircraft() {
 fn intervals_give_coverages_between_0_and_1() {
     let (_, rows, header) = run_grid(&["--streams", "out", "--intervals", "--replicates", "4"]);
     for row in &rows {
-        for name in ["coverage_all", "coverage_nonempty"] {
+        for name in ["coverage_all", "coverage_nonempty", "coverage_dominant"] {
             let c: f64 = field(&header, row, name).parse().unwrap();
             assert!((0.0..=1.0).contains(&c), "{name} {c}");
         }

@@ -130,7 +130,7 @@ fn scores_match(p: &TransitionMatrix, r: &[Vec<f64>], budgets: &[f64]) {
     let noise: Vec<Option<f64>> = budgets.iter().map(|&e| (e > 0.0).then_some(8.0)).collect();
     let last_fresh = (0..60).rev().find(|&t| noise[t].is_some()).unwrap();
     let matrix: Vec<f64> = p.rows().flatten().copied().collect();
-    let shapes = noise_shapes(&rows, &noise, 100.0, CAUSAL.exponents);
+    let shapes = noise_shapes(&rows, &noise, 100.0, &[0.0, 1.0]);
     let stream = Stream {
         rows: &rows,
         noise: &noise,
