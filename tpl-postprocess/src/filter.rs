@@ -718,7 +718,6 @@ pub(crate) fn tempered_weight(a: f64, dispersion: f64) -> f64 {
     (a * dispersion).min(f64::MAX)
 }
 
-/// √ of each variance.
 /// x moved one step by a share g of its people following `mover`: (1 − g)·x + g·Σx·(x/Σx)·P
 /// (x itself without a matrix, or when Σx = 0).
 fn motion(x: &[f64], g: f64, mover: Option<&Mover<'_>>) -> Vec<f64> {
@@ -738,6 +737,7 @@ fn noise_floor(a: f64, cells: usize) -> Option<Vec<f64>> {
     (a > 0.0 && v.is_finite()).then(|| vec![v; cells])
 }
 
+/// √ of each variance.
 fn standard_errors(variances: Vec<f64>) -> Vec<f64> {
     variances.into_iter().map(f64::sqrt).collect()
 }

@@ -14,7 +14,8 @@
 //! A preserves distances, as when nobody moves); holding both instead would score them on
 //! how far people moved between a and s. Two running sums of those differences decide, one for
 //! steps with information and one for the steps of a gap (the model's prediction through the
-//! gap against the estimate held), each in favour of the model while it is ≤ 0.
+//! gap against the estimate held), each in favour of the model until the sum exceeds the root of
+//! the sum of its terms' squares ([`EVIDENCE`] times it).
 
 use crate::mle;
 
