@@ -12,8 +12,8 @@ use tpl_core::TransitionMatrix;
 
 use crate::calibrate::{Calibration, Pass};
 use crate::error::{PostprocessError, Result};
-use crate::guard::{Guard, Source};
-use crate::kalman::{self, KalmanFit};
+use crate::guard::{Guard, Model as GuardModel, Source};
+use crate::kalman::{self, KalmanFit, release_variance};
 use crate::local_level::{Gain, LocalLevel};
 use crate::prior::{PriorPolicy, PriorUpdate, Warning};
 use crate::propagate::Mover;
@@ -365,8 +365,12 @@ impl<'a> Filter<'a> {
             let motion = |x: &[f64]| online.motion(x);
             let mut guard = self.guard.clone();
             guard.advance(&motion);
+            let fitted = online.fit();
             let (predicted, estimate) =
                 online.step(release, a, first.as_ref().map(|(_, x, _)| x.as_slice()))?;
+            if online.fit() != fitted {
+                guard.refitted();
+            }
             self.guard = guard;
             self.steps = t;
             let calibration = first.is_some().then_some(Calibration::DBSEC);
@@ -386,10 +390,15 @@ impl<'a> Filter<'a> {
                     (Some(prior), estimate, Vec::new())
                 }
             };
-            let (estimate, source) = self.guard.step(release, a > 0.0, &estimate, n_total);
+            let kind = match (&calibration, online.fit()) {
+                (Some(_), _) => GuardModel::GivenPrior,
+                (None, Some(_)) => GuardModel::Fitted,
+                (None, None) => GuardModel::Unfitted,
+            };
+            let (estimate, source) = self.guard.step(release, release_variance(release, a), &estimate, kind, n_total);
             let floor = match source {
                 Source::Model => online.variances(),
-                Source::Release => noise_floor(a, self.cells),
+                Source::Release => noise_floor(release, a),
                 Source::Held => None,
             };
             let std_error = standard_errors(self.spread.step(release, a, &estimate, floor.as_deref()));
@@ -461,8 +470,13 @@ impl<'a> Filter<'a> {
         }
         self.estimate.clone_from(&estimate);
         let (estimate, source, floor) = if estimator == Estimator::Map {
-            let (x, source) = self.guard.step(release, a > 0.0, &estimate, n_total);
-            let floor = (source == Source::Release).then(|| noise_floor(a, self.cells)).flatten();
+            let kind = match (t, calibration) {
+                (1, Some(_)) => GuardModel::GivenPrior,
+                (1, None) => GuardModel::Unfitted,
+                _ => GuardModel::Fitted,
+            };
+            let (x, source) = self.guard.step(release, release_variance(release, a), &estimate, kind, n_total);
+            let floor = (source == Source::Release).then(|| noise_floor(release, a)).flatten();
             (x, Some(source), floor)
         } else {
             (estimate, None, None)
@@ -730,11 +744,10 @@ fn motion(x: &[f64], g: f64, mover: Option<&Mover<'_>>) -> Vec<f64> {
     }
 }
 
-/// Each cell's variance of the release-only estimate at weight a: the release's noise
-/// variance 2/a² (`None` when a = 0 or it is not finite).
-fn noise_floor(a: f64, cells: usize) -> Option<Vec<f64>> {
-    let v = 2.0 / (a * a);
-    (a > 0.0 && v.is_finite()).then(|| vec![v; cells])
+/// Each cell's variance of the release-only estimate: the noise variance of `release` at
+/// weight a ([`release_variance`]; `None` when a = 0).
+fn noise_floor(release: &[f64], a: f64) -> Option<Vec<f64>> {
+    release_variance(release, a).map(|v| vec![v; release.len()])
 }
 
 /// √ of each variance.

@@ -28,10 +28,12 @@ pub enum Source {
     /// MAP filter beyond).
     Model,
     /// The step's release projected onto {x ≥ 0, Σx = N} (the `mle` estimate): the model's
-    /// estimates at steps with information have predicted the next release worse.
+    /// estimates at steps with information have not (yet) been shown to predict the next
+    /// releases better.
     Release,
     /// The estimate of the last step with information, held: the model's predictions inside
-    /// the gaps of a scheme that repeats releases have predicted the next release worse.
+    /// the gaps of a scheme that repeats releases have not (yet) been shown to predict the
+    /// next release better.
     Held,
 }
 
@@ -47,7 +49,8 @@ impl Source {
 }
 
 /// The last step with information: the two candidates, each moved on by the model to the
-/// current step, what was handed out, and the steps since.
+/// current step, what was handed out, the steps since, and whether the model had been fitted
+/// (before two releases with information its estimate is the release itself: nothing to score).
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 struct Fresh {
@@ -55,36 +58,80 @@ struct Fresh {
     release: Vec<f64>,
     output: Vec<f64>,
     since: usize,
+    #[cfg_attr(feature = "serde", serde(default))]
+    fitted: bool,
+}
+
+/// What the model's estimate of a step is, for the guard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Model {
+    /// Before two releases with information: the release itself, nothing to score.
+    Unfitted,
+    /// Step 1 under a prior the user gave (uniform or explicit): the DBSec MAP step, handed
+    /// out as asked; nothing to score it by.
+    GivenPrior,
+    /// The model's parameters are fitted to the releases so far: scored and handed out on
+    /// the evidence.
+    Fitted,
+}
+
+/// A running comparison of the model's predictions with another candidate's: the sum of the
+/// differences of their squared distances to the releases, the sum of those differences' noise
+/// variances, and the side the evidence stands on.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(default))]
+struct Score {
+    sum: f64,
+    variance: f64,
+    /// Whether the model is handed out: the score starts on the releases' side, goes over
+    /// when the sum falls below −[`EVIDENCE`] of its standard deviations, and back when it
+    /// rises above them.
+    model: bool,
+}
+
+impl Score {
+    /// Adds one release's term ‖r − p‖² − ‖r − q‖² for the model's prediction p and the other
+    /// candidate's q, the noise of r having variance `noise` in each cell: given everything
+    /// before r, the term's noise is 2·(q − p)·v, of variance 4·noise·‖q − p‖².
+    fn add(&mut self, release: &[f64], p: &[f64], q: &[f64], noise: f64) {
+        self.sum += distance2(release, p) - distance2(release, q);
+        self.variance += 4.0 * noise * distance2(p, q);
+        let bar = EVIDENCE * self.variance.sqrt();
+        if self.sum < -bar {
+            self.model = true;
+        } else if self.sum > bar {
+            self.model = false;
+        }
+    }
+
+    /// Starts the evidence again, keeping the side it stands on.
+    fn restart(&mut self) {
+        self.sum = 0.0;
+        self.variance = 0.0;
+    }
 }
 
 /// The guard's state: the two running scores and what they are scored on next.
 #[derive(Debug, Clone, PartialEq, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(default))]
 pub(crate) struct Guard {
-    /// Σ ‖r_s − A·model_a‖² − ‖r_s − A·release_a‖² over the releases with information s
-    /// after the first, a the last step with information before s and A the model's motion
-    /// from a to s.
-    fresh_score: f64,
-    /// Σ ‖r_s − A·model_a‖² − ‖r_s − output_a‖² over the releases s that end a gap
-    /// (s − a ≥ 2): the model's prediction through the gap against the estimate held through it.
-    gap_score: f64,
-    /// The sums of the squares of the two scores' terms.
-    fresh_squares: f64,
-    gap_squares: f64,
+    /// The model's estimates at steps with information, moved on to the next release with
+    /// information, against the releases projected, moved the same way.
+    fresh: Score,
+    /// The model's predictions through a gap (a release that ends one: s − a ≥ 2) against
+    /// the estimate held through it.
+    gap: Score,
     last: Option<Fresh>,
+    /// The model was refitted at this step: once this release has scored the candidates of
+    /// the old parameters, the evidence starts again for the new ones.
+    refitted: bool,
 }
 
-/// How many of its terms' root sum of squares a score must exceed to hand over: about a
-/// one-sided test at 16 % that the model's estimates are no worse. Measured on the stress grid
-/// (`benches/accuracy`, 42 cells of its quick subset): a hand-over on any positive score
-/// (0) gave up to 1.26× the strictly causal Kalman filter in cells where the model was right;
-/// 2 left the model in place where it was 1.33× `mle`; 1 kept both within 1.07× and 1.03×.
+/// How many standard deviations of its noise a score must pass to change sides: about a
+/// one-sided test at 16 %. The noise of each release being known (its ε_t and mechanism),
+/// one release can be enough. Measured on the stress grid (`benches/accuracy`, the quick
+/// subset and the cells worst against `mle`): see docs/map.md §8, "The guard".
 const EVIDENCE: f64 = 1.0;
-
-/// Whether a score with these terms says the model predicted worse.
-fn worse(score: f64, squares: f64) -> bool {
-    score > EVIDENCE * squares.sqrt()
-}
 
 /// ‖r − x‖².
 fn distance2(r: &[f64], x: &[f64]) -> f64 {
@@ -103,40 +150,48 @@ impl Guard {
         }
     }
 
-    /// Takes step t's release, whether it carries information (a = ε_t/Δ > 0) and the model's
-    /// estimate of it; returns what to hand out and where it came from.
+    /// Says that the model's parameters changed at this step: what was measured of the old
+    /// ones says nothing of the new, so both scores start again after this step's release
+    /// has scored the old ones' candidates; the sides they stand on are kept.
+    pub(crate) fn refitted(&mut self) {
+        self.refitted = true;
+    }
+
+    /// Takes step t's release, the variance of its noise in each cell (`None` for a step
+    /// without information, ε_t = 0), the model's estimate of it and what that estimate is
+    /// ([`Model`]); returns what to hand out and where it came from.
     pub(crate) fn step(
         &mut self,
         release: &[f64],
-        informative: bool,
+        noise: Option<f64>,
         model: &[f64],
+        kind: Model,
         total: f64,
     ) -> (Vec<f64>, Source) {
-        if !informative {
+        let fitted = kind == Model::Fitted;
+        let Some(noise) = noise else {
             return match &self.last {
-                Some(last) if worse(self.gap_score, self.gap_squares) => (last.output.clone(), Source::Held),
+                Some(last) if !self.gap.model => (last.output.clone(), Source::Held),
                 _ => (model.to_vec(), Source::Model),
             };
-        }
-        if let Some(last) = &self.last {
-            let moved = distance2(release, &last.model);
-            let term = moved - distance2(release, &last.release);
-            self.fresh_score += term;
-            self.fresh_squares += term * term;
+        };
+        if let Some(last) = self.last.as_ref().filter(|l| l.fitted) {
+            self.fresh.add(release, &last.model, &last.release, noise);
             if last.since >= 2 {
-                let term = moved - distance2(release, &last.output);
-                self.gap_score += term;
-                self.gap_squares += term * term;
+                self.gap.add(release, &last.model, &last.output, noise);
             }
         }
+        if std::mem::take(&mut self.refitted) {
+            self.fresh.restart();
+            self.gap.restart();
+        }
         let projected = mle::solve(release, total);
-        let (output, source) = if worse(self.fresh_score, self.fresh_squares) {
-            (projected.clone(), Source::Release)
-        } else {
+        let (output, source) = if self.fresh.model || kind == Model::GivenPrior {
             (model.to_vec(), Source::Model)
+        } else {
+            (projected.clone(), Source::Release)
         };
-        self.last =
-            Some(Fresh { model: model.to_vec(), release: projected, output: output.clone(), since: 0 });
+        self.last = Some(Fresh { model: model.to_vec(), release: projected, output: output.clone(), since: 0, fitted });
         (output, source)
     }
 
@@ -144,7 +199,7 @@ impl Guard {
     pub(crate) fn fits(&self, cells: usize) -> bool {
         let sized = |v: &Vec<f64>| v.len() == cells;
         self.last.as_ref().is_none_or(|l| sized(&l.model) && sized(&l.release) && sized(&l.output))
-            && [self.fresh_score, self.gap_score, self.fresh_squares, self.gap_squares]
+            && [self.fresh.sum, self.gap.sum, self.fresh.variance, self.gap.variance]
                 .iter()
                 .all(|v| v.is_finite())
     }
@@ -154,30 +209,67 @@ impl Guard {
 mod tests {
     use super::*;
 
+    const STILL: fn(&[f64]) -> Vec<f64> = <[f64]>::to_vec;
+
     #[test]
-    fn a_model_that_predicts_worse_hands_over_to_the_releases() {
-        // The truth stays at [6, 4]; the releases scatter around it; the model says [9, 1].
+    fn the_releases_are_handed_out_until_the_model_has_predicted_better() {
+        // The truth stays at [5, 5]; releases scatter by ±1 (noise variance 1); the model sits on it.
         let mut g = Guard::default();
-        let (x, s) = g.step(&[6.0, 4.0], true, &[9.0, 1.0], 10.0);
-        assert_eq!((x, s), (vec![9.0, 1.0], Source::Model), "nothing scored yet");
-        g.advance(&|x: &[f64]| x.to_vec());
-        // One score is no evidence: its size is its own spread.
-        let (_, s) = g.step(&[7.0, 3.0], true, &[9.0, 1.0], 10.0);
-        assert_eq!(s, Source::Model);
-        g.advance(&|x: &[f64]| x.to_vec());
-        let (x, s) = g.step(&[5.0, 5.0], true, &[9.0, 1.0], 10.0);
-        assert_eq!((x, s), (vec![5.0, 5.0], Source::Release));
+        let mut sources = Vec::new();
+        for r in [[6.0, 4.0], [4.0, 6.0], [6.0, 4.0], [4.0, 6.0]] {
+            g.advance(&STILL);
+            sources.push(g.step(&r, Some(1.0), &[5.0, 5.0], Model::Fitted, 10.0));
+        }
+        assert_eq!(sources[0], (vec![6.0, 4.0], Source::Release), "nothing scored yet");
+        // Step 2 scores step 1: the release [6, 4] is 8 from [4, 6], the model 2; the term −6
+        // against a noise deviation 2·√(1·2) ≈ 2.8.
+        assert_eq!(sources[1], (vec![5.0, 5.0], Source::Model));
+        assert!(sources[2..].iter().all(|s| s.1 == Source::Model));
     }
 
     #[test]
-    fn a_model_that_predicts_better_keeps_its_estimates() {
+    fn a_model_that_predicts_worse_goes_back_to_the_releases() {
         let mut g = Guard::default();
-        // Releases alternate around a truth of [5, 5]; the model sits on it.
-        for (t, r) in [[7.0, 3.0], [3.0, 7.0], [7.0, 3.0], [3.0, 7.0]].iter().enumerate() {
-            g.advance(&|x: &[f64]| x.to_vec());
-            let (x, s) = g.step(r, true, &[5.0, 5.0], 10.0);
-            assert_eq!((x, s), (vec![5.0, 5.0], Source::Model), "step {t}");
+        let mut step = |r: [f64; 2], model: [f64; 2]| {
+            g.advance(&STILL);
+            g.step(&r, Some(1.0), &model, Model::Fitted, 10.0).1
+        };
+        assert_eq!(step([6.0, 4.0], [5.0, 5.0]), Source::Release);
+        assert_eq!(step([4.0, 6.0], [5.0, 5.0]), Source::Model);
+        // The people move to [9, 1]; the model stays where it was. Against [4, 6] it still
+        // predicted better (32 against 50), then it misses by 32 where the release hit: within
+        // the evidence so far once (sum 8, deviation 12), not twice (40 against 16.5).
+        assert_eq!(step([9.0, 1.0], [5.0, 5.0]), Source::Model);
+        assert_eq!(step([9.0, 1.0], [5.0, 5.0]), Source::Model, "one miss is within the evidence so far");
+        assert_eq!(step([9.0, 1.0], [5.0, 5.0]), Source::Release);
+    }
+
+    #[test]
+    fn an_estimate_before_the_fit_is_not_scored() {
+        // Before two releases with information the model's estimate is the release itself (up
+        // to rounding): a difference of 10⁻¹² would otherwise be evidence at any noise.
+        let mut g = Guard::default();
+        g.advance(&STILL);
+        g.step(&[6.0, 4.0], Some(1.0), &[6.0 + 1e-12, 4.0 - 1e-12], Model::Unfitted, 10.0);
+        g.advance(&STILL);
+        let (x, s) = g.step(&[7.0, 3.0], Some(1.0), &[9.0, 1.0], Model::Fitted, 10.0);
+        assert_eq!((x, s), (vec![7.0, 3.0], Source::Release));
+        assert_eq!((g.fresh.sum, g.fresh.variance), (0.0, 0.0));
+    }
+
+    #[test]
+    fn a_refit_starts_the_evidence_again_and_keeps_the_side() {
+        let mut g = Guard::default();
+        for r in [[6.0, 4.0], [4.0, 6.0]] {
+            g.advance(&STILL);
+            g.step(&r, Some(1.0), &[5.0, 5.0], Model::Fitted, 10.0);
         }
+        assert!(g.fresh.model && g.fresh.sum < 0.0);
+        g.advance(&STILL);
+        g.refitted();
+        let (_, s) = g.step(&[6.0, 4.0], Some(1.0), &[5.0, 5.0], Model::Fitted, 10.0);
+        assert_eq!(s, Source::Model, "the side is kept");
+        assert_eq!((g.fresh.sum, g.fresh.variance), (0.0, 0.0), "after this release scored the old fit");
     }
 
     #[test]
@@ -188,29 +280,29 @@ mod tests {
         let mut sources = Vec::new();
         for _ in 0..3 {
             g.advance(&drift);
-            sources.push(g.step(&[6.0, 4.0], true, &[6.0, 4.0], 10.0).1);
+            sources.push(g.step(&[6.0, 4.0], Some(1.0), &[6.0, 4.0], Model::Fitted, 10.0).1);
             g.advance(&drift);
-            sources.push(g.step(&[6.0, 4.0], false, &[10.0, 0.0], 10.0).1);
+            sources.push(g.step(&[6.0, 4.0], None, &[10.0, 0.0], Model::Fitted, 10.0).1);
         }
-        assert_eq!(sources[1], Source::Model, "nothing scored yet");
-        g.advance(&drift);
-        let (x, s) = g.step(&[6.0, 4.0], false, &[10.0, 0.0], 10.0);
-        assert_eq!((x, s), (vec![6.0, 4.0], Source::Held));
+        assert!(sources.iter().skip(1).step_by(2).all(|&s| s == Source::Held), "{sources:?}");
+        assert!(!g.gap.model && g.gap.sum > 0.0);
         assert!(g.fits(2) && !g.fits(3));
     }
 
     #[test]
-    fn people_who_move_as_the_model_says_are_scored_where_they_went() {
-        // Everyone swaps cells at every step and the model knows it. Held, any estimate would
-        // be scored on the swap; moved by the model, the better one wins.
+    fn gap_predictions_that_follow_the_people_are_handed_out() {
+        // Everyone swaps cells at every step and the model knows it: held, any estimate is
+        // wrong at every other step; moved by the model, it is right.
         let swap = |x: &[f64]| vec![x[1], x[0]];
         let mut g = Guard::default();
         let truth = [[8.0, 2.0], [2.0, 8.0]];
-        let releases = [[9.0, 1.0], [3.0, 7.0], [9.0, 1.0], [3.0, 7.0]];
-        for (t, r) in releases.iter().enumerate() {
+        let mut sources = Vec::new();
+        for t in 0..8 {
             g.advance(&swap);
-            let (_, s) = g.step(r, true, &truth[t % 2], 10.0);
-            assert_eq!(s, Source::Model, "step {t}");
+            let (r, noise) = if t % 3 == 0 { (truth[t % 2], Some(1.0)) } else { (truth[(t + 1) % 2], None) };
+            sources.push(g.step(&r, noise, &truth[t % 2], Model::Fitted, 10.0).1);
         }
+        assert_eq!(sources[1], Source::Held, "nothing scored yet");
+        assert_eq!(sources[7], Source::Model, "{sources:?}");
     }
 }

@@ -287,6 +287,13 @@ pub(crate) fn release_noise(rows: &[&[f64]], weights: &[f64]) -> Vec<Option<f64>
     weights.iter().map(|&a| noise_variance(a, integer)).collect()
 }
 
+/// The variance of the noise of `release`, published at weight a, in each cell: discrete
+/// Laplace when its values are all whole numbers, continuous otherwise (see
+/// [`release_noise`]); `None` when a = 0.
+pub(crate) fn release_variance(release: &[f64], a: f64) -> Option<f64> {
+    noise_variance(a, release.iter().all(|v| v.fract() == 0.0))
+}
+
 /// The variance of one release's noise at weight a (see [`release_noise`]); `None` when
 /// a = 0 (or the variance is not a positive finite number).
 fn noise_variance(a: f64, integer: bool) -> Option<f64> {

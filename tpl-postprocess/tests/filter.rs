@@ -241,10 +241,11 @@ fn map_starts_from_the_release_under_the_frequency_prior_and_from_the_dbsec_step
     let r = [940.0, 25.0, -18.0, 31.0];
     let config = FilterConfig { forward: Some(&m), ..FilterConfig::new(1000) };
     let step = Filter::new(4, config.clone()).unwrap().step(&r, 0.25).unwrap();
-    // The Euclidean projection of r: the negative cell 0, the rest up by 4/3 each.
-    let projected = [940.0 + 4.0 / 3.0, 25.0 + 4.0 / 3.0, 0.0, 31.0 + 4.0 / 3.0];
-    assert_abs_diff_eq!(step.estimate[..], projected[..], epsilon = 1e-9);
-    assert_eq!((step.prior, step.calibration, step.source), (None, None, Some(Source::Model)));
+    // The `mle` estimate: r⁺ = [940, 25, 0, 31] projected onto Σx = 1000, each cell up by 1
+    // (the guard hands out the release until the model has predicted better).
+    assert_eq!(step.estimate, mle_step(&r, 1000.0).unwrap());
+    assert_eq!(step.estimate, [941.0, 26.0, 1.0, 32.0]);
+    assert_eq!((step.prior, step.calibration, step.source), (None, None, Some(Source::Release)));
     let uniform = FilterConfig { prior: PriorPolicy::Uniform, ..config };
     let step = Filter::new(4, uniform).unwrap().step(&r, 0.25).unwrap();
     let dbsec = map_step(&r, &[0.25; 4], 1000.0, 0.125).unwrap();
