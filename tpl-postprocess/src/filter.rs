@@ -368,8 +368,13 @@ impl<'a> Filter<'a> {
             let fitted = online.fit();
             let (predicted, estimate) =
                 online.step(release, a, first.as_ref().map(|(_, x, _)| x.as_slice()))?;
-            if online.fit() != fitted {
-                guard.refitted();
+            match (fitted, online.fit()) {
+                (None, Some(fit)) => {
+                    let motion = |x: &[f64]| online.motion(x);
+                    guard.first_fit(release, release_variance(release, a), &motion, fit.move_weight == 0.0);
+                }
+                (old, new) if old != new => guard.refitted(),
+                _ => {}
             }
             self.guard = guard;
             self.steps = t;

@@ -476,7 +476,9 @@ impl Online {
 
     /// The parameters in use (`None` before two releases with information).
     pub(crate) fn fit(&self) -> Option<KalmanFit> {
-        self.fit
+        // A first release of real values refits at once (the noise model changed): with
+        // nothing to fit, that is no fit yet.
+        self.fit.filter(|_| self.fresh >= 2)
     }
 
     /// x moved one step by the model in use (a share γ of its people by the forward matrix):

@@ -69,7 +69,7 @@ fn only_map_reports_what_its_guard_handed_out() {
     let config = FilterConfig { forward: Some(&rotation()), ..FilterConfig::new(3000) };
     let mut f = Filter::new(3, config).unwrap();
     let sources: Vec<_> = r.iter().map(|x| f.step(x, 1.0).unwrap().source).collect();
-    assert_eq!(sources[0], Some(Source::Release), "nothing is known of the model at step 1");
+    assert_eq!(sources[0], Some(Source::Release), "nothing is known of the model at step 1: {sources:?}");
     assert!(sources[10..].iter().all(|&s| s == Some(Source::Model)), "{sources:?}");
     let release = [2000.0, 700.0, 300.0];
     for estimator in [Estimator::Mle, Estimator::MapDbsec, Estimator::MapInteger] {
