@@ -371,7 +371,7 @@ impl<'a> Filter<'a> {
             match (fitted, online.fit()) {
                 (None, Some(fit)) => {
                     let motion = |x: &[f64]| online.motion(x);
-                    guard.first_fit(release, release_variance(release, a), &motion, fit.move_weight == 0.0);
+                    guard.first_fit(release, &motion, fit.move_weight == 0.0);
                 }
                 (old, new) if old != new => guard.refitted(),
                 _ => {}
@@ -400,7 +400,8 @@ impl<'a> Filter<'a> {
                 (None, Some(_)) => GuardModel::Fitted,
                 (None, None) => GuardModel::Unfitted,
             };
-            let (estimate, source) = self.guard.step(release, release_variance(release, a), &estimate, kind, n_total);
+            let (estimate, source) =
+                self.guard.step(release, release_variance(release, a), &estimate, kind, n_total);
             let floor = match source {
                 Source::Model => online.variances(),
                 Source::Release => noise_floor(release, a),
@@ -480,7 +481,8 @@ impl<'a> Filter<'a> {
                 (1, None) => GuardModel::Unfitted,
                 _ => GuardModel::Fitted,
             };
-            let (x, source) = self.guard.step(release, release_variance(release, a), &estimate, kind, n_total);
+            let (x, source) =
+                self.guard.step(release, release_variance(release, a), &estimate, kind, n_total);
             let floor = (source == Source::Release).then(|| noise_floor(release, a)).flatten();
             (x, Some(source), floor)
         } else {

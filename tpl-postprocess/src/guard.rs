@@ -151,33 +151,30 @@ impl Guard {
     }
 
     /// Takes the model's first fit, made at this step from the releases so far, and its
-    /// `motion` (a step of the new model): a fit where nobody moves (`still`) is a filter
-    /// that weighs the releases by their noise and is handed out from the start; a fit that
-    /// moves people is first scored on this release, its motion from the last release
-    /// projected against holding it (the releases it was fitted to, but a criterion the
-    /// fit did not maximise: a smoothed matrix that spreads the people of a full cell wins
-    /// the likelihood of two noisy releases and loses this). Both scores stand where that
-    /// term puts them and start again after this step ([`Guard::refitted`]).
-    pub(crate) fn first_fit(
-        &mut self,
-        release: &[f64],
-        noise: Option<f64>,
-        motion: &dyn Fn(&[f64]) -> Vec<f64>,
-        still: bool,
-    ) {
+    /// `motion` (a step of the new model). A fit where nobody moves (`still`: a filter that
+    /// weighs the releases by their noise) is handed out from the start. A fit that moves
+    /// people is handed out too unless its motion, from the last release projected, predicts
+    /// this release worse than holding that projection: those are the releases the fit was
+    /// made from, but not a criterion it maximised — with two noisy releases of an
+    /// OUT-shaped population and a smoothed matrix, the likelihood prefers a motion that
+    /// spreads the full cell (it shrinks the first release's noise), and the squared distance
+    /// to the second release does not. Both scores start again after this step
+    /// ([`Guard::refitted`]).
+    pub(crate) fn first_fit(&mut self, release: &[f64], motion: &dyn Fn(&[f64]) -> Vec<f64>, still: bool) {
         self.refitted = true;
         if still {
             self.fresh.model = true;
             self.gap.model = true;
             return;
         }
-        let (Some(noise), Some(last)) = (noise, self.last.as_ref()) else { return };
+        let Some(last) = self.last.as_ref() else { return };
         let mut moved = last.release.clone();
         for _ in 0..last.since {
             moved = motion(&moved);
         }
-        self.fresh.add(release, &moved, &last.release, noise);
-        self.gap.add(release, &moved, &last.release, noise);
+        let term = distance2(release, &moved) - distance2(release, &last.release);
+        self.fresh.model = term <= 0.0;
+        self.gap.model = term <= 0.0;
     }
 
     /// Says that the model's parameters changed at this step: what was measured of the old
@@ -221,7 +218,13 @@ impl Guard {
         } else {
             (projected.clone(), Source::Release)
         };
-        self.last = Some(Fresh { model: model.to_vec(), release: projected, output: output.clone(), since: 0, fitted });
+        self.last = Some(Fresh {
+            model: model.to_vec(),
+            release: projected,
+            output: output.clone(),
+            since: 0,
+            fitted,
+        });
         (output, source)
     }
 
@@ -303,26 +306,25 @@ mod tests {
     }
 
     #[test]
-    fn a_first_fit_is_trusted_still_and_scored_on_its_release_when_it_moves() {
+    fn a_first_fit_is_handed_out_unless_its_motion_missed_its_own_release() {
         // Two releases of a full first cell; the first fit comes with the second.
         let first = |still: bool, motion: &dyn Fn(&[f64]) -> Vec<f64>| {
             let mut g = Guard::default();
             g.step(&[10.0, 0.0], Some(1.0), &[10.0, 0.0], Model::Unfitted, 10.0);
             g.advance(&STILL);
-            g.first_fit(&[10.0, 0.0], Some(1.0), motion, still);
+            g.first_fit(&[10.0, 0.0], motion, still);
             let fresh = g.step(&[10.0, 0.0], Some(1.0), &[9.0, 1.0], Model::Fitted, 10.0).1;
             g.advance(motion);
             (fresh, g.step(&[10.0, 0.0], None, &[8.0, 2.0], Model::Fitted, 10.0).1)
         };
         assert_eq!(first(true, &STILL), (Source::Model, Source::Model));
         // A motion that spreads the full cell half over the other predicts [5, 5]: 50 from the
-        // release against 0 for holding, past one deviation (2·√50 ≈ 14).
+        // release against 0 for holding.
         let spread = |x: &[f64]| vec![0.5 * x[0] + x[1], 0.5 * x[0]];
         assert_eq!(first(false, &spread), (Source::Release, Source::Held));
-        // One that moves nobody out of it predicts the release exactly as holding does: no
-        // evidence either way, and the releases' side stays.
+        // One that moves nobody out of it predicts the release as well as holding does.
         let keep = |x: &[f64]| vec![x[0] + x[1], 0.0];
-        assert_eq!(first(false, &keep), (Source::Release, Source::Held));
+        assert_eq!(first(false, &keep), (Source::Model, Source::Model));
     }
 
     #[test]
