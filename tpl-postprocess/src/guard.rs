@@ -14,8 +14,11 @@
 //! A preserves distances, as when nobody moves); holding both instead would score them on
 //! how far people moved between a and s. Two running sums of those differences decide, one for
 //! steps with information and one for the steps of a gap (the model's prediction through the
-//! gap against the estimate held), each in favour of the model until the sum exceeds the root of
-//! the sum of its terms' squares ([`EVIDENCE`] times it).
+//! gap against the estimate held). Given what came before r_s, a difference's only randomness is
+//! r_s's noise, of known variance, so each sum has a known variance V: a sum starts on the
+//! releases' side, goes over to the model when it falls below −[`EVIDENCE`]·√V and back when it
+//! rises above +[`EVIDENCE`]·√V. The first fit and each refit set the evidence going again
+//! ([`Guard::first_fit`], [`Guard::refitted`]).
 
 use crate::mle;
 
