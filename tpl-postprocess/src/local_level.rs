@@ -6,7 +6,8 @@
 //!
 //! 1. the variance P of the local-level model's filter — the count a random walk at a drift
 //!    rate d per step, seen through each release's Laplace noise (variance 2(Δ/ε_t)²) — with d
-//!    measured from the releases so far, the drift since the last fresh release grown as
+//!    measured from the releases so far and raised by one standard error of that measurement
+//!    ([`RATE_ALLOWANCE`]), the drift since the last fresh release grown as
 //!    d·max(k, ḡ) ([`LocalLevel::lag`]); or the estimator's own variance for
 //!    the cell where it has a model of its error and that is larger (the state-space filter of
 //!    `map` on up to 64 cells);
@@ -16,6 +17,14 @@
 
 use crate::error::{PostprocessError, Result};
 use crate::interval::normal_quantile;
+
+/// How many standard errors of the measured drift rate are added to it
+/// ([`LocalLevel::rate`]): the rate is a parameter fitted to noisy releases, and an interval
+/// given the rate at its point estimate under-covers where the releases cannot tell it (on the
+/// whole stress grid, the dominant cell's worst coverage rose from 61 % to 67 % for `map` and
+/// from 78 % to 84 % for `mle`, its cells below 85 % from 82 to 19 and from 30 to 5;
+/// [`docs/intervals.md`](tpl_core::guide::intervals) §3).
+pub(crate) const RATE_ALLOWANCE: f64 = 1.0;
 
 /// How the filter whose error is modelled combines a release with what it knew before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +49,13 @@ pub(crate) struct LocalLevel {
     drift_sums: Vec<f64>,
     /// Σ (u − s) over the same pairs.
     drift_steps: f64,
+    /// Per cell, Σ e² and Σ e·(u − s) of the same terms e = (r_u − r_s)² − v_s − v_u, for
+    /// the rate's standard error (empty in a state saved before they were kept).
+    #[cfg_attr(feature = "serde", serde(default))]
+    drift_moments: Vec<(f64, f64)>,
+    /// Σ (u − s)² over the same pairs.
+    #[cfg_attr(feature = "serde", serde(default))]
+    gap_squares: f64,
     /// The number of those pairs.
     gaps: f64,
     /// The last fresh release, its noise variance and the steps since it.
@@ -58,6 +74,8 @@ impl LocalLevel {
             variance: Vec::new(),
             drift_sums: Vec::new(),
             drift_steps: 0.0,
+            drift_moments: Vec::new(),
+            gap_squares: 0.0,
             gaps: 0.0,
             last: None,
             drifted: Vec::new(),
@@ -65,13 +83,29 @@ impl LocalLevel {
         }
     }
 
-    /// Each cell's drift rate d ≥ 0 per step measured so far (0 with fewer than two fresh
-    /// releases).
+    /// Each cell's drift rate per step: the rate measured so far, d̂ = Σe/Σg over the
+    /// consecutive fresh releases s < u (e = (r_u − r_s)² − v_s − v_u, g = u − s), raised by
+    /// [`RATE_ALLOWANCE`] of its standard error and at least 0 (0 with fewer than two fresh
+    /// releases). The standard error is that of a ratio estimator,
+    /// √(m/(m − 1)·Σ(e − d̂g)²)/Σg over the m pairs (0 with one pair, or where it overflows):
+    /// where the releases are too noisy to tell the drift, the rate's uncertainty is what the
+    /// interval is given.
     fn rate(&self, cell: usize) -> f64 {
-        match self.drift_sums.get(cell) {
-            Some(sum) if self.drift_steps > 0.0 => (sum / self.drift_steps).max(0.0),
+        let Some(sum) = self.drift_sums.get(cell).filter(|_| self.drift_steps > 0.0) else {
+            return 0.0;
+        };
+        let d = sum / self.drift_steps;
+        let spread = match self.drift_moments.get(cell) {
+            Some(&(squares, cross)) if self.gaps > 1.0 => {
+                let scatter = (squares - 2.0 * d * cross + d * d * self.gap_squares).max(0.0);
+                let spread = (scatter * self.gaps / (self.gaps - 1.0)).sqrt() / self.drift_steps;
+                // Squares beyond the largest double (releases of 10⁷⁷ and more): the rate
+                // as measured, as before the allowance.
+                if spread.is_finite() { spread } else { 0.0 }
+            }
             _ => 0.0,
-        }
+        };
+        (d + RATE_ALLOWANCE * spread).max(0.0)
     }
 
     /// The lag, in steps, whose drift the k-th step after the last fresh release is given:
@@ -93,6 +127,7 @@ impl LocalLevel {
             && [&self.variance, &self.drift_sums, &self.drifted, &self.mean].into_iter().all(sized)
             && self.last.as_ref().is_none_or(|l| l.0.len() == cells)
             && self.variance.len() == self.mean.len()
+            && (self.drift_moments.is_empty() || self.drift_moments.len() == cells)
     }
 
     /// Steps the model over one release with weight a = ε_t/Δ (a = 0: a repeat, no
@@ -117,9 +152,23 @@ impl LocalLevel {
                 if self.drift_sums.is_empty() {
                     self.drift_sums = vec![0.0; release.len()];
                 }
-                for (sum, (r, s)) in self.drift_sums.iter_mut().zip(release.iter().zip(last.iter())) {
-                    *sum += (r - s).powi(2) - v - *v_last;
+                // The moments start with the first pair (a state saved before they were
+                // kept goes on without them: no allowance).
+                if self.gaps == 0.0 {
+                    self.drift_moments = vec![(0.0, 0.0); release.len()];
                 }
+                let g = *since as f64;
+                for (j, (sum, (r, s))) in
+                    self.drift_sums.iter_mut().zip(release.iter().zip(last.iter())).enumerate()
+                {
+                    let e = (r - s).powi(2) - v - *v_last;
+                    *sum += e;
+                    if let Some(m) = self.drift_moments.get_mut(j) {
+                        m.0 += e * e;
+                        m.1 += e * g;
+                    }
+                }
+                self.gap_squares += g * g;
                 self.drift_steps += *since as f64;
                 self.gaps += 1.0;
             }

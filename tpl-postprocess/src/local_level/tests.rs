@@ -177,3 +177,42 @@ fn the_model_interval_holds_an_estimate_a_rounding_above_the_population() {
     let (lo, hi) = model_interval(&x, &[0.0, 0.0], 0.9).unwrap();
     assert!(lo[0] <= x[0] && x[0] <= hi[0], "{lo:?} {hi:?}");
 }
+
+#[test]
+fn the_rate_is_raised_by_one_standard_error_of_its_measurement() {
+    // Releases of noise variance 2 that move by 10 and 0 in turn: e = 96 and −4, so d̂ = 46
+    // and the m pairs scatter by 50 about it, a standard error of 50/√(m − 1).
+    let mut m = LocalLevel::new(Gain::ReleaseOnly);
+    let pairs = 20;
+    for t in 0..=pairs {
+        p_after(&mut m, &[10.0 * (t / 2 + t % 2) as f64], 1.0);
+    }
+    let expected = 46.0 + RATE_ALLOWANCE * 50.0 / ((pairs - 1) as f64).sqrt();
+    assert!((m.rate(0) - expected).abs() < 1e-9, "{} against {expected}", m.rate(0));
+}
+
+#[test]
+fn a_state_saved_before_the_moments_were_kept_goes_on_without_the_allowance() {
+    let mut m = LocalLevel::new(Gain::ReleaseOnly);
+    for t in 0..3 {
+        p_after(&mut m, &[10.0 * (t % 2) as f64], 1.0);
+    }
+    // As a state saved by an earlier version reads: no moments.
+    m.drift_moments.clear();
+    m.gap_squares = 0.0;
+    for t in 3..10 {
+        p_after(&mut m, &[10.0 * (t % 2) as f64], 1.0);
+    }
+    assert!(m.drift_moments.is_empty());
+    assert!((m.rate(0) - 96.0).abs() < 1e-9, "{}", m.rate(0));
+}
+
+#[test]
+fn releases_too_large_to_square_twice_keep_the_rate_as_measured() {
+    // e ≈ 10¹⁸⁰ overflows e², not e: the allowance is dropped, never an infinite rate.
+    let mut m = LocalLevel::new(Gain::ReleaseOnly);
+    for t in 0..4 {
+        p_after(&mut m, &[1e90 * (t % 2) as f64], 1.0);
+    }
+    assert!(m.rate(0).is_finite() && m.rate(0) > 1e179, "{}", m.rate(0));
+}
