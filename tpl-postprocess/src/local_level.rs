@@ -50,7 +50,8 @@ pub(crate) struct LocalLevel {
     /// Σ (u − s) over the same pairs.
     drift_steps: f64,
     /// Per cell, Σ e² and Σ e·(u − s) of the same terms e = (r_u − r_s)² − v_s − v_u, for
-    /// the rate's standard error (empty in a state saved before they were kept).
+    /// the rate's standard error (a state saved before they were kept reads them empty and
+    /// does not [`fit`](Self::fits): the filter runs again from step 1).
     #[cfg_attr(feature = "serde", serde(default))]
     drift_moments: Vec<(f64, f64)>,
     /// Σ (u − s)² over the same pairs.
@@ -127,7 +128,7 @@ impl LocalLevel {
             && [&self.variance, &self.drift_sums, &self.drifted, &self.mean].into_iter().all(sized)
             && self.last.as_ref().is_none_or(|l| l.0.len() == cells)
             && self.variance.len() == self.mean.len()
-            && (self.drift_moments.is_empty() || self.drift_moments.len() == cells)
+            && self.drift_moments.len() == self.drift_sums.len()
     }
 
     /// Steps the model over one release with weight a = ε_t/Δ (a = 0: a repeat, no
@@ -151,10 +152,6 @@ impl LocalLevel {
             if fresh {
                 if self.drift_sums.is_empty() {
                     self.drift_sums = vec![0.0; release.len()];
-                }
-                // The moments start with the first pair (a state saved before they were
-                // kept goes on without them: no allowance).
-                if self.gaps == 0.0 {
                     self.drift_moments = vec![(0.0, 0.0); release.len()];
                 }
                 let g = *since as f64;
