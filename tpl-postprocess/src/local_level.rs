@@ -155,18 +155,15 @@ impl LocalLevel {
                     self.drift_moments = vec![(0.0, 0.0); release.len()];
                 }
                 let g = *since as f64;
-                for (j, (sum, (r, s))) in
-                    self.drift_sums.iter_mut().zip(release.iter().zip(last.iter())).enumerate()
-                {
+                let cells = self.drift_sums.iter_mut().zip(&mut self.drift_moments);
+                for ((sum, (squares, cross)), (r, s)) in cells.zip(release.iter().zip(last.iter())) {
                     let e = (r - s).powi(2) - v - *v_last;
                     *sum += e;
-                    if let Some(m) = self.drift_moments.get_mut(j) {
-                        m.0 += e * e;
-                        m.1 += e * g;
-                    }
+                    *squares += e * e;
+                    *cross += e * g;
                 }
                 self.gap_squares += g * g;
-                self.drift_steps += *since as f64;
+                self.drift_steps += g;
                 self.gaps += 1.0;
             }
         }
