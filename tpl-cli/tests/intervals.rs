@@ -7,6 +7,7 @@
 mod common;
 
 use common::*;
+use serde_json::json;
 
 /// (scratch, the second half's counts file, its rows, the released CSV, the forward matrix).
 fn released(name: &str) -> (Scratch, String, Vec<Vec<f64>>, String, String) {
@@ -26,26 +27,60 @@ fn released(name: &str) -> (Scratch, String, Vec<Vec<f64>>, String, String) {
 }
 
 #[test]
-fn estimate_intervals_hold_the_estimates_and_cover_the_truth() {
+fn estimate_intervals_of_both_methods_hold_the_estimates_and_cover_the_truth() {
     let (_d, _, truth, releases, forward) = released("intervals-cover");
-    let out = json(&cmd(
-        "postprocess --releases {} --total 140 --forward {} --interval 0.9 --replicates 40 --seed 2",
-        &[&releases, &forward],
-    ));
-    assert_eq!(out["interval"], 0.9);
-    let (x, lo, hi) =
-        (number_rows(&out["estimates"]), number_rows(&out["lower"]), number_rows(&out["upper"]));
-    let (mut covered, mut total) = (0, 0);
-    for t in 0..x.len() {
-        for j in 0..x[t].len() {
-            assert!(lo[t][j] <= x[t][j] + 1e-9 && x[t][j] <= hi[t][j] + 1e-9, "step {t} cell {j}");
-            assert!(lo[t][j] == lo[t][j].round() && hi[t][j] == hi[t][j].round() && lo[t][j] >= 0.0);
-            covered += usize::from(lo[t][j] <= truth[t][j] && truth[t][j] <= hi[t][j]);
-            total += 1;
+    // The model's by default, the bootstrap's by name.
+    for (extra, method) in
+        [("", "model"), (" --interval-method bootstrap --replicates 40 --seed 2", "bootstrap")]
+    {
+        let out = json(&cmd(
+            &format!("postprocess --releases {{}} --total 140 --forward {{}} --interval 0.9{extra}"),
+            &[&releases, &forward],
+        ));
+        assert_eq!((&out["interval"], &out["interval_method"]), (&json!(0.9), &json!(method)));
+        let (x, lo, hi) =
+            (number_rows(&out["estimates"]), number_rows(&out["lower"]), number_rows(&out["upper"]));
+        let (mut covered, mut total) = (0, 0);
+        for t in 0..x.len() {
+            for j in 0..x[t].len() {
+                assert!(
+                    lo[t][j] <= x[t][j] + 1e-9 && x[t][j] <= hi[t][j] + 1e-9,
+                    "{method}: step {t} cell {j}"
+                );
+                assert!(lo[t][j] == lo[t][j].round() && hi[t][j] == hi[t][j].round() && lo[t][j] >= 0.0);
+                assert!(hi[t][j] <= 140.0, "{method}: step {t} cell {j}");
+                covered += usize::from(lo[t][j] <= truth[t][j] && truth[t][j] <= hi[t][j]);
+                total += 1;
+            }
+        }
+        let coverage = covered as f64 / total as f64;
+        assert!(coverage >= 0.85, "{method}: coverage {coverage}");
+    }
+}
+
+#[test]
+fn bootstrap_settings_for_model_intervals_are_refused_naming_the_bootstrap() {
+    let (_d, _, _, releases, forward) = released("intervals-seed");
+    for (flag, given) in
+        [("--seed", "--seed 3"), ("--replicates", "--replicates 50"), ("--sampler", "--sampler secure")]
+    {
+        for method in ["", " --interval-method model"] {
+            let line = format!(
+                "postprocess --releases {{}} --total 140 --forward {{}} --interval 0.9{method} {given}"
+            );
+            let run = usage_error(&cmd(&line, &[&releases, &forward]));
+            assert!(
+                run.stderr.contains(flag) && run.stderr.contains("--interval-method bootstrap"),
+                "{}",
+                run.describe()
+            );
         }
     }
-    let coverage = covered as f64 / total as f64;
-    assert!(coverage >= 0.85, "coverage {coverage}");
+    let run = usage_error(&cmd(
+        "postprocess --releases {} --total 140 --forward {} --interval-method bootstrap",
+        &[&releases, &forward],
+    ));
+    assert!(run.stderr.contains("--interval <LEVEL>"), "{}", run.describe());
 }
 
 #[test]
@@ -53,7 +88,7 @@ fn chart_with_truth_and_band_and_bad_flags() {
     let (d, second, _, releases, forward) = released("intervals-chart");
     let svg = d.path("c.svg");
     let run = tpl_ok(&cmd(
-        "postprocess --releases {} --total 140 --forward {} --interval 0.8 --replicates 5 --seed 1 --chart {} --truth {} --format csv",
+        "postprocess --releases {} --total 140 --forward {} --interval 0.8 --chart {} --truth {} --format csv",
         &[&releases, &forward, &svg, &second],
     ));
     let header = run.stdout.lines().nth(1).unwrap();
@@ -83,7 +118,7 @@ fn chart_with_truth_and_band_and_bad_flags() {
     usage_error(&cmd("postprocess --releases {} --total 140 --forward {} --seed 3", &[&releases, &forward]));
     bad_input(
         &cmd(
-            "postprocess --releases {} --total 140 --forward {} --interval 0.9 --replicates 100000000",
+            "postprocess --releases {} --total 140 --forward {} --interval 0.9 --interval-method bootstrap --replicates 100000000",
             &[&releases, &forward],
         ),
         &["--replicates 100000000"],

@@ -139,7 +139,7 @@ fn estimates_are_asked_for_with_a_total_and_a_filter_that_can_make_them() {
 }
 
 #[test]
-fn smoothed_estimates_come_with_bootstrap_intervals_on_request() {
+fn smoothed_estimates_come_with_model_or_bootstrap_intervals_on_request() {
     let d = Scratch::new("stream_estimates_intervals");
     let db = d.path("s.db");
     let forward = d.file("pf.csv", "0.9,0.05,0.05\n0.05,0.9,0.05\n0.05,0.05,0.9\n");
@@ -150,23 +150,39 @@ fn smoothed_estimates_come_with_bootstrap_intervals_on_request() {
     let rows: String = (0..20).map(|t| format!("{t},{},{},{}\n", 10 + t % 3, 10, 10 - t % 3)).collect();
     let counts = d.file("c.csv", &format!("timestamp_bucket,c0,c1,c2\n{rows}"));
     json(&["stream", "push", "--db", &db, "--counts", &counts]);
-    let out = json(&["stream", "export", "--db", &db, "--smoothed", "--interval", "0.9"]);
-    assert_eq!(out["interval_method"], "bootstrap");
-    let (lo, x, hi) =
-        (number_rows(&out["lower"]), number_rows(&out["estimates"]), number_rows(&out["upper"]));
-    assert_eq!((lo.len(), x.len(), hi.len()), (20, 20, 20));
-    for t in 0..20 {
-        for c in 0..3 {
-            assert!(
-                lo[t][c] <= x[t][c] && x[t][c] <= hi[t][c],
-                "step {t} cell {c}: {} {} {}",
-                lo[t][c],
-                x[t][c],
-                hi[t][c]
-            );
+    for (extra, method) in [(None, "model"), (Some("bootstrap"), "bootstrap")] {
+        let mut args = vec!["stream", "export", "--db", &db, "--smoothed", "--interval", "0.9"];
+        args.extend(extra.iter().flat_map(|m| ["--interval-method", m]));
+        let out = json(&args);
+        assert_eq!(out["interval_method"], method);
+        let (lo, x, hi) =
+            (number_rows(&out["lower"]), number_rows(&out["estimates"]), number_rows(&out["upper"]));
+        assert_eq!((lo.len(), x.len(), hi.len()), (20, 20, 20));
+        for t in 0..20 {
+            for c in 0..3 {
+                assert!(
+                    lo[t][c] <= x[t][c] && x[t][c] <= hi[t][c] && hi[t][c] <= 30.0,
+                    "{method}: step {t} cell {c}: {} {} {}",
+                    lo[t][c],
+                    x[t][c],
+                    hi[t][c]
+                );
+            }
         }
+        assert_eq!(out["interval"], 0.9);
     }
-    assert_eq!(out["interval"], 0.9);
+    // Only smoothed estimates are made now: the stored ones have their stored intervals.
+    usage_error(&[
+        "stream",
+        "export",
+        "--db",
+        &db,
+        "--estimates",
+        "--interval",
+        "0.9",
+        "--interval-method",
+        "model",
+    ]);
 }
 
 /// A push that repeats stored rows returns their stored estimates, each at its own step,

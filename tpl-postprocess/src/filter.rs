@@ -18,7 +18,7 @@ use crate::local_level::{Gain, LocalLevel};
 use crate::prior::{PriorPolicy, PriorUpdate, Warning};
 use crate::propagate::Mover;
 use crate::renormalise::renormalise_to;
-use crate::{map, map_integer, mle, smooth, validate};
+use crate::{map, map_integer, mle, smooth, two_sided, validate};
 
 /// Which estimator of the true counts a stream uses ([docs/map.md](tpl_core::guide::map) §2–4, §6,
 /// §8 and §9); its [`name`](Estimator::name) is the `--estimator` value of `tpl postprocess`.
@@ -613,9 +613,46 @@ pub struct Estimates {
     /// Warnings raised along the way ([docs/map.md](tpl_core::guide::map) §5), for the caller to
     /// show.
     pub warnings: Vec<Warning>,
+    /// Row t − 1: each cell's standard error of x̂_t under the local-level model of
+    /// [docs/intervals.md](tpl_core::guide::intervals) §3 — the filter's own, from the releases up
+    /// to t ([`FilterStep::std_error`]), or for `smooth` and `kalman` the same model run over
+    /// the whole stream in both directions; ∞ where no release has told anything yet (`null`
+    /// when serialised to JSON). The ends of [`Estimates::intervals`].
+    pub std_errors: Vec<Vec<f64>>,
 }
 
 impl Estimates {
+    /// The model intervals at `level` of every step ([`crate::model_interval`] of its
+    /// [`std_errors`](Self::std_errors)): (lower, upper), T rows of n, rounded outwards to whole
+    /// numbers and clipped to [0, N]. They cost O(nT), a small part of the estimate; the
+    /// bootstrap ([`crate::bootstrap_intervals`]) checks them at B times the estimator's cost.
+    ///
+    /// ```
+    /// use tpl_core::TransitionMatrix;
+    /// use tpl_postprocess::{Estimator, FilterConfig, filter};
+    /// let p = TransitionMatrix::smoothed_identity(2, 0.05)?;
+    /// let releases = vec![vec![61.0, 42.0], vec![57.0, 40.0], vec![63.0, 35.0], vec![58.0, 44.0]];
+    /// let config = FilterConfig { forward: Some(&p), estimator: Estimator::Smooth, ..FilterConfig::new(100) };
+    /// let out = filter(&releases, &[0.5; 4], config)?;
+    /// let (lower, upper) = out.intervals(0.9)?;
+    /// for ((lo, hi), x) in lower.iter().zip(&upper).zip(&out.estimates) {
+    ///     assert!((0..2).all(|j| lo[j] <= x[j] && x[j] <= hi[j] && hi[j] <= 100.0));
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`PostprocessError::Interval`] for a level outside (0, 1).
+    pub fn intervals(&self, level: f64) -> Result<crate::Ends> {
+        let mut ends = (Vec::with_capacity(self.estimates.len()), Vec::with_capacity(self.estimates.len()));
+        for (x, s) in self.estimates.iter().zip(&self.std_errors) {
+            let (lo, hi) = crate::model_interval(x, s, level)?;
+            ends.0.push(lo);
+            ends.1.push(hi);
+        }
+        Ok(ends)
+    }
+
     /// The count estimates as integers, for `map-integer` (exact: N ≤ 2⁵³); `None` for the other
     /// estimators, whose estimates are real.
     pub fn integers(&self) -> Option<Vec<Vec<u64>>> {
@@ -675,10 +712,18 @@ pub fn filter<R: AsRef<[f64]>>(
     match estimator {
         Estimator::Smooth if state_space => {
             let out = kalman::state_space_smooth(releases, budgets, &config, estimator, kalman::GUARDED)?;
+            let std_errors = two_sided::of_stream(
+                releases,
+                budgets,
+                config.sensitivity,
+                &out.estimates,
+                Some(&out.variances),
+            );
             return Ok(Estimates {
                 estimator,
                 estimates: out.estimates,
                 warnings: unused.into_iter().collect(),
+                std_errors,
             });
         }
         Estimator::Smooth => return smooth::smooth(releases, budgets, config),
@@ -691,13 +736,15 @@ pub fn filter<R: AsRef<[f64]>>(
     }
     let mut stepper = Filter::new(cells, config)?;
     let mut estimates = Vec::with_capacity(horizon);
+    let mut std_errors = Vec::with_capacity(horizon);
     let mut warnings: Vec<Warning> = unused.into_iter().collect();
     for (release, &epsilon) in releases.iter().zip(budgets) {
         let step = stepper.step(release.as_ref(), epsilon)?;
+        std_errors.push(if step.std_error.is_empty() { vec![f64::INFINITY; cells] } else { step.std_error });
         estimates.push(step.estimate);
         warnings.extend(step.warnings);
     }
-    Ok(Estimates { estimator, estimates, warnings })
+    Ok(Estimates { estimator, estimates, warnings, std_errors })
 }
 
 /// (T, n) of a recorded stream: at least one release, the cells of the first, one budget

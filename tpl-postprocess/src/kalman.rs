@@ -365,8 +365,15 @@ pub(crate) fn kalman<R: AsRef<[f64]>>(
     budgets: &[f64],
     config: FilterConfig<'_>,
 ) -> Result<Estimates> {
-    let out = kalman_smooth(releases, budgets, config)?;
-    Ok(Estimates { estimator: Estimator::Kalman, estimates: out.estimates, warnings: Vec::new() })
+    let out = kalman_smooth(releases, budgets, config.clone())?;
+    let std_errors = crate::two_sided::of_stream(
+        releases,
+        budgets,
+        config.sensitivity,
+        &out.estimates,
+        Some(&out.variances),
+    );
+    Ok(Estimates { estimator: Estimator::Kalman, estimates: out.estimates, warnings: Vec::new(), std_errors })
 }
 
 /// The models a fit chooses among ([docs/map.md](tpl_core::guide::map) §14): process-noise shapes

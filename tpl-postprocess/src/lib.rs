@@ -80,6 +80,7 @@ mod prior;
 mod propagate;
 mod renormalise;
 mod smooth;
+mod two_sided;
 mod validate;
 mod widest;
 

@@ -6,8 +6,8 @@
 //!
 //! 1. the variance P of the local-level model's filter — the count a random walk at a drift
 //!    rate d per step, seen through each release's Laplace noise (variance 2(Δ/ε_t)²) — with d
-//!    measured from the releases so far and raised by one standard error of that measurement
-//!    ([`RATE_ALLOWANCE`]), the drift since the last fresh release grown as
+//!    measured from the releases so far, at least 0, and raised by one standard error of that
+//!    measurement ([`RATE_ALLOWANCE`]), the drift since the last fresh release grown as
 //!    d·max(k, ḡ) ([`LocalLevel::lag`]); or the estimator's own variance for
 //!    the cell where it has a model of its error and that is larger (the state-space filter of
 //!    `map` on up to 64 cells);
@@ -20,11 +20,17 @@ use crate::interval::normal_quantile;
 
 /// How many standard errors of the measured drift rate are added to it
 /// ([`LocalLevel::rate`]): the rate is a parameter fitted to noisy releases, and an interval
-/// given the rate at its point estimate under-covers where the releases cannot tell it (on the
-/// whole stress grid, the dominant cell's worst coverage rose from 61 % to 67 % for `map` and
-/// from 78 % to 84 % for `mle`, its cells below 85 % from 82 to 19 and from 30 to 5;
-/// [`docs/intervals.md`](tpl_core::guide::intervals) §3).
+/// given the rate at its point estimate under-covers where the releases cannot tell it
+/// (measured on the whole stress grid: [`docs/intervals.md`](tpl_core::guide::intervals) §3).
 pub(crate) const RATE_ALLOWANCE: f64 = 1.0;
+
+/// The noise variance of a release at weight a = ε_t/Δ, the Laplace variance 2(Δ/ε_t)² = 2/a²;
+/// `None` for a step that carries no information the model can use (a repeat, a = 0, or a
+/// weight too small for the variance to be finite).
+pub(crate) fn noise(a: f64) -> Option<f64> {
+    let v = 2.0 / (a * a);
+    (a > 0.0 && v.is_finite()).then_some(v)
+}
 
 /// How the filter whose error is modelled combines a release with what it knew before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,13 +91,14 @@ impl LocalLevel {
     }
 
     /// Each cell's drift rate per step: the rate measured so far, d̂ = Σe/Σg over the
-    /// consecutive fresh releases s < u (e = (r_u − r_s)² − v_s − v_u, g = u − s), raised by
-    /// [`RATE_ALLOWANCE`] of its standard error and at least 0 (0 with fewer than two fresh
-    /// releases). The standard error is that of a ratio estimator,
+    /// consecutive fresh releases s < u (e = (r_u − r_s)² − v_s − v_u, g = u − s), taken at
+    /// least 0 and raised by [`RATE_ALLOWANCE`] of its standard error (0 with fewer than two
+    /// fresh releases). The standard error is that of a ratio estimator,
     /// √(m/(m − 1)·Σ(e − d̂g)²)/Σg over the m pairs (0 with one pair, or where it overflows):
     /// where the releases are too noisy to tell the drift, the rate's uncertainty is what the
-    /// interval is given.
-    fn rate(&self, cell: usize) -> f64 {
+    /// interval is given — also where d̂ < 0, which says the noise hid the drift, not that
+    /// there is none.
+    pub(crate) fn rate(&self, cell: usize) -> f64 {
         let Some(sum) = self.drift_sums.get(cell).filter(|_| self.drift_steps > 0.0) else {
             return 0.0;
         };
@@ -106,7 +113,7 @@ impl LocalLevel {
             }
             _ => 0.0,
         };
-        (d + RATE_ALLOWANCE * spread).max(0.0)
+        d.max(0.0) + RATE_ALLOWANCE * spread
     }
 
     /// The lag, in steps, whose drift the k-th step after the last fresh release is given:
@@ -115,7 +122,7 @@ impl LocalLevel {
     /// one-step rate over k steps, so the rate measured over gaps of ḡ steps, spread evenly,
     /// would understate the first steps after a release; a drift that grows with the lag is
     /// never more, over k ≤ ḡ steps, than over ḡ.
-    fn lag(&self, k: usize) -> f64 {
+    pub(crate) fn lag(&self, k: usize) -> f64 {
         let gap = if self.gaps > 0.0 { self.drift_steps / self.gaps } else { 1.0 };
         (k as f64).max(gap)
     }
@@ -131,25 +138,12 @@ impl LocalLevel {
             && self.drift_moments.len() == self.drift_sums.len()
     }
 
-    /// Steps the model over one release with weight a = ε_t/Δ (a = 0: a repeat, no
-    /// information) and the estimator's estimate x̂_t of it, and returns each cell's error
-    /// variance after it: the model's P, or `floor` where that is larger (the estimator's own
-    /// model of its error, when it has one), plus (x̂_t − m_t)², m_t the model's mean. Empty
-    /// while no release with information has been seen.
-    pub(crate) fn step(
-        &mut self,
-        release: &[f64],
-        a: f64,
-        estimate: &[f64],
-        floor: Option<&[f64]>,
-    ) -> Vec<f64> {
-        // The Laplace noise of scale Δ/ε_t has variance 2(Δ/ε_t)² = 2/a² (a release with a
-        // weight too small for that to be finite carries no information the model can use).
-        let v = 2.0 / (a * a);
-        let fresh = a > 0.0 && v.is_finite();
+    /// Adds the step's release to the drift measured so far when it is fresh (`noise`: its
+    /// noise variance, [`noise`]), and counts the step since the last fresh release.
+    fn measure(&mut self, release: &[f64], noise: Option<f64>) {
         if let Some((last, v_last, since)) = self.last.as_mut() {
             *since += 1;
-            if fresh {
+            if let Some(v) = noise {
                 if self.drift_sums.is_empty() {
                     self.drift_sums = vec![0.0; release.len()];
                     self.drift_moments = vec![(0.0, 0.0); release.len()];
@@ -167,6 +161,49 @@ impl LocalLevel {
                 self.gaps += 1.0;
             }
         }
+    }
+
+    /// Makes `release` (noise variance `v`) the last fresh release, 0 steps ago.
+    fn remember(&mut self, release: &[f64], v: f64) {
+        match self.last.as_mut() {
+            Some((last, v_last, since)) if last.len() == release.len() => {
+                last.copy_from_slice(release);
+                (*v_last, *since) = (v, 0);
+            }
+            _ => self.last = Some((release.to_vec(), v, 0)),
+        }
+    }
+
+    /// The drift rates of [`Self::rate`] measured over a whole stream of `releases` with
+    /// weights a_t = ε_t/Δ, and the model after them for its [`lag`](Self::lag) rule; the
+    /// filter itself is not run.
+    pub(crate) fn measured<R: AsRef<[f64]>>(releases: &[R], weights: &[f64]) -> (Vec<f64>, Self) {
+        let mut m = Self::new(Gain::Optimal);
+        for (r, &a) in releases.iter().zip(weights) {
+            let v = noise(a);
+            m.measure(r.as_ref(), v);
+            if let Some(v) = v {
+                m.remember(r.as_ref(), v);
+            }
+        }
+        let cells = releases.first().map_or(0, |r| r.as_ref().len());
+        ((0..cells).map(|j| m.rate(j)).collect(), m)
+    }
+
+    /// Steps the model over one release with weight a = ε_t/Δ (a = 0: a repeat, no
+    /// information) and the estimator's estimate x̂_t of it, and returns each cell's error
+    /// variance after it: the model's P, or `floor` where that is larger (the estimator's own
+    /// model of its error, when it has one), plus (x̂_t − m_t)², m_t the model's mean. Empty
+    /// while no release with information has been seen.
+    pub(crate) fn step(
+        &mut self,
+        release: &[f64],
+        a: f64,
+        estimate: &[f64],
+        floor: Option<&[f64]>,
+    ) -> Vec<f64> {
+        let fresh = noise(a);
+        self.measure(release, fresh);
         if !self.variance.is_empty() {
             // Predict: the drift since the last fresh release is d·lag(k) for each cell; add
             // what the earlier steps since it have not (d is measured anew at each release).
@@ -182,7 +219,7 @@ impl LocalLevel {
                 }
             }
         }
-        if fresh {
+        if let Some(v) = fresh {
             if self.variance.is_empty() || self.gain == Gain::ReleaseOnly {
                 self.variance = vec![v; release.len()];
                 self.mean = release.to_vec();
@@ -201,7 +238,7 @@ impl LocalLevel {
                 }
             }
             self.drifted.iter_mut().for_each(|d| *d = 0.0);
-            self.last = Some((release.to_vec(), v, 0));
+            self.remember(release, v);
         }
         // x̂ far from the model's mean is a sign the estimator misses something (a matrix
         // that does not fit, a prior that holds it back): its square is added, so that an

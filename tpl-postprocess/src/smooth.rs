@@ -21,7 +21,7 @@ use crate::error::{PostprocessError, Result};
 use crate::filter::{Estimates, Estimator, FilterConfig, check_matrices, check_step, tempered_weight};
 use crate::prior::{PriorPolicy, Warning};
 use crate::renormalise::renormalise_to;
-use crate::{MapStep, map, validate};
+use crate::{MapStep, map, two_sided, validate};
 
 /// One prior of a pooled MAP problem: a probability vector p and the strength w ≥ 0 its
 /// multinomial log-density gets (w = 1/φ of [docs/map.md](tpl_core::guide::map) §8; 1 is the DBSec
@@ -626,7 +626,9 @@ pub(crate) fn smooth<R: AsRef<[f64]>>(
         let (p, warnings) = config.prior.initial_unchecked(rows[0]);
         let mut x = map::solve(rows[0], &p, total as f64, weights[0]).x;
         renormalise_to(total as f64, rows[0], &mut x);
-        return Ok(Estimates { estimator: Estimator::Smooth, estimates: vec![x], warnings });
+        let estimates = vec![x];
+        let std_errors = two_sided::std_errors(&rows, &weights, &estimates, None);
+        return Ok(Estimates { estimator: Estimator::Smooth, estimates, warnings, std_errors });
     };
     // The backward pass starts from the last release: the initial policy of step 1 does not
     // apply there, so it uses the frequency prior (uniform if uniform was asked for).
@@ -663,7 +665,8 @@ pub(crate) fn smooth<R: AsRef<[f64]>>(
     estimates.extend(later);
     // After both passes: each direction's predictions come from the solver's estimates.
     estimates.iter_mut().zip(&rows).for_each(|(x, r)| renormalise_to(total as f64, r, x));
-    Ok(Estimates { estimator: Estimator::Smooth, estimates, warnings: fwd.warnings })
+    let std_errors = two_sided::std_errors(&rows, &weights, &estimates, None);
+    Ok(Estimates { estimator: Estimator::Smooth, estimates, warnings: fwd.warnings, std_errors })
 }
 
 #[cfg(test)]

@@ -20,6 +20,8 @@ fn estimates_serialise_with_command_line_names() {
             "estimator": "map-integer",
             "estimates": [[4.0, 2.0, 0.0], [4.0, 2.0, 0.0]],
             "warnings": [{"kind": "zero-prior-cells", "cells": [2]}],
+            // Laplace of scale Δ/ε = 2 has variance 8; two releases of a still cell halve it.
+            "std_errors": [[8f64.sqrt(), 8f64.sqrt(), 8f64.sqrt()], [2.0, 2.0, 2.0]],
         })
     );
 }

@@ -1,6 +1,6 @@
 //! `postprocess`: estimates of the true counts behind noisy releases (`tpl postprocess`,
-//! [`docs/map.md`](tpl_core::guide::map)) through `tpl-postprocess`, with bootstrap intervals
-//! ([`docs/intervals.md`](tpl_core::guide::intervals)).
+//! [`docs/map.md`](tpl_core::guide::map)) through `tpl-postprocess`, with model or bootstrap
+//! intervals ([`docs/intervals.md`](tpl_core::guide::intervals)).
 
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
@@ -13,9 +13,10 @@ use crate::release::{check_size, sampler};
 
 /// The estimates `tpl postprocess` makes, as a dict: `estimator`, `estimates` (T × n; an
 /// integer array for `map-integer`), `warnings` (the estimator's, as text) and with
-/// `interval` its `lower` and `upper`.
+/// `interval` its `lower`, `upper` and `interval_method` (`model`: from the estimates'
+/// standard errors; `bootstrap`: B replicate releases).
 #[pyfunction]
-#[pyo3(signature = (releases, total, budgets, epsilon, sensitivity, forward, backward, prior, prior_values, estimator, interval, replicates, sampler_name, seed))]
+#[pyo3(signature = (releases, total, budgets, epsilon, sensitivity, forward, backward, prior, prior_values, estimator, interval, method, replicates, sampler_name, seed))]
 #[allow(clippy::too_many_arguments)]
 fn postprocess<'py>(
     py: Python<'py>,
@@ -30,6 +31,7 @@ fn postprocess<'py>(
     prior_values: Option<PyReadonlyArray1<'py, f64>>,
     estimator: &str,
     interval: Option<f64>,
+    method: &str,
     replicates: usize,
     sampler_name: &str,
     seed: Option<u64>,
@@ -78,7 +80,12 @@ fn postprocess<'py>(
         }
     };
     let sampler = sampler(sampler_name)?;
-    if interval.is_some() {
+    let bootstrap = match method {
+        "model" => false,
+        "bootstrap" => true,
+        other => return Err(TplError::new_err(format!("interval_method {other:?}: model or bootstrap"))),
+    };
+    if interval.is_some() && bootstrap {
         tpl_compare::check_bootstrap_size(replicates, horizon.saturating_mul(cells))
             .map_err(|e| error(&format!("replicates {replicates}"), e))?;
     }
@@ -93,6 +100,10 @@ fn postprocess<'py>(
         };
         let estimates = filter(&releases, &budgets, config.clone()).map_err(|e| (where_(&e), e))?;
         let intervals = match interval {
+            Some(level) if !bootstrap => {
+                let (lower, upper) = estimates.intervals(level).map_err(|e| ("interval", e))?;
+                Some(tpl_mechanisms::Intervals { level, lower, upper })
+            }
             Some(level) => Some(
                 tpl_compare::bootstrap_estimates(
                     &releases,
@@ -126,6 +137,7 @@ fn postprocess<'py>(
         d.set_item("interval", i.level)?;
         d.set_item("lower", table(py, &i.lower)?)?;
         d.set_item("upper", table(py, &i.upper)?)?;
+        d.set_item("interval_method", method)?;
     }
     Ok(d)
 }

@@ -276,8 +276,8 @@ impl NativeStream {
     /// `total` (`smooth` and `kalman` use the releases after each step too).
     fn reestimated<'py>(&self, py: Python<'py>, estimator: &str, total: u64) -> PyResult<Matrix<'py>> {
         let estimator: Estimator = estimator.parse().map_err(|e| crate::convert::error("estimator", e))?;
-        let rows = py.detach(|| self.inner().reestimated(estimator, total)).map_err(stream_error)?;
-        table(py, &rows)
+        let out = py.detach(|| self.inner().reestimated(estimator, total)).map_err(stream_error)?;
+        table(py, &out.estimates)
     }
 
     /// Every recorded step, in order (as `tpl stream export`).

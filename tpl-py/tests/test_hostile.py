@@ -1637,8 +1637,24 @@ WHOLE_CASES = [
     ),
     (
         "postprocess-replicates-too-many",
-        lambda: tp.postprocess([[3.0, 4, 5]], 12, epsilon=1.0, interval=0.9, replicates=10**12),
+        lambda: tp.postprocess(
+            [[3.0, 4, 5]], 12, epsilon=1.0, interval=0.9, replicates=10**12, interval_method="bootstrap"
+        ),
         ["replicates 1000000000000", "1 GiB"],
+        None,
+        [],
+    ),
+    (
+        "postprocess-interval-method-unknown",
+        lambda: tp.postprocess([[3.0, 4, 5]], 12, epsilon=1.0, interval=0.9, interval_method="exact"),
+        ["interval_method", "model or bootstrap", "'exact'"],
+        None,
+        [],
+    ),
+    (
+        "postprocess-seed-with-model-intervals",
+        lambda: tp.postprocess([[3.0, 4, 5]], 12, epsilon=1.0, interval=0.9, seed=1),
+        ["seed", "interval_method"],
         None,
         [],
     ),

@@ -32,7 +32,10 @@ def _results(tmp_path) -> dict:
             tp.leakage(P, P, epsilon=0.1, horizon=5, window=2),
             tp.allocate("window", P, P, alpha=1, horizon=6, window=3),
             release,
-            tp.postprocess(release.releases, total=8, budgets=release.budget, forward=P, interval=0.9, seed=1),
+            tp.postprocess(
+                release.releases, total=8, budgets=release.budget, forward=P, interval=0.9, seed=1,
+                interval_method="bootstrap",
+            ),
             tp.compare(COUNTS, P, P, epsilon=1, window=3, runs=1, seed=1, schemes=["laplace", "bd"]),
             tp.estimate(RECORDS, 0.01),
             tp.read_stream(_stream_file(tmp_path)),

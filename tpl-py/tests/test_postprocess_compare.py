@@ -69,12 +69,28 @@ def test_postprocess_intervals_with_a_seed_equal_the_cli(repo_data, cli, ais, re
     total = int(counts[0].sum())
     expected, _ = cli(
         "postprocess", "--releases", r_csv, "--total", total, "--forward", AIS / "transition_forward.csv",
-        "--interval", "0.9", "--replicates", "20", "--seed", "5",
+        "--interval", "0.9", "--interval-method", "bootstrap", "--replicates", "20", "--seed", "5",
     )
-    got = tp.postprocess(r, total=total, forward=pf, interval=0.9, replicates=20, seed=5)
+    got = tp.postprocess(r, total=total, forward=pf, interval=0.9, replicates=20, seed=5, interval_method="bootstrap")
     assert same_bits(got.estimates, expected["estimates"])
     assert got.interval == expected["interval"] == 0.9
+    assert got.interval_method == expected["interval_method"] == "bootstrap"
     assert same_bits(got.lower, expected["lower"]) and same_bits(got.upper, expected["upper"])
+
+
+def test_postprocess_model_intervals_are_the_default_and_equal_the_cli(repo_data, cli, ais, released):
+    d, counts, pb, pf = ais
+    r_csv, r = released
+    total = int(counts[0].sum())
+    expected, _ = cli(
+        "postprocess", "--releases", r_csv, "--total", total, "--forward", AIS / "transition_forward.csv",
+        "--interval", "0.9",
+    )
+    got = tp.postprocess(r, total=total, forward=pf, interval=0.9)
+    assert got.interval_method == expected["interval_method"] == "model"
+    assert same_bits(got.lower, expected["lower"]) and same_bits(got.upper, expected["upper"])
+    assert np.all(got.lower <= got.estimates) and np.all(got.estimates <= got.upper)
+    assert np.all(got.lower >= 0) and np.all(got.upper <= total)
 
 
 def test_postprocess_with_a_constant_epsilon_a_uniform_prior_and_a_given_prior_equals_the_cli(cli, tmp_path):
@@ -112,7 +128,10 @@ def test_postprocess_with_a_constant_epsilon_a_uniform_prior_and_a_given_prior_e
         ({"interval": 0.0}, "interval"),
         ({"seed": 1}, "interval"),
         ({"interval": 0.9, "replicates": 1}, "replicates"),
-        ({"interval": 0.9, "replicates": 10**12}, "replicates"),
+        ({"interval": 0.9, "replicates": 10**12, "interval_method": "bootstrap"}, "replicates"),
+        ({"interval": 0.9, "replicates": 50}, "replicates: a setting of the bootstrap"),
+        ({"interval": 0.9, "sampler": "secure"}, "sampler: a setting of the bootstrap"),
+        ({"interval": 0.9, "seed": 1, "interval_method": "model"}, "seed: a setting of the bootstrap"),
         ({"releases": [[1.0, np.inf], [1.0, 2.0]]}, "releases"),
     ],
 )

@@ -95,8 +95,8 @@ pub(crate) fn estimate(
     (estimator, total): (Estimator, u64),
     releases: &[Vec<f64>],
     fresh: &[f64],
-) -> std::result::Result<Vec<Vec<f64>>, tpl_postprocess::PostprocessError> {
-    tpl_postprocess::filter(releases, fresh, config.filter_config(estimator, total)).map(|e| e.estimates)
+) -> std::result::Result<tpl_postprocess::Estimates, tpl_postprocess::PostprocessError> {
+    tpl_postprocess::filter(releases, fresh, config.filter_config(estimator, total))
 }
 
 /// Stores the estimate of every step of `tx` without one — after the last stored, or a row

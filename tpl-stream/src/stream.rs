@@ -12,7 +12,7 @@ use tpl_mechanisms::{
     Mechanism, NoiseSource, PrivacyGuarantee, StepBudget, StepOutcome, StreamScheme, WindowLedger,
     effective_spending,
 };
-use tpl_postprocess::Estimator;
+use tpl_postprocess::{Estimates, Estimator};
 
 use crate::building::Building;
 use crate::config::{Sampler, SchemeChoice, SchemeFactory, StreamConfig, build_scheme};
@@ -693,15 +693,22 @@ impl DurableStream {
     /// population `total` ([`docs/stream.md`](tpl_core::guide::stream) §9): with `smooth` or
     /// `kalman`, each step's estimate also uses the releases after it (more accurate than the
     /// stored causal estimates, and different for a past step each time the stream grows).
-    /// Post-processing: reads the releases and the public parameters only.
+    /// Post-processing: reads the releases and the public parameters only. The estimates come
+    /// with their standard errors, and so with model intervals
+    /// ([`tpl_postprocess::Estimates::intervals`]); none for a stream without releases.
     ///
     /// # Errors
     /// [`StreamError::Estimate`] when the estimator refuses the releases or the parameters (a
     /// map estimator without a forward matrix); SQLite's.
-    pub fn reestimated(&mut self, estimator: Estimator, total: u64) -> Result<Vec<Vec<f64>>> {
+    pub fn reestimated(&mut self, estimator: Estimator, total: u64) -> Result<Estimates> {
         let (releases, fresh) = self.recorded_releases()?;
         if releases.is_empty() {
-            return Ok(Vec::new());
+            return Ok(Estimates {
+                estimator,
+                estimates: Vec::new(),
+                warnings: Vec::new(),
+                std_errors: Vec::new(),
+            });
         }
         estimates::estimate(&self.stored.config, (estimator, total), &releases, &fresh)
             .map_err(|source| StreamError::Estimate { estimator: estimator.name(), source })

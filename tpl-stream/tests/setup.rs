@@ -156,8 +156,9 @@ fn stored_estimates_are_the_filter_of_the_releases_up_to_each_step() {
     let mut again = DurableStream::open(&path).unwrap();
     assert_eq!(again.estimates().unwrap().len(), 12);
     let smoothed = again.reestimated(tpl_postprocess::Estimator::Smooth, 30).unwrap();
-    assert_eq!(smoothed.len(), 12);
-    assert!(smoothed.iter().all(|x| (x.iter().sum::<f64>() - 30.0).abs() < 1e-9));
+    assert_eq!((smoothed.estimates.len(), smoothed.std_errors.len()), (12, 12));
+    assert!(smoothed.estimates.iter().all(|x| (x.iter().sum::<f64>() - 30.0).abs() < 1e-9));
+    assert!(smoothed.std_errors.iter().flatten().all(|s| s.is_finite() && *s > 0.0));
 }
 
 /// The filter's state kept between updates makes an update cost the new steps only; a state

@@ -9,10 +9,7 @@ use rand::RngCore;
 use rayon::prelude::*;
 use tpl_compare::{Releaser, RunRelease, Seed, Setup, bootstrap_estimates, mse};
 use tpl_mechanisms::{DEFAULT_SENSITIVITY, SamplerKind};
-use tpl_postprocess::{
-    Bootstrap, Estimator, Filter, FilterConfig, PostprocessError, filter, kalman_causal, kalman_smooth,
-    model_interval,
-};
+use tpl_postprocess::{Bootstrap, Estimator, FilterConfig, filter, kalman_causal, kalman_smooth};
 
 use crate::args::{Config, Scheme};
 use crate::oracle::{average_errors, best_window};
@@ -111,9 +108,9 @@ pub struct Row {
     pub coverage_dominant: Option<f64>,
     /// The mean width (upper − lower) of the bootstrap intervals, in people.
     pub width: Option<f64>,
-    /// For a filter: the share of all cell-steps inside the 90 % model interval that a stream
-    /// stores with each estimate (`tpl_postprocess::model_interval` of the step's standard
-    /// error).
+    /// The share of all cell-steps inside the 90 % model interval of the estimate's standard
+    /// error (`tpl_postprocess::Estimates::intervals`; for a filter, the interval a stream stores
+    /// with each estimate).
     pub model_coverage_all: Option<f64>,
     /// The same over the cell-steps whose true count is > 0.
     pub model_coverage_nonempty: Option<f64>,
@@ -347,19 +344,19 @@ fn score_estimator(
         estimator,
         ..FilterConfig::new(cell.stream.population)
     };
-    // `kalman` gives its filtered means beside the smoothed ones: the causal baseline.
+    // `kalman` gives its filtered means beside the smoothed ones: the causal baseline. The
+    // others give the standard errors behind their model intervals (a filter's are those a
+    // stream stores beside each estimate).
     let mut model_coverage = None;
     let outcome = if estimator == Estimator::Kalman {
         kalman_smooth(&run.releases, &run.fresh, filter_config.clone())
             .map(|k| (k.estimates, Some(k.filtered)))
-    } else if estimator.is_filter() {
-        // Stepped, for the standard errors a stream stores beside each estimate.
-        stepped(&run.releases, &run.fresh, filter_config.clone()).map(|(estimates, c)| {
-            model_coverage = Some(c.of(truth, cell.stream.dominant()));
-            (estimates, None)
-        })
     } else {
-        filter(&run.releases, &run.fresh, filter_config.clone()).map(|e| (e.estimates, None))
+        filter(&run.releases, &run.fresh, filter_config.clone()).and_then(|e| {
+            let (lower, upper) = e.intervals(LEVEL)?;
+            model_coverage = Some(Intervals { lower, upper }.of(truth, cell.stream.dominant()));
+            Ok((e.estimates, None))
+        })
     };
     let (estimates, filtered) = match outcome {
         Ok(e) => e,
@@ -431,32 +428,6 @@ impl Intervals {
         }
         c
     }
-}
-
-/// The filter of `config` stepped over a run: its estimates and the 90 % model intervals of
-/// their standard errors, as a stream stores them.
-fn stepped(
-    releases: &[Vec<f64>],
-    fresh: &[f64],
-    config: FilterConfig<'_>,
-) -> Result<(Vec<Vec<f64>>, Intervals), PostprocessError> {
-    let cells = releases.first().map_or(0, Vec::len);
-    let everyone = config.total as f64;
-    let mut f = Filter::new(cells, config)?;
-    let (mut estimates, mut lower, mut upper) = (Vec::new(), Vec::new(), Vec::new());
-    for (r, &eps) in releases.iter().zip(fresh) {
-        let step = f.step(r, eps)?;
-        let (lo, hi) = if step.std_error.is_empty() {
-            // Nothing released yet: anything from nobody to everyone.
-            (vec![0.0; cells], vec![everyone; cells])
-        } else {
-            model_interval(&step.estimate, &step.std_error, LEVEL)?
-        };
-        estimates.push(step.estimate);
-        lower.push(lo);
-        upper.push(hi);
-    }
-    Ok((estimates, Intervals { lower, upper }))
 }
 
 fn mean(values: impl Iterator<Item = f64>) -> f64 {

@@ -68,15 +68,20 @@ pub struct PostprocessArgs {
     pub matrices: MatrixOptions,
     #[command(flatten)]
     pub interval: IntervalArgs,
-    /// With --interval: B, the replicate releases of the bootstrap (≥ 2; more gives steadier
-    /// interval ends, at B times the estimator's cost).
-    #[arg(long, value_name = "B", default_value_t = 100, value_parser = parse_replicates, requires = "interval")]
-    pub replicates: usize,
-    /// With --interval: the sampler the releases were drawn with, which the bootstrap's
-    /// replicates use too.
-    #[arg(long, value_enum, default_value_t = Sampler(SamplerKind::Discrete))]
-    pub sampler: Sampler,
-    /// With --interval: seed of the bootstrap's replicate noise, for reproducible intervals
+    /// With --interval: how the intervals are made. model (the default): from each estimate's
+    /// standard error under the local-level model, at a small part of the estimate's cost;
+    /// bootstrap: a parametric bootstrap, B reruns of the estimator (docs/intervals.md).
+    #[arg(long, value_enum, value_name = "METHOD", requires = "interval")]
+    pub interval_method: Option<IntervalMethod>,
+    /// With --interval-method bootstrap: B, the replicate releases of the bootstrap (≥ 2,
+    /// default 100; more gives steadier interval ends, at B times the estimator's cost).
+    #[arg(long, value_name = "B", value_parser = parse_replicates, requires = "interval")]
+    pub replicates: Option<usize>,
+    /// With --interval-method bootstrap: the sampler the releases were drawn with, which the
+    /// bootstrap's replicates use too (default discrete).
+    #[arg(long, value_enum, requires = "interval")]
+    pub sampler: Option<Sampler>,
+    /// With --interval-method bootstrap: seed of the bootstrap's replicate noise, for reproducible intervals
     /// (default: OS entropy). It touches no release: the releases' privacy is unaffected.
     #[arg(long, value_name = "S", requires = "interval")]
     pub seed: Option<u64>,
@@ -89,6 +94,9 @@ pub struct PostprocessArgs {
     #[arg(long, value_name = "FILE", requires = "chart")]
     pub truth: Option<PathBuf>,
 }
+
+/// The bootstrap's replicates B when `--replicates` is not given.
+const DEFAULT_REPLICATES: usize = 100;
 
 fn parse_replicates(s: &str) -> std::result::Result<usize, String> {
     match s.parse::<usize>() {
@@ -144,12 +152,13 @@ pub struct PostprocessReport {
 }
 
 /// How the intervals of a [`PostprocessReport`] were made ([`docs/intervals.md`](tpl_core::guide::intervals)).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum IntervalMethod {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum IntervalMethod {
+    /// From each estimate's standard error under the local-level model (§3): the one a stream
+    /// stored with it, or for an estimate made now the one its estimator gives.
+    Model,
     /// The parametric bootstrap of §2, made now.
     Bootstrap,
-    /// From the standard errors a stream stored with each estimate (§3).
-    Model,
 }
 
 impl IntervalMethod {
@@ -165,7 +174,7 @@ impl IntervalMethod {
     fn words(self) -> &'static str {
         match self {
             Self::Bootstrap => "parametric bootstrap",
-            Self::Model => "stored with each estimate, from its standard error",
+            Self::Model => "local-level model, from each estimate's standard error",
         }
     }
 }
@@ -225,28 +234,46 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
         ..FilterConfig::new(args.total)
     };
     let truth = args.truth.as_deref().map(|file| read_truth(file, &counts)).transpose()?;
-    if args.interval.interval.is_some() {
-        check_bootstrap_size(args.replicates, horizon.saturating_mul(cells))
-            .map_err(|e| CliError::Usage(format!("--replicates {}: {e}", args.replicates)))?;
+    let method = args.interval.interval.map(|_| args.interval_method.unwrap_or(IntervalMethod::Model));
+    let replicates = args.replicates.unwrap_or(DEFAULT_REPLICATES);
+    if method == Some(IntervalMethod::Bootstrap) {
+        check_bootstrap_size(replicates, horizon.saturating_mul(cells))
+            .map_err(|e| CliError::Usage(format!("--replicates {replicates}: {e}")))?;
+    } else {
+        // A bootstrap setting without the bootstrap would be ignored without a word.
+        let given = [
+            (args.seed.is_some(), "--seed"),
+            (args.replicates.is_some(), "--replicates"),
+            (args.sampler.is_some(), "--sampler"),
+        ];
+        if let Some((_, flag)) = given.iter().find(|(given, _)| *given) {
+            return Err(CliError::Usage(format!(
+                "{flag}: only the bootstrap draws replicates (add --interval-method bootstrap)"
+            )));
+        }
     }
     let estimates = filter(&counts.rows, &budgets, config.clone()).map_err(|e| locate(e, args, &counts))?;
     for w in &estimates.warnings {
         eprintln!("tpl: warning: {}: {w}", args.releases.display());
     }
-    let intervals = match args.interval.interval {
-        Some(level) => Some(
+    let intervals = match (args.interval.interval, method) {
+        (Some(level), Some(IntervalMethod::Model)) => {
+            let (lower, upper) = estimates.intervals(level).map_err(|e| post("--interval: ", e))?;
+            Some(Intervals { level, lower, upper })
+        }
+        (Some(level), _) => Some(
             bootstrap_estimates(
                 &counts.rows,
                 &estimates.estimates,
                 &budgets,
                 config,
-                Bootstrap { level, replicates: args.replicates },
-                args.sampler.0,
+                Bootstrap { level, replicates },
+                args.sampler.map_or(SamplerKind::Discrete, |s| s.0),
                 args.seed,
             )
             .map_err(|e| post("--interval: ", e))?,
         ),
-        None => None,
+        (None, _) => None,
     };
     if let Some(path) = &args.chart {
         chart(args, path, &counts, truth.as_deref(), &estimates, intervals.as_ref())?;
@@ -259,7 +286,7 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
         prior: args.prior.clone(),
         by_default: Some(by_default),
         intervals,
-        interval_method: IntervalMethod::Bootstrap,
+        interval_method: method.unwrap_or(IntervalMethod::Model),
     })
 }
 

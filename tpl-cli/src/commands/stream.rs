@@ -89,6 +89,11 @@ pub struct ExportArgs {
     /// stream's).
     #[arg(long, value_name = "N")]
     pub total: Option<u64>,
+    /// With --smoothed --interval: model (the default: from each estimate's standard error)
+    /// or bootstrap (100 replicate releases, noise from the operating system); stored
+    /// estimates always have the model intervals stored with them.
+    #[arg(long, value_enum, value_name = "METHOD")]
+    pub interval_method: Option<IntervalMethod>,
 }
 
 fn parse_estimator(s: &str) -> std::result::Result<Estimator, String> {
@@ -531,6 +536,13 @@ fn export(a: &ExportArgs) -> Result<StreamReport> {
     let stored = s.estimates().map_err(stream_error)?;
     let described =
         |estimator: Estimator, how: &str| format!("{how} of the stream's releases by {}", estimator.name());
+    if a.interval_method.is_some() && (a.smoothed.is_none() || a.interval.interval.is_none()) {
+        return Err(CliError::Usage(
+            "--interval-method: only for the intervals of estimates made now (--smoothed --interval LEVEL); \
+             stored estimates have the model intervals stored with them"
+                .into(),
+        ));
+    }
     if let Some(estimator) = a.smoothed {
         let total = a.total.or(config.estimation.map(|e| e.total)).ok_or_else(|| {
             CliError::Usage(
@@ -540,7 +552,9 @@ fn export(a: &ExportArgs) -> Result<StreamReport> {
         let estimates =
             s.reestimated(estimator, total).map_err(|e| CliError::Usage(format!("--smoothed {e}")))?;
         let how = described(estimator, "whole-stream estimates");
-        return estimates_report(&mut s, config, (estimator, total), estimates, how, a.interval.interval);
+        let method = a.interval_method.unwrap_or(IntervalMethod::Model);
+        let interval = a.interval.interval.map(|level| (level, method));
+        return estimates_report(&mut s, config, (estimator, total), estimates, how, interval);
     }
     if a.estimates {
         let Some(e) = config.estimation else {
@@ -558,10 +572,18 @@ fn export(a: &ExportArgs) -> Result<StreamReport> {
             return Err(CliError::Usage(format!("step {t}: no estimate: {why}")));
         }
         let intervals = a.interval.interval.map(|level| stored_intervals(&stored, level)).transpose()?;
-        // Every estimate is one (checked above): moved, not copied.
-        let estimates: Vec<Vec<f64>> = stored.into_iter().filter_map(|s| s.estimate.ok()).collect();
+        // Every estimate is one (checked above): moved, not copied; a step stored without a
+        // standard error has none known (∞).
+        let (estimates, std_errors): (Vec<Vec<f64>>, Vec<Vec<f64>>) = stored
+            .into_iter()
+            .filter_map(|s| {
+                let x = s.estimate.ok()?;
+                let se = s.std_error.unwrap_or_else(|| vec![f64::INFINITY; x.len()]);
+                Some((x, se))
+            })
+            .unzip();
         let how = described(e.estimator, "causal estimates (each step from the releases up to it)");
-        let estimates = Estimates { estimator: e.estimator, estimates, warnings: Vec::new() };
+        let estimates = Estimates { estimator: e.estimator, estimates, warnings: Vec::new(), std_errors };
         let intervals = (intervals, IntervalMethod::Model);
         let report = PostprocessReport::of_estimates(estimates, e.total, config.sensitivity, how, intervals);
         return Ok(StreamReport::Estimates(report));
@@ -597,32 +619,39 @@ fn stored_intervals(stored: &[StepEstimate], level: f64) -> Result<Intervals> {
     Ok(Intervals { level, lower, upper })
 }
 
-/// The report of a stream's whole-stream estimates; with `--interval LEVEL`, their intervals
-/// by the parametric bootstrap of `tpl postprocess --interval` (100 replicate releases drawn
-/// with the stream's sampler, noise from the operating system).
+/// The report of a stream's whole-stream estimates; with `interval` (a level and a method),
+/// their intervals: the model's, from the estimates' standard errors, or those of the
+/// parametric bootstrap of `tpl postprocess --interval-method bootstrap` (100 replicate
+/// releases drawn with the stream's sampler, noise from the operating system).
 fn estimates_report(
     s: &mut DurableStream,
     config: &StreamConfig,
     (estimator, total): (Estimator, u64),
-    estimates: Vec<Vec<f64>>,
+    estimates: Estimates,
     how: String,
-    interval: Option<f64>,
+    interval: Option<(f64, IntervalMethod)>,
 ) -> Result<StreamReport> {
+    let usage = |e: tpl_postprocess::PostprocessError| CliError::Usage(format!("--interval: {e}"));
     let intervals = match interval {
-        Some(level) => {
+        Some((level, IntervalMethod::Model)) => {
+            let (lower, upper) = estimates.intervals(level).map_err(usage)?;
+            Some(Intervals { level, lower, upper })
+        }
+        Some((level, IntervalMethod::Bootstrap)) => {
             let (releases, fresh) = s.recorded_releases().map_err(stream_error)?;
             let settings = Bootstrap { level, replicates: 100 };
             let filter = config.filter_config(estimator, total);
+            let x = &estimates.estimates;
             Some(
-                bootstrap_estimates(&releases, &estimates, &fresh, filter, settings, config.sampler, None)
-                    .map_err(|e| CliError::Usage(format!("--interval: {e}")))?,
+                bootstrap_estimates(&releases, x, &fresh, filter, settings, config.sampler, None)
+                    .map_err(usage)?,
             )
         }
         None => None,
     };
-    let estimates = Estimates { estimator, estimates, warnings: Vec::new() };
-    let intervals = (intervals, IntervalMethod::Bootstrap);
-    let report = PostprocessReport::of_estimates(estimates, total, config.sensitivity, how, intervals);
+    let method = interval.map_or(IntervalMethod::Model, |(_, m)| m);
+    let report =
+        PostprocessReport::of_estimates(estimates, total, config.sensitivity, how, (intervals, method));
     Ok(StreamReport::Estimates(report))
 }
 

@@ -213,3 +213,18 @@ fn releases_too_large_to_square_twice_keep_the_rate_as_measured() {
     }
     assert!(m.rate(0).is_finite() && m.rate(0) > 1e179, "{}", m.rate(0));
 }
+
+#[test]
+fn a_rate_measured_below_zero_is_given_its_standard_error() {
+    // Releases of noise variance 2 that move by 2 and 0 in turn: e = 0 and −4, so d̂ = −2
+    // (the noise looks larger than the moves) and the pairs scatter by 2 about it. The drift
+    // is not known to be 0: the rate is the standard error 2/√(m − 1), not max(d̂ + it, 0),
+    // which would claim no drift at all.
+    let mut m = LocalLevel::new(Gain::ReleaseOnly);
+    let pairs = 20;
+    for t in 0..=pairs {
+        p_after(&mut m, &[2.0 * (t / 2 + t % 2) as f64], 1.0);
+    }
+    let expected = RATE_ALLOWANCE * 2.0 / ((pairs - 1) as f64).sqrt();
+    assert!((m.rate(0) - expected).abs() < 1e-9, "{} against {expected}", m.rate(0));
+}

@@ -425,10 +425,10 @@ class Estimates(_Fields):
     population N; an integer array for ``map-integer``), the ``estimator``'s name, its
     ``warnings`` (also issued as ``UserWarning``), whether the estimator was the default
     (``estimator_default``) and whether it is ``causal`` (each step from the releases up to
-    it only), and with ``interval`` the per-cell bootstrap interval ends ``lower`` and
-    ``upper`` (whole numbers)."""
+    it only), and with ``interval`` the per-cell interval ends ``lower`` and ``upper`` (whole
+    numbers) and how they were made (``interval_method``: ``model`` or ``bootstrap``)."""
 
-    _optional: ClassVar[tuple] = ("interval", "lower", "upper")
+    _optional: ClassVar[tuple] = ("interval", "lower", "upper", "interval_method")
 
     estimator: str
     t: np.ndarray
@@ -439,6 +439,7 @@ class Estimates(_Fields):
     interval: Optional[float] = None
     lower: Optional[np.ndarray] = None
     upper: Optional[np.ndarray] = None
+    interval_method: Optional[str] = None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -863,10 +864,11 @@ def postprocess(
     prior: Any = "frequency",
     interval: Any = None,
     sensitivity: Any = None,
-    replicates: Any = 100,
+    replicates: Any = None,
     sampler: Optional[str] = None,
     seed: Any = None,
     causal: bool = False,
+    interval_method: str = "model",
 ) -> Estimates:
     """Estimates of the true counts behind noisy releases, using the public forward matrix
     as prior knowledge (``docs/map.md``), as ``tpl postprocess``. Post-processing reads only
@@ -895,15 +897,18 @@ def postprocess(
             for the default (``smooth``; ``map`` with ``causal=True``).
         prior: the initial prior: ``"frequency"`` (the first release, normalised),
             ``"uniform"``, or an array of n probabilities.
-        interval: a level in (0, 1) for per-cell intervals by a parametric bootstrap of the
-            estimator (``docs/intervals.md``).
+        interval: a level in (0, 1) for per-cell intervals (``docs/intervals.md``), made as
+            ``interval_method`` says.
         sensitivity: Δ > 0 of the releases (default 2, or the release's).
-        replicates: with ``interval``: the bootstrap's replicates B ≥ 2.
-        sampler: with ``interval``: the sampler of the replicates (default ``"discrete"``,
+        replicates: with the bootstrap: its replicates B ≥ 2 (default 100).
+        sampler: with the bootstrap: the sampler of the replicates (default ``"discrete"``,
             or the release's).
-        seed: with ``interval``: a seed for reproducible replicates (no release is touched).
+        seed: with the bootstrap: a seed for reproducible replicates (no release is touched).
         causal: estimate each step from the releases up to it only, as a live stream must
             (``--causal``); refused with an estimator that is not causal.
+        interval_method: with ``interval``: ``"model"`` (the default: from each estimate's
+            standard error under the local-level model, at a small part of the estimate's
+            cost) or ``"bootstrap"`` (a parametric bootstrap, B reruns of the estimator).
 
     Returns:
         :class:`Estimates`.
@@ -911,7 +916,8 @@ def postprocess(
     Raises:
         TplError: releases that are not a T × n array of finite numbers, a bad population,
             budgets (or ε) missing, of another length or not finite and ≥ 0, a bad matrix or
-            prior, an unknown estimator or sampler, a bad interval level or replicates.
+            prior, an unknown estimator or sampler, a bad interval level or replicates, or
+            a bootstrap setting (``replicates``, ``sampler``, ``seed``) without the bootstrap.
 
     Example:
         >>> import numpy as np, temporal_privacy as tp
@@ -921,6 +927,9 @@ def postprocess(
         >>> e.estimates.sum(axis=1).round(9).tolist()
         [15.0, 15.0, 15.0]
     """
+    # A bootstrap setting the caller gave without the bootstrap would be ignored without a word.
+    given = [name for name, value in (("seed", seed), ("replicates", replicates), ("sampler", sampler))
+             if value is not None]
     if isinstance(releases, Release):
         if budgets is None and epsilon is None:
             budgets = releases.publication_budget
@@ -957,14 +966,20 @@ def postprocess(
     else:
         prior_name, prior_values = "explicit", _array(prior, "prior", 1)
     level = None if interval is None else _level(interval, "interval")
-    b_reps = _whole(replicates, "replicates", minimum=2)
+    b_reps = 100 if replicates is None else _whole(replicates, "replicates", minimum=2)
     s = None if seed is None else _whole(seed, "seed")
     if sampler is not None and not isinstance(sampler, str):
         raise TplError(f"sampler: discrete or float, got {sampler!r}")
-    if s is not None and level is None:
-        raise TplError("seed: seeds the bootstrap of interval=, which is not asked for")
+    if interval_method not in ("model", "bootstrap"):
+        raise TplError(f"interval_method: model or bootstrap, got {interval_method!r}")
+    if given and (level is None or interval_method != "bootstrap"):
+        raise TplError(
+            f"{given[0]}: a setting of the bootstrap (interval=..., interval_method=\"bootstrap\"), "
+            "which is not asked for"
+        )
     fields = _native.postprocess(
-        r, n_total, b, e, d, pf, pb, prior_name, prior_values, estimator, level, b_reps, sampler or "discrete", s
+        r, n_total, b, e, d, pf, pb, prior_name, prior_values, estimator, level, interval_method, b_reps,
+        sampler or "discrete", s,
     )
     for w in fields["warnings"]:
         warnings.warn(w, UserWarning, stacklevel=2)

@@ -109,6 +109,7 @@ class Estimates(_Fields):
     interval: Optional[float]
     lower: Optional[npt.NDArray[np.float64]]
     upper: Optional[npt.NDArray[np.float64]]
+    interval_method: Optional[Literal["model", "bootstrap"]]
 
 class Comparison(_Fields):
     rows: list[dict[str, Any]]
@@ -206,10 +207,11 @@ def postprocess(
     prior: Union[Literal["frequency", "uniform"], ArrayLike] = "frequency",
     interval: Optional[float] = None,
     sensitivity: Optional[float] = None,
-    replicates: int = 100,
+    replicates: Optional[int] = None,
     sampler: Optional[Sampler] = None,
     seed: Optional[int] = None,
     causal: bool = False,
+    interval_method: Literal["model", "bootstrap"] = "model",
 ) -> Estimates: ...
 def compare(
     counts: ArrayLike,
