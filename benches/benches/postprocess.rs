@@ -12,7 +12,8 @@
 //! whose product costs O(n), [docs/map.md](tpl_core::guide::map) §13) < 1 s, the default estimator
 //! `postprocess/filter-map/n=1000/T=1e4` (the calibrated prior of
 //! [docs/map.md](tpl_core::guide::map) §8) ≤ 0.3 s, and `postprocess/smooth/n=1000/T=1e4`
-//! ([docs/map.md](tpl_core::guide::map) §9, the backward matrix derived from P) ≤ 0.6 s. Beside
+//! ([docs/map.md](tpl_core::guide::map) §9, the backward matrix derived from P) ≤ 0.6 s, with its
+//! 90 % model intervals (`postprocess/smooth+intervals/n=1000/T=1e4`) ≤ 2 × that. Beside
 //! them, `postprocess/filter-map-dbsec/dense/n=1000/T=2000`: the dense product of a dense 1000×1000
 //! P, 2000 times (the yardstick of numpy's `p @ P` loop).
 //!
@@ -122,6 +123,20 @@ fn streams(c: &mut Criterion) {
             })
         });
     }
+    // The default estimator with its 90 % model intervals (docs/intervals.md §3): the estimate,
+    // its standard errors and their ends.
+    group.bench_function(BenchmarkId::new("smooth+intervals", &param), |b| {
+        b.iter(|| {
+            let config = FilterConfig {
+                forward: Some(&forward),
+                estimator: Estimator::Smooth,
+                ..FilterConfig::new(total)
+            };
+            filter(black_box(&releases), &budgets, config)
+                .and_then(|e| e.intervals(0.9))
+                .expect("valid input")
+        })
+    });
     group.finish();
 }
 
