@@ -365,14 +365,10 @@ pub(crate) fn kalman<R: AsRef<[f64]>>(
     budgets: &[f64],
     config: FilterConfig<'_>,
 ) -> Result<Estimates> {
-    let out = kalman_smooth(releases, budgets, config.clone())?;
-    let std_errors = crate::two_sided::of_stream(
-        releases,
-        budgets,
-        config.sensitivity,
-        &out.estimates,
-        Some(&out.variances),
-    );
+    let sensitivity = config.sensitivity;
+    let out = kalman_smooth(releases, budgets, config)?;
+    let std_errors =
+        crate::two_sided::of_stream(releases, budgets, sensitivity, &out.estimates, Some(&out.variances));
     Ok(Estimates { estimator: Estimator::Kalman, estimates: out.estimates, warnings: Vec::new(), std_errors })
 }
 

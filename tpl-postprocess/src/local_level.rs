@@ -248,13 +248,17 @@ impl LocalLevel {
             .zip(&self.mean)
             .zip(estimate)
             .enumerate()
-            .map(|(j, ((&p, m), x))| {
-                // A variance that is not a number is unknown: infinite, never 0.
-                let p = if p.is_nan() { f64::INFINITY } else { p };
-                p.max(floor.and_then(|f| f.get(j)).copied().unwrap_or(0.0)) + (x - m).powi(2)
-            })
+            .map(|(j, ((&p, &m), &x))| error_variance(p, floor.and_then(|f| f.get(j)).copied(), x, m))
             .collect()
     }
+}
+
+/// The error variance of an estimate x̂ of one cell given the model's mean m and variance P:
+/// P, or the estimator's own variance `own` where that is larger, plus (x̂ − m)² (module doc).
+/// A P that is not a number is unknown: infinite, never 0.
+pub(crate) fn error_variance(p: f64, own: Option<f64>, x: f64, m: f64) -> f64 {
+    let p = if p.is_nan() { f64::INFINITY } else { p };
+    p.max(own.unwrap_or(0.0)) + (x - m).powi(2)
 }
 
 /// The interval [lower, upper] of each cell of `estimate` at the nominal `level` from its

@@ -13,7 +13,7 @@
 //! 2. the square of the distance between the estimate and that smoother's mean: an estimate that
 //!    leaves the releases widens its interval by as much as it leaves them.
 
-use crate::local_level::{LocalLevel, noise};
+use crate::local_level::{LocalLevel, error_variance, noise};
 
 /// One pass's view of one step and cell: the local-level mean and variance from the releases on
 /// its side up to and including the step (variance ∞ before that side's first fresh release).
@@ -96,9 +96,9 @@ pub(crate) fn std_errors(
         let row = (0..cells)
             .map(|j| {
                 let smoothed = combine(ahead[t][j], behind[j], release.map(|v| (r[j], v)));
-                let own = floor.and_then(|f| f.get(t)).and_then(|f| f.get(j)).copied().unwrap_or(0.0);
+                let own = floor.and_then(|f| f.get(t)).and_then(|f| f.get(j)).copied();
                 let x = estimates.get(t).and_then(|e| e.get(j)).copied().unwrap_or(f64::NAN);
-                let variance = smoothed.variance.max(own) + (x - smoothed.mean).powi(2);
+                let variance = error_variance(smoothed.variance, own, x, smoothed.mean);
                 // A variance that is not a number is unknown: infinite, never 0.
                 if variance.is_nan() { f64::INFINITY } else { variance.sqrt() }
             })

@@ -63,13 +63,22 @@ def test_postprocess_of_a_release_equals_the_cli(repo_data, cli, ais, released, 
         assert np.all(got.estimates.sum(axis=1) == total)
 
 
-def test_postprocess_intervals_with_a_seed_equal_the_cli(repo_data, cli, ais, released):
-    d, counts, pb, pf = ais
+def _cli_intervals(cli, ais, released, *flags):
+    """`tpl postprocess --interval 0.9` of the released AIS stream with `flags`; with the
+    releases, the population and the forward matrix the same call takes from Python."""
+    _, counts, _, pf = ais
     r_csv, r = released
     total = int(counts[0].sum())
     expected, _ = cli(
         "postprocess", "--releases", r_csv, "--total", total, "--forward", AIS / "transition_forward.csv",
-        "--interval", "0.9", "--interval-method", "bootstrap", "--replicates", "20", "--seed", "5",
+        "--interval", "0.9", *flags,
+    )
+    return expected, r, total, pf
+
+
+def test_postprocess_intervals_with_a_seed_equal_the_cli(repo_data, cli, ais, released):
+    expected, r, total, pf = _cli_intervals(
+        cli, ais, released, "--interval-method", "bootstrap", "--replicates", "20", "--seed", "5"
     )
     got = tp.postprocess(r, total=total, forward=pf, interval=0.9, replicates=20, seed=5, interval_method="bootstrap")
     assert same_bits(got.estimates, expected["estimates"])
@@ -79,13 +88,7 @@ def test_postprocess_intervals_with_a_seed_equal_the_cli(repo_data, cli, ais, re
 
 
 def test_postprocess_model_intervals_are_the_default_and_equal_the_cli(repo_data, cli, ais, released):
-    d, counts, pb, pf = ais
-    r_csv, r = released
-    total = int(counts[0].sum())
-    expected, _ = cli(
-        "postprocess", "--releases", r_csv, "--total", total, "--forward", AIS / "transition_forward.csv",
-        "--interval", "0.9",
-    )
+    expected, r, total, pf = _cli_intervals(cli, ais, released)
     got = tp.postprocess(r, total=total, forward=pf, interval=0.9)
     assert got.interval_method == expected["interval_method"] == "model"
     assert same_bits(got.lower, expected["lower"]) and same_bits(got.upper, expected["upper"])
