@@ -140,8 +140,8 @@ const TO_MODEL: f64 = 0.5;
 /// out again: leaving the model takes more evidence than going back to it. Where the releases
 /// are noisy, the releases projected are far worse than a model that is right (up to 150× the
 /// strictly causal Kalman filter's error on the stress grid), and a 1σ bar is crossed by
-/// chance again and again over a long stream; a model that misses by δ a cell is refuted fast
-/// all the same, its term growing as δ² and the term's deviation as δ.
+/// chance again and again over a long stream; a model that misses by δ in a cell is refuted
+/// fast all the same, its term growing as δ² and the term's deviation as δ.
 const TO_RELEASES: f64 = 3.0;
 
 /// ‖r − x‖².
