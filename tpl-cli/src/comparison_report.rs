@@ -63,7 +63,8 @@ pub fn run_comparison(
         .baseline(o.baseline)
         .seed(Seed::new(o.seed));
     let bar = progress::bar(setup.total_runs(strategies) as u64, "comparing", "runs");
-    let comparison = compare(&setup, strategies, &|| bar.inc(1));
+    let tick = || bar.inc(1);
+    let comparison = compare(&setup.observer(&tick), strategies);
     bar.finish_and_clear();
     let by_default = o.postprocess.map_or(PostprocessDefault(false), |(_, d)| d);
     Ok(CompareReport(comparison?, matrices, by_default))

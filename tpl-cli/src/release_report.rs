@@ -66,8 +66,8 @@ pub fn add_intervals(out: &mut Value, intervals: Option<&Intervals>) {
 /// The scheme named on the command line.
 pub fn parse_scheme(name: &str) -> std::result::Result<SchemeKind, String> {
     SchemeKind::from_name(name).ok_or_else(|| {
-        let all: Vec<&str> = SchemeKind::ALL.iter().chain(&[SchemeKind::Planned]).map(|k| k.name()).collect();
-        format!("unknown scheme {name:?}; one of: {}", all.join(", "))
+        let schemes = tpl_mechanisms::SchemeRegistry::built_in();
+        format!("unknown scheme {name:?}; one of: {}", schemes.names().join(", "))
     })
 }
 

@@ -21,9 +21,9 @@ use tpl_alloc::{
 };
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{
-    DEFAULT_SENSITIVITY, DiscreteLaplace, LaplaceMechanism, PbaCorrelation, SchemeInputs, SchemeKind,
-    StreamScheme, WEventParams, WindowLedger, budget_for_effective, checked_effective_budget,
-    effective_spending,
+    DEFAULT_SENSITIVITY, DiscreteLaplace, Laplace, MechanismBuilder, PbaCorrelation, SchemeBuilder,
+    SchemeInputs, SchemeKind, StreamScheme, WEventParams, WindowLedger, budget_for_effective,
+    checked_effective_budget, effective_spending,
 };
 use tpl_postprocess::{Estimator, FilterConfig, PriorPolicy};
 
@@ -54,6 +54,17 @@ pub struct Setup<'a> {
     postprocess: Option<Estimator>,
     baseline: bool,
     seed: Option<Seed>,
+    observer: Option<Observer<'a>>,
+}
+
+/// What a comparison calls once per finished run ([`Setup::observer`]).
+#[derive(Clone, Copy)]
+struct Observer<'a>(&'a (dyn Fn() + Sync));
+
+impl std::fmt::Debug for Observer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Observer")
+    }
 }
 
 impl<'a> Setup<'a> {
@@ -74,6 +85,7 @@ impl<'a> Setup<'a> {
             postprocess: None,
             baseline: true,
             seed: None,
+            observer: None,
         }
     }
 
@@ -138,6 +150,13 @@ impl<'a> Setup<'a> {
     /// The base seed of the runs (default: [`Seed::from_os_rng`]).
     pub fn seed(mut self, seed: Seed) -> Self {
         self.seed = Some(seed);
+        self
+    }
+
+    /// Calls `observer` once per finished run of [`compare`] (from any thread), e.g. to move a
+    /// progress bar of [`Setup::total_runs`] ticks; none by default.
+    pub fn observer(mut self, observer: &'a (dyn Fn() + Sync)) -> Self {
+        self.observer = Some(Observer(observer));
         self
     }
 
@@ -230,7 +249,7 @@ struct Checked<'a> {
 }
 
 /// Runs every strategy `runs` times on the setup's stream, in parallel (rayon), and scores
-/// them; `progress` is called once per finished run (from any thread).
+/// them; the [`Setup::observer`], if any, is called once per finished run (from any thread).
 ///
 /// Rows come in the order of `strategies`, each followed by its post-processed rows when
 /// post-processing was asked for (`+<estimator>`, then `+kalman`, the classical baseline,
@@ -246,11 +265,9 @@ struct Checked<'a> {
 /// 1..=T, runs outside 1..=[`MAX_RUNS`]; [`CompareError::EmptyStream`],
 /// [`CompareError::RaggedStream`] or [`CompareError::MatrixSize`] for a stream and matrices
 /// that do not fit.
-pub fn compare(
-    setup: &Setup<'_>,
-    strategies: &[Strategy],
-    progress: &(dyn Fn() + Sync),
-) -> Result<Comparison> {
+pub fn compare(setup: &Setup<'_>, strategies: &[Strategy]) -> Result<Comparison> {
+    let silent = || {};
+    let progress: &(dyn Fn() + Sync) = setup.observer.map_or(&silent, |o| o.0);
     let (alpha, cells) = setup.check()?;
     let seed = setup.seed.unwrap_or_else(Seed::from_os_rng);
     let total = population(setup.truth);
@@ -469,14 +486,16 @@ impl SchemeSource {
         }
     }
 
-    /// The scheme of one run drawing from `rng`.
+    /// The scheme of one run drawing from `rng`: built-in or a user's, through the one
+    /// [`SchemeBuilder`] door, over the exact discrete Laplace noise of the run's generator.
     fn build(&self, run: &Checked<'_>, rng: ChaCha20Rng) -> Result<Box<dyn StreamScheme>> {
         let (params, inputs) = scheme_params(run)?;
+        let noise = Box::new(DiscreteLaplace::new(rng));
         let built = match self {
-            Self::Custom(custom) => custom.build(params, &inputs, rng),
-            Self::Kind(kind) => kind.build(params, mechanism(rng), inputs),
+            Self::Custom(custom) => custom.build(params, &inputs, noise),
+            Self::Kind(kind) => SchemeBuilder::build(kind, params, &inputs, Laplace.build(noise)),
         };
-        built.map_err(CompareError::Release)
+        built.map(|scheme| scheme as Box<dyn StreamScheme>).map_err(CompareError::Release)
     }
 }
 
@@ -524,11 +543,6 @@ fn window_budget(budgets: &[f64], window: usize) -> f64 {
     ledger.max_window_budget()
 }
 
-/// The mechanism every run releases with: the exact discrete Laplace over `rng`.
-fn mechanism(rng: ChaCha20Rng) -> LaplaceMechanism<DiscreteLaplace<ChaCha20Rng>> {
-    LaplaceMechanism::new(DiscreteLaplace::new(rng))
-}
-
 /// What a run released: r_t, the fresh publication budget of each step (0 where it
 /// repeated), which steps published, and its budget and leakage.
 struct Released {
@@ -550,7 +564,9 @@ fn release(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng)
             let params = WEventParams::new(*max_window_budget, run.window, run.sensitivity)
                 .map_err(CompareError::Release)?;
             let inputs = SchemeInputs { correlation: PbaCorrelation::Never, plan: budgets.clone() };
-            SchemeKind::Planned.build(params, mechanism(rng), inputs).map_err(CompareError::Release)?
+            let mechanism = Laplace.build(Box::new(DiscreteLaplace::new(rng)));
+            SchemeBuilder::build(&SchemeKind::Planned, params, &inputs, mechanism)
+                .map_err(CompareError::Release)?
         }
     };
     let out = tpl_mechanisms::run(scheme.as_mut(), run.truth).map_err(CompareError::Release)?;

@@ -44,7 +44,7 @@
 //!     .runs(3)
 //!     .seed(seed);
 //! let strategies = [Strategy::parse("bd")?, Strategy::Window];
-//! let result = compare(&setup, &strategies, &|| {})?;
+//! let result = compare(&setup, &strategies)?;
 //!
 //! let bd = result.rows[0].outcome.as_ref().expect("bd runs");
 //! assert!(bd.max_window_budget <= 1.0); // w-event privacy: every window spends ≤ ε …
@@ -74,7 +74,7 @@ pub use metrics::{mae, mre, mse};
 pub use population::{DISTRIBUTION_TOLERANCE, histogram, simulate_users};
 pub use report::{Column, Comparison, Row, Scores, Stat};
 pub use seed::{Seed, USERS_STREAM};
-pub use strategy::{CompareRng, CustomStrategy, SchemeFactory, Strategy};
+pub use strategy::{CompareRng, CustomStrategy, Strategy};
 
 /// The cargo features this build of the crate was compiled with (of `serde`), for a
 /// binary that reports how it was built (`tpl --version`, the `build` object of its JSON).

@@ -6,7 +6,10 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use rand_chacha::ChaCha20Rng;
-use tpl_mechanisms::{MechError, SchemeInputs, SchemeKind, StreamScheme, WEventParams};
+use tpl_mechanisms::{
+    Laplace, MechError, MechanismBuilder, NoiseSource, SchemeBuilder, SchemeInputs, SchemeKind, StreamScheme,
+    WEventParams,
+};
 
 use crate::error::{CompareError, Result};
 
@@ -14,54 +17,43 @@ use crate::error::{CompareError, Result};
 /// base seed, the strategy's name and the run.
 pub type CompareRng = ChaCha20Rng;
 
-/// What builds a custom strategy's scheme for one run: the comparison's parameters
-/// (ε, w, Δ), its inputs (PBA's correlation predicate from the adversary's matrices) and the
-/// run's generator, from which the scheme's mechanism draws.
-pub type SchemeFactory = dyn Fn(WEventParams, &SchemeInputs, CompareRng) -> std::result::Result<Box<dyn StreamScheme>, MechError>
-    + Send
-    + Sync;
-
 /// A stream scheme from outside code, run by [`crate::compare`] beside the built-in
-/// strategies: a custom decision rule, a custom mechanism, or both. Each run builds a fresh
-/// scheme with the run's generator; the scheme is audited as the built-in schemes are, from
-/// what it spent (realised) and from its caps (guaranteed).
+/// strategies: a user's [`SchemeBuilder`] (the trait the built-in schemes implement too), and
+/// optionally a user's [`MechanismBuilder`] in place of the Laplace mechanism. Each run builds
+/// a fresh scheme over the run's exact discrete Laplace noise ([`CompareRng`]); the scheme is
+/// audited as the built-in schemes are, from what it spent (realised) and from its caps
+/// (guaranteed).
 ///
 /// ```
 /// use tpl_compare::{CustomStrategy, Seed, Setup, Strategy, compare};
-/// use tpl_mechanisms::{Bd, DiscreteLaplace, LaplaceMechanism};
-/// let bd_again = CustomStrategy::new("my-bd", |params, _, rng| {
-///     Ok(Box::new(Bd::new(params, LaplaceMechanism::new(DiscreteLaplace::new(rng)))))
-/// });
+/// use tpl_mechanisms::{Bd, scheme_builder};
+/// let bd_again = CustomStrategy::new(scheme_builder("my-bd", |params, _, mechanism| Ok(Box::new(Bd::new(params, mechanism)))));
 /// let truth = vec![vec![3.0, 7.0]; 20];
 /// let setup = Setup::new(&truth, 1.0, 5).seed(Seed::given(1)).runs(2);
-/// let table = compare(&setup, &[Strategy::parse("bd")?, Strategy::Custom(bd_again)], &|| {})?;
+/// let table = compare(&setup, &[Strategy::parse("bd")?, Strategy::Custom(bd_again)])?;
 /// assert_eq!(table.rows[1].strategy, "my-bd");
-/// // The same scheme with the same stream of randomness scores the same.
-/// let mae = |i: usize| table.rows[i].outcome.as_ref().map(|s| s.mae.mean).ok();
-/// assert!(mae(1).is_some());
+/// assert!(table.rows[1].outcome.is_ok());
 /// # Ok::<(), tpl_compare::CompareError>(())
 /// ```
 #[derive(Clone)]
 pub struct CustomStrategy {
     name: Arc<str>,
-    factory: Arc<SchemeFactory>,
+    scheme: Arc<dyn SchemeBuilder>,
+    mechanism: Option<Arc<dyn MechanismBuilder>>,
 }
 
 impl CustomStrategy {
-    /// A strategy called `name` (its row's label, and the name of its random stream)
-    /// whose runs build their scheme with `factory`.
-    pub fn new(
-        name: impl Into<String>,
-        factory: impl Fn(
-            WEventParams,
-            &SchemeInputs,
-            CompareRng,
-        ) -> std::result::Result<Box<dyn StreamScheme>, MechError>
-        + Send
-        + Sync
-        + 'static,
-    ) -> Self {
-        Self { name: Arc::from(name.into()), factory: Arc::new(factory) }
+    /// The strategy of `scheme` (an `Arc` of one too), named as the scheme is (its row's
+    /// label, and the name of its random stream).
+    pub fn new(scheme: impl SchemeBuilder + 'static) -> Self {
+        Self { name: Arc::from(scheme.name()), scheme: Arc::new(scheme), mechanism: None }
+    }
+
+    /// The same scheme releasing through `mechanism`: named `<scheme>+<mechanism>`.
+    #[must_use]
+    pub fn mechanism(self, mechanism: impl MechanismBuilder + 'static) -> Self {
+        let name = Arc::from(format!("{}+{}", self.scheme.name(), mechanism.name()));
+        Self { name, mechanism: Some(Arc::new(mechanism)), ..self }
     }
 
     /// The name.
@@ -69,17 +61,21 @@ impl CustomStrategy {
         &self.name
     }
 
-    /// Builds the scheme of one run.
+    /// Builds the scheme of one run over `noise`.
     ///
     /// # Errors
-    /// The factory's error.
+    /// The builder's error.
     pub fn build(
         &self,
         params: WEventParams,
         inputs: &SchemeInputs,
-        rng: CompareRng,
-    ) -> std::result::Result<Box<dyn StreamScheme>, MechError> {
-        (self.factory)(params, inputs, rng)
+        noise: Box<dyn NoiseSource + Send>,
+    ) -> std::result::Result<Box<dyn StreamScheme + Send>, MechError> {
+        let mechanism = match &self.mechanism {
+            Some(m) => m.build(noise),
+            None => Laplace.build(noise),
+        };
+        self.scheme.build(params, inputs, mechanism)
     }
 }
 

@@ -5,7 +5,7 @@ use tpl_compare::{
     CompareError, CustomStrategy, Seed, Setup, Strategy, USERS_STREAM, compare, histogram, simulate_users,
 };
 use tpl_core::TransitionMatrix;
-use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism, MechError, Uniform};
+use tpl_mechanisms::{MechError, Uniform, scheme_builder};
 use tpl_postprocess::Estimator;
 
 fn population() -> (Vec<Vec<f64>>, TransitionMatrix) {
@@ -18,10 +18,11 @@ fn population() -> (Vec<Vec<f64>>, TransitionMatrix) {
 #[test]
 fn a_custom_strategy_is_audited_as_the_built_in_it_rebuilds() {
     let (truth, chain) = population();
-    let again = CustomStrategy::new("uniform-again", |params, _, rng| {
-        Ok(Box::new(Uniform::new(params, LaplaceMechanism::new(DiscreteLaplace::new(rng)))))
-    });
-    let failing = CustomStrategy::new("broken", |_, _, _| Err(MechError::custom("no device")));
+    let again = CustomStrategy::new(scheme_builder("uniform-again", |params, _, m| {
+        Ok(Box::new(Uniform::new(params, m)))
+    }));
+    let failing =
+        CustomStrategy::new(scheme_builder("broken", |_, _, _| Err(MechError::custom("no device"))));
     let setup = Setup::new(&truth, 1.0, 5)
         .backward(Some(&chain))
         .forward(Some(&chain))
@@ -29,7 +30,7 @@ fn a_custom_strategy_is_audited_as_the_built_in_it_rebuilds() {
         .postprocess(Some(Estimator::Map))
         .seed(Seed::given(2));
     let list = [Strategy::parse("uniform").unwrap(), Strategy::Custom(again), Strategy::Custom(failing)];
-    let c = compare(&setup, &list, &|| {}).unwrap();
+    let c = compare(&setup, &list).unwrap();
     let row = |name: &str| c.rows.iter().find(|r| r.strategy == name).unwrap_or_else(|| panic!("{name}"));
     let (built_in, custom) =
         (row("uniform").outcome.as_ref().unwrap(), row("uniform-again").outcome.as_ref().unwrap());
@@ -44,9 +45,33 @@ fn a_custom_strategy_is_audited_as_the_built_in_it_rebuilds() {
         other => panic!("{other:?}"),
     }
     // The same seed, the same rows.
-    let again = compare(&setup, &list, &|| {}).unwrap();
+    let again = compare(&setup, &list).unwrap();
     assert_eq!(
         row("uniform-again").outcome.as_ref().unwrap().mse.mean,
         again.rows.iter().find(|r| r.strategy == "uniform-again").unwrap().outcome.as_ref().unwrap().mse.mean
     );
+}
+
+/// A user's mechanism reaches every run of a custom strategy, through the same door as the
+/// scheme, and names the row.
+#[test]
+fn a_custom_mechanism_is_built_for_every_run_and_names_the_row() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (truth, _) = population();
+    let built = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&built);
+    let counted = tpl_mechanisms::mechanism_builder("counted", move |noise| {
+        counter.fetch_add(1, Ordering::Relaxed);
+        Box::new(tpl_mechanisms::LaplaceMechanism::new(noise))
+    });
+    let uniform = scheme_builder("u", |params, _, m| Ok(Box::new(Uniform::new(params, m))));
+    let strategy = CustomStrategy::new(uniform).mechanism(counted);
+    assert_eq!(strategy.name(), "u+counted");
+    let setup = Setup::new(&truth, 1.0, 5).runs(3).seed(Seed::given(2));
+    let c = compare(&setup, &[Strategy::Custom(strategy)]).unwrap();
+    assert_eq!(c.rows[0].strategy, "u+counted");
+    assert!(c.rows[0].outcome.as_ref().unwrap().max_window_budget <= 1.0);
+    // One build to state the scheme's caps, one per run.
+    assert_eq!(built.load(Ordering::Relaxed), 4);
 }

@@ -31,7 +31,7 @@ fn correlated<'a>(truth: &'a [Vec<f64>], chain: &'a TransitionMatrix, runs: usiz
 }
 
 fn run(truth: &[Vec<f64>], chain: &TransitionMatrix, names: &[&str], seed: u64) -> Comparison {
-    compare(&correlated(truth, chain, 3, seed), &strategies(names), &|| {}).unwrap()
+    compare(&correlated(truth, chain, 3, seed), &strategies(names)).unwrap()
 }
 
 fn row<'a>(c: &'a Comparison, name: &str) -> &'a Row {
@@ -74,21 +74,22 @@ fn the_same_seed_gives_the_same_comparison() {
 fn progress_ticks_once_per_run() {
     let (truth, chain) = population();
     let ticks = std::sync::atomic::AtomicUsize::new(0);
-    let setup = Setup::new(&truth, 1.0, 5).backward(Some(&chain)).runs(4).seed(Seed::given(1));
-    let names = strategies(&["bd", "sample", "quantified"]);
-    compare(&setup, &names, &|| {
+    let tick = || {
         ticks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    })
-    .unwrap();
-    assert_eq!(ticks.into_inner(), 12);
+    };
+    let setup =
+        Setup::new(&truth, 1.0, 5).backward(Some(&chain)).runs(4).seed(Seed::given(1)).observer(&tick);
+    let names = strategies(&["bd", "sample", "quantified"]);
+    compare(&setup, &names).unwrap();
     assert_eq!(setup.total_runs(&names), 12);
+    assert_eq!(ticks.load(std::sync::atomic::Ordering::Relaxed), 12);
 }
 
 #[test]
 fn an_invalid_setup_is_refused_with_the_parameter_named() {
     let (truth, chain) = population();
     let bd = strategies(&["bd"]);
-    let refused = |setup: Setup<'_>| compare(&setup, &bd, &|| {}).unwrap_err();
+    let refused = |setup: Setup<'_>| compare(&setup, &bd).unwrap_err();
     let name_of = |e: CompareError| match e {
         CompareError::InvalidParameter { name, .. } => name,
         other => panic!("{other:?}"),
@@ -122,7 +123,7 @@ fn an_invalid_setup_is_refused_with_the_parameter_named() {
 fn strategies_that_cannot_run_say_why_and_the_others_run() {
     let (truth, _) = population();
     let setup = Setup::new(&truth, 1.0, 5).runs(2).postprocess(Some(Estimator::Map)).seed(Seed::given(2));
-    let c = compare(&setup, &strategies(&["pba", "bd"]), &|| {}).unwrap();
+    let c = compare(&setup, &strategies(&["pba", "bd"])).unwrap();
     assert_eq!(row(&c, "pba").outcome, Err(CompareError::PbaNeedsCorrelation));
     assert_eq!(row(&c, "bd+map").outcome, Err(CompareError::MapNeedsForward));
     assert_eq!(row(&c, "prior-mean").outcome, Err(CompareError::MapNeedsForward));
@@ -138,7 +139,7 @@ fn strategies_that_cannot_run_say_why_and_the_others_run() {
         .runs(1)
         .postprocess(Some(Estimator::Map))
         .seed(Seed::given(2));
-    let c = compare(&setup, &strategies(&["bd"]), &|| {}).unwrap();
+    let c = compare(&setup, &strategies(&["bd"])).unwrap();
     assert_eq!(row(&c, "bd+map").outcome, Err(CompareError::MapNeedsFixedPopulation));
     assert!(row(&c, "bd").outcome.is_ok());
 }
@@ -150,7 +151,7 @@ fn strategies_that_cannot_run_say_why_and_the_others_run() {
 fn rows_serialise_flat_in_the_contract_order() {
     let (truth, _) = population();
     let setup = Setup::new(&truth, 1.0, 5).runs(2).seed(Seed::given(2));
-    let c = compare(&setup, &strategies(&["bd", "pba"]), &|| {}).unwrap();
+    let c = compare(&setup, &strategies(&["bd", "pba"])).unwrap();
     let v = serde_json::to_value(&c).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
@@ -191,7 +192,7 @@ fn a_releaser_draws_the_runs_compare_scores() {
     let (truth, chain) = population();
     for name in ["bd", "window"] {
         let setup = correlated(&truth, &chain, 1, 21);
-        let compared = compare(&setup, &strategies(&[name]), &|| {}).unwrap();
+        let compared = compare(&setup, &strategies(&[name])).unwrap();
         let releaser = tpl_compare::Releaser::new(&setup, Strategy::parse(name).unwrap()).unwrap();
         let run = releaser.run(0).unwrap();
         assert_eq!(run, releaser.run(0).unwrap());

@@ -24,5 +24,8 @@ pub mod formats {}
 #[doc = include_str!("../guide/intervals.md")]
 pub mod intervals {}
 
+#[doc = include_str!("../guide/plugins.md")]
+pub mod plugins {}
+
 #[doc = include_str!("../guide/cli.md")]
 pub mod cli {}

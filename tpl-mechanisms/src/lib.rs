@@ -52,6 +52,7 @@ mod ledger;
 mod mechanism;
 mod noise;
 mod params;
+mod plugin;
 mod runner;
 mod scheme;
 pub mod schemes;
@@ -72,6 +73,10 @@ pub use noise::{FloatLaplace, laplace_inverse_cdf};
 #[cfg(any(test, feature = "test-util"))]
 pub use noise::{Recording, Scripted, Zero};
 pub use params::{DEFAULT_SENSITIVITY, Epsilon, WEventParams};
+pub use plugin::{
+    BuildMechanism, BuildScheme, Laplace, MechanismBuilder, NamedMechanism, NamedScheme, SchemeBuilder,
+    SchemeRegistry, mechanism_builder, scheme_builder,
+};
 pub use runner::{Intervals, Run, run};
 pub use scheme::{
     DecisionRule, FromParams, PrivacyGuarantee, RecentSpend, Scheme, Step, StepBudget, StepOutcome,

@@ -63,7 +63,7 @@ fn compare<'py>(
             .postprocess(postprocess)
             .baseline(baseline)
             .seed(Seed::new(seed));
-        run_compare(&setup, &strategies, &|| {})
+        run_compare(&setup, &strategies)
     });
     let comparison = done.map_err(|e| error("compare", e))?;
     serde_json::to_string(&comparison).map_err(|e| error("compare", e))

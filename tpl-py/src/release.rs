@@ -7,8 +7,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tpl_core::{CoreError, Short, TransitionMatrix};
 use tpl_mechanisms::{
-    LaplaceMechanism, MechError, Mechanism, PbaCorrelation, SamplerKind, SchemeInputs, SchemeKind,
-    WEventParams, run,
+    Laplace, MechError, Mechanism, MechanismBuilder, PbaCorrelation, SamplerKind, SchemeBuilder,
+    SchemeInputs, SchemeKind, WEventParams, run,
 };
 
 use crate::TplError;
@@ -130,7 +130,7 @@ fn release<'py>(
     check_size(pf.as_ref(), "forward", cells)?;
     let matrices = (pb.as_ref().map(TransitionMatrix::n), pf.as_ref().map(TransitionMatrix::n));
     let out = py.detach(move || -> PyResult<_> {
-        let mechanism = LaplaceMechanism::new(kind_sampler.source(seed));
+        let mechanism = Laplace.build(kind_sampler.source(seed));
         let hint = match kind_sampler {
             SamplerKind::Discrete => FLOAT_HINT,
             SamplerKind::Float => "",
@@ -138,7 +138,8 @@ fn release<'py>(
         validate_rows(&mechanism, &counts, hint)?;
         let inputs =
             SchemeInputs { correlation: PbaCorrelation::from_matrices(pb.as_ref(), pf.as_ref()), plan };
-        let mut scheme = kind.build(params, mechanism, inputs).map_err(|e| error("budgets", e))?;
+        let mut scheme =
+            SchemeBuilder::build(&kind, params, &inputs, mechanism).map_err(|e| error("budgets", e))?;
         let done = run(scheme.as_mut(), &counts).map_err(|e| {
             // A budget the parameters make too small or too large is theirs together, as
             // the command line names them: `--epsilon E (with --window W and --sensitivity D)`.

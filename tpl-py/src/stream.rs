@@ -11,7 +11,7 @@ use pyo3::types::PyDict;
 use tpl_mechanisms::{LaplaceMechanism, SamplerKind};
 use tpl_stream::{
     DurableStream, Estimation, Estimator, Parameter, StepEstimate, StepRecord, StreamConfig, StreamError,
-    default_key_path,
+    StreamOptions, default_key_path,
 };
 
 use crate::convert::{Matrix, MatrixArg, file_path, optional_matrix, table, vector};
@@ -116,6 +116,7 @@ impl NativeStream {
             window,
             sensitivity,
             sampler: sampler(sampler_name)?,
+            mechanism: None,
             backward: optional_matrix(backward.as_ref(), "backward")?,
             forward: optional_matrix(forward.as_ref(), "forward")?,
             alpha,
@@ -123,7 +124,7 @@ impl NativeStream {
             estimation,
         };
         let key_file = key_file.unwrap_or_else(|| default_key_path(&path));
-        DurableStream::create_keyed(&path, &config, &key_file).map_err(stream_error)?;
+        StreamOptions::new().key(&key_file).create(&path, &config).map_err(stream_error)?;
         Self::open(path, Some(key_file))
     }
 
@@ -134,7 +135,7 @@ impl NativeStream {
     fn open(path: PathBuf, key_file: Option<PathBuf>) -> PyResult<Self> {
         stream_paths(&path, key_file.as_deref())?;
         let key_file = key_file.unwrap_or_else(|| default_key_path(&path));
-        Ok(Self { inner: Mutex::new(DurableStream::open_keyed(&path, &key_file).map_err(stream_error)?) })
+        Ok(Self { inner: Mutex::new(StreamOptions::new().key(&key_file).open(&path).map_err(stream_error)?) })
     }
 
     /// Gives the stream a new key (written to `key_file`, default beside it) and erases the

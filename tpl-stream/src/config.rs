@@ -3,20 +3,21 @@
 use tpl_alloc::Correlation;
 use tpl_core::{TransitionMatrix, check_alpha};
 use tpl_mechanisms::{
-    MechError, Mechanism, PbaCorrelation, SchemeInputs, SchemeKind, StreamScheme, WEventParams,
+    Mechanism, MechanismBuilder, NoiseSource, PbaCorrelation, SchemeBuilder, SchemeInputs, SchemeKind,
+    StreamScheme, WEventParams,
 };
 use tpl_postprocess::{Estimator, FilterConfig};
 
 use crate::error::{ConfigError, Result, StreamError};
 
 /// Which scheme a stream runs: one of the built-in schemes, or a scheme an application
-/// supplies through a [`SchemeFactory`] under a name of its own (stored in the file; the
-/// stream is then opened with that factory: [`crate::DurableStream::open_custom`]).
+/// supplies through a [`SchemeBuilder`] under a name of its own (stored in the file; the
+/// stream is then opened with that builder: [`crate::StreamOptions::scheme`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SchemeChoice {
     /// A scheme of `tpl-mechanisms`.
     BuiltIn(SchemeKind),
-    /// A scheme built by the application's [`SchemeFactory`] of that name.
+    /// A scheme built by the application's [`SchemeBuilder`] of that name.
     Custom(String),
 }
 
@@ -49,104 +50,57 @@ impl From<SchemeKind> for SchemeChoice {
     }
 }
 
-/// Builds a custom scheme of a durable stream, at every open and after every step read
-/// back from the file (the stream restores its recorded steps into a fresh scheme, so the
-/// scheme must implement [`StreamScheme::restore`] and [`StreamScheme::resume`]). The
-/// mechanism handed over is the stream's own (its sampler, with the α guard of a stream
-/// with matrices): the scheme must release through it.
-pub trait SchemeFactory: Send + Sync {
-    /// The scheme's name, as stored in the file ([`SchemeChoice::Custom`]); not one of the
-    /// built-in names.
-    fn name(&self) -> &str;
-
-    /// The scheme with the stream's parameters and inputs, releasing through `mechanism`.
-    ///
-    /// # Errors
-    /// Parameters the scheme refuses.
-    fn build(
-        &self,
-        params: WEventParams,
-        inputs: &SchemeInputs,
-        mechanism: Box<dyn Mechanism + Send>,
-    ) -> std::result::Result<Box<dyn StreamScheme + Send>, MechError>;
-}
-
-/// The type of a custom scheme's builder as a closure ([`scheme_factory`]).
-pub type BuildScheme = dyn Fn(
-        WEventParams,
-        &SchemeInputs,
-        Box<dyn Mechanism + Send>,
-    ) -> std::result::Result<Box<dyn StreamScheme + Send>, MechError>
-    + Send
-    + Sync;
-
-/// A [`SchemeFactory`] made of a name and a closure ([`scheme_factory`]).
-pub struct NamedFactory {
-    name: String,
-    build: Box<BuildScheme>,
-}
-
-/// The [`SchemeFactory`] called `name` that builds with `build`.
-///
-/// ```
-/// use tpl_mechanisms::Uniform;
-/// use tpl_stream::{SchemeFactory, scheme_factory};
-/// let factory = scheme_factory("my-uniform", |params, _, mechanism| Ok(Box::new(Uniform::new(params, mechanism))));
-/// assert_eq!(factory.name(), "my-uniform");
-/// ```
-pub fn scheme_factory(
-    name: impl Into<String>,
-    build: impl Fn(
-        WEventParams,
-        &SchemeInputs,
-        Box<dyn Mechanism + Send>,
-    ) -> std::result::Result<Box<dyn StreamScheme + Send>, MechError>
-    + Send
-    + Sync
-    + 'static,
-) -> NamedFactory {
-    NamedFactory { name: name.into(), build: Box::new(build) }
-}
-
-impl SchemeFactory for NamedFactory {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn build(
-        &self,
-        params: WEventParams,
-        inputs: &SchemeInputs,
-        mechanism: Box<dyn Mechanism + Send>,
-    ) -> std::result::Result<Box<dyn StreamScheme + Send>, MechError> {
-        (self.build)(params, inputs, mechanism)
+/// The scheme `builder` builds, by its name: a stream config names a user's scheme without
+/// spelling the name again (`StreamConfig::new(&*thirds, 1.0, 10)`).
+impl<B: SchemeBuilder + ?Sized> From<&B> for SchemeChoice {
+    fn from(builder: &B) -> Self {
+        Self::from_name(builder.name())
     }
 }
 
-/// The scheme `config` names, over `mechanism`: built-in, or from `factory`.
+/// The scheme `config` names, over `mechanism`: built-in, or from `custom`, the builder
+/// the stream was opened with (through the same trait: [`SchemeBuilder`]).
 ///
 /// # Errors
-/// [`StreamError::Plan`] for parameters the scheme refuses; [`StreamError::NeedsFactory`]
-/// for a custom scheme without its factory.
+/// [`StreamError::Plan`] for parameters the scheme refuses; [`StreamError::NeedsScheme`]
+/// for a custom scheme without its builder.
 pub(crate) fn build_scheme(
     config: &StreamConfig,
-    mechanism: impl Mechanism + Send + 'static,
-    factory: Option<&dyn SchemeFactory>,
+    mechanism: Box<dyn Mechanism + Send>,
+    custom: Option<&dyn SchemeBuilder>,
 ) -> Result<Box<dyn StreamScheme + Send>> {
     let params = config.params()?;
-    match (&config.scheme, factory) {
-        (SchemeChoice::BuiltIn(kind), _) => kind.build_send(params, mechanism, config.inputs()),
-        (SchemeChoice::Custom(name), Some(f)) if f.name() == name => {
-            f.build(params, &config.inputs(), Box::new(mechanism))
-        }
-        (SchemeChoice::Custom(name), f) => {
-            return Err(StreamError::NeedsFactory {
+    let builder: &dyn SchemeBuilder = match (&config.scheme, custom) {
+        (SchemeChoice::BuiltIn(kind), _) => kind,
+        (SchemeChoice::Custom(name), Some(b)) if b.name() == name => b,
+        (SchemeChoice::Custom(name), b) => {
+            return Err(StreamError::NeedsScheme {
                 name: name.clone(),
-                given: f.map(|f| f.name().to_owned()),
+                given: b.map(|b| b.name().to_owned()),
             });
         }
+    };
+    builder.build(params, &config.inputs(), mechanism).map_err(StreamError::Plan)
+}
+
+/// The mechanism `config` names over `noise`: the built-in Laplace mechanism, or `custom`'s,
+/// the builder the stream was opened with.
+///
+/// # Errors
+/// [`StreamError::NeedsMechanism`] for a custom mechanism without its builder, or with
+/// another's.
+pub(crate) fn build_mechanism(
+    config: &StreamConfig,
+    noise: Box<dyn NoiseSource + Send>,
+    custom: Option<&dyn MechanismBuilder>,
+) -> Result<Box<dyn Mechanism + Send>> {
+    match (&config.mechanism, custom) {
+        (None, _) => Ok(tpl_mechanisms::Laplace.build(noise)),
+        (Some(name), Some(b)) if b.name() == name => Ok(b.build(noise)),
+        (Some(name), b) => {
+            Err(StreamError::NeedsMechanism { name: name.clone(), given: b.map(|b| b.name().to_owned()) })
+        }
     }
-    .map_err(StreamError::Plan)
 }
 
 /// The noise sampler of every release of the stream (the mechanisms' sampler choice).
@@ -166,6 +120,10 @@ pub struct StreamConfig {
     pub sensitivity: f64,
     /// The noise sampler.
     pub sampler: Sampler,
+    /// The name of the application's mechanism the scheme releases through
+    /// ([`crate::StreamOptions::mechanism`]), or `None` for the built-in Laplace mechanism. Set
+    /// by the options a stream is created with; read back from the file.
+    pub mechanism: Option<String>,
     /// P_B known to the adversary, if any (audits leakage; decides PBA's correlation pool).
     pub backward: Option<TransitionMatrix>,
     /// P_F known to the adversary, if any.
@@ -234,6 +192,7 @@ impl StreamConfig {
             window,
             sensitivity: 2.0,
             sampler: Sampler::Discrete,
+            mechanism: None,
             backward: None,
             forward: None,
             alpha: None,
@@ -293,15 +252,20 @@ impl StreamConfig {
     /// [`StreamError::Config`] naming the parameters at fault; [`StreamError::Plan`] for a plan
     /// the planned scheme refuses.
     pub fn check(&self) -> Result<()> {
-        self.check_with(None)
+        self.check_with(None, None)
     }
 
-    /// [`StreamConfig::check`], building a custom scheme with `factory`; without one, a
-    /// custom scheme's own checks are left to the factory at create and open.
+    /// [`StreamConfig::check`], building a custom scheme with `scheme` and a custom mechanism
+    /// with `mechanism`; without them, their own checks are left to the builders at create and
+    /// open.
     ///
     /// # Errors
     /// As [`StreamConfig::check`].
-    pub(crate) fn check_with(&self, factory: Option<&dyn SchemeFactory>) -> Result<()> {
+    pub(crate) fn check_with(
+        &self,
+        scheme: Option<&dyn SchemeBuilder>,
+        mechanism: Option<&dyn MechanismBuilder>,
+    ) -> Result<()> {
         if i64::try_from(self.window).is_err() {
             return Err(StreamError::Config(ConfigError::WindowTooLarge(self.window)));
         }
@@ -329,10 +293,12 @@ impl StreamConfig {
         Correlation::check_sizes(self.backward.as_ref(), self.forward.as_ref())
             .map_err(|e| StreamError::Config(ConfigError::Matrices(e)))?;
         // The scheme builds (a plan it refuses is named here, before any file exists).
-        if let (SchemeChoice::Custom(_), None) = (&self.scheme, factory) {
+        if matches!((&self.scheme, scheme), (SchemeChoice::Custom(_), None))
+            || (self.mechanism.is_some() && mechanism.is_none())
+        {
             return Ok(());
         }
-        build_scheme(self, tpl_mechanisms::LaplaceMechanism::new(self.sampler.from_os_rng()), factory)?;
+        build_scheme(self, build_mechanism(self, self.sampler.from_os_rng(), mechanism)?, scheme)?;
         Ok(())
     }
 }

@@ -216,17 +216,47 @@ pub enum StreamError {
         #[source]
         source: tpl_postprocess::PostprocessError,
     },
-    /// A stream of a custom scheme opened or created without that scheme's factory (or with
+    /// A stream of a custom scheme opened or created without that scheme's builder (or with
     /// another's).
     #[error(
         "the stream runs the custom scheme {name:?}, which only its application can rebuild: open it with that \
-         scheme's factory{}", .given.as_ref().map(|g| format!(" (the factory given builds {g:?})")).unwrap_or_default()
+         scheme's builder (StreamOptions::scheme){}", .given.as_ref().map(|g| format!(" (the builder given builds {g:?})")).unwrap_or_default()
     )]
-    NeedsFactory {
+    NeedsScheme {
         /// The scheme the stream names.
         name: String,
-        /// The factory's scheme, if one was given.
+        /// The builder's scheme, if one was given.
         given: Option<String>,
+    },
+    /// A stream of a custom mechanism opened or created without that mechanism's builder (or
+    /// with another's).
+    #[error(
+        "the stream releases through the custom mechanism {name:?}, which only its application can rebuild: open \
+         it with that mechanism's builder (StreamOptions::mechanism){}", .given.as_ref().map(|g| format!(" (the builder given builds {g:?})")).unwrap_or_default()
+    )]
+    NeedsMechanism {
+        /// The mechanism the stream names.
+        name: String,
+        /// The builder's mechanism, if one was given.
+        given: Option<String>,
+    },
+    /// A scheme reported a spend at a step that is not what its draws through the stream's
+    /// mechanism spent: it released through another mechanism than the one it was built with,
+    /// or its accounts are wrong. Nothing was recorded; the file is sound.
+    #[error(
+        "the scheme {scheme:?} reports {reported} spent at step {step}, but its draws through the stream's \
+         mechanism spent {drawn}: a scheme must release through the mechanism it is built with, and report what \
+         it drew; nothing was recorded"
+    )]
+    SchemeSpend {
+        /// The scheme's name.
+        scheme: String,
+        /// The step (1-based).
+        step: usize,
+        /// What the scheme reported.
+        reported: f64,
+        /// What its draws spent.
+        drawn: f64,
     },
     /// `create` on a path that exists.
     #[error("{}: already exists: a new stream is never written over an existing file", .path.display())]

@@ -7,8 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tpl_alloc::{Correlation, StreamAudit};
 use tpl_mechanisms::{
-    LaplaceMechanism, MechError, Mechanism, NoiseSource, StepBudget, WindowLedger, checked_effective_budget,
-    effective_budget,
+    MechError, Mechanism, StepBudget, WindowLedger, checked_effective_budget, effective_budget,
 };
 
 use crate::error::{Result, StreamError};
@@ -250,16 +249,17 @@ pub(crate) fn lock(guard: &SharedGuard) -> MutexGuard<'_, Guard> {
     guard.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The stream's mechanism: Laplace noise from the stream's sampler, every draw admitted by
-/// the [`Guard`] first.
+/// The stream's mechanism: the built-in Laplace mechanism or the application's, over the
+/// stream's sampler, every draw admitted by the [`Guard`] first — so that what the guard
+/// records is what the mechanism drew, whoever wrote it.
 pub(crate) struct Enforced {
-    inner: LaplaceMechanism<Box<dyn NoiseSource + Send>>,
+    inner: Box<dyn Mechanism + Send>,
     guard: SharedGuard,
 }
 
 impl Enforced {
-    pub fn new(noise: Box<dyn NoiseSource + Send>, guard: SharedGuard) -> Self {
-        Self { inner: LaplaceMechanism::new(noise), guard }
+    pub fn new(inner: Box<dyn Mechanism + Send>, guard: SharedGuard) -> Self {
+        Self { inner, guard }
     }
 }
 

@@ -47,15 +47,15 @@ mod error;
 mod estimates;
 mod guard;
 mod key;
+mod options;
 mod store;
 mod stream;
 
-pub use config::{
-    BuildScheme, Estimation, NamedFactory, Sampler, SchemeChoice, SchemeFactory, StreamConfig, scheme_factory,
-};
+pub use config::{Estimation, Sampler, SchemeChoice, StreamConfig};
 pub use error::{ConfigError, Parameter, Result, StreamError};
 pub use estimates::StepEstimate;
 pub use key::{StreamKey, default_key_path};
+pub use options::StreamOptions;
 pub use store::{APPLICATION_ID, FORMAT_VERSION};
 #[cfg(feature = "test-util")]
 pub use stream::rechain;

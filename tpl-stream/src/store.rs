@@ -18,9 +18,11 @@ pub const APPLICATION_ID: i32 = 0x74_70_6c_53;
 /// The format version this crate writes (`PRAGMA user_version`). Version 1 (unkeyed
 /// digests of the counts, no chain) is still read; a push to it asks for `rekey`. Version 2
 /// (whose chain did not cover the kept loss functions and the estimator) is read and pushed
-/// to, its kept loss functions ignored; `rekey` upgrades both to version 3
+/// to, its kept loss functions ignored. Version 3 is version 4 without the meta row
+/// `mechanism` (an application's mechanism, which version 4's chain covers); it is read and
+/// pushed to as it is. `rekey` upgrades all three to version 4
 /// ([`docs/stream.md`](tpl_core::guide::stream) §1, §6).
-pub const FORMAT_VERSION: i64 = 3;
+pub const FORMAT_VERSION: i64 = 4;
 
 /// The tables of a new stream but the steps ([`steps_table`]) and the kept loss functions
 /// ([`LOSS_SETUP_TABLE`]).
@@ -152,6 +154,12 @@ pub fn chain_root(config: &StreamConfig, shas: [Option<&str>; 3], version: i64, 
                 }
                 None => h.update([0]),
             }
+        }
+        // Format 4: the application's mechanism, when there is one (a stream of the built-in
+        // mechanism has the root of format 3, so that the upgrade keeps its chain).
+        if let Some(mechanism) = config.mechanism.as_ref().filter(|_| version >= 4) {
+            h.update(b"mechanism\0");
+            optional_bytes(&mut h, Some(mechanism.as_bytes()));
         }
     }
     h.finalize().into()
@@ -442,6 +450,9 @@ pub fn initialise(
         "INSERT INTO meta (name, value) VALUES ('created_by', ?1)",
         [concat!("tpl ", env!("CARGO_PKG_VERSION"))],
     )?;
+    if let Some(mechanism) = &config.mechanism {
+        tx.execute("INSERT INTO meta (name, value) VALUES ('mechanism', ?1)", [mechanism])?;
+    }
     if let Some(e) = &config.estimation {
         tx.execute("INSERT INTO meta (name, value) VALUES ('estimator', ?1)", [e.estimator.name()])?;
         tx.execute("INSERT INTO meta (name, value) VALUES ('estimate_total', ?1)", [e.total.to_string()])?;
@@ -730,6 +741,7 @@ pub fn read_config(conn: &Connection, path: &Path) -> Result<Stored> {
         sensitivity,
         sampler: Sampler::from_name(&sampler)
             .ok_or_else(|| corrupt(format!("unknown sampler {sampler:?}")))?,
+        mechanism: if version >= 4 { meta("mechanism")? } else { None },
         backward: matrix("backward matrix", pb, pb_sha)?,
         forward: matrix("forward matrix", pf, pf_sha)?,
         alpha,

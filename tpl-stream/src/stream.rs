@@ -9,17 +9,18 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, Transactio
 use tpl_alloc::{Correlation, GuaranteedAudit, Spending, guaranteed_audit};
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{
-    Mechanism, NoiseSource, PrivacyGuarantee, StepBudget, StepOutcome, StreamScheme, WindowLedger,
-    effective_spending,
+    Mechanism, MechanismBuilder, NoiseSource, PrivacyGuarantee, SchemeBuilder, StepBudget, StepOutcome,
+    StreamScheme, WindowLedger, effective_spending,
 };
 use tpl_postprocess::{Estimates, Estimator};
 
 use crate::building::Building;
-use crate::config::{Sampler, SchemeChoice, SchemeFactory, StreamConfig, build_scheme};
+use crate::config::{Sampler, StreamConfig, build_mechanism, build_scheme};
 use crate::error::{ConfigError, Result, StreamError};
 use crate::estimates::{self, StepEstimate};
 use crate::guard::{Enforced, Guard, SharedGuard, lock, within};
-use crate::key::{StreamKey, default_key_path, rotation_file};
+use crate::key::{StreamKey, rotation_file};
+use crate::options::{NoiseMaker, Plugins, StreamOptions};
 use crate::store::{
     ChainedRow, EstimatesDigest, FORMAT_VERSION, Link, RootExtras, Stamp, Stored, chain_head, chain_next,
     check_header, companion, decode_release, encode_release, hex, immutable_uri, initialise, read_config,
@@ -124,20 +125,19 @@ impl Status {
         self.guaranteed_with(None)
     }
 
-    /// [`Status::guaranteed`] of a stream of a custom scheme, rebuilt by `factory`.
+    /// [`Status::guaranteed`] of a stream of a custom scheme, rebuilt by `scheme`.
     ///
     /// # Errors
-    /// As [`Status::guaranteed`]; [`StreamError::NeedsFactory`] for a custom scheme
-    /// without its factory.
-    pub fn guaranteed_with(&self, factory: Option<&dyn SchemeFactory>) -> Result<Option<GuaranteedAudit>> {
+    /// As [`Status::guaranteed`]; [`StreamError::NeedsScheme`] for a custom scheme
+    /// without its builder.
+    pub fn guaranteed_with(&self, scheme: Option<&dyn SchemeBuilder>) -> Result<Option<GuaranteedAudit>> {
         let c = &self.config;
         let steps = self.budgets.len();
         let Some(corr) = self.correlation.as_ref().filter(|_| steps > 0) else {
             return Ok(None);
         };
         // The scheme only states its caps here; its mechanism never draws.
-        let scheme =
-            build_scheme(c, tpl_mechanisms::LaplaceMechanism::new(c.sampler.from_os_rng()), factory)?;
+        let scheme = build_scheme(c, tpl_mechanisms::Laplace.build(c.sampler.from_os_rng()), scheme)?;
         let s = effective_spending(scheme.as_ref(), steps);
         let spending = Spending::from_caps(&s.caps, s.fixed, s.window_limit);
         Ok(Some(guaranteed_audit(corr, spending, Some(c.window.min(steps)))?))
@@ -161,13 +161,10 @@ pub struct DurableStream {
     key_path: PathBuf,
     key: Option<StreamKey>,
     noise: NoiseMaker,
-    /// What rebuilds a custom scheme ([`DurableStream::open_custom`]).
-    factory: Option<Arc<dyn SchemeFactory>>,
+    /// What rebuilds a custom scheme or mechanism ([`StreamOptions`]).
+    plugins: Plugins,
     state: State,
 }
-
-/// What gives each push a fresh noise source.
-type NoiseMaker = Box<dyn Fn() -> Box<dyn NoiseSource + Send> + Send>;
 
 /// The scheme and the guard as of the recorded steps this handle has read.
 struct State {
@@ -185,11 +182,7 @@ struct State {
 }
 
 impl State {
-    fn new(
-        stored: &Stored,
-        noise: Box<dyn NoiseSource + Send>,
-        factory: Option<&dyn SchemeFactory>,
-    ) -> Result<Self> {
+    fn new(stored: &Stored, noise: Box<dyn NoiseSource + Send>, plugins: &Plugins) -> Result<Self> {
         let config = &stored.config;
         let guard = Arc::new(Mutex::new(Guard::new(
             config.epsilon,
@@ -198,8 +191,9 @@ impl State {
             config.alpha,
             config.window,
         )?));
-        let mechanism = Enforced::new(noise, Arc::clone(&guard));
-        let scheme = build_scheme(config, mechanism, factory)?;
+        let mechanism = build_mechanism(config, noise, plugins.mechanism())?;
+        let scheme =
+            build_scheme(config, Box::new(Enforced::new(mechanism, Arc::clone(&guard))), plugins.scheme())?;
         // The windows of the scheme's own promise: w steps, or one for event-level `laplace`.
         lock(&guard).set_window(match scheme.guarantee() {
             PrivacyGuarantee::WEvent { window, .. } => window,
@@ -219,61 +213,27 @@ impl State {
 
 impl DurableStream {
     /// Creates the stream file at `path` with `config`, and its key at
-    /// [`default_key_path`] (`<path>.key`); refuses a path or key file that exists. See
-    /// [`DurableStream::create_keyed`].
+    /// [`default_key_path`](crate::default_key_path) (`<path>.key`); refuses a path or key file that exists: the
+    /// shortcut for [`StreamOptions::create`] with no options.
     ///
     /// # Errors
-    /// As [`DurableStream::create_keyed`].
+    /// As [`StreamOptions::create`].
     pub fn create(path: &Path, config: &StreamConfig) -> Result<()> {
-        Self::create_keyed(path, config, &default_key_path(path))
+        StreamOptions::new().create(path, config)
     }
 
-    /// Creates the stream file at `path` with `config` and a new key in the file `key`
-    /// ([`docs/stream.md`](tpl_core::guide::stream) §1–2). Both files are readable and writable by
-    /// their owner only (mode 0600 on Unix). The stream is built in a temporary file beside `path`
-    /// and linked into place when complete, so a process killed meanwhile leaves no stream behind;
-    /// the key is written before the stream appears.
-    ///
-    /// # Errors
-    /// [`StreamError::Config`] for parameters that make no stream (nothing is created) —
-    /// among them parameters under which a step could never be released (`check_steps`),
-    /// [`StreamError::Plan`], [`StreamError::Exists`], [`StreamError::KeyExists`],
-    /// [`StreamError::NoFolder`], or a file that cannot be written.
-    pub fn create_keyed(path: &Path, config: &StreamConfig, key: &Path) -> Result<()> {
-        Self::create_inner(path, config, key, None)
-    }
-
-    /// Creates a stream of the custom scheme `factory` builds (its name is stored as the
-    /// stream's scheme; `config.scheme` must name it), with its key in the file `key`, as
-    /// [`DurableStream::create_keyed`]. Open it with [`DurableStream::open_custom`].
-    ///
-    /// # Errors
-    /// As [`DurableStream::create_keyed`]; [`StreamError::NeedsFactory`] when `config`
-    /// names another scheme; [`StreamError::Config`] for a factory named like a built-in
-    /// scheme.
-    pub fn create_custom(
+    /// [`StreamOptions::create`].
+    pub(crate) fn create_inner(
         path: &Path,
         config: &StreamConfig,
         key: &Path,
-        factory: &dyn SchemeFactory,
+        plugins: &Plugins,
     ) -> Result<()> {
-        if let SchemeChoice::BuiltIn(kind) = SchemeChoice::from_name(factory.name()) {
-            return Err(StreamError::Config(ConfigError::CustomNamedBuiltIn(kind.name().to_owned())));
-        }
-        Self::create_inner(path, config, key, Some(factory))
-    }
-
-    fn create_inner(
-        path: &Path,
-        config: &StreamConfig,
-        key: &Path,
-        factory: Option<&dyn SchemeFactory>,
-    ) -> Result<()> {
-        config.check_with(factory)?;
+        config.check_with(plugins.scheme(), plugins.mechanism())?;
         // The loss functions of the matrices: computed here once, kept in the file.
         let correlation = config.correlation()?;
-        // Dry-runs the first steps with the scheme (a custom one without its factory is refused).
-        check_steps(config, correlation.clone(), factory)?;
+        // Dry-runs the first steps with the scheme (a custom one without its builder is refused).
+        check_steps(config, correlation.clone(), plugins)?;
         match std::fs::symlink_metadata(path) {
             Ok(_) => return Err(StreamError::Exists { path: path.to_path_buf() }),
             Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
@@ -300,57 +260,25 @@ impl DurableStream {
         })
     }
 
-    /// Opens an existing stream for pushing and reading; every push draws from a fresh
-    /// OS-seeded sampler. A process that cannot write the stream (the file, or its folder,
-    /// where SQLite keeps the write-ahead log) gets a read-only handle: its reads write
-    /// nothing beside the file ([`docs/stream.md`](tpl_core::guide::stream) §5) and its pushes are
-    /// refused.
+    /// Opens an existing stream for pushing and reading, its key at [`default_key_path`](crate::default_key_path);
+    /// every push draws from a fresh OS-seeded sampler: the shortcut for
+    /// [`StreamOptions::open`] with no options. A process that cannot write the stream (the
+    /// file, or its folder, where SQLite keeps the write-ahead log) gets a read-only handle:
+    /// its reads write nothing beside the file ([`docs/stream.md`](tpl_core::guide::stream) §5)
+    /// and its pushes are refused.
     ///
     /// # Errors
-    /// [`StreamError::Missing`], [`StreamError::Foreign`], [`StreamError::NewerFormat`],
-    /// [`StreamError::Corrupt`] (truncated, inconsistent), or SQLite's.
+    /// As [`StreamOptions::open`].
     pub fn open(path: &Path) -> Result<Self> {
-        Self::open_inner(path, &default_key_path(path), None, None)
+        StreamOptions::new().open(path)
     }
 
-    /// Opens a stream of a custom scheme ([`DurableStream::create_custom`]) with the factory
-    /// that rebuilds it, its key in the file `key`. Every step read back is restored into the
-    /// rebuilt scheme, which must accept it, as for the built-in schemes.
-    ///
-    /// # Errors
-    /// As [`DurableStream::open`]; [`StreamError::NeedsFactory`] when the stream runs
-    /// another scheme than `factory`'s.
-    pub fn open_custom(path: &Path, key: &Path, factory: Arc<dyn SchemeFactory>) -> Result<Self> {
-        Self::open_inner(path, key, None, Some(factory))
-    }
-
-    /// Opens an existing stream whose key is kept in the file `key` rather than beside it
-    /// ([`DurableStream::create_keyed`]). Reads need no key; a push reads it.
-    ///
-    /// # Errors
-    /// As [`DurableStream::open`].
-    pub fn open_keyed(path: &Path, key: &Path) -> Result<Self> {
-        Self::open_inner(path, key, None, None)
-    }
-
-    /// Opens a stream whose pushes draw from `noise()` instead of the OS (tests: scripted
-    /// noise). Not for releases.
-    ///
-    /// # Errors
-    /// As [`DurableStream::open`].
-    #[cfg(feature = "test-util")]
-    pub fn open_with_noise(
-        path: &Path,
-        noise: impl Fn() -> Box<dyn NoiseSource + Send> + Send + 'static,
-    ) -> Result<Self> {
-        Self::open_inner(path, &default_key_path(path), Some(Box::new(noise)), None)
-    }
-
-    fn open_inner(
+    /// [`StreamOptions::open`].
+    pub(crate) fn open_inner(
         path: &Path,
         key_path: &Path,
         noise: Option<NoiseMaker>,
-        factory: Option<Arc<dyn SchemeFactory>>,
+        plugins: Plugins,
     ) -> Result<Self> {
         check_header(path)?;
         let sql = |e| sqlite_error(path, e);
@@ -390,7 +318,7 @@ impl DurableStream {
         };
         let sampler = stored.config.sampler;
         let noise = noise.unwrap_or_else(|| Box::new(move || sampler.from_os_rng()));
-        let state = State::new(&stored, noise(), factory.as_deref())?;
+        let state = State::new(&stored, noise(), &plugins)?;
         Ok(Self {
             path: path.to_path_buf(),
             conn,
@@ -399,14 +327,14 @@ impl DurableStream {
             key_path: key_path.to_path_buf(),
             key: None,
             noise,
-            factory,
+            plugins,
             state,
         })
     }
 
     /// A scheme and guard as before any step, for reading the recorded steps into.
     fn fresh_state(&self) -> Result<State> {
-        State::new(&self.stored, (self.noise)(), self.factory.as_deref())
+        State::new(&self.stored, (self.noise)(), &self.plugins)
     }
 
     /// Runs `read` in one read transaction: on the read-write connection, or on a fresh
@@ -455,7 +383,7 @@ impl DurableStream {
         };
         let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate).map_err(sql)?;
         // A rotation (or upgrade) committed since this handle read the stream: read it again.
-        refreshed(&tx, &path, &mut self.stored, &mut self.state, &self.noise, self.factory.as_deref())?;
+        refreshed(&tx, &path, &mut self.stored, &mut self.state, &self.noise, &self.plugins)?;
         let secret = key_for(&mut self.key, &self.key_path, &path, self.stored.key_id.as_deref())?;
         let digest = secret.digest(counts);
         if let Err(e) = sync(&tx, &path, &self.stored, &mut self.state, secret) {
@@ -662,7 +590,7 @@ impl DurableStream {
         };
         let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
             .map_err(|e| sqlite_error(&path, e))?;
-        refreshed(&tx, &path, &mut self.stored, &mut self.state, &self.noise, self.factory.as_deref())?;
+        refreshed(&tx, &path, &mut self.stored, &mut self.state, &self.noise, &self.plugins)?;
         let secret = key_for(&mut self.key, &self.key_path, &path, self.stored.key_id.as_deref())?;
         let made = estimates::store_missing(&tx, &path, &self.stored.config, &e, secret)?;
         tx.commit().map_err(|e| sqlite_error(&path, e))?;
@@ -791,11 +719,11 @@ impl DurableStream {
         &mut self,
         mut keep: impl FnMut(StepRecord) -> Option<K>,
     ) -> Result<(Status, Vec<K>)> {
-        let Self { conn, path, stored, noise, factory, .. } = self;
+        let Self { conn, path, stored, noise, plugins, .. } = self;
         let (state, summary, kept) = read_with(conn, path, |tx| {
             // A handle opened before a rotation or an upgrade reads the stream as it is now.
             refresh(tx, path, stored)?;
-            let mut state = State::new(stored, noise(), factory.as_deref())?;
+            let mut state = State::new(stored, noise(), plugins)?;
             let (mut summary, mut kept) = (Summary::default(), Vec::new());
             each_row(tx, path, stored.version, 0, |row| {
                 let step = take(&mut state, path, stored, row)?;
@@ -913,17 +841,17 @@ fn refresh(tx: &Transaction<'_>, path: &Path, stored: &mut Stored) -> Result<boo
 }
 
 /// [`refresh`] of a handle's `stored` stream, whose scheme and guard (`state`, drawing from
-/// `noise()`, a custom scheme rebuilt by `factory`) are made again when it changed.
+/// `noise()`, a custom scheme or mechanism rebuilt by `plugins`) are made again when it changed.
 fn refreshed(
     tx: &Transaction<'_>,
     path: &Path,
     stored: &mut Stored,
     state: &mut State,
     noise: &NoiseMaker,
-    factory: Option<&dyn SchemeFactory>,
+    plugins: &Plugins,
 ) -> Result<()> {
     if refresh(tx, path, stored)? {
-        *state = State::new(stored, noise(), factory)?;
+        *state = State::new(stored, noise(), plugins)?;
     }
     Ok(())
 }
@@ -1014,7 +942,7 @@ fn upgrade(tx: &Transaction<'_>, path: &Path, stored: &Stored) -> Result<usize> 
     let root = stored.root_with(FORMAT_VERSION, &extras);
     let rows = read_rows(tx, path, stored.version, 0)?;
     let steps = rows.len();
-    let mut state = State::new(stored, stored.config.sampler.from_os_rng(), None)?;
+    let mut state = State::new(stored, stored.config.sampler.from_os_rng(), &Plugins::default())?;
     let copy = stored.version < 2;
     if copy {
         tx.execute_batch(&steps_table("steps_v2")).map_err(sql)?;
@@ -1128,11 +1056,7 @@ impl NoiseSource for Dry {
 ///
 /// # Errors
 /// [`StreamError::Config`] naming the parameters at fault.
-fn check_steps(
-    config: &StreamConfig,
-    correlation: Option<Correlation>,
-    factory: Option<&dyn SchemeFactory>,
-) -> Result<()> {
+fn check_steps(config: &StreamConfig, correlation: Option<Correlation>, plugins: &Plugins) -> Result<()> {
     let integer = config.sampler.from_os_rng().integer_valued();
     let infeasible = |t: usize, e: &dyn std::fmt::Display| {
         StreamError::Config(ConfigError::StepEpsilon {
@@ -1152,7 +1076,7 @@ fn check_steps(
         key_id: None,
         setup: correlation,
     };
-    let mut state = State::new(&stored, Box::new(Dry(integer)), factory)?;
+    let mut state = State::new(&stored, Box::new(Dry(integer)), plugins)?;
     for t in 1..=2 {
         lock(&state.guard).begin();
         let spent = match state.scheme.step(&[0.0]) {
@@ -1169,11 +1093,16 @@ fn check_steps(
                 }
             }
         };
+        let drawn = lock(&state.guard).spent();
+        if spent != drawn {
+            let scheme = config.scheme.name().to_owned();
+            return Err(StreamError::SchemeSpend { scheme, step: t, reported: spent, drawn });
+        }
         lock(&state.guard).record(spent).map_err(|e| infeasible(t, &e))?;
         // Each step's leakage is audited as a push audits it.
         lock(&state.guard).leakage().map_err(|e| infeasible(t, &e))?;
     }
-    let sampler = tpl_mechanisms::LaplaceMechanism::new(Dry(integer));
+    let sampler = build_mechanism(config, Box::new(Dry(integer)), plugins.mechanism())?;
     for (i, &b) in config.budgets.iter().enumerate().filter(|&(_, &b)| b > 0.0) {
         sampler.check_budget(config.sensitivity, b).map_err(|e| infeasible(i + 1, &e))?;
     }
@@ -1194,9 +1123,11 @@ fn commit(
     let total = outcome.spent.total();
     let spent_by_draws = lock(&state.guard).spent();
     if total != spent_by_draws {
-        return Err(StreamError::Corrupt {
-            path: path.to_path_buf(),
-            reason: format!("step {t}: the scheme reports {total} spent, its draws spent {spent_by_draws}"),
+        return Err(StreamError::SchemeSpend {
+            scheme: config.scheme.name().to_owned(),
+            step: t,
+            reported: total,
+            drawn: spent_by_draws,
         });
     }
     let window_sum = lock(&state.guard).record(total).map_err(|e| StreamError::Corrupt {

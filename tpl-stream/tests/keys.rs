@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 
 use sha2::{Digest, Sha256};
 use tpl_mechanisms::SchemeKind;
-use tpl_stream::{DurableStream, StreamConfig, StreamError, StreamKey, default_key_path};
+use tpl_stream::{DurableStream, StreamConfig, StreamError, StreamKey, StreamOptions, default_key_path};
 
 fn config() -> StreamConfig {
     StreamConfig::new(SchemeKind::Uniform, 1.0, 4)
@@ -95,10 +95,10 @@ fn a_push_needs_the_streams_own_key() {
     let elsewhere = dir.path().join("keys").join("s.key");
     std::fs::create_dir(elsewhere.parent().unwrap()).unwrap();
     let third = dir.path().join("third.db");
-    DurableStream::create_keyed(&third, &config(), &elsewhere).unwrap();
+    StreamOptions::new().key(&elsewhere).create(&third, &config()).unwrap();
     assert!(!default_key_path(&third).exists());
     assert!(DurableStream::open(&third).unwrap().push(Some(1), &[1.0]).is_err());
-    DurableStream::open_keyed(&third, &elsewhere).unwrap().push(Some(1), &[1.0]).unwrap();
+    StreamOptions::new().key(&elsewhere).open(&third).unwrap().push(Some(1), &[1.0]).unwrap();
 }
 
 /// A rotation gives a new key and erases every digest made with the old one: the old

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{MechError, NoiseSource, SchemeKind};
-use tpl_stream::{ConfigError, DurableStream, Parameter, StreamConfig, StreamError};
+use tpl_stream::{ConfigError, DurableStream, Parameter, StreamConfig, StreamError, StreamOptions};
 
 /// A fresh path in a fresh temporary folder (removed when the folder is dropped).
 fn temp_db(name: &str) -> (tempfile::TempDir, PathBuf) {
@@ -67,7 +67,7 @@ fn shared(seed: u64, n: usize) -> Shared {
 
 fn open(path: &std::path::Path, noise: &Shared) -> DurableStream {
     let noise = noise.clone();
-    DurableStream::open_with_noise(path, move || Box::new(noise.clone())).unwrap()
+    StreamOptions::new().noise(move || Box::new(noise.clone())).open(path).unwrap()
 }
 
 fn counts(t: usize) -> Vec<f64> {

@@ -10,7 +10,7 @@ use rusqlite::Connection;
 use sha2::{Digest, Sha256};
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{NoiseSource, SchemeKind};
-use tpl_stream::{DurableStream, Estimation, Pushed, StepEstimate, StreamConfig};
+use tpl_stream::{DurableStream, Estimation, Pushed, StepEstimate, StreamConfig, StreamOptions};
 
 /// What reading and pushing an edited copy gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +42,7 @@ impl NoiseSource for Zero {
 }
 
 fn open(path: &Path) -> tpl_stream::Result<DurableStream> {
-    DurableStream::open_with_noise(path, || Box::new(Zero))
+    StreamOptions::new().noise(|| Box::new(Zero)).open(path)
 }
 
 fn counts(t: usize) -> [f64; 3] {
@@ -247,7 +247,9 @@ fn edits() -> Vec<Edit> {
         ),
         edit("estimate_state", "seal", "UPDATE estimate_state SET seal = zeroblob(32)", Harmless),
         edit("file", "user_version", "PRAGMA user_version = 2", Refused),
-        edit("file", "user_version", "PRAGMA user_version = 4", Refused),
+        // Format 3 is format 4 without an application's mechanism, which this stream has not.
+        edit("file", "user_version", "PRAGMA user_version = 3", Harmless),
+        edit("file", "user_version", "PRAGMA user_version = 5", Refused),
         edit("file", "application_id", "PRAGMA application_id = 1", Refused),
     ]
 }

@@ -7,7 +7,8 @@ use clap::Args;
 use tpl_core::Short;
 use tpl_io::{Counts, read_budgets, read_counts};
 use tpl_mechanisms::{
-    LaplaceMechanism, MechError, PbaCorrelation, SamplerKind, SchemeInputs, SchemeKind, run,
+    Laplace, MechError, MechanismBuilder, PbaCorrelation, SamplerKind, SchemeBuilder, SchemeInputs,
+    SchemeKind, run,
 };
 
 use crate::args::{IntervalArgs, ReleaseSetup, SeedArgs};
@@ -64,7 +65,7 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     let (pb, pf) = corr.read_for(counts.rows[0].len(), &args.counts)?;
     let matrices = MatricesUsed::new(corr, pb.as_ref(), pf.as_ref());
     let sampler = args.sampler.0;
-    let mechanism = LaplaceMechanism::new(sampler.source(args.seed.seed));
+    let mechanism = Laplace.build(sampler.source(args.seed.seed));
     let hint = match sampler {
         SamplerKind::Discrete => " (--sampler float takes any data, but is not release-grade)",
         SamplerKind::Float => "",
@@ -73,7 +74,8 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     let correlation = PbaCorrelation::from_matrices(pb.as_ref(), pf.as_ref());
     let kind = args.setup.scheme;
     let inputs = SchemeInputs { correlation, plan };
-    let mut scheme = kind.build(params, mechanism, inputs).map_err(|e| CliError::Mech {
+    // The built-in schemes are built through the door a user's scheme comes through.
+    let mut scheme = SchemeBuilder::build(&kind, params, &inputs, mechanism).map_err(|e| CliError::Mech {
         context: format!("{}: ", args.budgets.as_deref().unwrap_or(Path::new("--budgets")).display()),
         source: e,
     })?;

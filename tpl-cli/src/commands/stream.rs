@@ -11,7 +11,7 @@ use tpl_mechanisms::{Intervals, LaplaceMechanism, MechError, Run, SamplerKind, S
 use tpl_postprocess::{Bootstrap, Estimates, Estimator};
 use tpl_stream::{
     DurableStream, Estimation, Parameter, Status, StepEstimate, StepRecord, StreamConfig, StreamError,
-    default_key_path,
+    StreamOptions, default_key_path,
 };
 
 use crate::args::{IntervalArgs, ReleaseSetup};
@@ -355,6 +355,7 @@ fn init(a: &InitArgs) -> Result<StatusReport> {
         window: a.setup.wevent.window,
         sensitivity: a.setup.wevent.sensitivity,
         sampler: a.sampler.0,
+        mechanism: None,
         backward,
         forward,
         alpha: a.alpha,
@@ -363,7 +364,7 @@ fn init(a: &InitArgs) -> Result<StatusReport> {
     };
     a.setup.wevent.params()?;
     let key = key_path(&a.db, a.key.as_ref());
-    DurableStream::create_keyed(a.db.checked()?, &config, &key).map_err(|e| match (e, &a.budgets) {
+    StreamOptions::new().key(&key).create(a.db.checked()?, &config).map_err(|e| match (e, &a.budgets) {
         // A plan the scheme refuses is named by its file, as `tpl release` names it.
         (StreamError::Plan(source), Some(path)) => {
             CliError::Mech { context: format!("{}: ", path.display()), source }
@@ -384,8 +385,10 @@ fn init(a: &InitArgs) -> Result<StatusReport> {
 }
 
 fn push(a: &PushArgs) -> Result<ReleaseReport> {
-    let mut stream =
-        DurableStream::open_keyed(a.db.checked()?, &key_path(&a.db, a.key.as_ref())).map_err(stream_error)?;
+    let mut stream = StreamOptions::new()
+        .key(key_path(&a.db, a.key.as_ref()))
+        .open(a.db.checked()?)
+        .map_err(stream_error)?;
     check_flags(a, stream.config())?;
     // The valid rows before a bad one are pushed (and stand); the bad row is then named.
     let (counts, bad_row) = read_counts_prefix(&a.counts, false)?;

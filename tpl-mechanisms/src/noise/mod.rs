@@ -131,7 +131,7 @@ impl SamplerKind {
 
     /// [`SamplerKind::seeded`] when a seed is asked for, else [`SamplerKind::from_os_rng`]:
     /// the noise of a release whose caller may pass `--seed`.
-    pub fn source(self, seed: Option<u64>) -> Box<dyn NoiseSource> {
+    pub fn source(self, seed: Option<u64>) -> Box<dyn NoiseSource + Send> {
         seed.map_or_else(|| self.from_os_rng(), |seed| self.seeded(seed))
     }
 }

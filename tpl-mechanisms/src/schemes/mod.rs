@@ -40,7 +40,7 @@ pub fn worth_publishing(p: f64, noisy_dis: f64, params: &WEventParams) -> bool {
 }
 
 /// The scheme of `kind` over `mechanism`, boxed as the caller's return type asks
-/// ([`SchemeKind::build`], [`SchemeKind::build_send`]).
+/// ([`SchemeKind::build`], `SchemeKind::build_send`).
 macro_rules! build {
     ($kind:expr, $params:expr, $mechanism:expr, $inputs:expr) => {{
         let (params, mechanism, inputs): (WEventParams, _, SchemeInputs) = ($params, $mechanism, $inputs);
@@ -131,11 +131,12 @@ impl SchemeKind {
     }
 
     /// [`SchemeKind::build`] for a mechanism that can move between threads: the scheme can
-    /// too (e.g. a durable stream held by a thread pool or a Python object).
+    /// too (e.g. a durable stream held by a thread pool or a Python object). Reached through
+    /// [`crate::SchemeBuilder`].
     ///
     /// # Errors
     /// As [`SchemeKind::build`].
-    pub fn build_send<M: Mechanism + Send + 'static>(
+    pub(crate) fn build_send<M: Mechanism + Send + 'static>(
         self,
         params: WEventParams,
         mechanism: M,
