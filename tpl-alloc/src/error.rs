@@ -25,6 +25,7 @@ impl std::fmt::Display for Side {
 
 /// Why an allocation cannot be made.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum AllocError {
     /// Invalid input, as `tpl-core` checks it: a target α, horizon or window
     /// ([`CoreError::BadAlpha`], [`CoreError::EmptyHorizon`], [`CoreError::BadWindow`]),

@@ -10,6 +10,7 @@ use crate::{Quantified, UpperBound, WindowAllocator};
 
 /// One of the three allocators of this crate, chosen at run time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AllocatorKind {
     /// [`UpperBound`]: TKDE Algorithm 7.
     UpperBound,

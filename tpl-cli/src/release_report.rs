@@ -32,6 +32,7 @@ impl ValueEnum for Sampler {
                 .help("Exact discrete Laplace on the integers (release-grade; integer counts within ±2^52)")
                 .alias("secure"),
             SamplerKind::Float => value.help("Inverse-CDF float Laplace: fast, any data, NOT release-grade"),
+            _ => value,
         })
     }
 }

@@ -8,6 +8,7 @@ use thiserror::Error;
 /// Every variant names the offending row, column, step or value, so that a caller (the CLI)
 /// can turn it into a one-line message without adding context of its own.
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum CoreError {
     /// A transition matrix with no rows.
     #[error("transition matrix is empty")]

@@ -77,6 +77,9 @@ pub use plugin::{
     BuildMechanism, BuildScheme, Laplace, MechanismBuilder, NamedMechanism, NamedScheme, SchemeBuilder,
     SchemeRegistry, mechanism_builder, scheme_builder,
 };
+/// The `rand` this crate is built with: its `RngCore` is what [`StreamRng`] and the samplers'
+/// generators implement, so a mechanism of your own names it from here, at the right version.
+pub use rand;
 pub use runner::{Intervals, Run, run};
 pub use scheme::{
     DecisionRule, FromParams, PrivacyGuarantee, RecentSpend, Scheme, Step, StepBudget, StepOutcome,

@@ -153,8 +153,10 @@ pub fn budget_for_effective(effective: f64, sensitivity: f64) -> f64 {
 /// ε-DP, [`crate::StreamScheme::guarantee`]) holds as long as `release` is p-DP for answers
 /// at L1 distance ≤ δ, that is as long as [`Mechanism::privacy_map`]`(δ, δ, p)` ≤ p.
 ///
-/// Three methods are required and one is provided: [`Mechanism::release`] checks the
-/// calibration, runs [`Mechanism::validate`] and only then [`Mechanism::sample`], so no
+/// Four methods are required ([`Mechanism::name`], [`Mechanism::validate`],
+/// [`Mechanism::privacy_map`], [`Mechanism::sample`]) and two are provided
+/// ([`Mechanism::check_budget`], [`Mechanism::release`]): `release` checks the budget and the
+/// privacy map, runs [`Mechanism::validate`] and only then [`Mechanism::sample`], so no
 /// randomness is drawn for an answer the mechanism refuses; stream schemes call `validate`
 /// on c_t before their first draw of a step ([`docs/w-event.md`](tpl_core::guide::w_event) §2.1).
 /// Override `release` only to keep that order.

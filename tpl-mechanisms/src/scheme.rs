@@ -266,10 +266,10 @@ pub trait DecisionRule {
 
     /// Updates the rule's own state with step `t`'s recorded outcome exactly as
     /// [`DecisionRule::step`] does when it decides that outcome (`outcome` has been checked
-    /// against the stream and [`DecisionRule::max_spend`]). Default: a stateless rule.
-    fn restore(&mut self, params: &WEventParams, t: usize, outcome: &StepOutcome) {
-        let _ = (params, t, outcome);
-    }
+    /// against the stream and [`DecisionRule::max_spend`]). Required, so that every rule says
+    /// how it resumes (a durable stream rebuilds it from its records in every process): a
+    /// stateless rule's body is empty.
+    fn restore(&mut self, params: &WEventParams, t: usize, outcome: &StepOutcome);
 
     /// Takes step `t`'s recorded publication as the rule's last one, as
     /// [`DecisionRule::restore`] does for a publication but without its budget entering the
@@ -503,8 +503,7 @@ impl<R: DecisionRule, M: Mechanism> Scheme<R, M> {
 /// against the mechanism's privacy map; a draw that would break either is refused with
 /// [`MechError::Overspent`] or [`MechError::PrivacyMap`], and nothing is drawn.
 pub struct Step<'a, M> {
-    /// The scheme's parameters.
-    pub params: &'a WEventParams,
+    params: &'a WEventParams,
     mechanism: &'a mut M,
     stream: &'a mut StreamState,
     counts: &'a [f64],
@@ -543,7 +542,12 @@ impl Limits<'_> {
     }
 }
 
-impl<M: Mechanism> Step<'_, M> {
+impl<'a, M: Mechanism> Step<'a, M> {
+    /// The scheme's parameters (ε, w, Δ and the budget grid).
+    pub fn params(&self) -> &'a WEventParams {
+        self.params
+    }
+
     /// t, the 1-based number of this step.
     pub fn t(&self) -> usize {
         self.stream.t + 1

@@ -40,11 +40,11 @@ impl DecisionRule for HalfWindow {
     }
 
     fn step<M: Mechanism>(&mut self, mut cx: Step<'_, M>) -> tpl_mechanisms::Result<StepOutcome> {
-        let grid = *cx.params.grid();
-        let test = if cx.t() == 1 { 0.0 } else { cx.params.share() };
+        let grid = *cx.params().grid();
+        let test = if cx.t() == 1 { 0.0 } else { cx.params().share() };
         let left = Self::pool(&grid).saturating_sub(self.recent.sum(0));
         let p = grid.value(left / 2);
-        let publish = cx.t() == 1 || worth_publishing(p, cx.noisy_dissimilarity()?, cx.params);
+        let publish = cx.t() == 1 || worth_publishing(p, cx.noisy_dissimilarity()?, cx.params());
         let spent = if publish {
             StepBudget { test, publication: p, absorbed: 0.0 }
         } else {
@@ -105,16 +105,18 @@ impl DecisionRule for Greedy {
 
     fn step<M: Mechanism>(&mut self, mut cx: Step<'_, M>) -> tpl_mechanisms::Result<StepOutcome> {
         if cx.t() == 1 {
-            let eps = cx.params.epsilon();
+            let eps = cx.params().epsilon();
             return cx.publish(StepBudget::fresh(eps / 10.0));
         }
         if self.claim_less {
             cx.noisy_dissimilarity()?;
             return cx.repeat(StepBudget::default());
         }
-        let eps = cx.params.epsilon();
+        let eps = cx.params().epsilon();
         cx.publish(StepBudget::fresh(eps))
     }
+
+    fn restore(&mut self, _: &WEventParams, _: usize, _: &StepOutcome) {}
 
     fn max_spend(&self, params: &WEventParams, _: usize) -> f64 {
         params.epsilon() / 10.0 + params.share()

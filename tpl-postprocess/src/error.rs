@@ -12,6 +12,7 @@ use tpl_core::CoreError;
 /// ([`crate::filter`], [`crate::Filter::step`]) wraps their errors in
 /// [`PostprocessError::AtStep`], so a message reads "step 3: release value in cell 2 is NaN…".
 #[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
 pub enum PostprocessError {
     /// A [`crate::FilterState`] resumed with a history that is not the one it was made from:
     /// another number of releases or budgets than its steps, other cells, or another estimator.

@@ -34,6 +34,7 @@ use crate::{map, map_integer, mle, smooth, two_sided, validate};
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "kebab-case"))]
+#[non_exhaustive]
 pub enum Estimator {
     /// The default ([docs/map.md](tpl_core::guide::map) §8): on up to 64 cells the state-space
     /// filter of [docs/map.md](tpl_core::guide::map) §14 in its guarded family, refitted to the

@@ -20,6 +20,7 @@ use crate::validate;
 /// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "kebab-case"))]
+#[non_exhaustive]
 pub enum PriorPolicy {
     /// p_1 = r_1⁺ / Σ_i r_{1,i}⁺ (the default). Cells with r_{1,i} ≤ 0 get p_{1,i} = 0, hence
     /// the estimate 0 at t = 1, with a [`Warning::ZeroPriorCells`]; an all-non-positive r_1
@@ -57,6 +58,7 @@ pub enum PriorUpdate {
 /// `{"kind": "zero-prior-cells", "cells": [..]}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize), serde(tag = "kind", rename_all = "kebab-case"))]
+#[non_exhaustive]
 pub enum Warning {
     /// The frequency prior was asked for but the first release has no positive count, so
     /// r_1⁺/Σr_1⁺ is undefined: the uniform prior was used instead (a choice of this project).

@@ -133,7 +133,7 @@ fn release<'py>(
         let mechanism = Laplace.build(kind_sampler.source(seed));
         let hint = match kind_sampler {
             SamplerKind::Discrete => FLOAT_HINT,
-            SamplerKind::Float => "",
+            _ => "",
         };
         validate_rows(&mechanism, &counts, hint)?;
         let inputs =

@@ -166,7 +166,7 @@ impl NativeStream {
             SamplerKind::Discrete => {
                 " (a stream created with sampler=\"float\" takes any data, but its releases are not release-grade)"
             }
-            SamplerKind::Float => "",
+            _ => "",
         };
         if let Some(why) = row_refusal(&LaplaceMechanism::new(kind.source(Some(0))), &row, hint) {
             return Err(TplError::new_err(format!("counts: {why}")));

@@ -14,6 +14,7 @@ use crate::error::{ConfigError, Result, StreamError};
 /// supplies through a [`SchemeBuilder`] under a name of its own (stored in the file; the
 /// stream is then opened with that builder: [`crate::StreamOptions::scheme`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SchemeChoice {
     /// A scheme of `tpl-mechanisms`.
     BuiltIn(SchemeKind),

@@ -11,6 +11,7 @@ use tpl_mechanisms::MechError;
 /// ([`Parameter::name`], also the Python package's argument) or by the `tpl stream init` flag
 /// ([`Parameter::flag`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Parameter {
     /// The scheme.
     Scheme,
@@ -88,6 +89,9 @@ pub enum ConfigError {
     Matrices(tpl_alloc::AllocError),
     /// A custom scheme named like a built-in one (its name).
     CustomNamedBuiltIn(String),
+    /// A sampler this build leaves out (its name): `float` without the feature
+    /// `float-not-release-grade`.
+    SamplerLeftOut(String),
     /// A window beyond 2^63 − 1, the largest a stream file stores.
     WindowTooLarge(usize),
     /// `pba` without a matrix.
@@ -144,6 +148,10 @@ impl ConfigError {
             Self::CustomNamedBuiltIn(scheme) => {
                 format!("a custom scheme cannot be named {scheme:?}, the name of a built-in scheme")
             }
+            Self::SamplerLeftOut(sampler) => format!(
+                "the stream draws from the {sampler} sampler, which this build leaves out (tpl-stream's feature \
+                 float-not-release-grade turns it on; it is not release-grade)"
+            ),
             Self::WindowTooLarge(window) => format!(
                 "{} {window}: beyond 2^63 − 1 = {}, the largest window a stream file stores",
                 name(Window),

@@ -65,9 +65,12 @@ pub use tpl_core::CoreError;
 /// The estimators a stream's [`Estimation`] names.
 pub use tpl_postprocess::Estimator;
 
-/// The cargo features this build of the crate was compiled with (of `test-util`), for a
+/// The cargo features this build of the crate was compiled with (of `test-util`,
+/// `float-not-release-grade`), for a
 /// binary that reports how it was built (`tpl --version`, the `build` object of its JSON).
 pub const FEATURES: &[&str] = &[
     #[cfg(feature = "test-util")]
     "test-util",
+    #[cfg(feature = "float-not-release-grade")]
+    "float-not-release-grade",
 ];

@@ -739,8 +739,10 @@ pub fn read_config(conn: &Connection, path: &Path) -> Result<Stored> {
         epsilon,
         window: usize::try_from(window).map_err(|_| corrupt(format!("window {window}")))?,
         sensitivity,
-        sampler: Sampler::from_name(&sampler)
-            .ok_or_else(|| corrupt(format!("unknown sampler {sampler:?}")))?,
+        sampler: Sampler::from_name(&sampler).ok_or_else(|| match sampler.as_str() {
+            "float" => StreamError::Config(crate::ConfigError::SamplerLeftOut(sampler.clone())),
+            _ => corrupt(format!("unknown sampler {sampler:?}")),
+        })?,
         mechanism: if version >= 4 { meta("mechanism")? } else { None },
         backward: matrix("backward matrix", pb, pb_sha)?,
         forward: matrix("forward matrix", pf, pf_sha)?,

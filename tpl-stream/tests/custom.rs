@@ -33,12 +33,15 @@ impl DecisionRule for Every {
 
     fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> tpl_mechanisms::Result<StepOutcome> {
         if (cx.t() - 1).is_multiple_of(self.every) {
-            let p = self.share(cx.params);
+            let p = self.share(cx.params());
             cx.publish(StepBudget::fresh(p))
         } else {
             cx.repeat(StepBudget::default())
         }
     }
+
+    /// Stateless: step t publishes when t − 1 is a multiple of the period.
+    fn restore(&mut self, _: &WEventParams, _: usize, _: &StepOutcome) {}
 
     fn max_spend(&self, params: &WEventParams, t: usize) -> f64 {
         if (t - 1).is_multiple_of(self.every) { self.share(params) } else { 0.0 }

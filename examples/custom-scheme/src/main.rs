@@ -65,10 +65,10 @@ impl DecisionRule for Thirds {
         "thirds"
     }
     fn step<M: Mechanism>(&mut self, mut cx: Step<'_, M>) -> Result<StepOutcome, MechError> {
-        let grid = *cx.params.grid();
+        let grid = *cx.params().grid();
         let p = grid.value((grid.epsilon() / 2).saturating_sub(self.recent.sum(0)) / 3);
-        let test = if cx.t() == 1 { 0.0 } else { cx.params.share() };
-        let publish = cx.t() == 1 || worth_publishing(p, cx.noisy_dissimilarity()?, cx.params);
+        let test = if cx.t() == 1 { 0.0 } else { cx.params().share() };
+        let publish = cx.t() == 1 || worth_publishing(p, cx.noisy_dissimilarity()?, cx.params());
         let publication = if publish { p } else { 0.0 };
         self.recent.push([grid.units(publication)]);
         let spent = StepBudget { test, publication, absorbed: 0.0 };

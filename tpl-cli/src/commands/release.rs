@@ -68,7 +68,7 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
     let mechanism = Laplace.build(sampler.source(args.seed.seed));
     let hint = match sampler {
         SamplerKind::Discrete => " (--sampler float takes any data, but is not release-grade)",
-        SamplerKind::Float => "",
+        _ => "",
     };
     check_counts(&mechanism, &args.counts, &counts, hint)?;
     let correlation = PbaCorrelation::from_matrices(pb.as_ref(), pf.as_ref());

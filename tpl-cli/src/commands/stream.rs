@@ -424,7 +424,7 @@ fn push(a: &PushArgs) -> Result<ReleaseReport> {
         SamplerKind::Discrete => {
             " (a stream created with --sampler float takes any data, but its releases are not release-grade)"
         }
-        SamplerKind::Float => "",
+        _ => "",
     };
     let mut pushed = Vec::with_capacity(counts.rows.len());
     let recorded = " (the steps before this row are recorded)";

@@ -80,6 +80,7 @@ impl<N: NoiseSource + ?Sized> NoiseSource for Box<N> {
 /// Which Laplace sampler a release draws from: the choice a user makes, stored and printed
 /// by its [`SamplerKind::name`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SamplerKind {
     /// The exact discrete Laplace ([`DiscreteLaplace`]): release-grade, integer counts.
     Discrete,

@@ -39,8 +39,8 @@ impl FromParams for BaRule {
 impl DecisionRule for BaRule {
     fn step<M: Mechanism>(&mut self, mut cx: Step<'_, M>) -> Result<StepOutcome> {
         let t = cx.t();
-        let grid = *cx.params.grid();
-        let s = cx.params.share();
+        let grid = *cx.params().grid();
+        let s = cx.params().share();
         let nullified = self.shares - 1;
         if self.last >= 1 && t - self.last <= nullified {
             self.recent.push([0]);
@@ -61,7 +61,7 @@ impl DecisionRule for BaRule {
         }
         let available = t - (self.last + nullified);
         let share = grid.units(s);
-        let m = available.min(cx.params.window()) as u128;
+        let m = available.min(cx.params().window()) as u128;
         // Whole shares only; `fit` binds only as the fail-safe above does.
         let m = m.min(grid.units(grid.fit(room, s, grid.value(m * share))) / share);
         let p = grid.value(m * share);
@@ -71,7 +71,7 @@ impl DecisionRule for BaRule {
             return cx.repeat(StepBudget::default());
         }
         let dis = cx.noisy_dissimilarity()?;
-        if m >= 1 && worth_publishing(p, dis, cx.params) {
+        if m >= 1 && worth_publishing(p, dis, cx.params()) {
             let spent = StepBudget { test: s, publication: p, absorbed: grid.value((m - 1) * share) };
             let out = cx.publish(spent)?;
             (self.last, self.shares) = (t, m as usize);

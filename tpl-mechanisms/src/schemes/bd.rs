@@ -44,14 +44,14 @@ impl FromParams for BdRule {
 
 impl DecisionRule for BdRule {
     fn step<M: Mechanism>(&mut self, mut cx: Step<'_, M>) -> Result<StepOutcome> {
-        let grid = *cx.params.grid();
+        let grid = *cx.params().grid();
         if cx.t() == 1 {
             let p = first(&grid);
             let out = cx.publish(StepBudget::fresh(p))?;
             self.recent.push([grid.units(p), grid.units(p)]);
             return Ok(out);
         }
-        let test = cx.params.share();
+        let test = cx.params().share();
         let room = grid.room(self.recent.sum(0));
         if test > room {
             // Unreachable (the tests' half keeps w·s free); a fail-safe for (W).
@@ -69,7 +69,7 @@ impl DecisionRule for BdRule {
             return cx.repeat(StepBudget::default());
         }
         let dis = cx.noisy_dissimilarity()?;
-        if worth_publishing(p, dis, cx.params) {
+        if worth_publishing(p, dis, cx.params()) {
             let spent = StepBudget { test, publication: p, absorbed: 0.0 };
             let out = cx.publish(spent)?;
             let total = grid.units(spent.total());

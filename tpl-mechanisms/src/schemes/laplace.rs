@@ -17,7 +17,7 @@ pub struct LaplaceRule;
 
 impl DecisionRule for LaplaceRule {
     fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome> {
-        let eps = cx.params.epsilon();
+        let eps = cx.params().epsilon();
         cx.publish(StepBudget::fresh(eps))
     }
 
@@ -25,6 +25,9 @@ impl DecisionRule for LaplaceRule {
     fn guarantee(&self, params: &WEventParams) -> PrivacyGuarantee {
         PrivacyGuarantee::EventLevel { epsilon: params.epsilon() }
     }
+
+    /// Stateless: every step publishes with ε.
+    fn restore(&mut self, _: &WEventParams, _: usize, _: &StepOutcome) {}
 
     /// ε at every step (§6, table of largest spends).
     fn max_spend(&self, params: &WEventParams, _: usize) -> f64 {

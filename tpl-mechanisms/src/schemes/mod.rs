@@ -58,6 +58,7 @@ macro_rules! build {
 
 /// The schemes by name, for callers that choose one at run time (the CLI).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SchemeKind {
     /// [`EventLaplace`].
     Laplace,

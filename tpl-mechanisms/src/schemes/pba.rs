@@ -16,6 +16,7 @@ use crate::scheme::{RecentSpend, Scheme, Step, StepBudget, StepOutcome};
 /// When PBA adds its correlation pool ([`docs/w-event.md`](tpl_core::guide::w_event) §3.6,
 /// "correlation exists").
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum PbaCorrelation {
     /// κ(P_B) ∨ κ(P_F), evaluated once: κ(P) is true iff two rows differ by more than 1e−9
     /// in some entry, which by Theorem 6 of the TKDE paper is exactly "L_P(α) > 0".
@@ -100,7 +101,7 @@ fn first(grid: &BudgetGrid) -> f64 {
 impl DecisionRule for PbaRule {
     fn step<M: Mechanism>(&mut self, mut cx: Step<'_, M>) -> Result<StepOutcome> {
         let t = cx.t();
-        let grid = *cx.params.grid();
+        let grid = *cx.params().grid();
         let (base_pool, corr_pool) = pools(&grid);
         if t == 1 {
             let e = first(&grid);
@@ -108,7 +109,7 @@ impl DecisionRule for PbaRule {
             self.recent.push([grid.units(e), grid.units(e), 0]);
             return Ok(out);
         }
-        let test = cx.params.share();
+        let test = cx.params().share();
         let room = grid.room(self.recent.sum(0));
         if test > room {
             // Unreachable (the tests' half keeps w·s free); a fail-safe for (W).
@@ -130,7 +131,7 @@ impl DecisionRule for PbaRule {
             return cx.repeat(StepBudget::default());
         }
         let dis = cx.noisy_dissimilarity()?;
-        if worth_publishing(p, dis, cx.params) {
+        if worth_publishing(p, dis, cx.params()) {
             let spent = StepBudget { test, publication: p, absorbed: grid.value(a) };
             let out = cx.publish(spent)?;
             let total = grid.units(spent.total());

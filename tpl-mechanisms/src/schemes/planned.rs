@@ -98,6 +98,9 @@ impl DecisionRule for PlannedRule {
         cx.publish(StepBudget::fresh(budget))
     }
 
+    /// Stateless: step t spends the plan's ε_t, whatever came before.
+    fn restore(&mut self, _: &WEventParams, _: usize, _: &StepOutcome) {}
+
     /// ε_t; 0 past the horizon (such a step is refused).
     fn max_spend(&self, _: &WEventParams, t: usize) -> f64 {
         t.checked_sub(1).and_then(|i| self.budgets.get(i)).copied().unwrap_or(0.0)

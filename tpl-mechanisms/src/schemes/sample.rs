@@ -22,12 +22,15 @@ fn publishes(t: usize, window: usize) -> bool {
 
 impl DecisionRule for SampleRule {
     fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome> {
-        if !publishes(cx.t(), cx.params.window()) {
+        if !publishes(cx.t(), cx.params().window()) {
             return cx.repeat(StepBudget::default());
         }
-        let eps = cx.params.epsilon();
+        let eps = cx.params().epsilon();
         cx.publish(StepBudget::fresh(eps))
     }
+
+    /// Stateless: step t publishes when t − 1 is a multiple of w.
+    fn restore(&mut self, _: &WEventParams, _: usize, _: &StepOutcome) {}
 
     /// ε at the publishing steps, 0 elsewhere (§6).
     fn max_spend(&self, params: &WEventParams, t: usize) -> f64 {

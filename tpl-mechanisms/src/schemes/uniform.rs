@@ -24,9 +24,12 @@ impl UniformRule {
 
 impl DecisionRule for UniformRule {
     fn step<M: Mechanism>(&mut self, cx: Step<'_, M>) -> Result<StepOutcome> {
-        let p = Self::budget(cx.params);
+        let p = Self::budget(cx.params());
         cx.publish(StepBudget::fresh(p))
     }
+
+    /// Stateless: every step publishes with ε/w.
+    fn restore(&mut self, _: &WEventParams, _: usize, _: &StepOutcome) {}
 
     /// Every step spends exactly its share (§6).
     fn max_spend(&self, params: &WEventParams, _: usize) -> f64 {

@@ -129,6 +129,7 @@ pub fn check_trace(
                     (true, e + a, None)
                 }
             }
+            other => return Err(format!("no reference trace for {}", other.name())),
         };
         let mut k = 0; // draws consumed
         let expected = match forced {
