@@ -114,7 +114,7 @@ fn streams(c: &mut Criterion) {
             filter(black_box(&releases[..short]), &budgets[..short], config).expect("valid input")
         })
     });
-    for estimator in [Estimator::MapDbsec, Estimator::Map, Estimator::Smooth] {
+    for estimator in [Estimator::MapDbsec, Estimator::CausalFilter, Estimator::Smooth] {
         let name = if estimator.is_filter() { format!("filter-{estimator}") } else { estimator.to_string() };
         group.bench_function(BenchmarkId::new(name, &param), |b| {
             b.iter(|| {
@@ -152,7 +152,7 @@ fn state_space(c: &mut Criterion) {
                 (0..horizon).map(|t| if t % every == 0 { 2.0 * A } else { 0.0 }).collect();
             let param = format!("n={n}/T=1e3/{gaps}");
             let estimators: &[Estimator] = if n <= 64 {
-                &[Estimator::Kalman, Estimator::Smooth, Estimator::Map]
+                &[Estimator::Kalman, Estimator::Smooth, Estimator::CausalFilter]
             } else {
                 &[Estimator::Kalman]
             };

@@ -27,7 +27,7 @@ fn a_custom_strategy_is_audited_as_the_built_in_it_rebuilds() {
         .backward(Some(&chain))
         .forward(Some(&chain))
         .runs(3)
-        .postprocess(Some(Estimator::Map))
+        .postprocess(Some(Estimator::CausalFilter))
         .seed(Seed::given(2));
     let list = [Strategy::parse("uniform").unwrap(), Strategy::Custom(again), Strategy::Custom(failing)];
     let c = compare(&setup, &list).unwrap();

@@ -26,7 +26,7 @@ fn correlated<'a>(truth: &'a [Vec<f64>], chain: &'a TransitionMatrix, runs: usiz
         .backward(Some(chain))
         .forward(Some(chain))
         .runs(runs)
-        .postprocess(Some(Estimator::Map))
+        .postprocess(Some(Estimator::CausalFilter))
         .seed(Seed::given(seed))
 }
 
@@ -122,7 +122,8 @@ fn an_invalid_setup_is_refused_with_the_parameter_named() {
 #[test]
 fn strategies_that_cannot_run_say_why_and_the_others_run() {
     let (truth, _) = population();
-    let setup = Setup::new(&truth, 1.0, 5).runs(2).postprocess(Some(Estimator::Map)).seed(Seed::given(2));
+    let setup =
+        Setup::new(&truth, 1.0, 5).runs(2).postprocess(Some(Estimator::CausalFilter)).seed(Seed::given(2));
     let c = compare(&setup, &strategies(&["pba", "bd"])).unwrap();
     assert_eq!(row(&c, "pba").outcome, Err(CompareError::PbaNeedsCorrelation));
     assert_eq!(row(&c, "bd+map").outcome, Err(CompareError::MapNeedsForward));
@@ -137,7 +138,7 @@ fn strategies_that_cannot_run_say_why_and_the_others_run() {
     let setup = Setup::new(&truth, 1.0, 5)
         .forward(Some(&chain))
         .runs(1)
-        .postprocess(Some(Estimator::Map))
+        .postprocess(Some(Estimator::CausalFilter))
         .seed(Seed::given(2));
     let c = compare(&setup, &strategies(&["bd"])).unwrap();
     assert_eq!(row(&c, "bd+map").outcome, Err(CompareError::MapNeedsFixedPopulation));

@@ -77,7 +77,7 @@ fn score(start: &[f64], seed: u64) -> Scores {
     Scores {
         raw: mse(&sim.releases, &sim.truth).unwrap(),
         prior_mean: run_with(Estimator::MapDbsec, &PriorPolicy::Uniform, &vec![0.0; horizon]),
-        map: run(Estimator::Map),
+        map: run(Estimator::CausalFilter),
         map_dbsec: run(Estimator::MapDbsec),
         smooth: run(Estimator::Smooth),
         map_integer: run(Estimator::MapInteger),

@@ -5,13 +5,11 @@
 //! [`Filter`] is the stepper (one release in, one count estimate out, for an open-ended
 //! stream); [`filter`] drives it over a whole recorded stream and returns its [`Estimates`].
 
-use std::fmt;
-use std::str::FromStr;
-
-use tpl_core::TransitionMatrix;
-
 use crate::calibrate::{Calibration, Pass};
+use crate::config::{FilterConfig, check_matrices, check_step, stream_shape, tempered_weight};
 use crate::error::{PostprocessError, Result};
+use crate::estimates::Estimates;
+use crate::estimator::Estimator;
 use crate::guard::{Guard, Model as GuardModel, Source};
 use crate::kalman::{self, KalmanFit, release_variance};
 use crate::local_level::{Gain, LocalLevel};
@@ -19,166 +17,6 @@ use crate::prior::{PriorPolicy, PriorUpdate, Warning};
 use crate::propagate::Mover;
 use crate::renormalise::renormalise_to;
 use crate::{map, map_integer, mle, smooth, two_sided, validate};
-
-/// Which estimator of the true counts a stream uses ([docs/map.md](tpl_core::guide::map) §2–4, §6,
-/// §8 and §9); its [`name`](Estimator::name) is the `--estimator` value of `tpl postprocess`.
-///
-/// ```
-/// use tpl_postprocess::Estimator;
-/// assert_eq!("map-integer".parse::<Estimator>()?, Estimator::MapInteger);
-/// assert_eq!(Estimator::Mle.to_string(), "mle");
-/// assert_eq!(Estimator::default(), Estimator::ONLINE_DEFAULT);
-/// assert_eq!(Estimator::OFFLINE_DEFAULT, Estimator::Smooth);
-/// assert!(!Estimator::Smooth.is_filter() && Estimator::MapDbsec.is_filter());
-/// # Ok::<(), tpl_postprocess::PostprocessError>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(rename_all = "kebab-case"))]
-#[non_exhaustive]
-pub enum Estimator {
-    /// The default ([docs/map.md](tpl_core::guide::map) §8): on up to 64 cells the state-space
-    /// filter of [docs/map.md](tpl_core::guide::map) §14 in its guarded family, refitted to the
-    /// releases seen so far; beyond, continuous MAP with a calibrated prior (the strength of the
-    /// movement model's prior, and how many people it moves, learned from how well it predicted the
-    /// earlier releases; step 1 the DBSec paper's).
-    #[default]
-    Map,
-    /// Continuous MAP with the DBSec paper's prior at full strength, [`crate::map_step`]
-    /// at every step ([docs/map.md](tpl_core::guide::map) §5).
-    MapDbsec,
-    /// Integer MAP with the DBSec paper's prior, [`crate::map_integer_step`]; estimates are
-    /// integers.
-    MapInteger,
-    /// Least-squares MLE, [`crate::mle_step`]; ignores budgets, prior and correlation.
-    Mle,
-    /// Whole-sequence smoothing ([docs/map.md](tpl_core::guide::map) §9): every step from all
-    /// releases, past and future — on up to 64 cells the RTS smoother of
-    /// [docs/map.md](tpl_core::guide::map) §14 in its guarded family (nobody moving as the null a
-    /// move weight must beat), beyond them calibrated forward and backward predictions pooled per
-    /// step ([`crate::pooled_map_step`]). A recorded stream only ([`crate::filter`]).
-    Smooth,
-    /// The classical baseline ([docs/map.md](tpl_core::guide::map) §14): Kalman filter and RTS
-    /// smoother on the counts, move weight and process noise fitted by maximum likelihood
-    /// ([`crate::kalman_smooth`]). A recorded stream only ([`crate::filter`]).
-    Kalman,
-}
-
-impl Estimator {
-    /// Every estimator, in the order the command line lists them.
-    pub const ALL: [Self; 6] =
-        [Self::Map, Self::MapDbsec, Self::MapInteger, Self::Mle, Self::Smooth, Self::Kalman];
-
-    /// The default where the whole release is at hand (`tpl postprocess`, `tpl compare
-    /// --postprocess`, `tpl demo`, Python's `postprocess`): `smooth`, which estimates every
-    /// step from all releases, past and future ([docs/map.md](tpl_core::guide::map) §8).
-    pub const OFFLINE_DEFAULT: Self = Self::Smooth;
-
-    /// The default where only the past exists (a stream's stored estimates, a causal request):
-    /// the causal filter `map`, step t from the releases up to t; also [`Estimator::default`]
-    /// and [`FilterConfig::new`]'s, since a [`Filter`] runs one release at a time.
-    pub const ONLINE_DEFAULT: Self = Self::Map;
-
-    /// The name used on the command line and in JSON output: `map`, `map-dbsec`,
-    /// `map-integer`, `mle`, `smooth`, `kalman` (also its `serde` form).
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Map => "map",
-            Self::MapDbsec => "map-dbsec",
-            Self::MapInteger => "map-integer",
-            Self::Mle => "mle",
-            Self::Smooth => "smooth",
-            Self::Kalman => "kalman",
-        }
-    }
-
-    /// Whether the estimator uses the prior (and so the forward matrix when T > 1).
-    pub fn uses_prior(self) -> bool {
-        !matches!(self, Self::Mle)
-    }
-
-    /// Whether step t is estimated from the releases up to t only, so that a [`Filter`] can
-    /// run it one release at a time (every estimator but `smooth` and `kalman`).
-    pub fn is_filter(self) -> bool {
-        !matches!(self, Self::Smooth | Self::Kalman)
-    }
-}
-
-impl fmt::Display for Estimator {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Estimator {
-    type Err = PostprocessError;
-
-    fn from_str(s: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|e| e.name() == s)
-            .ok_or_else(|| PostprocessError::UnknownEstimator(s.to_owned()))
-    }
-}
-
-/// Everything about a stream except its releases and budgets ([docs/map.md](tpl_core::guide::map)
-/// §11): the configuration of a [`Filter`] and of [`filter`].
-///
-/// Only the population N is required ([`FilterConfig::new`]); the other fields are plain
-/// public fields with the documented defaults, set with struct-update syntax.
-///
-/// ```
-/// use tpl_core::TransitionMatrix;
-/// use tpl_postprocess::{Estimator, FilterConfig, PriorPolicy, PriorUpdate};
-/// let c = FilterConfig::new(100);
-/// assert_eq!((c.sensitivity, c.estimator, c.prior), (2.0, Estimator::Map, PriorPolicy::Frequency));
-/// assert_eq!((c.forward, c.backward, c.update), (None, None, PriorUpdate::ClosedLoop));
-/// let p = TransitionMatrix::smoothed_identity(4, 0.1)?;
-/// let c = FilterConfig { forward: Some(&p), estimator: Estimator::MapInteger, ..FilterConfig::new(100) };
-/// assert_eq!(c.total, 100);
-/// # Ok::<(), tpl_core::CoreError>(())
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct FilterConfig<'a> {
-    /// The population N (public and exact; [docs/map.md](tpl_core::guide::map) §1), at most 2⁵³.
-    /// Required.
-    pub total: u64,
-    /// The L1 sensitivity Δ > 0 of one step's histogram; a_t = ε_t/Δ
-    /// ([docs/map.md](tpl_core::guide::map) §1). Default 2 (one person changing cell moves two
-    /// counts by one).
-    pub sensitivity: f64,
-    /// How p_1 is chosen. Default [`PriorPolicy::Frequency`].
-    pub prior: PriorPolicy,
-    /// The public forward matrix P (row i: next cell of a user now in i). Needed by the map
-    /// estimators from step 2 on; validated against n whenever given. Default `None`.
-    pub forward: Option<&'a TransitionMatrix>,
-    /// The public backward matrix (row j: previous cell of a user now in j), used by `smooth`
-    /// to carry estimates backwards in time; without it `smooth` reverses the forward matrix
-    /// ([docs/map.md](tpl_core::guide::map) §9). Validated against n whenever given. Default
-    /// `None`.
-    pub backward: Option<&'a TransitionMatrix>,
-    /// The per-step estimator. Default [`Estimator::Map`].
-    pub estimator: Estimator,
-    /// How the prior of `map-dbsec` and `map-integer` moves between steps (`map` and `smooth`
-    /// always use the closed loop). Default [`PriorUpdate::ClosedLoop`].
-    pub update: PriorUpdate,
-}
-
-impl<'a> FilterConfig<'a> {
-    /// The defaults of [docs/map.md](tpl_core::guide::map) for a population `total`: Δ = 2,
-    /// frequency prior, no forward matrix, `map`, closed loop (what `tpl postprocess` uses unless
-    /// told).
-    pub fn new(total: u64) -> Self {
-        Self {
-            total,
-            sensitivity: 2.0,
-            prior: PriorPolicy::Frequency,
-            forward: None,
-            backward: None,
-            estimator: Estimator::Map,
-            update: PriorUpdate::ClosedLoop,
-        }
-    }
-}
 
 /// What one step of a [`Filter`] produced ([docs/map.md](tpl_core::guide::map) §5): the count
 /// estimate, prior and warnings of step t.
@@ -305,7 +143,7 @@ impl<'a> Filter<'a> {
         config.prior.check(cells)?;
         let mover = config.forward.map(Mover::new);
         let gain = if config.estimator == Estimator::Mle { Gain::ReleaseOnly } else { Gain::Optimal };
-        let online = (config.estimator == Estimator::Map && cells <= kalman::ONLINE_CELLS)
+        let online = (config.estimator == Estimator::CausalFilter && cells <= kalman::ONLINE_CELLS)
             .then(|| kalman::Online::new(cells, config.total as f64, kalman::dense_matrix(&config, cells)));
         Ok(Self {
             config,
@@ -422,21 +260,21 @@ impl<'a> Filter<'a> {
         let mut calibration = None;
         let (prior, warnings) = if !estimator.uses_prior() {
             (None, Vec::new())
-        } else if t == 1 && estimator == Estimator::Map && !self.config.prior.is_informative() {
+        } else if t == 1 && estimator == Estimator::CausalFilter && !self.config.prior.is_informative() {
             // `map` starts from the release projected; the frequency prior is kept only as the
             // propagation's starting weights (docs/map.md §8).
             self.prior = self.config.prior.initial_unchecked(release).0;
             (None, Vec::new())
         } else if t == 1 {
             let (p, w) = self.config.prior.initial_unchecked(release);
-            calibration = (estimator == Estimator::Map).then_some(Calibration::DBSEC);
+            calibration = (estimator == Estimator::CausalFilter).then_some(Calibration::DBSEC);
             (Some(p), w)
         } else {
             let forward = self
                 .mover
                 .as_ref()
                 .ok_or(PostprocessError::MissingForward { estimator: estimator.name(), horizon: t })?;
-            let calibrated = estimator == Estimator::Map && total > 0;
+            let calibrated = estimator == Estimator::CausalFilter && total > 0;
             match self.pass.predict(release, a, total as f64).filter(|_| calibrated) {
                 Some(prediction) => {
                     calibration = Some(prediction.calibration);
@@ -445,20 +283,20 @@ impl<'a> Filter<'a> {
                 None => {
                     let closed = self.config.update == PriorUpdate::ClosedLoop && total > 0;
                     let weights = if closed { &self.estimate } else { &self.prior };
-                    calibration = (estimator == Estimator::Map).then_some(Calibration::DBSEC);
+                    calibration = (estimator == Estimator::CausalFilter).then_some(Calibration::DBSEC);
                     (Some(forward.step(weights)), Vec::new())
                 }
             }
         };
         let n_total = total as f64;
-        if estimator == Estimator::Map {
+        if estimator == Estimator::CausalFilter {
             // The guard's candidates move as this step's prior does: a share γ by P.
             let g = calibration.map_or(1.0, |c| c.move_weight);
             let mover = self.mover.as_ref();
             self.guard.advance(&|x: &[f64]| motion(x, g, mover));
         }
         let estimate = match (estimator, &prior) {
-            (Estimator::Map, Some(p)) => {
+            (Estimator::CausalFilter, Some(p)) => {
                 let strength = calibration.map_or(1.0, |c| c.dispersion);
                 map::solve(release, p, n_total, tempered_weight(a, strength)).x
             }
@@ -468,7 +306,7 @@ impl<'a> Filter<'a> {
             }
             _ => mle::solve(release, n_total),
         };
-        if estimator == Estimator::Map {
+        if estimator == Estimator::CausalFilter {
             self.pass.observe(&estimate, self.mover.as_ref());
         }
         self.steps = t;
@@ -476,7 +314,7 @@ impl<'a> Filter<'a> {
             self.prior.clone_from(p);
         }
         self.estimate.clone_from(&estimate);
-        let (estimate, source, floor) = if estimator == Estimator::Map {
+        let (estimate, source, floor) = if estimator == Estimator::CausalFilter {
             let kind = match (t, calibration) {
                 (1, Some(_)) => GuardModel::GivenPrior,
                 (1, None) => GuardModel::Unfitted,
@@ -601,67 +439,6 @@ impl<'a> Filter<'a> {
     }
 }
 
-/// The count estimates x̂_1..x̂_T of a whole stream, as [`filter`] returns them
-/// ([docs/map.md](tpl_core::guide::map) §11): estimates of the true counts c_t, not of the movement
-/// matrix.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-pub struct Estimates {
-    /// The estimator that produced them.
-    pub estimator: Estimator,
-    /// Row t − 1 is the count estimate x̂_t: T rows of n values summing to N.
-    pub estimates: Vec<Vec<f64>>,
-    /// Warnings raised along the way ([docs/map.md](tpl_core::guide::map) §5), for the caller to
-    /// show.
-    pub warnings: Vec<Warning>,
-    /// Row t − 1: each cell's standard error of x̂_t under the local-level model of
-    /// [docs/intervals.md](tpl_core::guide::intervals) §3 — the filter's own, from the releases up
-    /// to t ([`FilterStep::std_error`]), or for `smooth` and `kalman` the same model run over
-    /// the whole stream in both directions; ∞ where no release has told anything yet (`null`
-    /// when serialised to JSON). The ends of [`Estimates::intervals`].
-    pub std_errors: Vec<Vec<f64>>,
-}
-
-impl Estimates {
-    /// The model intervals at `level` of every step ([`crate::model_interval`] of its
-    /// [`std_errors`](Self::std_errors)): (lower, upper), T rows of n, rounded outwards to whole
-    /// numbers and clipped to [0, N]. They cost O(nT), a small part of the estimate; the
-    /// bootstrap ([`crate::bootstrap_intervals`]) checks them at B times the estimator's cost.
-    ///
-    /// ```
-    /// use tpl_core::TransitionMatrix;
-    /// use tpl_postprocess::{Estimator, FilterConfig, filter};
-    /// let p = TransitionMatrix::smoothed_identity(2, 0.05)?;
-    /// let releases = vec![vec![61.0, 42.0], vec![57.0, 40.0], vec![63.0, 35.0], vec![58.0, 44.0]];
-    /// let config = FilterConfig { forward: Some(&p), estimator: Estimator::Smooth, ..FilterConfig::new(100) };
-    /// let out = filter(&releases, &[0.5; 4], config)?;
-    /// let (lower, upper) = out.intervals(0.9)?;
-    /// for ((lo, hi), x) in lower.iter().zip(&upper).zip(&out.estimates) {
-    ///     assert!((0..2).all(|j| lo[j] <= x[j] && x[j] <= hi[j] && hi[j] <= 100.0));
-    /// }
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    /// [`PostprocessError::Interval`] for a level outside (0, 1).
-    pub fn intervals(&self, level: f64) -> Result<crate::Ends> {
-        let mut ends = (Vec::with_capacity(self.estimates.len()), Vec::with_capacity(self.estimates.len()));
-        for (x, s) in self.estimates.iter().zip(&self.std_errors) {
-            let (lo, hi) = crate::model_interval(x, s, level)?;
-            ends.0.push(lo);
-            ends.1.push(hi);
-        }
-        Ok(ends)
-    }
-
-    /// The count estimates as integers, for `map-integer` (exact: N ≤ 2⁵³); `None` for the other
-    /// estimators, whose estimates are real.
-    pub fn integers(&self) -> Option<Vec<Vec<u64>>> {
-        (self.estimator == Estimator::MapInteger)
-            .then(|| self.estimates.iter().map(|row| row.iter().map(|&v| v as u64).collect()).collect())
-    }
-}
-
 /// Post-processes a whole recorded stream ([docs/map.md](tpl_core::guide::map) §5, §8, §9 and §11):
 /// the [`Filter`] built from `config` run over `releases` (T rows of n values), step t with budget
 /// ε_t = `budgets[t − 1]`.
@@ -748,45 +525,6 @@ pub fn filter<R: AsRef<[f64]>>(
     Ok(Estimates { estimator, estimates, warnings, std_errors })
 }
 
-/// (T, n) of a recorded stream: at least one release, the cells of the first, one budget
-/// per release ([`NoSteps`](PostprocessError::NoSteps),
-/// [`BudgetCount`](PostprocessError::BudgetCount)).
-pub(crate) fn stream_shape<R: AsRef<[f64]>>(releases: &[R], budgets: &[f64]) -> Result<(usize, usize)> {
-    let horizon = releases.len();
-    let Some(first) = releases.first() else {
-        return Err(PostprocessError::NoSteps);
-    };
-    if budgets.len() != horizon {
-        return Err(PostprocessError::BudgetCount { len: budgets.len(), expected: horizon });
-    }
-    Ok((horizon, first.as_ref().len()))
-}
-
-/// ε_1 = … = ε_T = `epsilon`: the budgets of `tpl postprocess --epsilon E_t`, where the
-/// per-step budget must be strictly positive.
-///
-/// # Errors
-/// [`Core`](PostprocessError::Core): [`tpl_core::check_epsilon`] unless ε is finite and > 0,
-/// [`tpl_core::check_horizon`] for a horizon of 0.
-///
-/// ```
-/// assert_eq!(tpl_postprocess::constant_budgets(0.5, 3)?, vec![0.5; 3]);
-/// assert!(tpl_postprocess::constant_budgets(0.0, 3).is_err());
-/// # Ok::<(), tpl_postprocess::PostprocessError>(())
-/// ```
-pub fn constant_budgets(epsilon: f64, horizon: usize) -> Result<Vec<f64>> {
-    let epsilon = tpl_core::check_epsilon(epsilon)?;
-    Ok(vec![epsilon; tpl_core::check_horizon(horizon)?])
-}
-
-/// The weight a·φ of a step whose prior's log-density is divided by φ
-/// ([docs/map.md](tpl_core::guide::map) §8): dividing the whole objective by 1/φ leaves the MAP
-/// problem of §2 with weight a·φ. Capped at the largest double (the solver handles any finite
-/// weight).
-pub(crate) fn tempered_weight(a: f64, dispersion: f64) -> f64 {
-    (a * dispersion).min(f64::MAX)
-}
-
 /// x moved one step by a share g of its people following `mover`: (1 − g)·x + g·Σx·(x/Σx)·P
 /// (x itself without a matrix, or when Σx = 0).
 fn motion(x: &[f64], g: f64, mover: Option<&Mover<'_>>) -> Vec<f64> {
@@ -808,28 +546,4 @@ fn noise_floor(release: &[f64], a: f64) -> Option<Vec<f64>> {
 /// √ of each variance.
 fn standard_errors(variances: Vec<f64>) -> Vec<f64> {
     variances.into_iter().map(f64::sqrt).collect()
-}
-
-/// The matrices of `config` against `cells` cells.
-pub(crate) fn check_matrices(config: &FilterConfig<'_>, cells: usize) -> Result<()> {
-    for m in [config.forward, config.backward].into_iter().flatten() {
-        if m.n() != cells {
-            return Err(PostprocessError::MatrixSize { size: m.n(), cells });
-        }
-    }
-    Ok(())
-}
-
-/// Checks one step's release (length `cells`, finite) and budget; returns a = ε_t/Δ.
-pub(crate) fn check_step(release: &[f64], epsilon: f64, cells: usize, sensitivity: f64) -> Result<f64> {
-    if release.len() != cells {
-        return Err(PostprocessError::ReleaseLength { len: release.len(), expected: cells });
-    }
-    validate::release(release)?;
-    validate::budget(epsilon)?;
-    let a = epsilon / sensitivity;
-    if !a.is_finite() {
-        return Err(PostprocessError::WeightOverflow { epsilon, sensitivity });
-    }
-    Ok(a)
 }

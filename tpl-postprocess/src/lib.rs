@@ -65,8 +65,11 @@
 #![warn(missing_docs)]
 
 mod calibrate;
+mod config;
 mod dense;
 mod error;
+mod estimates;
+mod estimator;
 mod filter;
 mod guard;
 mod interval;
@@ -85,10 +88,11 @@ mod validate;
 mod widest;
 
 pub use calibrate::Calibration;
+pub use config::{FilterConfig, constant_budgets};
 pub use error::{PostprocessError, Result};
-pub use filter::{
-    Estimates, Estimator, Filter, FilterConfig, FilterState, FilterStep, constant_budgets, filter,
-};
+pub use estimates::Estimates;
+pub use estimator::Estimator;
+pub use filter::{Filter, FilterState, FilterStep, filter};
 pub use guard::Source;
 pub use interval::{Bootstrap, Ends, EstimatorFn, ReleaseFn, bootstrap_intervals};
 pub use kalman::{KalmanFit, KalmanSmoothed, kalman_causal, kalman_smooth};

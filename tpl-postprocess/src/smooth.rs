@@ -17,8 +17,10 @@ use crate::numeric::{divide, exp_vectorised, ln_vectorised};
 use crate::propagate::Mover;
 use crate::widest::at_widest;
 
+use crate::config::{FilterConfig, check_matrices, check_step, tempered_weight};
 use crate::error::{PostprocessError, Result};
-use crate::filter::{Estimates, Estimator, FilterConfig, check_matrices, check_step, tempered_weight};
+use crate::estimates::Estimates;
+use crate::estimator::Estimator;
 use crate::prior::{PriorPolicy, Warning};
 use crate::renormalise::renormalise_to;
 use crate::{MapStep, map, two_sided, validate};

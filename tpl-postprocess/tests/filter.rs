@@ -132,9 +132,9 @@ fn frequency_prior_falls_back_to_uniform_on_an_empty_first_release() {
     assert_eq!(out.estimates[0][1], 0.0);
     // No warnings for the other policies, nor for mle.
     for (prior, estimator) in [
-        (PriorPolicy::Uniform, Estimator::Map),
+        (PriorPolicy::Uniform, Estimator::CausalFilter),
         (PriorPolicy::Frequency, Estimator::Mle),
-        (PriorPolicy::Frequency, Estimator::Map),
+        (PriorPolicy::Frequency, Estimator::CausalFilter),
     ] {
         let out = filter(&rs, &[1.0, 1.0], FilterConfig { prior, estimator, ..config.clone() }).unwrap();
         assert!(out.warnings.is_empty());
@@ -305,49 +305,59 @@ fn errors_name_the_step_cell_and_value() {
     };
     let freq = PriorPolicy::Frequency;
     let five = [1.0; 5];
-    assert_eq!(run(&[], &[], 2.0, 5, &freq, Some(&m), Estimator::Map), Err(PostprocessError::NoSteps));
-    assert_eq!(run(&[vec![]], &[1.0], 2.0, 5, &freq, None, Estimator::Map), Err(PostprocessError::NoCells));
     assert_eq!(
-        run(&rs, &[1.0; 4], 2.0, 5, &freq, Some(&m), Estimator::Map),
+        run(&[], &[], 2.0, 5, &freq, Some(&m), Estimator::CausalFilter),
+        Err(PostprocessError::NoSteps)
+    );
+    assert_eq!(
+        run(&[vec![]], &[1.0], 2.0, 5, &freq, None, Estimator::CausalFilter),
+        Err(PostprocessError::NoCells)
+    );
+    assert_eq!(
+        run(&rs, &[1.0; 4], 2.0, 5, &freq, Some(&m), Estimator::CausalFilter),
         Err(PostprocessError::BudgetCount { len: 4, expected: 5 })
     );
     let e = run(&rs, &five, 2.0, 5, &freq, None, Estimator::MapInteger).unwrap_err();
     assert_eq!(e, PostprocessError::MissingForward { estimator: "map-integer", horizon: 5 });
     assert!(e.to_string().contains("map-integer needs a forward transition matrix"), "{e}");
-    assert!(run(&rs[..1], &[1.0], 2.0, 5, &freq, None, Estimator::Map).is_ok(), "T = 1 needs no matrix");
+    assert!(
+        run(&rs[..1], &[1.0], 2.0, 5, &freq, None, Estimator::CausalFilter).is_ok(),
+        "T = 1 needs no matrix"
+    );
     let big = TransitionMatrix::identity(4);
     assert_eq!(
         run(&rs, &five, 2.0, 5, &freq, Some(&big), Estimator::Mle),
         Err(PostprocessError::MatrixSize { size: 4, cells: 3 })
     );
     assert_eq!(
-        run(&rs, &five, 2.0, 5, &PriorPolicy::Explicit(vec![0.5, 0.5]), Some(&m), Estimator::Map),
+        run(&rs, &five, 2.0, 5, &PriorPolicy::Explicit(vec![0.5, 0.5]), Some(&m), Estimator::CausalFilter),
         Err(PostprocessError::PriorLength { len: 2, expected: 3 })
     );
     assert_eq!(
-        run(&rs, &five, 0.0, 5, &freq, Some(&m), Estimator::Map),
+        run(&rs, &five, 0.0, 5, &freq, Some(&m), Estimator::CausalFilter),
         Err(PostprocessError::Core(CoreError::BadSensitivity(0.0)))
     );
     assert!(matches!(
-        run(&rs, &five, f64::NAN, 5, &freq, Some(&m), Estimator::Map),
+        run(&rs, &five, f64::NAN, 5, &freq, Some(&m), Estimator::CausalFilter),
         Err(PostprocessError::Core(CoreError::BadSensitivity(_)))
     ));
     assert_eq!(
-        run(&rs, &five, 2.0, u64::MAX, &freq, Some(&m), Estimator::Map),
+        run(&rs, &five, 2.0, u64::MAX, &freq, Some(&m), Estimator::CausalFilter),
         Err(PostprocessError::TotalTooLarge(u64::MAX))
     );
     // Per-step errors carry the step.
-    let e = run(&rs, &[1.0, 1.0, -1.0, 1.0, 1.0], 2.0, 5, &freq, Some(&m), Estimator::Map).unwrap_err();
+    let e =
+        run(&rs, &[1.0, 1.0, -1.0, 1.0, 1.0], 2.0, 5, &freq, Some(&m), Estimator::CausalFilter).unwrap_err();
     assert_eq!(e.to_string(), "step 3: budget ε = -1 must be finite and ≥ 0");
     let mut ragged = rs.clone();
     ragged[1].push(1.0);
-    let e = run(&ragged, &five, 2.0, 5, &freq, Some(&m), Estimator::Map).unwrap_err();
+    let e = run(&ragged, &five, 2.0, 5, &freq, Some(&m), Estimator::CausalFilter).unwrap_err();
     assert_eq!(e.to_string(), "step 2: release has 4 cells, expected 3");
     let mut bad = rs.clone();
     bad[3][2] = f64::INFINITY;
     let e = run(&bad, &five, 2.0, 5, &freq, Some(&m), Estimator::Mle).unwrap_err();
     assert_eq!(e.to_string(), "step 4: release value in cell 3 is inf: releases must be finite");
-    let e = run(&rs, &[1e308; 5], 1e-10, 5, &freq, Some(&m), Estimator::Map).unwrap_err();
+    let e = run(&rs, &[1e308; 5], 1e-10, 5, &freq, Some(&m), Estimator::CausalFilter).unwrap_err();
     assert!(
         matches!(e, PostprocessError::AtStep { step: 1, ref source } if matches!(**source, PostprocessError::WeightOverflow { .. }))
     );

@@ -36,8 +36,8 @@ fn run(filter: &mut Filter<'_>, releases: &[Vec<f64>], budgets: &[f64]) -> Vec<(
 #[test]
 fn a_resumed_filter_goes_on_as_the_one_never_stopped_standard_errors_included() {
     for (n, estimator) in [
-        (3, Estimator::Map),
-        (70, Estimator::Map),
+        (3, Estimator::CausalFilter),
+        (70, Estimator::CausalFilter),
         (3, Estimator::MapDbsec),
         (4, Estimator::MapInteger),
         (3, Estimator::Mle),

@@ -217,7 +217,7 @@ proptest! {
     #[test]
     fn estimates_are_feasible((f, b, releases, budgets, total) in stream(), policy in 0u8..2, with_backward in any::<bool>()) {
         let prior = if policy == 0 { PriorPolicy::Frequency } else { PriorPolicy::Uniform };
-        for estimator in [Estimator::Map, Estimator::Smooth] {
+        for estimator in [Estimator::CausalFilter, Estimator::Smooth] {
             let config = FilterConfig {
                 forward: Some(&f),
                 backward: with_backward.then_some(&b),
@@ -275,7 +275,8 @@ fn a_wrong_matrix_is_discounted() {
         filter(&releases, &budgets, config).unwrap().estimates
     };
     let err = |est: &[Vec<f64>]| est.iter().map(|x| (x[0] - 100.0).powi(2)).sum::<f64>() / est.len() as f64;
-    let (dbsec, map, smooth) = (run(Estimator::MapDbsec), run(Estimator::Map), run(Estimator::Smooth));
+    let (dbsec, map, smooth) =
+        (run(Estimator::MapDbsec), run(Estimator::CausalFilter), run(Estimator::Smooth));
     let raw = releases.iter().map(|x| (x[0] - 100.0).powi(2)).sum::<f64>() / 60.0;
     assert!(err(&dbsec) > 100.0 * raw, "the DBSec filter follows the matrix: {} vs raw {raw}", err(&dbsec));
     assert!(err(&map) < raw, "map discounts it: {} vs raw {raw}", err(&map));
@@ -317,7 +318,7 @@ fn extreme_releases_and_budgets_stay_finite() {
     ];
     for budgets in [[1e-300, 1e300, 1.0, 0.0, 1e-10], [1.0; 5], [0.0; 5]] {
         for total in [0u64, 1, 12, 1 << 53] {
-            for estimator in [Estimator::Map, Estimator::Smooth, Estimator::MapDbsec] {
+            for estimator in [Estimator::CausalFilter, Estimator::Smooth, Estimator::MapDbsec] {
                 let config = FilterConfig { forward: Some(&m), estimator, ..FilterConfig::new(total) };
                 let out = filter(&releases, &budgets, config).unwrap();
                 for x in &out.estimates {

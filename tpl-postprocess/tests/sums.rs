@@ -129,7 +129,7 @@ fn the_projection_of_a_mean_pushed_to_a_billion_sums_to_one() {
     ];
     let forward = TransitionMatrix::smoothed_identity(3, 0.01).unwrap();
     let config = FilterConfig { forward: Some(&forward), ..FilterConfig::new(1) };
-    for estimator in [Estimator::Kalman, Estimator::Smooth, Estimator::Map] {
+    for estimator in [Estimator::Kalman, Estimator::Smooth, Estimator::CausalFilter] {
         let out = filter(&releases, &[0.1; 8], FilterConfig { estimator, ..config.clone() }).unwrap();
         for (t, x) in out.estimates.iter().enumerate() {
             if let Err(e) = holds(x, 1.0) {

@@ -39,7 +39,9 @@ fn compare<'py>(
     .map_err(|e| error("schemes", e))?;
     let postprocess = postprocess
         .map(|name| match name.parse::<Estimator>() {
-            Ok(e @ (Estimator::Map | Estimator::MapDbsec | Estimator::Smooth | Estimator::Kalman)) => Ok(e),
+            Ok(
+                e @ (Estimator::CausalFilter | Estimator::MapDbsec | Estimator::Smooth | Estimator::Kalman),
+            ) => Ok(e),
             _ => Err(TplError::new_err(format!(
                 "postprocess {name:?}: True (smooth, the default) or one of smooth, map, map-dbsec, kalman"
             ))),

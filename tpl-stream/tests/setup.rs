@@ -111,7 +111,7 @@ fn estimating(
     let p = TransitionMatrix::smoothed_identity(n, 0.2).unwrap();
     let config = StreamConfig {
         forward: Some(p.clone()),
-        estimation: Some(tpl_stream::Estimation { estimator: Estimator::Map, total }),
+        estimation: Some(tpl_stream::Estimation { estimator: Estimator::CausalFilter, total }),
         ..StreamConfig::new(scheme, 1.0, 3)
     };
     DurableStream::create(path, &config).unwrap();

@@ -62,7 +62,7 @@ fn base(dir: &Path) -> PathBuf {
                 .unwrap(),
         ),
         alpha: Some(2.5),
-        estimation: Some(Estimation { estimator: tpl_postprocess::Estimator::Map, total: 30 }),
+        estimation: Some(Estimation { estimator: tpl_postprocess::Estimator::CausalFilter, total: 30 }),
         ..StreamConfig::new(SchemeKind::Bd, 1.0, 3)
     };
     DurableStream::create(&path, &config).unwrap();

@@ -272,7 +272,7 @@ pub fn run(config: &Config, cells: &[Cell<'_>]) -> Outcome {
         outcome.cells.push(gather(cell, runs, &estimators[..asked], kalman));
     }
     let key = |rows: &Vec<Row>| {
-        let row = rows.iter().find(|r| r.estimator == Estimator::Map.name()).or(rows.first());
+        let row = rows.iter().find(|r| r.estimator == Estimator::CausalFilter.name()).or(rows.first());
         row.map_or(f64::INFINITY, |r| if r.ratio_raw.is_nan() { f64::INFINITY } else { r.ratio_raw })
     };
     outcome.cells.sort_by(|a, b| key(b).total_cmp(&key(a)));

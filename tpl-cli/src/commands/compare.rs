@@ -46,7 +46,7 @@ impl Postprocess {
         let named = |e| (e, PostprocessDefault(false));
         match self {
             Self::Default => (Estimator::OFFLINE_DEFAULT, PostprocessDefault(true)),
-            Self::Map => named(Estimator::Map),
+            Self::Map => named(Estimator::CausalFilter),
             Self::MapDbsec => named(Estimator::MapDbsec),
             Self::Smooth => named(Estimator::Smooth),
             Self::Kalman => named(Estimator::Kalman),

@@ -1,3 +1,4 @@
+use super::fit::climb;
 use super::*;
 use tpl_core::TransitionMatrix;
 
