@@ -7,8 +7,9 @@ mod common;
 
 use common::*;
 
-/// A `<text>` of the document: x, y, font size, anchor, whether rotated, content.
-type SvgText = (f64, f64, f64, String, bool, String);
+/// A `<text>` of the document: x, y, font size, anchor, whether rotated, content, whether it
+/// hangs above its y (a negative `dy`) rather than below.
+type SvgText = (f64, f64, f64, String, bool, String, bool);
 
 fn texts(doc: &roxmltree::Document<'_>) -> Vec<SvgText> {
     let num = |n: &roxmltree::Node<'_, '_>, a: &str| {
@@ -26,22 +27,34 @@ fn texts(doc: &roxmltree::Document<'_>) -> Vec<SvgText> {
                 anchor,
                 n.attribute("transform").is_some(),
                 text,
+                n.attribute("dy").is_some_and(|dy| dy.starts_with('-')),
             )
         })
         .collect()
 }
 
-/// Fails when two left-aligned labels of `svg` meet (boxes of characters × size × 0.6 by
-/// size) or an axis repeats a tick label; returns the document's texts.
+/// The box a text covers, its characters taken 0.6 of the font size wide: left-aligned or
+/// centred labels, and a centred title turned a quarter (the y axis's, read upwards).
+fn text_box((x, y, size, anchor, rotated, text, above): &SvgText) -> [f64; 4] {
+    let width = text.chars().count() as f64 * size * 0.6;
+    let (top, bottom) = if *above { (y - size, *y) } else { (*y, y + size) };
+    match (anchor.as_str(), rotated) {
+        (_, true) => [*x, y - width / 2.0, x + size, y + width / 2.0],
+        ("middle", false) => [x - width / 2.0, top, x + width / 2.0, bottom],
+        _ => [*x, top, x + width, bottom],
+    }
+}
+
+/// Fails when two labels of `svg` meet — the points' labels and legend entries (left-aligned),
+/// the title and the axis titles (centred, the y axis's turned) — or an axis repeats a tick
+/// label; returns the document's texts.
 fn check_readable(name: &str, svg: &str) -> Vec<SvgText> {
     let doc = roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("{name}: {e}"));
     let all = texts(&doc);
-    // Labels, numbers and legend entries (left-aligned, top-anchored): no two boxes meet.
+    let tick = |t: &SvgText| (t.2 - 13.0 / 1.24).abs() < 1e-6;
     let boxes: Vec<(&str, [f64; 4])> = (all.iter())
-        .filter(|t| t.3 == "start" && !t.4)
-        .map(|(x, y, size, _, _, text)| {
-            (text.as_str(), [*x, *y, x + text.chars().count() as f64 * size * 0.6, y + size])
-        })
+        .filter(|t| t.3 == "start" || ((t.3 == "middle" || t.4) && !tick(t)))
+        .map(|t| (t.5.as_str(), text_box(t)))
         .collect();
     for (i, (a, ra)) in boxes.iter().enumerate() {
         for (b, rb) in &boxes[i + 1..] {
@@ -96,4 +109,19 @@ fn the_comparison_chart_is_readable() {
         .filter(|n| n.attribute("stroke") == Some("#0072B2") && n.attribute("stroke-width") == Some("1"))
         .count();
     assert!(joins >= 3, "{joins} joining lines");
+}
+
+/// The check itself: a point's label over the y axis's title (turned a quarter, centred on
+/// its point) fails it, as one beside the title passes.
+#[test]
+fn a_label_over_the_y_axis_title_fails_the_check() {
+    let page = |x: u32| {
+        format!(
+            r#"<svg xmlns="http://www.w3.org/2000/svg"><text x="16" y="289" dy="0.76em" text-anchor="middle" font-size="12.9" transform="rotate(270, 16, 289)">mean squared error per cell and step</text><text x="{x}" y="300" dy="0.76em" font-size="11.29">window+kalman</text><text x="300" y="600" text-anchor="middle" font-size="10.483870967741936">1</text><text x="400" y="600" text-anchor="middle" font-size="10.483870967741936">10</text><text x="50" y="500" text-anchor="end" font-size="10.483870967741936">1</text><text x="50" y="400" text-anchor="end" font-size="10.483870967741936">10</text></svg>"#
+        )
+    };
+    check_readable("beside", &page(40));
+    let over = std::panic::catch_unwind(|| check_readable("over", &page(20)));
+    let message = over.err().and_then(|e| e.downcast_ref::<String>().cloned()).unwrap_or_default();
+    assert!(message.contains("window+kalman") && message.contains("mean squared error"), "{message}");
 }
