@@ -74,8 +74,8 @@ pub use noise::{FloatLaplace, laplace_inverse_cdf};
 pub use noise::{Recording, Scripted, Zero};
 pub use params::{DEFAULT_SENSITIVITY, Epsilon, WEventParams};
 pub use plugin::{
-    BuildMechanism, BuildScheme, Laplace, MechanismBuilder, NamedMechanism, NamedScheme, SchemeBuilder,
-    SchemeRegistry, mechanism_builder, scheme_builder,
+    BuildMechanism, BuildScheme, Laplace, MechanismBuilder, Named, NamedMechanism, NamedScheme,
+    SchemeBuilder, SchemeRegistry, mechanism_builder, scheme_builder,
 };
 /// The `rand` this crate is built with: its `RngCore` is what [`StreamRng`] and the samplers'
 /// generators implement, so a mechanism of your own names it from here, at the right version.

@@ -90,17 +90,21 @@ impl SchemeBuilder for SchemeKind {
     }
 }
 
-/// A [`SchemeBuilder`] made of a name and a closure ([`scheme_builder`]).
-pub struct NamedScheme {
+/// A builder made of a name and a closure of type `F` ([`scheme_builder`],
+/// [`mechanism_builder`]).
+pub struct Named<F: ?Sized> {
     name: String,
-    build: Box<BuildScheme>,
+    build: Box<F>,
 }
 
-impl fmt::Debug for NamedScheme {
+impl<F: ?Sized> fmt::Debug for Named<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("NamedScheme").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("Named").field("name", &self.name).finish_non_exhaustive()
     }
 }
+
+/// A [`SchemeBuilder`] made of a name and a closure ([`scheme_builder`]).
+pub type NamedScheme = Named<BuildScheme>;
 
 /// The [`SchemeBuilder`] called `name` that builds with `build`.
 pub fn scheme_builder(
@@ -110,7 +114,7 @@ pub fn scheme_builder(
     + Sync
     + 'static,
 ) -> NamedScheme {
-    NamedScheme { name: name.into(), build: Box::new(build) }
+    Named { name: name.into(), build: Box::new(build) }
 }
 
 impl SchemeBuilder for NamedScheme {
@@ -178,23 +182,14 @@ impl MechanismBuilder for Laplace {
 }
 
 /// A [`MechanismBuilder`] made of a name and a closure ([`mechanism_builder`]).
-pub struct NamedMechanism {
-    name: String,
-    build: Box<BuildMechanism>,
-}
-
-impl fmt::Debug for NamedMechanism {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("NamedMechanism").field("name", &self.name).finish_non_exhaustive()
-    }
-}
+pub type NamedMechanism = Named<BuildMechanism>;
 
 /// The [`MechanismBuilder`] called `name` that builds with `build`.
 pub fn mechanism_builder(
     name: impl Into<String>,
     build: impl Fn(Box<dyn NoiseSource + Send>) -> Box<dyn Mechanism + Send> + Send + Sync + 'static,
 ) -> NamedMechanism {
-    NamedMechanism { name: name.into(), build: Box::new(build) }
+    Named { name: name.into(), build: Box::new(build) }
 }
 
 impl MechanismBuilder for NamedMechanism {

@@ -106,7 +106,7 @@ def test_the_key_lives_apart_and_a_rotation_refuses_earlier_retries(tmp_path):
     s = tp.Stream.open(path, key_file=key)
     with pytest.raises(tp.TplError, match="rotated"):
         s.push([4, 5], key=1)
-    assert s.push([4, 6], key=2)["t"] == 2 and s.status()["format_version"] == 3
+    assert s.push([4, 6], key=2)["t"] == 2 and s.status()["format_version"] == 4
 
 
 @pytest.mark.parametrize(
