@@ -21,9 +21,8 @@ use tpl_alloc::{
 };
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{
-    DEFAULT_SENSITIVITY, DiscreteLaplace, Laplace, MechanismBuilder, PbaCorrelation, SchemeBuilder,
-    SchemeInputs, SchemeKind, StreamScheme, WEventParams, WindowLedger, budget_for_effective,
-    checked_effective_budget, effective_spending,
+    DEFAULT_SENSITIVITY, DiscreteLaplace, PbaCorrelation, SchemeInputs, SchemeKind, StreamScheme,
+    WEventParams, WindowLedger, budget_for_effective, checked_effective_budget, effective_spending,
 };
 use tpl_postprocess::{Estimator, FilterConfig, PriorPolicy};
 
@@ -408,7 +407,7 @@ fn population(truth: &[Vec<f64>]) -> Option<u64> {
 /// `budgets` are the mechanism's, for sensitivity Δ) or decided by a scheme step by step,
 /// with the leakage guaranteed over every run.
 enum Plan {
-    Scheme { source: SchemeSource, guaranteed: Leakage },
+    Scheme { source: CustomStrategy, guaranteed: Leakage },
     Budgets { budgets: Vec<f64>, leakage: Leakage, max_window_budget: f64 },
 }
 
@@ -448,8 +447,9 @@ fn plan(strategy: Strategy, run: &Checked<'_>, corr: &Correlation) -> Result<Pla
         Strategy::Scheme(SchemeKind::Pba) if run.backward.is_none() && run.forward.is_none() => {
             return Err(CompareError::PbaNeedsCorrelation);
         }
-        Strategy::Scheme(kind) => return scheme_plan(SchemeSource::Kind(kind), run, corr),
-        Strategy::Custom(custom) => return scheme_plan(SchemeSource::Custom(custom), run, corr),
+        // A built-in scheme comes through the door a user's does.
+        Strategy::Scheme(kind) => return scheme_plan(CustomStrategy::new(kind), run, corr),
+        Strategy::Custom(custom) => return scheme_plan(custom, run, corr),
         Strategy::UpperBound => UpperBound::new(corr, run.alpha).allocate(horizon),
         Strategy::Quantified => Quantified::new(corr, run.alpha).allocate(horizon),
         Strategy::Window => WindowAllocator::new(corr, run.alpha, run.window).allocate(horizon),
@@ -464,39 +464,20 @@ fn plan(strategy: Strategy, run: &Checked<'_>, corr: &Correlation) -> Result<Pla
 
 /// The plan of a scheme strategy: its guaranteed leakage over the horizon, from the caps the
 /// scheme states (building it draws nothing).
-fn scheme_plan(source: SchemeSource, run: &Checked<'_>, corr: &Correlation) -> Result<Plan> {
-    let scheme = source.build(run, run.seed.rng(source.name(), 0))?;
+fn scheme_plan(source: CustomStrategy, run: &Checked<'_>, corr: &Correlation) -> Result<Plan> {
+    let scheme = scheme_of(&source, run, run.seed.rng(source.name(), 0))?;
     let g = guaranteed_leakage(scheme.as_ref(), corr, run.truth.len(), run.window)?;
     let guaranteed =
         Leakage { max_tpl: g.max_tpl, max_window_leakage: g.max_window_leakage.unwrap_or(g.max_tpl) };
     Ok(Plan::Scheme { source, guaranteed })
 }
 
-/// Where a scheme strategy's scheme comes from.
-enum SchemeSource {
-    Kind(SchemeKind),
-    Custom(CustomStrategy),
-}
-
-impl SchemeSource {
-    fn name(&self) -> &str {
-        match self {
-            Self::Kind(kind) => kind.name(),
-            Self::Custom(custom) => custom.name(),
-        }
-    }
-
-    /// The scheme of one run drawing from `rng`: built-in or a user's, through the one
-    /// [`SchemeBuilder`] door, over the exact discrete Laplace noise of the run's generator.
-    fn build(&self, run: &Checked<'_>, rng: ChaCha20Rng) -> Result<Box<dyn StreamScheme>> {
-        let (params, inputs) = scheme_params(run)?;
-        let noise = Box::new(DiscreteLaplace::new(rng));
-        let built = match self {
-            Self::Custom(custom) => custom.build(params, &inputs, noise),
-            Self::Kind(kind) => SchemeBuilder::build(kind, params, &inputs, Laplace.build(noise)),
-        };
-        built.map(|scheme| scheme as Box<dyn StreamScheme>).map_err(CompareError::Release)
-    }
+/// The scheme of one run of `source` drawing from `rng`, over the exact discrete Laplace noise
+/// of the run's generator.
+fn scheme_of(source: &CustomStrategy, run: &Checked<'_>, rng: ChaCha20Rng) -> Result<Box<dyn StreamScheme>> {
+    let (params, inputs) = scheme_params(run)?;
+    let built = source.build(params, &inputs, Box::new(DiscreteLaplace::new(rng)));
+    built.map(|scheme| scheme as Box<dyn StreamScheme>).map_err(CompareError::Release)
 }
 
 /// The parameters and inputs of a w-event scheme in this comparison.
@@ -558,14 +539,15 @@ struct Released {
 /// with the same input checks and exact window ledger).
 fn release(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng) -> Result<Released> {
     let mut scheme = match plan {
-        Plan::Scheme { source, .. } => source.build(run, rng)?,
+        Plan::Scheme { source, .. } => scheme_of(source, run, rng)?,
         Plan::Budgets { budgets, max_window_budget, .. } => {
             // The plan's own largest window spend is the ε its windows are held to.
             let params = WEventParams::new(*max_window_budget, run.window, run.sensitivity)
                 .map_err(CompareError::Release)?;
             let inputs = SchemeInputs { correlation: PbaCorrelation::Never, plan: budgets.clone() };
-            let mechanism = Laplace.build(Box::new(DiscreteLaplace::new(rng)));
-            SchemeBuilder::build(&SchemeKind::Planned, params, &inputs, mechanism)
+            let planned = CustomStrategy::new(SchemeKind::Planned);
+            planned
+                .build(params, &inputs, Box::new(DiscreteLaplace::new(rng)))
                 .map_err(CompareError::Release)?
         }
     };

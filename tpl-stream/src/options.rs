@@ -137,20 +137,22 @@ impl StreamOptions {
         {
             return Err(built_in(scheme.name()));
         }
-        let mut config = config.clone();
+        // The config is copied (matrices and all) only to record an application's mechanism.
+        let mut config = std::borrow::Cow::Borrowed(config);
         if let Some(mechanism) = self.plugins.mechanism() {
             let name = mechanism.name();
             if name == tpl_mechanisms::Laplace.name() {
                 return Err(built_in(name));
             }
             match &config.mechanism {
-                Some(named) if named != name => {
+                Some(named) if named == name => {}
+                Some(named) => {
                     return Err(StreamError::NeedsMechanism {
                         name: named.clone(),
                         given: Some(name.to_owned()),
                     });
                 }
-                _ => config.mechanism = Some(name.to_owned()),
+                None => config.to_mut().mechanism = Some(name.to_owned()),
             }
         }
         if let SchemeChoice::Custom(name) = &config.scheme
