@@ -71,6 +71,15 @@ pub enum CliError {
     },
 }
 
+impl From<tpl_report::ReportError> for CliError {
+    fn from(e: tpl_report::ReportError) -> Self {
+        match e {
+            tpl_report::ReportError::Write { path, source } => Self::Write { path, source },
+            e => Self::Usage(e.to_string()),
+        }
+    }
+}
+
 impl CliError {
     /// The process exit code: 2 for every error a user can cause and fix (files, values,
     /// usage, a folder or device that cannot be written).

@@ -5,21 +5,17 @@
 //! failures.
 
 mod args;
-mod chart;
 mod commands;
 mod comparison_report;
 mod counts_check;
 mod error;
-mod html;
 mod limits;
 mod matrix_file;
-mod matrix_source;
 mod output_dir;
 mod progress;
 mod provenance;
 mod release_report;
 mod render;
-mod stream_report;
 
 use std::io::Write;
 

@@ -21,5 +21,5 @@ pub fn create_dir(dir: &Path) -> Result<()> {
 
 /// Writes `text` to `path`, in a folder that must exist.
 pub fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|source| CliError::Write { path: path.to_path_buf(), source })
+    Ok(tpl_report::write_file(path, text)?)
 }

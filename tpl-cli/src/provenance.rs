@@ -2,7 +2,8 @@
 //! run is reproducible (anyone with the seed can redraw its noise), hence not private, and
 //! the warning that the float sampler is not release-grade.
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use tpl_mechanisms::SamplerKind;
 
 /// The version of `tpl` that made an output, recorded in releases and comparisons.
@@ -39,14 +40,38 @@ const DEBUG_BUILD: bool = cfg!(debug_assertions);
 
 /// The `build` object of every JSON output that records its provenance: version, commit
 /// (`null` when unknown), features, compiler and whether it is a debug build.
+#[derive(Debug, Serialize)]
+pub struct Build {
+    version: &'static str,
+    commit: Option<&'static str>,
+    features: Vec<String>,
+    rustc: Option<&'static str>,
+    debug_build: bool,
+}
+
+impl Build {
+    /// How this binary was built.
+    pub fn of_this_binary() -> Self {
+        Self { version: VERSION, commit: COMMIT, features: features(), rustc: RUSTC, debug_build: DEBUG_BUILD }
+    }
+}
+
+/// The `build` object alone (for the outputs still built as JSON values).
 pub fn build_json() -> Value {
-    json!({
-        "version": VERSION,
-        "commit": COMMIT,
-        "features": features(),
-        "rustc": RUSTC,
-        "debug_build": DEBUG_BUILD,
-    })
+    serde_json::to_value(Build::of_this_binary()).unwrap_or(Value::Null)
+}
+
+/// The JSON object of `output` followed by the `version` and `build` of this binary (the
+/// outputs that record how they were made: releases, comparisons, stream exports).
+pub fn with_build<T: Serialize>(output: &T) -> Value {
+    #[derive(Serialize)]
+    struct WithBuild<'a, T> {
+        #[serde(flatten)]
+        output: &'a T,
+        version: &'static str,
+        build: Build,
+    }
+    serde_json::to_value(WithBuild { output, version: VERSION, build: Build::of_this_binary() }).unwrap_or(Value::Null)
 }
 
 /// One line for a report's provenance and `tpl -V`: the version and the commit.

@@ -130,7 +130,7 @@ pub fn run(args: &AllocateArgs) -> Result<AllocateReport> {
             human(args.alpha),
             args.horizon
         );
-        crate::chart::compact_leakage_chart(path, &title, &allocation.audit.series)?;
+        tpl_report::chart::compact_leakage_chart(path, &title, &allocation.audit.series)?;
     }
     Ok(AllocateReport { alpha: args.alpha, allocation, window })
 }

@@ -10,15 +10,14 @@ use tpl_core::{StepRange, Steps, TransitionMatrix};
 use tpl_io::{read_counts, read_user_stream};
 use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism};
 use tpl_postprocess::Estimator;
+use tpl_report::{ComparisonReport, MatrixSource};
 
 use crate::args::{CorrelationArgs, SeedArgs, WEventArgs};
-use crate::comparison_report::{CompareReport, Options, PostprocessDefault, run_comparison};
+use crate::comparison_report::{Options, run_comparison};
 use crate::counts_check::check_counts;
 use crate::error::{CliError, Result};
-use crate::html::{Page, Section};
-use crate::matrix_source::MatrixSource;
 use crate::output_dir::write_file;
-use crate::provenance::{command_line, note_seeded};
+use crate::provenance::{command_line, note_seeded, version_line};
 
 /// Post-processing applied to every strategy's releases (in extra rows
 /// `<strategy>+<name>`; [`docs/map.md`](tpl_core::guide::map)).
@@ -42,10 +41,10 @@ pub enum Postprocess {
 
 impl Postprocess {
     /// The estimator of `tpl-postprocess` it runs, and whether it is the default.
-    fn estimator(self) -> (Estimator, PostprocessDefault) {
-        let named = |e| (e, PostprocessDefault(false));
+    fn estimator(self) -> (Estimator, bool) {
+        let named = |e| (e, false);
         match self {
-            Self::Default => (Estimator::OFFLINE_DEFAULT, PostprocessDefault(true)),
+            Self::Default => (Estimator::OFFLINE_DEFAULT, true),
             Self::Map => named(Estimator::CausalFilter),
             Self::MapDbsec => named(Estimator::MapDbsec),
             Self::Smooth => named(Estimator::Smooth),
@@ -119,7 +118,7 @@ pub struct CompareArgs {
 }
 
 /// Runs `tpl compare`.
-pub fn run(args: &CompareArgs) -> Result<CompareReport> {
+pub fn run(args: &CompareArgs) -> Result<ComparisonReport> {
     if let Some(path) = &args.report {
         check_report_path(path)?;
     }
@@ -192,41 +191,27 @@ fn check_report_path(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The page of `--report`: how the comparison was made, the notes on its inputs, its
-/// parameters, table and chart (`chart`, the document of [`CompareReport::chart_svg`]).
+/// The page of `--report`: how the comparison was made (the command, the version, the
+/// input files), then the report's page ([`ComparisonReport::page`]) with the notes on the
+/// inputs and `chart`.
 fn html_report(
-    report: &CompareReport,
+    report: &ComparisonReport,
     args: &CompareArgs,
     inputs: &Inputs,
     name: &str,
     chart: &str,
 ) -> Result<String> {
-    let mut page = Page::new(&format!("tpl compare: {name}"));
-    page.lead(
-        "Every release strategy on one count stream, scored on error and on the leakage the adversary's \
-         correlation really gives (realised in the runs drawn, and guaranteed over every run).",
-    );
-    page.provenance("command", command_line()).provenance("tpl", crate::provenance::version_line());
     let kind = if args.stream.is_some() { "user stream" } else { "counts" };
-    page.provenance(kind, inputs.path.display().to_string());
+    let mut made_by =
+        vec![("command", command_line()), ("tpl", version_line()), (kind, inputs.path.display().to_string())];
     for (side, file) in
         [("backward matrix", &args.correlation.backward), ("forward matrix", &args.correlation.forward)]
     {
         if let Some(file) = file {
-            page.provenance(side, file.display().to_string());
+            made_by.push((side, file.display().to_string()));
         }
     }
-    let mut section = Section::new("Error and audited leakage");
-    for note in &inputs.notes {
-        section.note(&format!("Note: {note}."));
-    }
-    report.html_into(&mut section);
-    section.chart(
-        chart,
-        "Error against the audited leakage of every strategy (log scales): lower left is better",
-    )?;
-    page.section(section);
-    Ok(page.render())
+    Ok(report.page(name, &made_by, &inputs.notes, chart)?)
 }
 
 /// What a comparison scores and the matrices it uses.

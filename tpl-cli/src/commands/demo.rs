@@ -11,11 +11,12 @@ use tpl_compare::{Holdout, Seed, Strategy, USERS_STREAM, histogram, simulate_use
 use tpl_core::{LeakageSeries, Loss, LossEvaluator, PiecewiseLoss, Steps, Supremum, TransitionMatrix};
 use tpl_io::{counts_text, matrix_text, parse_user_stream, stream_text};
 
-use crate::chart::leakage_svg;
-use crate::comparison_report::{CompareReport, Options, run_comparison};
+use tpl_report::chart::leakage_svg;
+use tpl_report::html::{self, Cell, Page, Section};
+use tpl_report::{ComparisonReport, MatrixSource};
+
+use crate::comparison_report::{Options, run_comparison};
 use crate::error::{CliError, Result};
-use crate::html::{self, Cell, Page, Section};
-use crate::matrix_source::MatrixSource;
 use crate::output_dir::{create_dir, write_file};
 
 use crate::render::{Report, Table, csv_text, human};
@@ -67,8 +68,8 @@ pub struct DemoReport {
     series: LeakageSeries,
     window_max: f64,
     suprema: Vec<(f64, Supremum)>,
-    synthetic: CompareReport,
-    real: CompareReport,
+    synthetic: ComparisonReport,
+    real: ComparisonReport,
     out: PathBuf,
     runs: usize,
     seed: u64,
@@ -131,7 +132,7 @@ pub fn run(args: &DemoArgs) -> Result<DemoReport> {
         runs: args.runs,
         postprocess: Some((
             tpl_postprocess::Estimator::OFFLINE_DEFAULT,
-            crate::comparison_report::PostprocessDefault(true),
+            true,
         )),
         baseline: true,
         seed: Some(args.seed),
@@ -195,7 +196,7 @@ const PROTOCOL: &str = "Every error below is measured out of sample: the correla
 /// The honest protocol of every accuracy figure of the demo: the raw matrices estimated from
 /// the first half of the steps of `states` (public knowledge from an earlier period), every
 /// strategy scored on the second half.
-fn first_half_then_second(states: &[Vec<usize>], cells: usize, options: &Options) -> Result<CompareReport> {
+fn first_half_then_second(states: &[Vec<usize>], cells: usize, options: &Options) -> Result<ComparisonReport> {
     let steps = states.len();
     let holdout = Holdout::new(steps, Steps::new(1, steps / 2)?, None, false)
         .map_err(|source| CliError::Compare { context: "demo: ".into(), source })?;
@@ -270,9 +271,9 @@ impl DemoReport {
              estimated from the first {} steps (an earlier period: what a curator can know in advance), and every \
              strategy is released {} times on the last {} and scored there, so no matrix has seen the counts it is \
              scored on",
-            SIM_STEPS - self.synthetic.0.horizon,
-            self.synthetic.0.runs,
-            self.synthetic.0.horizon
+            SIM_STEPS - self.synthetic.comparison.horizon,
+            self.synthetic.comparison.runs,
+            self.synthetic.comparison.horizon
         )
     }
 
@@ -282,7 +283,7 @@ impl DemoReport {
             "295 vessels in New York harbour, one hour in 1-minute steps, the raw matrices estimated from the first \
              half and the last {} steps scored (some rows are deterministic, so L(α) = α and only finite-horizon \
              strategies have a bounded leakage)",
-            self.real.0.horizon
+            self.real.comparison.horizon
         )
     }
 

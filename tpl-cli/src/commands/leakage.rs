@@ -136,7 +136,7 @@ pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
             series.len(),
             human(series.horizon_leakage())
         );
-        crate::chart::compact_leakage_chart(path, &title, &series)?;
+        tpl_report::chart::compact_leakage_chart(path, &title, &series)?;
     }
     Ok(LeakageReport { series, window })
 }

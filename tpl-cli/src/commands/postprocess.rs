@@ -13,7 +13,7 @@ use tpl_mechanisms::{Intervals, SamplerKind};
 use tpl_postprocess::{Bootstrap, Estimates, Estimator, FilterConfig, PostprocessError, PriorPolicy, filter};
 
 use crate::args::IntervalArgs;
-use crate::chart::{CellSeries, estimate_chart};
+use tpl_report::chart::{CellSeries, estimate_chart};
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, fitted, read_matrix};
 use crate::provenance::VERSION;
@@ -369,7 +369,7 @@ fn chart(
         // The chart then holds the true counts: it is as private as they are.
         title.push_str(" — CONFIDENTIAL: shows the true counts, do not publish");
     }
-    estimate_chart(path, &title, &cells)
+    Ok(estimate_chart(path, &title, &cells)?)
 }
 
 /// ε_1..ε_T from `--epsilon`, `--budgets`, or the releases file's `publication_budget`.

@@ -19,10 +19,10 @@ use crate::commands::postprocess::{IntervalMethod, PostprocessReport};
 use crate::counts_check::refused_row;
 use crate::error::{CliError, Result};
 use crate::output_dir::write_file;
-use crate::provenance::{VERSION, warn_float_sampler};
+use crate::provenance::{VERSION, command_line, version_line, warn_float_sampler};
 use crate::release_report::{ReleaseReport, Sampler, StreamSteps, parse_scheme};
 use crate::render::{Report, Table, count_of, csv_text, human};
-use crate::stream_report::{StreamData, stream_page};
+use tpl_report::{StreamData, stream_page};
 
 /// Arguments of `tpl stream`.
 #[derive(Debug, Args)]
@@ -254,7 +254,7 @@ impl Report for PageReport {
 fn report(a: &ReportArgs) -> Result<PageReport> {
     let mut s = open(&a.db)?;
     let data = StreamData::read(&mut s, a.db.db.display().to_string()).map_err(stream_error)?;
-    let page = stream_page(&data)?;
+    let page = stream_page(&data, &[("command", command_line()), ("tpl", version_line())])?;
     write_file(&a.out, &page)?;
     Ok(PageReport { out: a.out.clone(), bytes: page.len(), steps: data.steps.len() })
 }

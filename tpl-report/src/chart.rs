@@ -14,9 +14,8 @@ use plotters::coord::Shift;
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 
-use crate::error::{CliError, Result};
-use crate::output_dir::write_file;
-use crate::render::human;
+use crate::text::human;
+use crate::{ReportError, Result, write_file};
 
 #[cfg(test)]
 mod tests;
@@ -796,7 +795,7 @@ impl Scatter<'_> {
         let first = {
             let root = SVGBackend::with_string(&mut scratch, SIZE).into_drawing_area();
             let chart =
-                self.frame(&root).map_err(|e| CliError::Usage(format!("cannot draw the chart: {e}")))?;
+                self.frame(&root).map_err(|e| ReportError::Draw(format!("cannot draw the chart: {e}")))?;
             self.layout(&chart)
         };
         let (keys, numbered) = self.legend(&first);
@@ -837,7 +836,7 @@ impl Scatter<'_> {
             layout = Some(l);
             Ok(())
         })?;
-        let layout = layout.ok_or_else(|| CliError::Usage("cannot draw the chart".into()))?;
+        let layout = layout.ok_or_else(|| ReportError::Draw("cannot draw the chart".into()))?;
         Ok((svg, layout))
     }
 }
@@ -1024,9 +1023,9 @@ fn render(
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        root.fill(&WHITE).map_err(draw_error).map_err(CliError::Usage)?;
-        draw(&root).map_err(|e| CliError::Usage(format!("cannot draw the chart: {e}")))?;
-        root.present().map_err(draw_error).map_err(CliError::Usage)?;
+        root.fill(&WHITE).map_err(draw_error).map_err(ReportError::Draw)?;
+        draw(&root).map_err(|e| ReportError::Draw(format!("cannot draw the chart: {e}")))?;
+        root.present().map_err(draw_error).map_err(ReportError::Draw)?;
     }
     Ok(svg)
 }

@@ -11,9 +11,8 @@
 
 use std::fmt::Write as _;
 
-use crate::error::{CliError, Result};
-use crate::provenance::VERSION;
-use crate::render::human;
+use crate::text::human;
+use crate::{ReportError, Result, VERSION};
 
 /// Escapes `text` for HTML element content and attribute values (`&`, `<`, `>`, `"`, `'`).
 pub fn escape(text: &str) -> String {
@@ -195,11 +194,11 @@ pub fn inline_svg(svg: &str, label: &str) -> Result<String> {
     let start = svg
         .find("<svg")
         .filter(|&i| svg[i + 4..].starts_with(|c: char| c.is_ascii_whitespace() || c == '>' || c == '/'))
-        .ok_or_else(|| CliError::Usage("cannot embed the chart: no <svg> element in it".into()))?;
+        .ok_or_else(|| ReportError::Embed("no <svg> element in it"))?;
     let body = &svg[start..];
     let tag_end = body
         .find('>')
-        .ok_or_else(|| CliError::Usage("cannot embed the chart: unterminated <svg> tag".into()))?;
+        .ok_or_else(|| ReportError::Embed("unterminated <svg> tag"))?;
     let (tag, rest) = body.split_at(tag_end);
     let (tag, closed) = match tag.strip_suffix('/') {
         Some(t) => (t, "/"),

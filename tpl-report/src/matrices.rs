@@ -3,7 +3,7 @@
 //! ([`docs/cli.md`](tpl_core::guide::cli) §2.9): the `matrices` object of the JSON, a `#` line of
 //! the CSV and a sentence of the table.
 
-use serde_json::{Value, json};
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 use tpl_compare::Holdout;
 use tpl_core::Steps;
 
@@ -48,22 +48,6 @@ impl MatrixSource {
             MatrixOrigin::Files => None,
             MatrixOrigin::None => Some(false),
         }
-    }
-
-    /// The `matrices` object of the JSON output.
-    pub fn json(&self) -> Value {
-        let pair = |s: Steps| json!([s.first(), s.last()]);
-        let (source, train) = match self.origin {
-            MatrixOrigin::Estimated(h) => ("estimated", pair(h.train())),
-            MatrixOrigin::Files => ("files", Value::Null),
-            MatrixOrigin::None => ("none", Value::Null),
-        };
-        json!({
-            "source": source,
-            "train_steps": train,
-            "score_steps": pair(self.score),
-            "in_sample": self.in_sample(),
-        })
     }
 
     /// The `#` line of the CSV output.
@@ -112,5 +96,25 @@ impl MatrixSource {
                 format!("No correlation matrices; strategies scored on steps {}.", self.score)
             }
         }
+    }
+}
+
+/// The `matrices` object of the JSON output: `source` (`estimated`, `files` or `none`),
+/// `train_steps` and `score_steps` (`[first, last]`, from 1; `train_steps` null unless
+/// estimated) and `in_sample` (null when not known).
+impl Serialize for MatrixSource {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let pair = |s: Steps| [s.first(), s.last()];
+        let (source, train) = match self.origin {
+            MatrixOrigin::Estimated(h) => ("estimated", Some(pair(h.train()))),
+            MatrixOrigin::Files => ("files", None),
+            MatrixOrigin::None => ("none", None),
+        };
+        let mut out = serializer.serialize_struct("MatrixSource", 4)?;
+        out.serialize_field("source", source)?;
+        out.serialize_field("train_steps", &train)?;
+        out.serialize_field("score_steps", &pair(self.score))?;
+        out.serialize_field("in_sample", &self.in_sample())?;
+        out.end()
     }
 }

@@ -1,4 +1,4 @@
-//! `tpl stream report`: one self-contained HTML page of a stream ([`docs/stream.md`] §10) —
+//! The page of `tpl stream report` and Python's `Stream.report`: one self-contained HTML page of a stream ([`docs/stream.md`] §10) —
 //! its parameters and provenance, the busiest cells' releases and estimates over time, the
 //! spend of every window against ε, the realised and guaranteed leakage step by step, and the
 //! refused steps. Long streams are summarised, never drawn point by point: every series has
@@ -9,11 +9,10 @@
 use tpl_core::Short;
 use tpl_stream::{DurableStream, Status, StepRecord};
 
+use crate::Result;
 use crate::chart::{Band, TimeSeries, time_series_svg};
-use crate::error::Result;
 use crate::html::{Cell, Page, Section, Table};
-use crate::provenance::{command_line, version_line};
-use crate::render::human;
+use crate::text::human;
 
 /// The most points a series of the page has: longer streams are summarised over buckets of
 /// consecutive steps (the mean of each bucket's values, or its maximum for a spend or a
@@ -251,11 +250,12 @@ const LAPLACE_90: f64 = std::f64::consts::LN_10;
 /// The level of the estimates' intervals drawn (that of the releases' band).
 const LEVEL: f64 = 0.9;
 
-/// The page of `data`.
+/// The page of `data`; `made_by` are the first (term, value) pairs of its provenance (the
+/// command line and the version of what wrote it), before the stream's format and chain head.
 ///
 /// # Errors
 /// A chart that cannot be drawn.
-pub fn stream_page(data: &StreamData) -> Result<String> {
+pub fn stream_page(data: &StreamData, made_by: &[(&str, String)]) -> Result<String> {
     let status = &data.status;
     let config = &status.config;
     let steps = &data.steps;
@@ -274,9 +274,10 @@ pub fn stream_page(data: &StreamData) -> Result<String> {
             n => format!(", {n} of them refused by the stream's own checks"),
         }
     ));
-    page.provenance("command", command_line())
-        .provenance("tpl", version_line())
-        .provenance("stream format", status.format_version.to_string())
+    for (term, value) in made_by {
+        page.provenance(term, value.clone());
+    }
+    page.provenance("stream format", status.format_version.to_string())
         .provenance("history chain head", status.chain_head.clone().unwrap_or_else(|| "(no step)".into()));
     page.section(parameters(data));
     if !steps.is_empty() {
