@@ -74,4 +74,3 @@ impl Report for ComparisonReport {
         ComparisonReport::table(self)
     }
 }
-

@@ -52,7 +52,13 @@ pub struct Build {
 impl Build {
     /// How this binary was built.
     pub fn of_this_binary() -> Self {
-        Self { version: VERSION, commit: COMMIT, features: features(), rustc: RUSTC, debug_build: DEBUG_BUILD }
+        Self {
+            version: VERSION,
+            commit: COMMIT,
+            features: features(),
+            rustc: RUSTC,
+            debug_build: DEBUG_BUILD,
+        }
     }
 }
 
@@ -71,7 +77,8 @@ pub fn with_build<T: Serialize>(output: &T) -> Value {
         version: &'static str,
         build: Build,
     }
-    serde_json::to_value(WithBuild { output, version: VERSION, build: Build::of_this_binary() }).unwrap_or(Value::Null)
+    serde_json::to_value(WithBuild { output, version: VERSION, build: Build::of_this_binary() })
+        .unwrap_or(Value::Null)
 }
 
 /// One line for a report's provenance and `tpl -V`: the version and the commit.

@@ -2,20 +2,57 @@
 //! the adversary's correlation gives (`tpl compare` with matrices given) through
 //! `tpl-compare`.
 
+use std::path::PathBuf;
+
 use numpy::PyReadonlyArray2;
 use pyo3::prelude::*;
 use tpl_compare::{Seed, Setup, Strategy, compare as run_compare};
+use tpl_core::Steps;
 use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism};
 use tpl_postprocess::Estimator;
+use tpl_report::{ComparisonReport, MatrixSource};
 
 use crate::TplError;
 use crate::convert::{MatrixArg, error, optional_matrix, rows};
 use crate::release::{check_size, validate_rows};
 
-/// The comparison as the JSON text of `tpl compare` (its rows and parameters, without the
-/// `version` and `matrices` fields the command adds).
+/// A comparison made here: its JSON and its page, as `tpl compare` writes them
+/// ([`ComparisonReport`]).
+#[pyclass(module = "temporal_privacy._native", name = "NativeComparison", frozen)]
+pub struct NativeComparison {
+    report: ComparisonReport,
+}
+
+#[pymethods]
+impl NativeComparison {
+    /// The JSON text of `tpl compare` without the binary's `version` and `build`.
+    fn json(&self) -> PyResult<String> {
+        serde_json::to_string(&self.report).map_err(|e| error("compare", e))
+    }
+
+    /// Writes the page of `tpl compare --report` to `out`: the chart and the table of the
+    /// counts named `name`, `made_by` first in its provenance; returns its size in bytes.
+    fn report(
+        &self,
+        py: Python<'_>,
+        out: PathBuf,
+        name: &str,
+        made_by: Vec<(String, String)>,
+    ) -> PyResult<usize> {
+        py.detach(|| {
+            let made_by: Vec<(&str, String)> = made_by.iter().map(|(t, v)| (t.as_str(), v.clone())).collect();
+            let chart = self.report.chart_svg(name).map_err(|e| error("report", e))?;
+            let page = self.report.page(name, &made_by, &[], &chart).map_err(|e| error("report", e))?;
+            tpl_report::write_file(&out, &page).map_err(|e| error("path", e))?;
+            Ok(page.len())
+        })
+    }
+}
+
+/// The comparison of `tpl compare` on counts and matrices given (not estimated here);
+/// `postprocess_default` says whether the estimator was the default.
 #[pyfunction]
-#[pyo3(signature = (counts, backward, forward, epsilon, window, sensitivity, schemes, alpha, runs, postprocess, baseline, seed))]
+#[pyo3(signature = (counts, backward, forward, epsilon, window, sensitivity, schemes, alpha, runs, postprocess, postprocess_default, baseline, seed))]
 #[allow(clippy::too_many_arguments)]
 fn compare<'py>(
     py: Python<'py>,
@@ -29,9 +66,10 @@ fn compare<'py>(
     alpha: Option<f64>,
     runs: usize,
     postprocess: Option<&str>,
+    postprocess_default: bool,
     baseline: bool,
     seed: Option<u64>,
-) -> PyResult<String> {
+) -> PyResult<NativeComparison> {
     let strategies = match schemes {
         Some(names) => names.iter().map(|n| Strategy::parse(n)).collect::<Result<Vec<_>, _>>(),
         None => Ok(Strategy::ALL.to_vec()),
@@ -55,6 +93,7 @@ fn compare<'py>(
     let pf = optional_matrix(forward.as_ref(), "forward")?;
     check_size(pb.as_ref(), "backward", cells)?;
     check_size(pf.as_ref(), "forward", cells)?;
+    let given = pb.is_some() || pf.is_some();
     let done = py.detach(move || {
         let setup = Setup::new(&truth, epsilon, window)
             .backward(pb.as_ref())
@@ -68,10 +107,13 @@ fn compare<'py>(
         run_compare(&setup, &strategies)
     });
     let comparison = done.map_err(|e| error("compare", e))?;
-    serde_json::to_string(&comparison).map_err(|e| error("compare", e))
+    let score = Steps::all(comparison.horizon).map_err(|e| error("counts", e))?;
+    let matrices = MatrixSource::given(given, score);
+    Ok(NativeComparison { report: ComparisonReport { comparison, matrices, postprocess_default } })
 }
 
 /// Adds this module's functions.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NativeComparison>()?;
     m.add_function(wrap_pyfunction!(compare, m)?)
 }

@@ -14,7 +14,7 @@ use tpl_stream::{
     StreamOptions, default_key_path,
 };
 
-use crate::convert::{Matrix, MatrixArg, file_path, optional_matrix, table, vector};
+use crate::convert::{Matrix, MatrixArg, error, file_path, optional_matrix, table, vector};
 use crate::release::{params, row_refusal, sampler, scheme_kind};
 use crate::{StreamBusyError, StreamDamagedError, StreamReadOnlyError, TplError};
 
@@ -290,6 +290,26 @@ impl NativeStream {
     /// The file.
     fn path(&self) -> PathBuf {
         self.inner().path().to_path_buf()
+    }
+
+    /// Writes the page of `tpl stream report` to `out` (one self-contained HTML file,
+    /// [`tpl_report::stream_page`]), `made_by` first in its provenance; returns its size in
+    /// bytes and the number of steps it shows.
+    fn report(
+        &self,
+        py: Python<'_>,
+        out: PathBuf,
+        made_by: Vec<(String, String)>,
+    ) -> PyResult<(usize, usize)> {
+        py.detach(|| {
+            let mut inner = self.inner();
+            let path = inner.path().display().to_string();
+            let data = tpl_report::StreamData::read(&mut inner, path).map_err(stream_error)?;
+            let made_by: Vec<(&str, String)> = made_by.iter().map(|(t, v)| (t.as_str(), v.clone())).collect();
+            let page = tpl_report::stream_page(&data, &made_by).map_err(|e| error("report", e))?;
+            tpl_report::write_file(&out, &page).map_err(|e| error("out", e))?;
+            Ok((page.len(), data.steps.len()))
+        })
     }
 
     /// The sampler the stream draws with (`discrete` or `float`).

@@ -147,3 +147,10 @@ def ais_smoothed() -> dict:
     import temporal_privacy as tp
 
     return {s: tp.smooth(read_matrix(AIS / f"transition_{s}.csv"), 0.01) for s in ["backward", "forward"]}
+
+
+def without_provenance(page: str) -> str:
+    """An HTML report without its provenance (its first definition list: who wrote it and
+    how), for comparing the pages the CLI and the package write."""
+    start = page.index('<dl class="params">')
+    return page[:start] + page[page.index("</dl>\n", start) + 6:]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import temporal_privacy as tp
-from conftest import AIS, AIS_MATRICES, AIS_SMOOTHED, EXAMPLES, ais_smoothed, read_counts, read_matrix, require_module, same_bits
+from conftest import AIS, AIS_MATRICES, AIS_SMOOTHED, EXAMPLES, ais_smoothed, read_counts, read_matrix, require_module, same_bits, without_provenance
 
 STEPS = 300
 
@@ -251,3 +251,27 @@ def test_the_default_equals_the_cli_default(repo_data, cli, tmp_path):
         got = tp.postprocess(noisy, total=15, epsilon=0.5, forward=read_matrix(P), **kw)
         assert got.estimator == expected["estimator"] and got.estimator_default == expected["estimator_default"]
         assert got.causal == expected["causal"] and same_bits(got.estimates, expected["estimates"])
+
+
+def test_the_comparison_page_is_the_cli_page_but_for_its_provenance(repo_data, cli, ais, tmp_path):
+    d, counts, _, _ = ais
+    cli_page = tmp_path / "cli.html"
+    cli("compare", "--counts", d / "counts.csv", *AIS_SMOOTHED, "--epsilon", "1", "--window", "10", "--runs", "2",
+        "--seed", "3", "--postprocess", "--report", cli_page)
+    with pytest.warns(UserWarning, match="NOT private"):
+        got = tp.compare(counts, **ais_smoothed(), epsilon=1, window=10, runs=2, seed=3, postprocess=True)
+    wrote = got.report(tmp_path / "py.html", name="counts.csv")
+    page = (tmp_path / "py.html").read_text()
+    assert wrote == {"out": str(tmp_path / "py.html"), "bytes": len(page.encode())}
+    assert "temporal_privacy.compare (Python)" in page
+    assert without_provenance(page) == without_provenance(cli_page.read_text())
+    assert got.matrices == {"source": "files", "train_steps": None, "score_steps": [1, STEPS], "in_sample": None}
+
+
+def test_a_comparison_page_needs_an_html_name(tmp_path):
+    c = tp.compare(np.array([[5, 5]] * 8), epsilon=1, window=2, runs=1, schemes=["laplace"])
+    with pytest.raises(tp.TplError, match="html"):
+        c.report(tmp_path / "counts.csv")
+    with pytest.raises(tp.TplError, match="cannot write"):
+        c.report(tmp_path / "missing" / "c.html")
+    assert not (tmp_path / "counts.csv").exists()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import temporal_privacy as tp
-from conftest import AIS, read_counts, read_matrix, same_bits
+from conftest import AIS, read_counts, read_matrix, same_bits, without_provenance
 
 
 @pytest.fixture(scope="module")
@@ -263,3 +263,22 @@ def test_stream_estimates_need_a_total_and_a_filter(tmp_path):
     assert plain.intervals() is None
     with pytest.raises(tp.TplError, match="total"):
         plain.smoothed()
+
+
+def test_the_stream_page_is_the_cli_page_but_for_its_provenance(cli, tmp_path, week):
+    counts, pb, pf = week
+    path = tmp_path / "page.db"
+    with tp.Stream.create(path, "bd", epsilon=1, window=12, backward=pb, forward=pf) as s:
+        for t, row in enumerate(counts[:20]):
+            s.push(row, key=t)
+        wrote = s.report(tmp_path / "py.html")
+    expected, _ = cli("stream", "report", "--db", path, "--out", tmp_path / "cli.html")
+    page = (tmp_path / "py.html").read_text()
+    assert wrote == {"out": str(tmp_path / "py.html"), "bytes": len(page.encode()), "steps": 20}
+    assert expected["steps"] == 20
+    assert "temporal_privacy.Stream.report (Python)" in page
+    cli_page = (tmp_path / "cli.html").read_text()
+    # The provenance differs in who wrote the page; the stream's own lines are the same.
+    for line in ["<dt>stream format</dt><dd>4</dd>", "<dt>history chain head</dt>"]:
+        assert line in page and line in cli_page
+    assert without_provenance(page) == without_provenance(cli_page)

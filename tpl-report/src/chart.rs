@@ -161,7 +161,7 @@ pub struct CellSeries<'a> {
 
 /// `tpl postprocess --chart` (docs/cli.md §2.7) as an SVG document: one panel per cell,
 /// stacked, each with the raw release, the estimate, its interval band and the truth when
-/// given, over time. Long series are thinned to at most [`MAX_POINTS`] evenly spaced steps.
+/// given, over time. Long series are thinned to at most 2,000 evenly spaced steps.
 pub fn estimate_svg(title: &str, cells: &[CellSeries<'_>]) -> Result<String> {
     render(SIZE, |root| {
         let root = root.titled(title, (FONT, 22)).map_err(draw_error)?;

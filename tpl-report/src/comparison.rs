@@ -324,7 +324,13 @@ impl ComparisonReport {
     ///
     /// # Errors
     /// A chart that is not an SVG document.
-    pub fn page(&self, name: &str, made_by: &[(&str, String)], notes: &[String], chart: &str) -> Result<String> {
+    pub fn page(
+        &self,
+        name: &str,
+        made_by: &[(&str, String)],
+        notes: &[String],
+        chart: &str,
+    ) -> Result<String> {
         let mut page = Page::new(&format!("tpl compare: {name}"));
         page.lead(
             "Every release strategy on one count stream, scored on error and on the leakage the adversary's \

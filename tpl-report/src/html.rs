@@ -194,11 +194,9 @@ pub fn inline_svg(svg: &str, label: &str) -> Result<String> {
     let start = svg
         .find("<svg")
         .filter(|&i| svg[i + 4..].starts_with(|c: char| c.is_ascii_whitespace() || c == '>' || c == '/'))
-        .ok_or_else(|| ReportError::Embed("no <svg> element in it"))?;
+        .ok_or(ReportError::Embed("no <svg> element in it"))?;
     let body = &svg[start..];
-    let tag_end = body
-        .find('>')
-        .ok_or_else(|| ReportError::Embed("unterminated <svg> tag"))?;
+    let tag_end = body.find('>').ok_or(ReportError::Embed("unterminated <svg> tag"))?;
     let (tag, rest) = body.split_at(tag_end);
     let (tag, closed) = match tag.strip_suffix('/') {
         Some(t) => (t, "/"),

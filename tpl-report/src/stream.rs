@@ -53,7 +53,7 @@ pub struct Shown {
 impl StreamData {
     /// Reads what the page shows from `stream` (file `path`), checking every record
     /// ([`DurableStream::snapshot_with`]) and keeping of each step only the cells shown: the
-    /// [`BUSIEST`] cells with the most people over the stream — by the stored estimates (they
+    /// three cells with the most people over the stream — by the stored estimates (they
     /// are not noisy), by the releases for steps without one. Memory: O(T) for T steps plus
     /// O(n) for n cells, not O(T·n).
     ///

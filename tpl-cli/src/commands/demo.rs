@@ -130,10 +130,7 @@ pub fn run(args: &DemoArgs) -> Result<DemoReport> {
         alpha: None,
         sensitivity: tpl_mechanisms::DEFAULT_SENSITIVITY,
         runs: args.runs,
-        postprocess: Some((
-            tpl_postprocess::Estimator::OFFLINE_DEFAULT,
-            true,
-        )),
+        postprocess: Some((tpl_postprocess::Estimator::OFFLINE_DEFAULT, true)),
         baseline: true,
         seed: Some(args.seed),
     };
@@ -196,7 +193,11 @@ const PROTOCOL: &str = "Every error below is measured out of sample: the correla
 /// The honest protocol of every accuracy figure of the demo: the raw matrices estimated from
 /// the first half of the steps of `states` (public knowledge from an earlier period), every
 /// strategy scored on the second half.
-fn first_half_then_second(states: &[Vec<usize>], cells: usize, options: &Options) -> Result<ComparisonReport> {
+fn first_half_then_second(
+    states: &[Vec<usize>],
+    cells: usize,
+    options: &Options,
+) -> Result<ComparisonReport> {
     let steps = states.len();
     let holdout = Holdout::new(steps, Steps::new(1, steps / 2)?, None, false)
         .map_err(|source| CliError::Compare { context: "demo: ".into(), source })?;

@@ -13,12 +13,12 @@ use tpl_mechanisms::{Intervals, SamplerKind};
 use tpl_postprocess::{Bootstrap, Estimates, Estimator, FilterConfig, PostprocessError, PriorPolicy, filter};
 
 use crate::args::IntervalArgs;
-use tpl_report::chart::{CellSeries, estimate_chart};
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, fitted, read_matrix};
 use crate::provenance::VERSION;
 use crate::release_report::{Sampler, add_intervals};
 use crate::render::{Report, Table, csv_rows_text, csv_text, human};
+use tpl_report::chart::{CellSeries, estimate_chart};
 
 /// Arguments of `tpl postprocess`.
 #[derive(Debug, Args)]

@@ -297,7 +297,7 @@ class _Fields(Mapping):
         return [
             f.name
             for f in dataclasses.fields(self)
-            if f.name not in self._optional or getattr(self, f.name) is not None
+            if not f.name.startswith("_") and (f.name not in self._optional or getattr(self, f.name) is not None)
         ]
 
     def to_dict(self, numpy: bool = False) -> dict:
@@ -449,7 +449,10 @@ class Comparison(_Fields):
     max_window_leakage, guaranteed_max_tpl, guaranteed_max_window_leakage,
     published_fraction, mae_std, mse_std, error``), and the parameters of the run.
     ``dataframe`` gives the rows as a ``pandas.DataFrame`` (pandas is optional). With
-    ``postprocess``, ``postprocess_default`` says whether its estimator was the default."""
+    ``postprocess``, ``postprocess_default`` says whether its estimator was the default.
+    ``matrices`` is the CLI's object of where the matrices came from (given here, so
+    ``in_sample`` is unknown when any was given). :meth:`report` writes the page of
+    ``tpl compare --report``."""
 
     _optional: ClassVar[tuple] = ("postprocess_default",)
 
@@ -465,7 +468,25 @@ class Comparison(_Fields):
     cells: int
     postprocess: Optional[str]
     version: str
+    matrices: dict
     postprocess_default: Optional[bool] = None
+    _report: Any = dataclasses.field(default=None, repr=False)
+
+    def report(self, path: Any, name: str = "counts") -> dict:
+        """Writes the page of ``tpl compare --report`` to ``path`` (a new or overwritten
+        ``.html`` file in a folder that exists): the parameters, the table and the chart of
+        error against audited leakage, the counts named ``name`` in its title — the same
+        bytes the CLI writes for the same comparison, but for the provenance. Returns
+        ``{"out", "bytes"}``.
+
+        Raises:
+            TplError: a path that is not an ``.html`` file or cannot be written.
+        """
+        if self._report is None:
+            raise TplError("report: this Comparison was not made by compare() (it holds no run to draw)")
+        out = _html_path(path)
+        made_by = [("made by", "temporal_privacy.compare (Python)"), ("tpl", self.version)]
+        return {"out": out, "bytes": self._report.report(out, str(name), made_by)}
 
     @property
     def dataframe(self) -> Any:
@@ -1077,10 +1098,10 @@ def compare(
         raise TplError(f"postprocess: True (smooth, the default) or a name: smooth, map, map-dbsec or kalman, got {postprocess!r}")
     if not isinstance(baseline, bool):
         raise TplError(f"baseline {baseline!r}: True or False")
-    out = json.loads(_native.compare(c, pb, pf, e, w, d, schemes, a, r, postprocess, baseline, s))
+    native = _native.compare(c, pb, pf, e, w, d, schemes, a, r, postprocess, bool(postprocess_default), baseline, s)
+    out = json.loads(native.json())
     out["version"] = __version__
-    out["postprocess_default"] = postprocess_default
-    result = Comparison(**out)
+    result = Comparison(**out, _report=native)
     _seed_warning(s, "these releases")
     return result
 
@@ -1283,6 +1304,15 @@ def _warn_float_sampler() -> None:
         UserWarning,
         stacklevel=3,
     )
+
+
+def _html_path(path: Any) -> str:
+    """A report's path: an ``.html`` (or ``.htm``) file, so that a mistyped data file is
+    never overwritten by a page."""
+    out = _path(path)
+    if not out.lower().endswith((".html", ".htm")):
+        raise TplError(f"path {out}: the report is an HTML page: give a file name ending in .html")
+    return out
 
 
 def _path(path: Any) -> str:
@@ -1559,6 +1589,22 @@ class Stream:
             TplError: a closed handle; StreamDamagedError: an edited history.
         """
         return self._native.steps()
+
+    def report(self, path: Any) -> dict:
+        """Writes the page of ``tpl stream report`` to ``path`` (an ``.html`` file in a
+        folder that exists): the parameters, the busiest cells' releases and estimates over
+        time, every window's spend against ε, the realised and guaranteed leakage and the
+        refused steps, summarised to at most 400 points a series. Returns ``{"out",
+        "bytes", "steps"}`` as the CLI's JSON.
+
+        Raises:
+            TplError: a closed handle or a path that cannot be written; StreamDamagedError:
+            an edited history.
+        """
+        out = _html_path(path)
+        made_by = [("made by", "temporal_privacy.Stream.report (Python)"), ("tpl", __version__)]
+        size, steps = self._native.report(out, made_by)
+        return {"out": out, "bytes": size, "steps": steps}
 
     def __repr__(self) -> str:
         return f"Stream({self._path!r}{', closed' if self._handle is None else ''})"
