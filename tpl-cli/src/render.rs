@@ -107,28 +107,17 @@ pub fn print(report: &dyn Report, format: Format) -> std::io::Result<()> {
     }
 }
 
-/// One number of a JSON output, exactly as serde_json prints it (shortest round-trip
-/// digits, `1.0` for integral values); for reports that stream their JSON.
-pub fn json_number(w: &mut dyn Write, x: f64) -> std::io::Result<()> {
-    serde_json::to_writer(w, &x).map_err(std::io::Error::other)
+/// The JSON value of an output type (serialising an output cannot fail: its maps have
+/// string keys; a failure would be a bug, shown as null rather than a panic).
+pub fn json_of(output: &impl serde::Serialize) -> Value {
+    serde_json::to_value(output).unwrap_or(Value::Null)
 }
 
-/// Writes `"key":[v(0),…,v(len−1)]`, serde_json's rendering of a number array, number by
-/// number (for reports that stream their JSON).
-pub fn json_array(
-    w: &mut dyn Write,
-    key: &str,
-    len: usize,
-    mut v: impl FnMut(usize) -> f64,
-) -> std::io::Result<()> {
-    write!(w, "\"{key}\":[")?;
-    for t in 0..len {
-        if t > 0 {
-            w.write_all(b",")?;
-        }
-        json_number(w, v(t))?;
-    }
-    w.write_all(b"]")
+/// Writes the JSON of an output type and a newline to `w`, number by number (the same
+/// bytes as [`json_of`], never built in memory).
+pub fn write_json_of(w: &mut dyn Write, output: &impl serde::Serialize) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *w, output).map_err(std::io::Error::other)?;
+    w.write_all(b"\n")
 }
 
 /// "1 step", "2 steps": `n` and `noun`, with an "s" unless `n` is 1.

@@ -17,7 +17,10 @@ FIG8 = {"backward": EXAMPLES / "fig8_backward.csv", "forward": EXAMPLES / "fig8_
 
 
 def _check_allocation(got, expected):
-    for key in ["strategy", "alpha", "max_tpl", "sup_backward", "sup_forward", "guarantee"]:
+    # One definition of the fields (tpl-report's AllocationOutput): the same names.
+    assert set(got) == set(expected)
+    for key in ["strategy", "alpha", "max_tpl", "sup_backward", "sup_forward", "guarantee", "steady_budget",
+                "limited_by"]:
         assert got[key] == expected[key] or same_bits(got[key], expected[key]), key
     for key in ["budgets", "bpl", "fpl", "tpl"]:
         assert same_bits(got[key], expected[key]), key
@@ -206,3 +209,13 @@ def test_bad_release_arguments_are_named(kwargs, words):
 def test_a_planned_release_that_overspends_a_window_names_the_plan_step():
     with pytest.raises(tp.TplError, match="budget plan, step 2"):
         tp.release([[1], [2]], "planned", epsilon=1, window=2, budgets=[0.6, 0.6])
+
+
+def test_a_capped_allocation_says_why_as_the_cli_does(repo_data, cli):
+    absorbing = EXAMPLES / "absorbing.csv"
+    expected, _ = cli("allocate", "--strategy", "upper-bound", "--backward", absorbing, "--alpha", "50",
+                      "--horizon", "5")
+    got = tp.allocate("upper-bound", backward=read_matrix(absorbing), alpha=50, horizon=5)
+    assert got.limited_by == expected["limited_by"] == {"side": "backward", "q": 0.8, "epsilon": got.limited_by["epsilon"]}
+    assert got.note == expected["note"] and "not reached" in got.note
+    assert set(got) == set(expected)

@@ -11,6 +11,8 @@
 //! - [`comparison`] — a [`tpl_compare::Comparison`] as a table (text, CSV, HTML) and as an
 //!   error-against-leakage chart.
 //! - [`matrices`] — where a comparison's matrices came from ([`MatrixSource`]).
+//! - [`output`] — the JSON objects of `tpl loss`, `supremum`, `leakage` and `allocate`, shared
+//!   with Python (one definition of each output's fields).
 //! - [`stream`] — the page of a durable stream ([`tpl_stream::DurableStream`]).
 //! - [`text`] — numbers and aligned tables for a terminal.
 //!
@@ -32,6 +34,7 @@ pub mod comparison;
 mod error;
 pub mod html;
 pub mod matrices;
+pub mod output;
 pub mod stream;
 pub mod text;
 

@@ -8,14 +8,16 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use serde_json::{Value, json};
-use tpl_alloc::{AllocError, Allocation, AllocatorKind, Cap, Correlation, Quantity, Side};
+use serde_json::Value;
+use tpl_alloc::{AllocError, Allocation, AllocatorKind, Correlation, Quantity, Side};
 use tpl_core::{CoreError, Short, Supremum};
 
 use crate::args::CorrelationArgs;
 use crate::error::{CliError, Result};
 use crate::limits::{check_horizon, check_window};
-use crate::render::{CsvWriter, Report, human, json_array, leakage_table, write_csv_records};
+use tpl_report::output::{AllocationOutput, NO_TICK, Tick, cap_note};
+
+use crate::render::{CsvWriter, Report, human, json_of, leakage_table, write_csv_records, write_json_of};
 
 /// The allocation strategies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -139,81 +141,29 @@ fn file_context(path: Option<&PathBuf>) -> String {
     path.map_or(String::new(), |p| format!("{}: ", p.display()))
 }
 
-fn sup_json(s: Supremum) -> Value {
-    s.value().map_or(Value::Null, |v| json!(v))
-}
-
-/// The sentence explaining a capped budget: why it is below what α calls for, and that α
-/// is not reached.
-fn cap_note(cap: &Cap, alpha: f64, max_tpl: f64) -> String {
-    format!(
-        "ε is capped at {} = log(1/{}): above it the {} leakage grows without bound (Theorem 11); \
-         the target α = {} is not reached: max TPL {}",
-        human(cap.epsilon),
-        human(cap.q),
-        cap.side,
-        human(alpha),
-        human(max_tpl),
-    )
-}
-
-/// A per-step value of the report: the number at 0-based step t.
-type StepValue<'a> = Box<dyn Fn(usize) -> f64 + 'a>;
-
 impl AllocateReport {
-    /// The JSON fields before the per-step arrays.
-    fn head(&self) -> Vec<(&'static str, Value)> {
-        vec![("strategy", json!(self.allocation.strategy)), ("alpha", json!(self.alpha))]
-    }
-
-    /// The per-step arrays: name and value at 0-based step t.
-    fn arrays(&self) -> [(&'static str, StepValue<'_>); 4] {
-        let s = &self.allocation.audit.series;
-        [
-            ("budgets", Box::new(|t| s.budgets().get(t))),
-            ("bpl", Box::new(|t| s.bpl()[t])),
-            ("fpl", Box::new(|t| s.fpl()[t])),
-            ("tpl", Box::new(|t| s.tpl_at(t))),
-        ]
-    }
-
-    /// The JSON fields after the arrays.
-    fn tail(&self) -> Vec<(&'static str, Value)> {
-        let a = &self.allocation;
-        let mut fields = vec![
-            ("max_tpl", json!(a.max_tpl())),
-            ("sup_backward", sup_json(a.sup_backward)),
-            ("sup_forward", sup_json(a.sup_forward)),
-        ];
-        if let Some((w, m)) = self.window {
-            fields.push(("window", json!(w)));
-            fields.push(("max_window_leakage", json!(m)));
+    /// The output type of the JSON, its per-step arrays ticking `tick` (4·T values).
+    fn output<'a>(&'a self, tick: Tick<'a>) -> AllocationOutput<'a> {
+        AllocationOutput {
+            alpha: self.alpha,
+            allocation: &self.allocation,
+            window: self.window,
+            arrays: true,
+            tick,
         }
-        fields.push((
-            "guarantee",
-            json!({
-                "quantity": a.guarantee.quantity.name(),
-                "bound": a.guarantee.bound,
-                "holds": a.guarantee.holds(&a.audit),
-            }),
-        ));
-        if let Some(cap) = &a.limited_by {
-            fields.push(("note", json!(cap_note(cap, self.alpha, a.max_tpl()))));
-        }
-        fields
     }
 
     /// The CSV records, one step at a time.
     fn csv_records<W: Write>(&self, w: &mut CsvWriter<W>) -> std::io::Result<()> {
         w.record(["t", "budget", "bpl", "fpl", "tpl"])?;
-        let arrays = self.arrays();
+        let s = &self.allocation.audit.series;
         let n = self.allocation.audit.series.len();
         let bar = crate::progress::writing_bar(n, n);
         for i in 0..n {
             crate::progress::tick(&bar, i);
             w.value(i + 1)?;
-            for (_, v) in &arrays {
-                w.value(v(i))?;
+            for v in [s.budgets().get(i), s.bpl()[i], s.fpl()[i], s.tpl_at(i)] {
+                w.value(v)?;
             }
             w.end()?;
         }
@@ -224,46 +174,17 @@ impl AllocateReport {
 
 impl Report for AllocateReport {
     fn json(&self) -> Value {
-        let n = self.allocation.audit.series.len();
-        let mut obj = serde_json::Map::new();
-        for (k, v) in self.head() {
-            obj.insert(k.into(), v);
-        }
-        for (k, v) in self.arrays() {
-            obj.insert(k.into(), json!((0..n).map(v).collect::<Vec<f64>>()));
-        }
-        for (k, v) in self.tail() {
-            obj.insert(k.into(), v);
-        }
-        Value::Object(obj)
+        json_of(&self.output(NO_TICK))
     }
 
     /// Same bytes as `json()`, the arrays written number by number.
     fn write_json(&self, w: &mut dyn Write) -> std::io::Result<()> {
         let n = self.allocation.audit.series.len();
-        let mut sep = b"{".as_slice();
-        let mut field = |w: &mut dyn Write, k: &str, v: &Value| -> std::io::Result<()> {
-            w.write_all(sep)?;
-            sep = b",";
-            write!(w, "\"{k}\":")?;
-            serde_json::to_writer(&mut *w, v).map_err(std::io::Error::other)
-        };
-        for (k, v) in self.head() {
-            field(w, k, &v)?;
-        }
         let bar = crate::progress::writing_bar(4 * n, n);
-        for (i, (k, v)) in self.arrays().into_iter().enumerate() {
-            w.write_all(b",")?;
-            json_array(w, k, n, |t| {
-                crate::progress::tick(&bar, i * n + t);
-                v(t)
-            })?;
-        }
+        let tick = |done: usize| crate::progress::tick(&bar, done);
+        write_json_of(w, &self.output(&tick))?;
         bar.finish_and_clear();
-        for (k, v) in self.tail() {
-            field(w, k, &v)?;
-        }
-        w.write_all(b"}\n")
+        Ok(())
     }
 
     fn table(&self) -> String {

@@ -9,15 +9,16 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tpl_core::{Budgets, CompactSeries, CoreError};
 use tpl_io::{read_budgets, text::name};
 use tpl_mechanisms::checked_effective_budget;
+use tpl_report::output::{LeakageOutput, NO_TICK, Tick};
 
 use crate::args::CorrelationArgs;
 use crate::error::{CliError, Result};
 use crate::limits::{check_horizon, check_window};
-use crate::render::{CsvWriter, Report, human, json_array, json_number, leakage_table, write_csv_records};
+use crate::render::{CsvWriter, Report, human, json_of, leakage_table, write_csv_records, write_json_of};
 
 /// Arguments of `tpl leakage`.
 #[derive(Debug, Args)]
@@ -170,71 +171,26 @@ impl LeakageReport {
     }
 }
 
+impl LeakageReport {
+    /// The output type of the JSON, ticking `bar` (4·T or 5·T values).
+    fn output<'a>(&'a self, tick: Tick<'a>) -> LeakageOutput<'a> {
+        LeakageOutput { series: &self.series, window: self.window, tick }
+    }
+}
+
 impl Report for LeakageReport {
     fn json(&self) -> Value {
-        let s = &self.series;
-        let n = s.len();
-        let t: Vec<usize> = (1..=n).collect();
-        let all = |f: &dyn Fn(usize) -> f64| (0..n).map(f).collect::<Vec<f64>>();
-        let mut obj = json!({
-            "t": t, "epsilon": all(&|t| s.budgets().get(t)), "bpl": s.bpl(), "fpl": s.fpl(),
-            "tpl": all(&|t| s.tpl_at(t)), "max_tpl": s.max_tpl(),
-        });
-        if let Some((w, max)) = self.window {
-            let values: Vec<f64> = s.window_leakage(w).and_then(Iterator::collect).unwrap_or_default();
-            obj["window"] = json!(w);
-            obj["window_leakage"] = json!(values);
-            obj["max_window_leakage"] = json!(max);
-        }
-        obj
+        json_of(&self.output(NO_TICK))
     }
 
     /// Same bytes as `json()`, written number by number.
     fn write_json(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        let s = &self.series;
-        let n = s.len();
-        w.write_all(b"{\"t\":[")?;
-        for t in 1..=n {
-            if t > 1 {
-                w.write_all(b",")?;
-            }
-            write!(w, "{t}")?;
-        }
-        w.write_all(b"],")?;
-        let bar = crate::progress::writing_bar(4 * n, n);
-        let tick = |i: usize, t: usize| crate::progress::tick(&bar, i * n + t);
-        json_array(w, "epsilon", n, |t| {
-            tick(0, t);
-            s.budgets().get(t)
-        })?;
-        w.write_all(b",")?;
-        json_array(w, "bpl", n, |t| {
-            tick(1, t);
-            s.bpl()[t]
-        })?;
-        w.write_all(b",")?;
-        json_array(w, "fpl", n, |t| {
-            tick(2, t);
-            s.fpl()[t]
-        })?;
-        w.write_all(b",")?;
-        json_array(w, "tpl", n, |t| {
-            tick(3, t);
-            s.tpl_at(t)
-        })?;
+        let n = self.series.len();
+        let bar = crate::progress::writing_bar(4 * n + self.window.map_or(0, |_| n), n);
+        let tick = |done: usize| crate::progress::tick(&bar, done);
+        write_json_of(w, &self.output(&tick))?;
         bar.finish_and_clear();
-        w.write_all(b",\"max_tpl\":")?;
-        json_number(w, s.max_tpl())?;
-        if let Some((window, max)) = self.window {
-            write!(w, ",\"window\":{window},")?;
-            let mut values = s.window_leakage(window).map_err(std::io::Error::other)?;
-            json_array(w, "window_leakage", n - window + 1, |_| {
-                values.next().and_then(|v| v.ok()).unwrap_or(f64::NAN)
-            })?;
-            w.write_all(b",\"max_window_leakage\":")?;
-            json_number(w, max)?;
-        }
-        w.write_all(b"}\n")
+        Ok(())
     }
 
     fn table(&self) -> String {

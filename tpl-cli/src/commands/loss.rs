@@ -3,13 +3,14 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tpl_core::Loss;
+use tpl_report::output::LossOutput;
 
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix};
 use crate::progress;
-use crate::render::{Report, Table, csv_text, human};
+use crate::render::{Report, Table, csv_text, human, json_of};
 
 /// Arguments of `tpl loss`.
 #[derive(Debug, Args)]
@@ -54,7 +55,7 @@ pub fn run(args: &LossArgs) -> Result<LossReport> {
 
 impl Report for LossReport {
     fn json(&self) -> Value {
-        json!({ "alpha": self.alpha, "loss": self.loss })
+        json_of(&LossOutput { alpha: &self.alpha, loss: &self.loss })
     }
 
     fn csv(&self) -> String {

@@ -3,13 +3,14 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tpl_core::{PiecewiseLoss, Supremum};
+use tpl_report::output::SupremumOutput;
 
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, read_matrix};
 use crate::progress;
-use crate::render::{Report, csv_text, human};
+use crate::render::{Report, csv_text, human, json_of};
 
 /// Arguments of `tpl supremum`.
 #[derive(Debug, Args)]
@@ -43,8 +44,7 @@ pub fn run(args: &SupremumArgs) -> Result<SupremumReport> {
 
 impl Report for SupremumReport {
     fn json(&self) -> Value {
-        let value = self.supremum.value();
-        json!({ "epsilon": self.epsilon, "bounded": value.is_some(), "supremum": value })
+        json_of(&SupremumOutput { epsilon: self.epsilon, supremum: self.supremum })
     }
 
     fn csv(&self) -> String {

@@ -356,9 +356,10 @@ class Allocation(_Fields):
     strategy promises and whether the audit of the printed budgets confirms it. Also
     ``steady_budget`` (the budget of the middle steps) and ``limited_by`` (``None``, or
     ``{"side", "q", "epsilon"}`` when the budget is capped below what α calls for because a
-    larger one makes that side's leakage unbounded)."""
+    larger one makes that side's leakage unbounded), and then ``note``, the sentence saying
+    why α is not reached."""
 
-    _optional: ClassVar[tuple] = ("window", "max_window_leakage")
+    _optional: ClassVar[tuple] = ("window", "max_window_leakage", "note")
 
     strategy: str
     alpha: float
@@ -374,6 +375,7 @@ class Allocation(_Fields):
     window: Optional[int] = None
     max_window_leakage: Optional[float] = None
     limited_by: Optional[dict] = None
+    note: Optional[str] = None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -781,7 +783,8 @@ def allocate(
     w = None if window is None else _whole(window, "window", minimum=1)
     if strategy == "window" and w is None:
         raise TplError("window: the window strategy needs window=W (the window length)")
-    return Allocation(**_native.allocate(strategy, pb, pf, a, t, w))
+    fields, budgets, bpl, fpl, tpl = _native.allocate(strategy, pb, pf, a, t, w)
+    return Allocation(**json.loads(fields), budgets=budgets, bpl=bpl, fpl=fpl, tpl=tpl)
 
 
 # ---------------------------------------------------------------------------------------

@@ -75,6 +75,7 @@ class Allocation(_Fields):
     window: Optional[int]
     max_window_leakage: Optional[float]
     limited_by: Optional[dict[str, Any]]
+    note: Optional[str]
 
 class Release(_Fields):
     scheme: str
