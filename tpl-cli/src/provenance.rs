@@ -5,6 +5,7 @@
 use serde::Serialize;
 use serde_json::Value;
 use tpl_mechanisms::SamplerKind;
+use tpl_report::output::Build;
 
 /// The version of `tpl` that made an output, recorded in releases and comparisons.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -38,33 +39,9 @@ pub fn features() -> Vec<String> {
 /// it mean nothing.
 const DEBUG_BUILD: bool = cfg!(debug_assertions);
 
-/// The `build` object of every JSON output that records its provenance: version, commit
-/// (`null` when unknown), features, compiler and whether it is a debug build.
-#[derive(Debug, Serialize)]
-pub struct Build {
-    version: &'static str,
-    commit: Option<&'static str>,
-    features: Vec<String>,
-    rustc: Option<&'static str>,
-    debug_build: bool,
-}
-
-impl Build {
-    /// How this binary was built.
-    pub fn of_this_binary() -> Self {
-        Self {
-            version: VERSION,
-            commit: COMMIT,
-            features: features(),
-            rustc: RUSTC,
-            debug_build: DEBUG_BUILD,
-        }
-    }
-}
-
-/// The `build` object alone (for the outputs still built as JSON values).
-pub fn build_json() -> Value {
-    serde_json::to_value(Build::of_this_binary()).unwrap_or(Value::Null)
+/// How this binary was built: the `build` object of the JSON outputs that record it.
+pub fn build() -> Build {
+    Build { version: VERSION, commit: COMMIT, features: features(), rustc: RUSTC, debug_build: DEBUG_BUILD }
 }
 
 /// The JSON object of `output` followed by the `version` and `build` of this binary (the
@@ -77,8 +54,7 @@ pub fn with_build<T: Serialize>(output: &T) -> Value {
         version: &'static str,
         build: Build,
     }
-    serde_json::to_value(WithBuild { output, version: VERSION, build: Build::of_this_binary() })
-        .unwrap_or(Value::Null)
+    serde_json::to_value(WithBuild { output, version: VERSION, build: build() }).unwrap_or(Value::Null)
 }
 
 /// One line for a report's provenance and `tpl -V`: the version and the commit.

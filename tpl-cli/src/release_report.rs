@@ -5,15 +5,17 @@ use std::path::PathBuf;
 
 use clap::ValueEnum;
 use clap::builder::PossibleValue;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use tpl_core::{Short, TransitionMatrix};
 use tpl_io::{ReleaseRow, release_csv_text, text};
 use tpl_mechanisms::{Intervals, Run, SamplerKind, SchemeKind};
+use tpl_report::output::{MatrixUsed, ReleaseOutput};
 
 use crate::args::CorrelationArgs;
 use crate::error::{CliError, Result};
-use crate::provenance::VERSION;
-use crate::render::{Report, Table, count_of, human};
+use crate::provenance::{VERSION, build};
+use crate::render::{Report, Table, count_of, human, json_of};
 
 /// The noise sampler as a command-line value: [`SamplerKind`] with its help and the alias
 /// `secure` for `discrete`.
@@ -54,16 +56,6 @@ pub fn raw_intervals(
         .map_err(|e| CliError::Usage(format!("--interval: {e}")))
 }
 
-/// Adds the `interval`, `lower` and `upper` fields of `--interval` to a JSON report (an
-/// object); nothing without intervals.
-pub fn add_intervals(out: &mut Value, intervals: Option<&Intervals>) {
-    if let (Some(i), Some(map)) = (intervals, out.as_object_mut()) {
-        map.insert("interval".into(), json!(i.level));
-        map.insert("lower".into(), json!(i.lower));
-        map.insert("upper".into(), json!(i.upper));
-    }
-}
-
 /// The scheme named on the command line.
 pub fn parse_scheme(name: &str) -> std::result::Result<SchemeKind, String> {
     SchemeKind::from_name(name).ok_or_else(|| {
@@ -94,6 +86,34 @@ pub struct ReleaseReport {
     pub(crate) stream: Option<StreamSteps>,
 }
 
+/// The JSON of a release: the library's fields, and a stream's.
+#[derive(Serialize)]
+struct Fields<'a> {
+    #[serde(flatten)]
+    release: ReleaseOutput<'a>,
+    #[serde(flatten)]
+    stream: Option<StreamFields<'a>>,
+}
+
+/// The JSON fields of a stream's steps beside the release's: `key`, `replayed`, `refused`
+/// and, when the stream stores estimates, `estimator` and `estimates` (null for a step the
+/// filter could not estimate; its reason on `stream export --estimates`) and, with
+/// `--interval`, `estimates_lower` and `estimates_upper` at the same level.
+#[derive(Serialize)]
+struct StreamFields<'a> {
+    key: &'a [i64],
+    replayed: &'a [bool],
+    refused: &'a [Option<String>],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    estimator: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    estimates: Option<Vec<Option<&'a Vec<f64>>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    estimates_lower: Option<Vec<Option<Vec<f64>>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    estimates_upper: Option<Vec<Option<Vec<f64>>>>,
+}
+
 /// The per-step extras of a stream's releases.
 pub struct StreamSteps {
     /// t of each step.
@@ -110,6 +130,29 @@ pub struct StreamSteps {
     /// The publication budget of the release the first steps repeat, when it was published
     /// before them (a push that starts with a repeat), for their intervals.
     pub carried: Option<f64>,
+}
+
+impl StreamSteps {
+    /// The JSON fields of these steps, the estimates' intervals at `level` when given.
+    fn fields(&self, level: Option<f64>) -> StreamFields<'_> {
+        let estimates = self.estimates.as_ref();
+        let ends = level.zip(estimates).map(|(level, (_, estimates))| {
+            estimates
+                .iter()
+                .map(|e| e.interval(level).ok().flatten().map_or((None, None), |(l, h)| (Some(l), Some(h))))
+                .unzip()
+        });
+        let (estimates_lower, estimates_upper) = ends.map_or((None, None), |(l, h)| (Some(l), Some(h)));
+        StreamFields {
+            key: &self.key,
+            replayed: &self.replayed,
+            refused: &self.refused,
+            estimator: estimates.map(|(name, _)| name.as_str()),
+            estimates: estimates.map(|(_, e)| e.iter().map(|e| e.estimate.as_ref().ok()).collect()),
+            estimates_lower,
+            estimates_upper,
+        }
+    }
 }
 
 impl ReleaseReport {
@@ -152,13 +195,10 @@ impl ReleaseReport {
     }
 }
 
-/// The correlation matrices a release was given (the pba scheme's pool depends on them):
-/// file name and size of each, and how the files were read.
+/// The correlation matrices a release was given (the pba scheme's pool depends on them).
 pub(crate) struct MatricesUsed {
-    pub(crate) backward: Option<(String, usize)>,
-    pub(crate) forward: Option<(String, usize)>,
-    pub(crate) normalize: bool,
-    pub(crate) smoothing: Option<f64>,
+    pub(crate) backward: Option<MatrixUsed>,
+    pub(crate) forward: Option<MatrixUsed>,
 }
 
 impl MatricesUsed {
@@ -168,50 +208,42 @@ impl MatricesUsed {
         pf: Option<&TransitionMatrix>,
     ) -> Self {
         let used = |path: &Option<PathBuf>, m: Option<&TransitionMatrix>| {
-            path.as_deref().zip(m).map(|(p, m)| (text::name(p), m.n()))
+            path.as_deref().zip(m).map(|(p, m)| MatrixUsed {
+                file: Some(text::name(p)),
+                n: m.n(),
+                normalize: corr.matrices.normalize,
+                smoothing: corr.matrices.smoothing,
+            })
         };
-        Self {
-            backward: used(&corr.backward, pb),
-            forward: used(&corr.forward, pf),
-            normalize: corr.matrices.normalize,
-            smoothing: corr.matrices.smoothing,
-        }
+        Self { backward: used(&corr.backward, pb), forward: used(&corr.forward, pf) }
     }
 
     /// The matrices a stream stored at `init` (their contents live in the stream file).
     fn stored(config: &tpl_stream::StreamConfig) -> Self {
-        let one =
-            |m: &Option<TransitionMatrix>| m.as_ref().map(|m| ("(stored in the stream)".to_string(), m.n()));
-        Self {
-            backward: one(&config.backward),
-            forward: one(&config.forward),
-            normalize: false,
-            smoothing: None,
-        }
-    }
-
-    fn json(&self) -> Value {
-        let one = |m: &Option<(String, usize)>| {
-            m.as_ref().map(|(file, n)| {
-                json!({ "file": file, "n": n, "normalize": self.normalize, "smoothing": self.smoothing })
+        let one = |m: &Option<TransitionMatrix>| {
+            m.as_ref().map(|m| MatrixUsed {
+                file: Some("(stored in the stream)".to_string()),
+                n: m.n(),
+                normalize: false,
+                smoothing: None,
             })
         };
-        json!({ "backward": one(&self.backward), "forward": one(&self.forward) })
+        Self { backward: one(&config.backward), forward: one(&config.forward) }
     }
 
     /// ` backward=FILE(n=N)` for each matrix given, and how they were read; empty without.
     fn provenance(&self) -> String {
         let mut out = String::new();
         for (side, m) in [("backward", &self.backward), ("forward", &self.forward)] {
-            if let Some((file, n)) = m {
-                out.push_str(&format!(" {side}={file}(n={n})"));
+            if let Some(m) = m {
+                out.push_str(&format!(" {side}={}(n={})", m.file.as_deref().unwrap_or("array"), m.n));
             }
         }
-        if !out.is_empty() {
-            if self.normalize {
+        if let Some(m) = self.backward.as_ref().or(self.forward.as_ref()) {
+            if m.normalize {
                 out.push_str(" normalize=true");
             }
-            if let Some(s) = self.smoothing {
+            if let Some(s) = m.smoothing {
                 out.push_str(&format!(" smoothing={}", Short(s)));
             }
         }
@@ -242,53 +274,24 @@ impl Report for ReleaseReport {
     }
 
     fn json(&self) -> Value {
-        let r = &self.run;
-        let t: Vec<usize> = (0..r.published.len()).map(|i| self.t(i)).collect();
-        let matrices = self.matrices.json();
-        let mut out = json!({
-            "scheme": self.scheme,
-            "epsilon": self.epsilon,
-            "window": self.window,
-            "sensitivity": self.sensitivity,
-            "sampler": self.sampler.name(),
-            "seeded": self.seeded,
-            "version": VERSION,
-            "build": crate::provenance::build_json(),
-            "t": t,
-            "published": r.published,
-            "budget": r.budgets(),
-            "releases": r.releases,
-            "max_window_budget": r.max_window_budget,
-            "backward": matrices["backward"],
-            "forward": matrices["forward"],
-        });
-        if let (Some(s), Some(map)) = (&self.stream, out.as_object_mut()) {
-            map.insert("key".into(), json!(s.key));
-            map.insert("replayed".into(), json!(s.replayed));
-            map.insert("refused".into(), json!(s.refused));
-            if let Some((estimator, estimates)) = &s.estimates {
-                // A step the filter could not estimate is null (its reason on `stream export
-                // --estimates`).
-                let values: Vec<Option<&Vec<f64>>> =
-                    estimates.iter().map(|e| e.estimate.as_ref().ok()).collect();
-                map.insert("estimator".into(), json!(estimator));
-                map.insert("estimates".into(), json!(values));
-                // With --interval, the estimates' stored intervals at the same level (null for
-                // a step without one).
-                if let Some(level) = self.intervals.as_ref().map(|i| i.level) {
-                    let (lower, upper): (Vec<_>, Vec<_>) = estimates
-                        .iter()
-                        .map(|e| {
-                            e.interval(level).ok().flatten().map_or((None, None), |(l, h)| (Some(l), Some(h)))
-                        })
-                        .unzip();
-                    map.insert("estimates_lower".into(), json!(lower));
-                    map.insert("estimates_upper".into(), json!(upper));
-                }
-            }
-        }
-        add_intervals(&mut out, self.intervals.as_ref());
-        out
+        let t: Vec<usize> = (0..self.run.published.len()).map(|i| self.t(i)).collect();
+        let release = ReleaseOutput {
+            scheme: &self.scheme,
+            epsilon: self.epsilon,
+            window: self.window,
+            sensitivity: self.sensitivity,
+            sampler: self.sampler,
+            seeded: self.seeded,
+            build: Some(&build()),
+            t: Some(&t),
+            run: &self.run,
+            backward: self.matrices.backward.as_ref(),
+            forward: self.matrices.forward.as_ref(),
+            intervals: self.intervals.as_ref(),
+            arrays: true,
+        };
+        let level = self.intervals.as_ref().map(|i| i.level);
+        json_of(&Fields { release, stream: self.stream.as_ref().map(|s| s.fields(level)) })
     }
 
     fn csv(&self) -> String {

@@ -50,6 +50,8 @@ fn json_contract_for_every_scheme() {
                 "t",
                 "published",
                 "budget",
+                "test_budget",
+                "publication_budget",
                 "releases",
                 "max_window_budget",
                 "backward",

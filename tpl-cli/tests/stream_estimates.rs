@@ -82,7 +82,10 @@ fn a_cron_loop_of_pushes_stores_estimates_better_than_the_releases() {
         .count();
     let coverage = inside as f64 / (truth.len() * truth[0].len()) as f64;
     eprintln!("coverage {coverage}");
-    assert!((0.9..1.0).contains(&coverage), "90 % intervals hold {coverage} of the true counts");
+    // At least the level promised. The causal filter's model intervals over-cover here
+    // (99.9 % on average, docs/intervals.md §3): with 44,712 counts a run where all of them
+    // fall inside happens, so 1 is a pass, not a failure (it failed a run once).
+    assert!((0.9..=1.0).contains(&coverage), "90 % intervals hold {coverage} of the true counts");
     // --smoothed: every release before and after each step; better still here.
     let smoothed = json(&["stream", "export", "--db", &db, "--smoothed"]);
     assert_eq!(smoothed["estimator"], "smooth");

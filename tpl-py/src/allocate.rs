@@ -3,7 +3,6 @@
 
 use pyo3::prelude::*;
 use tpl_alloc::{AllocError, AllocatorKind, Correlation, Side};
-
 use tpl_report::output::{AllocationOutput, NO_TICK};
 
 use crate::TplError;

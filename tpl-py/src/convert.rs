@@ -79,6 +79,21 @@ pub fn matrix(a: &MatrixArg<'_>, what: &str) -> PyResult<TransitionMatrix> {
     }
 }
 
+impl MatrixArg<'_> {
+    /// How the matrix `m` read from this argument is described in an output: a file's name
+    /// and how it was read, nothing more for an array.
+    pub fn used(&self, m: &TransitionMatrix) -> tpl_report::output::MatrixUsed {
+        let (file, normalize, smoothing) = match self {
+            Self::Array(_) => (None, false, None),
+            Self::Path(path) => (Some(tpl_io::text::name(path)), false, None),
+            Self::File((path, smoothing, normalize)) => {
+                (Some(tpl_io::text::name(path)), *normalize, *smoothing)
+            }
+        };
+        tpl_report::output::MatrixUsed { file, n: m.n(), normalize, smoothing }
+    }
+}
+
 /// An optional matrix.
 pub fn optional_matrix(a: Option<&MatrixArg<'_>>, what: &str) -> PyResult<Option<TransitionMatrix>> {
     a.map(|a| matrix(a, what)).transpose()

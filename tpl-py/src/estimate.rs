@@ -9,6 +9,7 @@ use pyo3::types::PyDict;
 use tpl_core::{
     CoreError, EstimatedMatrix, StepRange, Steps, TransitionCounts, TransitionMatrix, UserStream,
 };
+use tpl_report::output::EstimationOutput;
 
 use crate::TplError;
 use crate::convert::{error, file_path, matrix_array};
@@ -130,23 +131,28 @@ struct Estimate {
 }
 
 impl Estimate {
-    /// The dict of `estimate` without `histogram`.
+    /// The dict of `estimate` without `histogram`: the fields `tpl estimate` prints (one
+    /// definition, tpl-report's [`EstimationOutput`]), and the matrices and the transition
+    /// counts as arrays.
     fn dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let (counts, n) = (&self.counts, self.counts.n());
-        let d = PyDict::new(py);
+        let output = EstimationOutput {
+            users: self.users,
+            steps: self.steps,
+            cell_ids: &self.cell_ids,
+            counts,
+            forward: &self.forward,
+            backward: &self.backward,
+            smoothing: self.smoothing,
+        };
+        let fields = serde_json::to_string(&output).map_err(|e| error("estimate", e))?;
+        let d = py.import("json")?.call_method1("loads", (fields,))?.cast_into::<PyDict>()?;
         d.set_item("forward", matrix_array(py, &self.forward.matrix)?)?;
         d.set_item("backward", matrix_array(py, &self.backward.matrix)?)?;
         let table: Vec<Vec<i64>> =
             (0..n).map(|i| (0..n).map(|j| counts.count(i, j) as i64).collect()).collect();
         d.set_item("counts", integers(py, &table, n)?)?;
         d.set_item("cell_ids", PyArray1::from_slice(py, &self.cell_ids))?;
-        d.set_item("cells", n)?;
-        d.set_item("users", self.users)?;
-        d.set_item("horizon", self.steps.len())?;
-        d.set_item("transitions", counts.total())?;
-        d.set_item("smoothing", self.smoothing)?;
-        d.set_item("forward_identity_rows", self.forward.empty_rows.clone())?;
-        d.set_item("backward_identity_rows", self.backward.empty_rows.clone())?;
         d.set_item("steps", (self.steps.first(), self.steps.last()))?;
         Ok(d)
     }

@@ -6,17 +6,20 @@ use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tpl_postprocess::{Bootstrap, Estimator, FilterConfig, PostprocessError, PriorPolicy, filter};
+use tpl_report::output::EstimatesOutput;
 
 use crate::TplError;
 use crate::convert::{MatrixArg, error, optional_matrix, rows, table};
 use crate::release::{check_size, sampler};
 
-/// The estimates `tpl postprocess` makes, as a dict: `estimator`, `estimates` (T × n; an
-/// integer array for `map-integer`), `warnings` (the estimator's, as text) and with
-/// `interval` its `lower`, `upper` and `interval_method` (`model`: from the estimates'
-/// standard errors; `bootstrap`: B replicate releases).
+/// The estimates `tpl postprocess` makes: the JSON text of their fields but the arrays
+/// ([`EstimatesOutput`]: `estimator`, `estimator_default` (`by_default`), `causal`, and with
+/// `interval` the level and `interval_method`, `model` from the estimates' standard errors or
+/// `bootstrap` from B replicate releases), and a dict of `estimates` (T × n; an integer array
+/// for `map-integer`), `warnings` (the estimator's, as text) and the intervals' `lower` and
+/// `upper`.
 #[pyfunction]
-#[pyo3(signature = (releases, total, budgets, epsilon, sensitivity, forward, backward, prior, prior_values, estimator, interval, method, replicates, sampler_name, seed))]
+#[pyo3(signature = (releases, total, budgets, epsilon, sensitivity, forward, backward, prior, prior_values, estimator, by_default, interval, method, replicates, sampler_name, seed))]
 #[allow(clippy::too_many_arguments)]
 fn postprocess<'py>(
     py: Python<'py>,
@@ -30,12 +33,13 @@ fn postprocess<'py>(
     prior: &str,
     prior_values: Option<PyReadonlyArray1<'py, f64>>,
     estimator: &str,
+    by_default: bool,
     interval: Option<f64>,
     method: &str,
     replicates: usize,
     sampler_name: &str,
     seed: Option<u64>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<(String, Bound<'py, PyDict>)> {
     tpl_core::check_sensitivity(sensitivity).map_err(|e| error("sensitivity", e))?;
     let estimator: Estimator = estimator.parse().map_err(|e| error("estimator", e))?;
     let releases = rows(&releases);
@@ -121,8 +125,15 @@ fn postprocess<'py>(
         Ok((estimates, intervals))
     });
     let (estimates, intervals) = done.map_err(|(what, e)| error(what, e))?;
+    let output = EstimatesOutput {
+        estimates: &estimates,
+        t: None,
+        by_default: Some(by_default),
+        intervals: intervals.as_ref().map(|i| (i, method)),
+        arrays: false,
+    };
+    let fields = serde_json::to_string(&output).map_err(|e| error("postprocess", e))?;
     let d = PyDict::new(py);
-    d.set_item("estimator", estimates.estimator.name())?;
     match estimates.integers() {
         Some(ints) => {
             let n = ints.first().map_or(0, Vec::len);
@@ -133,13 +144,11 @@ fn postprocess<'py>(
     }
     let warnings: Vec<String> = estimates.warnings.iter().map(ToString::to_string).collect();
     d.set_item("warnings", warnings)?;
-    if let Some(i) = intervals {
-        d.set_item("interval", i.level)?;
+    if let Some(i) = &intervals {
         d.set_item("lower", table(py, &i.lower)?)?;
         d.set_item("upper", table(py, &i.upper)?)?;
-        d.set_item("interval_method", method)?;
     }
-    Ok(d)
+    Ok((fields, d))
 }
 
 /// The argument a stream error is about.

@@ -10,6 +10,7 @@ use tpl_mechanisms::{
     Laplace, MechError, Mechanism, MechanismBuilder, PbaCorrelation, SamplerKind, SchemeBuilder,
     SchemeInputs, SchemeKind, WEventParams, run,
 };
+use tpl_report::output::ReleaseOutput;
 
 use crate::TplError;
 use crate::convert::{MatrixArg, error, optional_matrix, rows, table, vector};
@@ -88,8 +89,8 @@ pub fn validate_rows<M: Mechanism>(mechanism: &M, counts: &[Vec<f64>], hint: &st
 /// The hint of a refusal the float sampler would not make.
 pub const FLOAT_HINT: &str = " (sampler=\"float\" takes any data, but is not release-grade)";
 
-/// A release as `tpl release` makes it: a dict with the CLI's JSON fields (arrays as numpy
-/// arrays) and the test and publication budget of every step; `wevent` is (ε, w, Δ).
+/// A release as `tpl release` makes it: the JSON text of its fields but the per-step arrays
+/// ([`ReleaseOutput`]), and a dict of those arrays as numpy arrays; `wevent` is (ε, w, Δ).
 #[pyfunction]
 #[pyo3(signature = (counts, scheme, wevent, backward, forward, budgets, seed, sampler_name, interval))]
 #[allow(clippy::too_many_arguments)]
@@ -104,7 +105,7 @@ fn release<'py>(
     seed: Option<u64>,
     sampler_name: &str,
     interval: Option<f64>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<(String, Bound<'py, PyDict>)> {
     let (epsilon, window, sensitivity) = wevent;
     let params = params(epsilon, window, sensitivity)?;
     let kind = scheme_kind(scheme)?;
@@ -128,7 +129,10 @@ fn release<'py>(
     let pf = optional_matrix(forward.as_ref(), "forward")?;
     check_size(pb.as_ref(), "backward", cells)?;
     check_size(pf.as_ref(), "forward", cells)?;
-    let matrices = (pb.as_ref().map(TransitionMatrix::n), pf.as_ref().map(TransitionMatrix::n));
+    let used = (
+        backward.as_ref().zip(pb.as_ref()).map(|(a, m)| a.used(m)),
+        forward.as_ref().zip(pf.as_ref()).map(|(a, m)| a.used(m)),
+    );
     let out = py.detach(move || -> PyResult<_> {
         let mechanism = Laplace.build(kind_sampler.source(seed));
         let hint = match kind_sampler {
@@ -170,36 +174,37 @@ fn release<'py>(
         Ok((done, intervals))
     });
     let (done, intervals) = out?;
-    let d = PyDict::new(py);
-    d.set_item("scheme", kind.name())?;
-    d.set_item("epsilon", epsilon)?;
-    d.set_item("window", window)?;
-    d.set_item("sensitivity", sensitivity)?;
-    d.set_item("sampler", kind_sampler.name())?;
-    d.set_item("seeded", seed.is_some())?;
-    d.set_item("version", env!("CARGO_PKG_VERSION"))?;
-    d.set_item("published", PyArray1::from_vec(py, done.published.clone()))?;
-    d.set_item("budget", vector(py, done.budgets()))?;
-    d.set_item("test_budget", vector(py, done.spent.iter().map(|s| s.test).collect()))?;
-    let publication =
-        done.spent.iter().zip(&done.published).map(|(s, &p)| if p { s.publication } else { 0.0 });
-    d.set_item("publication_budget", vector(py, publication.collect()))?;
-    d.set_item("releases", table(py, &done.releases)?)?;
-    d.set_item("max_window_budget", done.max_window_budget)?;
-    d.set_item(
-        "backward",
-        matrices.0.map(|n| [("n", n)].into_iter().collect::<std::collections::HashMap<_, _>>()),
-    )?;
-    d.set_item(
-        "forward",
-        matrices.1.map(|n| [("n", n)].into_iter().collect::<std::collections::HashMap<_, _>>()),
-    )?;
+    // The fields as `tpl release` prints them (one definition, tpl-report's), the per-step
+    // arrays apart as numpy arrays.
+    let output = ReleaseOutput {
+        scheme: kind.name(),
+        epsilon,
+        window,
+        sensitivity,
+        sampler: kind_sampler,
+        seeded: seed.is_some(),
+        build: None,
+        t: None,
+        run: &done,
+        backward: used.0.as_ref(),
+        forward: used.1.as_ref(),
+        intervals: intervals.as_ref(),
+        arrays: false,
+    };
+    let fields = serde_json::to_string(&output).map_err(|e| error("release", e))?;
+    let spent = &done.spent;
+    let publication = spent.iter().zip(&done.published).map(|(s, &p)| if p { s.publication } else { 0.0 });
+    let arrays = PyDict::new(py);
+    arrays.set_item("published", PyArray1::from_vec(py, done.published.clone()))?;
+    arrays.set_item("budget", vector(py, done.budgets()))?;
+    arrays.set_item("test_budget", vector(py, spent.iter().map(|s| s.test).collect()))?;
+    arrays.set_item("publication_budget", vector(py, publication.collect()))?;
+    arrays.set_item("releases", table(py, &done.releases)?)?;
     if let Some(i) = intervals {
-        d.set_item("interval", i.level)?;
-        d.set_item("lower", table(py, &i.lower)?)?;
-        d.set_item("upper", table(py, &i.upper)?)?;
+        arrays.set_item("lower", table(py, &i.lower)?)?;
+        arrays.set_item("upper", table(py, &i.upper)?)?;
     }
-    Ok(d)
+    Ok((fields, arrays))
 }
 
 /// Adds this module's functions.

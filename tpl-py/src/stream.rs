@@ -9,12 +9,13 @@ use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tpl_mechanisms::{LaplaceMechanism, SamplerKind};
+use tpl_report::output::StatusOutput;
 use tpl_stream::{
     DurableStream, Estimation, Estimator, Parameter, StepEstimate, StepRecord, StreamConfig, StreamError,
     StreamOptions, default_key_path,
 };
 
-use crate::convert::{Matrix, MatrixArg, error, file_path, optional_matrix, table, vector};
+use crate::convert::{Matrix, MatrixArg, Vector, error, file_path, optional_matrix, table, vector};
 use crate::release::{params, row_refusal, sampler, scheme_kind};
 use crate::{StreamBusyError, StreamDamagedError, StreamReadOnlyError, TplError};
 
@@ -190,35 +191,17 @@ impl NativeStream {
         record(py, pushed.record, pushed.replayed)
     }
 
-    /// Where the stream stands, as `tpl stream status`.
-    fn status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// Where the stream stands, as `tpl stream status`: the JSON text of its fields but the
+    /// per-step `budgets` and `published` ([`StatusOutput`]), then those two as arrays.
+    fn status<'py>(&self, py: Python<'py>) -> PyResult<(String, Vector<'py>, Bound<'py, PyArray1<bool>>)> {
         let s = py.detach(|| self.inner().status()).map_err(stream_error)?;
-        let c = &s.config;
-        let d = PyDict::new(py);
-        d.set_item("steps", s.budgets.len())?;
-        d.set_item("scheme", c.scheme.name())?;
-        d.set_item("epsilon", c.epsilon)?;
-        d.set_item("window", c.window)?;
-        d.set_item("sensitivity", c.sensitivity)?;
-        d.set_item("sampler", c.sampler.name())?;
-        d.set_item("alpha", c.alpha)?;
-        d.set_item("budgets", vector(py, s.budgets.clone()))?;
-        d.set_item("published", PyArray1::from_vec(py, s.published.clone()))?;
-        d.set_item("refused", s.refused.clone())?;
-        d.set_item("last_key", s.last_key)?;
-        d.set_item("max_window_spend", s.max_window_spend)?;
         let guaranteed = s.guaranteed().map_err(stream_error)?;
         let guaranteed = guaranteed.map(|g| (g.max_tpl, g.max_window_leakage.unwrap_or(g.max_tpl)));
-        let both = PyDict::new(py);
-        both.set_item("realized", leakage(py, s.realized)?)?;
-        both.set_item("guaranteed", leakage(py, guaranteed)?)?;
-        d.set_item("leakage", both)?;
-        d.set_item("format_version", s.format_version)?;
-        d.set_item("chain_head", s.chain_head.clone())?;
-        d.set_item("estimator", c.estimation.map(|e| e.estimator.name()))?;
-        d.set_item("total", c.estimation.map(|e| e.total))?;
-        d.set_item("version", env!("CARGO_PKG_VERSION"))?;
-        Ok(d)
+        // The fields as `tpl stream status` prints them (one definition, tpl-report's), the
+        // per-step arrays apart as numpy arrays.
+        let output = StatusOutput { status: &s, guaranteed, arrays: false };
+        let fields = serde_json::to_string(&output).map_err(|e| error("status", e))?;
+        Ok((fields, vector(py, s.budgets.clone()), PyArray1::from_vec(py, s.published.clone())))
     }
 
     /// Makes and stores the causal estimates of the steps that have none (one pass of the
@@ -344,14 +327,4 @@ fn stream_paths(path: &std::path::Path, key_file: Option<&std::path::Path>) -> P
 /// Adds this module's class.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeStream>()
-}
-
-/// `{"max_tpl", "max_window_leakage"}` of a (max TPL, largest window leakage) pair, as the
-/// CLI's `leakage.realized` and `leakage.guaranteed`.
-fn leakage(py: Python<'_>, pair: Option<(f64, f64)>) -> PyResult<Option<Bound<'_, PyDict>>> {
-    let Some((tpl, window)) = pair else { return Ok(None) };
-    let d = PyDict::new(py);
-    d.set_item("max_tpl", tpl)?;
-    d.set_item("max_window_leakage", window)?;
-    Ok(Some(d))
 }

@@ -79,8 +79,12 @@ def _release_cli(cli, counts_file, *args):
 
 
 def _check_release(got, expected):
+    # One definition of the fields (tpl-report's ReleaseOutput): the same names but the CLI's build.
+    assert set(got) == set(expected) - {"build"}
     for key in ["scheme", "epsilon", "window", "sensitivity", "sampler", "seeded", "version"]:
         assert got[key] == expected[key], key
+    assert same_bits(got.test_budget, expected["test_budget"])
+    assert same_bits(got.publication_budget, expected["publication_budget"])
     assert got.t.tolist() == expected["t"]
     assert got.published.dtype == np.bool_ and got.published.tolist() == expected["published"]
     assert same_bits(got.budget, expected["budget"])
@@ -90,6 +94,7 @@ def _check_release(got, expected):
         assert (got[side] is None) == (expected[side] is None)
         if got[side] is not None:
             assert got[side]["n"] == expected[side]["n"]
+            assert set(got[side]) == set(expected[side]) == {"file", "n", "normalize", "smoothing"}
     if "interval" in expected:
         assert same_bits(got.lower, expected["lower"]) and same_bits(got.upper, expected["upper"])
     assert same_bits(got.test_budget + got.publication_budget, got.budget) or np.all(

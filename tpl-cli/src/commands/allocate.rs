@@ -11,11 +11,11 @@ use clap::{Args, ValueEnum};
 use serde_json::Value;
 use tpl_alloc::{AllocError, Allocation, AllocatorKind, Correlation, Quantity, Side};
 use tpl_core::{CoreError, Short, Supremum};
+use tpl_report::output::{AllocationOutput, NO_TICK, Tick, cap_note};
 
 use crate::args::CorrelationArgs;
 use crate::error::{CliError, Result};
 use crate::limits::{check_horizon, check_window};
-use tpl_report::output::{AllocationOutput, NO_TICK, Tick, cap_note};
 
 use crate::render::{CsvWriter, Report, human, json_of, leakage_table, write_csv_records, write_json_of};
 

@@ -6,20 +6,19 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tpl_compare::{Holdout, Seed, Strategy, USERS_STREAM, histogram, simulate_users};
 use tpl_core::{LeakageSeries, Loss, LossEvaluator, PiecewiseLoss, Steps, Supremum, TransitionMatrix};
 use tpl_io::{counts_text, matrix_text, parse_user_stream, stream_text};
-
 use tpl_report::chart::leakage_svg;
 use tpl_report::html::{self, Cell, Page, Section};
+use tpl_report::output::{LossOutput, SupremumOutput};
 use tpl_report::{ComparisonReport, MatrixSource};
 
 use crate::comparison_report::{Options, run_comparison};
 use crate::error::{CliError, Result};
 use crate::output_dir::{create_dir, write_file};
-
-use crate::render::{Report, Table, csv_text, human};
+use crate::render::{Report, Table, csv_text, human, json_of};
 
 /// Arguments of `tpl demo`.
 #[derive(Debug, Args)]
@@ -517,23 +516,47 @@ impl DemoReport {
 
 impl Report for DemoReport {
     fn json(&self) -> Value {
-        let sup: Vec<Value> = self
-            .suprema
-            .iter()
-            .map(|(e, s)| json!({ "epsilon": e, "bounded": s.value().is_some(), "supremum": s.value() }))
-            .collect();
-        json!({
-            "matrix": self.matrix.to_rows(),
-            "loss": { "alpha": self.alphas, "loss": self.losses },
-            "leakage": {
-                "epsilon": self.series.epsilon(), "bpl": self.series.bpl(), "fpl": self.series.fpl(),
-                "tpl": self.series.tpl(), "max_tpl": self.series.max_tpl(),
-                "window": WINDOW, "max_window_leakage": self.window_max,
+        #[derive(serde::Serialize)]
+        struct Leakage<'a> {
+            epsilon: &'a [f64],
+            bpl: &'a [f64],
+            fpl: &'a [f64],
+            tpl: &'a [f64],
+            max_tpl: f64,
+            window: usize,
+            max_window_leakage: f64,
+        }
+        #[derive(serde::Serialize)]
+        struct Fields<'a> {
+            matrix: Vec<Vec<f64>>,
+            loss: LossOutput<'a>,
+            leakage: Leakage<'a>,
+            supremum: Vec<SupremumOutput>,
+            synthetic: Value,
+            ais_hour: Value,
+            out: String,
+        }
+        let s = &self.series;
+        json_of(&Fields {
+            matrix: self.matrix.to_rows(),
+            loss: LossOutput { alpha: &self.alphas, loss: &self.losses },
+            leakage: Leakage {
+                epsilon: s.epsilon(),
+                bpl: s.bpl(),
+                fpl: s.fpl(),
+                tpl: s.tpl(),
+                max_tpl: s.max_tpl(),
+                window: WINDOW,
+                max_window_leakage: self.window_max,
             },
-            "supremum": sup,
-            "synthetic": self.synthetic.json(),
-            "ais_hour": self.real.json(),
-            "out": self.out.display().to_string(),
+            supremum: self
+                .suprema
+                .iter()
+                .map(|&(epsilon, supremum)| SupremumOutput { epsilon, supremum })
+                .collect(),
+            synthetic: self.synthetic.json(),
+            ais_hour: self.real.json(),
+            out: self.out.display().to_string(),
         })
     }
 

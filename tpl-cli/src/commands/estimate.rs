@@ -9,14 +9,15 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tpl_core::{EstimatedMatrix, Short, StepRange, Steps, TransitionCounts, TransitionMatrix};
 use tpl_io::{ESTIMATE_FILES, MAX_CELLS, MAX_SPARSE_CELLS, count_user_stream, estimate_files};
+use tpl_report::output::EstimationOutput;
 
 use crate::error::{CliError, Result};
 use crate::limits::check_cells_up_to;
 use crate::output_dir::{create_dir, write_file};
-use crate::render::{Report, csv_text};
+use crate::render::{Report, csv_text, json_of};
 
 /// Arguments of `tpl estimate`.
 #[derive(Debug, Args)]
@@ -209,19 +210,27 @@ impl EstimateReport {
 
 impl Report for EstimateReport {
     fn json(&self) -> Value {
-        json!({
-            "users": self.users,
-            "horizon": self.horizon,
-            "cells": self.counts.n(),
-            "cell_ids": self.cell_ids,
-            "transitions": self.transitions(),
-            "smoothing": self.smoothing,
-            "sparse": self.sparse,
-            "forward_identity_rows": self.forward.empty_rows,
-            "backward_identity_rows": self.backward.empty_rows,
-            "out": self.out.display().to_string(),
-            "files": ESTIMATE_FILES,
-            "steps": [self.steps.0.first(), self.steps.0.last()],
+        #[derive(serde::Serialize)]
+        struct Fields<'a> {
+            #[serde(flatten)]
+            estimation: EstimationOutput<'a>,
+            sparse: bool,
+            out: String,
+            files: [&'static str; 4],
+        }
+        json_of(&Fields {
+            estimation: EstimationOutput {
+                users: self.users,
+                steps: self.steps.0,
+                cell_ids: &self.cell_ids,
+                counts: &self.counts,
+                forward: &self.forward,
+                backward: &self.backward,
+                smoothing: self.smoothing,
+            },
+            sparse: self.sparse,
+            out: self.out.display().to_string(),
+            files: ESTIMATE_FILES,
         })
     }
 

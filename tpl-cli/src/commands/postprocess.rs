@@ -5,20 +5,21 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tpl_compare::{bootstrap_estimates, check_bootstrap_size};
 use tpl_core::TransitionMatrix;
 use tpl_io::{Counts, read_budgets, read_counts, text};
 use tpl_mechanisms::{Intervals, SamplerKind};
 use tpl_postprocess::{Bootstrap, Estimates, Estimator, FilterConfig, PostprocessError, PriorPolicy, filter};
+use tpl_report::chart::{CellSeries, estimate_chart};
+use tpl_report::output::EstimatesOutput;
 
 use crate::args::IntervalArgs;
 use crate::error::{CliError, Result};
 use crate::matrix_file::{MatrixOptions, fitted, read_matrix};
 use crate::provenance::VERSION;
-use crate::release_report::{Sampler, add_intervals};
-use crate::render::{Report, Table, csv_rows_text, csv_text, human};
-use tpl_report::chart::{CellSeries, estimate_chart};
+use crate::release_report::Sampler;
+use crate::render::{Report, Table, csv_rows_text, csv_text, human, json_of};
 
 /// Arguments of `tpl postprocess`.
 #[derive(Debug, Args)]
@@ -451,22 +452,14 @@ impl Report for PostprocessReport {
     }
 
     fn json(&self) -> Value {
-        let e = &self.estimates;
-        let t: Vec<usize> = (1..=e.estimates.len()).collect();
-        let estimates = match e.integers() {
-            Some(ints) => json!(ints),
-            None => json!(e.estimates),
-        };
-        let mut out = json!({ "estimator": e.estimator.name(), "t": t, "estimates": estimates });
-        if let (Some(by_default), Some(map)) = (self.by_default, out.as_object_mut()) {
-            map.insert("estimator_default".into(), json!(by_default));
-            map.insert("causal".into(), json!(e.estimator.is_filter()));
-        }
-        add_intervals(&mut out, self.intervals.as_ref());
-        if let (Some(_), Some(map)) = (&self.intervals, out.as_object_mut()) {
-            map.insert("interval_method".into(), json!(self.interval_method.name()));
-        }
-        out
+        let t: Vec<usize> = (1..=self.estimates.estimates.len()).collect();
+        json_of(&EstimatesOutput {
+            estimates: &self.estimates,
+            t: Some(&t),
+            by_default: self.by_default,
+            intervals: self.intervals.as_ref().map(|i| (i, self.interval_method.name())),
+            arrays: true,
+        })
     }
 
     fn csv(&self) -> String {

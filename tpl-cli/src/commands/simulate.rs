@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tpl_compare::{Seed, USERS_STREAM, histogram, simulate_users};
 use tpl_core::TransitionMatrix;
 use tpl_io::{counts_text, matrix_text, sparse_matrix_text, stream_text};
@@ -15,7 +15,7 @@ use crate::error::{CliError, Result};
 use crate::limits::{check_cells, check_horizon};
 use crate::matrix_file::{MatrixOptions, read_matrix};
 use crate::output_dir::{create_dir, write_file};
-use crate::render::{Report, Table, csv_text, human};
+use crate::render::{Report, Table, csv_text, human, json_of};
 
 /// Arguments of `tpl simulate`.
 #[derive(Debug, Args)]
@@ -140,13 +140,22 @@ fn write_outputs(
 
 impl Report for SimulateReport {
     fn json(&self) -> Value {
-        json!({
-            "users": self.users,
-            "horizon": self.horizon,
-            "cells": self.cells,
-            "seed": self.seed,
-            "out": self.out.display().to_string(),
-            "files": ["stream.csv", "counts.csv", "transition_forward.csv"],
+        #[derive(serde::Serialize)]
+        struct Fields {
+            users: usize,
+            horizon: usize,
+            cells: usize,
+            seed: u64,
+            out: String,
+            files: [&'static str; 3],
+        }
+        json_of(&Fields {
+            users: self.users,
+            horizon: self.horizon,
+            cells: self.cells,
+            seed: self.seed,
+            out: self.out.display().to_string(),
+            files: ["stream.csv", "counts.csv", "transition_forward.csv"],
         })
     }
 

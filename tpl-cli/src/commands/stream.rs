@@ -4,11 +4,13 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tpl_compare::bootstrap_estimates;
 use tpl_io::{read_budgets, read_counts_prefix};
 use tpl_mechanisms::{Intervals, LaplaceMechanism, MechError, Run, SamplerKind, SchemeKind};
 use tpl_postprocess::{Bootstrap, Estimates, Estimator};
+use tpl_report::output::StatusOutput;
+use tpl_report::{StreamData, stream_page};
 use tpl_stream::{
     DurableStream, Estimation, Parameter, Status, StepEstimate, StepRecord, StreamConfig, StreamError,
     StreamOptions, default_key_path,
@@ -19,10 +21,9 @@ use crate::commands::postprocess::{IntervalMethod, PostprocessReport};
 use crate::counts_check::refused_row;
 use crate::error::{CliError, Result};
 use crate::output_dir::write_file;
-use crate::provenance::{VERSION, command_line, version_line, warn_float_sampler};
+use crate::provenance::{VERSION, command_line, version_line, warn_float_sampler, with_build};
 use crate::release_report::{ReleaseReport, Sampler, StreamSteps, parse_scheme};
-use crate::render::{Report, Table, count_of, csv_text, human};
-use tpl_report::{StreamData, stream_page};
+use crate::render::{Report, Table, count_of, csv_text, human, json_of};
 
 /// Arguments of `tpl stream`.
 #[derive(Debug, Args)]
@@ -221,29 +222,31 @@ pub enum StreamReport {
     Page(PageReport),
 }
 
-/// What `tpl stream report` wrote.
+/// What `tpl stream report` wrote: `{"out", "bytes", "steps"}` in the JSON.
+#[derive(serde::Serialize)]
 pub struct PageReport {
-    out: PathBuf,
+    /// The page's path, as given.
+    out: String,
     bytes: usize,
     steps: usize,
 }
 
 impl Report for PageReport {
     fn json(&self) -> Value {
-        json!({"out": self.out.display().to_string(), "bytes": self.bytes, "steps": self.steps})
+        json_of(self)
     }
 
     fn csv(&self) -> String {
         csv_text(|w| {
             w.record(["out", "bytes", "steps"])?;
-            w.record([self.out.display().to_string(), self.bytes.to_string(), self.steps.to_string()])
+            w.record([self.out.clone(), self.bytes.to_string(), self.steps.to_string()])
         })
     }
 
     fn table(&self) -> String {
         format!(
             "Wrote {} ({} KB): the stream's {} steps, summarised.\n",
-            self.out.display(),
+            self.out,
             self.bytes.div_ceil(1024),
             self.steps
         )
@@ -256,7 +259,7 @@ fn report(a: &ReportArgs) -> Result<PageReport> {
     let data = StreamData::read(&mut s, a.db.db.display().to_string()).map_err(stream_error)?;
     let page = stream_page(&data, &[("command", command_line()), ("tpl", version_line())])?;
     write_file(&a.out, &page)?;
-    Ok(PageReport { out: a.out.clone(), bytes: page.len(), steps: data.steps.len() })
+    Ok(PageReport { out: a.out.display().to_string(), bytes: page.len(), steps: data.steps.len() })
 }
 
 impl StreamCommand {
@@ -705,39 +708,9 @@ impl StatusReport {
     }
 }
 
-impl StatusReport {
-    fn status_json(&self) -> Value {
-        let s = &self.status;
-        let c = &s.config;
-        let realized = s.realized.map(|(tpl, w)| json!({"max_tpl": tpl, "max_window_leakage": w}));
-        let guaranteed = self.guaranteed.map(|(tpl, w)| json!({"max_tpl": tpl, "max_window_leakage": w}));
-        json!({
-            "steps": s.budgets.len(),
-            "scheme": c.scheme.name(),
-            "epsilon": c.epsilon,
-            "window": c.window,
-            "sensitivity": c.sensitivity,
-            "sampler": c.sampler.name(),
-            "alpha": c.alpha,
-            "budgets": s.budgets,
-            "published": s.published,
-            "refused": s.refused,
-            "last_key": s.last_key,
-            "max_window_spend": s.max_window_spend,
-            "leakage": {"realized": realized, "guaranteed": guaranteed},
-            "format_version": s.format_version,
-            "chain_head": s.chain_head,
-            "estimator": c.estimation.map(|e| e.estimator.name()),
-            "total": c.estimation.map(|e| e.total),
-            "version": VERSION,
-            "build": crate::provenance::build_json(),
-        })
-    }
-}
-
 impl Report for StatusReport {
     fn json(&self) -> Value {
-        self.status_json()
+        with_build(&StatusOutput { status: &self.status, guaranteed: self.guaranteed, arrays: true })
     }
 
     fn csv(&self) -> String {

@@ -386,8 +386,9 @@ class Release(_Fields):
     repeat), and the released vector (``releases``, T × n, raw: negative values possible,
     whole numbers with the discrete sampler); ``max_window_budget``, the largest sum of ε_t
     over ``window`` consecutive steps. How it was made: ``scheme, epsilon, window,
-    sensitivity, sampler, seeded, version`` and the size of the matrices given
-    (``backward``, ``forward``: ``{"n": n}`` or ``None``), also as ``provenance``. With
+    sensitivity, sampler, seeded, version`` and the matrices given (``backward``,
+    ``forward``: ``{"file", "n", "normalize", "smoothing"}`` as in the CLI's JSON, ``file``
+    being ``None`` for an array; or ``None``), also as ``provenance``. With
     ``interval``: ``lower`` and ``upper`` (T × n), each fresh release with the shortest exact
     interval of its noise; a repeat carries its publication's."""
 
@@ -862,9 +863,8 @@ def release(
     s = None if seed is None else _whole(seed, "seed")
     level = None if interval is None else _level(interval, "interval")
     plan = None if budgets is None else _array(budgets, "budgets", 1)
-    fields = _native.release(c, scheme, (e, w, d), pb, pf, plan, s, sampler, level)
-    fields["t"] = np.arange(1, c.shape[0] + 1, dtype=np.int64)
-    out = Release(**fields)
+    fields, arrays = _native.release(c, scheme, (e, w, d), pb, pf, plan, s, sampler, level)
+    out = Release(**json.loads(fields), **arrays, t=np.arange(1, c.shape[0] + 1, dtype=np.int64))
     _seed_warning(s, "this release")
     if out.sampler == "float":
         _warn_float_sampler()
@@ -1001,16 +1001,13 @@ def postprocess(
             f"{given[0]}: a setting of the bootstrap (interval=..., interval_method=\"bootstrap\"), "
             "which is not asked for"
         )
-    fields = _native.postprocess(
-        r, n_total, b, e, d, pf, pb, prior_name, prior_values, estimator, level, interval_method, b_reps,
-        sampler or "discrete", s,
+    fields, arrays = _native.postprocess(
+        r, n_total, b, e, d, pf, pb, prior_name, prior_values, estimator, by_default, level, interval_method,
+        b_reps, sampler or "discrete", s,
     )
-    for w in fields["warnings"]:
+    for w in arrays["warnings"]:
         warnings.warn(w, UserWarning, stacklevel=2)
-    fields["t"] = np.arange(1, r.shape[0] + 1, dtype=np.int64)
-    fields["estimator_default"] = by_default
-    fields["causal"] = estimator in _native.CAUSAL_ESTIMATORS
-    return Estimates(**fields)
+    return Estimates(**json.loads(fields), **arrays, t=np.arange(1, r.shape[0] + 1, dtype=np.int64))
 
 
 # ---------------------------------------------------------------------------------------
@@ -1582,7 +1579,8 @@ class Stream:
         Raises:
             TplError: a closed handle; StreamDamagedError: an edited history.
         """
-        return self._native.status()
+        fields, budgets, published = self._native.status()
+        return {**json.loads(fields), "budgets": budgets, "published": published, "version": __version__}
 
     def steps(self) -> list:
         """Every recorded step, in order (as ``tpl stream export``), as :meth:`push`
