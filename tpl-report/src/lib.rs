@@ -10,6 +10,7 @@
 //!   and per-cell estimate panels (plotters' SVG backend, the Okabe–Ito colours).
 //! - [`comparison`] — a [`tpl_compare::Comparison`] as a table (text, CSV, HTML) and as an
 //!   error-against-leakage chart.
+//! - [`demo`] — the report of `tpl demo` ([`demo::Demo`]).
 //! - [`matrices`] — where a comparison's matrices came from ([`MatrixSource`]).
 //! - [`output`] — the JSON objects of `tpl loss`, `supremum`, `leakage` and `allocate`, shared
 //!   with Python (one definition of each output's fields).
@@ -31,6 +32,7 @@
 
 pub mod chart;
 pub mod comparison;
+pub mod demo;
 mod error;
 pub mod html;
 pub mod matrices;
