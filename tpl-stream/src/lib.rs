@@ -44,7 +44,6 @@
 mod building;
 mod config;
 mod error;
-mod estimates;
 mod guard;
 mod key;
 mod options;
@@ -53,9 +52,9 @@ mod stream;
 
 pub use config::{Estimation, Sampler, SchemeChoice, StreamConfig};
 pub use error::{ConfigError, Parameter, Result, StreamError};
-pub use estimates::StepEstimate;
 pub use key::{StreamKey, default_key_path};
 pub use options::StreamOptions;
+pub use store::estimates::StepEstimate;
 pub use store::{APPLICATION_ID, FORMAT_VERSION};
 #[cfg(feature = "test-util")]
 pub use stream::rechain;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 use tpl_alloc::{Correlation, GuaranteedAudit, Spending, guaranteed_audit};
 use tpl_core::TransitionMatrix;
 use tpl_mechanisms::{
@@ -17,14 +17,17 @@ use tpl_postprocess::{Estimates, Estimator};
 use crate::building::Building;
 use crate::config::{Sampler, StreamConfig, build_mechanism, build_scheme};
 use crate::error::{ConfigError, Result, StreamError};
-use crate::estimates::{self, StepEstimate};
 use crate::guard::{Enforced, Guard, SharedGuard, lock, within};
 use crate::key::{StreamKey, rotation_file};
 use crate::options::{NoiseMaker, Plugins, StreamOptions};
+use crate::store::estimates::{self, StepEstimate};
+use crate::store::steps::{
+    self, AUDIT_TABLE, StoredRow, each_row, keep_audit, kept_audit, read_rows, read_step,
+};
 use crate::store::{
     ChainedRow, EstimatesDigest, FORMAT_VERSION, Link, RootExtras, Stamp, Stored, chain_head, chain_next,
-    check_header, companion, decode_release, encode_release, hex, immutable_uri, initialise, read_config,
-    read_only, sealed_table, sqlite_error, stamp, steps_table, write_setup,
+    check_header, companion, decode_release, encode_release, hex, immutable_uri, initialise, matrix_texts,
+    read_config, read_only, sealed_table, sqlite_error, stamp, write_setup,
 };
 
 /// How long a push waits for another process's step to commit before giving up.
@@ -295,9 +298,7 @@ impl DurableStream {
                 conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
                 match read_config(&conn, path) {
                     Ok(stored) => {
-                        // A commit survives the process being killed; `flush` makes it survive
-                        // power loss.
-                        conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
+                        steps::writing(&conn, path)?;
                         (Some(conn), stored, String::new())
                     }
                     // A folder where the log cannot be created, or companions another user
@@ -407,13 +408,7 @@ impl DurableStream {
         if let (Some(k), Some(last)) = (key, self.state.last_key)
             && k <= last
         {
-            let stored: Option<(i64, Option<Vec<u8>>)> = tx
-                .query_row("SELECT t, counts_mac FROM steps WHERE key = ?1", [k], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })
-                .optional()
-                .map_err(sql)?;
-            return match stored {
+            return match steps::digest_at_key(&tx, &path, k)? {
                 Some((t, None)) => Err(StreamError::Unverifiable { key: k, step: t as usize }),
                 Some((t, Some(d))) if d == digest => {
                     let record = read_step(&tx, &path, t as usize)?;
@@ -504,7 +499,7 @@ impl DurableStream {
             .map_err(|e| read_only(path, e.to_string()))?;
         let mut conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(sql)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
-        conn.pragma_update(None, "secure_delete", "ON").map_err(sql)?;
+        steps::erasing(&conn, path)?;
         let stored = read_config(&conn, path)?;
         let pending = rotation_file(key);
         if let Ok(taken) = StreamKey::read(&pending) {
@@ -523,17 +518,9 @@ impl DurableStream {
         let stored = read_config(&tx, path)?;
         let upgraded = stored.version < FORMAT_VERSION;
         let dropped = if upgraded { upgrade(&tx, path, &stored)? } else { 0 };
-        let erased = dropped
-            + tx.execute("UPDATE steps SET counts_mac = NULL WHERE counts_mac IS NOT NULL", [])
-                .map_err(sql)?;
-        tx.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('key_id', ?1)", [secret.id()])
-            .map_err(sql)?;
-        // The kept states are sealed with the old key: the next push makes them again.
-        tx.execute_batch("DROP TABLE IF EXISTS audit_state; DROP TABLE IF EXISTS estimate_state;")
-            .map_err(sql)?;
-        tx.pragma_update(None, "user_version", FORMAT_VERSION).map_err(sql)?;
+        let erased = dropped + steps::rotate_key(&tx, path, &secret.id())?;
         tx.commit().map_err(sql)?;
-        conn.execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);").map_err(sql)?;
+        steps::compact(&conn, path)?;
         drop(conn);
         match std::fs::rename(&pending, key) {
             Ok(()) => {}
@@ -660,15 +647,7 @@ impl DurableStream {
     /// SQLite's.
     pub fn publication_before(&mut self, t: usize) -> Result<Option<f64>> {
         let path = self.path.clone();
-        self.read(|tx| {
-            tx.query_row(
-                "SELECT publication FROM steps WHERE published = 1 AND t < ?1 ORDER BY t DESC LIMIT 1",
-                [i64::try_from(t).unwrap_or(i64::MAX)],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| sqlite_error(&path, e))
-        })
+        self.read(|tx| steps::publication_before(tx, &path, t))
     }
 
     /// Every recorded step, in order, each checked (as [`DurableStream::snapshot`]).
@@ -827,12 +806,7 @@ fn key_for<'a>(
 /// # Errors
 /// As [`read_config`].
 fn refresh(tx: &Transaction<'_>, path: &Path, stored: &mut Stored) -> Result<bool> {
-    let sql = |e| sqlite_error(path, e);
-    let id: Option<String> = tx
-        .query_row("SELECT value FROM meta WHERE name = 'key_id'", [], |r| r.get(0))
-        .optional()
-        .map_err(sql)?;
-    let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(sql)?;
+    let (id, version) = steps::key_id_and_version(tx, path)?;
     if id == stored.key_id && version == stored.version {
         return Ok(false);
     }
@@ -909,7 +883,7 @@ pub fn rechain(path: &Path) -> Result<()> {
     let mut link = stored.root;
     for row in read_rows(&tx, path, stored.version, 0)? {
         link = row.link_after(&link);
-        tx.execute("UPDATE steps SET chain = ?1 WHERE t = ?2", params![&link[..], row.t]).map_err(sql)?;
+        steps::set_link(&tx, path, row.t, &link)?;
     }
     tx.commit().map_err(sql)
 }
@@ -931,47 +905,26 @@ pub struct Rekeyed {
 /// format-1 file's steps copied without their unkeyed digests into a steps table of the
 /// current format. Returns how many digests were dropped on the way (format 1's, all of them).
 fn upgrade(tx: &Transaction<'_>, path: &Path, stored: &Stored) -> Result<usize> {
-    let sql = |e| sqlite_error(path, e);
     let correlation = stored.config.correlation()?;
-    let texts: (Option<String>, Option<String>) = tx
-        .query_row("SELECT backward, forward FROM params WHERE id = 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
-        .map_err(sql)?;
-    let setup =
-        write_setup(tx, [texts.0.as_deref(), texts.1.as_deref()], correlation.as_ref()).map_err(sql)?;
+    let texts = matrix_texts(tx, path)?;
+    let setup = write_setup(tx, [texts.0.as_deref(), texts.1.as_deref()], correlation.as_ref())
+        .map_err(|e| sqlite_error(path, e))?;
     let extras = RootExtras { setup, ..stored.extras.clone() };
     let root = stored.root_with(FORMAT_VERSION, &extras);
     let rows = read_rows(tx, path, stored.version, 0)?;
-    let steps = rows.len();
+    let copied = rows.len();
     let mut state = State::new(stored, stored.config.sampler.from_os_rng(), &Plugins::default())?;
     let copy = stored.version < 2;
     if copy {
-        tx.execute_batch(&steps_table("steps_v2")).map_err(sql)?;
+        steps::begin_copy(tx, path)?;
     }
     let mut link = root;
     for row in rows {
         link = row.link_after(&link);
         if copy {
-            tx.execute(
-                "INSERT INTO steps_v2 (t, key, counts_mac, test, publication, absorbed, published, refused, \
-                 release, max_tpl, max_window_leakage, chain) VALUES (?1, ?2, NULL, ?3, ?4, ?5, ?6, ?7, ?8, ?9, \
-                 ?10, ?11)",
-                params![
-                    row.t,
-                    row.key,
-                    row.spent.test,
-                    row.spent.publication,
-                    row.spent.absorbed,
-                    row.published,
-                    row.refused,
-                    row.release,
-                    row.leakage[0],
-                    row.leakage[1],
-                    &link[..],
-                ],
-            )
-            .map_err(sql)?;
+            steps::copy_row(tx, path, &row, &link)?;
         } else {
-            tx.execute("UPDATE steps SET chain = ?1 WHERE t = ?2", params![&link[..], row.t]).map_err(sql)?;
+            steps::set_link(tx, path, row.t, &link)?;
         }
         take(&mut state, path, stored, row)?;
     }
@@ -979,8 +932,8 @@ fn upgrade(tx: &Transaction<'_>, path: &Path, stored: &Stored) -> Result<usize> 
         // Their digests stay, for the rotation to erase.
         return Ok(0);
     }
-    tx.execute_batch("DROP TABLE steps; ALTER TABLE steps_v2 RENAME TO steps;").map_err(sql)?;
-    Ok(steps)
+    steps::replace_with_copy(tx, path)?;
+    Ok(copied)
 }
 
 /// How many times a reader without write access reads again when a push changed the file
@@ -1147,37 +1100,17 @@ fn commit(
     })?;
     let s = outcome.spent;
     let release = outcome.published.then(|| encode_release(&outcome.release));
-    let link = chain_next(
-        &state.last_link,
-        &ChainedRow {
-            t: t as i64,
-            key,
-            spent: [s.test, s.publication, s.absorbed],
-            published: outcome.published,
-            refused: refused.as_deref(),
-            release: release.as_deref(),
-            leakage: [leakage.map(|l| l.0), leakage.map(|l| l.1)],
-        },
-    );
-    tx.execute(
-        "INSERT INTO steps (t, key, counts_mac, test, publication, absorbed, published, refused, release, \
-         max_tpl, max_window_leakage, chain) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-        params![
-            t as i64,
-            key,
-            &digest[..],
-            s.test,
-            s.publication,
-            s.absorbed,
-            outcome.published,
-            refused,
-            release,
-            leakage.map(|l| l.0),
-            leakage.map(|l| l.1),
-            &link[..],
-        ],
-    )
-    .map_err(sql)?;
+    let row = ChainedRow {
+        t: t as i64,
+        key,
+        spent: [s.test, s.publication, s.absorbed],
+        published: outcome.published,
+        refused: refused.as_deref(),
+        release: release.as_deref(),
+        leakage: [leakage.map(|l| l.0), leakage.map(|l| l.1)],
+    };
+    let link = chain_next(&state.last_link, &row);
+    steps::insert_step(&tx, path, &row, &digest[..], &link)?;
     tx.commit().map_err(sql)?;
     state.last_link = link;
     state.last_key = Some(key);
@@ -1197,93 +1130,6 @@ fn commit(
     Ok(Pushed { record, replayed: false, estimate: None })
 }
 
-/// One stored step, every column as read (the counts digest by its length only).
-struct StoredRow {
-    t: i64,
-    key: i64,
-    spent: StepBudget,
-    published: bool,
-    refused: Option<String>,
-    release: Option<Vec<u8>>,
-    leakage: [Option<f64>; 2],
-    /// The digest's length in bytes (`None`: erased by a key rotation).
-    digest_len: Option<usize>,
-    /// The chain link (format 2).
-    link: Option<Vec<u8>>,
-}
-
-/// The columns [`StoredRow`] reads, for a file of format `version` (1 has no chain).
-fn row_columns(version: i64) -> &'static str {
-    if version >= 2 {
-        "t, key, test, publication, absorbed, published, refused, release, max_tpl, max_window_leakage, \
-         length(counts_mac), chain"
-    } else {
-        "t, key, test, publication, absorbed, published, refused, release, max_tpl, max_window_leakage, \
-         length(counts_sha256), NULL"
-    }
-}
-
-impl StoredRow {
-    fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
-        Ok(Self {
-            t: r.get(0)?,
-            key: r.get(1)?,
-            spent: StepBudget { test: r.get(2)?, publication: r.get(3)?, absorbed: r.get(4)? },
-            published: r.get(5)?,
-            refused: r.get(6)?,
-            release: r.get(7)?,
-            leakage: [r.get(8)?, r.get(9)?],
-            digest_len: r.get::<_, Option<i64>>(10)?.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
-            link: r.get(11)?,
-        })
-    }
-
-    /// The row's chain link computed after `previous`.
-    fn link_after(&self, previous: &Link) -> Link {
-        chain_next(
-            previous,
-            &ChainedRow {
-                t: self.t,
-                key: self.key,
-                spent: [self.spent.test, self.spent.publication, self.spent.absorbed],
-                published: self.published,
-                refused: self.refused.as_deref(),
-                release: self.release.as_deref(),
-                leakage: self.leakage,
-            },
-        )
-    }
-}
-
-/// The stored rows with t > `after`, in order.
-fn read_rows(tx: &Transaction<'_>, path: &Path, version: i64, after: usize) -> Result<Vec<StoredRow>> {
-    let mut rows = Vec::new();
-    each_row(tx, path, version, after, |row| {
-        rows.push(row);
-        Ok(())
-    })?;
-    Ok(rows)
-}
-
-/// Hands each stored row with t > `after` to `take`, in order, one at a time.
-fn each_row(
-    tx: &Transaction<'_>,
-    path: &Path,
-    version: i64,
-    after: usize,
-    mut take: impl FnMut(StoredRow) -> Result<()>,
-) -> Result<()> {
-    let sql = |e| sqlite_error(path, e);
-    let mut stmt = tx
-        .prepare(&format!("SELECT {} FROM steps WHERE t > ?1 ORDER BY t", row_columns(version)))
-        .map_err(sql)?;
-    let mut rows = stmt.query([after as i64]).map_err(sql)?;
-    while let Some(r) = rows.next().map_err(sql)? {
-        take(StoredRow::read(r).map_err(sql)?)?;
-    }
-    Ok(())
-}
-
 /// Brings `state` up to the last committed step, drawing nothing: restores every step
 /// recorded since (by another process, or before this one opened the file) into the scheme
 /// and the guard — on a fresh state only the last w − 1 steps, past the rest
@@ -1296,8 +1142,7 @@ fn sync(
     key: &StreamKey,
 ) -> Result<()> {
     let done = state.scheme.steps();
-    let last: Option<i64> =
-        tx.query_row("SELECT MAX(t) FROM steps", [], |r| r.get(0)).map_err(|e| sqlite_error(path, e))?;
+    let last = steps::last_step(tx, path)?;
     let last = usize::try_from(last.unwrap_or(0)).unwrap_or(0);
     if last == done {
         return Ok(());
@@ -1398,7 +1243,6 @@ fn skip_prefix(
     key: &StreamKey,
 ) -> Result<()> {
     let corrupt = |reason: String| StreamError::Corrupt { path: path.to_path_buf(), reason };
-    let sql = |e| sqlite_error(path, e);
     if lock(&state.guard).audits() {
         // From the audit kept at an earlier step when it is that of the steps recorded.
         sealed_table(tx, path, "audit_state", AUDIT_TABLE)?;
@@ -1407,14 +1251,8 @@ fn skip_prefix(
             Some((t, history)) if lock(&state.guard).restore_audit(&history) => t,
             _ => 0,
         };
-        let mut stmt = tx
-            .prepare("SELECT t, test, publication FROM steps WHERE t > ?1 AND t <= ?2 ORDER BY t")
-            .map_err(sql)?;
-        let mut rows = stmt.query([done as i64, skip as i64]).map_err(sql)?;
         let mut expected = done as i64 + 1;
-        while let Some(r) = rows.next().map_err(sql)? {
-            let (t, test, publication): (i64, f64, f64) =
-                (r.get(0).map_err(sql)?, r.get(1).map_err(sql)?, r.get(2).map_err(sql)?);
+        steps::each_budget(tx, path, done, skip, |t, test, publication| {
             if t != expected {
                 return Err(corrupt(format!("step {expected} is missing (found step {t})")));
             }
@@ -1424,12 +1262,11 @@ fn skip_prefix(
             let total = StepBudget { test, publication, absorbed: 0.0 }.total();
             lock(&state.guard).account(total).map_err(|e| corrupt(e.to_string()))?;
             expected += 1;
-        }
+            Ok(())
+        })?;
         if expected != skip as i64 + 1 {
             return Err(corrupt(format!("step {expected} is missing")));
         }
-        drop(rows);
-        drop(stmt);
         if done < skip {
             let history = lock(&state.guard)
                 .audit_history()
@@ -1437,148 +1274,19 @@ fn skip_prefix(
             keep_audit(tx, path, skip, &history.unwrap_or_default(), key)?;
         }
     }
-    type Publication = (i64, f64, f64, f64, Option<Vec<u8>>);
-    let (p, test, publication, absorbed, bytes): Publication = tx
-        .query_row(
-            "SELECT t, test, publication, absorbed, release FROM steps WHERE t <= ?1 AND published = 1 \
-             ORDER BY t DESC LIMIT 1",
-            [skip as i64],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-        )
-        .optional()
-        .map_err(sql)?
+    let (p, spent, bytes) = steps::last_publication(tx, path, skip)?
         .ok_or_else(|| corrupt(format!("no publication among steps 1..{skip}")))?;
     let release = bytes
         .as_deref()
         .and_then(decode_release)
         .ok_or_else(|| corrupt(format!("step {p}: the release of a publication is missing or damaged")))?;
-    let outcome = StepOutcome { release, published: true, spent: StepBudget { test, publication, absorbed } };
+    let outcome = StepOutcome { release, published: true, spent };
     state.scheme.resume(skip, (p as usize, &outcome)).map_err(|e| corrupt(e.to_string()))?;
-    let (key, link): (i64, Vec<u8>) = tx
-        .query_row("SELECT key, chain FROM steps WHERE t = ?1", [skip as i64], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()
-        .map_err(sql)?
-        .ok_or_else(|| corrupt(format!("step {skip} is missing")))?;
+    let (key, link) =
+        steps::key_and_link(tx, path, skip)?.ok_or_else(|| corrupt(format!("step {skip} is missing")))?;
     state.last_link =
         link.try_into().map_err(|_| corrupt(format!("step {skip}: its chain link is not 32 bytes")))?;
     state.last_key = Some(key);
     state.last_release = outcome.release;
     Ok(())
-}
-
-/// The table of the leakage audit after step t, kept by the first push of a process that
-/// opens a stream with matrices past its first w + 1 steps, so that the next one need not
-/// record every earlier step into it again: with step t's chain link (which pins the budgets
-/// of steps 1..t) and a seal under the stream's key ([`StreamKey::seal`]), so that an edited
-/// audit is never taken.
-const AUDIT_TABLE: &str = "CREATE TABLE IF NOT EXISTS audit_state (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    t INTEGER NOT NULL,
-    chain BLOB NOT NULL,
-    history BLOB NOT NULL,
-    seal BLOB NOT NULL
-) STRICT;";
-
-/// The seal of the audit kept after step `t` whose chain link is `chain`.
-fn audit_seal(key: &StreamKey, t: i64, chain: &[u8], history: &[u8]) -> [u8; 32] {
-    key.seal("audit_state", &[&t.to_le_bytes(), chain, history])
-}
-
-/// The kept audit's step t ≤ `skip` and its history, when its seal is the key's and step t's
-/// chain link is the one it was kept with (else none: the steps are recorded into the audit
-/// from step 1).
-fn kept_audit(
-    tx: &rusqlite::Transaction<'_>,
-    path: &Path,
-    skip: usize,
-    key: &StreamKey,
-) -> Result<Option<(usize, Vec<u8>)>> {
-    let sql = |e| sqlite_error(path, e);
-    type Kept = (i64, Vec<u8>, Vec<u8>, Vec<u8>);
-    let kept: Option<Kept> = tx
-        .query_row(
-            "SELECT a.t, a.history, a.seal, s.chain FROM audit_state a JOIN steps s ON s.t = a.t \
-             WHERE a.id = 1 AND a.t <= ?1 AND s.chain = a.chain",
-            [skip as i64],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )
-        .optional()
-        .map_err(sql)?;
-    Ok(kept
-        .filter(|(t, history, seal, chain)| audit_seal(key, *t, chain, history)[..] == seal[..])
-        .and_then(|(t, history, _, _)| Some((usize::try_from(t).ok()?, history))))
-}
-
-/// Keeps `history`, the audit after step `t`, with step t's chain link and its seal.
-fn keep_audit(
-    tx: &rusqlite::Transaction<'_>,
-    path: &Path,
-    t: usize,
-    history: &[u8],
-    key: &StreamKey,
-) -> Result<()> {
-    let sql = |e| sqlite_error(path, e);
-    let chain: Vec<u8> =
-        tx.query_row("SELECT chain FROM steps WHERE t = ?1", [t as i64], |r| r.get(0)).map_err(sql)?;
-    let seal = audit_seal(key, t as i64, &chain, history);
-    tx.execute(
-        "INSERT OR REPLACE INTO audit_state (id, t, chain, history, seal) VALUES (1, ?1, ?2, ?3, ?4)",
-        params![t as i64, chain, history, &seal[..]],
-    )
-    .map(drop)
-    .map_err(sql)
-}
-
-/// Recorded step `only`, a repeat's release filled in from the publication before it.
-fn read_step(tx: &rusqlite::Transaction<'_>, path: &Path, only: usize) -> Result<Option<StepRecord>> {
-    let corrupt = |reason: String| StreamError::Corrupt { path: path.to_path_buf(), reason };
-    let sql = |e| sqlite_error(path, e);
-    // A repeat's release is the last publication at or before it.
-    let from: i64 = tx
-        .query_row("SELECT MAX(t) FROM steps WHERE published = 1 AND t <= ?1", [only as i64], |r| {
-            r.get::<_, Option<i64>>(0)
-        })
-        .map_err(sql)?
-        .unwrap_or(1);
-    let to = only as i64;
-    let mut stmt = tx
-        .prepare(
-            "SELECT t, key, test, publication, absorbed, published, refused, release, max_tpl, max_window_leakage \
-             FROM steps WHERE t >= ?1 AND t <= ?2 ORDER BY t",
-        )
-        .map_err(sql)?;
-    let mut rows = stmt.query([from, to]).map_err(sql)?;
-    let mut out: Vec<StepRecord> = Vec::new();
-    let mut last: Vec<f64> = Vec::new();
-    while let Some(r) = rows.next().map_err(sql)? {
-        let t: i64 = r.get(0).map_err(sql)?;
-        let published: bool = r.get(5).map_err(sql)?;
-        let bytes: Option<Vec<u8>> = r.get(7).map_err(sql)?;
-        let release = match (published, bytes) {
-            (true, Some(b)) => decode_release(&b)
-                .ok_or_else(|| corrupt(format!("step {t}: release of {} bytes", b.len())))?,
-            (false, None) if !last.is_empty() => last.clone(),
-            _ => {
-                return Err(corrupt(format!(
-                    "step {t}: release stored for a repeat or missing for a publication"
-                )));
-            }
-        };
-        last.clone_from(&release);
-        out.push(StepRecord {
-            t: t as usize,
-            key: r.get(1).map_err(sql)?,
-            published,
-            spent: StepBudget {
-                test: r.get(2).map_err(sql)?,
-                publication: r.get(3).map_err(sql)?,
-                absorbed: r.get(4).map_err(sql)?,
-            },
-            release,
-            refused: r.get(6).map_err(sql)?,
-            max_tpl: r.get(8).map_err(sql)?,
-            max_window_leakage: r.get(9).map_err(sql)?,
-        });
-    }
-    Ok(out.pop().filter(|s| s.t == only))
 }

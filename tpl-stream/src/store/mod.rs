@@ -1,5 +1,11 @@
 //! The file format ([`docs/stream.md`](tpl_core::guide::stream) §1): one SQLite database in WAL
 //! mode, identified by its application id and a `meta` row, versioned by `PRAGMA user_version`.
+//! Every SQL statement of the crate is in this module: the set-up, the chain and the checks of
+//! the file here, the steps, the key and the kept audit in [`steps`], the stored estimates in
+//! [`estimates`].
+
+pub(crate) mod estimates;
+pub(crate) mod steps;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -556,6 +562,12 @@ fn read_setup(
     let correlation = Correlation::with_losses(backward, forward)
         .map_err(|e| corrupt(format!("the kept loss functions: {e}")))?;
     Ok((Some(correlation), digests))
+}
+
+/// The matrices' texts as the file stores them (`params.backward`, `params.forward`).
+pub fn matrix_texts(tx: &rusqlite::Transaction<'_>, path: &Path) -> Result<(Option<String>, Option<String>)> {
+    tx.query_row("SELECT backward, forward FROM params WHERE id = 1", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .map_err(|e| sqlite_error(path, e))
 }
 
 /// Writes the loss functions of `correlation` into `loss_setup` (a fresh table, or one
