@@ -54,20 +54,22 @@ impl StoredRow {
         })
     }
 
+    /// The row as its chain link covers it.
+    fn chained(&self) -> ChainedRow<'_> {
+        ChainedRow {
+            t: self.t,
+            key: self.key,
+            spent: [self.spent.test, self.spent.publication, self.spent.absorbed],
+            published: self.published,
+            refused: self.refused.as_deref(),
+            release: self.release.as_deref(),
+            leakage: self.leakage,
+        }
+    }
+
     /// The row's chain link computed after `previous`.
     pub(crate) fn link_after(&self, previous: &Link) -> Link {
-        chain_next(
-            previous,
-            &ChainedRow {
-                t: self.t,
-                key: self.key,
-                spent: [self.spent.test, self.spent.publication, self.spent.absorbed],
-                published: self.published,
-                refused: self.refused.as_deref(),
-                release: self.release.as_deref(),
-                leakage: self.leakage,
-            },
-        )
+        chain_next(previous, &self.chained())
     }
 }
 
@@ -245,9 +247,23 @@ pub(crate) fn insert_step(
     digest: &[u8],
     link: &Link,
 ) -> Result<()> {
+    insert_into(tx, path, "steps", row, Some(digest), link)
+}
+
+/// Inserts `row` into the steps table `table` (`steps`, or an upgrade's copy).
+fn insert_into(
+    tx: &Transaction<'_>,
+    path: &Path,
+    table: &str,
+    row: &ChainedRow<'_>,
+    digest: Option<&[u8]>,
+    link: &Link,
+) -> Result<()> {
     tx.execute(
-        "INSERT INTO steps (t, key, counts_mac, test, publication, absorbed, published, refused, release, \
-         max_tpl, max_window_leakage, chain) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+        &format!(
+            "INSERT INTO {table} (t, key, counts_mac, test, publication, absorbed, published, refused, release, \
+             max_tpl, max_window_leakage, chain) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+        ),
         params![
             row.t,
             row.key,
@@ -346,26 +362,7 @@ pub(crate) fn begin_copy(tx: &Transaction<'_>, path: &Path) -> Result<()> {
 
 /// Copies `row` into the new steps table with the chain link `link` and no counts digest.
 pub(crate) fn copy_row(tx: &Transaction<'_>, path: &Path, row: &StoredRow, link: &Link) -> Result<()> {
-    tx.execute(
-        "INSERT INTO steps_v2 (t, key, counts_mac, test, publication, absorbed, published, refused, \
-         release, max_tpl, max_window_leakage, chain) VALUES (?1, ?2, NULL, ?3, ?4, ?5, ?6, ?7, ?8, ?9, \
-         ?10, ?11)",
-        params![
-            row.t,
-            row.key,
-            row.spent.test,
-            row.spent.publication,
-            row.spent.absorbed,
-            row.published,
-            row.refused,
-            row.release,
-            row.leakage[0],
-            row.leakage[1],
-            &link[..],
-        ],
-    )
-    .map(drop)
-    .map_err(|e| sqlite_error(path, e))
+    insert_into(tx, path, "steps_v2", &row.chained(), None, link)
 }
 
 /// Replaces the old steps table by the copy.
