@@ -30,6 +30,16 @@ impl NativeComparison {
         serde_json::to_string(&self.report).map_err(|e| error("compare", e))
     }
 
+    /// Itself: the comparison is immutable, so a copy of a `Comparison` shares it.
+    fn __copy__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    /// Itself, as [`NativeComparison::__copy__`] (`copy.deepcopy`, `dataclasses.asdict`).
+    fn __deepcopy__<'py>(slf: PyRef<'py, Self>, _memo: &Bound<'py, PyAny>) -> PyRef<'py, Self> {
+        slf
+    }
+
     /// Writes the page of `tpl compare --report` to `out`: the chart and the table of the
     /// counts named `name`, `made_by` first in its provenance; returns its size in bytes.
     fn report(
@@ -108,7 +118,7 @@ fn compare<'py>(
     });
     let comparison = done.map_err(|e| error("compare", e))?;
     let score = Steps::all(comparison.horizon).map_err(|e| error("counts", e))?;
-    let matrices = MatrixSource::given(given, score);
+    let matrices = MatrixSource::from_caller(given, score);
     Ok(NativeComparison { report: ComparisonReport { comparison, matrices, postprocess_default } })
 }
 

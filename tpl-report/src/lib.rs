@@ -2,7 +2,7 @@
 //! `tpl demo`, `tpl compare --report` and `tpl stream report`, the SVG charts of `--chart`,
 //! and the text tables the command line prints. The command line and the Python package
 //! `temporal_privacy` both write their reports through this crate, so a page is the same
-//! bytes whichever made it.
+//! bytes whichever made it, but for the lines that say who made it and from what.
 //!
 //! - [`html`] — a [`Page`] of [`Section`]s: paragraphs, notes, tables, inline charts and
 //!   code, every text escaped, nothing loaded from the network.
@@ -12,8 +12,9 @@
 //!   error-against-leakage chart.
 //! - [`demo`] — the report of `tpl demo` ([`demo::Demo`]).
 //! - [`matrices`] — where a comparison's matrices came from ([`MatrixSource`]).
-//! - [`output`] — the JSON objects of `tpl loss`, `supremum`, `leakage` and `allocate`, shared
-//!   with Python (one definition of each output's fields).
+//! - [`output`] — the JSON objects of `tpl loss`, `supremum`, `leakage`, `allocate`,
+//!   `release` (and `stream push`/`export`), `postprocess`, `estimate` and `stream status`,
+//!   shared with Python (one definition of each output's fields).
 //! - [`stream`] — the page of a durable stream ([`tpl_stream::DurableStream`]).
 //! - [`text`] — numbers and aligned tables for a terminal.
 //!

@@ -20,11 +20,15 @@ pub struct MatrixSource {
 
 /// How the matrices of a comparison were obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MatrixOrigin {
     /// Estimated from these steps of the user stream whose other steps are scored.
     Estimated(Holdout),
     /// Read from files: whether they were estimated from the scored data is not known.
     Files,
+    /// Given by a library's caller (arrays or files, e.g. Python's `compare`): whether they
+    /// were estimated from the scored data is not known.
+    Given,
     /// No matrix was given.
     None,
 }
@@ -40,12 +44,17 @@ impl MatrixSource {
         Self { origin: if files { MatrixOrigin::Files } else { MatrixOrigin::None }, score }
     }
 
+    /// Matrices a library's caller gave (`given`: at least one) or none, scoring `score`.
+    pub fn from_caller(given: bool, score: Steps) -> Self {
+        Self { origin: if given { MatrixOrigin::Given } else { MatrixOrigin::None }, score }
+    }
+
     /// Whether the matrices came from the scored data: `Some(true)` when the training steps
     /// share a scored step, `None` when it is not known (matrix files).
     pub fn in_sample(&self) -> Option<bool> {
         match self.origin {
             MatrixOrigin::Estimated(h) => Some(h.in_sample()),
-            MatrixOrigin::Files => None,
+            MatrixOrigin::Files | MatrixOrigin::Given => None,
             MatrixOrigin::None => Some(false),
         }
     }
@@ -61,6 +70,9 @@ impl MatrixSource {
             ),
             MatrixOrigin::Files => {
                 format!("# matrices=files score_steps={} in_sample={in_sample}\n", self.score)
+            }
+            MatrixOrigin::Given => {
+                format!("# matrices=given score_steps={} in_sample={in_sample}\n", self.score)
             }
             MatrixOrigin::None => {
                 format!("# matrices=none score_steps={} in_sample={in_sample}\n", self.score)
@@ -92,6 +104,11 @@ impl MatrixSource {
                  the scored data is not known (--stream S --train-steps A..B estimates them from other steps).",
                 self.score
             ),
+            MatrixOrigin::Given => format!(
+                "Matrices given, strategies scored on steps {}: whether the matrices were estimated from the \
+                 scored data is not known (estimate them from another period than the one scored).",
+                self.score
+            ),
             MatrixOrigin::None => {
                 format!("No correlation matrices; strategies scored on steps {}.", self.score)
             }
@@ -99,7 +116,8 @@ impl MatrixSource {
     }
 }
 
-/// The `matrices` object of the JSON output: `source` (`estimated`, `files` or `none`),
+/// The `matrices` object of the JSON output: `source` (`estimated`, `files`, `given` or
+/// `none`),
 /// `train_steps` and `score_steps` (`[first, last]`, from 1; `train_steps` null unless
 /// estimated) and `in_sample` (null when not known).
 impl Serialize for MatrixSource {
@@ -108,6 +126,7 @@ impl Serialize for MatrixSource {
         let (source, train) = match self.origin {
             MatrixOrigin::Estimated(h) => ("estimated", Some(pair(h.train()))),
             MatrixOrigin::Files => ("files", None),
+            MatrixOrigin::Given => ("given", None),
             MatrixOrigin::None => ("none", None),
         };
         let mut out = serializer.serialize_struct("MatrixSource", 4)?;

@@ -1,4 +1,5 @@
-//! The JSON objects of `tpl loss`, `supremum`, `leakage` and `allocate` (docs/cli.md §2), as
+//! The JSON objects of `tpl loss`, `supremum`, `leakage`, `allocate`, `release` (and `stream
+//! push`/`export`), `postprocess`, `estimate` and `stream status` (docs/cli.md §2), as
 //! `Serialize` types: the one definition of each output's fields, which the command line
 //! prints and the Python package returns. Serialised with `serde_json::to_writer` they are
 //! written number by number (a series of 10⁷ steps is never built as a JSON value), with a
@@ -333,8 +334,9 @@ impl Serialize for ReleaseOutput<'_> {
 
 /// The JSON of `tpl postprocess` (and of `tpl stream export --estimates`/`--smoothed`) and
 /// the fields of Python's `postprocess`: the `estimator`, `t` when given, the `estimates`
-/// (T × n; integers for `map-integer`), `estimator_default` and `causal` when the
-/// estimator was chosen by a default, and with intervals `interval`, the per-cell `lower`
+/// (T × n; integers for `map-integer`), `estimator_default` and `causal` when it is said
+/// whether the estimator was the default (not for a stream's stored estimates), and with
+/// intervals `interval`, the per-cell `lower`
 /// and `upper` ends and the `interval_method` (docs/intervals.md).
 pub struct EstimatesOutput<'a> {
     /// The estimates.

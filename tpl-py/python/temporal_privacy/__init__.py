@@ -24,6 +24,7 @@ Conventions:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import numbers
@@ -475,18 +476,37 @@ class Comparison(_Fields):
     postprocess_default: Optional[bool] = None
     _report: Any = dataclasses.field(default=None, repr=False)
 
+    def __getstate__(self) -> dict:
+        # The run behind report() stays in this process: a pickled Comparison is its fields.
+        return {**self.__dict__, "_report": None}
+
+    def __setstate__(self, state: dict) -> None:
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
+
+    def __deepcopy__(self, memo: dict) -> "Comparison":
+        # A copy in this process shares the run behind report() (it is never changed).
+        new = object.__new__(type(self))
+        for key, value in self.__dict__.items():
+            object.__setattr__(new, key, value if key == "_report" else copy.deepcopy(value, memo))
+        return new
+
     def report(self, path: Any, name: str = "counts") -> dict:
         """Writes the page of ``tpl compare --report`` to ``path`` (a new or overwritten
         ``.html`` file in a folder that exists): the parameters, the table and the chart of
         error against audited leakage, the counts named ``name`` in its title — the same
-        bytes the CLI writes for the same comparison, but for the provenance. Returns
+        bytes the CLI writes for the same comparison, but for the provenance and the
+        sentence on where the matrices came from. Returns
         ``{"out", "bytes"}``.
 
         Raises:
             TplError: a path that is not an ``.html`` file or cannot be written.
         """
         if self._report is None:
-            raise TplError("report: this Comparison was not made by compare() (it holds no run to draw)")
+            raise TplError(
+                "report: this Comparison holds no run to draw (it was not made by compare() in this process, "
+                "e.g. it was unpickled)"
+            )
         out = _html_path(path)
         made_by = [("made by", "temporal_privacy.compare (Python)"), ("tpl", self.version)]
         return {"out": out, "bytes": self._report.report(out, str(name), made_by)}

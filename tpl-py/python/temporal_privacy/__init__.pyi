@@ -92,8 +92,8 @@ class Release(_Fields):
     publication_budget: npt.NDArray[np.float64]
     releases: npt.NDArray[np.float64]
     max_window_budget: float
-    backward: Optional[dict[str, int]]
-    forward: Optional[dict[str, int]]
+    backward: Optional[dict[str, Any]]
+    forward: Optional[dict[str, Any]]
     interval: Optional[float]
     lower: Optional[npt.NDArray[np.float64]]
     upper: Optional[npt.NDArray[np.float64]]
