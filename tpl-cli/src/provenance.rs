@@ -54,7 +54,7 @@ pub fn with_build<T: Serialize>(output: &T) -> Value {
         version: &'static str,
         build: Build,
     }
-    serde_json::to_value(WithBuild { output, version: VERSION, build: build() }).unwrap_or(Value::Null)
+    crate::render::json_of(&WithBuild { output, version: VERSION, build: build() })
 }
 
 /// One line for a report's provenance and `tpl -V`: the version and the commit.

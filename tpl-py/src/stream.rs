@@ -9,7 +9,7 @@ use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tpl_mechanisms::{LaplaceMechanism, SamplerKind};
-use tpl_report::output::StatusOutput;
+use tpl_report::output::{StatusOutput, guaranteed_pair};
 use tpl_stream::{
     DurableStream, Estimation, Estimator, Parameter, StepEstimate, StepRecord, StreamConfig, StreamError,
     StreamOptions, default_key_path,
@@ -195,8 +195,7 @@ impl NativeStream {
     /// per-step `budgets` and `published` ([`StatusOutput`]), then those two as arrays.
     fn status<'py>(&self, py: Python<'py>) -> PyResult<(String, Vector<'py>, Bound<'py, PyArray1<bool>>)> {
         let s = py.detach(|| self.inner().status()).map_err(stream_error)?;
-        let guaranteed = s.guaranteed().map_err(stream_error)?;
-        let guaranteed = guaranteed.map(|g| (g.max_tpl, g.max_window_leakage.unwrap_or(g.max_tpl)));
+        let guaranteed = guaranteed_pair(&s).map_err(stream_error)?;
         // The fields as `tpl stream status` prints them (one definition, tpl-report's), the
         // per-step arrays apart as numpy arrays.
         let output = StatusOutput { status: &s, guaranteed, arrays: false };

@@ -434,6 +434,16 @@ pub struct StatusOutput<'a> {
     pub arrays: bool,
 }
 
+/// The guaranteed (max TPL, largest window leakage) of a stream with matrices and steps, over
+/// every run its scheme could have produced ([`tpl_stream::Status::guaranteed`]; the window's
+/// is the max TPL when the scheme has no window bound of its own).
+///
+/// # Errors
+/// The audit's, as [`tpl_stream::Status::guaranteed`].
+pub fn guaranteed_pair(status: &tpl_stream::Status) -> tpl_stream::Result<Option<(f64, f64)>> {
+    Ok(status.guaranteed()?.map(|g| (g.max_tpl, g.max_window_leakage.unwrap_or(g.max_tpl))))
+}
+
 impl Serialize for StatusOutput<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         #[derive(serde::Serialize)]

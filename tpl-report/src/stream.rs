@@ -108,7 +108,7 @@ impl StreamData {
         if estimates.iter().all(Option::is_none) {
             estimates.clear();
         }
-        let guaranteed = status.guaranteed()?.map(|g| (g.max_tpl, g.max_window_leakage.unwrap_or(g.max_tpl)));
+        let guaranteed = crate::output::guaranteed_pair(&status)?;
         Ok(Self { path, status, steps, cells, estimates, guaranteed })
     }
 }

@@ -9,7 +9,7 @@ use tpl_compare::bootstrap_estimates;
 use tpl_io::{read_budgets, read_counts_prefix};
 use tpl_mechanisms::{Intervals, LaplaceMechanism, MechError, Run, SamplerKind, SchemeKind};
 use tpl_postprocess::{Bootstrap, Estimates, Estimator};
-use tpl_report::output::StatusOutput;
+use tpl_report::output::{StatusOutput, guaranteed_pair};
 use tpl_report::{StreamData, stream_page};
 use tpl_stream::{
     DurableStream, Estimation, Parameter, Status, StepEstimate, StepRecord, StreamConfig, StreamError,
@@ -702,8 +702,7 @@ pub struct StatusReport {
 
 impl StatusReport {
     fn new(status: Status) -> Result<Self> {
-        let guaranteed = status.guaranteed().map_err(stream_error)?;
-        let guaranteed = guaranteed.map(|g| (g.max_tpl, g.max_window_leakage.unwrap_or(g.max_tpl)));
+        let guaranteed = guaranteed_pair(&status).map_err(stream_error)?;
         Ok(Self { status, guaranteed, note: String::new(), created: None })
     }
 }
