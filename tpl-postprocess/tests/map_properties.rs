@@ -151,15 +151,19 @@ fn check_matches_bisection(problem: Problem<'_>, s: &MapStep) -> Result<(), Test
 /// The optimality conditions: every x_i is the median formula at the returned λ, or, when
 /// λ is absent, every cell of positive prior sits at its release with a spread of g_i ≤ 2a.
 fn check_conditions(problem: Problem<'_>, s: &MapStep) -> Result<(), TestCaseError> {
-    let Problem { r, p, a, .. } = problem;
+    let Problem { r, p, total, a } = problem;
     let n = r.len();
     match s.lambda {
         Some(lambda) => {
             let m = x_at(r, p, a, lambda);
             for i in 0..n {
+                // Renormalisation to Σx = N moves cells by a few ulps of N
+                // ([docs/map.md](tpl_core::guide::map) §11): a stored case moved a cell of
+                // 1.3e-4 by one ulp of N = 5.87, 6.8e-12 of itself.
+                let settled = 4.0 * (total - total.next_down());
                 let scale = m[i].abs().max(s.x[i].abs()).max(1e-300);
                 prop_assert!(
-                    (s.x[i] - m[i]).abs() <= 1e-12 * scale,
+                    (s.x[i] - m[i]).abs() <= 1e-12 * scale + settled,
                     "cell {}: x = {} but median = {}",
                     i,
                     s.x[i],
