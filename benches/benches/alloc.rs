@@ -13,8 +13,9 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use tpl_alloc::{Allocator, Correlation, Quantified, UpperBound, WindowAllocator};
+use tpl_alloc::{Allocator, Quantified, UpperBound, WindowAllocator};
 use tpl_benches::{Family, Pace};
+use tpl_core::Correlation;
 
 /// Matrix size n.
 const N: usize = 200;
@@ -32,9 +33,11 @@ fn allocators(c: &mut Criterion) {
         let p = family.matrix(N);
         let param = format!("{}/n={N}", family.name());
         group.bench_with_input(BenchmarkId::new("correlation-setup", &param), &p, |b, p| {
-            b.iter(|| black_box(Correlation::new(Some(black_box(p)), Some(p)).expect("one size")));
+            b.iter(|| {
+                black_box(Correlation::new(Some(black_box(p).clone()), Some(p.clone())).expect("one size"))
+            });
         });
-        let corr = Correlation::new(Some(&p), Some(&p)).expect("one size");
+        let corr = Correlation::new(Some(p.clone()), Some(p.clone())).expect("one size");
         let param = format!("{param}/T=1e4");
         let upper = UpperBound::new(&corr, ALPHA);
         let quantified = Quantified::new(&corr, ALPHA);

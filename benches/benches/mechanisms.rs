@@ -24,7 +24,7 @@ use criterion::{BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_gr
 use rayon::ThreadPoolBuilder;
 use tpl_benches::{Pace, SplitMix64};
 use tpl_mechanisms::{
-    DiscreteLaplace, FloatLaplace, LaplaceMechanism, Mechanism, NoiseSource, PbaCorrelation, SchemeKind,
+    DiscreteLaplace, FloatLaplace, LaplaceMechanism, Mechanism, NoiseSource, PbaPool, SchemeKind,
     StreamScheme, WEventParams, run,
 };
 
@@ -141,7 +141,7 @@ fn scheme<N: NoiseSource + 'static>(
     noise: N,
 ) -> Box<dyn StreamScheme> {
     let params = WEventParams::new(epsilon, window, sensitivity).expect("valid parameters");
-    kind.build(params, LaplaceMechanism::new(noise), PbaCorrelation::Always).expect("builds")
+    kind.build(params, LaplaceMechanism::new(noise), PbaPool::Always).expect("builds")
 }
 
 /// Measures a whole run: the scheme built by `build`, run over `data` with the (W) ledger,

@@ -30,6 +30,7 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use tpl_benches::{Family, Pace, SplitMix64};
+use tpl_core::Correlation;
 use tpl_postprocess::{Estimator, FilterConfig, filter, map_integer_step, map_step, mle_step};
 
 /// Weight a = ε/Δ of the releases (ε = 1, Δ = 2).
@@ -100,14 +101,14 @@ fn streams(c: &mut Criterion) {
             }
         })
     });
-    let forward = Family::SmoothedIdentity.matrix(n);
+    let forward = Correlation::new(None, Some(Family::SmoothedIdentity.matrix(n))).expect("one matrix");
     let budgets = vec![2.0 * A; horizon];
-    let dense = Family::Dense.matrix(n);
+    let dense = Correlation::new(None, Some(Family::Dense.matrix(n))).expect("one matrix");
     let short = 2000;
     group.bench_function(BenchmarkId::new("filter-map-dbsec/dense", format!("n={n}/T={short}")), |b| {
         b.iter(|| {
             let config = FilterConfig {
-                forward: Some(&dense),
+                correlation: &dense,
                 estimator: Estimator::MapDbsec,
                 ..FilterConfig::new(total)
             };
@@ -118,7 +119,7 @@ fn streams(c: &mut Criterion) {
         let name = if estimator.is_filter() { format!("filter-{estimator}") } else { estimator.to_string() };
         group.bench_function(BenchmarkId::new(name, &param), |b| {
             b.iter(|| {
-                let config = FilterConfig { forward: Some(&forward), estimator, ..FilterConfig::new(total) };
+                let config = FilterConfig { correlation: &forward, estimator, ..FilterConfig::new(total) };
                 filter(black_box(&releases), &budgets, config).expect("valid input")
             })
         });
@@ -128,7 +129,7 @@ fn streams(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("smooth+intervals", &param), |b| {
         b.iter(|| {
             let config = FilterConfig {
-                forward: Some(&forward),
+                correlation: &forward,
                 estimator: Estimator::Smooth,
                 ..FilterConfig::new(total)
             };
@@ -146,7 +147,7 @@ fn state_space(c: &mut Criterion) {
     let horizon = 1000;
     for n in [16, 32, 64, 128] {
         let (_, releases, total) = inputs(n, horizon);
-        let forward = Family::SmoothedIdentity.matrix(n);
+        let forward = Correlation::new(None, Some(Family::SmoothedIdentity.matrix(n))).expect("one matrix");
         for (gaps, every) in [("every", 1), ("tenth", 10)] {
             let budgets: Vec<f64> =
                 (0..horizon).map(|t| if t % every == 0 { 2.0 * A } else { 0.0 }).collect();
@@ -162,7 +163,7 @@ fn state_space(c: &mut Criterion) {
                 group.bench_function(BenchmarkId::new(name, &param), |b| {
                     b.iter(|| {
                         let config =
-                            FilterConfig { forward: Some(&forward), estimator, ..FilterConfig::new(total) };
+                            FilterConfig { correlation: &forward, estimator, ..FilterConfig::new(total) };
                         filter(black_box(&releases), &budgets, config).expect("valid input")
                     })
                 });

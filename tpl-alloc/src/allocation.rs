@@ -1,9 +1,8 @@
 //! What an allocator promises, what it returns, and the audit that checks one against the
 //! other (OpenDP style: the guarantee is part of the result, and a test can ask it).
 
-use tpl_core::{Budgets, CompactSeries, Supremum, check_alpha, check_horizon};
+use tpl_core::{Budgets, CompactSeries, Correlation, Supremum, check_alpha, check_horizon};
 
-use crate::correlation::Correlation;
 use crate::error::{AllocError, Result, Side};
 use crate::search::{smallest_where, ulps_below};
 
@@ -183,7 +182,7 @@ impl Allocation {
 /// Runs `budgets` through `tpl-core` (series, max TPL and, with `window`, the largest
 /// window leakage): the audit every allocator applies to itself, usable on any budget
 /// sequence a scheme spent. The values are those `tpl leakage` prints for the same budgets
-/// ([`Correlation::series`]).
+/// ([`CompactSeries::new`]).
 ///
 /// # Errors
 /// Invalid budgets or window.
@@ -199,7 +198,7 @@ fn audit_with_progress(
     window: Option<usize>,
     progress: &dyn Fn(usize, usize),
 ) -> Result<Audit> {
-    let series = corr.series_with_progress(budgets, progress)?;
+    let series = CompactSeries::new_with_progress(corr, budgets, progress)?;
     let max_tpl = series.max_tpl();
     let max_window_leakage = match window {
         Some(w) => Some(series.max_window_leakage(w)?),
@@ -283,8 +282,8 @@ pub trait Allocator {
             guarantee,
             audit: audited,
             steady_budget,
-            sup_backward: corr.sup_backward(steady_budget)?,
-            sup_forward: corr.sup_forward(steady_budget)?,
+            sup_backward: corr.backward_supremum(steady_budget)?,
+            sup_forward: corr.forward_supremum(steady_budget)?,
             limited_by: plan.limited_by,
         };
         if !guarantee.holds(&allocation.audit) {

@@ -6,11 +6,11 @@
 
 use std::collections::VecDeque;
 
-use tpl_core::{Budgets, CoreError, check_epsilon, check_window, validate_budgets};
+use tpl_core::{Budgets, CoreError, Correlation, check_epsilon, check_window, validate_budgets};
 
 use crate::allocation::audit;
-use crate::correlation::Correlation;
 use crate::error::Result;
+use crate::sides::Sides;
 
 /// Relative outward margin of every bound on a loss value and of every reported leakage:
 /// it covers the rounding of the loss evaluation (a few ulps) and the round-to-nearest of
@@ -114,10 +114,10 @@ pub struct GuaranteedAudit {
 /// windows combine them. Every value is rounded outward.
 ///
 /// ```
-/// use tpl_alloc::{Correlation, Spending, WindowLimit, audit, guaranteed_audit};
-/// use tpl_core::{Budgets, TransitionMatrix};
+/// use tpl_alloc::{Spending, WindowLimit, audit, guaranteed_audit};
+/// use tpl_core::{Budgets, Correlation, TransitionMatrix};
 /// let p = TransitionMatrix::smoothed_identity(3, 0.1)?;
-/// let corr = Correlation::new(Some(&p), Some(&p))?;
+/// let corr = Correlation::new(Some(p.clone()), Some(p.clone()))?;
 /// // Each step may spend up to 0.5, but any 4 consecutive steps at most 1.
 /// let caps = [0.5; 40];
 /// let limit = Some(WindowLimit { window: 4, limit: 1.0 });
@@ -349,9 +349,10 @@ impl CapSums {
 mod tests {
     use super::*;
     use tpl_core::TransitionMatrix;
+    use tpl_core::test_util::{both_sides, correlation};
 
     fn corr(p: &TransitionMatrix) -> Correlation {
-        Correlation::new(Some(p), Some(p)).unwrap()
+        both_sides(p)
     }
 
     #[test]
@@ -396,7 +397,7 @@ mod tests {
     fn identity_correlation_gives_the_window_count_times_the_limit() {
         // L(a) = a: BPL_t is the sum of every budget so far, at most ⌈t/w⌉·E.
         let p = TransitionMatrix::new(vec![vec![1.0, 0.0], vec![0.0, 1.0]]).unwrap();
-        let c = Correlation::new(Some(&p), None).unwrap();
+        let c = correlation(Some(&p), None);
         let caps = [1.0; 20];
         let limit = Some(WindowLimit { window: 4, limit: 1.0 });
         let g = guaranteed_audit(&c, Spending::Capped { caps: &caps, limit }, None).unwrap();
@@ -409,7 +410,7 @@ mod tests {
     #[test]
     fn long_windows_use_the_truncated_composition_and_stay_valid() {
         let p = TransitionMatrix::new(vec![vec![1.0, 0.0], vec![0.0, 1.0]]).unwrap();
-        let c = Correlation::new(Some(&p), None).unwrap();
+        let c = correlation(Some(&p), None);
         let w = MAX_COMPOSED + 36;
         let caps = vec![1.0; 3 * w];
         let limit = Some(WindowLimit { window: w, limit: 1.0 });

@@ -1,10 +1,9 @@
 //! The allocators by name, for callers that choose one at run time (`tpl allocate`, the
 //! Python package `temporal_privacy`).
 
-use tpl_core::check_window;
+use tpl_core::{Correlation, check_window};
 
 use crate::allocation::{Allocation, Allocator};
-use crate::correlation::Correlation;
 use crate::error::{AllocError, Result};
 use crate::{Quantified, UpperBound, WindowAllocator};
 
@@ -92,11 +91,12 @@ impl Allocation {
 mod tests {
     use super::*;
     use tpl_core::TransitionMatrix;
+    use tpl_core::test_util::both_sides;
 
     #[test]
     fn each_kind_allocates_as_its_allocator_under_its_name() {
         let p = TransitionMatrix::smoothed_identity(3, 0.2).unwrap();
-        let corr = Correlation::new(Some(&p), Some(&p)).unwrap();
+        let corr = both_sides(&p);
         let none = &|_, _| {};
         for kind in AllocatorKind::ALL {
             assert_eq!(AllocatorKind::from_name(kind.name()), Some(kind));
@@ -117,7 +117,7 @@ mod tests {
     #[test]
     fn the_window_audit_is_the_allocators_own_or_the_one_asked_for() {
         let p = TransitionMatrix::smoothed_identity(3, 0.2).unwrap();
-        let corr = Correlation::new(Some(&p), Some(&p)).unwrap();
+        let corr = both_sides(&p);
         let none = &|_, _| {};
         let w = AllocatorKind::Window.allocate_with_progress(&corr, 1.0, 20, Some(5), none).unwrap();
         assert_eq!(w.window_audit(Some(3)).unwrap(), Some((5, w.audit.max_window_leakage.unwrap())));

@@ -16,10 +16,10 @@
 //! [`StreamAudit`] keeps [`audit`]'s numbers for an open-ended stream one step at a time.
 //!
 //! ```
-//! use tpl_alloc::{Allocator, Correlation, Quantified, UpperBound};
-//! use tpl_core::TransitionMatrix;
+//! use tpl_alloc::{Allocator, Quantified, UpperBound};
+//! use tpl_core::{Correlation, TransitionMatrix};
 //! let p = TransitionMatrix::smoothed_identity(4, 0.1)?;
-//! let corr = Correlation::new(Some(&p), Some(&p))?;
+//! let corr = Correlation::new(Some(p.clone()), Some(p.clone()))?;
 //! let ub = UpperBound::new(&corr, 1.0).allocate(50)?;
 //! let q = Quantified::new(&corr, 1.0).allocate(50)?;
 //! assert!(ub.max_tpl() <= 1.0);
@@ -31,18 +31,17 @@
 #![warn(missing_docs)]
 
 mod allocation;
-mod correlation;
 mod error;
 mod guaranteed;
 mod kind;
 mod online;
 mod quantified;
 mod search;
+mod sides;
 mod upper_bound;
 mod window;
 
 pub use allocation::{Allocation, Allocator, Audit, Cap, LeakageBound, Plan, Quantity, audit};
-pub use correlation::Correlation;
 pub use error::{AllocError, Result, Side};
 pub use guaranteed::{GuaranteedAudit, Spending, WindowLimit, guaranteed_audit};
 pub use kind::AllocatorKind;

@@ -1,11 +1,11 @@
 //! The audit of an open-ended stream, one step at a time ([`docs/model.md`](tpl_core::guide::model)
 //! §8): what [`crate::audit`] reports for the budgets so far, without auditing them all again.
 
-use tpl_core::{Budgets, LeakageAccountant};
+use tpl_core::{Budgets, Correlation, LeakageAccountant};
 
 use crate::allocation::audit;
-use crate::correlation::{Correlation, DIRECT_HORIZON};
 use crate::error::Result;
+use crate::sides::DIRECT_HORIZON;
 
 /// The realised leakage of the budgets recorded so far — max TPL and the largest leakage of
 /// a window of min(w, T) steps — equal bit for bit to [`crate::audit`] of those budgets
@@ -13,10 +13,10 @@ use crate::error::Result;
 /// ([`LeakageAccountant`]) rather than of the whole stream.
 ///
 /// ```
-/// use tpl_alloc::{Correlation, StreamAudit, audit};
-/// use tpl_core::{Budgets, TransitionMatrix};
+/// use tpl_alloc::{StreamAudit, audit};
+/// use tpl_core::{Budgets, Correlation, TransitionMatrix};
 /// let p = TransitionMatrix::smoothed_identity(4, 0.1)?;
-/// let mut online = StreamAudit::new(Correlation::new(Some(&p), Some(&p))?, 3)?;
+/// let mut online = StreamAudit::new(Correlation::new(Some(p.clone()), Some(p.clone()))?, 3)?;
 /// let spent = [0.25, 0.5, 0.125, 0.25];
 /// for &e in &spent {
 ///     online.push(e)?;
@@ -38,7 +38,7 @@ impl StreamAudit {
     /// # Errors
     /// [`tpl_core::CoreError::BadWindow`] for a window of 0 steps.
     pub fn new(corr: Correlation, window: usize) -> Result<Self> {
-        let acc = corr.accountant().with_window(window)?;
+        let acc = LeakageAccountant::new(&corr).with_window(window)?;
         Ok(Self { corr, window, acc })
     }
 
@@ -133,11 +133,12 @@ impl StreamAudit {
 mod tests {
     use super::*;
     use tpl_core::TransitionMatrix;
+    use tpl_core::test_util::{both_sides, correlation};
 
     #[test]
     fn a_restored_audit_goes_on_as_the_one_that_wrote_its_history() {
         let pf = TransitionMatrix::smoothed_identity(3, 0.2).unwrap();
-        let corr = Correlation::new(Some(&pf), Some(&pf)).unwrap();
+        let corr = both_sides(&pf);
         let spent: Vec<f64> = (0..30).map(|t| [0.3, 0.0, 0.05, 0.2][t % 4]).collect();
         let mut whole = StreamAudit::new(corr.clone(), 5).unwrap();
         let mut first = StreamAudit::new(corr.clone(), 5).unwrap();
@@ -163,7 +164,7 @@ mod tests {
         let pf = TransitionMatrix::smoothed_identity(3, 0.2).unwrap();
         let spent: Vec<f64> = (0..40).map(|t| [0.3, 0.0, 0.05, 0.2][t % 4] + t as f64 * 1e-3).collect();
         for (b, f) in [(Some(&pb), Some(&pf)), (Some(&pb), None), (None, Some(&pf))] {
-            let corr = Correlation::new(b, f).unwrap();
+            let corr = correlation(b, f);
             let mut online = StreamAudit::new(corr.clone(), 5).unwrap();
             assert_eq!(online.leakage().unwrap(), None);
             for t in 0..spent.len() {

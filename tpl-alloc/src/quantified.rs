@@ -1,12 +1,12 @@
 //! Algorithm 8 of the TKDE paper: more budget at the first and last steps so that TPL equals
 //! the target at every step.
 
-use tpl_core::Budgets;
+use tpl_core::{Budgets, Correlation};
 
 use crate::allocation::{Allocator, LeakageBound, Plan, Quantity, check_target};
-use crate::correlation::Correlation;
 use crate::error::{AllocError, Result};
 use crate::search::largest_where;
+use crate::sides::Sides;
 
 /// ε_1 = a_B, ε_t = a_B + a_F − α for 1 < t < T, ε_T = a_F, where
 /// L_B(a_B) + a_F = α and L_F(a_F) + a_B = α (TKDE eqs. 26–27). Then BPL_t = a_B for t < T,
@@ -30,11 +30,11 @@ use crate::search::largest_where;
 /// ε in the middle, and quantified spends more only at t = 1 and t = T.
 ///
 /// ```
-/// use tpl_alloc::{Allocator, Correlation, Quantified};
-/// use tpl_core::TransitionMatrix;
+/// use tpl_alloc::{Allocator, Quantified};
+/// use tpl_core::{Correlation, TransitionMatrix};
 /// let pb = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.2, 0.8]])?;
 /// let pf = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.1, 0.9]])?;
-/// let corr = Correlation::new(Some(&pb), Some(&pf))?;
+/// let corr = Correlation::new(Some(pb.clone()), Some(pf.clone()))?;
 /// let a = Quantified::new(&corr, 1.0).allocate(30)?;
 /// assert!((0..30).all(|t| (a.audit.series.tpl_at(t) - 1.0).abs() < 1e-12));
 /// # Ok::<(), tpl_alloc::AllocError>(())

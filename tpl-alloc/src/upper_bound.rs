@@ -2,14 +2,12 @@
 
 use std::cell::Cell;
 
-use tpl_core::Supremum;
-
-use tpl_core::Budgets;
+use tpl_core::{Budgets, Correlation, Supremum};
 
 use crate::allocation::{Allocator, Cap, LeakageBound, Plan, Quantity, check_target};
-use crate::correlation::Correlation;
 use crate::error::{AllocError, Result, Side};
 use crate::search::largest_where;
+use crate::sides::Sides;
 
 /// The constant ε with sup_B(ε) + sup_F(ε) − ε = α (TKDE Algorithm 7): TPL stays ≤ α at
 /// every step of a stream of any length, including one that never ends.
@@ -31,11 +29,11 @@ use crate::search::largest_where;
 /// is; [`UpperBound::limit`] (and [`crate::Allocation::limited_by`]) say so.
 ///
 /// ```
-/// use tpl_alloc::{Allocator, Correlation, UpperBound};
-/// use tpl_core::TransitionMatrix;
+/// use tpl_alloc::{Allocator, UpperBound};
+/// use tpl_core::{Correlation, TransitionMatrix};
 /// let pb = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.2, 0.8]])?;
 /// let pf = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.1, 0.9]])?;
-/// let corr = Correlation::new(Some(&pb), Some(&pf))?;
+/// let corr = Correlation::new(Some(pb.clone()), Some(pf.clone()))?;
 /// let a = UpperBound::new(&corr, 1.0).allocate(30)?;
 /// assert!(a.max_tpl() <= 1.0 && a.guarantee.holds(&a.audit));
 /// # Ok::<(), tpl_alloc::AllocError>(())
@@ -80,7 +78,7 @@ impl<'c> UpperBound<'c> {
             if eps == 0.0 {
                 return true;
             }
-            match (self.corr.sup_backward(eps), self.corr.sup_forward(eps)) {
+            match (self.corr.backward_supremum(eps), self.corr.forward_supremum(eps)) {
                 // b + (f − ε): f − ε is FPL's own leakage beyond ε, so nothing overflows
                 // before h itself does (b + f can exceed the largest double where h does not).
                 (Ok(Supremum::Bounded(b)), Ok(Supremum::Bounded(f))) if b.is_finite() && f.is_finite() => {
@@ -102,10 +100,10 @@ impl<'c> UpperBound<'c> {
         }
         let cap = if eps < alpha {
             let above = eps.next_up();
-            let unbounded = |s: Result<Supremum>| matches!(s, Ok(Supremum::Unbounded));
-            if unbounded(self.corr.sup_backward(above)) {
+            let unbounded = |s: tpl_core::Result<Supremum>| matches!(s, Ok(Supremum::Unbounded));
+            if unbounded(self.corr.backward_supremum(above)) {
                 self.corr.cap(Side::Backward)
-            } else if unbounded(self.corr.sup_forward(above)) {
+            } else if unbounded(self.corr.forward_supremum(above)) {
                 self.corr.cap(Side::Forward)
             } else {
                 None

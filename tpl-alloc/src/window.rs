@@ -1,10 +1,9 @@
 //! A window-aware allocator: the largest constant budget whose Theorem 3 leakage of every
 //! window of w steps within a finite horizon stays under the target.
 
-use tpl_core::{Budgets, Supremum, check_window};
+use tpl_core::{Budgets, CompactSeries, Correlation, Supremum, check_window};
 
 use crate::allocation::{Allocator, LeakageBound, Plan, Quantity, check_target};
-use crate::correlation::Correlation;
 use crate::error::{AllocError, Result};
 use crate::search::{largest_at_most, largest_where};
 
@@ -31,10 +30,10 @@ use crate::search::{largest_at_most, largest_where};
 /// raw AIS matrices): the leakage then grows linearly but stays finite.
 ///
 /// ```
-/// use tpl_alloc::{Allocator, Correlation, WindowAllocator};
-/// use tpl_core::TransitionMatrix;
+/// use tpl_alloc::{Allocator, WindowAllocator};
+/// use tpl_core::{Correlation, TransitionMatrix};
 /// let id = TransitionMatrix::identity(3); // L(α) = α: no bounded strategy exists
-/// let corr = Correlation::new(Some(&id), Some(&id))?;
+/// let corr = Correlation::new(Some(id.clone()), Some(id.clone()))?;
 /// let a = WindowAllocator::new(&corr, 1.0, 5).allocate(100)?;
 /// assert!(a.audit.max_window_leakage.unwrap() <= 1.0 && a.budgets().get(0) > 0.0);
 /// # Ok::<(), tpl_alloc::AllocError>(())
@@ -57,10 +56,13 @@ impl<'c> WindowAllocator<'c> {
         if eps == 0.0 {
             return 0.0;
         }
-        self.corr
-            .series_with_progress(Budgets::Constant { epsilon: eps, steps: horizon }, progress)
-            .and_then(|s| Ok(s.max_window_leakage(self.window)?))
-            .unwrap_or(f64::INFINITY)
+        CompactSeries::new_with_progress(
+            self.corr,
+            Budgets::Constant { epsilon: eps, steps: horizon },
+            progress,
+        )
+        .and_then(|s| s.max_window_leakage(self.window))
+        .unwrap_or(f64::INFINITY)
     }
 
     /// The largest ε ≤ `top` whose limit window leakage sup BPL + sup FPL + (w − 2)ε (or
@@ -72,7 +74,7 @@ impl<'c> WindowAllocator<'c> {
             if e == 0.0 {
                 return true;
             }
-            match (self.corr.sup_backward(e), self.corr.sup_forward(e)) {
+            match (self.corr.backward_supremum(e), self.corr.forward_supremum(e)) {
                 (Ok(Supremum::Bounded(b)), Ok(Supremum::Bounded(f))) => b + f + extra * e <= self.alpha,
                 _ => false,
             }

@@ -1,6 +1,6 @@
 //! The promises of the allocators as the printed f64 budgets audit them, over targets from
 //! α = 1e-12 to 1e4 (log-uniform) and random smoothed matrices: the audit — the series
-//! `tpl leakage` computes from the same budgets ([`LeakageSeries::from_matrices`]) — is ≤ α
+//! `tpl leakage` computes from the same budgets ([`LeakageSeries::new`]) — is ≤ α
 //! with no slack, and the budgets are not needlessly small.
 //!
 //! Upper-bound's ε is checked against the limit of the series computed here by iterating
@@ -9,10 +9,10 @@
 
 use proptest::prelude::*;
 use tpl_alloc::{
-    AllocError, Allocation, Allocator, Correlation, Quantified, Side, UpperBound, WindowAllocator,
+    AllocError, Allocation, Allocator, Quantified, Side, StreamAudit, UpperBound, WindowAllocator, audit,
 };
-use tpl_core::test_util::{log_uniform, smoothed, sparse_rows};
-use tpl_core::{Budgets, LeakageSeries, LossEvaluator, PiecewiseLoss, TransitionMatrix};
+use tpl_core::test_util::{correlation, log_uniform, smoothed, sparse_rows};
+use tpl_core::{Budgets, CompactSeries, LeakageSeries, LossEvaluator, PiecewiseLoss, TransitionMatrix};
 
 /// A random n×n matrix with some exact zeros, smoothed with s ∈ [0.01, 2) (TKDE eq. 28).
 fn smoothed_matrix_of(n: usize) -> impl Strategy<Value = TransitionMatrix> {
@@ -31,7 +31,7 @@ fn leakage_command(
     budgets: &[f64],
     w: Option<usize>,
 ) -> (f64, f64) {
-    let s = LeakageSeries::from_matrices(Some(pb), Some(pf), budgets).unwrap();
+    let s = LeakageSeries::new(&correlation(Some(pb), Some(pf)), budgets).unwrap();
     let win = w.map_or(0.0, |w| s.window_leakage(w).unwrap().into_iter().fold(0.0, f64::max));
     (s.max_tpl(), win)
 }
@@ -81,7 +81,7 @@ fn upper_bound_is_right(
     alpha: f64,
     t: usize,
 ) -> Result<(), TestCaseError> {
-    let corr = Correlation::new(Some(pb), Some(pf)).unwrap();
+    let corr = correlation(Some(pb), Some(pf));
     let a = UpperBound::new(&corr, alpha).allocate(t).unwrap();
     check_audit(&a, pb, pf, alpha)?;
     let eps = a.budgets().to_vec()[0];
@@ -102,7 +102,7 @@ proptest! {
     /// reaches α to 1e-9 at every step, window's ε is the largest (one ulp more breaks α).
     #[test]
     fn quantified_and_window_keep_alpha_as_printed((pb, pf) in pair(), alpha in log_uniform(-12.0, 4.0), t in 1usize..300, w in 1usize..12) {
-        let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+        let corr = correlation(Some(&pb), Some(&pf));
         let q = Quantified::new(&corr, alpha).allocate(t).unwrap();
         check_audit(&q, &pb, &pf, alpha)?;
         prop_assert!(tpls(&q.audit.series).iter().all(|&v| v >= alpha * (1.0 - 1e-9)));
@@ -118,7 +118,7 @@ proptest! {
     /// target in [1e-12, 1e4] is refused.
     #[test]
     fn upper_bound_never_answers_wrongly((pb, pf) in pair(), alpha in log_uniform(-12.0, 4.0), t in 1usize..300) {
-        let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+        let corr = correlation(Some(&pb), Some(&pf));
         match UpperBound::new(&corr, alpha).allocate(t) {
             Ok(a) => check_audit(&a, &pb, &pf, alpha)?,
             Err(e) => prop_assert!(false, "α {alpha} refused: {e}"),
@@ -143,7 +143,7 @@ fn fig8() -> (TransitionMatrix, TransitionMatrix) {
 #[test]
 fn upper_bound_on_fig8_keeps_tiny_alpha_as_printed() {
     let (pb, pf) = fig8();
-    let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+    let corr = correlation(Some(&pb), Some(&pf));
     for alpha in [1e-9, 1e-12, 1e-16, 1e-17, 1e-300] {
         let a = UpperBound::new(&corr, alpha).allocate(3000).unwrap();
         let (max_tpl, _) = leakage_command(&pb, &pf, &a.budgets().to_vec(), None);
@@ -155,7 +155,7 @@ fn upper_bound_on_fig8_keeps_tiny_alpha_as_printed() {
 #[test]
 fn upper_bound_on_fig8_large_alpha_is_largest() {
     let (pb, pf) = fig8();
-    let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+    let corr = correlation(Some(&pb), Some(&pf));
     for alpha in [360.0, 400.0, 1000.0, 1e4, 1e5, 1e300] {
         let a = UpperBound::new(&corr, alpha).allocate(100).unwrap();
         let eps = a.budgets().to_vec()[0];
@@ -171,7 +171,7 @@ fn upper_bound_on_fig8_large_alpha_is_largest() {
 #[test]
 fn quantified_keeps_tpl_at_alpha_up_to_the_largest_double() {
     let (pb, pf) = fig8();
-    let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+    let corr = correlation(Some(&pb), Some(&pf));
     for alpha in [1e300, 1e308, 1.7e308, f64::MAX] {
         let a = Quantified::new(&corr, alpha).allocate(5).unwrap_or_else(|e| panic!("α {alpha:e}: {e}"));
         assert!(a.guarantee.holds(&a.audit), "α {alpha:e}");
@@ -184,7 +184,7 @@ fn quantified_keeps_tpl_at_alpha_up_to_the_largest_double() {
 #[test]
 fn too_small_alpha_is_refused_not_violated() {
     let (pb, pf) = fig8();
-    let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+    let corr = correlation(Some(&pb), Some(&pf));
     let tiny = f64::from_bits(1);
     let ub = UpperBound::new(&corr, tiny).allocate(10);
     assert_eq!(ub.unwrap_err(), AllocError::NoPositiveBudget { alpha: tiny });
@@ -199,15 +199,22 @@ fn too_small_alpha_is_refused_not_violated() {
     }
 }
 
+/// The batch audit and the online one read L by Algorithm 1 for the first steps and by the
+/// piecewise function beyond, as `tpl leakage` does: their numbers are its numbers, bit for
+/// bit, at every horizon, the switch included.
 #[test]
-fn audit_is_the_leakage_series_for_every_horizon() {
+fn audits_are_the_leakage_series_for_every_horizon() {
     let (pb, pf) = fig8();
-    let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+    let corr = correlation(Some(&pb), Some(&pf));
+    let mut online = StreamAudit::new(corr.clone(), 3).unwrap();
     for t in 1..=6 {
         let budgets: Vec<f64> = (0..t).map(|i| 0.37 + 0.11 * i as f64).collect();
-        let ours = LeakageSeries::from(corr.series(Budgets::PerStep(budgets.clone())).unwrap());
-        let theirs = LeakageSeries::from_matrices(Some(&pb), Some(&pf), &budgets).unwrap();
-        assert_eq!(ours, theirs, "T = {t}");
+        online.push(budgets[t - 1]).unwrap();
+        let fresh = LeakageSeries::new(&correlation(Some(&pb), Some(&pf)), &budgets).unwrap();
+        let batch = audit(&corr, Budgets::PerStep(budgets.clone()), Some(3.min(t))).unwrap();
+        let window = fresh.max_window_leakage(3.min(t)).unwrap();
+        assert_eq!((batch.max_tpl, batch.max_window_leakage), (fresh.max_tpl(), Some(window)), "T = {t}");
+        assert_eq!(online.leakage().unwrap(), Some((fresh.max_tpl(), window)), "T = {t}");
     }
 }
 
@@ -222,7 +229,7 @@ fn upper_bound_names_the_cap_that_keeps_it_below_alpha() {
     let (pb, pf) = fig8();
     let cap = (1.25f64).ln();
     for (b, f, side) in [(&absorbing, &pf, Side::Backward), (&pb, &absorbing, Side::Forward)] {
-        let corr = Correlation::new(Some(b), Some(f)).unwrap();
+        let corr = correlation(Some(b), Some(f));
         let a = UpperBound::new(&corr, 1e300).allocate(50).unwrap();
         let limit = a.limited_by.expect("capped");
         assert_eq!(limit.side, side);
@@ -233,16 +240,16 @@ fn upper_bound_names_the_cap_that_keeps_it_below_alpha() {
         assert!(a.max_tpl() < 1e3 && a.guarantee.holds(&a.audit));
     }
     // Below the cap α decides: no limit reported, even with the absorbing matrix.
-    let corr = Correlation::new(Some(&absorbing), Some(&pf)).unwrap();
+    let corr = correlation(Some(&absorbing), Some(&pf));
     assert_eq!(UpperBound::new(&corr, 0.5).allocate(50).unwrap().limited_by, None);
-    let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+    let corr = correlation(Some(&pb), Some(&pf));
     assert_eq!(UpperBound::new(&corr, 1e300).allocate(50).unwrap().limited_by, None);
 }
 
 #[test]
 fn budgets_are_stored_once_whatever_the_horizon() {
     let (pb, pf) = fig8();
-    let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+    let corr = correlation(Some(&pb), Some(&pf));
     let t = 200_000;
     let ub = UpperBound::new(&corr, 1.0).allocate(t).unwrap();
     assert!(matches!(ub.budgets(), Budgets::Constant { steps, .. } if *steps == t));
@@ -266,7 +273,7 @@ fn series_computed(run: impl FnOnce(&dyn Fn(usize, usize))) -> usize {
 #[test]
 fn window_search_computes_few_series_and_still_ends_at_the_largest_double() {
     let (pb, pf) = fig8();
-    let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+    let corr = correlation(Some(&pb), Some(&pf));
     for (alpha, w, t) in [(1.0, 10, 5000), (0.1, 1, 3000), (50.0, 7, 4000)] {
         let mut result = None;
         let n = series_computed(|p| {
@@ -277,7 +284,8 @@ fn window_search_computes_few_series_and_still_ends_at_the_largest_double() {
         // of the supremum start are three of these.
         assert!(n <= 25, "α {alpha}, w {w}: {n} series");
         let eps = a.budgets().get(0);
-        let above = corr.series(Budgets::Constant { epsilon: eps.next_up(), steps: t }).unwrap();
+        let above =
+            CompactSeries::new(&corr, Budgets::Constant { epsilon: eps.next_up(), steps: t }).unwrap();
         assert!(above.max_window_leakage(w).unwrap() > alpha, "α {alpha}: ε {eps} is not the largest");
         assert!(a.audit.max_window_leakage.unwrap() <= alpha);
     }

@@ -8,9 +8,10 @@
 //! Plus one test per error the allocators can return.
 
 use proptest::prelude::*;
-use tpl_alloc::{AllocError, Allocator, Correlation, Quantified, Side, UpperBound, WindowAllocator};
+use tpl_alloc::{AllocError, Allocator, Quantified, Side, UpperBound, WindowAllocator};
+use tpl_core::test_util::correlation;
 use tpl_core::test_util::{smoothed, sparse_rows};
-use tpl_core::{CoreError, TransitionMatrix};
+use tpl_core::{CoreError, Correlation, TransitionMatrix};
 
 /// A random n×n matrix with some exact zeros, then Laplacian-smoothed (TKDE eq. 28) with s, so
 /// that the suprema exist as the TKDE allocators require.
@@ -34,7 +35,7 @@ proptest! {
 
     #[test]
     fn quantified_reaches_alpha_exactly((pb, pf) in sides(), alpha in 0.01f64..10.0, t in 1usize..500) {
-        let corr = Correlation::new(pb.as_ref(), pf.as_ref()).unwrap();
+        let corr = correlation(pb.as_ref(), pf.as_ref());
         let a = Quantified::new(&corr, alpha).allocate(t).unwrap();
         let worst = tpls(&a.audit.series).iter().map(|v| (v - alpha).abs()).fold(0.0, f64::max);
         prop_assert!(worst <= 1e-9 * alpha, "max |TPL - α| = {worst}");
@@ -44,7 +45,7 @@ proptest! {
 
     #[test]
     fn upper_bound_and_window_stay_under_alpha((pb, pf) in sides(), alpha in 0.01f64..10.0, t in 1usize..500, w in 1usize..20) {
-        let corr = Correlation::new(pb.as_ref(), pf.as_ref()).unwrap();
+        let corr = correlation(pb.as_ref(), pf.as_ref());
         let ub = UpperBound::new(&corr, alpha).allocate(t).unwrap();
         prop_assert!(ub.max_tpl() <= alpha, "upper-bound max TPL {} > α {alpha}", ub.max_tpl());
         prop_assert!(ub.budgets().iter().all(|e| e > 0.0));
@@ -55,8 +56,7 @@ proptest! {
         prop_assert!(win.budgets().iter().all(|e| e > 0.0));
         // Largest: one ulp more budget would break the bound (or hit the α/w cap).
         let eps = win.budgets().to_vec()[0];
-        let more: Vec<f64> = corr
-            .series(tpl_core::Budgets::Constant { epsilon: eps.next_up(), steps: t })
+        let more: Vec<f64> = tpl_core::CompactSeries::new(&corr, tpl_core::Budgets::Constant { epsilon: eps.next_up(), steps: t })
             .unwrap()
             .window_leakage(w)
             .unwrap()
@@ -67,7 +67,7 @@ proptest! {
 
     #[test]
     fn upper_bound_epsilon_is_quantified_middle((pb, pf) in smoothed_pair(), alpha in 0.01f64..10.0, t in 3usize..200) {
-        let corr = Correlation::new(Some(&pb), Some(&pf)).unwrap();
+        let corr = correlation(Some(&pb), Some(&pf));
         let eps = UpperBound::new(&corr, alpha).epsilon().unwrap();
         let q = Quantified::new(&corr, alpha).allocate(t).unwrap();
         let mid = q.budgets().to_vec()[1];
@@ -83,7 +83,7 @@ proptest! {
 fn fig8() -> Correlation {
     let pb = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.2, 0.8]]).unwrap();
     let pf = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.1, 0.9]]).unwrap();
-    Correlation::new(Some(&pb), Some(&pf)).unwrap()
+    correlation(Some(&pb), Some(&pf))
 }
 
 #[test]
@@ -109,11 +109,14 @@ fn bad_alpha_is_rejected_by_every_allocator() {
 fn matrices_of_different_sizes_are_refused_naming_both() {
     let two = TransitionMatrix::smoothed_identity(2, 0.1).unwrap();
     let three = TransitionMatrix::smoothed_identity(3, 0.1).unwrap();
-    let err = Correlation::new(Some(&two), Some(&three)).unwrap_err();
-    assert_eq!(err, AllocError::Core(CoreError::MatrixSizes { backward: 2, forward: 3 }));
+    let err = Correlation::new(Some(two.clone()), Some(three.clone())).unwrap_err();
+    assert_eq!(err, CoreError::MatrixSizes { backward: 2, forward: 3 });
     let text = err.to_string();
     assert!(text.contains("2×2") && text.contains("3×3"), "{text}");
-    assert!(Correlation::new(Some(&three), None).is_ok() && Correlation::new(None, Some(&two)).is_ok());
+    assert!(
+        Correlation::new(Some(three.clone()), None).is_ok()
+            && Correlation::new(None, Some(two.clone())).is_ok()
+    );
 }
 
 #[test]
@@ -137,7 +140,7 @@ fn zero_horizon_and_bad_window() {
 fn theorem_7_matrices_are_refused_by_unbounded_strategies_but_not_by_window() {
     let id = TransitionMatrix::identity(3);
     let smooth = TransitionMatrix::smoothed_identity(3, 0.1).unwrap();
-    let corr = Correlation::new(Some(&smooth), Some(&id)).unwrap();
+    let corr = correlation(Some(&smooth), Some(&id));
     assert_eq!(
         UpperBound::new(&corr, 1.0).allocate(10).unwrap_err(),
         AllocError::Unbounded { side: Side::Forward }
@@ -152,7 +155,7 @@ fn theorem_7_matrices_are_refused_by_unbounded_strategies_but_not_by_window() {
 
 #[test]
 fn no_correlation_spends_alpha() {
-    let corr = Correlation::new(None, None).unwrap();
+    let corr = Correlation::none();
     assert_eq!(UpperBound::new(&corr, 0.7).allocate(4).unwrap().budgets().to_vec(), vec![0.7; 4]);
     assert_eq!(Quantified::new(&corr, 0.7).allocate(4).unwrap().budgets().to_vec(), vec![0.7; 4]);
     // A window of 3 steps without correlation leaks the sum of its budgets.

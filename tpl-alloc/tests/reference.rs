@@ -5,7 +5,8 @@
 
 use approx::relative_eq;
 use serde_json::Value;
-use tpl_alloc::{Allocator, Correlation, Quantified, UpperBound};
+use tpl_alloc::{Allocator, Quantified, UpperBound};
+use tpl_core::test_util::correlation;
 use tpl_core::{Supremum, TransitionMatrix};
 
 const RTOL: f64 = 1e-7;
@@ -30,7 +31,7 @@ fn check(kind: &str, expected_cases: usize) {
     for case in cases {
         let id = case["id"].as_str().unwrap();
         let (pb, pf) = (matrix(&case["backward"]), matrix(&case["forward"]));
-        let corr = Correlation::new(pb.as_ref(), pf.as_ref()).unwrap();
+        let corr = correlation(pb.as_ref(), pf.as_ref());
         let alpha = num(&case["alpha"]);
         let horizon = case["horizon"].as_u64().unwrap() as usize;
         let a = if kind == "alloc_upper_bound" {

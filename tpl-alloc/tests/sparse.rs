@@ -4,9 +4,10 @@
 //! audited with the other — with no slack, as the f64 values compare.
 
 use proptest::prelude::*;
-use tpl_alloc::{AllocatorKind, Correlation, audit};
-use tpl_core::TransitionMatrix;
+use tpl_alloc::{AllocatorKind, audit};
+use tpl_core::test_util::correlation;
 use tpl_core::test_util::{log_uniform, twins};
+use tpl_core::{Correlation, TransitionMatrix};
 
 /// One matrix as (dense, sparse).
 type Twins = (TransitionMatrix, TransitionMatrix);
@@ -39,8 +40,8 @@ proptest! {
         horizon in prop_oneof![1usize..4, 4usize..300],
         window in 1usize..8,
     ) {
-        let dense = Correlation::new(Some(&pb_dense), Some(&pf_dense)).unwrap();
-        let sparse = Correlation::new(Some(&pb_sparse), Some(&pf_sparse)).unwrap();
+        let dense = correlation(Some(&pb_dense), Some(&pf_dense));
+        let sparse = correlation(Some(&pb_sparse), Some(&pf_sparse));
         let window = window.min(horizon);
         for kind in AllocatorKind::ALL {
             let w = (kind == AllocatorKind::Window).then_some(window);

@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use tpl_core::TransitionMatrix;
+use tpl_core::Correlation;
+use tpl_io::text::name;
 use tpl_mechanisms::{MechError, SchemeKind, WEventParams};
 
 use crate::error::{CliError, Result};
@@ -28,23 +29,29 @@ pub struct CorrelationArgs {
 }
 
 impl CorrelationArgs {
-    /// Reads the matrices given, (P_B, P_F); errors name the file and line.
-    pub fn read(&self) -> Result<(Option<TransitionMatrix>, Option<TransitionMatrix>)> {
+    /// Reads the matrices given as the adversary's correlation; errors name the file and
+    /// line, or both files when their sizes differ.
+    pub fn read(&self) -> Result<Correlation> {
         let read = |path: &Option<PathBuf>| path.as_ref().map(|p| read_matrix(p, &self.matrices)).transpose();
-        Ok((read(&self.backward)?, read(&self.forward)?))
+        Correlation::new(read(&self.backward)?, read(&self.forward)?).map_err(|source| {
+            let context = match (&self.backward, &self.forward) {
+                (Some(b), Some(f)) => format!("--backward {}, --forward {}: ", name(b), name(f)),
+                _ => String::new(),
+            };
+            CliError::Core { context, source }
+        })
     }
 
     /// As [`CorrelationArgs::read`], for a stream of `cells` cells read from `counts`: each
     /// matrix must be `cells`×`cells` ([`read_matrix_for`]).
-    pub fn read_for(
-        &self,
-        cells: usize,
-        counts: &Path,
-    ) -> Result<(Option<TransitionMatrix>, Option<TransitionMatrix>)> {
+    pub fn read_for(&self, cells: usize, counts: &Path) -> Result<Correlation> {
         let read = |path: &Option<PathBuf>, side| {
             path.as_ref().map(|p| read_matrix_for(p, &self.matrices, side, cells, counts)).transpose()
         };
-        Ok((read(&self.backward, "backward")?, read(&self.forward, "forward")?))
+        let (backward, forward) = (read(&self.backward, "backward")?, read(&self.forward, "forward")?);
+        // Both are cells × cells: they describe the same states.
+        Correlation::new(backward, forward)
+            .map_err(|source| CliError::Core { context: String::new(), source })
     }
 }
 

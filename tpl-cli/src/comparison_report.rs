@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 use tpl_compare::{Seed, Setup, Strategy, compare};
-use tpl_core::TransitionMatrix;
+use tpl_core::Correlation;
 use tpl_postprocess::Estimator;
 use tpl_report::{ComparisonReport, MatrixSource};
 
@@ -34,18 +34,16 @@ pub struct Options {
 }
 
 /// Runs the comparison of `tpl-compare`, with a progress bar on a terminal; `matrices` says
-/// where `backward` and `forward` came from and which steps `truth` is.
+/// where the matrices of `correlation` came from and which steps `truth` is.
 pub fn run_comparison(
     truth: &[Vec<f64>],
-    backward: Option<&TransitionMatrix>,
-    forward: Option<&TransitionMatrix>,
+    correlation: &Correlation,
     matrices: MatrixSource,
     o: &Options,
     strategies: &[Strategy],
 ) -> Result<ComparisonReport> {
     let setup = Setup::new(truth, o.epsilon, o.window)
-        .backward(backward)
-        .forward(forward)
+        .correlation(correlation)
         .alpha(o.alpha)
         .sensitivity(o.sensitivity)
         .runs(o.runs)

@@ -7,7 +7,7 @@ use clap::ValueEnum;
 use clap::builder::PossibleValue;
 use serde::Serialize;
 use serde_json::Value;
-use tpl_core::{Short, TransitionMatrix};
+use tpl_core::{Correlation, Short, TransitionMatrix};
 use tpl_io::{ReleaseRow, release_csv_text, text};
 use tpl_mechanisms::{Intervals, Run, SamplerKind, SchemeKind};
 use tpl_report::output::{MatrixUsed, ReleaseOutput};
@@ -202,11 +202,7 @@ pub(crate) struct MatricesUsed {
 }
 
 impl MatricesUsed {
-    pub(crate) fn new(
-        corr: &CorrelationArgs,
-        pb: Option<&TransitionMatrix>,
-        pf: Option<&TransitionMatrix>,
-    ) -> Self {
+    pub(crate) fn new(corr: &CorrelationArgs, correlation: &Correlation) -> Self {
         let used = |path: &Option<PathBuf>, m: Option<&TransitionMatrix>| {
             path.as_deref().zip(m).map(|(p, m)| MatrixUsed {
                 file: Some(text::name(p)),
@@ -215,20 +211,23 @@ impl MatricesUsed {
                 smoothing: corr.matrices.smoothing,
             })
         };
-        Self { backward: used(&corr.backward, pb), forward: used(&corr.forward, pf) }
+        Self {
+            backward: used(&corr.backward, correlation.backward()),
+            forward: used(&corr.forward, correlation.forward()),
+        }
     }
 
     /// The matrices a stream stored at `init` (their contents live in the stream file).
     fn stored(config: &tpl_stream::StreamConfig) -> Self {
-        let one = |m: &Option<TransitionMatrix>| {
-            m.as_ref().map(|m| MatrixUsed {
+        let one = |m: Option<&TransitionMatrix>| {
+            m.map(|m| MatrixUsed {
                 file: Some("(stored in the stream)".to_string()),
                 n: m.n(),
                 normalize: false,
                 smoothing: None,
             })
         };
-        Self { backward: one(&config.backward), forward: one(&config.forward) }
+        Self { backward: one(config.correlation.backward()), forward: one(config.correlation.forward()) }
     }
 
     /// ` backward=FILE(n=N)` for each matrix given, and how they were read; empty without.

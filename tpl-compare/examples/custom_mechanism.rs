@@ -19,7 +19,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha12Rng;
 use tpl_compare::{Seed, USERS_STREAM, histogram, simulate_users};
-use tpl_core::{LeakageSeries, TransitionMatrix};
+use tpl_core::{Correlation, LeakageSeries, TransitionMatrix};
 use tpl_mechanisms::{Bd, MAX_EXACT_COUNT, MechError, Mechanism, StreamScheme, WEventParams, run};
 
 /// The geometric mechanism (Ghosh, Roughgarden, Sundararajan 2009): releases an integer answer
@@ -166,9 +166,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // neighbours (one person changes cell) are at L1 distance 2: the mechanism's privacy map
     // at d_in = 2 gives each step's loss against them (ε_t itself at Δ = 2).
     let loss = |e: f64| if e > 0.0 { bd.mechanism().privacy_map(2.0, sensitivity, e) } else { Ok(0.0) };
+    let known = Correlation::new(Some(chain.clone()), Some(chain.clone()))?;
     let audit = |budgets: &[f64]| -> Result<(f64, f64), Box<dyn std::error::Error>> {
         let losses = budgets.iter().map(|&e| loss(e)).collect::<Result<Vec<_>, _>>()?;
-        let series = LeakageSeries::from_matrices(Some(&chain), Some(&chain), &losses)?;
+        let series = LeakageSeries::new(&known, &losses)?;
         Ok((series.max_tpl(), series.window_leakage(window)?.into_iter().fold(0.0, f64::max)))
     };
     let (max_tpl, max_window_leakage) = audit(&result.budgets())?;

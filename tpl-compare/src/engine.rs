@@ -16,13 +16,12 @@
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 use tpl_alloc::{
-    Allocator, Correlation, GuaranteedAudit, Quantified, Spending, UpperBound, WindowAllocator,
-    guaranteed_audit,
+    Allocator, GuaranteedAudit, Quantified, Spending, UpperBound, WindowAllocator, guaranteed_audit,
 };
-use tpl_core::TransitionMatrix;
+use tpl_core::Correlation;
 use tpl_mechanisms::{
-    DEFAULT_SENSITIVITY, DiscreteLaplace, PbaCorrelation, SchemeInputs, SchemeKind, StreamScheme,
-    WEventParams, WindowLedger, budget_for_effective, checked_effective_budget, effective_spending,
+    DEFAULT_SENSITIVITY, DiscreteLaplace, PbaPool, SchemeInputs, SchemeKind, StreamScheme, WEventParams,
+    WindowLedger, budget_for_effective, checked_effective_budget, effective_spending,
 };
 use tpl_postprocess::{Estimator, FilterConfig, PriorPolicy};
 
@@ -37,14 +36,16 @@ pub const MAX_RUNS: usize = 10_000;
 /// Runs per strategy of a [`Setup`] unless [`Setup::runs`] says otherwise.
 pub const DEFAULT_RUNS: usize = 10;
 
+/// The correlation of [`Setup::new`]: no matrix.
+static UNKNOWN: Correlation = Correlation::none();
+
 /// Everything a comparison needs: the true counts, what the adversary knows, the privacy
 /// parameters and how many runs. Built with [`Setup::new`] and the builder methods;
 /// checked by [`compare`].
 #[derive(Debug, Clone)]
 pub struct Setup<'a> {
     truth: &'a [Vec<f64>],
-    backward: Option<&'a TransitionMatrix>,
-    forward: Option<&'a TransitionMatrix>,
+    correlation: &'a Correlation,
     epsilon: f64,
     window: usize,
     alpha: Option<f64>,
@@ -74,8 +75,7 @@ impl<'a> Setup<'a> {
     pub fn new(truth: &'a [Vec<f64>], epsilon: f64, window: usize) -> Self {
         Self {
             truth,
-            backward: None,
-            forward: None,
+            correlation: &UNKNOWN,
             epsilon,
             window,
             alpha: None,
@@ -88,15 +88,10 @@ impl<'a> Setup<'a> {
         }
     }
 
-    /// The adversary's backward correlation P_B.
-    pub fn backward(mut self, matrix: Option<&'a TransitionMatrix>) -> Self {
-        self.backward = matrix;
-        self
-    }
-
-    /// The adversary's forward correlation P_F (also MAP's public prior).
-    pub fn forward(mut self, matrix: Option<&'a TransitionMatrix>) -> Self {
-        self.forward = matrix;
+    /// What the adversary knows, P_B and P_F (its forward matrix is also the public prior of
+    /// the post-processing).
+    pub fn correlation(mut self, correlation: &'a Correlation) -> Self {
+        self.correlation = correlation;
         self
     }
 
@@ -205,7 +200,8 @@ impl<'a> Setup<'a> {
                 reason: format!("must be between 1 and {MAX_RUNS}"),
             });
         }
-        for (side, m) in [("backward", self.backward), ("forward", self.forward)] {
+        for (side, m) in [("backward", self.correlation.backward()), ("forward", self.correlation.forward())]
+        {
             if let Some(m) = m.filter(|m| m.n() != cells) {
                 return Err(CompareError::MatrixSize { side, n: m.n(), cells });
             }
@@ -218,8 +214,7 @@ impl<'a> Setup<'a> {
     fn checked(&self, alpha: f64, seed: Seed, map_total: Option<(Vec<Estimator>, u64)>) -> Checked<'a> {
         Checked {
             truth: self.truth,
-            backward: self.backward,
-            forward: self.forward,
+            correlation: self.correlation,
             epsilon: self.epsilon,
             window: self.window,
             alpha,
@@ -234,8 +229,7 @@ impl<'a> Setup<'a> {
 /// A checked [`Setup`]: what every run reads.
 struct Checked<'a> {
     truth: &'a [Vec<f64>],
-    backward: Option<&'a TransitionMatrix>,
-    forward: Option<&'a TransitionMatrix>,
+    correlation: &'a Correlation,
     epsilon: f64,
     window: usize,
     alpha: f64,
@@ -271,7 +265,7 @@ pub fn compare(setup: &Setup<'_>, strategies: &[Strategy]) -> Result<Comparison>
     let seed = setup.seed.unwrap_or_else(Seed::from_os_rng);
     let total = population(setup.truth);
     let map = setup.postprocess.is_some();
-    let map_blocker = match (map, setup.forward, total) {
+    let map_blocker = match (map, setup.correlation.forward(), total) {
         (false, _, _) => None,
         (true, None, _) => Some(CompareError::MapNeedsForward),
         (true, Some(_), None) => Some(CompareError::MapNeedsFixedPopulation),
@@ -280,18 +274,7 @@ pub fn compare(setup: &Setup<'_>, strategies: &[Strategy]) -> Result<Comparison>
     let estimators = setup.estimators();
     let map_total = total.filter(|_| map && map_blocker.is_none()).map(|t| (estimators.clone(), t));
     let run = setup.checked(alpha, seed, map_total);
-    let rows = match Correlation::new(setup.backward, setup.forward) {
-        Err(e) => strategies
-            .iter()
-            .map(|s| Row {
-                strategy: s.name().into(),
-                base: Some(s.clone()),
-                map: false,
-                outcome: Err(CompareError::Correlation(e.clone())),
-            })
-            .collect(),
-        Ok(corr) => rows(&run, &corr, strategies, map_blocker, &estimators, progress),
-    };
+    let rows = rows(&run, setup.correlation, strategies, map_blocker, &estimators, progress);
     Ok(Comparison {
         rows,
         epsilon: setup.epsilon,
@@ -444,7 +427,7 @@ fn audit(corr: &Correlation, budgets: &[f64], sensitivity: f64, window: usize) -
 fn plan(strategy: Strategy, run: &Checked<'_>, corr: &Correlation) -> Result<Plan> {
     let horizon = run.truth.len();
     let allocation = match strategy {
-        Strategy::Scheme(SchemeKind::Pba) if run.backward.is_none() && run.forward.is_none() => {
+        Strategy::Scheme(SchemeKind::Pba) if run.correlation.is_none() => {
             return Err(CompareError::PbaNeedsCorrelation);
         }
         // A built-in scheme comes through the door a user's does.
@@ -484,7 +467,7 @@ fn scheme_of(source: &CustomStrategy, run: &Checked<'_>, rng: ChaCha20Rng) -> Re
 fn scheme_params(run: &Checked<'_>) -> Result<(WEventParams, SchemeInputs)> {
     let params =
         WEventParams::new(run.epsilon, run.window, run.sensitivity).map_err(CompareError::Release)?;
-    Ok((params, SchemeInputs::from(PbaCorrelation::from_matrices(run.backward, run.forward))))
+    Ok((params, SchemeInputs::from(PbaPool::detect(run.correlation))))
 }
 
 /// The guaranteed audit of `scheme` (its parameters, from step 1) over `horizon` steps and of
@@ -544,7 +527,7 @@ fn release(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng)
             // The plan's own largest window spend is the ε its windows are held to.
             let params = WEventParams::new(*max_window_budget, run.window, run.sensitivity)
                 .map_err(CompareError::Release)?;
-            let inputs = SchemeInputs { correlation: PbaCorrelation::Never, plan: budgets.clone() };
+            let inputs = SchemeInputs { pba_pool: PbaPool::Never, plan: budgets.clone() };
             let planned = CustomStrategy::new(SchemeKind::Planned);
             planned
                 .build(params, &inputs, Box::new(DiscreteLaplace::new(rng)))
@@ -597,7 +580,6 @@ pub struct RunRelease {
 /// ```
 pub struct Releaser<'a> {
     run: Checked<'a>,
-    corr: Correlation,
     plan: Plan,
     strategy: Strategy,
 }
@@ -609,14 +591,12 @@ impl<'a> Releaser<'a> {
     ///
     /// # Errors
     /// Those of [`compare`] for the setup, and the error the strategy's row of [`compare`]
-    /// would carry when it cannot run here ([`CompareError::Correlation`],
-    /// [`CompareError::PbaNeedsCorrelation`], [`CompareError::Allocation`], …).
+    /// would carry when it cannot run here ([`CompareError::PbaNeedsCorrelation`], [`CompareError::Allocation`], …).
     pub fn new(setup: &Setup<'a>, strategy: Strategy) -> Result<Self> {
         let (alpha, _) = setup.check()?;
         let run = setup.checked(alpha, setup.seed.unwrap_or_else(Seed::from_os_rng), None);
-        let corr = Correlation::new(setup.backward, setup.forward).map_err(CompareError::Correlation)?;
-        let plan = plan(strategy.clone(), &run, &corr)?;
-        Ok(Self { run, corr, plan, strategy })
+        let plan = plan(strategy.clone(), &run, run.correlation)?;
+        Ok(Self { run, plan, strategy })
     }
 
     /// The releases of run `run` (numbered from 0, as in [`compare`]).
@@ -626,7 +606,7 @@ impl<'a> Releaser<'a> {
     /// the audit of its spend does.
     pub fn run(&self, run: usize) -> Result<RunRelease> {
         let rng = self.run.seed.rng(self.strategy.name(), run as u64);
-        let out = release(&self.plan, &self.run, &self.corr, rng)?;
+        let out = release(&self.plan, &self.run, self.run.correlation, rng)?;
         Ok(RunRelease { published: out.published, releases: out.releases, fresh: out.fresh })
     }
 }
@@ -666,8 +646,7 @@ fn map_estimates(
     let config = FilterConfig {
         sensitivity: run.sensitivity,
         prior: prior.clone(),
-        forward: run.forward,
-        backward: run.backward,
+        correlation: run.correlation,
         estimator,
         ..FilterConfig::new(total)
     };

@@ -105,10 +105,6 @@ pub enum CompareError {
         /// The number of states n.
         states: usize,
     },
-    /// The backward and forward matrices do not describe one correlation (the allocators'
-    /// model refuses them); every strategy fails with this error.
-    #[error("the correlation: {0}")]
-    Correlation(#[source] AllocError),
     /// A TPL allocator cannot allocate for this correlation, target and horizon.
     #[error("allocating the budgets: {0}")]
     Allocation(#[source] AllocError),

@@ -30,7 +30,7 @@
 //!
 //! ```
 //! use tpl_compare::{Seed, Setup, Strategy, compare, histogram, simulate_users, USERS_STREAM};
-//! use tpl_core::TransitionMatrix;
+//! use tpl_core::{Correlation, TransitionMatrix};
 //!
 //! // 200 people moving among 4 places for 50 steps; the adversary knows the chain.
 //! let chain = TransitionMatrix::smoothed_identity(4, 0.05)?;
@@ -38,9 +38,9 @@
 //! let states = simulate_users(&chain, &[0.25; 4], 200, 50, &mut seed.rng(USERS_STREAM, 0))?;
 //! let counts = histogram(&states, 4)?;
 //!
+//! let known = Correlation::new(Some(chain.clone()), Some(chain))?; // P_B and P_F
 //! let setup = Setup::new(&counts, 1.0, 10)
-//!     .backward(Some(&chain))
-//!     .forward(Some(&chain))
+//!     .correlation(&known)
 //!     .runs(3)
 //!     .seed(seed);
 //! let strategies = [Strategy::parse("bd")?, Strategy::Window];

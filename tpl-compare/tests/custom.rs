@@ -5,6 +5,7 @@ use tpl_compare::{
     CompareError, CustomStrategy, Seed, Setup, Strategy, USERS_STREAM, compare, histogram, simulate_users,
 };
 use tpl_core::TransitionMatrix;
+use tpl_core::test_util::both_sides;
 use tpl_mechanisms::{MechError, Uniform, scheme_builder};
 use tpl_postprocess::Estimator;
 
@@ -23,9 +24,9 @@ fn a_custom_strategy_is_audited_as_the_built_in_it_rebuilds() {
     }));
     let failing =
         CustomStrategy::new(scheme_builder("broken", |_, _, _| Err(MechError::custom("no device"))));
+    let known = both_sides(&chain);
     let setup = Setup::new(&truth, 1.0, 5)
-        .backward(Some(&chain))
-        .forward(Some(&chain))
+        .correlation(&known)
         .runs(3)
         .postprocess(Some(Estimator::CausalFilter))
         .seed(Seed::given(2));

@@ -5,7 +5,8 @@ use tpl_compare::{
     CompareError, Comparison, MAX_RUNS, Row, Seed, Setup, Strategy, USERS_STREAM, compare, histogram,
     simulate_users,
 };
-use tpl_core::TransitionMatrix;
+use tpl_core::test_util::{both_sides, correlation};
+use tpl_core::{Correlation, TransitionMatrix};
 use tpl_postprocess::Estimator;
 
 /// 120 Markov users among 3 places for 40 steps, and the chain they moved by.
@@ -20,18 +21,18 @@ fn strategies(names: &[&str]) -> Vec<Strategy> {
     names.iter().map(|n| Strategy::parse(n).unwrap()).collect()
 }
 
-/// ε = 1, w = 5, `chain` both ways, `runs` runs scored raw and after MAP, seeded with `seed`.
-fn correlated<'a>(truth: &'a [Vec<f64>], chain: &'a TransitionMatrix, runs: usize, seed: u64) -> Setup<'a> {
+/// ε = 1, w = 5, the adversary knowing `known`, `runs` runs scored raw and after MAP,
+/// seeded with `seed`.
+fn correlated<'a>(truth: &'a [Vec<f64>], known: &'a Correlation, runs: usize, seed: u64) -> Setup<'a> {
     Setup::new(truth, 1.0, 5)
-        .backward(Some(chain))
-        .forward(Some(chain))
+        .correlation(known)
         .runs(runs)
         .postprocess(Some(Estimator::CausalFilter))
         .seed(Seed::given(seed))
 }
 
 fn run(truth: &[Vec<f64>], chain: &TransitionMatrix, names: &[&str], seed: u64) -> Comparison {
-    compare(&correlated(truth, chain, 3, seed), &strategies(names)).unwrap()
+    compare(&correlated(truth, &both_sides(chain), 3, seed), &strategies(names)).unwrap()
 }
 
 fn row<'a>(c: &'a Comparison, name: &str) -> &'a Row {
@@ -77,8 +78,8 @@ fn progress_ticks_once_per_run() {
     let tick = || {
         ticks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     };
-    let setup =
-        Setup::new(&truth, 1.0, 5).backward(Some(&chain)).runs(4).seed(Seed::given(1)).observer(&tick);
+    let known = correlation(Some(&chain), None);
+    let setup = Setup::new(&truth, 1.0, 5).correlation(&known).runs(4).seed(Seed::given(1)).observer(&tick);
     let names = strategies(&["bd", "sample", "quantified"]);
     compare(&setup, &names).unwrap();
     assert_eq!(setup.total_runs(&names), 12);
@@ -113,7 +114,7 @@ fn an_invalid_setup_is_refused_with_the_parameter_named() {
     );
     let two = TransitionMatrix::identity(2);
     assert_eq!(
-        refused(Setup::new(&truth, 1.0, 5).forward(Some(&two))),
+        refused(Setup::new(&truth, 1.0, 5).correlation(&correlation(None, Some(&two)))),
         CompareError::MatrixSize { side: "forward", n: 2, cells: 3 }
     );
     let _ = chain;
@@ -135,8 +136,9 @@ fn strategies_that_cannot_run_say_why_and_the_others_run() {
     // A population that changes size cannot be post-processed.
     let (mut truth, chain) = population();
     truth[7][0] += 1.0;
+    let known = correlation(None, Some(&chain));
     let setup = Setup::new(&truth, 1.0, 5)
-        .forward(Some(&chain))
+        .correlation(&known)
         .runs(1)
         .postprocess(Some(Estimator::CausalFilter))
         .seed(Seed::given(2));
@@ -191,8 +193,9 @@ fn rows_serialise_flat_in_the_contract_order() {
 #[test]
 fn a_releaser_draws_the_runs_compare_scores() {
     let (truth, chain) = population();
+    let known = both_sides(&chain);
     for name in ["bd", "window"] {
-        let setup = correlated(&truth, &chain, 1, 21);
+        let setup = correlated(&truth, &known, 1, 21);
         let compared = compare(&setup, &strategies(&[name])).unwrap();
         let releaser = tpl_compare::Releaser::new(&setup, Strategy::parse(name).unwrap()).unwrap();
         let run = releaser.run(0).unwrap();
@@ -201,11 +204,8 @@ fn a_releaser_draws_the_runs_compare_scores() {
         let raw = row(&compared, name).outcome.as_ref().unwrap().mse.mean;
         assert_eq!(tpl_compare::mse(&run.releases, &truth).unwrap(), raw, "{name}");
         assert!(run.published.iter().zip(&run.fresh).all(|(&p, &e)| p == (e > 0.0)));
-        let config = tpl_postprocess::FilterConfig {
-            forward: Some(&chain),
-            backward: Some(&chain),
-            ..tpl_postprocess::FilterConfig::new(120)
-        };
+        let config =
+            tpl_postprocess::FilterConfig { correlation: &known, ..tpl_postprocess::FilterConfig::new(120) };
         let est = tpl_postprocess::filter(&run.releases, &run.fresh, config).unwrap().estimates;
         let map = row(&compared, &format!("{name}+map")).outcome.as_ref().unwrap().mse.mean;
         assert_eq!(tpl_compare::mse(&est, &truth).unwrap(), map, "{name}+map");

@@ -11,11 +11,12 @@ use common::*;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha12Rng;
-use tpl_alloc::{Correlation, GuaranteedAudit, Spending, WindowLimit, audit, guaranteed_audit};
+use tpl_alloc::{GuaranteedAudit, Spending, WindowLimit, audit, guaranteed_audit};
 use tpl_compare::guaranteed_leakage;
-use tpl_core::{Budgets, TransitionMatrix};
+use tpl_core::test_util::{both_sides, correlation};
+use tpl_core::{Budgets, Correlation, TransitionMatrix};
 use tpl_mechanisms::{
-    PbaCorrelation, SchemeInputs, SchemeKind, Scripted, WEventParams, effective_budget, effective_spending,
+    PbaPool, SchemeInputs, SchemeKind, Scripted, WEventParams, effective_budget, effective_spending,
 };
 
 /// A random n×n row-stochastic matrix from `seed`; `kind` picks the shape: identity-like
@@ -131,10 +132,9 @@ fn run_case(case: &Case) -> (GuaranteedAudit, Vec<f64>, Correlation) {
         1 => (Some(&p), None),
         _ => (None, Some(&p)),
     };
-    let corr = Correlation::new(backward, forward).unwrap();
+    let corr = correlation(backward, forward);
     let params = case.params;
-    let inputs =
-        SchemeInputs { correlation: correlation(case.pick, case.t_len, case.seed), plan: plan(case) };
+    let inputs = SchemeInputs { pba_pool: pool(case.pick, case.t_len, case.seed), plan: plan(case) };
     let stream = make_stream(case.stream, case.t_len, case.d, case.seed);
     let noise = match case.noise {
         RunNoise::Common(n) => n,
@@ -185,7 +185,7 @@ proptest! {
     fn the_window_aware_bound_is_at_most_the_simple_one(case in case()) {
         let (g, _, corr) = run_case(&case);
         let params = case.params;
-        let inputs = SchemeInputs { correlation: correlation(case.pick, case.t_len, case.seed), plan: plan(&case) };
+        let inputs = SchemeInputs { pba_pool: pool(case.pick, case.t_len, case.seed), plan: plan(&case) };
         let scheme = case.kind.build(params, tpl_mechanisms::LaplaceMechanism::new(tpl_mechanisms::Zero), inputs).unwrap();
         let caps = effective_spending(scheme.as_ref(), case.t_len).caps;
         let window = case.params.window().min(case.t_len);
@@ -202,16 +202,12 @@ proptest! {
 #[test]
 fn the_window_constraint_tightens_the_bound_of_the_adaptive_schemes() {
     let p = TransitionMatrix::smoothed_identity(4, 0.01).unwrap();
-    let corr = Correlation::new(Some(&p), Some(&p)).unwrap();
+    let corr = both_sides(&p);
     let (eps, w, horizon) = (1.0, 10, 300);
     for kind in [SchemeKind::Bd, SchemeKind::Ba, SchemeKind::Pba] {
         let params = WEventParams::new(eps, w, 2.0).unwrap();
         let scheme = kind
-            .build(
-                params,
-                tpl_mechanisms::LaplaceMechanism::new(tpl_mechanisms::Zero),
-                PbaCorrelation::Always,
-            )
+            .build(params, tpl_mechanisms::LaplaceMechanism::new(tpl_mechanisms::Zero), PbaPool::Always)
             .unwrap();
         let g = guaranteed_leakage(scheme.as_ref(), &corr, horizon, w).unwrap();
         let s = effective_spending(scheme.as_ref(), horizon);

@@ -4,9 +4,10 @@
 //! ([`docs/model.md`](crate::guide::model) §8).
 
 use crate::check::{check_window, is_budget};
+use crate::correlation::Correlation;
 use crate::error::{CoreError, Result};
 use crate::loss::{LossEvaluator, PiecewiseLoss};
-use crate::matrix::TransitionMatrix;
+
 use crate::series::LeakageSeries;
 use crate::window::{Neumaier, inner_sum, window_value};
 
@@ -23,9 +24,9 @@ use crate::window::{Neumaier, inner_sum, window_value};
 /// Memory: 32 bytes a step, 56 with a window.
 ///
 /// ```
-/// use tpl_core::{LeakageAccountant, TransitionMatrix};
+/// use tpl_core::{Correlation, LeakageAccountant, TransitionMatrix};
 /// let p = TransitionMatrix::smoothed_identity(4, 0.1)?;
-/// let mut acc = LeakageAccountant::new(Some(&p), Some(&p)).with_window(3)?;
+/// let mut acc = LeakageAccountant::new(&Correlation::new(Some(p.clone()), Some(p))?).with_window(3)?;
 /// let b1 = acc.push(0.5)?;
 /// let b2 = acc.push(0.5)?;
 /// assert_eq!(b1, 0.5);
@@ -74,15 +75,12 @@ struct Update {
 }
 
 impl LeakageAccountant {
-    /// An accountant for an adversary knowing P_B and/or P_F (`None`: no knowledge), with
-    /// the piecewise evaluators of the TKDE paper's Algorithms 2 and 4.
-    pub fn new(backward: Option<&TransitionMatrix>, forward: Option<&TransitionMatrix>) -> Self {
-        Self::from_losses(backward.map(PiecewiseLoss::new), forward.map(PiecewiseLoss::new))
-    }
-
-    /// An accountant with evaluators already built (e.g. shared with an allocator's audit,
-    /// which then computes bit-identical values).
-    pub fn from_losses(backward: Option<PiecewiseLoss>, forward: Option<PiecewiseLoss>) -> Self {
+    /// An accountant for an adversary who knows `correlation`, with its piecewise loss
+    /// functions (the TKDE paper's Algorithms 2 and 4; computed now unless the correlation
+    /// already holds them, so that an allocator's audit of the same correlation computes
+    /// bit-identical values).
+    pub fn new(correlation: &Correlation) -> Self {
+        let (backward, forward) = (correlation.backward_loss().cloned(), correlation.forward_loss().cloned());
         Self {
             backward,
             forward,
@@ -129,14 +127,15 @@ impl LeakageAccountant {
     /// steps with one call.
     ///
     /// ```
-    /// use tpl_core::{LeakageAccountant, TransitionMatrix};
+    /// use tpl_core::{Correlation, LeakageAccountant, TransitionMatrix};
     /// let p = TransitionMatrix::smoothed_identity(3, 0.2)?;
     /// let eps = [0.3, 0.0, 0.1, 0.25, 0.05];
-    /// let mut one_by_one = LeakageAccountant::new(Some(&p), Some(&p)).with_window(2)?;
+    /// let known = Correlation::new(Some(p.clone()), Some(p))?;
+    /// let mut one_by_one = LeakageAccountant::new(&known).with_window(2)?;
     /// for &e in &eps {
     ///     one_by_one.push(e)?;
     /// }
-    /// let mut at_once = LeakageAccountant::new(Some(&p), Some(&p)).with_window(2)?;
+    /// let mut at_once = LeakageAccountant::new(&known).with_window(2)?;
     /// at_once.extend(&eps[..2])?;
     /// at_once.extend(&eps[2..])?;
     /// assert_eq!(at_once.history(), one_by_one.history());
@@ -454,7 +453,8 @@ impl View<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Budgets, CompactSeries};
+    use crate::test_util::{both_sides, correlation};
+    use crate::{Budgets, CompactSeries, Correlation, TransitionMatrix};
 
     /// The batch series of the same budgets with the same (piecewise) evaluators.
     fn batch(p: &TransitionMatrix, eps: &[f64]) -> CompactSeries {
@@ -469,7 +469,7 @@ mod tests {
             (0..50).map(|t| [0.1, 0.0, 0.35, 0.2, 0.05][t % 5] * (1.0 + t as f64 / 9.0)).collect();
         for w in [None, Some(1), Some(4), Some(70)] {
             let fresh = || {
-                let a = LeakageAccountant::new(Some(&p), Some(&p));
+                let a = LeakageAccountant::new(&both_sides(&p));
                 w.map_or(a.clone(), |w| a.with_window(w).unwrap())
             };
             let mut whole = fresh();
@@ -491,15 +491,15 @@ mod tests {
         }
         // Another window (or none), a truncated or altered history, or an accountant with steps:
         // refused.
-        let mut four = LeakageAccountant::new(Some(&p), Some(&p)).with_window(4).unwrap();
+        let mut four = LeakageAccountant::new(&both_sides(&p)).with_window(4).unwrap();
         for &e in &eps[..10] {
             four.push(e).unwrap();
         }
         let h = four.history();
-        assert!(LeakageAccountant::new(Some(&p), Some(&p)).restored(&h).is_none());
-        assert!(LeakageAccountant::new(Some(&p), Some(&p)).with_window(5).unwrap().restored(&h).is_none());
+        assert!(LeakageAccountant::new(&both_sides(&p)).restored(&h).is_none());
+        assert!(LeakageAccountant::new(&both_sides(&p)).with_window(5).unwrap().restored(&h).is_none());
         assert!(four.restored(&h).is_none());
-        let fresh4 = LeakageAccountant::new(Some(&p), Some(&p)).with_window(4).unwrap();
+        let fresh4 = LeakageAccountant::new(&both_sides(&p)).with_window(4).unwrap();
         assert!(fresh4.restored(&h[..h.len() - 8]).is_none());
         let mut bad = h.clone();
         bad[24..32].copy_from_slice(&f64::NAN.to_le_bytes());
@@ -513,7 +513,7 @@ mod tests {
         let eps: Vec<f64> =
             (0..60).map(|t| [0.1, 0.0, 0.35, 0.2, 0.05][t % 5] * (1.0 + t as f64 / 7.0)).collect();
         for w in [1, 2, 4, 9, 100] {
-            let mut acc = LeakageAccountant::new(Some(&p), Some(&p)).with_window(w).unwrap();
+            let mut acc = LeakageAccountant::new(&both_sides(&p)).with_window(w).unwrap();
             for t in 0..eps.len() {
                 let would = acc.max_tpl_with(eps[t]).unwrap();
                 acc.push(eps[t]).unwrap();
@@ -529,7 +529,7 @@ mod tests {
     #[test]
     fn a_contracting_forward_loss_recomputes_only_a_short_suffix() {
         let p = TransitionMatrix::smoothed_identity(3, 1.0).unwrap();
-        let mut acc = LeakageAccountant::new(None, Some(&p));
+        let mut acc = LeakageAccountant::new(&correlation(None, Some(&p)));
         for _ in 0..5000 {
             acc.push(0.1).unwrap();
         }
@@ -540,7 +540,7 @@ mod tests {
     #[test]
     fn extend_records_the_steps_before_a_bad_budget_and_names_it() {
         let p = TransitionMatrix::smoothed_identity(3, 0.3).unwrap();
-        let mut acc = LeakageAccountant::new(Some(&p), Some(&p)).with_window(3).unwrap();
+        let mut acc = LeakageAccountant::new(&both_sides(&p)).with_window(3).unwrap();
         let mut pushed = acc.clone();
         acc.push(0.2).unwrap();
         let err = acc.extend(&[0.1, 0.4, f64::NAN, 0.3]).unwrap_err();
@@ -555,11 +555,11 @@ mod tests {
 
     #[test]
     fn a_bad_budget_or_window_is_refused_and_nothing_is_recorded() {
-        let mut acc = LeakageAccountant::new(None, None).with_window(2).unwrap();
+        let mut acc = LeakageAccountant::new(&Correlation::none()).with_window(2).unwrap();
         assert!(matches!(acc.push(-1.0), Err(CoreError::BadBudget { step: 1, .. })));
         assert!(acc.is_empty());
         acc.push(0.5).unwrap();
         assert!(acc.clone().with_window(3).is_err());
-        assert!(LeakageAccountant::new(None, None).with_window(0).is_err());
+        assert!(LeakageAccountant::new(&Correlation::none()).with_window(0).is_err());
     }
 }

@@ -134,6 +134,12 @@ pub enum CoreError {
         /// States of the forward matrix.
         forward: usize,
     },
+    /// A loss function given for a side of a [`crate::Correlation`] without a matrix.
+    #[error("a {side} loss function was given without a {side} matrix")]
+    LossWithoutMatrix {
+        /// `backward` or `forward`.
+        side: &'static str,
+    },
     /// A state index outside 0..n in an observed stream.
     #[error("state {state} is out of range: there are {n} states (0 to n − 1)")]
     StateOutOfRange {

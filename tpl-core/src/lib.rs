@@ -9,19 +9,22 @@
 //! No randomness, no I/O: a crate that only quantifies leakage depends on this one alone.
 //!
 //! ```
-//! use tpl_core::{LeakageSeries, PiecewiseLoss, Supremum, TransitionMatrix};
+//! use tpl_core::{Correlation, LeakageSeries, Supremum, TransitionMatrix};
 //! let p = TransitionMatrix::smoothed_identity(5, 0.1)?; // fairly strong correlation
+//! let known = Correlation::new(Some(p.clone()), Some(p))?; // P_B and P_F
 //! // Leakage of 10 releases at ε = 0.2 each.
-//! let s = LeakageSeries::from_matrices(Some(&p), Some(&p), &[0.2; 10])?;
+//! let s = LeakageSeries::new(&known, &[0.2; 10])?;
 //! assert!(s.max_tpl() > 0.2);
 //! // Where it goes if releases never stop.
-//! let sup = PiecewiseLoss::new(&p).supremum(0.2)?;
+//! let sup = known.backward_supremum(0.2)?;
 //! assert!(matches!(sup, Supremum::Bounded(v) if v > s.bpl()[9]));
 //! # Ok::<(), tpl_core::CoreError>(())
 //! ```
 //!
 //! Map of the crate:
 //! - [`TransitionMatrix`] — validated row-stochastic matrices, Laplacian smoothing (eq. 28);
+//! - [`Correlation`] — what the adversary knows: P_B and P_F, either optional, with their
+//!   loss functions computed once (the one way every crate takes the pair);
 //! - [`TransitionCounts`] — counts of observed moves between states, and the forward and
 //!   backward matrices estimated from them ([`EstimatedMatrix`];
 //!   [`docs/model.md`](crate::guide::model) §2), from a whole stream or from a range of its steps
@@ -47,6 +50,7 @@ mod accountant;
 mod candidate;
 mod chains;
 mod check;
+mod correlation;
 mod direct;
 mod envelope;
 mod error;
@@ -69,6 +73,7 @@ mod window;
 
 pub use accountant::LeakageAccountant;
 pub use candidate::Candidate;
+pub use correlation::Correlation;
 pub use error::{CoreError, Result};
 
 // Helpers the workspace's crates share (parameter checks, short number formatting, a
@@ -83,7 +88,7 @@ pub use check::{
 pub use error::Short;
 pub use loss::{DirectLoss, Loss, LossEvaluator, PairTableLoss, PiecewiseLoss, Segment};
 pub use matrix::{ROW_SUM_TOLERANCE, TransitionMatrix};
-pub use personalized::{PersonalizedLeakage, UserCorrelation};
+pub use personalized::PersonalizedLeakage;
 pub use row::{Row, RowIter};
 pub use series::{Budgets, CompactSeries, LeakageSeries};
 pub use steps::{StepRange, Steps};

@@ -278,7 +278,7 @@ pub enum Loss {
 /// seventh of the piecewise set-up (n = 200, `loss/cold-*` benches), so a few more would be
 /// cheaper solved directly too; the threshold stays where it was so that a workload keeps
 /// getting the same values (the evaluators agree to 1e-12, not bit for bit).
-const DIRECT_MAX_EVALUATIONS: usize = 2;
+pub(crate) const DIRECT_MAX_EVALUATIONS: usize = 2;
 
 impl Loss {
     /// The cheapest evaluator for about `evaluations` calls: Algorithm 1 for one or two α,

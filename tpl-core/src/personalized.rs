@@ -3,19 +3,9 @@
 //! release's guarantee is the worst user's).
 
 use crate::check::validate_budgets;
+use crate::correlation::Correlation;
 use crate::error::{CoreError, Result};
-use crate::loss::{Loss, LossEvaluator};
-use crate::matrix::TransitionMatrix;
-use crate::series::{Budgets, CompactSeries, LeakageSeries};
-
-/// The correlation an adversary knows about one user.
-#[derive(Debug, Clone, Default)]
-pub struct UserCorrelation {
-    /// P_B of the user, if known.
-    pub backward: Option<TransitionMatrix>,
-    /// P_F of the user, if known.
-    pub forward: Option<TransitionMatrix>,
-}
+use crate::series::LeakageSeries;
 
 /// Per-user leakage series and the worst case over users at every step.
 #[derive(Debug, Clone)]
@@ -36,13 +26,10 @@ impl PersonalizedLeakage {
     /// Computes every user's series under the same budgets and their maxima.
     ///
     /// ```
-    /// use tpl_core::{PersonalizedLeakage, TransitionMatrix, UserCorrelation};
+    /// use tpl_core::{Correlation, PersonalizedLeakage, TransitionMatrix};
     /// let strong = TransitionMatrix::smoothed_identity(3, 0.01)?;
     /// let weak = TransitionMatrix::smoothed_identity(3, 10.0)?;
-    /// let users = [
-    ///     UserCorrelation { backward: Some(weak), forward: None },
-    ///     UserCorrelation { backward: Some(strong), forward: None },
-    /// ];
+    /// let users = [Correlation::new(Some(weak), None)?, Correlation::new(Some(strong), None)?];
     /// let p = PersonalizedLeakage::compute(&users, &[0.1; 20])?;
     /// assert_eq!(p.tpl, p.users[1].tpl()); // the strongly correlated user is the worst
     /// # Ok::<(), tpl_core::CoreError>(())
@@ -50,25 +37,13 @@ impl PersonalizedLeakage {
     ///
     /// # Errors
     /// [`CoreError::NoUsers`], or as [`validate_budgets`].
-    pub fn compute(users: &[UserCorrelation], budgets: &[f64]) -> Result<Self> {
+    pub fn compute(users: &[Correlation], budgets: &[f64]) -> Result<Self> {
         if users.is_empty() {
             return Err(CoreError::NoUsers);
         }
         validate_budgets(budgets)?;
         let steps = budgets.len();
-        let mut series = Vec::with_capacity(users.len());
-        for u in users {
-            let lb = u.backward.as_ref().map(|m| Loss::new(m, steps));
-            let lf = u.forward.as_ref().map(|m| Loss::new(m, steps));
-            series.push(
-                CompactSeries::compute(
-                    lb.as_ref().map(|l| l as &dyn LossEvaluator),
-                    lf.as_ref().map(|l| l as &dyn LossEvaluator),
-                    Budgets::PerStep(budgets.to_vec()),
-                )
-                .map(LeakageSeries::from)?,
-            );
-        }
+        let series = users.iter().map(|u| LeakageSeries::new(u, budgets)).collect::<Result<Vec<_>>>()?;
         let worst = |pick: fn(&LeakageSeries) -> &[f64]| -> Vec<f64> {
             (0..steps).map(|t| series.iter().map(|s| pick(s)[t]).fold(0.0, f64::max)).collect()
         };

@@ -1,8 +1,9 @@
 //! Backward, forward and temporal privacy leakage over a horizon (TKDE §3, Eqs. (11)–(15)).
 
 use crate::check::{check_horizon, is_budget, validate_budgets};
+use crate::correlation::Correlation;
 use crate::error::{CoreError, Result};
-use crate::loss::{Loss, LossEvaluator};
+use crate::loss::{DIRECT_MAX_EVALUATIONS, DirectLoss, LossEvaluator, PiecewiseLoss};
 use crate::matrix::TransitionMatrix;
 use crate::window;
 
@@ -63,19 +64,33 @@ fn tpl_of(bpl: f64, fpl: f64, eps: f64) -> f64 {
     bpl + (fpl - eps)
 }
 
-/// The evaluators [`Loss::new`] picks for `steps` evaluations, after checking that the two
-/// matrices describe the same states.
-fn losses(
-    backward: Option<&TransitionMatrix>,
-    forward: Option<&TransitionMatrix>,
-    steps: usize,
-) -> Result<(Option<Loss>, Option<Loss>)> {
-    if let (Some(b), Some(f)) = (backward, forward)
-        && b.n() != f.n()
-    {
-        return Err(CoreError::MatrixSizes { backward: b.n(), forward: f.n() });
+/// How one side of `correlation` is evaluated for a series of `steps` steps: Algorithm 1
+/// for one or two ([`Loss::new`]'s choice), the correlation's own piecewise function
+/// beyond, computed once and shared with every other reader of the correlation.
+enum Side<'a> {
+    Direct(DirectLoss),
+    Piecewise(&'a PiecewiseLoss),
+}
+
+impl<'a> Side<'a> {
+    fn pair(correlation: &'a Correlation, steps: usize) -> (Option<Self>, Option<Self>) {
+        if steps <= DIRECT_MAX_EVALUATIONS {
+            let direct = |m: &TransitionMatrix| Side::Direct(DirectLoss::new(m));
+            (correlation.backward().map(direct), correlation.forward().map(direct))
+        } else {
+            (
+                correlation.backward_loss().map(Side::Piecewise),
+                correlation.forward_loss().map(Side::Piecewise),
+            )
+        }
     }
-    Ok((backward.map(|m| Loss::new(m, steps)), forward.map(|m| Loss::new(m, steps))))
+
+    fn evaluator(&self) -> &dyn LossEvaluator {
+        match self {
+            Side::Direct(l) => l,
+            Side::Piecewise(l) => *l,
+        }
+    }
 }
 
 /// The leakage of a release with budgets ε_1..ε_T against an adversary who knows P_B
@@ -88,9 +103,9 @@ fn losses(
 /// sequences always have the same length T ≥ 1 and satisfy eqs. (11)–(15).
 ///
 /// ```
-/// use tpl_core::{LeakageSeries, TransitionMatrix};
+/// use tpl_core::{Correlation, LeakageSeries, TransitionMatrix};
 /// let p = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.0, 1.0]])?;
-/// let s = LeakageSeries::from_matrices(Some(&p), Some(&p), &[0.1; 10])?;
+/// let s = LeakageSeries::new(&Correlation::new(Some(p.clone()), Some(p))?, &[0.1; 10])?;
 /// assert_eq!(s.bpl()[0], 0.1);
 /// assert_eq!(s.fpl()[9], 0.1);
 /// assert!(s.max_tpl() > 0.1 && s.max_tpl() < 1.0);
@@ -106,18 +121,13 @@ pub struct LeakageSeries {
 }
 
 impl LeakageSeries {
-    /// The series straight from matrices, with the evaluator [`Loss::new`] picks for T steps.
+    /// The series of `budgets` against an adversary who knows `correlation`, as
+    /// [`CompactSeries::new`] computes it.
     ///
     /// # Errors
-    /// As [`validate_budgets`]; [`CoreError::MatrixSizes`] when the backward and forward
-    /// matrices have different numbers of states; [`CoreError::Overflow`] as
-    /// [`CompactSeries::compute`].
-    pub fn from_matrices(
-        backward: Option<&TransitionMatrix>,
-        forward: Option<&TransitionMatrix>,
-        budgets: &[f64],
-    ) -> Result<Self> {
-        Ok(CompactSeries::from_matrices(backward, forward, Budgets::PerStep(budgets.to_vec()))?.into())
+    /// As [`validate_budgets`]; [`CoreError::Overflow`] as [`CompactSeries::compute`].
+    pub fn new(correlation: &Correlation, budgets: &[f64]) -> Result<Self> {
+        Ok(CompactSeries::new(correlation, Budgets::PerStep(budgets.to_vec()))?.into())
     }
 
     /// The series of budgets, BPL and FPL of the same length T ≥ 1 (TPL computed here).
@@ -319,10 +329,11 @@ impl Budgets {
 /// horizons (10⁷–10⁸ steps) whose output is streamed; both types compute through this one.
 ///
 /// ```
-/// use tpl_core::{Budgets, CompactSeries, LeakageSeries, TransitionMatrix};
+/// use tpl_core::{Budgets, CompactSeries, Correlation, LeakageSeries, TransitionMatrix};
 /// let p = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.0, 1.0]])?;
-/// let c = CompactSeries::from_matrices(Some(&p), Some(&p), Budgets::Constant { epsilon: 0.1, steps: 10 })?;
-/// let s = LeakageSeries::from_matrices(Some(&p), Some(&p), &[0.1; 10])?;
+/// let both = Correlation::new(Some(p.clone()), Some(p))?;
+/// let c = CompactSeries::new(&both, Budgets::Constant { epsilon: 0.1, steps: 10 })?;
+/// let s = LeakageSeries::new(&both, &[0.1; 10])?;
 /// assert_eq!((c.tpl_at(3), c.max_tpl()), (s.tpl()[3], s.max_tpl()));
 /// assert_eq!(LeakageSeries::from(c), s);
 /// # Ok::<(), tpl_core::CoreError>(())
@@ -378,36 +389,31 @@ impl CompactSeries {
         }
     }
 
-    /// The series of `budgets` against an adversary who knows P_B and/or P_F, with the
-    /// evaluator [`Loss::new`] picks for T steps.
+    /// The series of `budgets` against an adversary who knows `correlation`: each side
+    /// evaluated by Algorithm 1 for T ≤ 2 steps, by the correlation's piecewise function
+    /// (computed on first use and kept) beyond.
     ///
     /// # Errors
-    /// As [`CompactSeries::compute`]; [`CoreError::MatrixSizes`] when the backward and forward
-    /// matrices have different numbers of states.
-    pub fn from_matrices(
-        backward: Option<&TransitionMatrix>,
-        forward: Option<&TransitionMatrix>,
-        budgets: Budgets,
-    ) -> Result<Self> {
-        Self::from_matrices_with_progress(backward, forward, budgets, &no_progress)
+    /// As [`CompactSeries::compute`].
+    pub fn new(correlation: &Correlation, budgets: Budgets) -> Result<Self> {
+        Self::new_with_progress(correlation, budgets, &no_progress)
     }
 
-    /// As [`CompactSeries::from_matrices`], reporting progress as
+    /// As [`CompactSeries::new`], reporting progress as
     /// [`CompactSeries::compute_with_progress`] does.
     ///
     /// # Errors
-    /// As [`CompactSeries::from_matrices`].
-    pub fn from_matrices_with_progress(
-        backward: Option<&TransitionMatrix>,
-        forward: Option<&TransitionMatrix>,
+    /// As [`CompactSeries::new`].
+    pub fn new_with_progress(
+        correlation: &Correlation,
         budgets: Budgets,
         progress: &dyn Fn(usize, usize),
     ) -> Result<Self> {
         budgets.validate()?;
-        let (lb, lf) = losses(backward, forward, budgets.len())?;
+        let (lb, lf) = Side::pair(correlation, budgets.len());
         Self::compute_with_progress(
-            lb.as_ref().map(|l| l as &dyn LossEvaluator),
-            lf.as_ref().map(|l| l as &dyn LossEvaluator),
+            lb.as_ref().map(Side::evaluator),
+            lf.as_ref().map(Side::evaluator),
             budgets,
             progress,
         )

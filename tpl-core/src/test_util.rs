@@ -12,7 +12,22 @@ use proptest::prelude::*;
 use proptest::strategy::Union;
 use proptest::test_runner::TestCaseError;
 
-use crate::TransitionMatrix;
+use crate::{Correlation, TransitionMatrix};
+
+/// The correlation of borrowed, optional matrices, as the tests draw them: each one cloned.
+///
+/// # Panics
+/// For matrices over different numbers of states (a test's own mistake).
+pub fn correlation(backward: Option<&TransitionMatrix>, forward: Option<&TransitionMatrix>) -> Correlation {
+    Correlation::new(backward.cloned(), forward.cloned())
+        .expect("the test's matrices describe the same states")
+}
+
+/// The correlation of an adversary who knows `p` on both sides (P_B = P_F = `p`), the set-up
+/// of many tests.
+pub fn both_sides(p: &TransitionMatrix) -> Correlation {
+    correlation(Some(p), Some(p))
+}
 
 /// Absolute floor of the relative comparisons of leakage values: it only matters for
 /// subnormal results (α near 1e-300 makes L(α) itself subnormal, where a relative tolerance

@@ -3,7 +3,8 @@
 //! both constructors.
 
 use proptest::prelude::*;
-use tpl_core::{Budgets, CompactSeries, CoreError, LeakageSeries, TransitionMatrix};
+use tpl_core::test_util::{both_sides, correlation};
+use tpl_core::{Budgets, CompactSeries, CoreError, Correlation, LeakageSeries, TransitionMatrix};
 
 /// A row-stochastic n × n matrix from positive weights (some rows made deterministic).
 fn matrix(n: usize) -> impl Strategy<Value = TransitionMatrix> {
@@ -59,35 +60,31 @@ proptest! {
     ) {
         let pb = (sides & 1 == 1).then_some(&pb);
         let pf = (sides & 2 == 2).then_some(&pf);
-        let s = LeakageSeries::from_matrices(pb, pf, &budgets).unwrap();
-        let c = CompactSeries::from_matrices(pb, pf, Budgets::PerStep(budgets.clone())).unwrap();
+        let s = LeakageSeries::new(&correlation(pb, pf), &budgets).unwrap();
+        let c = CompactSeries::new(&correlation(pb, pf), Budgets::PerStep(budgets.clone())).unwrap();
         assert_same(&c, &s);
-        let s = LeakageSeries::from_matrices(pb, pf, &vec![constant; steps]).unwrap();
-        let c = CompactSeries::from_matrices(pb, pf, Budgets::Constant { epsilon: constant, steps }).unwrap();
+        let s = LeakageSeries::new(&correlation(pb, pf), &vec![constant; steps]).unwrap();
+        let c = CompactSeries::new(&correlation(pb, pf), Budgets::Constant { epsilon: constant, steps }).unwrap();
         assert_same(&c, &s);
     }
 }
 
 #[test]
-fn matrices_of_different_sizes_are_refused_by_both_series() {
+fn matrices_of_different_sizes_make_no_correlation() {
     let two = TransitionMatrix::new(vec![vec![0.9, 0.1], vec![0.2, 0.8]]).unwrap();
     let three = TransitionMatrix::smoothed_identity(3, 0.1).unwrap();
     let expected = CoreError::MatrixSizes { backward: 2, forward: 3 };
-    assert_eq!(LeakageSeries::from_matrices(Some(&two), Some(&three), &[0.1; 4]), Err(expected.clone()));
-    assert_eq!(
-        CompactSeries::from_matrices(Some(&two), Some(&three), Budgets::Constant { epsilon: 0.1, steps: 4 }),
-        Err(expected.clone())
-    );
+    assert_eq!(Correlation::new(Some(two.clone()), Some(three.clone())), Err(expected.clone()));
     let message = expected.to_string();
     assert!(message.contains("2×2") && message.contains("3×3"), "{message}");
     // One side alone, or the same size on both sides, is fine.
-    assert!(LeakageSeries::from_matrices(Some(&two), None, &[0.1; 4]).is_ok());
-    assert!(LeakageSeries::from_matrices(None, Some(&three), &[0.1; 4]).is_ok());
+    assert!(LeakageSeries::new(&correlation(Some(&two), None), &[0.1; 4]).is_ok());
+    assert!(LeakageSeries::new(&correlation(None, Some(&three)), &[0.1; 4]).is_ok());
 }
 
 #[test]
 fn constant_budgets_are_validated() {
-    let none = |b| CompactSeries::from_matrices(None, None, b);
+    let none = |b| CompactSeries::new(&Correlation::none(), b);
     assert_eq!(none(Budgets::Constant { epsilon: 0.1, steps: 0 }), Err(CoreError::EmptyHorizon));
     assert_eq!(
         none(Budgets::Constant { epsilon: f64::NAN, steps: 2 }).map(|_| ()).unwrap_err().to_string(),
@@ -96,8 +93,11 @@ fn constant_budgets_are_validated() {
     assert_eq!(none(Budgets::PerStep(vec![])), Err(CoreError::EmptyHorizon));
     let identity = TransitionMatrix::smoothed_identity(2, 0.0).unwrap();
     assert_eq!(
-        CompactSeries::from_matrices(Some(&identity), None, Budgets::Constant { epsilon: 1e308, steps: 3 })
-            .map(|_| ()),
+        CompactSeries::new(
+            &correlation(Some(&identity), None),
+            Budgets::Constant { epsilon: 1e308, steps: 3 }
+        )
+        .map(|_| ()),
         Err(CoreError::Overflow { step: 2 })
     );
 }
@@ -121,32 +121,30 @@ proptest! {
             prop_assert_eq!(listed[steps - 1], last);
         }
         prop_assert!(listed[1..steps.saturating_sub(1).max(1)].iter().all(|&e| e == middle));
-        let c = CompactSeries::from_matrices(Some(&p), Some(&p), ends).unwrap();
-        let s = LeakageSeries::from_matrices(Some(&p), Some(&p), &listed).unwrap();
+        let c = CompactSeries::new(&both_sides(&p), ends).unwrap();
+        let s = LeakageSeries::new(&both_sides(&p), &listed).unwrap();
         assert_same(&c, &s);
     }
 }
 
 #[test]
 fn ends_budgets_are_validated_at_the_step_they_sit() {
-    let bad = |b: Budgets| CompactSeries::from_matrices(None, None, b).unwrap_err();
+    let bad = |b: Budgets| CompactSeries::new(&Correlation::none(), b).unwrap_err();
     let e = Budgets::Ends { first: 0.1, middle: -1.0, last: 0.1, steps: 5 };
     assert_eq!(bad(e), CoreError::BadBudget { step: 2, value: -1.0 });
     let e = Budgets::Ends { first: 0.1, middle: 0.1, last: f64::NAN, steps: 5 };
     assert!(matches!(bad(e), CoreError::BadBudget { step: 5, .. }));
     // Unused values are not checked: T = 1 spends only `first`, T = 2 has no middle.
     assert!(
-        CompactSeries::from_matrices(
-            None,
-            None,
+        CompactSeries::new(
+            &Correlation::none(),
             Budgets::Ends { first: 0.1, middle: -1.0, last: -1.0, steps: 1 }
         )
         .is_ok()
     );
     assert!(
-        CompactSeries::from_matrices(
-            None,
-            None,
+        CompactSeries::new(
+            &Correlation::none(),
             Budgets::Ends { first: 0.1, middle: -1.0, last: 0.2, steps: 2 }
         )
         .is_ok()
@@ -160,12 +158,11 @@ fn progress_counts_both_passes_to_the_end_and_changes_nothing() {
     let steps = 200_000;
     let calls = std::cell::RefCell::new(Vec::new());
     let budgets = Budgets::Constant { epsilon: 0.1, steps };
-    let with =
-        CompactSeries::from_matrices_with_progress(Some(&p), Some(&p), budgets.clone(), &|done, total| {
-            calls.borrow_mut().push((done, total))
-        })
-        .unwrap();
-    assert_eq!(with, CompactSeries::from_matrices(Some(&p), Some(&p), budgets).unwrap());
+    let with = CompactSeries::new_with_progress(&both_sides(&p), budgets.clone(), &|done, total| {
+        calls.borrow_mut().push((done, total))
+    })
+    .unwrap();
+    assert_eq!(with, CompactSeries::new(&both_sides(&p), budgets).unwrap());
     let calls = calls.into_inner();
     assert!(calls.len() >= 4, "{calls:?}");
     assert!(calls.iter().all(|&(done, total)| total == 2 * steps && done <= total));

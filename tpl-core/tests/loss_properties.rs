@@ -36,6 +36,7 @@ use approx::relative_eq;
 use brute_force::{brute_force_large, brute_force_moderate, evaluators};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
+use tpl_core::test_util::both_sides;
 use tpl_core::test_util::{SUBNORMAL_FLOOR, alpha, log_uniform, normalize, weight, weight_rows};
 use tpl_core::{LeakageSeries, PiecewiseLoss, Supremum, TransitionMatrix};
 
@@ -246,7 +247,7 @@ proptest! {
         let piece = PiecewiseLoss::new(&m);
         prop_assert!(piece.is_zero());
         prop_assert_eq!(piece.supremum(eps).unwrap(), Supremum::Bounded(eps));
-        let s = LeakageSeries::from_matrices(Some(&m), Some(&m), &[eps; 5]).unwrap();
+        let s = LeakageSeries::new(&both_sides(&m), &[eps; 5]).unwrap();
         prop_assert_eq!(&s.bpl(), &vec![eps; 5]);
         prop_assert_eq!(&s.tpl(), &vec![eps; 5]);
     }

@@ -9,6 +9,7 @@
 
 use approx::relative_eq;
 use serde_json::Value;
+use tpl_core::test_util::correlation;
 use tpl_core::{
     Budgets, CompactSeries, DirectLoss, LeakageSeries, LossEvaluator, PairTableLoss, PiecewiseLoss, Supremum,
     TransitionMatrix,
@@ -91,7 +92,7 @@ fn bpl_series_cases() {
     check_cases("bpl_series", 20, |id, case, failures| {
         let m = matrix(&case["matrix"]).unwrap();
         let eps = nums(&case["epsilon"]);
-        let s = LeakageSeries::from_matrices(Some(&m), None, &eps).unwrap();
+        let s = LeakageSeries::new(&correlation(Some(&m), None), &eps).unwrap();
         check_all(id, "bpl", s.bpl(), &nums(&case["bpl"]), RTOL_DIRECT, failures);
         check_all(id, "fpl", s.fpl(), &eps, RTOL_DIRECT, failures);
         // The direct evaluator gives the same series.
@@ -108,7 +109,7 @@ fn tpl_series_cases() {
     check_cases("tpl_series", 16, |id, case, failures| {
         let (pb, pf) = (matrix(&case["backward"]), matrix(&case["forward"]));
         let eps = nums(&case["epsilon"]);
-        let s = LeakageSeries::from_matrices(pb.as_ref(), pf.as_ref(), &eps).unwrap();
+        let s = LeakageSeries::new(&correlation(pb.as_ref(), pf.as_ref()), &eps).unwrap();
         for field in ["bpl", "fpl", "tpl"] {
             let got = match field {
                 "bpl" => &s.bpl(),

@@ -23,6 +23,7 @@
 use approx::relative_eq;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
+use tpl_core::test_util::correlation;
 use tpl_core::test_util::{SUBNORMAL_FLOOR, budgets, matrix_pair, normalize, weight_rows};
 use tpl_core::{
     Budgets, CompactSeries, LeakageAccountant, LeakageSeries, LossEvaluator, PiecewiseLoss, Supremum,
@@ -37,7 +38,7 @@ proptest! {
     #[test]
     fn bpl_increases_to_supremum(rows in weight_rows(1..=8), eps in 0.001f64..3.0, t in 1usize..2000) {
         let m = normalize(rows)?;
-        let s = LeakageSeries::from_matrices(Some(&m), None, &vec![eps; t]).unwrap();
+        let s = LeakageSeries::new(&correlation(Some(&m), None), &vec![eps; t]).unwrap();
         for k in 1..t {
             // Exactly non-decreasing in real numbers (L is, and BPL_2 = L(ε) + ε ≥ ε); once
             // the fixed point is reached in floating point, successive values may differ by
@@ -60,7 +61,7 @@ proptest! {
     fn bpl_converges_to_supremum(rows in weight_rows(1..=8), s in 0.05f64..5.0, eps in 0.01f64..3.0) {
         let m = normalize(rows)?.smoothed(s).unwrap();
         let t = 20_000;
-        let series = LeakageSeries::from_matrices(Some(&m), None, &vec![eps; t]).unwrap();
+        let series = LeakageSeries::new(&correlation(Some(&m), None), &vec![eps; t]).unwrap();
         let sup = PiecewiseLoss::new(&m).supremum(eps).unwrap();
         let Supremum::Bounded(sup) = sup else {
             return Err(TestCaseError::fail(format!("smoothed matrix has unbounded supremum: {m:?}")));
@@ -103,7 +104,7 @@ proptest! {
     ) {
         let pb = pb.map(normalize).transpose()?;
         let pf = pf.map(normalize).transpose()?;
-        let s = LeakageSeries::from_matrices(pb.as_ref(), pf.as_ref(), &eps).unwrap();
+        let s = LeakageSeries::new(&correlation(pb.as_ref(), pf.as_ref()), &eps).unwrap();
         let t_len = eps.len();
         for t in 0..t_len {
             // Equal up to the order of the two floating-point operations (the crate may add
@@ -169,7 +170,7 @@ proptest! {
         };
         let full = batch(&eps);
         let w = 1 + eps.len() % 13;
-        let mut acc = LeakageAccountant::new(pb.as_ref(), pf.as_ref()).with_window(w).unwrap();
+        let mut acc = LeakageAccountant::new(&correlation(pb.as_ref(), pf.as_ref())).with_window(w).unwrap();
         prop_assert!(acc.series().is_none());
         for (t, &e) in eps.iter().enumerate() {
             let would = acc.max_tpl_with(e).unwrap();
@@ -186,8 +187,8 @@ proptest! {
         }
         prop_assert_eq!(acc.bpl(), full.bpl());
         prop_assert_eq!(acc.series().unwrap(), full.clone());
-        // The evaluator `from_matrices` picks agrees to rounding (it may be Algorithm 1).
-        let picked = LeakageSeries::from_matrices(pb.as_ref(), pf.as_ref(), &eps).unwrap();
+        // The evaluator `LeakageSeries::new` picks agrees to rounding (it may be Algorithm 1).
+        let picked = LeakageSeries::new(&correlation(pb.as_ref(), pf.as_ref()), &eps).unwrap();
         for t in 0..eps.len() {
             prop_assert!(relative_eq!(picked.tpl()[t], full.tpl()[t], epsilon = SUBNORMAL_FLOOR, max_relative = 1e-12), "TPL_{}: {} vs {}", t + 1, picked.tpl()[t], full.tpl()[t]);
         }
@@ -205,7 +206,7 @@ proptest! {
     ) {
         let pb = pb.map(normalize).transpose()?;
         let pf = pf.map(normalize).transpose()?;
-        let fresh = || LeakageAccountant::new(pb.as_ref(), pf.as_ref());
+        let fresh = || LeakageAccountant::new(&correlation(pb.as_ref(), pf.as_ref()));
         for w in [None, Some(w), Some(eps.len()), Some(eps.len() + 1)] {
             let make = || match w {
                 Some(w) => fresh().with_window(w).unwrap(),

@@ -4,6 +4,7 @@
 //! (docs/model.md §8, "One answer per matrix").
 
 use proptest::prelude::*;
+use tpl_core::test_util::both_sides;
 use tpl_core::test_util::{alpha, few_entries, log_uniform, twins};
 use tpl_core::{
     Candidate, CoreError, DirectLoss, LeakageSeries, LossEvaluator, PairTableLoss, PiecewiseLoss, Supremum,
@@ -73,8 +74,8 @@ proptest! {
         }
         let budgets = vec![eps; 30];
         let (want, got) = (
-            LeakageSeries::from_matrices(Some(&dense), Some(&dense), &budgets).unwrap(),
-            LeakageSeries::from_matrices(Some(&sparse), Some(&sparse), &budgets).unwrap(),
+            LeakageSeries::new(&both_sides(&dense), &budgets).unwrap(),
+            LeakageSeries::new(&both_sides(&sparse), &budgets).unwrap(),
         );
         prop_assert_eq!(series_bits(&want), series_bits(&got));
         prop_assert_eq!(
@@ -119,8 +120,8 @@ proptest! {
         for steps in [2, 25] {
             let budgets = vec![eps; steps];
             let (want, got) = (
-                LeakageSeries::from_matrices(Some(&dense), Some(&dense), &budgets).unwrap(),
-                LeakageSeries::from_matrices(Some(&sparse), Some(&sparse), &budgets).unwrap(),
+                LeakageSeries::new(&both_sides(&dense), &budgets).unwrap(),
+                LeakageSeries::new(&both_sides(&sparse), &budgets).unwrap(),
             );
             prop_assert_eq!(series_bits(&want), series_bits(&got));
         }

@@ -35,7 +35,7 @@ pub type BuildScheme = dyn Fn(WEventParams, &SchemeInputs, Box<dyn Mechanism + S
 /// });
 /// let params = WEventParams::new(1.0, 10, 2.0)?;
 /// let mechanism = Box::new(LaplaceMechanism::new(DiscreteLaplace::seeded(1)));
-/// let inputs = tpl_mechanisms::SchemeInputs::from(tpl_mechanisms::PbaCorrelation::Never);
+/// let inputs = tpl_mechanisms::SchemeInputs::from(tpl_mechanisms::PbaPool::Never);
 /// let mut scheme = mine.build(params, &inputs, mechanism)?;
 /// assert!(scheme.step(&[10.0, 20.0])?.published);
 /// assert_eq!((mine.name(), SchemeKind::Uniform.name()), ("my-uniform", "uniform"));
@@ -271,7 +271,7 @@ mod tests {
         let stream: Vec<Vec<f64>> = (0..40).map(|t| vec![(t % 7 * 10) as f64, 4.0]).collect();
         for kind in SchemeKind::ALL.into_iter().chain([SchemeKind::Planned]) {
             let mechanism = Laplace.build(Box::new(DiscreteLaplace::seeded(3)));
-            let inputs = SchemeInputs { correlation: crate::PbaCorrelation::Always, plan: vec![0.1; 40] };
+            let inputs = SchemeInputs { pba_pool: crate::PbaPool::Always, plan: vec![0.1; 40] };
             let mut door = SchemeBuilder::build(&kind, params, &inputs, mechanism).unwrap();
             let mut direct =
                 kind.build(params, LaplaceMechanism::new(DiscreteLaplace::seeded(3)), inputs).unwrap();

@@ -33,9 +33,9 @@ pub struct EffectiveSpending {
 /// the true sum of any run's effective window.
 ///
 /// ```
-/// use tpl_mechanisms::{LaplaceMechanism, SchemeKind, PbaCorrelation, WEventParams, Zero, effective_spending};
+/// use tpl_mechanisms::{LaplaceMechanism, SchemeKind, PbaPool, WEventParams, Zero, effective_spending};
 /// let params = WEventParams::new(1.0, 4, 2.0)?;
-/// let bd = SchemeKind::Bd.build(params, LaplaceMechanism::new(Zero), PbaCorrelation::Never)?;
+/// let bd = SchemeKind::Bd.build(params, LaplaceMechanism::new(Zero), PbaPool::Never)?;
 /// let s = effective_spending(bd.as_ref(), 6);
 /// assert_eq!(s.caps[0], 0.25); // ε/4 at t = 1
 /// let (w, e) = s.window_limit.unwrap();
@@ -66,11 +66,11 @@ fn window_limit(epsilon: f64, window: usize, delta: f64) -> f64 {
 mod tests {
     use super::*;
     use crate::schemes::SchemeKind;
-    use crate::{LaplaceMechanism, PbaCorrelation, WEventParams, Zero};
+    use crate::{LaplaceMechanism, PbaPool, WEventParams, Zero};
 
     fn spending(kind: SchemeKind, eps: f64, w: usize, delta: f64, horizon: usize) -> EffectiveSpending {
         let params = WEventParams::new(eps, w, delta).unwrap();
-        let scheme = kind.build(params, LaplaceMechanism::new(Zero), PbaCorrelation::Always).unwrap();
+        let scheme = kind.build(params, LaplaceMechanism::new(Zero), PbaPool::Always).unwrap();
         effective_spending(scheme.as_ref(), horizon)
     }
 

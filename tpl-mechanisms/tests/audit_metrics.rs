@@ -4,8 +4,10 @@
 mod common;
 
 use common::*;
-use tpl_core::{LeakageSeries, TransitionMatrix};
-use tpl_mechanisms::{LaplaceMechanism, PbaCorrelation, SchemeKind, Uniform, WEventParams, Zero, run};
+use tpl_core::{Correlation, LeakageSeries, TransitionMatrix};
+use tpl_mechanisms::{LaplaceMechanism, PbaPool, SchemeKind, Uniform, WEventParams, Zero, run};
+
+use tpl_core::test_util::{both_sides, correlation};
 
 fn all_rows_equal() -> TransitionMatrix {
     TransitionMatrix::new(vec![vec![0.2, 0.3, 0.5]; 3]).unwrap()
@@ -21,7 +23,7 @@ fn uniform_under_identity_matrices() {
         let stream = make_stream(StreamKind::Random, t_len, 3, 1);
         let r = run(&mut Uniform::new(p, LaplaceMechanism::new(Zero)), &stream).unwrap();
         assert_close(r.max_window_budget, eps, "uniform (W) is tight");
-        let s = LeakageSeries::from_matrices(Some(&id), Some(&id), &r.budgets()).unwrap();
+        let s = LeakageSeries::new(&both_sides(&id), &r.budgets()).unwrap();
         let unit = eps / w as f64;
         for t in 1..=t_len {
             assert_close(s.bpl()[t - 1], t as f64 * unit, &format!("BPL_{t}"));
@@ -39,15 +41,15 @@ fn uniform_under_identity_matrices() {
 #[test]
 fn no_correlation_window_leakage_is_the_window_sum() {
     let m = all_rows_equal();
-    assert_eq!(PbaCorrelation::from_matrices(Some(&m), Some(&m)), PbaCorrelation::FromMatrices(false));
+    assert_eq!(PbaPool::detect(&both_sides(&m)), PbaPool::Detected(false));
     for kind in SchemeKind::ALL {
         for (eps, w) in [(1.0, 4), (0.5, 12)] {
             let p = WEventParams::new(eps, w, 2.0).unwrap();
             let stream = make_stream(StreamKind::RandomWalk, 120, 3, 2);
             let noise = Noise::Float(3);
-            let (mut s, h) = build(kind, p, PbaCorrelation::from_matrices(Some(&m), None), noise);
+            let (mut s, h) = build(kind, p, PbaPool::detect(&correlation(Some(&m), None)), noise);
             let budgets = drive(s.as_mut(), &h, &stream, noise).unwrap().budgets();
-            let series = LeakageSeries::from_matrices(Some(&m), Some(&m), &budgets).unwrap();
+            let series = LeakageSeries::new(&both_sides(&m), &budgets).unwrap();
             for (t, v) in series.window_leakage(w).unwrap().iter().enumerate() {
                 let sum: f64 = budgets[t..t + w].iter().sum();
                 assert_close(*v, sum, &format!("{} window at {}", kind.name(), t + 1));
@@ -70,14 +72,14 @@ fn laplace_event_level_window_is_epsilon() {
     let p = WEventParams::new(eps, 1, 2.0).unwrap();
     let stream = make_stream(StreamKind::Spikes, 30, 2, 3);
     let noise = Noise::Discrete(4);
-    let (mut s, h) = build(SchemeKind::Laplace, p, PbaCorrelation::Never, noise);
+    let (mut s, h) = build(SchemeKind::Laplace, p, PbaPool::Never, noise);
     let trace = drive(s.as_mut(), &h, &stream, noise).unwrap();
-    check_trace(SchemeKind::Laplace, &p, &PbaCorrelation::Never, &stream, &trace).unwrap();
+    check_trace(SchemeKind::Laplace, &p, &PbaPool::Never, &stream, &trace).unwrap();
     let budgets = trace.budgets();
     assert_eq!(ledger_max(1, &budgets), eps);
     let m = all_rows_equal();
     for (pb, pf) in [(None, None), (Some(&m), Some(&m))] {
-        let series = LeakageSeries::from_matrices(pb, pf, &budgets).unwrap();
+        let series = LeakageSeries::new(&correlation(pb, pf), &budgets).unwrap();
         for v in series.window_leakage(1).unwrap() {
             assert_close(v, eps, "w = 1 window leakage");
         }
@@ -89,9 +91,9 @@ fn laplace_event_level_window_is_epsilon() {
 fn correlation_predicate_from_matrices() {
     let id = TransitionMatrix::identity(3);
     let flat = all_rows_equal();
-    assert_eq!(PbaCorrelation::from_matrices(Some(&id), None), PbaCorrelation::FromMatrices(true));
-    assert_eq!(PbaCorrelation::from_matrices(None, Some(&id)), PbaCorrelation::FromMatrices(true));
-    assert_eq!(PbaCorrelation::from_matrices(Some(&flat), Some(&id)), PbaCorrelation::FromMatrices(true));
-    assert_eq!(PbaCorrelation::from_matrices(None, None), PbaCorrelation::FromMatrices(false));
-    assert_eq!(PbaCorrelation::from_matrices(Some(&flat), None), PbaCorrelation::FromMatrices(false));
+    assert_eq!(PbaPool::detect(&correlation(Some(&id), None)), PbaPool::Detected(true));
+    assert_eq!(PbaPool::detect(&correlation(None, Some(&id))), PbaPool::Detected(true));
+    assert_eq!(PbaPool::detect(&correlation(Some(&flat), Some(&id))), PbaPool::Detected(true));
+    assert_eq!(PbaPool::detect(&Correlation::none()), PbaPool::Detected(false));
+    assert_eq!(PbaPool::detect(&correlation(Some(&flat), None)), PbaPool::Detected(false));
 }

@@ -4,7 +4,7 @@
 
 use tpl_mechanisms::test_util::{Audited, check_scheme};
 use tpl_mechanisms::{
-    BudgetGrid, DecisionRule, LaplaceMechanism, MechError, Mechanism, PbaCorrelation, RecentSpend, Scheme,
+    BudgetGrid, DecisionRule, LaplaceMechanism, MechError, Mechanism, PbaPool, RecentSpend, Scheme,
     SchemeKind, Step, StepBudget, StepOutcome, StreamScheme, WEventParams, Zero, worth_publishing,
 };
 
@@ -84,7 +84,7 @@ fn every_built_in_scheme_passes_the_conformance_check() {
     for kind in SchemeKind::ALL {
         for (eps, w, period) in [(1.0, 5, 7), (0.3, 12, 3), (2.0, 1, 2)] {
             let p = params(eps, w);
-            let corr = PbaCorrelation::Always;
+            let corr = PbaPool::Always;
             let build = |m| kind.build(p, m, corr.clone()).unwrap();
             let report = check_scheme(build, &stream(150, period), 11)
                 .unwrap_or_else(|e| panic!("{} (ε = {eps}, w = {w}): {e}", kind.name()));
@@ -193,11 +193,7 @@ fn the_conformance_check_asks_a_scheme_whether_it_can_be_resumed() {
     let p = params(1.0, 4);
     let check = |resumable: bool, refuses: bool| {
         check_scheme(
-            |m| Declared {
-                inner: SchemeKind::Bd.build(p, m, PbaCorrelation::Never).unwrap(),
-                resumable,
-                refuses,
-            },
+            |m| Declared { inner: SchemeKind::Bd.build(p, m, PbaPool::Never).unwrap(), resumable, refuses },
             &stream(60, 7),
             5,
         )

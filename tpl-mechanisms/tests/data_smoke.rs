@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use tpl_mechanisms::{PbaCorrelation, SchemeKind, WEventParams};
+use tpl_mechanisms::{PbaPool, SchemeKind, WEventParams};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata");
 
@@ -16,7 +16,7 @@ fn smoke(file: &str, rows: usize, cells: usize) {
     for w in [10, 30] {
         let p = WEventParams::new(1.0, w, 2.0).unwrap();
         for kind in SchemeKind::ALL {
-            for corr in [PbaCorrelation::Always, PbaCorrelation::Never] {
+            for corr in [PbaPool::Always, PbaPool::Never] {
                 let noise = Noise::Discrete(w as u64);
                 let (mut s, h) = build(kind, p, corr.clone(), noise);
                 let trace = drive(s.as_mut(), &h, &stream, noise).unwrap();

@@ -11,7 +11,7 @@ use std::rc::Rc;
 use common::*;
 use tpl_core::CoreError;
 use tpl_mechanisms::{
-    Bd, DiscreteLaplace, LaplaceMechanism, MechError, Mechanism, PbaCorrelation, Planned, PrivacyGuarantee,
+    Bd, DiscreteLaplace, LaplaceMechanism, MechError, Mechanism, PbaPool, Planned, PrivacyGuarantee,
     SchemeInputs, SchemeKind, Scripted, StreamScheme, WEventParams, Zero, effective_budget, laplace_scale,
     run,
 };
@@ -20,7 +20,7 @@ fn params(eps: f64, w: usize, delta: f64) -> WEventParams {
     WEventParams::new(eps, w, delta).unwrap()
 }
 
-fn scheme(kind: SchemeKind, p: WEventParams, corr: PbaCorrelation) -> Box<dyn StreamScheme> {
+fn scheme(kind: SchemeKind, p: WEventParams, corr: PbaPool) -> Box<dyn StreamScheme> {
     kind.build(p, LaplaceMechanism::new(Zero), corr).unwrap()
 }
 
@@ -33,7 +33,7 @@ fn guarantees_are_w_event_except_for_laplace() {
         } else {
             PrivacyGuarantee::WEvent { epsilon: 0.8, window: 5 }
         };
-        assert_eq!(scheme(kind, p, PbaCorrelation::Always).guarantee(), want, "{}", kind.name());
+        assert_eq!(scheme(kind, p, PbaPool::Always).guarantee(), want, "{}", kind.name());
     }
     let planned = Planned::new(p, LaplaceMechanism::new(Zero), vec![0.1, 0.2]).unwrap();
     assert_eq!(planned.guarantee(), PrivacyGuarantee::WEvent { epsilon: 0.8, window: 5 });
@@ -45,17 +45,17 @@ fn guarantees_are_w_event_except_for_laplace() {
 fn largest_spends_follow_the_table() {
     let p = params(1.0, 3, 1.0);
     let s = 1.0 / 6.0;
-    let cases: [(SchemeKind, PbaCorrelation, [f64; 5]); 8] = [
-        (SchemeKind::Laplace, PbaCorrelation::Never, [1.0; 5]),
-        (SchemeKind::Uniform, PbaCorrelation::Never, [1.0 / 3.0; 5]),
-        (SchemeKind::Sample, PbaCorrelation::Never, [1.0, 0.0, 0.0, 1.0, 0.0]),
-        (SchemeKind::Bd, PbaCorrelation::Never, [0.25, s + 0.125, s + 0.125, s + 0.25, s + 0.25]),
-        (SchemeKind::Ba, PbaCorrelation::Never, [s, 2.0 * s, 3.0 * s, 4.0 * s, 4.0 * s]),
-        (SchemeKind::Pba, PbaCorrelation::Always, [0.125, s + 0.125, s + 0.125, s + 0.25, s + 0.25]),
-        (SchemeKind::Pba, PbaCorrelation::Never, [0.125, s + 0.0625, s + 0.0625, s + 0.125, s + 0.125]),
+    let cases: [(SchemeKind, PbaPool, [f64; 5]); 8] = [
+        (SchemeKind::Laplace, PbaPool::Never, [1.0; 5]),
+        (SchemeKind::Uniform, PbaPool::Never, [1.0 / 3.0; 5]),
+        (SchemeKind::Sample, PbaPool::Never, [1.0, 0.0, 0.0, 1.0, 0.0]),
+        (SchemeKind::Bd, PbaPool::Never, [0.25, s + 0.125, s + 0.125, s + 0.25, s + 0.25]),
+        (SchemeKind::Ba, PbaPool::Never, [s, 2.0 * s, 3.0 * s, 4.0 * s, 4.0 * s]),
+        (SchemeKind::Pba, PbaPool::Always, [0.125, s + 0.125, s + 0.125, s + 0.25, s + 0.25]),
+        (SchemeKind::Pba, PbaPool::Never, [0.125, s + 0.0625, s + 0.0625, s + 0.125, s + 0.125]),
         (
             SchemeKind::Pba,
-            PbaCorrelation::Schedule(vec![false, false, true, false, false]),
+            PbaPool::Schedule(vec![false, false, true, false, false]),
             [0.125, s + 0.0625, s + 0.125, s + 0.125, s + 0.125],
         ),
     ];
@@ -68,7 +68,7 @@ fn largest_spends_follow_the_table() {
         assert_close(sc.max_step_budget(), largest, &format!("{} {corr:?}: largest", kind.name()));
     }
     // A schedule's correlation counts where it is: at t = 5 > w it doubles the late regime.
-    let sc = scheme(SchemeKind::Pba, p, PbaCorrelation::Schedule(vec![false, false, false, false, true]));
+    let sc = scheme(SchemeKind::Pba, p, PbaPool::Schedule(vec![false, false, false, false, true]));
     assert_close(sc.max_step_budget(), s + 0.25, "pba schedule: largest");
 }
 
@@ -80,7 +80,7 @@ fn largest_spends_are_attained() {
     let stream = vec![vec![10.0]; 5];
     for kind in [SchemeKind::Bd, SchemeKind::Ba, SchemeKind::Pba] {
         let (src, _rc) = shared(Scripted::new(script("F S S P P", 1, 1e9, -1e9, 0.0)));
-        let mut sc = kind.build(p, LaplaceMechanism::new(src), PbaCorrelation::Always).unwrap();
+        let mut sc = kind.build(p, LaplaceMechanism::new(src), PbaPool::Always).unwrap();
         let r = run(sc.as_mut(), &stream).unwrap();
         assert_eq!(r.budgets()[0], sc.max_spend(1), "{}", kind.name());
         assert_eq!(r.budgets()[3], sc.max_spend(4), "{}", kind.name());
@@ -108,7 +108,7 @@ fn planned_spends_its_plan_and_refuses_steps_past_it() {
     assert_eq!(s.step(&[1.0, 2.0]), Err(MechError::PastHorizon { step: 5, horizon: 4 }));
     assert_eq!(s.steps(), 4);
     // Through `SchemeKind`, with the plan in the inputs.
-    let inputs = SchemeInputs { correlation: PbaCorrelation::Never, plan: plan.clone() };
+    let inputs = SchemeInputs { pba_pool: PbaPool::Never, plan: plan.clone() };
     let mut k =
         SchemeKind::from_name("planned").unwrap().build(p, LaplaceMechanism::new(Zero), inputs).unwrap();
     assert_eq!(run(k.as_mut(), &stream).unwrap().budgets(), plan);
@@ -139,7 +139,7 @@ fn plans_that_cannot_be_spent_are_refused() {
     ));
     assert!(Planned::new(p3, LaplaceMechanism::new(Zero), vec![0.35, 0.25, 0.0625]).is_ok());
     // The planned kind without a plan builds nothing.
-    assert!(SchemeKind::Planned.build(p, LaplaceMechanism::new(Zero), PbaCorrelation::Never).is_ok());
+    assert!(SchemeKind::Planned.build(p, LaplaceMechanism::new(Zero), PbaPool::Never).is_ok());
 }
 
 /// The Laplace mechanism's privacy map: d_in/b rounded up, b the scale it draws at
@@ -319,7 +319,7 @@ fn no_test_is_drawn_for_a_publication_the_sampler_could_not_draw() {
     for kind in [SchemeKind::Bd, SchemeKind::Pba, SchemeKind::Ba] {
         let draws = Rc::new(Cell::new(0));
         let m = Floored { draws: Rc::clone(&draws), floor: 1e-3 };
-        let mut s = kind.build(params(1.0, 60, 2.0), m, PbaCorrelation::Always).unwrap();
+        let mut s = kind.build(params(1.0, 60, 2.0), m, PbaPool::Always).unwrap();
         let mut skipped = 0;
         for t in 1..=200usize {
             let before = draws.get();

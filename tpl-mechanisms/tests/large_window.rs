@@ -12,7 +12,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::*;
-use tpl_mechanisms::{LaplaceMechanism, PbaCorrelation, SchemeKind, WEventParams, WindowLedger, run};
+use tpl_mechanisms::{LaplaceMechanism, PbaPool, SchemeKind, WEventParams, WindowLedger, run};
 
 struct Counting;
 
@@ -52,7 +52,7 @@ fn huge_windows_run_in_memory_bounded_by_the_stream() {
                 for noise in [Noise::Float(2), Noise::Adversarial { seed: 3, spread: 20.0 }] {
                     let before = HELD.load(Ordering::SeqCst);
                     PEAK.store(before, Ordering::SeqCst);
-                    let (mut scheme, h) = build(kind, params, PbaCorrelation::Always, noise);
+                    let (mut scheme, h) = build(kind, params, PbaPool::Always, noise);
                     let trace = drive(scheme.as_mut(), &h, &stream, noise).unwrap();
                     drop(scheme);
                     let used = PEAK.load(Ordering::SeqCst) - before;
@@ -73,7 +73,7 @@ fn huge_windows_run_in_memory_bounded_by_the_stream() {
                 PEAK.store(before, Ordering::SeqCst);
                 let (src, _h) = probe(source_for(Noise::Float(4)));
                 let mut scheme =
-                    kind.build(params, LaplaceMechanism::new(src), PbaCorrelation::Always).expect("builds");
+                    kind.build(params, LaplaceMechanism::new(src), PbaPool::Always).expect("builds");
                 let r = run(scheme.as_mut(), &stream).unwrap();
                 assert!(PEAK.load(Ordering::SeqCst) - before < 4 << 20, "{} w = {w}: run", kind.name());
                 if kind != SchemeKind::Laplace {

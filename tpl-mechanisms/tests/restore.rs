@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 use tpl_mechanisms::{
-    LaplaceMechanism, MechError, PbaCorrelation, SchemeInputs, SchemeKind, Scripted, StepBudget, StepOutcome,
+    LaplaceMechanism, MechError, PbaPool, SchemeInputs, SchemeKind, Scripted, StepBudget, StepOutcome,
     StreamScheme, WEventParams,
 };
 
@@ -25,7 +25,7 @@ fn build(kind: SchemeKind, params: WEventParams, values: Vec<f64>) -> Box<dyn St
     let plan: Vec<f64> = (0..200)
         .map(|t| if t % 3 == 0 { params.epsilon() / (2 * params.window()) as f64 } else { 0.0 })
         .collect();
-    let inputs = SchemeInputs { correlation: PbaCorrelation::Always, plan };
+    let inputs = SchemeInputs { pba_pool: PbaPool::Always, plan };
     kind.build(params, LaplaceMechanism::new(Scripted::new(values)), inputs).unwrap()
 }
 
@@ -149,7 +149,7 @@ fn records_no_scheme_could_produce_are_refused_and_change_nothing() {
         .build(
             params,
             LaplaceMechanism::new(Scripted::new([])),
-            SchemeInputs { correlation: PbaCorrelation::Never, plan: vec![0.5] },
+            SchemeInputs { pba_pool: PbaPool::Never, plan: vec![0.5] },
         )
         .unwrap();
     let ok = StepOutcome { release: vec![1.0], published: true, spent: StepBudget::fresh(0.5) };

@@ -10,7 +10,7 @@ use rand_chacha::ChaCha12Rng;
 use tpl_core::CoreError;
 use tpl_mechanisms::{
     Ba, Bd, DEFAULT_SENSITIVITY, DiscreteLaplace, EventLaplace, FloatLaplace, LaplaceMechanism, MechError,
-    Pba, PbaCorrelation, Run, Sample, SchemeKind, StreamScheme, Uniform, WEventParams, Zero, run,
+    Pba, PbaPool, Run, Sample, SchemeKind, StreamScheme, Uniform, WEventParams, Zero, run,
 };
 
 fn params(eps: f64, w: usize, delta: f64) -> WEventParams {
@@ -21,10 +21,9 @@ fn seeded_run(kind: SchemeKind, seed: u64, discrete: bool, stream: &[Vec<f64>]) 
     let p = params(1.0, 10, 2.0);
     let rng = ChaCha12Rng::seed_from_u64(seed);
     let mut scheme = if discrete {
-        kind.build(p, LaplaceMechanism::new(DiscreteLaplace::new(rng)), PbaCorrelation::Always)
-            .expect("builds")
+        kind.build(p, LaplaceMechanism::new(DiscreteLaplace::new(rng)), PbaPool::Always).expect("builds")
     } else {
-        kind.build(p, LaplaceMechanism::new(FloatLaplace::new(rng)), PbaCorrelation::Always).expect("builds")
+        kind.build(p, LaplaceMechanism::new(FloatLaplace::new(rng)), PbaPool::Always).expect("builds")
     };
     run(scheme.as_mut(), stream).unwrap()
 }
@@ -90,7 +89,7 @@ fn bad_steps_change_nothing() {
         let p = params(1.0, 5, 2.0);
         let noise = Noise::Float(21);
         let reference = drive_fresh(kind, p, &stream, noise);
-        let (mut dirty, hd) = build(kind, p, PbaCorrelation::Always, noise);
+        let (mut dirty, hd) = build(kind, p, PbaPool::Always, noise);
         for (i, c) in stream.iter().enumerate() {
             let step = i + 1;
             if i % 4 == 0 {
@@ -124,7 +123,7 @@ fn bad_steps_change_nothing() {
 #[test]
 fn first_step_errors_fix_nothing() {
     for kind in SchemeKind::ALL {
-        let (mut s, h) = build(kind, params(1.0, 3, 2.0), PbaCorrelation::Always, Noise::Float(1));
+        let (mut s, h) = build(kind, params(1.0, 3, 2.0), PbaPool::Always, Noise::Float(1));
         assert_eq!(s.step(&[]).unwrap_err(), MechError::NoCells { step: 1 });
         assert!(matches!(s.step(&[1.0, f64::NAN]), Err(MechError::NonFinite { step: 1, cell: 1, .. })));
         assert_eq!(s.steps(), 0);
@@ -144,7 +143,7 @@ fn first_step_errors_fix_nothing() {
 #[test]
 fn discrete_sampler_rejects_non_integers_before_any_draw() {
     for kind in SchemeKind::ALL {
-        let (mut s, h) = build(kind, params(1.0, 3, 2.0), PbaCorrelation::Always, Noise::Discrete(5));
+        let (mut s, h) = build(kind, params(1.0, 3, 2.0), PbaPool::Always, Noise::Discrete(5));
         let name = kind.name();
         assert_eq!(s.step(&[0.5, 3.0]).unwrap_err(), MechError::NotInteger { value: 0.5 }, "{name}");
         assert!(h.borrow().log.is_empty(), "{name}");
@@ -170,7 +169,7 @@ fn discrete_sampler_rejects_non_integers_before_any_draw() {
 fn a_dissimilarity_sum_beyond_two_to_52_is_named_as_the_sum_of_its_step() {
     const EDGE: f64 = 4_503_599_627_370_496.0;
     for kind in [SchemeKind::Bd, SchemeKind::Ba, SchemeKind::Pba] {
-        let (mut s, _) = build(kind, params(1.0, 3, 2.0), PbaCorrelation::Always, Noise::Discrete(5));
+        let (mut s, _) = build(kind, params(1.0, 3, 2.0), PbaPool::Always, Noise::Discrete(5));
         s.step(&[0.0, 0.0]).unwrap();
         let e = s.step(&[EDGE, EDGE]).unwrap_err();
         let name = kind.name();
@@ -197,7 +196,7 @@ fn runner_collects_every_step() {
         let p = params(1.0, 6, 2.0);
         let noise = Noise::Float(2);
         let manual = drive_fresh(kind, p, &stream, noise);
-        let (mut b, _hb) = build(kind, p, PbaCorrelation::Always, noise);
+        let (mut b, _hb) = build(kind, p, PbaPool::Always, noise);
         let r = run(b.as_mut(), &stream).unwrap();
         assert_eq!(r.published, manual.published());
         assert_eq!(r.releases, manual.outcomes.iter().map(|o| o.release.clone()).collect::<Vec<_>>());
@@ -224,7 +223,7 @@ fn names_and_accessors() {
         Box::new(Sample::new(p, z())),
         Box::new(Bd::new(p, z())),
         Box::new(Ba::new(p, z())),
-        Box::new(Pba::new(p, z(), PbaCorrelation::Never)),
+        Box::new(Pba::new(p, z(), PbaPool::Never)),
     ];
     for (s, k) in schemes.iter().zip(SchemeKind::ALL) {
         assert_eq!(s.name(), k.name());

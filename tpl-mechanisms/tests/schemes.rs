@@ -11,8 +11,8 @@ mod common;
 
 use common::*;
 use tpl_mechanisms::{
-    EventLaplace, FloatLaplace, LaplaceMechanism, PbaCorrelation, Recording, Run, Sample, SchemeKind,
-    Scripted, StreamScheme, Uniform, WEventParams, WindowLedger, Zero, run,
+    EventLaplace, FloatLaplace, LaplaceMechanism, PbaPool, Recording, Run, Sample, SchemeKind, Scripted,
+    StreamScheme, Uniform, WEventParams, WindowLedger, Zero, run,
 };
 
 fn params(eps: f64, w: usize, delta: f64) -> WEventParams {
@@ -23,7 +23,7 @@ fn params(eps: f64, w: usize, delta: f64) -> WEventParams {
 /// with the scripted queue of `pattern` whose tests publish and skip without doubt.
 fn scripted_pattern(
     kind: SchemeKind,
-    corr: PbaCorrelation,
+    corr: PbaPool,
     pattern: &str,
     (stream, steps, cells, seed): (StreamKind, usize, usize, u64),
 ) -> Run {
@@ -35,7 +35,7 @@ fn scripted_pattern(
 fn scripted_run(
     kind: SchemeKind,
     p: WEventParams,
-    corr: PbaCorrelation,
+    corr: PbaPool,
     stream: &[Vec<f64>],
     queue: Vec<f64>,
 ) -> Run {
@@ -80,9 +80,9 @@ fn structure_of_every_scheme() {
             for kind in SchemeKind::ALL {
                 // The correlation matters for PBA only; every scheme meets every noise source.
                 let corrs = if kind == SchemeKind::Pba {
-                    vec![PbaCorrelation::Always, PbaCorrelation::Never, correlation(4, 150, 9)]
+                    vec![PbaPool::Always, PbaPool::Never, pool(4, 150, 9)]
                 } else {
-                    vec![PbaCorrelation::Never]
+                    vec![PbaPool::Never]
                 };
                 for corr in corrs {
                     for noise in NOISES {
@@ -169,10 +169,10 @@ fn zero_noise_constant_stream_publishes_once() {
     for (eps, w, delta) in [(1.0, 1, 2.0), (1.0, 5, 2.0), (0.1, 20, 1.0)] {
         let p = params(eps, w, delta);
         for (kind, corr) in [
-            (SchemeKind::Bd, PbaCorrelation::Never),
-            (SchemeKind::Ba, PbaCorrelation::Never),
-            (SchemeKind::Pba, PbaCorrelation::Always),
-            (SchemeKind::Pba, PbaCorrelation::Never),
+            (SchemeKind::Bd, PbaPool::Never),
+            (SchemeKind::Ba, PbaPool::Never),
+            (SchemeKind::Pba, PbaPool::Always),
+            (SchemeKind::Pba, PbaPool::Never),
         ] {
             let mut scheme = kind.build(p, LaplaceMechanism::new(Zero), corr).expect("builds");
             let r = run(scheme.as_mut(), &stream).unwrap();
@@ -194,13 +194,13 @@ fn fixed_noise_table() {
     let p = params(1.0, 3, 1.0);
     let c = vec![10.0, 20.0];
     let stream = vec![c.clone(); 12];
-    let cases: [(SchemeKind, PbaCorrelation, &str, Vec<f64>); 4] = [
-        (SchemeKind::Bd, PbaCorrelation::Never, "F S S P S S P S S P S S", vec![0.25; 4]),
-        (SchemeKind::Pba, PbaCorrelation::Always, "F S S P S S P S S P S S", vec![0.125, 0.25, 0.25, 0.25]),
-        (SchemeKind::Pba, PbaCorrelation::Never, "F S S S S S S S S S S S", vec![0.125]),
+    let cases: [(SchemeKind, PbaPool, &str, Vec<f64>); 4] = [
+        (SchemeKind::Bd, PbaPool::Never, "F S S P S S P S S P S S", vec![0.25; 4]),
+        (SchemeKind::Pba, PbaPool::Always, "F S S P S S P S S P S S", vec![0.125, 0.25, 0.25, 0.25]),
+        (SchemeKind::Pba, PbaPool::Never, "F S S S S S S S S S S S", vec![0.125]),
         (
             SchemeKind::Ba,
-            PbaCorrelation::Never,
+            PbaPool::Never,
             "F S P N S P N S P N S P",
             vec![1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0],
         ),
@@ -235,7 +235,7 @@ fn fixed_noise_table() {
 #[test]
 fn scripted_bd_publishing_every_step() {
     let stream = (StreamKind::RandomWalk, 8, 2, 5);
-    let r = scripted_pattern(SchemeKind::Bd, PbaCorrelation::Never, "F P P P P P P P", stream);
+    let r = scripted_pattern(SchemeKind::Bd, PbaPool::Never, "F P P P P P P P", stream);
     let data = make_stream(stream.0, stream.1, stream.2, stream.3);
     assert!(r.published.iter().all(|&b| b));
     let want_p =
@@ -262,7 +262,7 @@ fn scripted_bd_publishing_every_step() {
 #[test]
 fn scripted_ba_publish_at_4_7_9() {
     let pattern = "F S S P N N P S P N S";
-    let r = scripted_pattern(SchemeKind::Ba, PbaCorrelation::Never, pattern, (StreamKind::Random, 11, 2, 6));
+    let r = scripted_pattern(SchemeKind::Ba, PbaPool::Never, pattern, (StreamKind::Random, 11, 2, 6));
     assert_eq!(r.published, pattern_published(pattern));
     let s = 1.0 / 6.0;
     let m = [Some(1), None, None, Some(3), None, None, Some(1), None, Some(2), None, None];
@@ -296,7 +296,7 @@ fn scripted_ba_publish_at_4_7_9() {
 #[test]
 fn ba_nullification_is_cut_by_the_horizon() {
     let pattern = "F S S P N";
-    let r = scripted_pattern(SchemeKind::Ba, PbaCorrelation::Never, pattern, (StreamKind::Random, 5, 1, 2));
+    let r = scripted_pattern(SchemeKind::Ba, PbaPool::Never, pattern, (StreamKind::Random, 5, 1, 2));
     assert_eq!(r.published, pattern_published(pattern));
     assert_close(r.spent[3].publication, 0.5, "m = 3");
     assert_eq!(r.spent[4].total(), 0.0);
@@ -307,7 +307,7 @@ fn scripted_pba_paper_figure_3() {
     let pattern = "F S P P P";
     let r = scripted_pattern(
         SchemeKind::Pba,
-        PbaCorrelation::Schedule(vec![false, false, false, true, true]),
+        PbaPool::Schedule(vec![false, false, false, true, true]),
         pattern,
         (StreamKind::RandomWalk, 5, 3, 7),
     );
@@ -332,13 +332,8 @@ fn pba_pools_stay_within_a_quarter() {
         let t_len = 60;
         let stream = make_stream(StreamKind::Random, t_len, 2, w as u64);
         let pattern: String = std::iter::once('F').chain(std::iter::repeat_n('P', t_len - 1)).collect();
-        let r = scripted_run(
-            SchemeKind::Pba,
-            p,
-            PbaCorrelation::Always,
-            &stream,
-            script(&pattern, 2, 1e9, -1e9, 0.0),
-        );
+        let r =
+            scripted_run(SchemeKind::Pba, p, PbaPool::Always, &stream, script(&pattern, 2, 1e9, -1e9, 0.0));
         assert!(r.published.iter().all(|&b| b));
         let base: Vec<f64> = r.spent.iter().map(|s| s.publication - s.absorbed).collect();
         let abs: Vec<f64> = r.spent.iter().map(|s| s.absorbed).collect();
@@ -349,7 +344,7 @@ fn pba_pools_stay_within_a_quarter() {
         assert!(ledger_max(w, &abs) <= 0.25 * (1.0 + 1e-12));
         assert!(r.max_window_budget <= 1.0 + 1e-12);
         // check_trace asserts the cap ε/4 − A_t ≥ e at every step.
-        let corr = PbaCorrelation::Always;
+        let corr = PbaPool::Always;
         let noise = Noise::Adversarial { seed: w as u64, spread: 5.0 };
         let (mut s, h) = build(SchemeKind::Pba, p, corr.clone(), noise);
         let trace = drive(s.as_mut(), &h, &stream, noise).unwrap();
@@ -365,8 +360,8 @@ fn pba_always_equals_bd_for_t_ge_2() {
     let pattern = "F P S P P P S S P P P P S P S S S P P P";
     let stream = make_stream(StreamKind::Spikes, 20, 3, 4);
     let q = script(pattern, 3, 1e9, -1e9, 0.0);
-    let bd = scripted_run(SchemeKind::Bd, p, PbaCorrelation::Never, &stream, q.clone());
-    let pba = scripted_run(SchemeKind::Pba, p, PbaCorrelation::Always, &stream, q);
+    let bd = scripted_run(SchemeKind::Bd, p, PbaPool::Never, &stream, q.clone());
+    let pba = scripted_run(SchemeKind::Pba, p, PbaPool::Always, &stream, q);
     assert_eq!(bd.published, pattern_published(pattern));
     assert_eq!(pba.published, bd.published);
     assert_close(bd.spent[0].publication, 0.25, "bd t = 1");
@@ -383,13 +378,13 @@ fn pba_always_equals_bd_for_t_ge_2() {
 fn sensitivity_scaling_and_draw_order() {
     let (eps, w, d) = (1.0, 3, 2);
     let stream = make_stream(StreamKind::Random, 11, d, 11);
-    let cases: [(SchemeKind, PbaCorrelation, &str); 6] = [
-        (SchemeKind::Laplace, PbaCorrelation::Never, "F U U U U U U U U U U"),
-        (SchemeKind::Uniform, PbaCorrelation::Never, "F U U U U U U U U U U"),
-        (SchemeKind::Sample, PbaCorrelation::Never, "F R R U R R U R R U R"),
-        (SchemeKind::Bd, PbaCorrelation::Never, "F P S P P S S P S P P"),
-        (SchemeKind::Pba, PbaCorrelation::Always, "F P S P P S S P S P P"),
-        (SchemeKind::Ba, PbaCorrelation::Never, "F S S P N N P S P N S"),
+    let cases: [(SchemeKind, PbaPool, &str); 6] = [
+        (SchemeKind::Laplace, PbaPool::Never, "F U U U U U U U U U U"),
+        (SchemeKind::Uniform, PbaPool::Never, "F U U U U U U U U U U"),
+        (SchemeKind::Sample, PbaPool::Never, "F R R U R R U R R U R"),
+        (SchemeKind::Bd, PbaPool::Never, "F P S P P S S P S P P"),
+        (SchemeKind::Pba, PbaPool::Always, "F P S P P S S P S P P"),
+        (SchemeKind::Ba, PbaPool::Never, "F S S P N N P S P N S"),
     ];
     for (kind, corr, pattern) in cases {
         let mut budgets_by_delta: Vec<Vec<f64>> = Vec::new();

@@ -14,8 +14,8 @@ use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestError, TestRunner};
 use tpl_mechanisms::{
-    Ba, LaplaceMechanism, Mechanism, PbaCorrelation, Planned, PrivacyGuarantee, Result as MechResult,
-    SchemeKind, Scripted, StepBudget, StepOutcome, StreamScheme, WEventParams, WindowLedger,
+    Ba, LaplaceMechanism, Mechanism, PbaPool, Planned, PrivacyGuarantee, Result as MechResult, SchemeKind,
+    Scripted, StepBudget, StepOutcome, StreamScheme, WEventParams, WindowLedger,
 };
 
 /// One generated case.
@@ -150,7 +150,7 @@ fn all_schemes(case: &Case, noise: Noise) -> Result<(), TestCaseError> {
     let params = case.params();
     let stream = case.stream();
     for kind in SCHEMES {
-        let corr = correlation(case.corr, case.t_len, case.seed ^ 0x5eed);
+        let corr = pool(case.corr, case.t_len, case.seed ^ 0x5eed);
         let c2 = corr.clone();
         w_property(case, noise, move |p, m| kind.build(p, m, c2.clone()).expect("builds"))?;
         let (mut scheme, handle) = build(kind, params, corr.clone(), noise);
@@ -191,7 +191,7 @@ proptest! {
             _ => Noise::Adversarial { seed: noise_seed, spread: 50.0 },
         };
         for kind in SCHEMES {
-            let corr = correlation(case.corr, case.t_len, case.seed ^ 0x5eed);
+            let corr = pool(case.corr, case.t_len, case.seed ^ 0x5eed);
             w_property(&case, noise, move |p, m| kind.build(p, m, corr.clone()).expect("builds"))?;
         }
     }
@@ -214,7 +214,7 @@ proptest! {
         let trace = drive(planned.as_mut(), &handle, &stream, noise).unwrap();
         within_stated_maxima(planned.as_ref(), &trace)?;
         prop_assert_eq!(trace.budgets(), budgets);
-        let (mut laplace, handle) = build(SchemeKind::Laplace, params, PbaCorrelation::Never, noise);
+        let (mut laplace, handle) = build(SchemeKind::Laplace, params, PbaPool::Never, noise);
         let trace = drive(laplace.as_mut(), &handle, &stream, noise).unwrap();
         within_stated_maxima(laplace.as_ref(), &trace)?;
     }
@@ -229,8 +229,8 @@ proptest! {
         let params = case.params();
         let stream = case.stream();
         let noise = Noise::Adversarial { seed: noise_seed, spread: 10.0 };
-        let (mut bd, hb) = build(SchemeKind::Bd, params, PbaCorrelation::Never, noise);
-        let (mut pba, hp) = build(SchemeKind::Pba, params, PbaCorrelation::Always, noise);
+        let (mut bd, hb) = build(SchemeKind::Bd, params, PbaPool::Never, noise);
+        let (mut pba, hp) = build(SchemeKind::Pba, params, PbaPool::Always, noise);
         let tb = drive(bd.as_mut(), &hb, &stream, noise).unwrap();
         let tp = drive(pba.as_mut(), &hp, &stream, noise).unwrap();
         prop_assert_eq!(tb.published(), tp.published());

@@ -1,12 +1,15 @@
 //! What an estimator is told about a stream besides its releases ([`FilterConfig`]), and the
 //! checks of a stream's shape, matrices and steps that every estimator runs first.
 
-use tpl_core::TransitionMatrix;
+use tpl_core::Correlation;
 
 use crate::error::{PostprocessError, Result};
 use crate::estimator::Estimator;
 use crate::prior::{PriorPolicy, PriorUpdate};
 use crate::validate;
+
+/// The correlation of [`FilterConfig::new`]: no matrix.
+static UNKNOWN: Correlation = Correlation::none();
 
 /// Everything about a stream except its releases and budgets ([docs/map.md](tpl_core::guide::map)
 /// §11): the configuration of a [`Filter`](crate::Filter) and of [`filter`](crate::filter).
@@ -15,13 +18,14 @@ use crate::validate;
 /// public fields with the documented defaults, set with struct-update syntax.
 ///
 /// ```
-/// use tpl_core::TransitionMatrix;
+/// use tpl_core::{Correlation, TransitionMatrix};
 /// use tpl_postprocess::{Estimator, FilterConfig, PriorPolicy, PriorUpdate};
 /// let c = FilterConfig::new(100);
 /// assert_eq!((c.sensitivity, c.estimator, c.prior), (2.0, Estimator::CausalFilter, PriorPolicy::Frequency));
-/// assert_eq!((c.forward, c.backward, c.update), (None, None, PriorUpdate::ClosedLoop));
+/// assert_eq!((c.correlation, c.update), (&Correlation::none(), PriorUpdate::ClosedLoop));
 /// let p = TransitionMatrix::smoothed_identity(4, 0.1)?;
-/// let c = FilterConfig { forward: Some(&p), estimator: Estimator::MapInteger, ..FilterConfig::new(100) };
+/// let public = Correlation::new(None, Some(p))?;
+/// let c = FilterConfig { correlation: &public, estimator: Estimator::MapInteger, ..FilterConfig::new(100) };
 /// assert_eq!(c.total, 100);
 /// # Ok::<(), tpl_core::CoreError>(())
 /// ```
@@ -36,14 +40,12 @@ pub struct FilterConfig<'a> {
     pub sensitivity: f64,
     /// How p_1 is chosen. Default [`PriorPolicy::Frequency`].
     pub prior: PriorPolicy,
-    /// The public forward matrix P (row i: next cell of a user now in i). Needed by the map
-    /// estimators from step 2 on; validated against n whenever given. Default `None`.
-    pub forward: Option<&'a TransitionMatrix>,
-    /// The public backward matrix (row j: previous cell of a user now in j), used by `smooth`
-    /// to carry estimates backwards in time; without it `smooth` reverses the forward matrix
-    /// ([docs/map.md](tpl_core::guide::map) §9). Validated against n whenever given. Default
-    /// `None`.
-    pub backward: Option<&'a TransitionMatrix>,
+    /// The public correlation. Its forward matrix P (row i: next cell of a user now in i)
+    /// is needed by the map estimators from step 2 on; its backward matrix (row j: previous
+    /// cell of a user now in j) is used by `smooth` to carry estimates backwards in time,
+    /// which without it reverses the forward matrix ([docs/map.md](tpl_core::guide::map) §9).
+    /// Each is validated against n whenever given. Default [`Correlation::none`].
+    pub correlation: &'a Correlation,
     /// The per-step estimator. Default [`Estimator::CausalFilter`].
     pub estimator: Estimator,
     /// How the prior of `map-dbsec` and `map-integer` moves between steps (`map` and `smooth`
@@ -53,15 +55,14 @@ pub struct FilterConfig<'a> {
 
 impl<'a> FilterConfig<'a> {
     /// The defaults of [docs/map.md](tpl_core::guide::map) for a population `total`: Δ = 2,
-    /// frequency prior, no forward matrix, `map`, closed loop (what `tpl postprocess` uses unless
+    /// frequency prior, no matrix, `map`, closed loop (what `tpl postprocess` uses unless
     /// told).
     pub fn new(total: u64) -> Self {
         Self {
             total,
             sensitivity: 2.0,
             prior: PriorPolicy::Frequency,
-            forward: None,
-            backward: None,
+            correlation: &UNKNOWN,
             estimator: Estimator::CausalFilter,
             update: PriorUpdate::ClosedLoop,
         }
@@ -109,7 +110,7 @@ pub(crate) fn tempered_weight(a: f64, dispersion: f64) -> f64 {
 
 /// The matrices of `config` against `cells` cells.
 pub(crate) fn check_matrices(config: &FilterConfig<'_>, cells: usize) -> Result<()> {
-    for m in [config.forward, config.backward].into_iter().flatten() {
+    for m in [config.correlation.forward(), config.correlation.backward()].into_iter().flatten() {
         if m.n() != cells {
             return Err(PostprocessError::MatrixSize { size: m.n(), cells });
         }

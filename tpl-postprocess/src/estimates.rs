@@ -32,11 +32,12 @@ impl Estimates {
     /// bootstrap ([`crate::bootstrap_intervals`]) checks them at B times the estimator's cost.
     ///
     /// ```
-    /// use tpl_core::TransitionMatrix;
+    /// use tpl_core::{Correlation, TransitionMatrix};
     /// use tpl_postprocess::{Estimator, FilterConfig, filter};
     /// let p = TransitionMatrix::smoothed_identity(2, 0.05)?;
     /// let releases = vec![vec![61.0, 42.0], vec![57.0, 40.0], vec![63.0, 35.0], vec![58.0, 44.0]];
-    /// let config = FilterConfig { forward: Some(&p), estimator: Estimator::Smooth, ..FilterConfig::new(100) };
+    /// let public = Correlation::new(None, Some(p.clone()))?;
+    /// let config = FilterConfig { correlation: &public, estimator: Estimator::Smooth, ..FilterConfig::new(100) };
     /// let out = filter(&releases, &[0.5; 4], config)?;
     /// let (lower, upper) = out.intervals(0.9)?;
     /// for ((lo, hi), x) in lower.iter().zip(&upper).zip(&out.estimates) {

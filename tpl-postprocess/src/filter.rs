@@ -85,10 +85,11 @@ pub struct FilterStep {
 /// of the recursion over the prefix; README, "Performance").
 ///
 /// ```
-/// use tpl_core::TransitionMatrix;
+/// use tpl_core::{Correlation, TransitionMatrix};
 /// use tpl_postprocess::{Filter, FilterConfig, PriorPolicy};
 /// let p = TransitionMatrix::smoothed_identity(3, 0.1)?;
-/// let config = FilterConfig { prior: PriorPolicy::Uniform, forward: Some(&p), ..FilterConfig::new(30) };
+/// let public = Correlation::new(None, Some(p.clone()))?;
+/// let config = FilterConfig { prior: PriorPolicy::Uniform, correlation: &public, ..FilterConfig::new(30) };
 /// let mut f = Filter::new(3, config)?;
 /// let s1 = f.step(&[12.0, 9.0, 8.0], 1.0)?;
 /// let s2 = f.step(&[14.0, 7.0, 10.0], 1.0)?;
@@ -141,7 +142,7 @@ impl<'a> Filter<'a> {
         }
         check_matrices(&config, cells)?;
         config.prior.check(cells)?;
-        let mover = config.forward.map(Mover::new);
+        let mover = config.correlation.forward().map(Mover::new);
         let gain = if config.estimator == Estimator::Mle { Gain::ReleaseOnly } else { Gain::Optimal };
         let online = (config.estimator == Estimator::CausalFilter && cells <= kalman::ONLINE_CELLS)
             .then(|| kalman::Online::new(cells, config.total as f64, kalman::dense_matrix(&config, cells)));
@@ -460,11 +461,12 @@ impl<'a> Filter<'a> {
 /// Cao, Y. Cao, Yoshikawa, Nakamura, DBSec 2023, eq. (7)).
 ///
 /// ```
-/// use tpl_core::TransitionMatrix;
+/// use tpl_core::{Correlation, TransitionMatrix};
 /// use tpl_postprocess::{FilterConfig, filter};
 /// let p = TransitionMatrix::smoothed_identity(3, 0.05)?;
 /// let releases = vec![vec![52.0, 31.0, 14.0], vec![40.0, 37.0, 30.0], vec![49.0, 30.0, 26.0]];
-/// let config = FilterConfig { forward: Some(&p), ..FilterConfig::new(100) };
+/// let public = Correlation::new(None, Some(p.clone()))?;
+/// let config = FilterConfig { correlation: &public, ..FilterConfig::new(100) };
 /// let out = filter(&releases, &[0.5; 3], config)?;
 /// assert_eq!(out.estimates.len(), 3);
 /// assert!(out.estimates.iter().all(|x| (x.iter().sum::<f64>() - 100.0).abs() < 1e-9));
@@ -477,7 +479,7 @@ pub fn filter<R: AsRef<[f64]>>(
 ) -> Result<Estimates> {
     let (horizon, cells) = stream_shape(releases, budgets)?;
     let estimator = config.estimator;
-    if horizon > 1 && estimator.uses_prior() && config.forward.is_none() {
+    if horizon > 1 && estimator.uses_prior() && config.correlation.forward().is_none() {
         return Err(PostprocessError::MissingForward { estimator: estimator.name(), horizon });
     }
     // A malformed prior is refused whichever estimator runs; one given but not used is said.

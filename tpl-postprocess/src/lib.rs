@@ -20,14 +20,15 @@
 //! Post-processing reads only public data, so it costs no privacy budget.
 //!
 //! ```
-//! use tpl_core::TransitionMatrix;
+//! use tpl_core::{Correlation, TransitionMatrix};
 //! use tpl_postprocess::{FilterConfig, filter, map_step};
 //! // One step: release r, prior p, N = 10 users, weight a = ε/Δ.
 //! let s = map_step(&[10.0, 0.0], &[0.5, 0.5], 10.0, 2f64.ln())?;
 //! assert!((s.x[0] - 8.0).abs() < 1e-12);
 //! // A stream: the prior follows the count estimates through P.
 //! let p = TransitionMatrix::smoothed_identity(2, 0.01)?;
-//! let config = FilterConfig { forward: Some(&p), ..FilterConfig::new(10) };
+//! let public = Correlation::new(None, Some(p.clone()))?;
+//! let config = FilterConfig { correlation: &public, ..FilterConfig::new(10) };
 //! let out = filter(&[vec![7.0, 2.0], vec![9.0, -1.0]], &[1.0, 1.0], config)?;
 //! assert!((out.estimates[1].iter().sum::<f64>() - 10.0).abs() < 1e-9);
 //! # Ok::<(), Box<dyn std::error::Error>>(())

@@ -604,16 +604,16 @@ pub(crate) fn smooth<R: AsRef<[f64]>>(
     // directions), the occupancy is summed on a second thread when the backward matrix is
     // derived from it.
     let (weights, movers) = std::thread::scope(|scope| {
-        let summing =
-            (config.forward.is_some() && config.backward.is_none()).then(|| scope.spawn(|| occupancy(&rows)));
+        let summing = (config.correlation.forward().is_some() && config.correlation.backward().is_none())
+            .then(|| scope.spawn(|| occupancy(&rows)));
         let mut weights = Vec::with_capacity(rows.len());
         for (t, (r, &e)) in rows.iter().zip(budgets).enumerate() {
             weights.push(check_step(r, e, cells, config.sensitivity).map_err(|err| err.at_step(t + 1))?);
         }
-        let forward = config.forward.map(Mover::new);
+        let forward = config.correlation.forward().map(Mover::new);
         let pi = summing.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
         let movers = forward.map(|forward| {
-            let backward = match (config.backward, pi) {
+            let backward = match (config.correlation.backward(), pi) {
                 (Some(b), _) => Mover::new(b),
                 (None, pi) => Mover::reversed(forward.clone(), &pi.unwrap_or_default()),
             };

@@ -3,6 +3,7 @@
 //! input error.
 
 use approx::{abs_diff_eq, assert_abs_diff_eq};
+use tpl_core::test_util::correlation;
 use tpl_core::{CoreError, TransitionMatrix};
 use tpl_postprocess::{
     Estimator, Filter, FilterConfig, PostprocessError, PriorPolicy, PriorUpdate, Source, Warning, filter,
@@ -41,7 +42,12 @@ fn equal_rows_fix_the_prior_from_step_two() {
     let m = TransitionMatrix::new(vec![u.clone(); 3]).unwrap();
     for estimator in [Estimator::MapDbsec, Estimator::MapInteger] {
         for update in UPDATES {
-            let config = FilterConfig { forward: Some(&m), estimator, update, ..FilterConfig::new(25) };
+            let config = FilterConfig {
+                correlation: &correlation(None, Some(&m)),
+                estimator,
+                update,
+                ..FilterConfig::new(25)
+            };
             let mut f = Filter::new(3, config).unwrap();
             for (t, r) in releases().iter().enumerate() {
                 let step = f.step(r, 0.7).unwrap();
@@ -65,14 +71,18 @@ fn zero_budgets_give_the_open_loop_prior_mean() {
     let m = hand_matrix();
     let total = 40u64;
     let rs = releases();
-    let held =
-        filter(&rs, &[0.0; 5], FilterConfig { forward: Some(&m), ..FilterConfig::new(total) }).unwrap();
+    let held = filter(
+        &rs,
+        &[0.0; 5],
+        FilterConfig { correlation: &correlation(None, Some(&m)), ..FilterConfig::new(total) },
+    )
+    .unwrap();
     for x in &held.estimates {
         assert_abs_diff_eq!(x[..], held.estimates[0][..], epsilon = 1e-12 * total as f64);
     }
     for update in UPDATES {
         let config = FilterConfig {
-            forward: Some(&m),
+            correlation: &correlation(None, Some(&m)),
             update,
             estimator: Estimator::MapDbsec,
             ..FilterConfig::new(total)
@@ -95,7 +105,8 @@ fn zero_budgets_give_the_open_loop_prior_mean() {
 fn a_zero_budget_step_returns_n_times_its_prior() {
     let m = hand_matrix();
     for update in UPDATES {
-        let config = FilterConfig { forward: Some(&m), update, ..FilterConfig::new(30) };
+        let config =
+            FilterConfig { correlation: &correlation(None, Some(&m)), update, ..FilterConfig::new(30) };
         let mut f = Filter::new(3, config).unwrap();
         let mut last: Vec<f64> = Vec::new();
         for (t, (r, eps)) in releases().iter().zip([1.0, 1.0, 0.0, 2.0, 0.0]).enumerate() {
@@ -120,7 +131,11 @@ fn a_zero_budget_step_returns_n_times_its_prior() {
 #[test]
 fn frequency_prior_falls_back_to_uniform_on_an_empty_first_release() {
     let m = hand_matrix();
-    let config = FilterConfig { forward: Some(&m), estimator: Estimator::MapDbsec, ..FilterConfig::new(9) };
+    let config = FilterConfig {
+        correlation: &correlation(None, Some(&m)),
+        estimator: Estimator::MapDbsec,
+        ..FilterConfig::new(9)
+    };
     let rs = vec![vec![0.0, -2.0, 0.0], vec![5.0, 3.0, 1.0]];
     let out = filter(&rs, &[1.0, 1.0], config.clone()).unwrap();
     assert_eq!(out.warnings, vec![Warning::UniformFallback]);
@@ -152,7 +167,7 @@ fn three_steps_by_hand() {
     let config = FilterConfig {
         sensitivity: delta,
         prior: PriorPolicy::Explicit(p1.clone()),
-        forward: Some(&m),
+        correlation: &correlation(None, Some(&m)),
         estimator: Estimator::MapDbsec,
         ..FilterConfig::new(total)
     };
@@ -190,7 +205,7 @@ fn map_integer_and_mle_streams() {
     let budgets = [0.5, 1.0, 1.5, 0.0, 3.0];
     let config = FilterConfig {
         prior: PriorPolicy::Uniform,
-        forward: Some(&m),
+        correlation: &correlation(None, Some(&m)),
         estimator: Estimator::MapInteger,
         ..FilterConfig::new(33)
     };
@@ -213,7 +228,12 @@ fn empty_population_gives_zeros() {
     let m = hand_matrix();
     for estimator in Estimator::ALL {
         for update in UPDATES {
-            let config = FilterConfig { forward: Some(&m), estimator, update, ..FilterConfig::new(0) };
+            let config = FilterConfig {
+                correlation: &correlation(None, Some(&m)),
+                estimator,
+                update,
+                ..FilterConfig::new(0)
+            };
             let out = filter(&releases(), &[1.0; 5], config).unwrap();
             assert!(out.estimates.iter().flatten().all(|&v| v == 0.0), "{estimator} {update:?}");
         }
@@ -223,7 +243,8 @@ fn empty_population_gives_zeros() {
 #[test]
 fn a_failed_step_changes_nothing() {
     let m = hand_matrix();
-    let mut f = Filter::new(3, FilterConfig { forward: Some(&m), ..FilterConfig::new(10) }).unwrap();
+    let public = correlation(None, Some(&m));
+    let mut f = Filter::new(3, FilterConfig { correlation: &public, ..FilterConfig::new(10) }).unwrap();
     let err = f.step(&[1.0, f64::NAN, 2.0], 1.0).unwrap_err();
     assert_eq!(err.to_string(), "step 1: release value in cell 2 is NaN: releases must be finite");
     assert_eq!(f.steps(), 0);
@@ -239,7 +260,7 @@ fn map_starts_from_the_release_under_the_frequency_prior_and_from_the_dbsec_step
     // OUT-shaped release with noise in the empty cells that pulls people out of the full cell.
     let m = TransitionMatrix::smoothed_identity(4, 0.01).unwrap();
     let r = [940.0, 25.0, -18.0, 31.0];
-    let config = FilterConfig { forward: Some(&m), ..FilterConfig::new(1000) };
+    let config = FilterConfig { correlation: &correlation(None, Some(&m)), ..FilterConfig::new(1000) };
     let step = Filter::new(4, config.clone()).unwrap().step(&r, 0.25).unwrap();
     // The `mle` estimate: r⁺ = [940, 25, 0, 31] projected onto Σx = 1000, each cell up by 1
     // (the guard hands out the release until the model has predicted better).
@@ -258,7 +279,7 @@ fn a_failed_step_of_the_state_space_filter_changes_nothing() {
     // `map` on few cells: a refused release between good ones leaves the estimates those of
     // the good ones alone.
     let m = hand_matrix();
-    let config = FilterConfig { forward: Some(&m), ..FilterConfig::new(10) };
+    let config = FilterConfig { correlation: &correlation(None, Some(&m)), ..FilterConfig::new(10) };
     let good = [[3.0, 4.0, 3.0], [2.0, 5.0, 3.0], [4.0, 4.0, 2.0], [3.0, 3.0, 4.0]];
     let mut clean = Filter::new(3, config.clone()).unwrap();
     let mut interrupted = Filter::new(3, config).unwrap();
@@ -297,7 +318,7 @@ fn errors_name_the_step_cell_and_value() {
         let config = FilterConfig {
             sensitivity,
             prior: prior.clone(),
-            forward,
+            correlation: &correlation(None, forward),
             estimator,
             ..FilterConfig::new(total)
         };
@@ -396,7 +417,7 @@ fn an_unscored_matrix_does_not_move_the_default_estimate() {
     releases.extend(std::iter::repeat_n(vec![900.0, 100.0], 9));
     let mut budgets = vec![1.0];
     budgets.extend([0.0; 9]);
-    let config = FilterConfig { forward: Some(&swap), ..FilterConfig::new(1000) };
+    let config = FilterConfig { correlation: &correlation(None, Some(&swap)), ..FilterConfig::new(1000) };
     let out = filter(&releases, &budgets, config).unwrap();
     for (t, x) in out.estimates.iter().enumerate() {
         assert!((x[0] - 900.0).abs() < 1.0, "step {}: {x:?}", t + 1);

@@ -5,6 +5,7 @@
 #![cfg(feature = "serde")]
 
 use tpl_core::TransitionMatrix;
+use tpl_core::test_util::correlation;
 use tpl_postprocess::{Estimator, Filter, FilterConfig, FilterState, PostprocessError};
 
 /// A stream of `steps` noisy releases of `n` cells around a population of 40 per cell, and
@@ -42,8 +43,8 @@ fn a_resumed_filter_goes_on_as_the_one_never_stopped_standard_errors_included() 
         (4, Estimator::MapInteger),
         (3, Estimator::Mle),
     ] {
-        let p = TransitionMatrix::smoothed_identity(n, 0.2).unwrap();
-        let config = || FilterConfig { forward: Some(&p), estimator, ..FilterConfig::new(40 * n as u64) };
+        let public = correlation(None, Some(&TransitionMatrix::smoothed_identity(n, 0.2).unwrap()));
+        let config = || FilterConfig { correlation: &public, estimator, ..FilterConfig::new(40 * n as u64) };
         let (releases, budgets) = stream(n, 70);
         let whole = run(&mut Filter::new(n, config()).unwrap(), &releases, &budgets);
         for cut in [1, 2, 9, 33, 69] {
@@ -61,8 +62,8 @@ fn a_resumed_filter_goes_on_as_the_one_never_stopped_standard_errors_included() 
 
 #[test]
 fn a_state_resumes_only_on_the_history_it_was_made_from() {
-    let p = TransitionMatrix::smoothed_identity(3, 0.2).unwrap();
-    let config = || FilterConfig { forward: Some(&p), ..FilterConfig::new(120) };
+    let public = correlation(None, Some(&TransitionMatrix::smoothed_identity(3, 0.2).unwrap()));
+    let config = || FilterConfig { correlation: &public, ..FilterConfig::new(120) };
     let (releases, budgets) = stream(3, 10);
     let mut f = Filter::new(3, config()).unwrap();
     run(&mut f, &releases[..6], &budgets[..6]);

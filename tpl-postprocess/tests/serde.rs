@@ -4,6 +4,7 @@
 
 use serde_json::json;
 use tpl_core::TransitionMatrix;
+use tpl_core::test_util::correlation;
 use tpl_postprocess::{
     Calibration, Estimator, Filter, FilterConfig, PriorPolicy, PriorUpdate, Source, Warning, filter, map_step,
 };
@@ -11,7 +12,11 @@ use tpl_postprocess::{
 #[test]
 fn estimates_serialise_with_command_line_names() {
     let m = TransitionMatrix::identity(3);
-    let config = FilterConfig { forward: Some(&m), estimator: Estimator::MapInteger, ..FilterConfig::new(6) };
+    let config = FilterConfig {
+        correlation: &correlation(None, Some(&m)),
+        estimator: Estimator::MapInteger,
+        ..FilterConfig::new(6)
+    };
     let out = filter(&[vec![4.0, 2.0, 0.0], vec![4.0, 2.0, 0.0]], &[1.0, 1.0], config).unwrap();
     let value = serde_json::to_value(&out).unwrap();
     assert_eq!(
@@ -44,7 +49,11 @@ fn names_and_steps_serialise() {
 #[test]
 fn a_calibrated_step_says_which_prior_it_used() {
     let m = TransitionMatrix::identity(2);
-    let config = FilterConfig { forward: Some(&m), prior: PriorPolicy::Uniform, ..FilterConfig::new(4) };
+    let config = FilterConfig {
+        correlation: &correlation(None, Some(&m)),
+        prior: PriorPolicy::Uniform,
+        ..FilterConfig::new(4)
+    };
     let mut f = Filter::new(2, config).unwrap();
     let step = f.step(&[3.0, 1.0], 1.0).unwrap();
     let value = serde_json::to_value(&step).unwrap();

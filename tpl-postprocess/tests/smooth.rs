@@ -16,6 +16,7 @@
 use approx::abs_diff_eq;
 use proptest::prelude::*;
 use tpl_core::TransitionMatrix;
+use tpl_core::test_util::correlation;
 use tpl_core::test_util::{distribution, log_uniform};
 use tpl_postprocess::{
     Calibration, Estimator, Filter, FilterConfig, MapStep, PostprocessError, PriorPolicy, WeightedPrior,
@@ -219,8 +220,7 @@ proptest! {
         let prior = if policy == 0 { PriorPolicy::Frequency } else { PriorPolicy::Uniform };
         for estimator in [Estimator::CausalFilter, Estimator::Smooth] {
             let config = FilterConfig {
-                forward: Some(&f),
-                backward: with_backward.then_some(&b),
+                correlation: &correlation(with_backward.then_some(&b), Some(&f)),
                 prior: prior.clone(),
                 estimator,
                 ..FilterConfig::new(total)
@@ -247,8 +247,11 @@ fn map_is_the_dbsec_step_at_step_one_and_holds_without_information() {
     let m = chain();
     let p1 = vec![0.5, 0.3, 0.2];
     let r = vec![30.0, 12.0, 1.0];
-    let config =
-        FilterConfig { prior: PriorPolicy::Explicit(p1.clone()), forward: Some(&m), ..FilterConfig::new(50) };
+    let config = FilterConfig {
+        prior: PriorPolicy::Explicit(p1.clone()),
+        correlation: &correlation(None, Some(&m)),
+        ..FilterConfig::new(50)
+    };
     let mut f = Filter::new(3, config.clone()).unwrap();
     let s = f.step(&r, 0.6).unwrap();
     assert_eq!(s.estimate, map_step(&r, &p1, 50.0, 0.3).unwrap().x);
@@ -271,7 +274,11 @@ fn a_wrong_matrix_is_discounted() {
         (0..60).map(|t| vec![100.0 + if t % 2 == 0 { 2.0 } else { -2.0 }, 0.0]).collect();
     let budgets = vec![1.0; 60];
     let run = |estimator| {
-        let config = FilterConfig { forward: Some(&swap), estimator, ..FilterConfig::new(100) };
+        let config = FilterConfig {
+            correlation: &correlation(None, Some(&swap)),
+            estimator,
+            ..FilterConfig::new(100)
+        };
         filter(&releases, &budgets, config).unwrap().estimates
     };
     let err = |est: &[Vec<f64>]| est.iter().map(|x| (x[0] - 100.0).powi(2)).sum::<f64>() / est.len() as f64;
@@ -281,7 +288,8 @@ fn a_wrong_matrix_is_discounted() {
     assert!(err(&dbsec) > 100.0 * raw, "the DBSec filter follows the matrix: {} vs raw {raw}", err(&dbsec));
     assert!(err(&map) < raw, "map discounts it: {} vs raw {raw}", err(&map));
     assert!(err(&smooth) < raw, "smooth too: {} vs raw {raw}", err(&smooth));
-    let mut f = Filter::new(2, FilterConfig { forward: Some(&swap), ..FilterConfig::new(100) }).unwrap();
+    let public = correlation(None, Some(&swap));
+    let mut f = Filter::new(2, FilterConfig { correlation: &public, ..FilterConfig::new(100) }).unwrap();
     let mut last = None;
     for r in &releases {
         last = f.step(r, 1.0).unwrap().fit;
@@ -292,7 +300,11 @@ fn a_wrong_matrix_is_discounted() {
 #[test]
 fn smooth_needs_the_whole_stream() {
     let m = chain();
-    let config = FilterConfig { forward: Some(&m), estimator: Estimator::Smooth, ..FilterConfig::new(10) };
+    let config = FilterConfig {
+        correlation: &correlation(None, Some(&m)),
+        estimator: Estimator::Smooth,
+        ..FilterConfig::new(10)
+    };
     let e = Filter::new(3, config.clone()).unwrap_err();
     assert_eq!(e, PostprocessError::NotAFilter { estimator: "smooth" });
     // One step: the initial prior of both directions, pooled.
@@ -319,7 +331,11 @@ fn extreme_releases_and_budgets_stay_finite() {
     for budgets in [[1e-300, 1e300, 1.0, 0.0, 1e-10], [1.0; 5], [0.0; 5]] {
         for total in [0u64, 1, 12, 1 << 53] {
             for estimator in [Estimator::CausalFilter, Estimator::Smooth, Estimator::MapDbsec] {
-                let config = FilterConfig { forward: Some(&m), estimator, ..FilterConfig::new(total) };
+                let config = FilterConfig {
+                    correlation: &correlation(None, Some(&m)),
+                    estimator,
+                    ..FilterConfig::new(total)
+                };
                 let out = filter(&releases, &budgets, config).unwrap();
                 for x in &out.estimates {
                     assert!(x.iter().all(|v| v.is_finite() && *v >= 0.0), "{estimator} N = {total}: {x:?}");

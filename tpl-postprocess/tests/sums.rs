@@ -9,6 +9,7 @@
 
 use proptest::prelude::*;
 use tpl_core::TransitionMatrix;
+use tpl_core::test_util::correlation;
 use tpl_postprocess::{
     Estimator, Filter, FilterConfig, WeightedPrior, filter, kalman_smooth, map_step, mle_step,
     pooled_map_step,
@@ -68,7 +69,7 @@ fn spiked(n: usize, steps: usize, total: f64, spike: f64, at: usize) -> Vec<Vec<
 fn check_stream(releases: &[Vec<f64>], total: u64, forward: &TransitionMatrix) -> Result<(), String> {
     let budgets = vec![1.0; releases.len()];
     let n_total = total as f64;
-    let config = FilterConfig { forward: Some(forward), ..FilterConfig::new(total) };
+    let config = FilterConfig { correlation: &correlation(None, Some(forward)), ..FilterConfig::new(total) };
     for estimator in Estimator::ALL {
         let out = filter(releases, &budgets, FilterConfig { estimator, ..config.clone() })
             .map_err(|e| format!("{estimator}: {e}"))?;
@@ -128,7 +129,7 @@ fn the_projection_of_a_mean_pushed_to_a_billion_sums_to_one() {
         vec![2.0, -1e9, 2.0],
     ];
     let forward = TransitionMatrix::smoothed_identity(3, 0.01).unwrap();
-    let config = FilterConfig { forward: Some(&forward), ..FilterConfig::new(1) };
+    let config = FilterConfig { correlation: &correlation(None, Some(&forward)), ..FilterConfig::new(1) };
     for estimator in [Estimator::Kalman, Estimator::Smooth, Estimator::CausalFilter] {
         let out = filter(&releases, &[0.1; 8], FilterConfig { estimator, ..config.clone() }).unwrap();
         for (t, x) in out.estimates.iter().enumerate() {
@@ -193,7 +194,7 @@ proptest! {
     fn every_estimator_sums_to_n((releases, budgets, total, smoothing) in stream()) {
         let n = releases[0].len();
         let forward = TransitionMatrix::smoothed_identity(n, smoothing).unwrap();
-        let config = FilterConfig { forward: Some(&forward), ..FilterConfig::new(total) };
+        let config = FilterConfig { correlation: &correlation(None, Some(&forward)), ..FilterConfig::new(total) };
         for estimator in Estimator::ALL {
             let out = filter(&releases, &budgets, FilterConfig { estimator, ..config.clone() }).unwrap();
             for (t, x) in out.estimates.iter().enumerate() {

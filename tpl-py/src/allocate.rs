@@ -2,11 +2,11 @@
 //! TKDE Algorithms 7 and 8 and the window allocator) through `tpl-alloc`.
 
 use pyo3::prelude::*;
-use tpl_alloc::{AllocError, AllocatorKind, Correlation, Side};
+use tpl_alloc::{AllocError, AllocatorKind, Side};
 use tpl_report::output::{AllocationOutput, NO_TICK};
 
 use crate::TplError;
-use crate::convert::{MatrixArg, Vector, check_horizon, error, optional_matrix, vector};
+use crate::convert::{MatrixArg, Vector, check_horizon, correlation, error, vector};
 
 /// The allocation as `tpl allocate` reports it: the JSON text of its fields but the
 /// per-step arrays ([`AllocationOutput`]), then `budgets`, `bpl`, `fpl` and `tpl` as float
@@ -32,10 +32,8 @@ fn allocate<'py>(
     if let Some(w) = window {
         tpl_core::check_window(w, horizon).map_err(|e| error("window", e))?;
     }
-    let pb = optional_matrix(backward.as_ref(), "backward")?;
-    let pf = optional_matrix(forward.as_ref(), "forward")?;
+    let corr = correlation(backward.as_ref(), forward.as_ref())?;
     let done = py.detach(move || -> Result<_, (&'static str, AllocError)> {
-        let corr = Correlation::new(pb.as_ref(), pf.as_ref()).map_err(|e| ("backward and forward", e))?;
         let a = kind.allocate_with_progress(&corr, alpha, horizon, window, &|_, _| {}).map_err(|e| {
             let what = match &e {
                 AllocError::Unbounded { side: Side::Backward } => "backward",

@@ -13,7 +13,7 @@ use tpl_postprocess::Estimator;
 use tpl_report::{ComparisonReport, MatrixSource};
 
 use crate::TplError;
-use crate::convert::{MatrixArg, error, optional_matrix, rows};
+use crate::convert::{MatrixArg, correlation, error, rows};
 use crate::release::{check_size, validate_rows};
 
 /// A comparison made here: its JSON and its page, as `tpl compare` writes them
@@ -99,15 +99,13 @@ fn compare<'py>(
     let cells = truth.first().map_or(0, Vec::len);
     // The mechanism every run releases with, here only to check the counts (no draw).
     validate_rows(&LaplaceMechanism::new(DiscreteLaplace::seeded(0)), &truth, "")?;
-    let pb = optional_matrix(backward.as_ref(), "backward")?;
-    let pf = optional_matrix(forward.as_ref(), "forward")?;
-    check_size(pb.as_ref(), "backward", cells)?;
-    check_size(pf.as_ref(), "forward", cells)?;
-    let given = pb.is_some() || pf.is_some();
+    let known = correlation(backward.as_ref(), forward.as_ref())?;
+    check_size(known.backward(), "backward", cells)?;
+    check_size(known.forward(), "forward", cells)?;
+    let given = !known.is_none();
     let done = py.detach(move || {
         let setup = Setup::new(&truth, epsilon, window)
-            .backward(pb.as_ref())
-            .forward(pf.as_ref())
+            .correlation(&known)
             .alpha(alpha)
             .sensitivity(sensitivity)
             .runs(runs)

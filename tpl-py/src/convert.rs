@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2};
 use pyo3::prelude::*;
-use tpl_core::TransitionMatrix;
+use tpl_core::{Correlation, TransitionMatrix};
 
 use crate::TplError;
 
@@ -97,6 +97,16 @@ impl MatrixArg<'_> {
 /// An optional matrix.
 pub fn optional_matrix(a: Option<&MatrixArg<'_>>, what: &str) -> PyResult<Option<TransitionMatrix>> {
     a.map(|a| matrix(a, what)).transpose()
+}
+
+/// The adversary's correlation from the `backward` and `forward` arguments (either may be
+/// absent); matrices over different numbers of states are refused naming both.
+pub fn correlation(
+    backward: Option<&MatrixArg<'_>>,
+    forward: Option<&MatrixArg<'_>>,
+) -> PyResult<Correlation> {
+    let (pb, pf) = (optional_matrix(backward, "backward")?, optional_matrix(forward, "forward")?);
+    Correlation::new(pb, pf).map_err(|e| error("backward and forward", e))
 }
 
 /// Checks a horizon T: 1 ≤ T ≤ [`MAX_HORIZON`].

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use tpl_core::{Budgets, CompactSeries, Loss, LossEvaluator, PiecewiseLoss, TransitionMatrix};
 
 use crate::convert::{
-    Matrix, MatrixArg, Vector, check_horizon, error, matrix, matrix_array, optional_matrix, rows, vector,
+    Matrix, MatrixArg, Vector, check_horizon, correlation, error, matrix, matrix_array, rows, vector,
 };
 
 /// L(α) of `p` at every α (TKDE eq. 24), with the evaluator `tpl loss` picks for that many
@@ -40,7 +40,7 @@ type LeakageOut<'py> = (Vector<'py>, Vector<'py>, Vector<'py>, Vector<'py>, f64,
 
 /// BPL, FPL and TPL of a budget sequence (per step, or `epsilon` at each of `horizon` steps)
 /// and with `window` the leakage of every window of that many steps: the series
-/// `tpl leakage` computes ([`CompactSeries::from_matrices`]).
+/// `tpl leakage` computes ([`CompactSeries::new`]).
 #[pyfunction]
 #[pyo3(signature = (backward, forward, budgets, epsilon, horizon, window))]
 fn leakage<'py>(
@@ -69,10 +69,9 @@ fn leakage<'py>(
     if let Some(w) = window {
         tpl_core::check_window(w, horizon).map_err(|e| error("window", e))?;
     }
-    let pb = optional_matrix(backward.as_ref(), "backward")?;
-    let pf = optional_matrix(forward.as_ref(), "forward")?;
+    let known = correlation(backward.as_ref(), forward.as_ref())?;
     let computed = py.detach(move || -> tpl_core::Result<_> {
-        let s = CompactSeries::from_matrices(pb.as_ref(), pf.as_ref(), budgets)?;
+        let s = CompactSeries::new(&known, budgets)?;
         let eps = s.budgets().to_vec();
         let tpl: Vec<f64> = (0..s.len()).map(|t| s.tpl_at(t)).collect();
         let windows = match window {

@@ -9,7 +9,7 @@ use tpl_postprocess::{Bootstrap, Estimator, FilterConfig, PostprocessError, Prio
 use tpl_report::output::EstimatesOutput;
 
 use crate::TplError;
-use crate::convert::{MatrixArg, error, optional_matrix, rows, table};
+use crate::convert::{MatrixArg, correlation, error, rows, table};
 use crate::release::{check_size, sampler};
 
 /// The estimates `tpl postprocess` makes: the JSON text of their fields but the arrays
@@ -63,11 +63,10 @@ fn postprocess<'py>(
             ));
         }
     };
-    let pf = optional_matrix(forward.as_ref(), "forward")?;
-    let pb = optional_matrix(backward.as_ref(), "backward")?;
-    check_size(pf.as_ref(), "forward", cells)?;
-    check_size(pb.as_ref(), "backward", cells)?;
-    if horizon > 1 && estimator.uses_prior() && pf.is_none() {
+    let known = correlation(backward.as_ref(), forward.as_ref())?;
+    check_size(known.forward(), "forward", cells)?;
+    check_size(known.backward(), "backward", cells)?;
+    if horizon > 1 && estimator.uses_prior() && known.forward().is_none() {
         return Err(error(
             "forward",
             PostprocessError::MissingForward { estimator: estimator.name(), horizon },
@@ -94,14 +93,8 @@ fn postprocess<'py>(
             .map_err(|e| error(&format!("replicates {replicates}"), e))?;
     }
     let done = py.detach(move || -> Result<_, (&'static str, PostprocessError)> {
-        let config = FilterConfig {
-            sensitivity,
-            prior,
-            forward: pf.as_ref(),
-            backward: pb.as_ref(),
-            estimator,
-            ..FilterConfig::new(total)
-        };
+        let config =
+            FilterConfig { sensitivity, prior, correlation: &known, estimator, ..FilterConfig::new(total) };
         let estimates = filter(&releases, &budgets, config.clone()).map_err(|e| (where_(&e), e))?;
         let intervals = match interval {
             Some(level) if !bootstrap => {

@@ -7,13 +7,13 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tpl_core::{CoreError, Short, TransitionMatrix};
 use tpl_mechanisms::{
-    Laplace, MechError, Mechanism, MechanismBuilder, PbaCorrelation, SamplerKind, SchemeBuilder,
-    SchemeInputs, SchemeKind, WEventParams, run,
+    Laplace, MechError, Mechanism, MechanismBuilder, PbaPool, SamplerKind, SchemeBuilder, SchemeInputs,
+    SchemeKind, WEventParams, run,
 };
 use tpl_report::output::ReleaseOutput;
 
 use crate::TplError;
-use crate::convert::{MatrixArg, error, optional_matrix, rows, table, vector};
+use crate::convert::{MatrixArg, correlation, error, rows, table, vector};
 
 /// The sampler called `name` (`secure` is another name of `discrete`, as on the command line).
 pub fn sampler(name: &str) -> PyResult<SamplerKind> {
@@ -125,13 +125,12 @@ fn release<'py>(
     let kind_sampler = sampler(sampler_name)?;
     let counts = rows(&counts);
     let cells = counts.first().map_or(0, Vec::len);
-    let pb = optional_matrix(backward.as_ref(), "backward")?;
-    let pf = optional_matrix(forward.as_ref(), "forward")?;
-    check_size(pb.as_ref(), "backward", cells)?;
-    check_size(pf.as_ref(), "forward", cells)?;
+    let known = correlation(backward.as_ref(), forward.as_ref())?;
+    check_size(known.backward(), "backward", cells)?;
+    check_size(known.forward(), "forward", cells)?;
     let used = (
-        backward.as_ref().zip(pb.as_ref()).map(|(a, m)| a.used(m)),
-        forward.as_ref().zip(pf.as_ref()).map(|(a, m)| a.used(m)),
+        backward.as_ref().zip(known.backward()).map(|(a, m)| a.used(m)),
+        forward.as_ref().zip(known.forward()).map(|(a, m)| a.used(m)),
     );
     let out = py.detach(move || -> PyResult<_> {
         let mechanism = Laplace.build(kind_sampler.source(seed));
@@ -140,8 +139,7 @@ fn release<'py>(
             _ => "",
         };
         validate_rows(&mechanism, &counts, hint)?;
-        let inputs =
-            SchemeInputs { correlation: PbaCorrelation::from_matrices(pb.as_ref(), pf.as_ref()), plan };
+        let inputs = SchemeInputs { pba_pool: PbaPool::detect(&known), plan };
         let mut scheme =
             SchemeBuilder::build(&kind, params, &inputs, mechanism).map_err(|e| error("budgets", e))?;
         let done = run(scheme.as_mut(), &counts).map_err(|e| {

@@ -15,7 +15,7 @@ use tpl_stream::{
     StreamOptions, default_key_path,
 };
 
-use crate::convert::{Matrix, MatrixArg, Vector, error, file_path, optional_matrix, table, vector};
+use crate::convert::{Matrix, MatrixArg, Vector, correlation, error, file_path, table, vector};
 use crate::release::{params, row_refusal, sampler, scheme_kind};
 use crate::{StreamBusyError, StreamDamagedError, StreamReadOnlyError, TplError};
 
@@ -118,8 +118,7 @@ impl NativeStream {
             sensitivity,
             sampler: sampler(sampler_name)?,
             mechanism: None,
-            backward: optional_matrix(backward.as_ref(), "backward")?,
-            forward: optional_matrix(forward.as_ref(), "forward")?,
+            correlation: correlation(backward.as_ref(), forward.as_ref())?,
             alpha,
             budgets: budgets.map(|b| b.as_array().to_vec()).unwrap_or_default(),
             estimation,

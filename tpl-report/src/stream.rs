@@ -296,8 +296,8 @@ pub fn stream_page(data: &StreamData, made_by: &[(&str, String)]) -> Result<Stri
 fn parameters(data: &StreamData) -> Section {
     let s = &data.status;
     let c = &s.config;
-    let matrix = |m: &Option<tpl_core::TransitionMatrix>| {
-        m.as_ref().map_or("none".to_string(), |m| format!("{} × {} states", m.n(), m.n()))
+    let matrix = |m: Option<&tpl_core::TransitionMatrix>| {
+        m.map_or("none".to_string(), |m| format!("{} × {} states", m.n(), m.n()))
     };
     let mut items = vec![
         ("scheme", c.scheme.name().to_string()),
@@ -305,8 +305,8 @@ fn parameters(data: &StreamData) -> Section {
         ("window w", c.window.to_string()),
         ("sensitivity Δ", human(c.sensitivity)),
         ("sampler", c.sampler.name().to_string()),
-        ("backward matrix", matrix(&c.backward)),
-        ("forward matrix", matrix(&c.forward)),
+        ("backward matrix", matrix(c.correlation.backward())),
+        ("forward matrix", matrix(c.correlation.forward())),
         ("α (leakage cap)", c.alpha.map_or("none".to_string(), human)),
         ("last key", s.last_key.map_or("none".to_string(), |k| k.to_string())),
         ("largest window spend", format!("{} of ε = {}", human(s.max_window_spend), human(c.epsilon))),

@@ -1,10 +1,9 @@
 //! The parameters a stream is created with, fixed for its life.
 
-use tpl_alloc::Correlation;
-use tpl_core::{TransitionMatrix, check_alpha};
+use tpl_core::{Correlation, TransitionMatrix, check_alpha};
 use tpl_mechanisms::{
-    Mechanism, MechanismBuilder, NoiseSource, PbaCorrelation, SchemeBuilder, SchemeInputs, SchemeKind,
-    StreamScheme, WEventParams,
+    Mechanism, MechanismBuilder, NoiseSource, PbaPool, SchemeBuilder, SchemeInputs, SchemeKind, StreamScheme,
+    WEventParams,
 };
 use tpl_postprocess::{Estimator, FilterConfig};
 
@@ -125,10 +124,9 @@ pub struct StreamConfig {
     /// ([`crate::StreamOptions::mechanism`]), or `None` for the built-in Laplace mechanism. Set
     /// by the options a stream is created with; read back from the file.
     pub mechanism: Option<String>,
-    /// P_B known to the adversary, if any (audits leakage; decides PBA's correlation pool).
-    pub backward: Option<TransitionMatrix>,
-    /// P_F known to the adversary, if any.
-    pub forward: Option<TransitionMatrix>,
+    /// What the adversary knows, P_B and P_F, either optional: audits the leakage, decides
+    /// PBA's correlation pool, and its forward matrix moves the stored estimates' prior.
+    pub correlation: Correlation,
     /// With matrices: the largest temporal privacy leakage (TPL of the TKDE paper) any step
     /// may reach; a step that would exceed it is not published.
     pub alpha: Option<f64>,
@@ -194,8 +192,7 @@ impl StreamConfig {
             sensitivity: 2.0,
             sampler: Sampler::Discrete,
             mechanism: None,
-            backward: None,
-            forward: None,
+            correlation: Correlation::none(),
             alpha: None,
             budgets: Vec::new(),
             estimation: None,
@@ -212,16 +209,8 @@ impl StreamConfig {
     }
 
     /// The adversary's correlation, when a matrix was given.
-    ///
-    /// # Errors
-    /// [`StreamError::Config`] for matrices over different numbers of states.
-    pub fn correlation(&self) -> Result<Option<Correlation>> {
-        if self.backward.is_none() && self.forward.is_none() {
-            return Ok(None);
-        }
-        Correlation::new(self.backward.as_ref(), self.forward.as_ref())
-            .map(Some)
-            .map_err(|e| StreamError::Config(ConfigError::Matrices(e)))
+    pub fn known_correlation(&self) -> Option<Correlation> {
+        (!self.correlation.is_none()).then(|| self.correlation.clone())
     }
 
     /// The stream's public parameters as the estimators of `tpl-postprocess` take them: Δ, the
@@ -230,8 +219,7 @@ impl StreamConfig {
     pub fn filter_config(&self, estimator: Estimator, total: u64) -> FilterConfig<'_> {
         FilterConfig {
             sensitivity: self.sensitivity,
-            forward: self.forward.as_ref(),
-            backward: self.backward.as_ref(),
+            correlation: &self.correlation,
             estimator,
             ..FilterConfig::new(total)
         }
@@ -239,10 +227,7 @@ impl StreamConfig {
 
     /// What the scheme needs beyond (ε, w, Δ).
     pub fn inputs(&self) -> SchemeInputs {
-        SchemeInputs {
-            correlation: PbaCorrelation::from_matrices(self.backward.as_ref(), self.forward.as_ref()),
-            plan: self.budgets.clone(),
-        }
+        SchemeInputs { pba_pool: PbaPool::detect(&self.correlation), plan: self.budgets.clone() }
     }
 
     /// Checks that the parameters make a stream: valid (ε, w, Δ), w within what the file
@@ -271,7 +256,7 @@ impl StreamConfig {
             return Err(StreamError::Config(ConfigError::WindowTooLarge(self.window)));
         }
         self.params()?;
-        let has_matrix = self.backward.is_some() || self.forward.is_some();
+        let has_matrix = !self.correlation.is_none();
         if self.scheme.kind() == Some(SchemeKind::Pba) && !has_matrix {
             return Err(StreamError::Config(ConfigError::PbaNeedsMatrix));
         }
@@ -288,11 +273,8 @@ impl StreamConfig {
             }
         }
         if let Some(e) = &self.estimation {
-            e.check(self.forward.as_ref()).map_err(StreamError::Config)?;
+            e.check(self.correlation.forward()).map_err(StreamError::Config)?;
         }
-        // Sizes only: the loss functions are computed once, when the stream is created.
-        Correlation::check_sizes(self.backward.as_ref(), self.forward.as_ref())
-            .map_err(|e| StreamError::Config(ConfigError::Matrices(e)))?;
         // The scheme builds (a plan it refuses is named here, before any file exists).
         if matches!((&self.scheme, scheme), (SchemeChoice::Custom(_), None))
             || (self.mechanism.is_some() && mechanism.is_none())

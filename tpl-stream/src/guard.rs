@@ -5,7 +5,8 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use tpl_alloc::{Correlation, StreamAudit};
+use tpl_alloc::StreamAudit;
+use tpl_core::Correlation;
 use tpl_mechanisms::{
     MechError, Mechanism, StepBudget, WindowLedger, checked_effective_budget, effective_budget,
 };
@@ -297,6 +298,7 @@ impl Mechanism for Enforced {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tpl_core::test_util::both_sides;
 
     #[test]
     fn a_draw_that_would_take_a_window_over_epsilon_is_refused() {
@@ -321,7 +323,7 @@ mod tests {
     #[test]
     fn steps_recorded_unread_reach_the_audit_as_if_each_were_pushed() {
         let p = tpl_core::TransitionMatrix::smoothed_identity(5, 0.05).unwrap();
-        let corr = || Some(Correlation::new(Some(&p), Some(&p)).unwrap());
+        let corr = || Some(both_sides(&p));
         let spent: Vec<f64> = (0..400).map(|t| [0.05, 0.3, 0.0, 0.1][t % 4]).collect();
         let mut eager = StreamAudit::new(corr().unwrap(), 3).unwrap();
         let mut g = Guard::new(1.0, 2.0, corr(), Some(100.0), 3).unwrap();
@@ -356,7 +358,7 @@ mod tests {
     #[test]
     fn a_step_whose_leakage_overflows_stays_pending_and_every_read_fails() {
         let p = tpl_core::TransitionMatrix::smoothed_identity(3, 0.05).unwrap();
-        let corr = Some(Correlation::new(Some(&p), Some(&p)).unwrap());
+        let corr = Some(both_sides(&p));
         let mut g = Guard::new(f64::MAX, 2.0, corr, None, 2).unwrap();
         for e in [0.5, 1.5e308, 1.5e308, 0.5] {
             g.account(e).unwrap();

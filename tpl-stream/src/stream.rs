@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
-use tpl_alloc::{Correlation, GuaranteedAudit, Spending, guaranteed_audit};
-use tpl_core::TransitionMatrix;
+use tpl_alloc::{GuaranteedAudit, Spending, guaranteed_audit};
+use tpl_core::Correlation;
 use tpl_mechanisms::{
     Mechanism, MechanismBuilder, NoiseSource, PrivacyGuarantee, SchemeBuilder, StepBudget, StepOutcome,
     StreamScheme, WindowLedger, effective_spending,
@@ -190,7 +190,7 @@ impl State {
         let guard = Arc::new(Mutex::new(Guard::new(
             config.epsilon,
             config.sensitivity,
-            stored.correlation()?,
+            stored.correlation(),
             config.alpha,
             config.window,
         )?));
@@ -234,7 +234,7 @@ impl DurableStream {
     ) -> Result<()> {
         config.check_with(plugins.scheme(), plugins.mechanism())?;
         // The loss functions of the matrices: computed here once, kept in the file.
-        let correlation = config.correlation()?;
+        let correlation = config.known_correlation();
         // Dry-runs the first steps with the scheme (a custom one without its builder is refused).
         check_steps(config, correlation.clone(), plugins)?;
         match std::fs::symlink_metadata(path) {
@@ -391,13 +391,7 @@ impl DurableStream {
             self.state = self.fresh_state()?;
             return Err(e);
         }
-        let states = self
-            .stored
-            .config
-            .backward
-            .as_ref()
-            .or(self.stored.config.forward.as_ref())
-            .map(TransitionMatrix::n);
+        let states = self.stored.config.correlation.states();
         if let Some(states) = states.filter(|&n| n != counts.len()) {
             return Err(StreamError::Width {
                 step: self.state.scheme.steps() + 1,
@@ -743,7 +737,7 @@ impl DurableStream {
                 (2.., Some(_), _) => Some(hex(&state.last_link)),
                 _ => None,
             },
-            correlation: stored.correlation()?.map(Box::new),
+            correlation: stored.correlation().map(Box::new),
         };
         Ok((status, kept))
     }
@@ -905,7 +899,7 @@ pub struct Rekeyed {
 /// format-1 file's steps copied without their unkeyed digests into a steps table of the
 /// current format. Returns how many digests were dropped on the way (format 1's, all of them).
 fn upgrade(tx: &Transaction<'_>, path: &Path, stored: &Stored) -> Result<usize> {
-    let correlation = stored.config.correlation()?;
+    let correlation = stored.config.known_correlation();
     let texts = matrix_texts(tx, path)?;
     let setup = write_setup(tx, [texts.0.as_deref(), texts.1.as_deref()], correlation.as_ref())
         .map_err(|e| sqlite_error(path, e))?;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng};
 
 use sha2::{Digest, Sha256};
+use tpl_core::Correlation;
 use tpl_mechanisms::SchemeKind;
 use tpl_stream::{DurableStream, StreamConfig, StreamError, StreamKey, StreamOptions, default_key_path};
 
@@ -375,8 +376,11 @@ fn a_rotation_racing_a_push_leaves_no_digest_under_the_old_key() {
 fn a_format_two_stream_ignores_its_kept_loss_functions_until_rekey_upgrades_it() {
     let (_dir, path) = temp_db();
     let p = tpl_core::TransitionMatrix::smoothed_identity(3, 0.2).unwrap();
-    let config =
-        StreamConfig { forward: Some(p), alpha: Some(3.0), ..StreamConfig::new(SchemeKind::Uniform, 0.5, 3) };
+    let config = StreamConfig {
+        correlation: Correlation::new(None, Some(p)).unwrap(),
+        alpha: Some(3.0),
+        ..StreamConfig::new(SchemeKind::Uniform, 0.5, 3)
+    };
     DurableStream::create(&path, &config).unwrap();
     let mut s = DurableStream::open(&path).unwrap();
     for k in 1..=4 {

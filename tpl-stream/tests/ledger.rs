@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use tpl_core::TransitionMatrix;
+use tpl_core::{Correlation, TransitionMatrix};
 use tpl_mechanisms::{MechError, NoiseSource, SchemeKind};
 use tpl_stream::{ConfigError, DurableStream, Parameter, StreamConfig, StreamError, StreamOptions};
 
@@ -33,8 +33,7 @@ fn config(scheme: SchemeKind, epsilon: f64, window: usize) -> StreamConfig {
 fn correlated(scheme: SchemeKind, window: usize, smoothing: f64, alpha: f64) -> StreamConfig {
     let p = TransitionMatrix::smoothed_identity(3, smoothing).unwrap();
     StreamConfig {
-        backward: Some(p.clone()),
-        forward: Some(p),
+        correlation: Correlation::new(Some(p.clone()), Some(p)).unwrap(),
         alpha: Some(alpha),
         ..config(scheme, 1.0, window)
     }
@@ -153,7 +152,7 @@ fn a_first_step_over_alpha_is_refused_at_create_and_at_push_nothing_is_recorded(
     let (_dir, path) = temp_db("first");
     let p = TransitionMatrix::smoothed_identity(3, 0.05).unwrap();
     let mut c = config(SchemeKind::Sample, 1.0, 2);
-    c.backward = Some(p);
+    c.correlation = Correlation::new(Some(p), None).unwrap();
     c.alpha = Some(0.5);
     let e = DurableStream::create(&path, &c).unwrap_err();
     assert!(
@@ -278,7 +277,7 @@ fn realized_leakage_is_the_audit_of_the_stored_budgets() {
     tpl_stream::rechain(&path).unwrap();
     let status = s.status().unwrap();
     assert_eq!(status.realized, before.realized);
-    let corr = status.config.correlation().unwrap().unwrap();
+    let corr = status.config.correlation.clone();
     let effective: Vec<f64> = status
         .budgets
         .iter()
@@ -298,11 +297,9 @@ fn a_resumed_stream_spends_and_releases_as_an_uninterrupted_one() {
         for scheme in SchemeKind::ALL {
             let mut c = config(scheme, 1.0, window);
             let p = TransitionMatrix::smoothed_identity(3, 0.2).unwrap();
-            c.forward = Some(p.clone());
-            if alpha.is_some() {
-                c.backward = Some(p);
-                c.alpha = alpha;
-            }
+            let backward = alpha.is_some().then(|| p.clone());
+            c.correlation = Correlation::new(backward, Some(p)).unwrap();
+            c.alpha = alpha;
             let name = format!("resume-{}-{window}-{chunk}", scheme.name());
             let ((_dir_a, a), (_dir_b, b)) = (temp_db(&format!("{name}-a")), temp_db(&format!("{name}-b")));
             DurableStream::create(&a, &c).unwrap();
@@ -370,7 +367,10 @@ fn a_window_whose_test_cannot_be_drawn_is_refused_at_creation() {
     for scheme in [SchemeKind::Bd, SchemeKind::Pba, SchemeKind::Ba] {
         let (_dir, path) = temp_db("test-scale");
         let matrix = (scheme == SchemeKind::Pba).then(|| TransitionMatrix::new(vec![vec![1.0]]).unwrap());
-        let config = |w| StreamConfig { backward: matrix.clone(), ..config(scheme, 1.0, w) };
+        let config = |w| StreamConfig {
+            correlation: Correlation::new(matrix.clone(), None).unwrap(),
+            ..config(scheme, 1.0, w)
+        };
         let e = DurableStream::create(&path, &config(1 << 45)).unwrap_err();
         // ba publishes step 1 with one share s: it fails there already.
         let step = if scheme == SchemeKind::Ba { 1 } else { 2 };
@@ -393,7 +393,11 @@ fn a_window_whose_test_cannot_be_drawn_is_refused_at_creation() {
 fn counts_of_another_width_than_the_matrices_are_refused() {
     let (_dir, path) = temp_db("width");
     let p = TransitionMatrix::new(vec![vec![0.9, 0.1], vec![0.2, 0.8]]).unwrap();
-    let c = StreamConfig { backward: Some(p), alpha: Some(5.0), ..config(SchemeKind::Uniform, 1.0, 3) };
+    let c = StreamConfig {
+        correlation: Correlation::new(Some(p), None).unwrap(),
+        alpha: Some(5.0),
+        ..config(SchemeKind::Uniform, 1.0, 3)
+    };
     DurableStream::create(&path, &c).unwrap();
     let mut s = DurableStream::open(&path).unwrap();
     let e = s.push(Some(1), &[1.0, 2.0, 3.0]).unwrap_err();

@@ -5,7 +5,8 @@
 
 use std::path::PathBuf;
 
-use tpl_core::TransitionMatrix;
+use tpl_core::test_util::correlation;
+use tpl_core::{Correlation, TransitionMatrix};
 use tpl_mechanisms::SchemeKind;
 use tpl_stream::{DurableStream, StreamConfig, StreamError};
 
@@ -18,8 +19,7 @@ fn stream() -> (tempfile::TempDir, PathBuf) {
         TransitionMatrix::new(vec![vec![0.8, 0.1, 0.1], vec![0.2, 0.7, 0.1], vec![0.1, 0.2, 0.7]]).unwrap();
     let forward = TransitionMatrix::smoothed_identity(3, 0.2).unwrap();
     let mut config = StreamConfig::new(SchemeKind::Bd, 1.0, 3);
-    config.backward = Some(backward);
-    config.forward = Some(forward);
+    config.correlation = Correlation::new(Some(backward), Some(forward)).unwrap();
     config.alpha = Some(4.0);
     DurableStream::create(&path, &config).unwrap();
     let mut s = DurableStream::open(&path).unwrap();
@@ -84,14 +84,14 @@ fn a_sparse_matrix_is_stored_sparse_and_read_back_equal() {
         (0..n).flat_map(|i| [(i, i, 0.5), (i, (i + 1) % n, 0.25), (i, (i + n - 1) % n, 0.25)]).collect();
     let matrix = TransitionMatrix::from_entries(n, ring).unwrap().smoothed(1e-4).unwrap();
     let mut config = StreamConfig::new(SchemeKind::Bd, 1.0, 3);
-    config.forward = Some(matrix.clone());
+    config.correlation = Correlation::new(None, Some(matrix.clone())).unwrap();
     config.alpha = Some(8.0);
     DurableStream::create(&path, &config).unwrap();
     let mut s = DurableStream::open(&path).unwrap();
     s.push(Some(1), &vec![1.0; n]).unwrap();
     let status = s.status().unwrap();
-    assert_eq!(status.config.forward.as_ref(), Some(&matrix));
-    assert!(status.config.forward.as_ref().is_some_and(TransitionMatrix::is_sparse));
+    assert_eq!(status.config.correlation.forward(), Some(&matrix));
+    assert!(status.config.correlation.forward().is_some_and(TransitionMatrix::is_sparse));
     let stored: i64 = rusqlite::Connection::open(&path)
         .unwrap()
         .query_row("SELECT length(forward) FROM params", [], |r| r.get(0))
@@ -110,7 +110,7 @@ fn estimating(
     use tpl_postprocess::Estimator;
     let p = TransitionMatrix::smoothed_identity(n, 0.2).unwrap();
     let config = StreamConfig {
-        forward: Some(p.clone()),
+        correlation: Correlation::new(None, Some(p.clone())).unwrap(),
         estimation: Some(tpl_stream::Estimation { estimator: Estimator::CausalFilter, total }),
         ..StreamConfig::new(scheme, 1.0, 3)
     };
@@ -123,7 +123,7 @@ fn estimating(
 fn check_stored_estimates(s: &mut DurableStream, p: &TransitionMatrix, total: u64) {
     use tpl_postprocess::{Filter, FilterConfig};
     let (releases, fresh) = s.recorded_releases().unwrap();
-    let config = FilterConfig { forward: Some(p), ..FilterConfig::new(total) };
+    let config = FilterConfig { correlation: &correlation(None, Some(p)), ..FilterConfig::new(total) };
     let mut f = Filter::new(releases[0].len(), config).unwrap();
     let want: Vec<(Vec<f64>, Option<Vec<f64>>)> = releases
         .iter()
@@ -250,8 +250,11 @@ fn an_old_estimate_the_filter_no_longer_makes_gets_no_standard_errors() {
 fn the_kept_audit_gives_the_leakage_of_one_process_and_a_damaged_one_is_ignored() {
     let dir = tempfile::tempdir().unwrap();
     let matrices = |config: &mut StreamConfig| {
-        config.backward = Some(TransitionMatrix::smoothed_identity(3, 0.3).unwrap());
-        config.forward = Some(TransitionMatrix::smoothed_identity(3, 0.2).unwrap());
+        config.correlation = Correlation::new(
+            Some(TransitionMatrix::smoothed_identity(3, 0.3).unwrap()),
+            Some(TransitionMatrix::smoothed_identity(3, 0.2).unwrap()),
+        )
+        .unwrap();
     };
     // `uniform` spends the same at every step, whatever the noise: the leakage is fixed.
     let mut config = StreamConfig::new(SchemeKind::Uniform, 1.0, 3);
@@ -304,7 +307,8 @@ fn a_process_whose_first_push_replays_keeps_the_audit() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.db");
     let mut config = StreamConfig::new(SchemeKind::Uniform, 1.0, 3);
-    config.forward = Some(TransitionMatrix::smoothed_identity(3, 0.2).unwrap());
+    config.correlation =
+        Correlation::new(None, Some(TransitionMatrix::smoothed_identity(3, 0.2).unwrap())).unwrap();
     DurableStream::create(&path, &config).unwrap();
     let mut s = DurableStream::open(&path).unwrap();
     for t in 0..20 {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 use sha2::{Digest, Sha256};
-use tpl_core::TransitionMatrix;
+use tpl_core::{Correlation, TransitionMatrix};
 use tpl_mechanisms::{NoiseSource, SchemeKind};
 use tpl_stream::{DurableStream, Estimation, Pushed, StepEstimate, StreamConfig, StreamOptions};
 
@@ -56,11 +56,14 @@ fn counts(t: usize) -> [f64; 3] {
 fn base(dir: &Path) -> PathBuf {
     let path = dir.join("base.db");
     let config = StreamConfig {
-        backward: Some(TransitionMatrix::smoothed_identity(3, 0.3).unwrap()),
-        forward: Some(
-            TransitionMatrix::new(vec![vec![0.8, 0.1, 0.1], vec![0.2, 0.7, 0.1], vec![0.1, 0.2, 0.7]])
-                .unwrap(),
-        ),
+        correlation: Correlation::new(
+            Some(TransitionMatrix::smoothed_identity(3, 0.3).unwrap()),
+            Some(
+                TransitionMatrix::new(vec![vec![0.8, 0.1, 0.1], vec![0.2, 0.7, 0.1], vec![0.1, 0.2, 0.7]])
+                    .unwrap(),
+            ),
+        )
+        .unwrap(),
         alpha: Some(2.5),
         estimation: Some(Estimation { estimator: tpl_postprocess::Estimator::CausalFilter, total: 30 }),
         ..StreamConfig::new(SchemeKind::Bd, 1.0, 3)

@@ -218,8 +218,7 @@ pub fn run(config: &Config, cells: &[Cell<'_>]) -> Outcome {
         .par_iter()
         .map(|c| {
             let setup = Setup::new(&c.stream.truth, c.epsilon, config.window)
-                .backward(Some(&c.matrices.backward))
-                .forward(Some(&c.matrices.forward))
+                .correlation(&c.matrices.correlation)
                 .sensitivity(DEFAULT_SENSITIVITY)
                 .seed(Seed::given(config.seed));
             Releaser::new(&setup, c.scheme.strategy.clone()).map_err(|e| e.to_string())
@@ -294,7 +293,7 @@ fn score_run(
     let averages = average_errors(&run.releases, truth);
     let config_of = |estimator| FilterConfig {
         sensitivity: DEFAULT_SENSITIVITY,
-        forward: Some(&cell.matrices.forward),
+        correlation: &cell.matrices.correlation,
         estimator,
         ..FilterConfig::new(cell.stream.population)
     };
@@ -339,8 +338,7 @@ fn score_estimator(
     let truth = &cell.stream.truth;
     let filter_config = FilterConfig {
         sensitivity: DEFAULT_SENSITIVITY,
-        forward: Some(&cell.matrices.forward),
-        backward: Some(&cell.matrices.backward),
+        correlation: &cell.matrices.correlation,
         estimator,
         ..FilterConfig::new(cell.stream.population)
     };

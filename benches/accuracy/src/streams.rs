@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use tpl_compare::{Holdout, Seed, USERS_STREAM, simulate_users};
-use tpl_core::{EstimatedMatrix, Steps, TransitionMatrix, UserStream};
+use tpl_core::{Correlation, EstimatedMatrix, Steps, UserStream};
 
 use crate::chains::{Shape, permute_rows, rows_to_permute, stationary};
 
@@ -25,10 +25,8 @@ pub const PERMUTED_ROWS: usize = 3;
 pub struct Matrices {
     /// The label of the matrices column (`estimated`, `smooth0.01`, `permuted`, …).
     pub name: String,
-    /// The backward matrix.
-    pub backward: TransitionMatrix,
-    /// The forward matrix.
-    pub forward: TransitionMatrix,
+    /// The backward and forward matrices.
+    pub correlation: Correlation,
 }
 
 /// A stream of the grid.
@@ -67,8 +65,10 @@ fn variant(
 ) -> Result<Matrices, Error> {
     Ok(Matrices {
         name,
-        backward: held.0.clone().smoothed(s)?.matrix,
-        forward: held.1.clone().smoothed(s)?.matrix,
+        correlation: Correlation::new(
+            Some(held.0.clone().smoothed(s)?.matrix),
+            Some(held.1.clone().smoothed(s)?.matrix),
+        )?,
     })
 }
 
@@ -108,8 +108,10 @@ pub fn synthetic(
     );
     matrices.push(Matrices {
         name: "permuted".into(),
-        backward: permute_rows(&held.backward.matrix, &rows)?,
-        forward: permute_rows(&held.forward.matrix, &rows)?,
+        correlation: Correlation::new(
+            Some(permute_rows(&held.backward.matrix, &rows)?),
+            Some(permute_rows(&held.forward.matrix, &rows)?),
+        )?,
     });
     Ok(Stream {
         stream: "markov",

@@ -11,7 +11,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use tpl_compare::{CustomStrategy, Seed, Setup, Strategy, USERS_STREAM, compare, histogram, simulate_users};
-use tpl_core::TransitionMatrix;
+use tpl_core::{Correlation, TransitionMatrix};
 use tpl_mechanisms::test_util::check_scheme;
 use tpl_mechanisms::{
     DecisionRule, DiscreteLaplace, LaplaceMechanism, MechError, Mechanism, MechanismBuilder, NoiseSource,
@@ -140,7 +140,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // 2. A release as `tpl release` makes one: the builders over the operating system's noise.
     let drawn = Arc::new(Mutex::new(0.0));
     let mechanism = clamped(Arc::clone(&drawn)).build(Box::new(DiscreteLaplace::from_os_rng()));
-    let inputs = SchemeInputs::from(tpl_mechanisms::PbaCorrelation::Never);
+    let inputs = SchemeInputs::from(tpl_mechanisms::PbaPool::Never);
     let mut scheme = thirds_builder().build(params, &inputs, mechanism)?;
     let released = tpl_mechanisms::run(scheme.as_mut(), &stream)?;
     let spent: f64 = released.budgets().iter().sum();
@@ -157,7 +157,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let people = simulate_users(&chain, &[1.0 / 3.0; 3], 500, 60, &mut Seed::given(4).rng(USERS_STREAM, 0))?;
     let truth = histogram(&people, 3)?;
     let custom = CustomStrategy::new(thirds_builder()).mechanism(clamped(Arc::new(Mutex::new(0.0))));
-    let setup = Setup::new(&truth, 1.0, 10).backward(Some(&chain)).forward(Some(&chain)).seed(Seed::given(2));
+    let known = Correlation::new(Some(chain.clone()), Some(chain))?;
+    let setup = Setup::new(&truth, 1.0, 10).correlation(&known).seed(Seed::given(2));
     let strategies = [Strategy::parse("bd")?, Strategy::parse("uniform")?, Strategy::Custom(custom)];
     for row in compare(&setup, &strategies)?.rows {
         let s = row.outcome?;

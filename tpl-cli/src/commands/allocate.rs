@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use serde_json::Value;
-use tpl_alloc::{AllocError, Allocation, AllocatorKind, Correlation, Quantity, Side};
+use tpl_alloc::{AllocError, Allocation, AllocatorKind, Quantity, Side};
 use tpl_core::{CoreError, Short, Supremum};
 use tpl_report::output::{AllocationOutput, NO_TICK, Tick, cap_note};
 
@@ -81,14 +81,7 @@ pub fn run(args: &AllocateArgs) -> Result<AllocateReport> {
     }
     check_horizon(args.horizon)?;
     check_window(args.window, args.horizon)?;
-    let (pb, pf) = args.correlation.read()?;
-    let corr = Correlation::new(pb.as_ref(), pf.as_ref()).map_err(|source| {
-        let context = match (&args.correlation.backward, &args.correlation.forward) {
-            (Some(b), Some(f)) => format!("{} and {}: ", b.display(), f.display()),
-            _ => String::new(),
-        };
-        CliError::Alloc { context, source }
-    })?;
+    let corr = args.correlation.read()?;
     let kind = args.strategy.kind();
     if kind == AllocatorKind::Window && args.window.is_none() {
         return Err(CliError::Usage("--strategy window needs --window W (the window length)".into()));
@@ -228,6 +221,7 @@ impl Report for AllocateReport {
 mod tests {
     use super::*;
     use tpl_core::TransitionMatrix;
+    use tpl_core::test_util::correlation;
 
     fn report(
         pb: &TransitionMatrix,
@@ -237,7 +231,7 @@ mod tests {
         window: Option<usize>,
     ) -> AllocateReport {
         let pf = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.1, 0.9]]).unwrap();
-        let corr = Correlation::new(Some(pb), Some(&pf)).unwrap();
+        let corr = correlation(Some(pb), Some(&pf));
         let allocation = strategy
             .kind()
             .allocate_with_progress(&corr, alpha, horizon, Some(window.unwrap_or(1)), &|_, _| {})

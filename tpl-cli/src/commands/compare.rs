@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 use tpl_compare::{CompareError, Holdout, Strategy, histogram};
-use tpl_core::{StepRange, Steps, TransitionMatrix};
+use tpl_core::{Correlation, StepRange, Steps, TransitionMatrix};
 use tpl_io::{read_counts, read_user_stream};
 use tpl_mechanisms::{DiscreteLaplace, LaplaceMechanism};
 use tpl_postprocess::Estimator;
@@ -126,8 +126,7 @@ pub fn run(args: &CompareArgs) -> Result<ComparisonReport> {
     let strategies = args.schemes.clone().unwrap_or_else(|| Strategy::ALL.to_vec());
     let report = run_comparison(
         &inputs.truth,
-        inputs.backward.as_ref(),
-        inputs.forward.as_ref(),
+        &inputs.correlation,
         inputs.source,
         &Options {
             epsilon: args.wevent.epsilon,
@@ -218,8 +217,8 @@ fn html_report(
 struct Inputs {
     /// The true counts of the scored steps.
     truth: Vec<Vec<f64>>,
-    backward: Option<TransitionMatrix>,
-    forward: Option<TransitionMatrix>,
+    /// The adversary's correlation (and the post-processing's public prior).
+    correlation: Correlation,
     /// Where the matrices came from, and the steps scored.
     source: MatrixSource,
     /// The counts or stream file.
@@ -250,10 +249,10 @@ fn read_inputs(args: &CompareArgs) -> Result<Inputs> {
         let score =
             args.score_steps.unwrap_or(StepRange::ALL).resolve(steps).map_err(flag("--score-steps"))?;
         let cells = counts.rows[0].len();
-        let (backward, forward) = args.correlation.read_for(cells, &path)?;
-        let source = MatrixSource::given(backward.is_some() || forward.is_some(), score);
+        let correlation = args.correlation.read_for(cells, &path)?;
+        let source = MatrixSource::given(!correlation.is_none(), score);
         let truth = counts.rows[score.indices()].to_vec();
-        return Ok(Inputs { truth, backward, forward, source, path, steps, notes: Vec::new() });
+        return Ok(Inputs { truth, correlation, source, path, steps, notes: Vec::new() });
     };
     let stream = read_user_stream(path)?;
     let cells = stream.cells();
@@ -261,10 +260,10 @@ fn read_inputs(args: &CompareArgs) -> Result<Inputs> {
     let score = args.score_steps.map(|r| r.resolve(steps).map_err(flag("--score-steps"))).transpose()?;
     let Some(train) = args.train_steps else {
         let score = score.unwrap_or(Steps::all(steps)?);
-        let (backward, forward) = args.correlation.read_for(cells, path)?;
-        let source = MatrixSource::given(backward.is_some() || forward.is_some(), score);
+        let correlation = args.correlation.read_for(cells, path)?;
+        let source = MatrixSource::given(!correlation.is_none(), score);
         let truth = histogram(&stream.states[score.indices()], cells)?;
-        return Ok(Inputs { truth, backward, forward, source, path: path.clone(), steps, notes: Vec::new() });
+        return Ok(Inputs { truth, correlation, source, path: path.clone(), steps, notes: Vec::new() });
     };
     let train = train.resolve(steps).map_err(flag("--train-steps"))?;
     let holdout = Holdout::new(steps, train, score, args.allow_overlap).map_err(|e| match (e, score) {
@@ -294,8 +293,8 @@ fn read_inputs(args: &CompareArgs) -> Result<Inputs> {
     }
     Ok(Inputs {
         truth: held.truth,
-        backward: Some(held.backward.matrix),
-        forward: Some(held.forward.matrix),
+        correlation: Correlation::new(Some(held.backward.matrix), Some(held.forward.matrix))
+            .map_err(|source| CliError::Core { context: format!("{}: ", path.display()), source })?,
         source: MatrixSource::estimated(holdout),
         path: path.clone(),
         steps,

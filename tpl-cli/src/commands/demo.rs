@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::Value;
 use tpl_compare::{Holdout, Seed, Strategy, USERS_STREAM, histogram, simulate_users};
-use tpl_core::{LeakageSeries, Loss, LossEvaluator, PiecewiseLoss, Steps, TransitionMatrix};
+use tpl_core::{Correlation, LeakageSeries, Loss, LossEvaluator, Steps, TransitionMatrix};
 use tpl_io::{counts_text, matrix_text, parse_user_stream, stream_text};
 use tpl_report::chart::leakage_svg;
 use tpl_report::demo::{
@@ -70,12 +70,12 @@ pub fn run(args: &DemoArgs) -> Result<Demo> {
     let loss = Loss::new(&matrix, 8);
     let alphas = vec![0.1, 0.5, 1.0, 2.0, 5.0, 10.0];
     let losses = alphas.iter().map(|&a| loss.loss(a)).collect();
-    let series = LeakageSeries::from_matrices(Some(&matrix), Some(&matrix), &[EPSILON; HORIZON])?;
+    let known = Correlation::new(Some(matrix.clone()), Some(matrix.clone()))?;
+    let series = LeakageSeries::new(&known, &[EPSILON; HORIZON])?;
     let window_max = series.window_leakage(WINDOW)?.into_iter().fold(0.0, f64::max);
-    let piecewise = PiecewiseLoss::new(&matrix);
     let suprema = [0.01, 0.1, 0.5, 1.0]
         .iter()
-        .map(|&e| piecewise.supremum(e).map(|s| (e, s)))
+        .map(|&e| known.backward_supremum(e).map(|s| (e, s)))
         .collect::<tpl_core::Result<Vec<_>>>()?;
     let dir = &args.out;
     create_dir(dir)?;
@@ -153,14 +153,8 @@ fn first_half_then_second(
     let held = holdout
         .split(states, cells, None)
         .map_err(|source| CliError::Compare { context: "demo: ".into(), source })?;
-    run_comparison(
-        &held.truth,
-        Some(&held.backward.matrix),
-        Some(&held.forward.matrix),
-        MatrixSource::estimated(holdout),
-        options,
-        &Strategy::ALL,
-    )
+    let known = Correlation::new(Some(held.backward.matrix), Some(held.forward.matrix))?;
+    run_comparison(&held.truth, &known, MatrixSource::estimated(holdout), options, &Strategy::ALL)
 }
 
 /// The JSON of `tpl demo` is the report's with the `version` and `build` of the binary.

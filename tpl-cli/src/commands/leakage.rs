@@ -103,28 +103,19 @@ pub fn run(args: &LeakageArgs) -> Result<LeakageReport> {
     let budgets = budgets_from_flags(args.epsilon, args.horizon, args.budgets.as_ref(), args.sensitivity)?;
     let horizon = budgets.len();
     check_window(args.window, horizon)?;
-    let (pb, pf) = args.correlation.read()?;
+    let correlation = args.correlation.read()?;
     // Measured at 10⁶ steps: 0.30 s, 65 MB of JSON, 21 MB of memory.
     let cost = crate::progress::StepCost { seconds: 3e-7, output: 65.0, memory: 21.0 };
     crate::progress::announce_steps(horizon, "tpl leakage", &cost);
-    // Budget-size problems (overflow) are reported against where the budgets came from,
-    // a size mismatch against the two matrix files.
+    // Budget-size problems (overflow) are reported against where the budgets came from.
     let origin = |source| {
-        let context = match (&source, &args.correlation.backward, &args.correlation.forward) {
-            (CoreError::MatrixSizes { .. }, Some(b), Some(f)) => {
-                format!("--backward {}, --forward {}: ", name(b), name(f))
-            }
-            _ => {
-                args.budgets.as_deref().map_or("--epsilon: ".to_string(), |p: &Path| format!("{}: ", name(p)))
-            }
-        };
+        let context =
+            args.budgets.as_deref().map_or("--epsilon: ".to_string(), |p: &Path| format!("{}: ", name(p)));
         CliError::Core { context, source }
     };
     let bar = crate::progress::SeriesBar::new(horizon, "computing leakage");
     let series =
-        CompactSeries::from_matrices_with_progress(pb.as_ref(), pf.as_ref(), budgets, &|done, total| {
-            bar.update(done, total)
-        });
+        CompactSeries::new_with_progress(&correlation, budgets, &|done, total| bar.update(done, total));
     bar.finish();
     let series = series.map_err(origin)?;
     let window = match args.window {
@@ -223,11 +214,12 @@ impl Report for LeakageReport {
 mod tests {
     use super::*;
     use tpl_core::TransitionMatrix;
+    use tpl_core::test_util::correlation;
 
     fn report(budgets: Budgets, window: Option<usize>) -> LeakageReport {
         let pb = TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.0, 1.0]]).unwrap();
         let pf = TransitionMatrix::new(vec![vec![0.9, 0.1], vec![0.3, 0.7]]).unwrap();
-        let series = CompactSeries::from_matrices(Some(&pb), Some(&pf), budgets).unwrap();
+        let series = CompactSeries::new(&correlation(Some(&pb), Some(&pf)), budgets).unwrap();
         let window = window.map(|w| (w, series.max_window_leakage(w).unwrap()));
         LeakageReport { series, window }
     }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde_json::Value;
 use tpl_compare::{bootstrap_estimates, check_bootstrap_size};
-use tpl_core::TransitionMatrix;
+use tpl_core::{Correlation, TransitionMatrix};
 use tpl_io::{Counts, read_budgets, read_counts, text};
 use tpl_mechanisms::{Intervals, SamplerKind};
 use tpl_postprocess::{Bootstrap, Estimates, Estimator, FilterConfig, PostprocessError, PriorPolicy, filter};
@@ -226,11 +226,13 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
             PostprocessError::MissingForward { estimator: estimator.name(), horizon },
         ));
     }
+    // Both fit the releases' cells: they describe the same states.
+    let correlation = Correlation::new(backward, forward)
+        .map_err(|source| CliError::Core { context: String::new(), source })?;
     let config = FilterConfig {
         sensitivity: args.sensitivity,
         prior: prior_policy(&args.prior)?,
-        forward: forward.as_ref(),
-        backward: backward.as_ref(),
+        correlation: &correlation,
         estimator,
         ..FilterConfig::new(args.total)
     };

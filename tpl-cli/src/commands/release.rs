@@ -7,8 +7,7 @@ use clap::Args;
 use tpl_core::Short;
 use tpl_io::{Counts, read_budgets, read_counts};
 use tpl_mechanisms::{
-    Laplace, MechError, MechanismBuilder, PbaCorrelation, SamplerKind, SchemeBuilder, SchemeInputs,
-    SchemeKind, run,
+    Laplace, MechError, MechanismBuilder, PbaPool, SamplerKind, SchemeBuilder, SchemeInputs, SchemeKind, run,
 };
 
 use crate::args::{IntervalArgs, ReleaseSetup, SeedArgs};
@@ -62,8 +61,8 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
         (None, _) => Vec::new(),
     };
     let counts = read_counts(&args.counts, false)?;
-    let (pb, pf) = corr.read_for(counts.rows[0].len(), &args.counts)?;
-    let matrices = MatricesUsed::new(corr, pb.as_ref(), pf.as_ref());
+    let correlation = corr.read_for(counts.rows[0].len(), &args.counts)?;
+    let matrices = MatricesUsed::new(corr, &correlation);
     let sampler = args.sampler.0;
     let mechanism = Laplace.build(sampler.source(args.seed.seed));
     let hint = match sampler {
@@ -71,9 +70,8 @@ pub fn run_release(args: &ReleaseArgs) -> Result<ReleaseReport> {
         _ => "",
     };
     check_counts(&mechanism, &args.counts, &counts, hint)?;
-    let correlation = PbaCorrelation::from_matrices(pb.as_ref(), pf.as_ref());
     let kind = args.setup.scheme;
-    let inputs = SchemeInputs { correlation, plan };
+    let inputs = SchemeInputs { pba_pool: PbaPool::detect(&correlation), plan };
     // The built-in schemes are built through the door a user's scheme comes through.
     let mut scheme = SchemeBuilder::build(&kind, params, &inputs, mechanism).map_err(|e| CliError::Mech {
         context: format!("{}: ", args.budgets.as_deref().unwrap_or(Path::new("--budgets")).display()),

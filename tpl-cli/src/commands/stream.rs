@@ -347,7 +347,7 @@ fn rekey(a: &RekeyArgs) -> Result<StatusReport> {
 }
 
 fn init(a: &InitArgs) -> Result<StatusReport> {
-    let (backward, forward) = a.setup.correlation.read()?;
+    let correlation = a.setup.correlation.read()?;
     let budgets = match &a.budgets {
         Some(path) => read_budgets(path)?,
         None => Vec::new(),
@@ -359,8 +359,7 @@ fn init(a: &InitArgs) -> Result<StatusReport> {
         sensitivity: a.setup.wevent.sensitivity,
         sampler: a.sampler.0,
         mechanism: None,
-        backward,
-        forward,
+        correlation,
         alpha: a.alpha,
         budgets,
         estimation: a.estimation()?,
@@ -565,7 +564,7 @@ fn export(a: &ExportArgs) -> Result<StreamReport> {
     if a.estimates {
         let Some(e) = config.estimation else {
             // Smoothing moves its estimates by the forward matrix: suggested only with one.
-            let now = if config.forward.is_some() {
+            let now = if config.correlation.forward().is_some() {
                 "; --smoothed --total N estimates its releases now"
             } else {
                 " (and it has no forward matrix, which every estimator but mle needs)"
@@ -739,7 +738,7 @@ impl Report for StatusReport {
                 human(w),
                 c.alpha.map_or(String::new(), |a| format!(" (α = {})", human(a)))
             ),
-            None if c.backward.is_some() || c.forward.is_some() => "No step yet: nothing leaked.\n".into(),
+            None if !c.correlation.is_none() => "No step yet: nothing leaked.\n".into(),
             None => "No matrices: leakage under temporal correlation is not audited.\n".into(),
         };
         let guaranteed = self.guaranteed.map_or(String::new(), |(tpl, w)| {

@@ -14,7 +14,7 @@ mod uniform;
 pub use ba::{Ba, BaRule};
 pub use bd::{Bd, BdRule};
 pub use laplace::{EventLaplace, LaplaceRule};
-pub use pba::{Pba, PbaCorrelation, PbaRule};
+pub use pba::{Pba, PbaPool, PbaRule};
 pub use planned::{Planned, PlannedRule};
 pub use sample::{Sample, SampleRule};
 pub use uniform::{Uniform, UniformRule};
@@ -50,7 +50,7 @@ macro_rules! build {
             Self::Sample => Box::new(Sample::new(params, mechanism)),
             Self::Bd => Box::new(Bd::new(params, mechanism)),
             Self::Ba => Box::new(Ba::new(params, mechanism)),
-            Self::Pba => Box::new(Pba::new(params, mechanism, inputs.correlation)),
+            Self::Pba => Box::new(Pba::new(params, mechanism, inputs.pba_pool)),
             Self::Planned => Box::new(Planned::new(params, mechanism, inputs.plan)?),
         })
     }};
@@ -79,15 +79,15 @@ pub enum SchemeKind {
 /// What some schemes need beyond (ε, w, Δ) and the mechanism.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SchemeInputs {
-    /// PBA's correlation predicate (ignored by the others).
-    pub correlation: PbaCorrelation,
+    /// When PBA draws on its correlation pool (ignored by the others).
+    pub pba_pool: PbaPool,
     /// The planned scheme's budgets ε_1, ε_2, … (ignored by the others).
     pub plan: Vec<f64>,
 }
 
-impl From<PbaCorrelation> for SchemeInputs {
-    fn from(correlation: PbaCorrelation) -> Self {
-        Self { correlation, plan: Vec::new() }
+impl From<PbaPool> for SchemeInputs {
+    fn from(pba_pool: PbaPool) -> Self {
+        Self { pba_pool, plan: Vec::new() }
     }
 }
 
@@ -117,7 +117,7 @@ impl SchemeKind {
     }
 
     /// Builds the scheme; `inputs` carries PBA's correlation and the planned budgets (a
-    /// [`PbaCorrelation`] converts into inputs with an empty plan).
+    /// [`PbaPool`] converts into inputs with an empty plan).
     ///
     /// # Errors
     /// [`MechError::BadPlan`](crate::MechError::BadPlan) for [`SchemeKind::Planned`] with a

@@ -3,7 +3,7 @@
 //! statistics" (2021, Algorithm 1), as resolved by [`docs/w-event.md`](tpl_core::guide::w_event)
 //! §3.6.
 
-use tpl_core::TransitionMatrix;
+use tpl_core::Correlation;
 
 use super::worth_publishing;
 use crate::budget::BudgetGrid;
@@ -13,14 +13,14 @@ use crate::params::WEventParams;
 use crate::scheme::{DecisionRule, over_regimes};
 use crate::scheme::{RecentSpend, Scheme, Step, StepBudget, StepOutcome};
 
-/// When PBA adds its correlation pool ([`docs/w-event.md`](tpl_core::guide::w_event) §3.6,
+/// When PBA draws on its correlation pool ([`docs/w-event.md`](tpl_core::guide::w_event) §3.6,
 /// "correlation exists").
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub enum PbaCorrelation {
-    /// κ(P_B) ∨ κ(P_F), evaluated once: κ(P) is true iff two rows differ by more than 1e−9
-    /// in some entry, which by Theorem 6 of the TKDE paper is exactly "L_P(α) > 0".
-    FromMatrices(bool),
+pub enum PbaPool {
+    /// Whether the adversary's correlation is informative, decided once from its matrices
+    /// ([`PbaPool::detect`]).
+    Detected(bool),
     /// Correlation at every step t ≥ 2.
     Always,
     /// Never (PBA is then BD with a publication pool of ε/4).
@@ -29,35 +29,39 @@ pub enum PbaCorrelation {
     Schedule(Vec<bool>),
 }
 
-impl PbaCorrelation {
-    /// The public predicate from the adversary's matrices (either may be absent).
-    pub fn from_matrices(backward: Option<&TransitionMatrix>, forward: Option<&TransitionMatrix>) -> Self {
-        Self::FromMatrices(backward.is_some_and(kappa) || forward.is_some_and(kappa))
+impl PbaPool {
+    /// The public predicate from the adversary's matrices: [`Correlation::is_informative`],
+    /// which by Theorem 6 of the TKDE paper is exactly "L(α) > 0" on some side.
+    ///
+    /// ```
+    /// use tpl_core::{Correlation, TransitionMatrix};
+    /// use tpl_mechanisms::PbaPool;
+    /// let sticky = TransitionMatrix::smoothed_identity(3, 0.5)?;
+    /// assert_eq!(PbaPool::detect(&Correlation::new(None, Some(sticky))?), PbaPool::Detected(true));
+    /// assert_eq!(PbaPool::detect(&Correlation::none()), PbaPool::Detected(false));
+    /// # Ok::<(), tpl_core::CoreError>(())
+    /// ```
+    pub fn detect(correlation: &Correlation) -> Self {
+        Self::Detected(correlation.is_informative())
     }
 
     /// corr(t) of [`docs/w-event.md`](tpl_core::guide::w_event) §3.6: whether step t (from 1)
     /// may absorb budget from the correlation pool. Never at t = 1.
     ///
     /// ```
-    /// use tpl_mechanisms::PbaCorrelation;
-    /// let c = PbaCorrelation::Schedule(vec![true, false, true]);
+    /// use tpl_mechanisms::PbaPool;
+    /// let c = PbaPool::Schedule(vec![true, false, true]);
     /// assert_eq!([1, 2, 3, 4].map(|t| c.at(t)), [false, false, true, false]);
     /// ```
     pub fn at(&self, t: usize) -> bool {
         t >= 2
             && match self {
-                Self::FromMatrices(k) => *k,
+                Self::Detected(k) => *k,
                 Self::Always => true,
                 Self::Never => false,
                 Self::Schedule(s) => s.get(t - 1).copied().unwrap_or(false),
             }
     }
-}
-
-/// κ(P): some two rows differ by more than the row-sum tolerance in some entry.
-fn kappa(p: &TransitionMatrix) -> bool {
-    let first = p.row(0);
-    p.rows().any(|r| r.iter().zip(first).any(|(a, b)| (a - b).abs() > tpl_core::ROW_SUM_TOLERANCE))
 }
 
 /// `pba`: tests with s = ε/(2w) per step as BD; publishes from a base pool of ε/4 (halving
@@ -70,7 +74,7 @@ pub type Pba<M> = Scheme<PbaRule, M>;
 impl<M: Mechanism> Pba<M> {
     /// The scheme with `params`, releasing through `mechanism`, with the correlation
     /// predicate `correlation`.
-    pub fn new(params: WEventParams, mechanism: M, correlation: PbaCorrelation) -> Self {
+    pub fn new(params: WEventParams, mechanism: M, correlation: PbaPool) -> Self {
         let rule = PbaRule { correlation, recent: RecentSpend::new(params.window()) };
         Self::with_rule(params, mechanism, rule)
     }
@@ -79,7 +83,7 @@ impl<M: Mechanism> Pba<M> {
 /// The decision rule of [`Pba`].
 #[derive(Debug, Clone)]
 pub struct PbaRule {
-    correlation: PbaCorrelation,
+    correlation: PbaPool,
     /// [step total, base e_k, absorbed a_k (with any rounding of the total)] of the last
     /// w − 1 steps, in grid units.
     recent: RecentSpend<3>,
@@ -174,7 +178,7 @@ impl DecisionRule for PbaRule {
     fn max_step_budget(&self, params: &WEventParams) -> f64 {
         let regimes = over_regimes(params, |t| self.max_spend(params, t));
         let scheduled = match &self.correlation {
-            PbaCorrelation::Schedule(s) => s
+            PbaPool::Schedule(s) => s
                 .iter()
                 .enumerate()
                 .filter(|&(_, &c)| c)

@@ -11,8 +11,8 @@ use std::rc::Rc;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha12Rng;
 use tpl_mechanisms::{
-    DiscreteLaplace, FloatLaplace, LaplaceMechanism, MechError, NoiseSource, PbaCorrelation, SchemeKind,
-    Scripted, StepOutcome, StreamScheme, WEventParams, WindowLedger,
+    DiscreteLaplace, FloatLaplace, LaplaceMechanism, MechError, NoiseSource, PbaPool, SchemeKind, Scripted,
+    StepOutcome, StreamScheme, WEventParams, WindowLedger,
 };
 
 /// Relative tolerance for exact rational expectations
@@ -145,7 +145,7 @@ pub fn source_for(noise: Noise) -> Source {
 pub fn build(
     kind: SchemeKind,
     params: WEventParams,
-    corr: PbaCorrelation,
+    corr: PbaPool,
     noise: Noise,
 ) -> (Box<dyn StreamScheme>, Rc<RefCell<Probe>>) {
     let (src, handle) = probe(source_for(noise));
@@ -191,7 +191,7 @@ pub fn drive(
 /// every step must succeed.
 #[track_caller]
 pub fn drive_fresh(kind: SchemeKind, params: WEventParams, stream: &[Vec<f64>], noise: Noise) -> Trace {
-    let (mut scheme, handle) = build(kind, params, PbaCorrelation::Always, noise);
+    let (mut scheme, handle) = build(kind, params, PbaPool::Always, noise);
     drive(scheme.as_mut(), &handle, stream, noise).unwrap()
 }
 
@@ -263,15 +263,15 @@ pub fn make_stream(kind: StreamKind, t_len: usize, d: usize, seed: u64) -> Vec<V
 }
 
 /// A correlation predicate for PBA chosen by `pick` (Schedule entries from `seed`).
-pub fn correlation(pick: u8, t_len: usize, seed: u64) -> PbaCorrelation {
+pub fn pool(pick: u8, t_len: usize, seed: u64) -> PbaPool {
     match pick % 5 {
-        0 => PbaCorrelation::Always,
-        1 => PbaCorrelation::Never,
-        2 => PbaCorrelation::FromMatrices(true),
-        3 => PbaCorrelation::FromMatrices(false),
+        0 => PbaPool::Always,
+        1 => PbaPool::Never,
+        2 => PbaPool::Detected(true),
+        3 => PbaPool::Detected(false),
         _ => {
             let mut rng = ChaCha12Rng::seed_from_u64(seed);
-            PbaCorrelation::Schedule((0..t_len).map(|_| rng.random()).collect())
+            PbaPool::Schedule((0..t_len).map(|_| rng.random()).collect())
         }
     }
 }

@@ -2,7 +2,7 @@
 //! [`docs/w-event.md`](tpl_core::guide::w_event): every budget recomputed from the history, the
 //! decision rule, draw order and counts.
 
-use tpl_mechanisms::{PbaCorrelation, SchemeKind, WEventParams, WindowLedger};
+use tpl_mechanisms::{PbaPool, SchemeKind, WEventParams, WindowLedger};
 
 use super::{TOL, Trace, close, trace_exactly_within};
 
@@ -43,7 +43,7 @@ fn ensure_budget(got: f64, want: f64, eps: f64, what: &str, t: usize) -> Result<
 pub fn check_trace(
     kind: SchemeKind,
     params: &WEventParams,
-    corr: &PbaCorrelation,
+    corr: &PbaPool,
     stream: &[Vec<f64>],
     trace: &Trace,
 ) -> Result<(), String> {

@@ -73,11 +73,12 @@ const MAX_JUMP_VALUES: usize = 1 << 24;
 /// ([docs/map.md](tpl_core::guide::map) §14).
 ///
 /// ```
-/// use tpl_core::TransitionMatrix;
+/// use tpl_core::{Correlation, TransitionMatrix};
 /// use tpl_postprocess::{FilterConfig, kalman_smooth};
 /// let p = TransitionMatrix::smoothed_identity(3, 0.1)?;
 /// let releases = vec![vec![52.0, 31.0, 17.0], vec![48.0, 35.0, 16.0], vec![50.0, 28.0, 21.0]];
-/// let out = kalman_smooth(&releases, &[1.0; 3], FilterConfig { forward: Some(&p), ..FilterConfig::new(100) })?;
+/// let public = Correlation::new(None, Some(p.clone()))?;
+/// let out = kalman_smooth(&releases, &[1.0; 3], FilterConfig { correlation: &public, ..FilterConfig::new(100) })?;
 /// assert!((0.0..=1.0).contains(&out.fit.move_weight) && out.fit.process_noise >= 0.0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -133,11 +134,12 @@ pub struct KalmanSmoothed {
 /// the filter about 10 times per move weight.
 ///
 /// ```
-/// use tpl_core::TransitionMatrix;
+/// use tpl_core::{Correlation, TransitionMatrix};
 /// use tpl_postprocess::{FilterConfig, kalman_smooth};
 /// let p = TransitionMatrix::smoothed_identity(2, 0.05)?;
 /// let releases = vec![vec![61.0, 42.0], vec![57.0, 40.0], vec![63.0, 35.0], vec![58.0, 44.0]];
-/// let config = FilterConfig { forward: Some(&p), ..FilterConfig::new(100) };
+/// let public = Correlation::new(None, Some(p.clone()))?;
+/// let config = FilterConfig { correlation: &public, ..FilterConfig::new(100) };
 /// let out = kalman_smooth(&releases, &[0.5; 4], config)?;
 /// assert!(out.estimates.iter().all(|x| (x.iter().sum::<f64>() - 100.0).abs() < 1e-9));
 /// assert!(out.variances.iter().flatten().all(|&v| v >= 0.0));
@@ -167,11 +169,12 @@ pub fn kalman_smooth<R: AsRef<[f64]>>(
 /// [`TooManyCells`](PostprocessError::TooManyCells) for more than 64 cells.
 ///
 /// ```
-/// use tpl_core::TransitionMatrix;
+/// use tpl_core::{Correlation, TransitionMatrix};
 /// use tpl_postprocess::{FilterConfig, kalman_causal};
 /// let p = TransitionMatrix::smoothed_identity(2, 0.05)?;
 /// let releases = vec![vec![61.0, 42.0], vec![57.0, 40.0], vec![63.0, 35.0], vec![58.0, 44.0]];
-/// let config = FilterConfig { forward: Some(&p), ..FilterConfig::new(100) };
+/// let public = Correlation::new(None, Some(p.clone()))?;
+/// let config = FilterConfig { correlation: &public, ..FilterConfig::new(100) };
 /// let out = kalman_causal(&releases, &[0.5; 4], config)?;
 /// // Step 1 is the first release moved to sum N; nothing after it changes it.
 /// assert_eq!(out[0], vec![59.5, 40.5]);
@@ -194,7 +197,7 @@ pub fn kalman_causal<R: AsRef<[f64]>>(
             limit: ONLINE_CELLS,
         });
     }
-    if horizon > 1 && config.forward.is_none() {
+    if horizon > 1 && config.correlation.forward().is_none() {
         return Err(PostprocessError::MissingForward { estimator: Estimator::Kalman.name(), horizon });
     }
     validate::integer_total(config.total)?;
@@ -230,7 +233,7 @@ pub(crate) fn state_space_smooth<R: AsRef<[f64]>>(
     if cells == 0 {
         return Err(PostprocessError::NoCells);
     }
-    if horizon > 1 && config.forward.is_none() {
+    if horizon > 1 && config.correlation.forward().is_none() {
         return Err(PostprocessError::MissingForward { estimator: estimator.name(), horizon });
     }
     validate::integer_total(config.total)?;
@@ -317,7 +320,7 @@ fn noise_variance(a: f64, integer: bool) -> Option<f64> {
 
 /// The forward matrix of `config` row-major (the identity without one).
 pub(crate) fn dense_matrix(config: &FilterConfig<'_>, cells: usize) -> Vec<f64> {
-    match config.forward {
+    match config.correlation.forward() {
         Some(p) => p.rows().flatten().copied().collect(),
         None => (0..cells * cells).map(|k| f64::from(k % (cells + 1) == 0)).collect(),
     }

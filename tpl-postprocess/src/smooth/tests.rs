@@ -1,5 +1,6 @@
 use super::*;
 use tpl_core::TransitionMatrix;
+use tpl_core::test_util::correlation;
 
 /// The former computation of `smooth`, kept as the reference: both passes store every
 /// step's prior (each estimate normalised twice before it is moved), then every step is
@@ -10,11 +11,13 @@ fn reference(releases: &[Vec<f64>], budgets: &[f64], config: FilterConfig<'_>) -
     let (horizon, cells, total) = (rows.len(), rows[0].len(), config.total);
     let n_total = total as f64;
     let weights: Vec<f64> = budgets.iter().map(|&e| e / config.sensitivity).collect();
-    let forward = config.forward.map(Mover::new);
+    let forward = config.correlation.forward().map(Mover::new);
     let Some(forward) = forward else { unreachable!("the streams below have a matrix") };
-    let backward = match config.backward {
+    let backward = match config.correlation.backward() {
         Some(b) => Mover::new(b),
-        None => Mover::reversed(Mover::new(config.forward.unwrap()), &reference_occupancy(&rows)),
+        None => {
+            Mover::reversed(Mover::new(config.correlation.forward().unwrap()), &reference_occupancy(&rows))
+        }
     };
     let backward_initial =
         if config.prior == PriorPolicy::Uniform { PriorPolicy::Uniform } else { PriorPolicy::Frequency };
@@ -269,8 +272,7 @@ fn smoothing_matches_the_former_computation() {
             [PriorPolicy::Frequency, PriorPolicy::Uniform, explicit].into_iter().enumerate()
         {
             let config = FilterConfig {
-                forward: Some(&forward),
-                backward: (variant != 1).then_some(&backward),
+                correlation: &correlation((variant != 1).then_some(&backward), Some(&forward)),
                 prior,
                 estimator: Estimator::Smooth,
                 ..FilterConfig::new(total)

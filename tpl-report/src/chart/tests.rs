@@ -337,7 +337,7 @@ fn log_ticks_are_distinct_inside_and_few() {
 
 fn series() -> tpl_core::LeakageSeries {
     let pb = tpl_core::TransitionMatrix::new(vec![vec![0.8, 0.2], vec![0.1, 0.9]]).expect("matrix");
-    tpl_core::LeakageSeries::from_matrices(Some(&pb), Some(&pb), &[0.1; 30]).expect("series")
+    tpl_core::LeakageSeries::new(&tpl_core::test_util::both_sides(&pb), &[0.1; 30]).expect("series")
 }
 
 fn cell() -> CellSeries<'static> {

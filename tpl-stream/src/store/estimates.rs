@@ -314,7 +314,7 @@ impl Expected {
     fn of(tx: &Transaction<'_>, path: &Path, config: &StreamConfig) -> Result<Self> {
         let sql = |e| sqlite_error(path, e);
         let steps: Option<i64> = tx.query_row("SELECT MAX(t) FROM steps", [], |r| r.get(0)).map_err(sql)?;
-        let width = config.backward.as_ref().or(config.forward.as_ref()).map(tpl_core::TransitionMatrix::n);
+        let width = config.correlation.states();
         let cells = match width {
             Some(n) => Some(n),
             None => tx

@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension, params};
 use sha2::{Digest, Sha256};
-use tpl_alloc::Correlation;
-use tpl_core::{Candidate, PiecewiseLoss, TransitionMatrix};
+use tpl_core::{Candidate, Correlation, PiecewiseLoss, TransitionMatrix};
 
 use crate::config::{Estimation, Sampler, SchemeChoice, StreamConfig};
 use crate::error::{Result, StreamError};
@@ -463,8 +462,8 @@ pub fn initialise(
         tx.execute("INSERT INTO meta (name, value) VALUES ('estimator', ?1)", [e.estimator.name()])?;
         tx.execute("INSERT INTO meta (name, value) VALUES ('estimate_total', ?1)", [e.total.to_string()])?;
     }
-    let matrix = |m: &Option<TransitionMatrix>| m.as_ref().map(matrix_json);
-    let (pb, pf) = (matrix(&config.backward), matrix(&config.forward));
+    let (pb, pf) =
+        (config.correlation.backward().map(matrix_json), config.correlation.forward().map(matrix_json));
     let budgets = serde_json::to_string(&config.budgets).unwrap_or_else(|_| "[]".into());
     tx.execute(
         "INSERT INTO params (id, scheme, epsilon, window, sensitivity, sampler, alpha, backward, backward_sha256, \
@@ -514,7 +513,7 @@ fn read_setup(
         )
         .map_err(|e| sqlite_error(path, e))?
         > 0;
-    if !kept || (config.backward.is_none() && config.forward.is_none()) {
+    if !kept || config.correlation.is_none() {
         return Ok((None, [None, None]));
     }
     let side = |name: &str, sha: Option<&str>| -> Result<(PiecewiseLoss, (bool, String))> {
@@ -543,23 +542,22 @@ fn read_setup(
         Ok((loss, (identity, text_sha)))
     };
     let mut digests = [None, None];
-    let backward = match &config.backward {
-        Some(m) => {
-            let (loss, digest) = side("backward", shas[0])?;
-            digests[0] = Some(digest);
-            Some((m, loss))
+    let mut losses = [None, None];
+    let sides = [("backward", config.correlation.backward()), ("forward", config.correlation.forward())];
+    for (((name, matrix), sha), (loss, digest)) in
+        sides.into_iter().zip(shas).zip(losses.iter_mut().zip(&mut digests))
+    {
+        if matrix.is_some() {
+            let (kept, kept_digest) = side(name, sha)?;
+            *loss = Some(kept);
+            *digest = Some(kept_digest);
         }
-        None => None,
-    };
-    let forward = match &config.forward {
-        Some(m) => {
-            let (loss, digest) = side("forward", shas[1])?;
-            digests[1] = Some(digest);
-            Some((m, loss))
-        }
-        None => None,
-    };
-    let correlation = Correlation::with_losses(backward, forward)
+    }
+    let [lb, lf] = losses;
+    let correlation = config
+        .correlation
+        .clone()
+        .with_losses(lb, lf)
         .map_err(|e| corrupt(format!("the kept loss functions: {e}")))?;
     Ok((Some(correlation), digests))
 }
@@ -580,7 +578,7 @@ pub fn write_setup(
 ) -> rusqlite::Result<SetupDigests> {
     tx.execute_batch(LOSS_SETUP_TABLE)?;
     tx.execute("DELETE FROM loss_setup", [])?;
-    let (lb, lf) = correlation.map_or((None, None), Correlation::losses);
+    let (lb, lf) = correlation.map_or((None, None), |c| (c.backward_loss(), c.forward_loss()));
     let mut digests = [None, None];
     for ((side, text, loss), digest) in
         [("backward", texts[0], lb), ("forward", texts[1], lf)].into_iter().zip(&mut digests)
@@ -671,13 +669,8 @@ impl Stored {
     /// The adversary's correlation: the kept one, or computed from the matrices (a file that
     /// kept none).
     ///
-    /// # Errors
-    /// As [`StreamConfig::correlation`].
-    pub fn correlation(&self) -> Result<Option<Correlation>> {
-        match &self.setup {
-            Some(kept) => Ok(Some(kept.clone())),
-            None => self.config.correlation(),
-        }
+    pub fn correlation(&self) -> Option<Correlation> {
+        self.setup.clone().or_else(|| self.config.known_correlation())
     }
 }
 
@@ -756,8 +749,11 @@ pub fn read_config(conn: &Connection, path: &Path) -> Result<Stored> {
             _ => corrupt(format!("unknown sampler {sampler:?}")),
         })?,
         mechanism: if version >= 4 { meta("mechanism")? } else { None },
-        backward: matrix("backward matrix", pb, pb_sha)?,
-        forward: matrix("forward matrix", pf, pf_sha)?,
+        correlation: Correlation::new(
+            matrix("backward matrix", pb, pb_sha)?,
+            matrix("forward matrix", pf, pf_sha)?,
+        )
+        .map_err(|e| corrupt(format!("the stored matrices: {e}")))?,
         alpha,
         budgets: serde_json::from_str(&budgets)
             .map_err(|e| corrupt(format!("the stored budget plan: {e}")))?,
