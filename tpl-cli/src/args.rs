@@ -59,8 +59,9 @@ impl CorrelationArgs {
 /// its w-event parameters and the adversary's correlations.
 #[derive(Debug, Args)]
 pub struct ReleaseSetup {
-    /// Stream scheme: laplace (event level), uniform, sample, bd, ba, pba (needs --backward
-    /// and/or --forward), or planned (needs --budgets).
+    /// Stream scheme: laplace (event level), uniform, sample, bd, ba, pba (the correlation-aware
+    /// absorption of Hemkumar et al. 2021, not the personalized one of Du et al. 2025; needs
+    /// --backward and/or --forward), or planned (needs --budgets).
     #[arg(long, value_parser = crate::release_report::parse_scheme)]
     pub scheme: SchemeKind,
     #[command(flatten)]

@@ -157,6 +157,21 @@ fn leakage_help_mentions_an_example() {
     );
 }
 
+/// Two schemes of the literature are called PBA: the help of every command that takes a
+/// scheme names the one `tpl` implements, and says which it is not.
+#[test]
+fn the_help_names_the_pba_it_implements() {
+    for command in [&["release", "--help"][..], &["stream", "init", "--help"], &["compare", "--help"]] {
+        let run = tpl(command);
+        assert_eq!(run.code, Some(0), "{}", run.describe());
+        let text = run.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(text.contains("Hemkumar et al. 2021"), "{command:?} names the PBA paper\n{}", run.describe());
+    }
+    let run = tpl(&["release", "--help"]);
+    let text = run.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.contains("not the personalized one of Du et al. 2025"), "{}", run.describe());
+}
+
 /// Help texts are for people: no rustdoc link syntax of the doc comments they come from.
 #[test]
 fn no_help_text_carries_rustdoc_links() {

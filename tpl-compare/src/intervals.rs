@@ -67,14 +67,14 @@ pub fn check_bootstrap_size(replicates: usize, cells: usize) -> Result<(), Postp
 mod tests {
     use super::*;
     use tpl_core::TransitionMatrix;
-    use tpl_core::test_util::correlation;
+    use tpl_core::test_util::forward_only;
 
     #[test]
     fn seeded_intervals_hold_their_estimates_and_repeat() {
         let p = TransitionMatrix::smoothed_identity(2, 0.1).unwrap();
         let releases = vec![vec![10.0, 5.0], vec![12.0, 3.0], vec![9.0, 6.0]];
         let budgets = [0.5; 3];
-        let config = FilterConfig { correlation: &correlation(None, Some(&p)), ..FilterConfig::new(15) };
+        let config = FilterConfig { correlation: &forward_only(&p), ..FilterConfig::new(15) };
         let estimates = filter(&releases, &budgets, config.clone()).unwrap().estimates;
         let settings = Bootstrap { level: 0.9, replicates: 20 };
         let run = || {

@@ -5,7 +5,7 @@ use tpl_compare::{
     CompareError, Comparison, MAX_RUNS, Row, Seed, Setup, Strategy, USERS_STREAM, compare, histogram,
     simulate_users,
 };
-use tpl_core::test_util::{both_sides, correlation};
+use tpl_core::test_util::{both_sides, correlation, forward_only};
 use tpl_core::{Correlation, TransitionMatrix};
 use tpl_postprocess::Estimator;
 
@@ -114,7 +114,7 @@ fn an_invalid_setup_is_refused_with_the_parameter_named() {
     );
     let two = TransitionMatrix::identity(2);
     assert_eq!(
-        refused(Setup::new(&truth, 1.0, 5).correlation(&correlation(None, Some(&two)))),
+        refused(Setup::new(&truth, 1.0, 5).correlation(&forward_only(&two))),
         CompareError::MatrixSize { side: "forward", n: 2, cells: 3 }
     );
     let _ = chain;
@@ -136,7 +136,7 @@ fn strategies_that_cannot_run_say_why_and_the_others_run() {
     // A population that changes size cannot be post-processed.
     let (mut truth, chain) = population();
     truth[7][0] += 1.0;
-    let known = correlation(None, Some(&chain));
+    let known = forward_only(&chain);
     let setup = Setup::new(&truth, 1.0, 5)
         .correlation(&known)
         .runs(1)

@@ -13,7 +13,7 @@
 
 use tpl_compare::{Seed, USERS_STREAM, histogram, mse, simulate_users};
 use tpl_core::TransitionMatrix;
-use tpl_core::test_util::correlation;
+use tpl_core::test_util::forward_only;
 use tpl_mechanisms::{FloatLaplace, NoiseSource};
 use tpl_postprocess::{Estimator, FilterConfig, PriorPolicy, filter};
 
@@ -64,7 +64,7 @@ fn score(start: &[f64], seed: u64) -> Scores {
         let config = FilterConfig {
             sensitivity: delta,
             prior: policy.clone(),
-            correlation: &correlation(None, Some(&p)),
+            correlation: &forward_only(&p),
             estimator,
             ..FilterConfig::new(users)
         };

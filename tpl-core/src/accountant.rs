@@ -453,7 +453,7 @@ impl View<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_util::{both_sides, correlation};
+    use crate::test_util::{both_sides, forward_only};
     use crate::{Budgets, CompactSeries, Correlation, TransitionMatrix};
 
     /// The batch series of the same budgets with the same (piecewise) evaluators.
@@ -529,7 +529,7 @@ mod tests {
     #[test]
     fn a_contracting_forward_loss_recomputes_only_a_short_suffix() {
         let p = TransitionMatrix::smoothed_identity(3, 1.0).unwrap();
-        let mut acc = LeakageAccountant::new(&correlation(None, Some(&p)));
+        let mut acc = LeakageAccountant::new(&forward_only(&p));
         for _ in 0..5000 {
             acc.push(0.1).unwrap();
         }

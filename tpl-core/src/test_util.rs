@@ -23,6 +23,11 @@ pub fn correlation(backward: Option<&TransitionMatrix>, forward: Option<&Transit
         .expect("the test's matrices describe the same states")
 }
 
+/// A correlation with the forward matrix `p` only: the public model of the estimators.
+pub fn forward_only(p: &TransitionMatrix) -> Correlation {
+    correlation(None, Some(p))
+}
+
 /// The correlation of an adversary who knows `p` on both sides (P_B = P_F = `p`), the set-up
 /// of many tests.
 pub fn both_sides(p: &TransitionMatrix) -> Correlation {

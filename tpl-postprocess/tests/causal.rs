@@ -4,7 +4,7 @@
 //! neither looks at a release after the step it estimates.
 
 use tpl_core::TransitionMatrix;
-use tpl_core::test_util::correlation;
+use tpl_core::test_util::forward_only;
 use tpl_postprocess::{Estimator, Filter, FilterConfig, PostprocessError, Source, filter, kalman_causal};
 
 /// Three cells whose people all move one cell on every step.
@@ -36,8 +36,7 @@ fn a_matrix_that_explains_the_releases_is_used_from_the_first_fit() {
     // Everyone moves every step, exactly as the matrix says: the first fit (after the second
     // release) already moves people, where `map` used to hold them for its first 16 releases.
     let (truth, r) = rotating_releases(60);
-    let config =
-        FilterConfig { correlation: &correlation(None, Some(&rotation())), ..FilterConfig::new(3000) };
+    let config = FilterConfig { correlation: &forward_only(&rotation()), ..FilterConfig::new(3000) };
     let mut f = Filter::new(3, config).unwrap();
     let steps: Vec<_> = r.iter().map(|x| f.step(x, 1.0).unwrap()).collect();
     let fit = steps[1].fit.expect("fitted after two releases");
@@ -55,8 +54,7 @@ fn a_model_that_predicts_worse_than_the_releases_hands_over_to_them() {
     let truth = vec![vec![2000.0, 700.0, 300.0]; 40];
     let noise = [[30.0, -10.0, -20.0], [-25.0, 20.0, 5.0], [10.0, -30.0, 20.0]];
     let r: Vec<Vec<f64>> = (0..40).map(|t| (0..3).map(|j| truth[t][j] + noise[t % 3][j]).collect()).collect();
-    let config =
-        FilterConfig { correlation: &correlation(None, Some(&rotation())), ..FilterConfig::new(3000) };
+    let config = FilterConfig { correlation: &forward_only(&rotation()), ..FilterConfig::new(3000) };
     let out = filter(&r, &[0.05; 40], config.clone()).unwrap();
     let mle = filter(&r, &[0.05; 40], FilterConfig { estimator: Estimator::Mle, ..config }).unwrap();
     let (map_error, mle_error) =
@@ -69,19 +67,15 @@ fn only_map_reports_what_its_guard_handed_out() {
     // People rotate as the matrix says: `map` hands out the releases until its model has
     // predicted the next ones better, then its model.
     let (_, r) = rotating_releases(30);
-    let config =
-        FilterConfig { correlation: &correlation(None, Some(&rotation())), ..FilterConfig::new(3000) };
+    let config = FilterConfig { correlation: &forward_only(&rotation()), ..FilterConfig::new(3000) };
     let mut f = Filter::new(3, config).unwrap();
     let sources: Vec<_> = r.iter().map(|x| f.step(x, 1.0).unwrap().source).collect();
     assert_eq!(sources[0], Some(Source::Release), "nothing is known of the model at step 1: {sources:?}");
     assert!(sources[10..].iter().all(|&s| s == Some(Source::Model)), "{sources:?}");
     let release = [2000.0, 700.0, 300.0];
     for estimator in [Estimator::Mle, Estimator::MapDbsec, Estimator::MapInteger] {
-        let config = FilterConfig {
-            estimator,
-            correlation: &correlation(None, Some(&rotation())),
-            ..FilterConfig::new(3000)
-        };
+        let config =
+            FilterConfig { estimator, correlation: &forward_only(&rotation()), ..FilterConfig::new(3000) };
         assert_eq!(Filter::new(3, config).unwrap().step(&release, 1.0).unwrap().source, None, "{estimator}");
     }
 }
@@ -89,8 +83,7 @@ fn only_map_reports_what_its_guard_handed_out() {
 #[test]
 fn the_causal_kalman_filter_never_looks_ahead() {
     let (_, r) = rotating_releases(12);
-    let config =
-        FilterConfig { correlation: &correlation(None, Some(&rotation())), ..FilterConfig::new(3000) };
+    let config = FilterConfig { correlation: &forward_only(&rotation()), ..FilterConfig::new(3000) };
     let whole = kalman_causal(&r, &[1.0; 12], config.clone()).unwrap();
     let mut changed = r.clone();
     changed[8] = vec![0.0, 0.0, 3000.0];
@@ -109,7 +102,7 @@ fn the_causal_kalman_filter_never_looks_ahead() {
 #[test]
 fn the_causal_kalman_filter_serves_at_most_64_cells() {
     let m = TransitionMatrix::identity(65);
-    let config = FilterConfig { correlation: &correlation(None, Some(&m)), ..FilterConfig::new(65) };
+    let config = FilterConfig { correlation: &forward_only(&m), ..FilterConfig::new(65) };
     let err = kalman_causal(&[vec![1.0; 65]], &[1.0], config).unwrap_err();
     assert!(matches!(err, PostprocessError::TooManyCells { cells: 65, limit: 64, .. }), "{err}");
     assert!(err.to_string().contains("65"), "{err}");

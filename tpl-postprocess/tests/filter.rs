@@ -3,7 +3,7 @@
 //! input error.
 
 use approx::{abs_diff_eq, assert_abs_diff_eq};
-use tpl_core::test_util::correlation;
+use tpl_core::test_util::{correlation, forward_only};
 use tpl_core::{CoreError, TransitionMatrix};
 use tpl_postprocess::{
     Estimator, Filter, FilterConfig, PostprocessError, PriorPolicy, PriorUpdate, Source, Warning, filter,
@@ -42,12 +42,8 @@ fn equal_rows_fix_the_prior_from_step_two() {
     let m = TransitionMatrix::new(vec![u.clone(); 3]).unwrap();
     for estimator in [Estimator::MapDbsec, Estimator::MapInteger] {
         for update in UPDATES {
-            let config = FilterConfig {
-                correlation: &correlation(None, Some(&m)),
-                estimator,
-                update,
-                ..FilterConfig::new(25)
-            };
+            let config =
+                FilterConfig { correlation: &forward_only(&m), estimator, update, ..FilterConfig::new(25) };
             let mut f = Filter::new(3, config).unwrap();
             for (t, r) in releases().iter().enumerate() {
                 let step = f.step(r, 0.7).unwrap();
@@ -71,18 +67,15 @@ fn zero_budgets_give_the_open_loop_prior_mean() {
     let m = hand_matrix();
     let total = 40u64;
     let rs = releases();
-    let held = filter(
-        &rs,
-        &[0.0; 5],
-        FilterConfig { correlation: &correlation(None, Some(&m)), ..FilterConfig::new(total) },
-    )
-    .unwrap();
+    let held =
+        filter(&rs, &[0.0; 5], FilterConfig { correlation: &forward_only(&m), ..FilterConfig::new(total) })
+            .unwrap();
     for x in &held.estimates {
         assert_abs_diff_eq!(x[..], held.estimates[0][..], epsilon = 1e-12 * total as f64);
     }
     for update in UPDATES {
         let config = FilterConfig {
-            correlation: &correlation(None, Some(&m)),
+            correlation: &forward_only(&m),
             update,
             estimator: Estimator::MapDbsec,
             ..FilterConfig::new(total)
@@ -105,8 +98,7 @@ fn zero_budgets_give_the_open_loop_prior_mean() {
 fn a_zero_budget_step_returns_n_times_its_prior() {
     let m = hand_matrix();
     for update in UPDATES {
-        let config =
-            FilterConfig { correlation: &correlation(None, Some(&m)), update, ..FilterConfig::new(30) };
+        let config = FilterConfig { correlation: &forward_only(&m), update, ..FilterConfig::new(30) };
         let mut f = Filter::new(3, config).unwrap();
         let mut last: Vec<f64> = Vec::new();
         for (t, (r, eps)) in releases().iter().zip([1.0, 1.0, 0.0, 2.0, 0.0]).enumerate() {
@@ -132,7 +124,7 @@ fn a_zero_budget_step_returns_n_times_its_prior() {
 fn frequency_prior_falls_back_to_uniform_on_an_empty_first_release() {
     let m = hand_matrix();
     let config = FilterConfig {
-        correlation: &correlation(None, Some(&m)),
+        correlation: &forward_only(&m),
         estimator: Estimator::MapDbsec,
         ..FilterConfig::new(9)
     };
@@ -167,7 +159,7 @@ fn three_steps_by_hand() {
     let config = FilterConfig {
         sensitivity: delta,
         prior: PriorPolicy::Explicit(p1.clone()),
-        correlation: &correlation(None, Some(&m)),
+        correlation: &forward_only(&m),
         estimator: Estimator::MapDbsec,
         ..FilterConfig::new(total)
     };
@@ -205,7 +197,7 @@ fn map_integer_and_mle_streams() {
     let budgets = [0.5, 1.0, 1.5, 0.0, 3.0];
     let config = FilterConfig {
         prior: PriorPolicy::Uniform,
-        correlation: &correlation(None, Some(&m)),
+        correlation: &forward_only(&m),
         estimator: Estimator::MapInteger,
         ..FilterConfig::new(33)
     };
@@ -228,12 +220,8 @@ fn empty_population_gives_zeros() {
     let m = hand_matrix();
     for estimator in Estimator::ALL {
         for update in UPDATES {
-            let config = FilterConfig {
-                correlation: &correlation(None, Some(&m)),
-                estimator,
-                update,
-                ..FilterConfig::new(0)
-            };
+            let config =
+                FilterConfig { correlation: &forward_only(&m), estimator, update, ..FilterConfig::new(0) };
             let out = filter(&releases(), &[1.0; 5], config).unwrap();
             assert!(out.estimates.iter().flatten().all(|&v| v == 0.0), "{estimator} {update:?}");
         }
@@ -243,7 +231,7 @@ fn empty_population_gives_zeros() {
 #[test]
 fn a_failed_step_changes_nothing() {
     let m = hand_matrix();
-    let public = correlation(None, Some(&m));
+    let public = forward_only(&m);
     let mut f = Filter::new(3, FilterConfig { correlation: &public, ..FilterConfig::new(10) }).unwrap();
     let err = f.step(&[1.0, f64::NAN, 2.0], 1.0).unwrap_err();
     assert_eq!(err.to_string(), "step 1: release value in cell 2 is NaN: releases must be finite");
@@ -260,7 +248,7 @@ fn map_starts_from_the_release_under_the_frequency_prior_and_from_the_dbsec_step
     // OUT-shaped release with noise in the empty cells that pulls people out of the full cell.
     let m = TransitionMatrix::smoothed_identity(4, 0.01).unwrap();
     let r = [940.0, 25.0, -18.0, 31.0];
-    let config = FilterConfig { correlation: &correlation(None, Some(&m)), ..FilterConfig::new(1000) };
+    let config = FilterConfig { correlation: &forward_only(&m), ..FilterConfig::new(1000) };
     let step = Filter::new(4, config.clone()).unwrap().step(&r, 0.25).unwrap();
     // The `mle` estimate: r⁺ = [940, 25, 0, 31] projected onto Σx = 1000, each cell up by 1
     // (the guard hands out the release until the model has predicted better).
@@ -279,7 +267,7 @@ fn a_failed_step_of_the_state_space_filter_changes_nothing() {
     // `map` on few cells: a refused release between good ones leaves the estimates those of
     // the good ones alone.
     let m = hand_matrix();
-    let config = FilterConfig { correlation: &correlation(None, Some(&m)), ..FilterConfig::new(10) };
+    let config = FilterConfig { correlation: &forward_only(&m), ..FilterConfig::new(10) };
     let good = [[3.0, 4.0, 3.0], [2.0, 5.0, 3.0], [4.0, 4.0, 2.0], [3.0, 3.0, 4.0]];
     let mut clean = Filter::new(3, config.clone()).unwrap();
     let mut interrupted = Filter::new(3, config).unwrap();
@@ -417,7 +405,7 @@ fn an_unscored_matrix_does_not_move_the_default_estimate() {
     releases.extend(std::iter::repeat_n(vec![900.0, 100.0], 9));
     let mut budgets = vec![1.0];
     budgets.extend([0.0; 9]);
-    let config = FilterConfig { correlation: &correlation(None, Some(&swap)), ..FilterConfig::new(1000) };
+    let config = FilterConfig { correlation: &forward_only(&swap), ..FilterConfig::new(1000) };
     let out = filter(&releases, &budgets, config).unwrap();
     for (t, x) in out.estimates.iter().enumerate() {
         assert!((x[0] - 900.0).abs() < 1.0, "step {}: {x:?}", t + 1);

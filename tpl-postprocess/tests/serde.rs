@@ -4,7 +4,7 @@
 
 use serde_json::json;
 use tpl_core::TransitionMatrix;
-use tpl_core::test_util::correlation;
+use tpl_core::test_util::forward_only;
 use tpl_postprocess::{
     Calibration, Estimator, Filter, FilterConfig, PriorPolicy, PriorUpdate, Source, Warning, filter, map_step,
 };
@@ -13,7 +13,7 @@ use tpl_postprocess::{
 fn estimates_serialise_with_command_line_names() {
     let m = TransitionMatrix::identity(3);
     let config = FilterConfig {
-        correlation: &correlation(None, Some(&m)),
+        correlation: &forward_only(&m),
         estimator: Estimator::MapInteger,
         ..FilterConfig::new(6)
     };
@@ -49,11 +49,8 @@ fn names_and_steps_serialise() {
 #[test]
 fn a_calibrated_step_says_which_prior_it_used() {
     let m = TransitionMatrix::identity(2);
-    let config = FilterConfig {
-        correlation: &correlation(None, Some(&m)),
-        prior: PriorPolicy::Uniform,
-        ..FilterConfig::new(4)
-    };
+    let config =
+        FilterConfig { correlation: &forward_only(&m), prior: PriorPolicy::Uniform, ..FilterConfig::new(4) };
     let mut f = Filter::new(2, config).unwrap();
     let step = f.step(&[3.0, 1.0], 1.0).unwrap();
     let value = serde_json::to_value(&step).unwrap();

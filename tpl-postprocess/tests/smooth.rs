@@ -16,7 +16,7 @@
 use approx::abs_diff_eq;
 use proptest::prelude::*;
 use tpl_core::TransitionMatrix;
-use tpl_core::test_util::correlation;
+use tpl_core::test_util::{correlation, forward_only};
 use tpl_core::test_util::{distribution, log_uniform};
 use tpl_postprocess::{
     Calibration, Estimator, Filter, FilterConfig, MapStep, PostprocessError, PriorPolicy, WeightedPrior,
@@ -249,7 +249,7 @@ fn map_is_the_dbsec_step_at_step_one_and_holds_without_information() {
     let r = vec![30.0, 12.0, 1.0];
     let config = FilterConfig {
         prior: PriorPolicy::Explicit(p1.clone()),
-        correlation: &correlation(None, Some(&m)),
+        correlation: &forward_only(&m),
         ..FilterConfig::new(50)
     };
     let mut f = Filter::new(3, config.clone()).unwrap();
@@ -274,11 +274,7 @@ fn a_wrong_matrix_is_discounted() {
         (0..60).map(|t| vec![100.0 + if t % 2 == 0 { 2.0 } else { -2.0 }, 0.0]).collect();
     let budgets = vec![1.0; 60];
     let run = |estimator| {
-        let config = FilterConfig {
-            correlation: &correlation(None, Some(&swap)),
-            estimator,
-            ..FilterConfig::new(100)
-        };
+        let config = FilterConfig { correlation: &forward_only(&swap), estimator, ..FilterConfig::new(100) };
         filter(&releases, &budgets, config).unwrap().estimates
     };
     let err = |est: &[Vec<f64>]| est.iter().map(|x| (x[0] - 100.0).powi(2)).sum::<f64>() / est.len() as f64;
@@ -288,7 +284,7 @@ fn a_wrong_matrix_is_discounted() {
     assert!(err(&dbsec) > 100.0 * raw, "the DBSec filter follows the matrix: {} vs raw {raw}", err(&dbsec));
     assert!(err(&map) < raw, "map discounts it: {} vs raw {raw}", err(&map));
     assert!(err(&smooth) < raw, "smooth too: {} vs raw {raw}", err(&smooth));
-    let public = correlation(None, Some(&swap));
+    let public = forward_only(&swap);
     let mut f = Filter::new(2, FilterConfig { correlation: &public, ..FilterConfig::new(100) }).unwrap();
     let mut last = None;
     for r in &releases {
@@ -301,7 +297,7 @@ fn a_wrong_matrix_is_discounted() {
 fn smooth_needs_the_whole_stream() {
     let m = chain();
     let config = FilterConfig {
-        correlation: &correlation(None, Some(&m)),
+        correlation: &forward_only(&m),
         estimator: Estimator::Smooth,
         ..FilterConfig::new(10)
     };
@@ -331,11 +327,8 @@ fn extreme_releases_and_budgets_stay_finite() {
     for budgets in [[1e-300, 1e300, 1.0, 0.0, 1e-10], [1.0; 5], [0.0; 5]] {
         for total in [0u64, 1, 12, 1 << 53] {
             for estimator in [Estimator::CausalFilter, Estimator::Smooth, Estimator::MapDbsec] {
-                let config = FilterConfig {
-                    correlation: &correlation(None, Some(&m)),
-                    estimator,
-                    ..FilterConfig::new(total)
-                };
+                let config =
+                    FilterConfig { correlation: &forward_only(&m), estimator, ..FilterConfig::new(total) };
                 let out = filter(&releases, &budgets, config).unwrap();
                 for x in &out.estimates {
                     assert!(x.iter().all(|v| v.is_finite() && *v >= 0.0), "{estimator} N = {total}: {x:?}");

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use tpl_core::test_util::correlation;
+use tpl_core::test_util::forward_only;
 use tpl_core::{Correlation, TransitionMatrix};
 use tpl_mechanisms::SchemeKind;
 use tpl_stream::{DurableStream, StreamConfig, StreamError};
@@ -123,7 +123,7 @@ fn estimating(
 fn check_stored_estimates(s: &mut DurableStream, p: &TransitionMatrix, total: u64) {
     use tpl_postprocess::{Filter, FilterConfig};
     let (releases, fresh) = s.recorded_releases().unwrap();
-    let config = FilterConfig { correlation: &correlation(None, Some(p)), ..FilterConfig::new(total) };
+    let config = FilterConfig { correlation: &forward_only(p), ..FilterConfig::new(total) };
     let mut f = Filter::new(releases[0].len(), config).unwrap();
     let want: Vec<(Vec<f64>, Option<Vec<f64>>)> = releases
         .iter()

@@ -93,168 +93,38 @@ fn sha256_hex(text: &str) -> String {
 }
 
 /// An edit of one column (or of the file's header), as SQL run on the copy, then the
-/// digests a forger recomputes.
+/// digests a forger recomputes: a line of `tests/data/tamper_edits.tsv`.
 struct Edit {
     table: &'static str,
     column: &'static str,
     sql: &'static str,
-    /// Recompute the unkeyed digest of this params/loss_setup text column afterwards.
+    /// Recompute the unkeyed digest of this params/loss_setup text column afterwards: (the
+    /// edited table, the edited column, the digest column).
     rehash: Option<(&'static str, &'static str, &'static str)>,
     /// Recompute every step's chain link afterwards ([`tpl_stream::rechain`]).
     rechain: bool,
     expected: Outcome,
 }
 
-const fn edit(table: &'static str, column: &'static str, sql: &'static str, expected: Outcome) -> Edit {
-    Edit { table, column, sql, rehash: None, rechain: false, expected }
-}
-
 /// Every edit, and what it must give.
 fn edits() -> Vec<Edit> {
-    let rehashed = |table, column, sql, digest: &'static str, expected| Edit {
-        rehash: Some((table, column, digest)),
-        ..edit(table, column, sql, expected)
-    };
-    let rechained = |column, sql| Edit { rechain: true, ..edit("steps", column, sql, HeadChanged) };
-    vec![
-        edit("meta", "name", "UPDATE meta SET name = 'formats' WHERE name = 'format'", Refused),
-        edit("meta", "value", "UPDATE meta SET value = 'other' WHERE name = 'format'", Refused),
-        edit("meta", "value", "UPDATE meta SET value = 'mle' WHERE name = 'estimator'", Refused),
-        edit("meta", "value", "UPDATE meta SET value = '31' WHERE name = 'estimate_total'", Refused),
-        edit("meta", "value", "UPDATE meta SET value = 'someone else' WHERE name = 'created_by'", Harmless),
-        edit(
-            "meta",
-            "value",
-            "UPDATE meta SET value = replace(value, substr(value, 1, 1), 'f') WHERE name = 'key_id'",
-            PushRefused,
-        ),
-        edit("params", "id", "UPDATE params SET id = 2", Refused),
-        edit("params", "scheme", "UPDATE params SET scheme = 'uniform'", Refused),
-        edit("params", "epsilon", "UPDATE params SET epsilon = 0.5", Refused),
-        edit("params", "window", "UPDATE params SET window = 4", Refused),
-        edit("params", "sensitivity", "UPDATE params SET sensitivity = 1.0", Refused),
-        edit("params", "sampler", "UPDATE params SET sampler = 'float'", Refused),
-        edit("params", "alpha", "UPDATE params SET alpha = 1e9", Refused),
-        rehashed(
-            "params",
-            "backward",
-            "UPDATE params SET backward = '[[1,0,0],[0,1,0],[0,0,1]]'",
-            "backward_sha256",
-            Refused,
-        ),
-        edit("params", "backward_sha256", "UPDATE params SET backward_sha256 = 'ab'", Refused),
-        rehashed(
-            "params",
-            "forward",
-            "UPDATE params SET forward = '[[0.34,0.33,0.33],[0.33,0.34,0.33],[0.33,0.33,0.34]]'",
-            "forward_sha256",
-            Refused,
-        ),
-        edit("params", "forward_sha256", "UPDATE params SET forward_sha256 = 'ab'", Refused),
-        rehashed("params", "budgets", "UPDATE params SET budgets = '[0.1]'", "budgets_sha256", Refused),
-        edit("params", "budgets_sha256", "UPDATE params SET budgets_sha256 = 'ab'", Refused),
-        edit(
-            "loss_setup",
-            "side",
-            "UPDATE loss_setup SET side = 'b' WHERE side = 'backward'; UPDATE loss_setup SET side = 'backward' WHERE side = 'forward'; UPDATE loss_setup SET side = 'forward' WHERE side = 'b'",
-            Refused,
-        ),
-        edit(
-            "loss_setup",
-            "matrix_sha256",
-            "UPDATE loss_setup SET matrix_sha256 = 'ab' WHERE side = 'forward'",
-            Refused,
-        ),
-        edit(
-            "loss_setup",
-            "identity",
-            "UPDATE loss_setup SET identity = 1 - identity WHERE side = 'forward'",
-            Refused,
-        ),
-        // A flat loss function, its digest recomputed: what made a stream stop refusing for α.
-        rehashed(
-            "loss_setup",
-            "candidates",
-            "UPDATE loss_setup SET candidates = '[[0.0,0.0]]' WHERE side = 'forward'",
-            "candidates_sha256",
-            Refused,
-        ),
-        edit("loss_setup", "candidates_sha256", "UPDATE loss_setup SET candidates_sha256 = 'ab'", Refused),
-        edit("steps", "t", "UPDATE steps SET t = 20 WHERE t = 12", Refused),
-        edit("steps", "key", "UPDATE steps SET key = key + 1 WHERE t = 12", Refused),
-        rechained("key", "UPDATE steps SET key = key + 1 WHERE t = 12"),
-        edit("steps", "counts_mac", "UPDATE steps SET counts_mac = zeroblob(32) WHERE t = 5", Harmless),
-        edit("steps", "test", "UPDATE steps SET test = test / 2 WHERE t = 4", Refused),
-        rechained("test", "UPDATE steps SET test = test / 2 WHERE t = 4"),
-        edit("steps", "publication", "UPDATE steps SET publication = 0 WHERE t = 1", Refused),
-        rechained("publication", "UPDATE steps SET publication = publication / 2 WHERE t = 1"),
-        edit("steps", "absorbed", "UPDATE steps SET absorbed = absorbed + 0.01 WHERE t = 3", Refused),
-        edit("steps", "published", "UPDATE steps SET published = 1 - published WHERE t = 6", Refused),
-        edit("steps", "refused", "UPDATE steps SET refused = 'edited' WHERE t = 2", Refused),
-        rechained("refused", "UPDATE steps SET refused = 'edited' WHERE t = 2"),
-        edit("steps", "release", "UPDATE steps SET release = NULL WHERE t = 1", Refused),
-        edit("steps", "max_tpl", "UPDATE steps SET max_tpl = 0.1 WHERE t = 12", Refused),
-        rechained("max_tpl", "UPDATE steps SET max_tpl = 0.1 WHERE t = 12"),
-        edit(
-            "steps",
-            "max_window_leakage",
-            "UPDATE steps SET max_window_leakage = 0.1 WHERE t = 12",
-            Refused,
-        ),
-        edit("steps", "chain", "UPDATE steps SET chain = zeroblob(32) WHERE t = 12", Refused),
-        edit("estimates", "t", "UPDATE estimates SET t = 40 WHERE t = 12", Refused),
-        edit("estimates", "t", "DELETE FROM estimates WHERE t = 7", HeadChanged),
-        // Every person in one cell: values a filter could give, but not the ones stored.
-        edit(
-            "estimates",
-            "estimate",
-            "UPDATE estimates SET estimate = x'0000000000003e4000000000000000000000000000000000' WHERE t = 9",
-            HeadChanged,
-        ),
-        edit("estimates", "estimate", "UPDATE estimates SET estimate = zeroblob(24) WHERE t = 9", Refused),
-        edit(
-            "estimates",
-            "error",
-            "UPDATE estimates SET error = 'edited', estimate = NULL, std_error = NULL WHERE t = 9",
-            HeadChanged,
-        ),
-        edit(
-            "estimates",
-            "std_error",
-            "UPDATE estimates SET std_error = zeroblob(24) WHERE t = 9",
-            HeadChanged,
-        ),
-        edit(
-            "estimates",
-            "std_error",
-            "UPDATE estimates SET std_error = x'000000000000f87f000000000000f87f000000000000f87f' WHERE t = 9",
-            Refused,
-        ),
-        edit("audit_state", "id", "UPDATE audit_state SET id = 2", Harmless),
-        edit("audit_state", "t", "UPDATE audit_state SET t = t - 1", Harmless),
-        edit("audit_state", "chain", "UPDATE audit_state SET chain = zeroblob(32)", Harmless),
-        edit(
-            "audit_state",
-            "history",
-            "UPDATE audit_state SET history = substr(history, 1, length(history) - 8)",
-            Harmless,
-        ),
-        edit("audit_state", "seal", "UPDATE audit_state SET seal = zeroblob(32)", Harmless),
-        edit("estimate_state", "id", "UPDATE estimate_state SET id = 2", Harmless),
-        edit("estimate_state", "t", "UPDATE estimate_state SET t = t - 1", Harmless),
-        edit(
-            "estimate_state",
-            "state",
-            "UPDATE estimate_state SET state = replace(state, '1', '2')",
-            Harmless,
-        ),
-        edit("estimate_state", "seal", "UPDATE estimate_state SET seal = zeroblob(32)", Harmless),
-        edit("file", "user_version", "PRAGMA user_version = 2", Refused),
-        // Format 3 is format 4 without an application's mechanism, which this stream has not.
-        edit("file", "user_version", "PRAGMA user_version = 3", Harmless),
-        edit("file", "user_version", "PRAGMA user_version = 5", Refused),
-        edit("file", "application_id", "PRAGMA application_id = 1", Refused),
-    ]
+    include_str!("data/tamper_edits.tsv")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|line| {
+            let fields: Vec<&'static str> = line.split('\t').collect();
+            let [table, column, expected, after, sql] = fields[..] else { panic!("not 5 fields: {line}") };
+            let expected = match expected {
+                "Refused" => Refused,
+                "HeadChanged" => HeadChanged,
+                "PushRefused" => PushRefused,
+                "Harmless" => Harmless,
+                other => panic!("unknown outcome {other}: {line}"),
+            };
+            let rehash = after.strip_prefix("rehash:").map(|digest| (table, column, digest));
+            Edit { table, column, sql, rehash, rechain: after == "rechain", expected }
+        })
+        .collect()
 }
 
 /// The tables and columns of a stream file.

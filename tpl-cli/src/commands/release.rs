@@ -18,8 +18,10 @@ use crate::release_report::{MatricesUsed, ReleaseReport, Sampler, raw_intervals}
 
 /// The help of `--scheme` for `tpl release`, which adds to [`ReleaseSetup`]'s how the matrices
 /// decide PBA's correlation pool.
-const SCHEME_HELP: &str = "Stream scheme: laplace (event level), uniform, sample, bd, ba, pba (needs --backward and/or \
-                           --forward: they decide whether its correlation pool is used), or planned (needs --budgets)";
+const SCHEME_HELP: &str = "Stream scheme: laplace (event level), uniform, sample, bd, ba, pba (the correlation-aware \
+                           absorption of Hemkumar et al. 2021, not the personalized one of Du et al. 2025; needs \
+                           --backward and/or --forward: they decide whether its correlation pool is used), or \
+                           planned (needs --budgets)";
 
 /// Arguments of `tpl release`.
 #[derive(Debug, Args)]

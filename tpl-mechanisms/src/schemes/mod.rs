@@ -70,7 +70,7 @@ pub enum SchemeKind {
     Bd,
     /// [`Ba`].
     Ba,
-    /// [`Pba`].
+    /// [`Pba`]: Hemkumar et al. (2021), not the Personalized Budget Absorption of Du et al. (2025).
     Pba,
     /// [`Planned`] (needs its plan: [`SchemeInputs::plan`]).
     Planned,

@@ -1,7 +1,7 @@
 use super::fit::climb;
 use super::*;
 use tpl_core::TransitionMatrix;
-use tpl_core::test_util::correlation;
+use tpl_core::test_util::forward_only;
 
 /// A deterministic stream of n cells around a fixed histogram with ±noise.
 fn releases(base: &[f64], horizon: usize, amplitude: f64) -> Vec<Vec<f64>> {
@@ -24,7 +24,7 @@ fn releases(base: &[f64], horizon: usize, amplitude: f64) -> Vec<Vec<f64>> {
 fn estimates_keep_the_population_and_are_non_negative() {
     let p = TransitionMatrix::smoothed_identity(4, 0.2).unwrap();
     let r = releases(&[40.0, 30.0, 20.0, 10.0], 30, 8.0);
-    let config = FilterConfig { correlation: &correlation(None, Some(&p)), ..FilterConfig::new(100) };
+    let config = FilterConfig { correlation: &forward_only(&p), ..FilterConfig::new(100) };
     let out = kalman_smooth(&r, &[1.0; 30], config).unwrap();
     for x in &out.estimates {
         assert!((x.iter().sum::<f64>() - 100.0).abs() < 1e-9);
@@ -40,7 +40,7 @@ fn a_constant_truth_is_fitted_without_process_noise_and_averaged() {
     let truth = [50.0, 30.0, 20.0];
     let r = releases(&truth, 200, 6.0);
     let p = TransitionMatrix::smoothed_identity(3, 0.3).unwrap();
-    let config = FilterConfig { correlation: &correlation(None, Some(&p)), ..FilterConfig::new(100) };
+    let config = FilterConfig { correlation: &forward_only(&p), ..FilterConfig::new(100) };
     let out = kalman_smooth(&r, &[1.0; 200], config).unwrap();
     assert!(out.fit.process_noise < 0.01 * 8.0, "{:?}", out.fit);
     let mid = &out.estimates[100];
@@ -55,7 +55,7 @@ fn a_wrong_matrix_is_discarded() {
     // must not follow the matrix (γ = 0 keeps the people where the releases put them).
     let swap = TransitionMatrix::new(vec![vec![0.0, 1.0], vec![1.0, 0.0]]).unwrap();
     let r = releases(&[80.0, 20.0], 100, 4.0);
-    let config = FilterConfig { correlation: &correlation(None, Some(&swap)), ..FilterConfig::new(100) };
+    let config = FilterConfig { correlation: &forward_only(&swap), ..FilterConfig::new(100) };
     let out = kalman_smooth(&r, &[1.0; 100], config).unwrap();
     assert!(out.fit.move_weight < 0.01, "{:?}", out.fit);
     assert!((out.estimates[50][0] - 80.0).abs() < 2.0, "{:?}", out.estimates[50]);
@@ -78,7 +78,7 @@ fn steps_without_information_are_interpolated() {
             budgets.push(0.0);
         }
     }
-    let config = FilterConfig { correlation: &correlation(None, Some(&p)), ..FilterConfig::new(100) };
+    let config = FilterConfig { correlation: &forward_only(&p), ..FilterConfig::new(100) };
     let out = kalman_smooth(&r, &budgets, config).unwrap();
     // Between releases the smoothed estimate moves towards the next release.
     assert!(out.estimates[18][0] > out.estimates[16][0] + 0.5, "{:?}", &out.estimates[15..21]);
@@ -92,7 +92,7 @@ fn converged_covariances_give_the_same_estimates_as_recomputed_ones() {
     // length where each step's noise differs by a relative 1e-15, which defeats reuse).
     let p = TransitionMatrix::smoothed_identity(3, 0.2).unwrap();
     let r = releases(&[40.0, 35.0, 25.0], 120, 10.0);
-    let config = FilterConfig { correlation: &correlation(None, Some(&p)), ..FilterConfig::new(100) };
+    let config = FilterConfig { correlation: &forward_only(&p), ..FilterConfig::new(100) };
     let reused = kalman_smooth(&r, &[1.0; 120], config.clone()).unwrap();
     let budgets: Vec<f64> = (0..120).map(|t| 1.0 + 1e-15 * (t % 2) as f64).collect();
     let recomputed = kalman_smooth(&r, &budgets, config).unwrap();
@@ -169,7 +169,7 @@ fn climb_finds_the_peak_of_a_unimodal_score() {
 #[test]
 fn refuses_bad_input_naming_the_step() {
     let p = TransitionMatrix::smoothed_identity(2, 0.1).unwrap();
-    let config = FilterConfig { correlation: &correlation(None, Some(&p)), ..FilterConfig::new(10) };
+    let config = FilterConfig { correlation: &forward_only(&p), ..FilterConfig::new(10) };
     let err = kalman_smooth(&[vec![1.0, 2.0], vec![f64::NAN, 1.0]], &[1.0, 1.0], config.clone()).unwrap_err();
     assert!(err.to_string().starts_with("step 2:"), "{err}");
     let none: &[Vec<f64>] = &[];

@@ -832,7 +832,8 @@ def release(
 
     Schemes: ``"laplace"`` (ε at every step: event level, the reference), ``"uniform"``
     (ε/w every step), ``"sample"`` (ε once per window), ``"bd"`` and ``"ba"`` (Kellaris et
-    al.'s budget distribution and absorption), ``"pba"`` (correlation-aware absorption; needs
+    al.'s budget distribution and absorption), ``"pba"`` (the correlation-aware absorption of
+    Hemkumar et al. 2021, not Du et al.'s Personalized Budget Absorption of 2025; needs
     ``backward`` and/or ``forward``) and ``"planned"`` (spends ``budgets``, one ε_t per step).
 
     The noise is the exact discrete Laplace mechanism, drawn from a CSPRNG seeded by the
