@@ -23,6 +23,23 @@ pub fn correlation(backward: Option<&TransitionMatrix>, forward: Option<&Transit
         .expect("the test's matrices describe the same states")
 }
 
+/// The xorshift64 generator (shifts 13, 7, 17) seeded with `state` (non-zero): a fixed stream
+/// of 64-bit words for tests that want many cheap draws without proptest.
+pub fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
+/// Uniform numbers in [0, 1) from [`xorshift`]`(state)`: the top 53 bits of each word.
+pub fn uniforms(state: u64) -> impl FnMut() -> f64 {
+    let mut words = xorshift(state);
+    move || (words() >> 11) as f64 / (1u64 << 53) as f64
+}
+
 /// A correlation with the forward matrix `p` only: the public model of the estimators.
 pub fn forward_only(p: &TransitionMatrix) -> Correlation {
     correlation(None, Some(p))

@@ -294,13 +294,7 @@ mod tests {
 
     #[test]
     fn radix_sort_is_a_stable_sort_by_key() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = tpl_core::test_util::xorshift(0x9e37_79b9_7f4a_7c15);
         // Keys spread over all bits, over few bits (many ties), and keys that agree on their
         // 22 highest varying bits but differ below (the insertion pass gives up).
         let kinds: [&dyn Fn(u64) -> u64; 4] =

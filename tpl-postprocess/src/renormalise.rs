@@ -376,6 +376,7 @@ fn settle_exact(total: f64, spacing: f64, x: &mut [f64], kept: &[bool]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tpl_core::test_util::uniforms;
 
     /// A release no cell of `x` sits at.
     fn release_of(x: &[f64]) -> Vec<f64> {
@@ -501,13 +502,7 @@ mod tests {
     /// powers of two (7 in 100).
     #[test]
     fn random_estimates_hold_their_sums() {
-        let mut state = 0x853c_49e6_748f_ea9b_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = uniforms(0x853c_49e6_748f_ea9b_u64);
         let cases = 50_000;
         // Misses per kind of estimate: shares, with zeros, with tiny cells, powers of two.
         let mut missed = [0usize; 4];

@@ -5,19 +5,13 @@
 #![cfg(feature = "serde")]
 
 use tpl_core::TransitionMatrix;
-use tpl_core::test_util::correlation;
+use tpl_core::test_util::{correlation, uniforms};
 use tpl_postprocess::{Estimator, Filter, FilterConfig, FilterState, PostprocessError};
 
 /// A stream of `steps` noisy releases of `n` cells around a population of 40 per cell, and
 /// its budgets (every fifth step repeats, with budget 0), from a fixed generator.
 fn stream(n: usize, steps: usize) -> (Vec<Vec<f64>>, Vec<f64>) {
-    let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut next = uniforms(0x2545_f491_4f6c_dd1d_u64);
     let releases = (0..steps)
         .map(|t| (0..n).map(|c| 40.0 + 10.0 * ((t + c) as f64 / 9.0).sin() + (next() - 0.5) * 30.0).collect())
         .collect();

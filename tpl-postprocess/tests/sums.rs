@@ -9,7 +9,7 @@
 
 use proptest::prelude::*;
 use tpl_core::TransitionMatrix;
-use tpl_core::test_util::forward_only;
+use tpl_core::test_util::{forward_only, uniforms};
 use tpl_postprocess::{
     Estimator, Filter, FilterConfig, WeightedPrior, filter, kalman_smooth, map_step, mle_step,
     pooled_map_step,
@@ -59,13 +59,7 @@ fn holds(x: &[f64], total: f64) -> Result<(), String> {
 /// `steps` small noisy releases of `n` cells around N/n with a spike of `spike` in cell 0 at
 /// step `at` (and a negative one of −spike/2 in the last cell there), from a fixed generator.
 fn spiked(n: usize, steps: usize, total: f64, spike: f64, at: usize) -> Vec<Vec<f64>> {
-    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut next = uniforms(0x9e37_79b9_7f4a_7c15_u64);
     (0..steps)
         .map(|t| {
             let mut r: Vec<f64> = (0..n).map(|_| total / n as f64 + (next() - 0.5) * 3.0).collect();

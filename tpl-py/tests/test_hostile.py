@@ -1365,45 +1365,19 @@ WHOLE_CASES = [
     ),
     ("compare-seed-negative", lambda: tp.compare(COUNTS, epsilon=1.0, window=2, seed=-1), ["seed", "-1"], None, []),
     ("compare-epsilon-missing", lambda: tp.compare(COUNTS, window=2), ["epsilon"], None, []),
-    (
-        "release-scale-overflow",
-        lambda: tp.release(COUNTS, "laplace", 1e-320, 2, sensitivity=1e308),
-        ["epsilon 1e-320 (with window 2 and sensitivity 1e308)", "sensitivity/budget = 1e308/1e-320 overflows"],
-        [
-            "release",
-            "--counts",
-            C,
-            "--scheme",
-            "laplace",
-            "--epsilon",
-            "1e-320",
-            "--window",
-            "2",
-            "--sensitivity",
-            "1e308",
-        ],
-        ["sensitivity/budget = 1e308/1e-320 overflows"],
-    ),
-    (
-        "release-scale-overflow-float",
-        lambda: tp.release(COUNTS, "laplace", 1e-320, 2, sensitivity=1e308, sampler="float"),
-        ["epsilon 1e-320", "sensitivity/budget = 1e308/1e-320 overflows"],
-        [
-            "release",
-            "--counts",
-            C,
-            "--scheme",
-            "laplace",
-            "--epsilon",
-            "1e-320",
-            "--window",
-            "2",
-            "--sensitivity",
-            "1e308",
-            "--sampler",
-            "float",
-        ],
-        ["sensitivity/budget = 1e308/1e-320 overflows"],
+    *(
+        (
+            f"release-scale-overflow{suffix}",
+            lambda kw=kw: tp.release(COUNTS, "laplace", 1e-320, 2, sensitivity=1e308, **kw),
+            [package, "sensitivity/budget = 1e308/1e-320 overflows"],
+            ["release", "--counts", C, "--scheme", "laplace", "--epsilon", "1e-320", "--window", "2"]
+            + ["--sensitivity", "1e308", *flags],
+            ["sensitivity/budget = 1e308/1e-320 overflows"],
+        )
+        for suffix, kw, flags, package in [
+            ("", {}, [], "epsilon 1e-320 (with window 2 and sensitivity 1e308)"),
+            ("-float", {"sampler": "float"}, ["--sampler", "float"], "epsilon 1e-320"),
+        ]
     ),
     (
         "release-window-sum-overflow",

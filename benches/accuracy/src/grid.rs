@@ -49,8 +49,9 @@ impl Cell<'_> {
     }
 }
 
-/// One row of the results (one estimator in one cell): the CSV's columns.
-#[derive(Debug, Clone, PartialEq)]
+/// One row of the results (one estimator in one cell): the CSV's columns, named and ordered
+/// as the fields are (an absent value is an empty field).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Row {
     /// `markov` or the real stream's name.
     pub stream: &'static str,

@@ -6,50 +6,12 @@ use std::path::Path;
 
 use crate::grid::Row;
 
-/// The CSV header, in the order of [`Row`]'s fields.
-pub const HEADER: [&str; 30] = [
-    "stream",
-    "population",
-    "shape",
-    "matrices",
-    "scheme",
-    "epsilon",
-    "estimator",
-    "seeds",
-    "mse",
-    "raw_mse",
-    "ratio_raw",
-    "best_ma_mse",
-    "best_ma_window",
-    "ratio_ma",
-    "kalman_mse",
-    "ratio_kalman",
-    "kalman_filter_mse",
-    "ratio_kalman_filter",
-    "kalman_causal_mse",
-    "ratio_kalman_causal",
-    "mle_mse",
-    "ratio_mle",
-    "coverage_all",
-    "coverage_nonempty",
-    "coverage_dominant",
-    "width",
-    "model_coverage_all",
-    "model_coverage_nonempty",
-    "model_coverage_dominant",
-    "model_width",
-];
-
 /// The fields that say which cell and estimator a row is (the CSV's and the table's first
 /// seven columns).
 fn row_key(r: &Row) -> [String; 7] {
     let key: [&dyn std::fmt::Display; 7] =
         [&r.stream, &r.population, &r.shape, &r.matrices, &r.scheme, &r.epsilon, &r.estimator];
     key.map(|v| v.to_string())
-}
-
-fn opt(v: Option<f64>) -> String {
-    v.map_or_else(String::new, |v| v.to_string())
 }
 
 /// Writes `cells` (each a cell's rows) to `path` as CSV, creating its folder.
@@ -61,33 +23,8 @@ pub fn write_csv(path: &Path, cells: &[Vec<Row>]) -> Result<(), Box<dyn std::err
         std::fs::create_dir_all(dir)?;
     }
     let mut w = csv::Writer::from_path(path)?;
-    w.write_record(HEADER)?;
     for r in cells.iter().flatten() {
-        w.write_record(row_key(r).into_iter().chain([
-            r.seeds.to_string(),
-            r.mse.to_string(),
-            r.raw_mse.to_string(),
-            r.ratio_raw.to_string(),
-            r.best_ma_mse.to_string(),
-            r.best_ma_window.to_string(),
-            r.ratio_ma.to_string(),
-            opt(r.kalman_mse),
-            opt(r.ratio_kalman),
-            opt(r.kalman_filter_mse),
-            opt(r.ratio_kalman_filter),
-            opt(r.kalman_causal_mse),
-            opt(r.ratio_kalman_causal),
-            r.mle_mse.to_string(),
-            r.ratio_mle.to_string(),
-            opt(r.coverage_all),
-            opt(r.coverage_nonempty),
-            opt(r.coverage_dominant),
-            opt(r.width),
-            opt(r.model_coverage_all),
-            opt(r.model_coverage_nonempty),
-            opt(r.model_coverage_dominant),
-            opt(r.model_width),
-        ]))?;
+        w.serialize(r)?;
     }
     w.flush()?;
     Ok(())

@@ -1,14 +1,5 @@
 use super::*;
-
-/// Uniform numbers in [0, 1) from a xorshift generator seeded with `state`.
-fn uniforms(mut state: u64) -> impl FnMut() -> f64 {
-    move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+use tpl_core::test_util::uniforms;
 
 /// The chain of an every-step stream: the previous estimate's q and u = q·P.
 fn one_step(q: &[f64], u: &[f64], index: usize) -> Chain {

@@ -1,23 +1,12 @@
 use super::fit::climb;
 use super::*;
 use tpl_core::TransitionMatrix;
-use tpl_core::test_util::forward_only;
+use tpl_core::test_util::{forward_only, uniforms};
 
 /// A deterministic stream of n cells around a fixed histogram with ±noise.
 fn releases(base: &[f64], horizon: usize, amplitude: f64) -> Vec<Vec<f64>> {
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    (0..horizon)
-        .map(|_| {
-            base.iter()
-                .map(|&b| {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    b + amplitude * ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5)
-                })
-                .collect()
-        })
-        .collect()
+    let mut next = uniforms(0x2545_f491_4f6c_dd1d);
+    (0..horizon).map(|_| base.iter().map(|&b| b + amplitude * (next() - 0.5)).collect()).collect()
 }
 
 #[test]
