@@ -294,18 +294,10 @@ fn the_demo_scores_matrices_from_another_period() {
 #[test]
 fn allow_overlap_without_score_steps_is_refused_naming_both_flags() {
     let stream = week("stream.csv");
-    let run = usage_error(&[
-        "compare",
-        "--stream",
-        &stream,
-        "--train-steps",
-        "..10",
-        "--allow-overlap",
-        "--epsilon",
-        "1",
-        "--window",
-        "2",
-    ]);
+    let run = usage_error(&cmd(
+        "compare --stream {} --train-steps ..10 --allow-overlap --epsilon 1 --window 2",
+        &[&stream],
+    ));
     assert!(
         run.stderr.contains("--allow-overlap") && run.stderr.contains("--score-steps"),
         "{}",

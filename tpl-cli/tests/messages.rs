@@ -7,21 +7,6 @@ mod common;
 
 use common::*;
 
-/// A `.npy` file (version 1.0) of type `descr`, header shape `shape` (as Python writes it) and
-/// raw values `data`.
-fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
-    let mut header =
-        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}").into_bytes();
-    let unpadded = 10 + header.len() + 1;
-    header.resize(header.len() + unpadded.next_multiple_of(64) - unpadded, b' ');
-    header.push(b'\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(&header);
-    out.extend_from_slice(data);
-    out
-}
-
 /// The little-endian bytes of `values`, as `<i8`.
 fn i64_bytes(values: &[i64]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()

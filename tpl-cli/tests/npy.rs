@@ -16,18 +16,9 @@ fn npy_output(args: &[&str]) -> Vec<u8> {
 }
 
 /// A T × d array of doubles as `.npy` bytes (version 1.0, little-endian, C order).
-fn npy(rows: &[Vec<f64>]) -> Vec<u8> {
-    let header =
-        format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, {}), }}", rows.len(), rows[0].len());
-    let mut h = header.into_bytes();
-    let unpadded = 10 + h.len() + 1;
-    h.resize(h.len() + unpadded.next_multiple_of(64) - unpadded, b' ');
-    h.push(b'\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(h.len() as u16).to_le_bytes());
-    out.extend_from_slice(&h);
-    rows.iter().flatten().for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
-    out
+fn npy_of(rows: &[Vec<f64>]) -> Vec<u8> {
+    let data: Vec<u8> = rows.iter().flatten().flat_map(|v| v.to_le_bytes()).collect();
+    npy("<f8", &format!("({}, {})", rows.len(), rows[0].len()), &data)
 }
 
 /// The values of `.npy` bytes this test wrote or `tpl` wrote (`<f8`, C order).
@@ -43,7 +34,7 @@ fn counts_read_from_npy_give_the_release_of_their_csv() {
     let rows = vec![vec![3.0, 1.0, 0.0], vec![2.0, 2.0, 0.0], vec![2.0, 1.0, 1.0], vec![0.0, 3.0, 1.0]];
     let csv = d.file("c.csv", "3,1,0\n2,2,0\n2,1,1\n0,3,1\n");
     let array = d.path("c.npy");
-    std::fs::write(&array, npy(&rows)).unwrap();
+    std::fs::write(&array, npy_of(&rows)).unwrap();
     let release = |counts: &str| {
         json(&cmd("release --counts {} --scheme bd --epsilon 1 --window 2 --seed 5", &[counts]))
     };
@@ -58,7 +49,7 @@ fn counts_read_from_npy_give_the_release_of_their_csv() {
     let want: Vec<f64> = release(&csv)["releases"].as_array().unwrap().iter().flat_map(nums_of).collect();
     assert_eq!(got, want);
     // A negative count, or NaN, is named by step and cell.
-    std::fs::write(&array, npy(&[vec![1.0, -2.0]])).unwrap();
+    std::fs::write(&array, npy_of(&[vec![1.0, -2.0]])).unwrap();
     bad_input(
         &["release", "--counts", &array, "--scheme", "bd", "--epsilon", "1", "--window", "2"],
         &["c.npy", "step 1, cell 2"],

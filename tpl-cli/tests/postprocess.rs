@@ -19,19 +19,10 @@ fn json_contract_and_the_hand_case() {
     let r = d.file("r.csv", "10,0\n");
     let p = d.file("p.csv", "0.5 0.5\n");
     let eps = s(2.0 * 2f64.ln());
-    let out = json(&[
-        "postprocess",
-        "--releases",
-        &r,
-        "--total",
-        "10",
-        "--epsilon",
-        &eps,
-        "--prior",
-        &p,
-        "--estimator",
-        "map",
-    ]);
+    let out = json(&cmd(
+        "postprocess --releases {} --total 10 --epsilon {} --prior {} --estimator map",
+        &[&r, &eps, &p],
+    ));
     let keys: Vec<&str> = out.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(keys, ["estimator", "t", "estimates", "estimator_default", "causal"]);
     assert_eq!(out["estimator"], "map");
@@ -340,17 +331,7 @@ fn a_total_beyond_u64_is_too_large_not_malformed() {
 fn replicates_without_interval_is_refused_naming_both_flags() {
     let scratch = Scratch::new("pp-replicates");
     let r = scratch.file("r.csv", "3,7\n4,6\n");
-    let run = usage_error(&[
-        "postprocess",
-        "--releases",
-        &r,
-        "--total",
-        "10",
-        "--epsilon",
-        "1",
-        "--replicates",
-        "5",
-    ]);
+    let run = usage_error(&cmd("postprocess --releases {} --total 10 --epsilon 1 --replicates 5", &[&r]));
     assert!(run.stderr.contains("--replicates") && run.stderr.contains("--interval"), "{}", run.describe());
 }
 

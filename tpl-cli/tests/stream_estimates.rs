@@ -175,17 +175,7 @@ fn smoothed_estimates_come_with_model_or_bootstrap_intervals_on_request() {
         assert_eq!(out["interval"], 0.9);
     }
     // Only smoothed estimates are made now: the stored ones have their stored intervals.
-    usage_error(&[
-        "stream",
-        "export",
-        "--db",
-        &db,
-        "--estimates",
-        "--interval",
-        "0.9",
-        "--interval-method",
-        "model",
-    ]);
+    usage_error(&cmd("stream export --db {} --estimates --interval 0.9 --interval-method model", &[&db]));
 }
 
 /// A push that repeats stored rows returns their stored estimates, each at its own step,

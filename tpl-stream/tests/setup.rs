@@ -118,6 +118,17 @@ fn estimating(
     (DurableStream::open(path).unwrap(), p)
 }
 
+/// Pushes `steps` steps of 3 cells that oscillate around 10 people each, every
+/// `update_every` steps storing the estimates (and checking that exactly those were missing).
+fn push_oscillating(s: &mut DurableStream, steps: usize, update_every: Option<usize>) {
+    for t in 0..steps {
+        s.push(None, &[10.0 + (t % 3) as f64, 10.0, 10.0 - (t % 3) as f64]).unwrap();
+        if let Some(every) = update_every.filter(|every| (t + 1) % every == 0) {
+            assert_eq!(s.update_estimates().unwrap().len(), every);
+        }
+    }
+}
+
 /// Fails unless the estimates and standard errors `s` stored are those `tpl-postprocess`'s
 /// filter makes from its releases (forward matrix `p`, population `total`), step by step.
 fn check_stored_estimates(s: &mut DurableStream, p: &TransitionMatrix, total: u64) {
@@ -143,12 +154,7 @@ fn stored_estimates_are_the_filter_of_the_releases_up_to_each_step() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("e.db");
     let (mut s, p) = estimating(&path, SchemeKind::Bd, 3, 30);
-    for t in 0..12 {
-        s.push(None, &[10.0 + (t % 3) as f64, 10.0, 10.0 - (t % 3) as f64]).unwrap();
-        if t % 5 == 4 {
-            assert_eq!(s.update_estimates().unwrap().len(), 5);
-        }
-    }
+    push_oscillating(&mut s, 12, Some(5));
     assert_eq!(s.update_estimates().unwrap().len(), 2);
     assert!(s.update_estimates().unwrap().is_empty());
     check_stored_estimates(&mut s, &p, 30);
@@ -190,9 +196,7 @@ fn estimates_stored_without_standard_errors_get_them_at_the_next_update() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("old.db");
     let (mut s, p) = estimating(&path, SchemeKind::Bd, 3, 30);
-    for t in 0..9 {
-        s.push(None, &[10.0 + (t % 3) as f64, 10.0, 10.0 - (t % 3) as f64]).unwrap();
-    }
+    push_oscillating(&mut s, 9, None);
     s.update_estimates().unwrap();
     drop(s);
     let old = rusqlite::Connection::open(&path).unwrap();
