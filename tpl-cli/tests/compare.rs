@@ -33,9 +33,9 @@ fn compare_on_the_ais_week_with_raw_matrices() {
     let names: Vec<&str> = rows.iter().map(|r| r["strategy"].as_str().unwrap()).collect();
     assert_eq!(names[..3], ["laplace", "laplace+map", "laplace+kalman"]);
     let keys: Vec<&str> = rows[0].as_object().unwrap().keys().map(String::as_str).collect();
-    let leading = "strategy mae mse max_window_budget max_tpl max_window_leakage guaranteed_max_tpl \
+    let leading = "strategy mae mse mre max_window_budget max_tpl max_window_leakage guaranteed_max_tpl \
                    guaranteed_max_window_leakage published_fraction";
-    assert_eq!(keys[..9], leading.split_whitespace().collect::<Vec<_>>()[..]);
+    assert_eq!(keys[..10], leading.split_whitespace().collect::<Vec<_>>()[..]);
     for scheme in ["uniform", "sample", "bd", "ba", "pba"] {
         let r = row(&out, scheme);
         assert!(num(r, "max_window_budget") <= 1.0 + 1e-12, "{scheme}: (W) holds: {r}");
@@ -122,9 +122,17 @@ fn compare_rows_carry_the_guaranteed_leakage_on_the_ais_week() {
         |key: &str| header.iter().position(|h| h == key).unwrap_or_else(|| panic!("{key} in {header:?}"));
     let (gt, gw) = (at("guaranteed_max_tpl"), at("guaranteed_max_window_leakage"));
     assert_eq!(gw, at("max_window_leakage") + 2);
+    // Each standard deviation follows its mean; MRE comes after MSE.
+    assert_eq!((at("mre"), at("mre_std")), (at("mse_std") + 1, at("mse_std") + 2));
+    let (mre, mre_std) = (at("mre"), at("mre_std"));
     for (r, j) in csv_rows.iter().zip(rows) {
         assert_close(r[gt].parse().unwrap(), num(j, "guaranteed_max_tpl"), 1e-12, "csv guaranteed_max_tpl");
         assert_close(r[gw].parse().unwrap(), num(j, "guaranteed_max_window_leakage"), 1e-12, "csv");
+        if j["error"].is_null() {
+            assert_close(r[mre].parse().unwrap(), num(j, "mre"), 1e-12, "csv mre");
+            assert_close(r[mre_std].parse().unwrap(), num(j, "mre_std"), 1e-12, "csv mre_std");
+            assert!(num(j, "mre") > 0.0, "{j}");
+        }
     }
     let text = table(&args().iter().map(String::as_str).collect::<Vec<_>>());
     assert!(text.contains("guar. max TPL") && text.contains("guar. max w-leakage"), "{text}");
@@ -454,11 +462,14 @@ fn compare_report_is_one_page_with_the_table_chart_and_provenance_and_the_json_i
     let text = table(&cmd(args, &[&week("stream.csv")]));
     let bd: Vec<&str> =
         text.lines().find(|l| l.trim_start().starts_with("bd ")).unwrap().split_whitespace().collect();
-    for value in [bd[1], bd[5], bd[6]] {
+    // MAE, MRE, MSE ± sd, max w-budget, max TPL.
+    for value in [bd[1], bd[2], bd[6], bd[7]] {
         assert!(html.contains(&format!("<td class=\"num\">{value}</td>")), "bd's {value}");
     }
-    assert!(html.contains(&format!("<td class=\"num\">{} ± {}</td>", bd[2], bd[4])), "bd's MSE");
-    assert!(html.contains("<th scope=\"col\" class=\"num\">MAE</th>"));
+    assert!(html.contains(&format!("<td class=\"num\">{} ± {}</td>", bd[3], bd[5])), "bd's MSE");
+    for column in ["MAE", "MRE"] {
+        assert!(html.contains(&format!("<th scope=\"col\" class=\"num\">{column}</th>")), "{column}");
+    }
     // Provenance and parameters: the command, the input, the seed and the matrices' origin.
     assert!(html.contains("<dt>command</dt><dd>tpl compare --stream "), "{html}");
     assert!(html.contains("--report ") && html.contains("<dt>user stream</dt>"));

@@ -26,7 +26,7 @@ use tpl_mechanisms::{
 use tpl_postprocess::{Estimator, FilterConfig, PriorPolicy};
 
 use crate::error::{CompareError, Result};
-use crate::metrics::{mae, mse};
+use crate::metrics::{mae, mre, mse};
 use crate::report::{Comparison, Row, Scores, Stat};
 use crate::{CustomStrategy, Seed, Strategy};
 
@@ -290,11 +290,25 @@ pub fn compare(setup: &Setup<'_>, strategies: &[Strategy]) -> Result<Comparison>
     })
 }
 
+/// The errors of one run's output against the truth.
+#[derive(Clone, Copy)]
+struct Errors {
+    mae: f64,
+    mse: f64,
+    mre: f64,
+}
+
+impl Errors {
+    fn of(output: &[Vec<f64>], truth: &[Vec<f64>]) -> Result<Self> {
+        Ok(Self { mae: mae(output, truth)?, mse: mse(output, truth)?, mre: mre(output, truth)? })
+    }
+}
+
 /// What one run of one strategy produced.
 struct RunResult {
-    raw: (f64, f64),
-    /// (MAE, MSE) after each post-processing estimator, in the order of the rows.
-    map: Vec<(f64, f64)>,
+    raw: Errors,
+    /// The errors after each post-processing estimator, in the order of the rows.
+    map: Vec<Errors>,
     max_window_budget: f64,
     max_tpl: f64,
     max_window_leakage: f64,
@@ -338,13 +352,16 @@ fn rows(
                 .map(|(_, r)| r.as_ref().map_err(Clone::clone))
                 .collect(),
         };
-        let scores = |pick: &dyn Fn(&RunResult) -> (f64, f64)| -> Result<Scores> {
+        let scores = |pick: &dyn Fn(&RunResult) -> Option<Errors>| -> Result<Scores> {
             let runs = runs.as_ref().map_err(Clone::clone)?;
             let guaranteed = plans[i].as_ref().map_err(Clone::clone)?.guaranteed();
-            let errors: Vec<(f64, f64)> = runs.iter().map(|r| pick(r)).collect();
+            let nan = Errors { mae: f64::NAN, mse: f64::NAN, mre: f64::NAN };
+            let errors: Vec<Errors> = runs.iter().map(|r| pick(r).unwrap_or(nan)).collect();
+            let stat = |get: fn(&Errors) -> f64| Stat::of(&errors.iter().map(get).collect::<Vec<_>>());
             Ok(Scores {
-                mae: Stat::of(&errors.iter().map(|e| e.0).collect::<Vec<_>>()),
-                mse: Stat::of(&errors.iter().map(|e| e.1).collect::<Vec<_>>()),
+                mae: stat(|e| e.mae),
+                mse: stat(|e| e.mse),
+                mre: stat(|e| e.mre),
                 max_window_budget: runs.iter().map(|r| r.max_window_budget).fold(0.0, f64::max),
                 max_tpl: runs.iter().map(|r| r.max_tpl).fold(0.0, f64::max),
                 max_window_leakage: runs.iter().map(|r| r.max_window_leakage).fold(0.0, f64::max),
@@ -358,12 +375,12 @@ fn rows(
             strategy: strategy.name().into(),
             base: Some(strategy.clone()),
             map: false,
-            outcome: scores(&|r| r.raw),
+            outcome: scores(&|r| Some(r.raw)),
         });
         for (k, estimator) in estimators.iter().enumerate() {
             let outcome = match &map_blocker {
                 Some(why) => Err(why.clone()),
-                None => scores(&|r| r.map.get(k).copied().unwrap_or((f64::NAN, f64::NAN))),
+                None => scores(&|r| r.map.get(k).copied()),
             };
             rows.push(Row {
                 strategy: format!("{}+{}", strategy.name(), estimator.name()),
@@ -613,13 +630,13 @@ impl<'a> Releaser<'a> {
 
 fn run_once(plan: &Plan, run: &Checked<'_>, corr: &Correlation, rng: ChaCha20Rng) -> Result<RunResult> {
     let out = release(plan, run, corr, rng)?;
-    let raw = (mae(&out.releases, run.truth)?, mse(&out.releases, run.truth)?);
+    let raw = Errors::of(&out.releases, run.truth)?;
     let mut map = Vec::new();
     if let Some((estimators, total)) = &run.map_total {
         for &estimator in estimators {
             let est =
                 map_estimates(run, &out.releases, &out.fresh, *total, &PriorPolicy::Frequency, estimator)?;
-            map.push((mae(&est, run.truth)?, mse(&est, run.truth)?));
+            map.push(Errors::of(&est, run.truth)?);
         }
     }
     Ok(RunResult {
@@ -670,6 +687,7 @@ fn prior_mean_row(run: &Checked<'_>, blocker: Option<CompareError>) -> Row {
                     Ok(Scores {
                         mae: Stat::exact(mae(&est, run.truth)?),
                         mse: Stat::exact(mse(&est, run.truth)?),
+                        mre: Stat::exact(mre(&est, run.truth)?),
                         max_window_budget: 0.0,
                         max_tpl: 0.0,
                         max_window_leakage: 0.0,

@@ -80,9 +80,6 @@ pub enum CompareError {
         /// Cells of the truth at that step.
         truth: usize,
     },
-    /// The floor δ of the mean relative error is not a finite number > 0.
-    #[error("the floor of the relative error is {}: it must be finite and greater than 0", tpl_core::Short(*.0))]
-    BadFloor(f64),
     /// An initial distribution of a simulation that is not a probability vector over the
     /// states.
     #[error("initial distribution: {0}")]

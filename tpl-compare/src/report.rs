@@ -46,6 +46,9 @@ pub struct Scores {
     pub mae: Stat,
     /// Mean squared error per cell and step.
     pub mse: Stat,
+    /// Mean relative error per cell and step, each divided by the larger of its count and 1 %
+    /// of its cell's total ([`crate::mre`], the benchmark's MRE).
+    pub mre: Stat,
     /// Largest budget any w consecutive steps spent, as ε_t of releases calibrated to Δ
     /// (max over runs).
     pub max_window_budget: f64,
@@ -71,9 +74,10 @@ pub type Column = (&'static str, fn(&Scores) -> f64);
 impl Scores {
     /// The columns of a row, in the order of its serialised form (the `tpl compare --format
     /// json` contract): every score a row reports is listed here once.
-    pub const COLUMNS: [Column; 10] = [
+    pub const COLUMNS: [Column; 12] = [
         ("mae", |s| s.mae.mean),
         ("mse", |s| s.mse.mean),
+        ("mre", |s| s.mre.mean),
         ("max_window_budget", |s| s.max_window_budget),
         ("max_tpl", |s| s.max_tpl),
         ("max_window_leakage", |s| s.max_window_leakage),
@@ -82,6 +86,7 @@ impl Scores {
         ("published_fraction", |s| s.published_fraction),
         ("mae_std", |s| s.mae.std),
         ("mse_std", |s| s.mse.std),
+        ("mre_std", |s| s.mre.std),
     ];
 }
 

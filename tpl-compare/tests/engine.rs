@@ -175,8 +175,9 @@ fn rows_serialise_flat_in_the_contract_order() {
     );
     assert!(v["postprocess"].is_null());
     // The fields of a row, in the order of the JSON contract.
-    let want: Vec<&str> = "strategy mae mse max_window_budget max_tpl max_window_leakage guaranteed_max_tpl \
-                           guaranteed_max_window_leakage published_fraction mae_std mse_std error"
+    let want: Vec<&str> = "strategy mae mse mre max_window_budget max_tpl max_window_leakage \
+                           guaranteed_max_tpl guaranteed_max_window_leakage published_fraction mae_std mse_std \
+                           mre_std error"
         .split_whitespace()
         .collect();
     for r in v["rows"].as_array().unwrap() {
@@ -201,14 +202,16 @@ fn a_releaser_draws_the_runs_compare_scores() {
         let run = releaser.run(0).unwrap();
         assert_eq!(run, releaser.run(0).unwrap());
         assert_ne!(run.releases, releaser.run(1).unwrap().releases);
-        let raw = row(&compared, name).outcome.as_ref().unwrap().mse.mean;
-        assert_eq!(tpl_compare::mse(&run.releases, &truth).unwrap(), raw, "{name}");
+        let raw = row(&compared, name).outcome.as_ref().unwrap();
+        assert_eq!(tpl_compare::mse(&run.releases, &truth).unwrap(), raw.mse.mean, "{name}");
+        assert_eq!(tpl_compare::mre(&run.releases, &truth).unwrap(), raw.mre.mean, "{name}");
         assert!(run.published.iter().zip(&run.fresh).all(|(&p, &e)| p == (e > 0.0)));
         let config =
             tpl_postprocess::FilterConfig { correlation: &known, ..tpl_postprocess::FilterConfig::new(120) };
         let est = tpl_postprocess::filter(&run.releases, &run.fresh, config).unwrap().estimates;
-        let map = row(&compared, &format!("{name}+map")).outcome.as_ref().unwrap().mse.mean;
-        assert_eq!(tpl_compare::mse(&est, &truth).unwrap(), map, "{name}+map");
+        let map = row(&compared, &format!("{name}+map")).outcome.as_ref().unwrap();
+        assert_eq!(tpl_compare::mse(&est, &truth).unwrap(), map.mse.mean, "{name}+map");
+        assert_eq!(tpl_compare::mre(&est, &truth).unwrap(), map.mre.mean, "{name}+map");
     }
     // A strategy that cannot run says why, as its row would.
     let setup = Setup::new(&truth, 1.0, 5).seed(Seed::given(1));

@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use tpl_compare::{CompareError, mae, mre, mse};
 use tpl_mechanisms::{LaplaceMechanism, Sample, Scripted, WEventParams, run};
 
-/// The hand-computed 2 steps × 2 cells example; a zero count hits the floor δ.
+/// The hand-computed 2 steps × 2 cells example; a zero count hits the cell's floor.
 #[test]
 fn metrics_two_by_two() {
     let truth = vec![vec![0.0, 4.0], vec![-2.0, 8.0]];
@@ -14,12 +14,9 @@ fn metrics_two_by_two() {
     // errors 1, −2, 0, 3
     assert_relative_eq!(mae(&rel, &truth).unwrap(), 6.0 / 4.0);
     assert_relative_eq!(mse(&rel, &truth).unwrap(), 14.0 / 4.0);
-    // δ = 1: 1/max(0, 1) + 2/4 + 0/2 + 3/8
-    assert_relative_eq!(mre(&rel, &truth, 1.0).unwrap(), (1.0 + 0.5 + 0.0 + 0.375) / 4.0);
-    // δ = 5: the floor hits the 0, 4 and −2 counts: 1/5 + 2/5 + 0/5 + 3/8
-    assert_relative_eq!(mre(&rel, &truth, 5.0).unwrap(), (0.2 + 0.4 + 0.0 + 0.375) / 4.0);
-    // δ small: the zero count's error is divided by δ itself
-    assert_relative_eq!(mre(&rel, &truth, 0.5).unwrap(), (2.0 + 0.5 + 0.0 + 0.375) / 4.0);
+    // Cell 0 totals −2 (no scale: floor 1), cell 1 totals 12 (floor 0.12):
+    // 1/max(0, 1) + 2/4 + 0/max(−2, 1) + 3/8
+    assert_relative_eq!(mre(&rel, &truth).unwrap(), (1.0 + 0.5 + 0.0 + 0.375) / 4.0);
 }
 
 /// Approximated steps are scored with the repeated release (nothing excluded, t = 1 included).
@@ -33,22 +30,20 @@ fn metrics_score_repeated_releases() {
     // errors: (1, −1), (−1, −2), (2, −4)
     assert_relative_eq!(mae(&r.releases, &truth).unwrap(), 11.0 / 6.0);
     assert_relative_eq!(mse(&r.releases, &truth).unwrap(), 27.0 / 6.0);
-    let want_mre = (1.0 / 10.0 + 1.0 / 1.0 + 1.0 / 12.0 + 2.0 / 1.0 + 2.0 / 9.0 + 4.0 / 3.0) / 6.0;
-    assert_relative_eq!(mre(&r.releases, &truth, 1.0).unwrap(), want_mre);
+    // Floors 1 % of the cells' totals: 0.31 and 0.04.
+    let want_mre = (1.0 / 10.0 + 1.0 / 0.04 + 1.0 / 12.0 + 2.0 / 1.0 + 2.0 / 9.0 + 4.0 / 3.0) / 6.0;
+    assert_relative_eq!(mre(&r.releases, &truth).unwrap(), want_mre);
 }
 
-/// Regression: `mre` accepted a floor ≤ 0 and divided the error of a zero count by 0 (an
-/// infinite or NaN score); it now refuses any floor that is not finite and > 0.
+/// The benchmark's floor: one percent of the cell's total over the steps, so that a busy
+/// cell's nearly empty step is not divided by almost nothing; a cell never occupied is
+/// divided by one person.
 #[test]
-fn mre_rejects_a_floor_that_is_not_positive() {
-    let truth = vec![vec![0.0, 4.0]];
-    let rel = vec![vec![1.0, 4.0]];
-    for floor in [0.0, -1.0, -0.0, f64::NAN, f64::INFINITY] {
-        match mre(&rel, &truth, floor) {
-            Err(CompareError::BadFloor(f)) => assert!(f.is_nan() || f == floor),
-            other => panic!("floor {floor}: {other:?}"),
-        }
-    }
+fn mre_divides_by_one_percent_of_the_cell_total() {
+    let truth = vec![vec![1.0, 0.0], vec![999.0, 0.0]];
+    let rel = vec![vec![6.0, 2.0], vec![999.0, 0.0]];
+    // Cell 0: floor 10, so the step with 1 person is divided by 10, not by 1.
+    assert_relative_eq!(mre(&rel, &truth).unwrap(), (5.0 / 10.0 + 2.0 / 1.0 + 0.0 + 0.0) / 4.0);
 }
 
 /// Regression: the metrics zipped releases with the truth and silently dropped the steps
@@ -62,7 +57,7 @@ fn metrics_refuse_streams_of_different_shapes() {
     let narrow = vec![vec![1.0, 2.0], vec![3.0]];
     assert_eq!(mse(&narrow, &truth), Err(CompareError::CellsMismatch { step: 2, releases: 1, truth: 2 }));
     let wide = vec![vec![1.0, 2.0, 9.0], vec![3.0, 4.0]];
-    assert_eq!(mre(&wide, &truth, 1.0), Err(CompareError::CellsMismatch { step: 1, releases: 3, truth: 2 }));
+    assert_eq!(mre(&wide, &truth), Err(CompareError::CellsMismatch { step: 1, releases: 3, truth: 2 }));
     let none: Vec<Vec<f64>> = Vec::new();
     assert_eq!(mae(&none, &none), Err(CompareError::EmptyStream { steps: 0, cells: 0 }));
 }
@@ -90,20 +85,24 @@ proptest! {
         }
         prop_assert!(mae(&rel, &truth).is_err());
         prop_assert!(mse(&rel, &truth).is_err());
-        prop_assert!(mre(&rel, &truth, 1.0).is_err());
+        prop_assert!(mre(&rel, &truth).is_err());
     }
 
-    /// On equal shapes: MAE ≥ 0, MAE² ≤ MSE (Jensen), MRE with floor δ ≤ MAE/δ, and a
-    /// release equal to the truth scores 0.
+    /// On equal shapes: MAE ≥ 0, MAE² ≤ MSE (Jensen), MRE ≤ MAE over the smallest floor, and
+    /// a release equal to the truth scores 0.
     #[test]
     fn scores_are_consistent(
         (truth, rel) in (1usize..6, 1usize..6).prop_flat_map(|(t, n)| (stream(t, n), stream(t, n))),
-        floor in 1e-3..1e3f64,
     ) {
-        let (a, s, r) = (mae(&rel, &truth).unwrap(), mse(&rel, &truth).unwrap(), mre(&rel, &truth, floor).unwrap());
+        let (a, s, r) = (mae(&rel, &truth).unwrap(), mse(&rel, &truth).unwrap(), mre(&rel, &truth).unwrap());
         prop_assert!(a >= 0.0 && r >= 0.0);
         prop_assert!(a * a <= s * (1.0 + 1e-12));
+        let floor = (0..truth[0].len())
+            .map(|j| truth.iter().map(|c| c[j]).sum::<f64>())
+            .map(|total| if total > 0.0 { 0.01 * total } else { 1.0 })
+            .fold(f64::INFINITY, f64::min);
         prop_assert!(r <= a / floor * (1.0 + 1e-12));
         prop_assert_eq!(mse(&truth, &truth).unwrap(), 0.0);
+        prop_assert_eq!(mre(&truth, &truth).unwrap(), 0.0);
     }
 }

@@ -161,6 +161,8 @@ def test_compare_with_a_seed_equals_the_cli(repo_data, cli, ais):
                 "postprocess", "version"]:
         assert got[key] == expected[key], key
     assert [r["strategy"] for r in got.rows][:2] == ["laplace", "laplace+map"]
+    # The benchmark's relative error beside the absolute and squared ones.
+    assert all(r["mre"] > 0 and r["mre_std"] >= 0 for r in got.rows if r["error"] is None)
 
 
 def test_compare_reports_a_strategy_that_cannot_run_as_the_cli(repo_data, cli, ais):

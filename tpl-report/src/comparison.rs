@@ -99,9 +99,10 @@ impl ComparisonReport {
 }
 
 /// The column titles of the comparison table, text and HTML.
-const HEADER: [&str; 9] = [
+const HEADER: [&str; 10] = [
     "strategy",
     "MAE",
+    "MRE",
     "MSE (± sd)",
     "max w-budget",
     "max TPL",
@@ -128,6 +129,7 @@ impl ComparisonReport {
                 Ok(s) => rows.push(vec![
                     Cell::text(r.strategy.clone()),
                     Cell::number(s.mae.mean),
+                    Cell::number(s.mre.mean),
                     Cell::numeric(format!("{} ± {}", human(s.mse.mean), human(s.mse.std))),
                     Cell::number(s.max_window_budget),
                     Cell::number(s.max_tpl),
@@ -141,7 +143,8 @@ impl ComparisonReport {
                     if !notes.iter().any(|n| n.ends_with(why.as_str())) {
                         notes.push(format!("{}: {why}", r.strategy));
                     }
-                    let mut row = vec![Cell::text(r.strategy.clone()), Cell::numeric("-")];
+                    let mut row =
+                        vec![Cell::text(r.strategy.clone()), Cell::numeric("-"), Cell::numeric("-")];
                     row.push(Cell::numeric("cannot run (see below)"));
                     row.extend((0..6).map(|_| Cell::numeric("-")));
                     rows.push(row);
@@ -198,6 +201,8 @@ impl ComparisonReport {
             "mae_std",
             "mse",
             "mse_std",
+            "mre",
+            "mre_std",
             "max_window_budget",
             "max_tpl",
             "max_window_leakage",
@@ -229,8 +234,17 @@ impl ComparisonReport {
                 w.field(&r.strategy)?;
                 match &r.outcome {
                     Ok(s) => {
-                        let (mae, mse) = (&s.mae, &s.mse);
-                        for v in [mae.mean, mae.std, mse.mean, mse.std, s.max_window_budget, s.max_tpl] {
+                        let (mae, mse, mre) = (&s.mae, &s.mse, &s.mre);
+                        for v in [
+                            mae.mean,
+                            mae.std,
+                            mse.mean,
+                            mse.std,
+                            mre.mean,
+                            mre.std,
+                            s.max_window_budget,
+                            s.max_tpl,
+                        ] {
                             w.value(v)?;
                         }
                         w.value(s.max_window_leakage)?;
@@ -240,7 +254,7 @@ impl ComparisonReport {
                         w.field("")?;
                     }
                     Err(why) => {
-                        for _ in 0..10 {
+                        for _ in 1..header.len() - 1 {
                             w.field("")?;
                         }
                         w.field(&why.to_string())?;

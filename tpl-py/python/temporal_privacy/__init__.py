@@ -449,9 +449,9 @@ class Estimates(_Fields):
 @dataclasses.dataclass(frozen=True, eq=False)
 class Comparison(_Fields):
     """Strategies scored on one count stream (``tpl compare``): ``rows``, one dict per
-    strategy with the CLI's JSON fields (``strategy, mae, mse, max_window_budget, max_tpl,
-    max_window_leakage, guaranteed_max_tpl, guaranteed_max_window_leakage,
-    published_fraction, mae_std, mse_std, error``), and the parameters of the run.
+    strategy with the CLI's JSON fields (``strategy, mae, mse, mre, max_window_budget,
+    max_tpl, max_window_leakage, guaranteed_max_tpl, guaranteed_max_window_leakage,
+    published_fraction, mae_std, mse_std, mre_std, error``), and the parameters of the run.
     ``dataframe`` gives the rows as a ``pandas.DataFrame`` (pandas is optional). With
     ``postprocess``, ``postprocess_default`` says whether its estimator was the default.
     ``matrices`` is the CLI's object of where the matrices came from (given here, so
