@@ -33,7 +33,7 @@ pub fn mse<R: AsRef<[f64]>, C: AsRef<[f64]>>(releases: &[R], truth: &[C]) -> Res
 /// PVLDB 16(8), 2023): `(1/(T·n)) Σ_t Σ_j |r_t[j] − c_t[j]| / max(c_t[j], δ_j)` with δ_j one
 /// percent of cell j's total `Σ_t c_t[j]`, so that the steps where a busy cell is nearly empty
 /// are not divided by almost nothing. A cell whose total is not positive (never occupied) has
-/// no such scale: its errors are divided by max(c_t[j], 1), one person.
+/// no such scale: its errors are divided by `max(c_t[j], 1)`, one person.
 ///
 /// # Errors
 /// As [`mse`].
