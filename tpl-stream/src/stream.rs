@@ -235,8 +235,9 @@ impl DurableStream {
         config.check_with(plugins.scheme(), plugins.mechanism())?;
         // The loss functions of the matrices: computed here once, kept in the file.
         let correlation = config.known_correlation();
-        // Dry-runs the first steps with the scheme (a custom one without its builder is refused).
-        check_steps(config, correlation.clone(), plugins)?;
+        // Dry-runs the first steps with the scheme (a custom one without its builder is refused);
+        // the loss functions it computes are the correlation's, shared by its clones.
+        check_steps(config, plugins)?;
         match std::fs::symlink_metadata(path) {
             Ok(_) => return Err(StreamError::Exists { path: path.to_path_buf() }),
             Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
@@ -1003,7 +1004,7 @@ impl NoiseSource for Dry {
 ///
 /// # Errors
 /// [`StreamError::Config`] naming the parameters at fault.
-fn check_steps(config: &StreamConfig, correlation: Option<Correlation>, plugins: &Plugins) -> Result<()> {
+fn check_steps(config: &StreamConfig, plugins: &Plugins) -> Result<()> {
     let integer = config.sampler.from_os_rng().integer_valued();
     let infeasible = |t: usize, e: &dyn std::fmt::Display| {
         StreamError::Config(ConfigError::StepEpsilon {
@@ -1021,7 +1022,6 @@ fn check_steps(config: &StreamConfig, correlation: Option<Correlation>, plugins:
         shas: [None, None, None],
         extras: RootExtras::default(),
         key_id: None,
-        setup: correlation,
     };
     let mut state = State::new(&stored, Box::new(Dry(integer)), plugins)?;
     for t in 1..=2 {

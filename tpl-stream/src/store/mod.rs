@@ -652,9 +652,6 @@ pub struct Stored {
     pub extras: RootExtras,
     /// The identifier of the stream's key (format 2).
     pub key_id: Option<String>,
-    /// The correlation from the loss functions the file kept (`None`: no matrices, a file
-    /// made before they were kept, or one of a format whose chain does not cover them).
-    pub setup: Option<Correlation>,
 }
 
 impl Stored {
@@ -666,11 +663,11 @@ impl Stored {
 }
 
 impl Stored {
-    /// The adversary's correlation: the kept one, or computed from the matrices (a file that
-    /// kept none).
-    ///
+    /// The adversary's correlation, when the stream has matrices: with the loss functions
+    /// the file kept, or computed from the matrices when first needed (a file that kept none,
+    /// or one of a format whose chain does not cover them).
     pub fn correlation(&self) -> Option<Correlation> {
-        self.setup.clone().or_else(|| self.config.known_correlation())
+        self.config.known_correlation()
     }
 }
 
@@ -739,7 +736,7 @@ pub fn read_config(conn: &Connection, path: &Path) -> Result<Stored> {
         };
     checked("budget plan", &budgets, Some(&budgets_sha))?;
     let shas = [pb_sha.clone(), pf_sha.clone(), Some(budgets_sha.clone())];
-    let config = StreamConfig {
+    let mut config = StreamConfig {
         scheme: SchemeChoice::from_name(&scheme),
         epsilon,
         window: usize::try_from(window).map_err(|_| corrupt(format!("window {window}")))?,
@@ -771,18 +768,21 @@ pub fn read_config(conn: &Connection, path: &Path) -> Result<Stored> {
     config.check().map_err(|e| corrupt(format!("stored parameters: {e}")))?;
     // Only a root that covers them makes the kept loss functions trustworthy: those of an
     // older format are computed again from the matrices (which its root covers).
-    let (setup, digests) = if version >= 3 {
+    let (kept, digests) = if version >= 3 {
         read_setup(conn, path, &config, [shas[0].as_deref(), shas[1].as_deref()])?
     } else {
         (None, [None, None])
     };
+    if let Some(kept) = kept {
+        config.correlation = kept;
+    }
     let extras = RootExtras {
         estimation: config.estimation.map(|e| (e.estimator.name().to_owned(), e.total)),
         setup: digests,
     };
     let root =
         chain_root(&config, [shas[0].as_deref(), shas[1].as_deref(), shas[2].as_deref()], version, &extras);
-    Ok(Stored { config, version, root, shas, extras, setup, key_id })
+    Ok(Stored { config, version, root, shas, extras, key_id })
 }
 
 /// The columns of the steps table that format `version` has and the other formats read here
