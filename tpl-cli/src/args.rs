@@ -50,8 +50,7 @@ impl CorrelationArgs {
         };
         let (backward, forward) = (read(&self.backward, "backward")?, read(&self.forward, "forward")?);
         // Both are cells × cells: they describe the same states.
-        Correlation::new(backward, forward)
-            .map_err(|source| CliError::Core { context: String::new(), source })
+        Ok(Correlation::new(backward, forward)?)
     }
 }
 

@@ -227,8 +227,7 @@ pub fn run(args: &PostprocessArgs) -> Result<PostprocessReport> {
         ));
     }
     // Both fit the releases' cells: they describe the same states.
-    let correlation = Correlation::new(backward, forward)
-        .map_err(|source| CliError::Core { context: String::new(), source })?;
+    let correlation = Correlation::new(backward, forward)?;
     let config = FilterConfig {
         sensitivity: args.sensitivity,
         prior: prior_policy(&args.prior)?,
