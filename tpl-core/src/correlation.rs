@@ -100,20 +100,17 @@ impl Correlation {
     /// # Errors
     /// [`CoreError::LossWithoutMatrix`] for a loss given for a side without a matrix.
     pub fn with_losses(
-        mut self,
+        self,
         backward: Option<PiecewiseLoss>,
         forward: Option<PiecewiseLoss>,
     ) -> Result<Self> {
         for (side, known, loss) in
-            [("backward", &mut self.backward, backward), ("forward", &mut self.forward, forward)]
+            [("backward", &self.backward, backward), ("forward", &self.forward, forward)]
         {
-            match (known, loss) {
-                (Some(k), Some(l)) => match Arc::get_mut(k) {
-                    Some(k) => k.loss = OnceLock::from(l),
-                    // Shared: the clones get it too, unless one computed it already (the
-                    // same function, by the caller's word).
-                    None => drop(k.loss.set(l)),
-                },
+            match (known.as_ref(), loss) {
+                // Clones sharing the side get it too. One computed already is kept: the same
+                // function, by the caller's word.
+                (Some(k), Some(l)) => drop(k.loss.set(l)),
                 (None, Some(_)) => return Err(CoreError::LossWithoutMatrix { side }),
                 (_, None) => {}
             }
