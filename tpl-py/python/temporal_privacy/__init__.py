@@ -11,8 +11,14 @@ Conventions:
   In a backward matrix P_B row j is Pr(value at t−1 | value at t = j); in a forward matrix
   P_F row j is Pr(value at t | value at t−1 = j). ``smooth`` and ``normalize`` give the
   CLI's ``--smoothing`` and ``--normalize``.
-* Anything ``tpl`` refuses raises :class:`TplError` (a ``ValueError``) with the library's
-  message, prefixed by the argument at fault; so do arrays of the wrong dtype or shape.
+* Every function and method raises :class:`TplError` (a ``ValueError``) for an input ``tpl``
+  refuses, wrong types, dtypes and shapes included, with the library's message prefixed by the
+  argument at fault; :class:`Stream`'s calls also raise its subclasses
+  :class:`StreamBusyError`, :class:`StreamReadOnlyError` and :class:`StreamDamagedError`.
+  Each docstring's "Raises:" section says which inputs.
+* The signatures are annotated in this module (``py.typed``), with the aliases
+  ``ArrayLike``, ``MatrixLike`` (an array, a matrix file's path, or a :class:`MatrixFile`)
+  and the names ``Strategy``, ``Scheme``, ``Estimator`` and ``Sampler`` take.
 * Long computations release the GIL: other Python threads run meanwhile.
 * Randomness comes from the operating system unless ``seed=`` is given, and then a
   ``UserWarning`` says that the output is reproducible, hence not private.
@@ -30,12 +36,26 @@ import json
 import numbers
 import os
 import warnings
-from typing import Any, ClassVar, Iterator, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator, Literal, Mapping, Optional, Sequence, Union, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _native
-from ._native import StreamBusyError, StreamDamagedError, StreamReadOnlyError, TplError
+
+if TYPE_CHECKING:
+    # The errors are the native module's classes; these are what a type checker knows of them.
+    class TplError(ValueError):
+        """An input tpl refuses, with the library's message naming the argument at fault."""
+
+    class StreamBusyError(TplError): ...
+
+    class StreamReadOnlyError(TplError): ...
+
+    class StreamDamagedError(TplError): ...
+
+else:
+    from ._native import StreamBusyError, StreamDamagedError, StreamReadOnlyError, TplError
 
 __all__ = [
     "TplError",
@@ -69,6 +89,13 @@ __all__ = [
 ]
 
 __version__: str = _native.__version__
+
+# Type aliases of the annotations (MatrixLike follows MatrixFile, below).
+ArrayLike = npt.ArrayLike
+Strategy = Literal["upper-bound", "quantified", "window"]
+Scheme = Literal["laplace", "uniform", "sample", "bd", "ba", "pba", "planned"]
+Estimator = Literal["map", "map-dbsec", "map-integer", "mle", "smooth", "kalman"]
+Sampler = Literal["discrete", "float", "secure"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -165,7 +192,13 @@ class MatrixFile:
 
     __slots__ = ("path", "smoothing", "normalize")
 
-    def __init__(self, path: Any, smoothing: Any = None, normalize: bool = False) -> None:
+    path: str
+    smoothing: Optional[float]
+    normalize: bool
+
+    def __init__(
+        self, path: Union[str, os.PathLike[str]], smoothing: Optional[float] = None, normalize: bool = False
+    ) -> None:
         if not isinstance(path, (str, os.PathLike)):
             raise TplError(f"path: a str or os.PathLike is needed, got {path!r}")
         self.path = os.fspath(path)
@@ -176,6 +209,11 @@ class MatrixFile:
 
     def __repr__(self) -> str:
         return f"MatrixFile({self.path!r}, smoothing={self.smoothing!r}, normalize={self.normalize!r})"
+
+
+# A transition matrix: its rows as an array, or the path of a matrix file (dense text, JSON,
+# .npy, or sparse from,to,p), or a MatrixFile.
+MatrixLike = Union[npt.ArrayLike, str, os.PathLike[str], MatrixFile]
 
 
 def _matrix_or_path(x: Any, name: str) -> Union[np.ndarray, str, tuple[str, Optional[float], bool]]:
@@ -275,13 +313,13 @@ def _whole(x: Any, name: str, minimum: int = 0, maximum: int = 2**64 - 1) -> int
 # Results: attributes, and mapping access with the CLI's JSON field names.
 
 
-class _Fields(Mapping):
+class _Fields(Mapping[str, Any]):
     """Fields by attribute (``r.max_tpl``) or by the CLI's JSON name (``r["max_tpl"]``);
     ``dict(r)`` or ``r.to_dict()`` gives them all. Fields the CLI prints only on request
     (a window's, an interval's) are absent from the mapping when not asked for, and ``None``
     as attributes."""
 
-    _optional: ClassVar[tuple] = ()
+    _optional: ClassVar[tuple[str, ...]] = ()
 
     def __getitem__(self, key: str) -> Any:
         if key not in self._names():
@@ -294,14 +332,14 @@ class _Fields(Mapping):
     def __len__(self) -> int:
         return len(self._names())
 
-    def _names(self) -> list:
+    def _names(self) -> list[str]:
         return [
             f.name
             for f in dataclasses.fields(self)
             if not f.name.startswith("_") and (f.name not in self._optional or getattr(self, f.name) is not None)
         ]
 
-    def to_dict(self, numpy: bool = False) -> dict:
+    def to_dict(self, numpy: bool = False) -> dict[str, Any]:
         """The fields that are set, by the CLI's JSON names, as plain Python values (lists,
         floats, ints, bools, strings, ``None``), so that ``json.dumps(r.to_dict())`` works;
         with ``numpy=True`` the arrays stay numpy arrays (not copied)."""
@@ -335,16 +373,16 @@ class Leakage(_Fields):
     the leakage of every window of W steps (one per start t = 1..T−W+1, TKDE Theorem 3,
     rounded up) and its maximum."""
 
-    _optional: ClassVar[tuple] = ("window", "window_leakage", "max_window_leakage")
+    _optional: ClassVar[tuple[str, ...]] = ("window", "window_leakage", "max_window_leakage")
 
-    t: np.ndarray
-    epsilon: np.ndarray
-    bpl: np.ndarray
-    fpl: np.ndarray
-    tpl: np.ndarray
+    t: npt.NDArray[np.int64]
+    epsilon: npt.NDArray[np.float64]
+    bpl: npt.NDArray[np.float64]
+    fpl: npt.NDArray[np.float64]
+    tpl: npt.NDArray[np.float64]
     max_tpl: float
     window: Optional[int] = None
-    window_leakage: Optional[np.ndarray] = None
+    window_leakage: Optional[npt.NDArray[np.float64]] = None
     max_window_leakage: Optional[float] = None
 
 
@@ -360,22 +398,22 @@ class Allocation(_Fields):
     larger one makes that side's leakage unbounded), and then ``note``, the sentence saying
     why α is not reached."""
 
-    _optional: ClassVar[tuple] = ("window", "max_window_leakage", "note")
+    _optional: ClassVar[tuple[str, ...]] = ("window", "max_window_leakage", "note")
 
     strategy: str
     alpha: float
-    budgets: np.ndarray
-    bpl: np.ndarray
-    fpl: np.ndarray
-    tpl: np.ndarray
+    budgets: npt.NDArray[np.float64]
+    bpl: npt.NDArray[np.float64]
+    fpl: npt.NDArray[np.float64]
+    tpl: npt.NDArray[np.float64]
     max_tpl: float
     sup_backward: Optional[float]
     sup_forward: Optional[float]
-    guarantee: dict
+    guarantee: dict[str, Any]
     steady_budget: float
     window: Optional[int] = None
     max_window_leakage: Optional[float] = None
-    limited_by: Optional[dict] = None
+    limited_by: Optional[dict[str, Any]] = None
     note: Optional[str] = None
 
 
@@ -393,7 +431,7 @@ class Release(_Fields):
     ``interval``: ``lower`` and ``upper`` (T × n), each fresh release with the shortest exact
     interval of its noise; a repeat carries its publication's."""
 
-    _optional: ClassVar[tuple] = ("interval", "lower", "upper")
+    _optional: ClassVar[tuple[str, ...]] = ("interval", "lower", "upper")
 
     scheme: str
     epsilon: float
@@ -402,21 +440,21 @@ class Release(_Fields):
     sampler: str
     seeded: bool
     version: str
-    t: np.ndarray
-    published: np.ndarray
-    budget: np.ndarray
-    test_budget: np.ndarray
-    publication_budget: np.ndarray
-    releases: np.ndarray
+    t: npt.NDArray[np.int64]
+    published: npt.NDArray[np.bool_]
+    budget: npt.NDArray[np.float64]
+    test_budget: npt.NDArray[np.float64]
+    publication_budget: npt.NDArray[np.float64]
+    releases: npt.NDArray[np.float64]
     max_window_budget: float
-    backward: Optional[dict] = None
-    forward: Optional[dict] = None
+    backward: Optional[dict[str, Any]] = None
+    forward: Optional[dict[str, Any]] = None
     interval: Optional[float] = None
-    lower: Optional[np.ndarray] = None
-    upper: Optional[np.ndarray] = None
+    lower: Optional[npt.NDArray[np.float64]] = None
+    upper: Optional[npt.NDArray[np.float64]] = None
 
     @property
-    def provenance(self) -> dict:
+    def provenance(self) -> dict[str, Any]:
         """How the release was made, as the CLI's JSON records it."""
         keys = ["scheme", "epsilon", "window", "sensitivity", "sampler", "seeded", "version", "backward", "forward"]
         return {k: getattr(self, k) for k in keys}
@@ -432,18 +470,18 @@ class Estimates(_Fields):
     it only), and with ``interval`` the per-cell interval ends ``lower`` and ``upper`` (whole
     numbers) and how they were made (``interval_method``: ``model`` or ``bootstrap``)."""
 
-    _optional: ClassVar[tuple] = ("interval", "lower", "upper", "interval_method")
+    _optional: ClassVar[tuple[str, ...]] = ("interval", "lower", "upper", "interval_method")
 
     estimator: str
-    t: np.ndarray
-    estimates: np.ndarray
-    warnings: list
+    t: npt.NDArray[np.int64]
+    estimates: npt.NDArray[Any]
+    warnings: list[str]
     estimator_default: bool
     causal: bool
     interval: Optional[float] = None
-    lower: Optional[np.ndarray] = None
-    upper: Optional[np.ndarray] = None
-    interval_method: Optional[str] = None
+    lower: Optional[npt.NDArray[np.float64]] = None
+    upper: Optional[npt.NDArray[np.float64]] = None
+    interval_method: Optional[Literal["model", "bootstrap"]] = None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -458,9 +496,9 @@ class Comparison(_Fields):
     ``in_sample`` is unknown when any was given). :meth:`report` writes the page of
     ``tpl compare --report``."""
 
-    _optional: ClassVar[tuple] = ("postprocess_default",)
+    _optional: ClassVar[tuple[str, ...]] = ("postprocess_default",)
 
-    rows: list
+    rows: list[dict[str, Any]]
     epsilon: float
     window: int
     alpha: float
@@ -472,7 +510,7 @@ class Comparison(_Fields):
     cells: int
     postprocess: Optional[str]
     version: str
-    matrices: dict
+    matrices: dict[str, Any]
     postprocess_default: Optional[bool] = None
     _report: Any = dataclasses.field(default=None, repr=False)
 
@@ -491,7 +529,7 @@ class Comparison(_Fields):
             object.__setattr__(new, key, value if key == "_report" else copy.deepcopy(value, memo))
         return new
 
-    def report(self, path: Any, name: str = "counts") -> dict:
+    def report(self, path: Any, name: str = "counts") -> dict[str, Any]:
         """Writes the page of ``tpl compare --report`` to ``path`` (a new or overwritten
         ``.html`` file in a folder that exists): the parameters, the table and the chart of
         error against audited leakage, the counts named ``name`` in its title — the same
@@ -531,21 +569,21 @@ class Estimated(_Fields):
     transitions, smoothing, forward_identity_rows, backward_identity_rows, steps`` as in
     the CLI's JSON (``horizon`` and ``steps``: the steps estimated from)."""
 
-    _optional: ClassVar[tuple] = ("histogram",)
+    _optional: ClassVar[tuple[str, ...]] = ("histogram",)
 
-    forward: np.ndarray
-    backward: np.ndarray
-    counts: np.ndarray
-    cell_ids: np.ndarray
+    forward: npt.NDArray[np.float64]
+    backward: npt.NDArray[np.float64]
+    counts: npt.NDArray[np.int64]
+    cell_ids: npt.NDArray[np.uint64]
     cells: int
     users: int
     horizon: int
     transitions: int
     smoothing: Optional[float]
-    forward_identity_rows: list
-    backward_identity_rows: list
-    histogram: Optional[np.ndarray]
-    steps: tuple
+    forward_identity_rows: list[int]
+    backward_identity_rows: list[int]
+    histogram: Optional[npt.NDArray[np.int64]]
+    steps: tuple[int, int]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -556,8 +594,8 @@ class UserStream(_Fields):
     ``users`` (N), ``horizon`` (T), and the buckets: ``first_bucket`` and
     ``bucket_spacing``."""
 
-    states: np.ndarray
-    cell_ids: np.ndarray
+    states: npt.NDArray[np.int64]
+    cell_ids: npt.NDArray[np.uint64]
     users: int
     horizon: int
     first_bucket: int
@@ -568,7 +606,13 @@ class UserStream(_Fields):
 # Leakage: tpl loss, tpl supremum, tpl leakage.
 
 
-def loss(P: Any, alpha: Any) -> Any:
+@overload
+def loss(P: MatrixLike, alpha: float) -> float: ...
+@overload
+def loss(P: MatrixLike, alpha: Union[Sequence[float], npt.NDArray[Any]]) -> npt.NDArray[np.float64]: ...
+def loss(
+    P: MatrixLike, alpha: Union[float, Sequence[float], npt.NDArray[Any]]
+) -> Union[float, npt.NDArray[np.float64]]:
     """The temporal privacy loss function L(α) of a transition matrix (TKDE eq. 24).
 
     If a release leaked α about a person, the next release under correlation ``P`` (with
@@ -611,7 +655,7 @@ def loss(P: Any, alpha: Any) -> Any:
     return values.reshape(a.shape)
 
 
-def supremum(P: Any, epsilon: Any) -> Optional[float]:
+def supremum(P: MatrixLike, epsilon: float) -> Optional[float]:
     """The limit of the backward (or forward) leakage when every step spends ε (TKDE
     Theorem 11), or ``None`` when it grows without bound. As ``tpl supremum``.
 
@@ -635,14 +679,14 @@ def supremum(P: Any, epsilon: Any) -> Optional[float]:
 
 
 def leakage(
-    backward: Any = None,
-    forward: Any = None,
-    budgets: Any = None,
+    backward: Optional[MatrixLike] = None,
+    forward: Optional[MatrixLike] = None,
+    budgets: Optional[ArrayLike] = None,
     *,
-    epsilon: Any = None,
-    horizon: Any = None,
-    window: Any = None,
-    sensitivity: Any = 2,
+    epsilon: Optional[float] = None,
+    horizon: Optional[int] = None,
+    window: Optional[int] = None,
+    sensitivity: float = 2,
 ) -> Leakage:
     """Backward, forward and temporal privacy leakage of a budget sequence (TKDE eqs.
     11–15), and with ``window`` the leakage of every window of that many steps (Theorem 3).
@@ -701,7 +745,7 @@ def leakage(
     return Leakage(steps, eps, bpl, fpl, tpl, max_tpl, w, windows[0], windows[1])
 
 
-def effective_budgets(budgets: Any, sensitivity: Any) -> np.ndarray:
+def effective_budgets(budgets: ArrayLike, sensitivity: float) -> npt.NDArray[np.float64]:
     """The loss 2·ε_t/Δ of each budget of a release calibrated to L1 sensitivity Δ against
     one person changing cell (rounded up, never understated): what the leakage of a
     release's budgets is audited on. The identity at Δ = 2.
@@ -718,7 +762,7 @@ def effective_budgets(budgets: Any, sensitivity: Any) -> np.ndarray:
     return _native.effective_budgets(_array(budgets, "budgets", 1), _number(sensitivity, "sensitivity"))
 
 
-def smooth(P: Any, s: Any) -> np.ndarray:
+def smooth(P: ArrayLike, s: float) -> npt.NDArray[np.float64]:
     """Laplacian smoothing of TKDE eq. (28): every row p becomes (p + s)/Σ(p + s); larger
     ``s`` weakens the correlation. The CLI's ``--smoothing s``.
 
@@ -733,7 +777,7 @@ def smooth(P: Any, s: Any) -> np.ndarray:
     return _native.smooth(_matrix(P, "P"), _number(s, "s"))
 
 
-def normalize(P: Any) -> np.ndarray:
+def normalize(P: ArrayLike) -> npt.NDArray[np.float64]:
     """Every row divided by its sum (rows of any finite size), as the CLI's
     ``--normalize`` reads a matrix file.
 
@@ -753,12 +797,12 @@ def normalize(P: Any) -> np.ndarray:
 
 
 def allocate(
-    strategy: str,
-    backward: Any = None,
-    forward: Any = None,
-    alpha: Any = None,
-    horizon: Any = None,
-    window: Any = None,
+    strategy: Strategy,
+    backward: Optional[MatrixLike] = None,
+    forward: Optional[MatrixLike] = None,
+    alpha: Optional[float] = None,
+    horizon: Optional[int] = None,
+    window: Optional[int] = None,
 ) -> Allocation:
     """Budgets per step that keep the temporal leakage under a target α, audited. As
     ``tpl allocate``.
@@ -811,21 +855,21 @@ def allocate(
 # ---------------------------------------------------------------------------------------
 # Releases: tpl release.
 
-SCHEMES = ("laplace", "uniform", "sample", "bd", "ba", "pba", "planned")
+SCHEMES: tuple[str, ...] = ("laplace", "uniform", "sample", "bd", "ba", "pba", "planned")
 
 
 def release(
-    counts: Any,
-    scheme: str,
-    epsilon: Any,
-    window: Any,
-    sensitivity: Any = 2,
-    backward: Any = None,
-    forward: Any = None,
-    seed: Any = None,
-    interval: Any = None,
-    budgets: Any = None,
-    sampler: str = "discrete",
+    counts: ArrayLike,
+    scheme: Scheme,
+    epsilon: float,
+    window: int,
+    sensitivity: float = 2,
+    backward: Optional[MatrixLike] = None,
+    forward: Optional[MatrixLike] = None,
+    seed: Optional[int] = None,
+    interval: Optional[float] = None,
+    budgets: Optional[ArrayLike] = None,
+    sampler: Sampler = "discrete",
 ) -> Release:
     """Releases a stream of counts under a w-event scheme (``docs/w-event.md``), as
     ``tpl release``: every window of ``window`` steps spends at most ε.
@@ -895,25 +939,25 @@ def release(
 # ---------------------------------------------------------------------------------------
 # Estimates: tpl postprocess.
 
-ESTIMATORS = ("map", "map-dbsec", "map-integer", "mle", "smooth", "kalman")
+ESTIMATORS: tuple[str, ...] = ("map", "map-dbsec", "map-integer", "mle", "smooth", "kalman")
 
 
 def postprocess(
-    releases: Any,
-    total: Any,
-    budgets: Any = None,
-    epsilon: Any = None,
-    forward: Any = None,
-    backward: Any = None,
-    estimator: Optional[str] = None,
-    prior: Any = "frequency",
-    interval: Any = None,
-    sensitivity: Any = None,
-    replicates: Any = None,
-    sampler: Optional[str] = None,
-    seed: Any = None,
+    releases: Union[ArrayLike, Release],
+    total: int,
+    budgets: Optional[ArrayLike] = None,
+    epsilon: Optional[float] = None,
+    forward: Optional[MatrixLike] = None,
+    backward: Optional[MatrixLike] = None,
+    estimator: Optional[Estimator] = None,
+    prior: Union[Literal["frequency", "uniform"], ArrayLike] = "frequency",
+    interval: Optional[float] = None,
+    sensitivity: Optional[float] = None,
+    replicates: Optional[int] = None,
+    sampler: Optional[Sampler] = None,
+    seed: Optional[int] = None,
     causal: bool = False,
-    interval_method: str = "model",
+    interval_method: Literal["model", "bootstrap"] = "model",
 ) -> Estimates:
     """Estimates of the true counts behind noisy releases, using the public forward matrix
     as prior knowledge (``docs/map.md``), as ``tpl postprocess``. Post-processing reads only
@@ -1036,17 +1080,17 @@ def postprocess(
 
 
 def compare(
-    counts: Any,
-    backward: Any = None,
-    forward: Any = None,
-    epsilon: Any = None,
-    window: Any = None,
-    runs: Any = 10,
-    postprocess: Optional[str] = None,
-    seed: Any = None,
-    schemes: Any = None,
-    alpha: Any = None,
-    sensitivity: Any = 2,
+    counts: ArrayLike,
+    backward: Optional[MatrixLike] = None,
+    forward: Optional[MatrixLike] = None,
+    epsilon: Optional[float] = None,
+    window: Optional[int] = None,
+    runs: int = 10,
+    postprocess: Optional[Union[Literal[True], Literal["smooth", "map", "map-dbsec", "kalman"]]] = None,
+    seed: Optional[int] = None,
+    schemes: Optional[Union[str, Sequence[str]]] = None,
+    alpha: Optional[float] = None,
+    sensitivity: float = 2,
     baseline: bool = True,
 ) -> Comparison:
     """Runs release strategies on one count stream and scores each on error and on the
@@ -1132,13 +1176,13 @@ def compare(
 
 
 def estimate(
-    stream: Any,
-    smoothing: Any = None,
+    stream: Union[ArrayLike, str, os.PathLike[str]],
+    smoothing: Optional[float] = None,
     *,
-    steps: Any = None,
-    user: Any = None,
-    cell: Any = None,
-    cells: Any = None,
+    steps: Optional[Union[str, tuple[Optional[int], Optional[int]]]] = None,
+    user: Optional[ArrayLike] = None,
+    cell: Optional[ArrayLike] = None,
+    cells: Optional[int] = None,
 ) -> Estimated:
     """The forward and backward transition matrices of a user stream (TKDE §6), with
     optional Laplacian smoothing (eq. 28), and the stream's counts per bucket. As
@@ -1205,7 +1249,7 @@ def estimate(
     return Estimated(**_native.estimate(records, s, _step_range(steps), n))
 
 
-def read_stream(path: Any) -> UserStream:
+def read_stream(path: Union[str, os.PathLike[str]]) -> UserStream:
     """A user stream file (``docs/formats.md`` §6: header
     ``timestamp_bucket,user_id,location_cell``, one row per user per bucket, in any order)
     read whole, through the reader of the ``tpl`` command line, with the same checks and
@@ -1255,13 +1299,13 @@ class TransitionMatrices(_Fields):
     counts, and the rows without data of each (``forward_identity_rows``,
     ``backward_identity_rows``), as in :class:`Estimated`."""
 
-    forward: np.ndarray
-    backward: np.ndarray
-    forward_identity_rows: list
-    backward_identity_rows: list
+    forward: npt.NDArray[np.float64]
+    backward: npt.NDArray[np.float64]
+    forward_identity_rows: list[int]
+    backward_identity_rows: list[int]
 
 
-def matrices_from_transitions(counts: Any, smoothing: Any = None) -> TransitionMatrices:
+def matrices_from_transitions(counts: ArrayLike, smoothing: Optional[float] = None) -> TransitionMatrices:
     """The forward and backward matrices of transition counts C[i][j] (moves from cell i at
     one step to cell j at the next), built by the same library function as ``tpl estimate``
     builds them from a stream: counts gathered elsewhere — summed over the partitions of a
@@ -1397,18 +1441,18 @@ class Stream:
     def create(
         cls,
         path: Any,
-        scheme: str,
-        epsilon: Any,
-        window: Any,
-        sensitivity: Any = 2,
-        backward: Any = None,
-        forward: Any = None,
-        alpha: Any = None,
-        budgets: Any = None,
-        sampler: str = "discrete",
+        scheme: Scheme,
+        epsilon: float,
+        window: int,
+        sensitivity: float = 2,
+        backward: Optional[MatrixLike] = None,
+        forward: Optional[MatrixLike] = None,
+        alpha: Optional[float] = None,
+        budgets: Optional[ArrayLike] = None,
+        sampler: Sampler = "discrete",
         key_file: Any = None,
-        estimator: Optional[str] = None,
-        total: Any = None,
+        estimator: Optional[Literal["map", "map-dbsec", "map-integer", "mle", "none"]] = None,
+        total: Optional[int] = None,
     ) -> "Stream":
         """Creates the stream file ``path`` (an existing file is refused) with the
         parameters of ``tpl stream init`` and opens it: ``scheme`` and ``epsilon``,
@@ -1464,7 +1508,7 @@ class Stream:
         return cls(_native.NativeStream.open(_path(path), None if key_file is None else _path(key_file)))
 
     @staticmethod
-    def rekey(path: Any, key_file: Any = None) -> dict:
+    def rekey(path: Any, key_file: Any = None) -> dict[str, Any]:
         """Gives the stream ``path`` a new key (written over ``key_file``, default
         ``path + ".key"``) and erases every counts digest made with the old one, as ``tpl
         stream rekey``; a stream of format 1 is upgraded. A retry of an earlier step is
@@ -1481,7 +1525,9 @@ class Stream:
         """The stream file."""
         return self._path
 
-    def push(self, counts: Any, key: Any = None, estimate: bool = True) -> dict:
+    def push(
+        self, counts: ArrayLike, key: Optional[Union[int, Literal["next"]]] = None, estimate: bool = True
+    ) -> dict[str, Any]:
         """Releases one step from its counts (a 1-D array of n whole numbers ≥ 0), as
         ``tpl stream push`` does with one row. ``key`` (an integer ≥ 0 that increases from
         step to step, e.g. the time bucket) makes a retry safe: the same key with the same
@@ -1538,7 +1584,7 @@ class Stream:
         """
         return self._native.update_estimates()
 
-    def estimates(self) -> Optional[np.ndarray]:
+    def estimates(self) -> Optional[npt.NDArray[np.float64]]:
         """The stored causal estimates (T × n; row t − 1 is x̂_t, from the releases r_1..r_t
         only; every row sums to the stream's ``total``), or ``None`` for a stream that stores
         none. Raises :class:`TplError` naming a step the filter could not estimate.
@@ -1555,7 +1601,7 @@ class Stream:
             raise TplError(f"step {t}: no estimate: {why}")
         return rows
 
-    def intervals(self, level: float = 0.9) -> Optional[tuple]:
+    def intervals(self, level: float = 0.9) -> Optional[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]]:
         """The intervals of the stored causal estimates at ``level`` (``tpl stream export
         --estimates --interval LEVEL``): ``(lower, upper)``, each T × n, made from the standard
         error stored with each estimate — causal like it, fixed once stored, whole numbers
@@ -1574,7 +1620,7 @@ class Stream:
             raise TplError(f"step {t}: no interval: {why}")
         return lower, upper
 
-    def smoothed(self, estimator: str = "smooth", total: Any = None) -> np.ndarray:
+    def smoothed(self, estimator: str = "smooth", total: Optional[int] = None) -> npt.NDArray[np.float64]:
         """The releases so far estimated again as a whole (``tpl stream export --smoothed``):
         ``smooth`` or ``kalman`` use the releases after each step too, so a past step's
         estimate changes as the stream grows; any estimator of :func:`postprocess` is
@@ -1589,7 +1635,7 @@ class Stream:
                 raise TplError("total: this stream stores no estimates; give its population")
         return self._native.reestimated(str(estimator), _whole(total, "total", minimum=1))
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         """Where the stream stands, as ``tpl stream status`` (its JSON fields): ``steps,
         scheme, epsilon, window, sensitivity, sampler, alpha, budgets, published, refused,
         last_key, max_window_spend``, ``leakage`` — ``{"realized", "guaranteed"}``, each
@@ -1603,7 +1649,7 @@ class Stream:
         fields, budgets, published = self._native.status()
         return {**json.loads(fields), "budgets": budgets, "published": published, "version": __version__}
 
-    def steps(self) -> list:
+    def steps(self) -> list[dict[str, Any]]:
         """Every recorded step, in order (as ``tpl stream export``), as :meth:`push`
         returns them.
 
@@ -1612,7 +1658,7 @@ class Stream:
         """
         return self._native.steps()
 
-    def report(self, path: Any) -> dict:
+    def report(self, path: Any) -> dict[str, Any]:
         """Writes the page of ``tpl stream report`` to ``path`` (an ``.html`` file in a
         folder that exists): the parameters, the busiest cells' releases and estimates over
         time, every window's spend against ε, the realised and guaranteed leakage and the

@@ -43,7 +43,7 @@ from __future__ import annotations
 import dataclasses
 import decimal
 import numbers
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 try:
     import pyspark
@@ -64,6 +64,7 @@ if int(pyspark.__version__.split(".")[0]) < 4:  # pragma: no cover - depends on 
     )
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import Estimated, TplError, _native, _number, _step_range, _whole
 from .. import estimate as _estimate
@@ -82,14 +83,17 @@ __all__ = [
     "MAX_CELLS",
 ]
 
-BUCKET = "timestamp_bucket"
-USER = "user_id"
-CELL = "location_cell"
+BUCKET: str = "timestamp_bucket"
+USER: str = "user_id"
+CELL: str = "location_cell"
 
 #: The largest number of distinct cells (matrix rows), as ``tpl estimate``.
-MAX_CELLS = 4096
+MAX_CELLS: int = 4096
 
 _LARGEST = 2**64 - 1
+
+# A step range: "A..B", "A..", "..B", or a pair (A, B) with None for an open end.
+StepArg = Optional[Union[str, tuple[Optional[int], Optional[int]]]]
 
 
 # ---------------------------------------------------------------------------------------
@@ -274,7 +278,7 @@ def _moves(checked: _Checked, row: dict, first: int, last: int) -> np.ndarray:
 
 def counts(
     df: DataFrame, cells: Optional[int] = None, *, bucket: str = BUCKET, user: str = USER, cell: str = CELL
-) -> np.ndarray:
+) -> npt.NDArray[np.int64]:
     """The T × n counts matrix of a user stream: row t, column i is the number of people in
     the i-th cell at the t-th bucket (ascending) — the counts file ``tpl simulate`` writes
     beside its stream, the histogram ``tpl compare --stream`` scores. Computed by Spark, a
@@ -310,11 +314,11 @@ def transition_counts(
     df: DataFrame,
     cells: Optional[int] = None,
     *,
-    steps: Any = None,
+    steps: StepArg = None,
     bucket: str = BUCKET,
     user: str = USER,
     cell: str = CELL,
-) -> np.ndarray:
+) -> npt.NDArray[np.uint64]:
     """The n × n transition counts of a user stream: C[i][j] is the number of (person, t)
     with the i-th cell at step t and the j-th cell at step t + 1, exactly as ``tpl estimate``
     counts them (``docs/formats.md`` §6.1). Each partition's moves are counted where they
@@ -342,7 +346,7 @@ def estimate(
     smoothing: Optional[float] = None,
     *,
     cells: Optional[int] = None,
-    steps: Any = None,
+    steps: StepArg = None,
     bucket: str = BUCKET,
     user: str = USER,
     cell: str = CELL,
@@ -439,12 +443,12 @@ def _person_leakage(
 
 def personalized_leakage(
     df: DataFrame,
-    budgets: Any,
+    budgets: Union[float, Sequence[float], npt.NDArray[Any]],
     smoothing: Optional[float] = None,
     window: Optional[int] = None,
     *,
-    sensitivity: Any = 2,
-    steps: Any = None,
+    sensitivity: float = 2,
+    steps: StepArg = None,
     bucket: str = BUCKET,
     user: str = USER,
     cell: str = CELL,
@@ -524,7 +528,7 @@ def personalized_leakage(
 
 def leakage_summary(
     people: DataFrame, quantiles: Sequence[float] = (0.5, 0.9, 0.99), *, user: Optional[str] = None
-) -> dict:
+) -> dict[str, Any]:
     """The summary of :func:`personalized_leakage`: the number of people, the worst person
     (the largest ``max_tpl``, ties to the smallest id) and exact quantiles of ``max_tpl``
     (and of ``max_window_leakage`` when a window was asked for).
