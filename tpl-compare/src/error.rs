@@ -17,7 +17,7 @@ use crate::Strategy;
 #[derive(Debug, Clone, PartialEq, Error)]
 #[non_exhaustive]
 pub enum CompareError {
-    /// A strategy name that is none of [`Strategy::ALL`].
+    /// A strategy name that is none of [`Strategy::names`].
     #[error("unknown strategy {name:?}; one of: {}", Strategy::names().join(", "))]
     UnknownStrategy {
         /// The name given.

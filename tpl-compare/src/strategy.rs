@@ -99,8 +99,8 @@ impl Eq for CustomStrategy {}
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Strategy {
-    /// One of the six schemes of `tpl-mechanisms` (Kellaris et al., "Differentially private
-    /// event sequences over infinite streams"; Hemkumar et al. for PBA).
+    /// A built-in scheme of `tpl-mechanisms` (Kellaris et al., "Differentially private event
+    /// sequences over infinite streams"; Hemkumar et al. for PBA; Li et al. for DSAT).
     Scheme(SchemeKind),
     /// TKDE Algorithm 7: TPL_t ≤ α for a stream of any length.
     UpperBound,
@@ -138,9 +138,18 @@ impl Strategy {
         }
     }
 
-    /// The names of [`Strategy::ALL`], in order.
+    /// The built-in strategies a comparison runs when named, beyond its default set
+    /// [`Strategy::ALL`]: the schemes of the field's benchmark set that `tpl` adds
+    /// ([`docs/w-event.md`](tpl_core::guide::w_event) §3.10 on).
+    pub const MORE: [Strategy; 1] = [Self::Scheme(SchemeKind::Dsat)];
+
+    /// The names of [`Strategy::ALL`], then of [`Strategy::MORE`], in order.
     pub fn names() -> Vec<&'static str> {
-        static BUILT_IN: [Strategy; 9] = Strategy::ALL;
+        static BUILT_IN: [Strategy; 10] = {
+            let [a, b, c, d, e, f, g, h, i] = Strategy::ALL;
+            let [j] = Strategy::MORE;
+            [a, b, c, d, e, f, g, h, i, j]
+        };
         BUILT_IN.iter().map(Strategy::name).collect()
     }
 
@@ -158,6 +167,7 @@ impl Strategy {
     pub fn parse(name: &str) -> Result<Self> {
         Self::ALL
             .into_iter()
+            .chain(Self::MORE)
             .find(|s| s.name() == name)
             .ok_or_else(|| CompareError::UnknownStrategy { name: name.to_owned() })
     }
@@ -190,7 +200,7 @@ mod tests {
 
     #[test]
     fn every_name_parses_back() {
-        for s in Strategy::ALL {
+        for s in Strategy::ALL.into_iter().chain(Strategy::MORE) {
             assert_eq!(Strategy::parse(s.name()), Ok(s.clone()));
             assert_eq!(s.to_string().parse::<Strategy>(), Ok(s));
         }

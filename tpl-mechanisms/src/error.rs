@@ -200,6 +200,18 @@ pub enum MechError {
         /// Why it cannot be the scheme's.
         reason: String,
     },
+    /// A built-in scheme's parameter out of its range (e.g. [`crate::schemes::DsatConfig::check`]).
+    #[error("{scheme}: parameter {name} = {} must be {range}", Short(*.value))]
+    BadSchemeParameter {
+        /// The scheme.
+        scheme: &'static str,
+        /// The parameter.
+        name: &'static str,
+        /// Its value.
+        value: f64,
+        /// What it must be.
+        range: &'static str,
+    },
     /// A failure of a user's own [`crate::Mechanism`] (see [`MechError::custom`]).
     #[error(transparent)]
     Custom(CustomError),

@@ -226,9 +226,9 @@ impl fmt::Debug for SchemeRegistry {
 }
 
 impl SchemeRegistry {
-    /// The built-in schemes, [`SchemeKind::ALL`] then `planned`.
+    /// The built-in schemes, [`SchemeKind::BUILT_IN`].
     pub fn built_in() -> Self {
-        let kinds = SchemeKind::ALL.into_iter().chain([SchemeKind::Planned]);
+        let kinds = SchemeKind::BUILT_IN.into_iter();
         Self { schemes: kinds.map(|k| Arc::new(k) as Arc<dyn SchemeBuilder>).collect() }
     }
 
@@ -269,7 +269,7 @@ mod tests {
     fn a_built_in_scheme_through_the_door_runs_as_when_built_directly() {
         let params = WEventParams::new(1.0, 5, 2.0).unwrap();
         let stream: Vec<Vec<f64>> = (0..40).map(|t| vec![(t % 7 * 10) as f64, 4.0]).collect();
-        for kind in SchemeKind::ALL.into_iter().chain([SchemeKind::Planned]) {
+        for kind in SchemeKind::BUILT_IN {
             let mechanism = Laplace.build(Box::new(DiscreteLaplace::seeded(3)));
             let inputs = SchemeInputs { pba_pool: crate::PbaPool::Always, plan: vec![0.1; 40] };
             let mut door = SchemeBuilder::build(&kind, params, &inputs, mechanism).unwrap();

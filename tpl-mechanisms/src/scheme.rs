@@ -123,6 +123,13 @@ pub trait StreamScheme {
         false
     }
 
+    /// How many of the last recorded steps must be restored one by one after
+    /// [`StreamScheme::resume`] (the rest are skipped); `None`: every step, from the first
+    /// ([`DecisionRule::memory`]). Default: w − 1.
+    fn memory(&self) -> Option<usize> {
+        Some(self.params().window() - 1)
+    }
+
     /// Takes a step that was decided earlier (a record of [`StreamScheme::step`]'s outcome,
     /// e.g. read back from a durable ledger) as if it had just been stepped, drawing nothing:
     /// the state after restoring outcomes 1..t is the state after stepping them, so the
@@ -201,6 +208,10 @@ impl<S: StreamScheme + ?Sized> StreamScheme for Box<S> {
         (**self).resumable()
     }
 
+    fn memory(&self) -> Option<usize> {
+        (**self).memory()
+    }
+
     fn restore(&mut self, outcome: &StepOutcome) -> Result<()> {
         (**self).restore(outcome)
     }
@@ -277,6 +288,14 @@ pub trait DecisionRule {
     /// nothing of its last publication.
     fn resume(&mut self, params: &WEventParams, t: usize, outcome: &StepOutcome) {
         let _ = (params, t, outcome);
+    }
+
+    /// How many of the last steps [`DecisionRule::restore`] needs to rebuild the rule, after
+    /// [`DecisionRule::resume`] from the last publication before them: a durable stream opened
+    /// again reads only those. `None`: every step from the first (a state that depends on the
+    /// whole history, e.g. `dsat`'s threshold). Default: the last w − 1.
+    fn memory(&self, params: &WEventParams) -> Option<usize> {
+        Some(params.window() - 1)
     }
 
     /// The guarantee. Default: w-event ε-DP with the parameters' ε and w.
@@ -409,6 +428,10 @@ impl<R: DecisionRule, M: Mechanism> StreamScheme for Scheme<R, M> {
         true
     }
 
+    fn memory(&self) -> Option<usize> {
+        self.rule.memory(&self.params)
+    }
+
     fn restore(&mut self, outcome: &StepOutcome) -> Result<()> {
         let t = self.stream.t + 1;
         let bad = |reason: String| MechError::BadRestore { step: t, reason };
@@ -442,6 +465,12 @@ impl<R: DecisionRule, M: Mechanism> StreamScheme for Scheme<R, M> {
         let bad = |reason: String| MechError::BadRestore { step: p, reason };
         if self.stream.t != 0 {
             return Err(bad(format!("the scheme already processed {} steps", self.stream.t)));
+        }
+        if self.rule.memory(&self.params).is_none() {
+            return Err(bad(format!(
+                "scheme {} is restored from its first step, not resumed",
+                self.rule.name()
+            )));
         }
         if p == 0 || p > steps || !outcome.published {
             return Err(bad(format!("step {p} is not a publication among the {steps} steps skipped")));
@@ -621,7 +650,16 @@ impl<'a, M: Mechanism> Step<'a, M> {
     /// [`MechError::PrivacyMap`] (nothing drawn then); [`MechError::DissimilarityTooLarge`]
     /// when the exact integer release cannot take the sum; an error of the mechanism.
     pub fn noisy_dissimilarity(&mut self) -> Result<f64> {
-        let (delta, s) = (self.params.sensitivity(), self.params.share());
+        self.noisy_dissimilarity_at(self.params.share())
+    }
+
+    /// [`Step::noisy_dissimilarity`] with test budget `s` in place of ε/(2w) (e.g. `dsat`'s
+    /// ε₁/w): the same draw, and the same checks before it.
+    ///
+    /// # Errors
+    /// As [`Step::noisy_dissimilarity`].
+    pub fn noisy_dissimilarity_at(&mut self, s: f64) -> Result<f64> {
+        let delta = self.params.sensitivity();
         let drawn = sum_up(self.drawn, s);
         self.limits.admit(self.t(), drawn)?;
         check_privacy_map(&*self.mechanism, delta, s)?;

@@ -218,7 +218,8 @@ fn check_restore<S: StreamScheme>(
     // restore those.
     let n = outcomes.len();
     let start = n.saturating_sub(window.saturating_sub(1));
-    if let Some(p) = outcomes[..start].iter().rposition(|o| o.published) {
+    let skips = probe.memory().is_some();
+    if let Some(p) = outcomes[..start].iter().rposition(|o| o.published).filter(|_| skips) {
         let mut resumed = fresh(build);
         resumed.resume(start, (p + 1, &outcomes[p])).map_err(|e| format!("resume at step {}: {e}", p + 1))?;
         for (i, o) in outcomes.iter().enumerate().skip(start) {

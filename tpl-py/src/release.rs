@@ -25,7 +25,7 @@ pub fn sampler(name: &str) -> PyResult<SamplerKind> {
 /// The scheme called `name`, as on the command line.
 pub fn scheme_kind(name: &str) -> PyResult<SchemeKind> {
     SchemeKind::from_name(name).ok_or_else(|| {
-        let all: Vec<&str> = SchemeKind::ALL.iter().chain(&[SchemeKind::Planned]).map(|k| k.name()).collect();
+        let all: Vec<&str> = SchemeKind::BUILT_IN.iter().map(|k| k.name()).collect();
         TplError::new_err(format!("scheme {name:?}: not one of {}", all.join(", ")))
     })
 }

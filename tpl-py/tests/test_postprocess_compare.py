@@ -165,18 +165,25 @@ def test_compare_with_a_seed_equals_the_cli(repo_data, cli, ais):
     assert all(r["mre"] > 0 and r["mre_std"] >= 0 for r in got.rows if r["error"] is None)
 
 
-def test_compare_reports_a_strategy_that_cannot_run_as_the_cli(repo_data, cli, ais):
+@pytest.mark.parametrize("schemes,runs", [("upper-bound,window", 1), ("dsat,bd", 2)])
+def test_compare_of_named_schemes_equals_the_cli(repo_data, cli, ais, schemes, runs):
     d, counts, pb, pf = ais
     expected, _ = cli(
         "compare", "--counts", d / "counts.csv",
         *AIS_MATRICES,
-        "--epsilon", "1", "--window", "10", "--runs", "1", "--seed", "2", "--schemes", "upper-bound,window",
+        "--epsilon", "1", "--window", "10", "--runs", str(runs), "--seed", "2", "--schemes", schemes,
     )
     with pytest.warns(UserWarning):
-        got = tp.compare(counts, backward=pb, forward=pf, epsilon=1, window=10, runs=1, seed=2,
-                         schemes="upper-bound,window")
+        got = tp.compare(counts, backward=pb, forward=pf, epsilon=1, window=10, runs=runs, seed=2,
+                         schemes=schemes.split(","))
     assert got.rows == expected["rows"]
-    assert got.rows[0]["mae"] is None and "disjoint supports" in got.rows[0]["error"]
+    assert [r["strategy"] for r in got.rows] == schemes.split(",")
+    if schemes.startswith("upper-bound"):
+        # A strategy that cannot run on this input says why.
+        assert got.rows[0]["mae"] is None and "disjoint supports" in got.rows[0]["error"]
+    else:
+        # dsat, run only when named, keeps every window within ε.
+        assert got.rows[0]["max_window_budget"] <= 1
 
 
 def test_the_comparison_as_a_dataframe():

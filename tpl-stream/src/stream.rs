@@ -1141,9 +1141,9 @@ fn sync(
     if last == done {
         return Ok(());
     }
-    // A scheme's state is its last release, its last publication and the last w − 1 steps.
-    let memory = state.scheme.params().window() - 1;
-    let from = match last.checked_sub(memory) {
+    // A scheme's state is its last release, its last publication and its last `memory` steps
+    // (w − 1 for most rules; `None`, a state that depends on every step, restores them all).
+    let from = match state.scheme.memory().and_then(|memory| last.checked_sub(memory)) {
         Some(skip) if done == 0 && skip >= 2 => {
             skip_prefix(tx, path, state, skip, key)?;
             skip

@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     pub matrices: Option<Vec<String>>,
     /// Schemes, comma-separated: laplace, uniform, sample, bd, ba, pba, planned (the window
-    /// allocator's budgets). Default: all.
+    /// allocator's budgets), dsat. Default: all but dsat.
     #[arg(long, value_delimiter = ',')]
     pub schemes: Option<Vec<String>>,
     /// Budgets ε per window. Default: 0.1,1,10.
@@ -90,12 +90,17 @@ pub struct Scheme {
 }
 
 /// Every scheme: the six w-event schemes, then `planned` (the window allocator's budgets
-/// released by the planned scheme).
+/// released by the planned scheme), then those of the benchmark set (`dsat`).
 pub fn all_schemes() -> Vec<Scheme> {
+    let kind = |k: tpl_mechanisms::SchemeKind| Scheme { label: k.name(), strategy: Strategy::Scheme(k) };
+    let more = tpl_mechanisms::SchemeKind::BUILT_IN
+        .into_iter()
+        .filter(|k| !tpl_mechanisms::SchemeKind::ALL.contains(k));
     tpl_mechanisms::SchemeKind::ALL
         .into_iter()
-        .map(|k| Scheme { label: k.name(), strategy: Strategy::Scheme(k) })
+        .map(kind)
         .chain([Scheme { label: "planned", strategy: Strategy::Window }])
+        .chain(more.filter(|k| *k != tpl_mechanisms::SchemeKind::Planned).map(kind))
         .collect()
 }
 
@@ -183,9 +188,8 @@ impl Args {
             .iter()
             .map(|name| {
                 all_schemes().into_iter().find(|s| s.label == name).ok_or_else(|| {
-                    format!(
-                        "--schemes: unknown scheme {name:?} (laplace, uniform, sample, bd, ba, pba, planned)"
-                    )
+                    let names: Vec<&str> = all_schemes().iter().map(|s| s.label).collect();
+                    format!("--schemes: unknown scheme {name:?} ({})", names.join(", "))
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;

@@ -5,6 +5,7 @@
 
 mod ba;
 mod bd;
+mod dsat;
 mod laplace;
 mod pba;
 mod planned;
@@ -13,6 +14,7 @@ mod uniform;
 
 pub use ba::{Ba, BaRule};
 pub use bd::{Bd, BdRule};
+pub use dsat::{Dsat, DsatConfig, DsatRule};
 pub use laplace::{EventLaplace, LaplaceRule};
 pub use pba::{Pba, PbaPool, PbaRule};
 pub use planned::{Planned, PlannedRule};
@@ -51,6 +53,7 @@ macro_rules! build {
             Self::Bd => Box::new(Bd::new(params, mechanism)),
             Self::Ba => Box::new(Ba::new(params, mechanism)),
             Self::Pba => Box::new(Pba::new(params, mechanism, inputs.pba_pool)),
+            Self::Dsat => Box::new(Dsat::new(params, mechanism)),
             Self::Planned => Box::new(Planned::new(params, mechanism, inputs.plan)?),
         })
     }};
@@ -74,6 +77,8 @@ pub enum SchemeKind {
     Pba,
     /// [`Planned`] (needs its plan: [`SchemeInputs::plan`]).
     Planned,
+    /// [`Dsat`]: Li et al. (CIKM 2015), with the parameters of [`DsatConfig::default`].
+    Dsat,
 }
 
 /// What some schemes need beyond (ε, w, Δ) and the mechanism.
@@ -98,6 +103,20 @@ impl SchemeKind {
     pub const ALL: [SchemeKind; 6] =
         [Self::Laplace, Self::Uniform, Self::Sample, Self::Bd, Self::Ba, Self::Pba];
 
+    /// Every built-in scheme: [`SchemeKind::ALL`], `planned`, then the schemes of the field's
+    /// benchmark set that `tpl` adds to its own ([`docs/w-event.md`](tpl_core::guide::w_event)
+    /// §3.10 on).
+    pub const BUILT_IN: [SchemeKind; 8] = [
+        Self::Laplace,
+        Self::Uniform,
+        Self::Sample,
+        Self::Bd,
+        Self::Ba,
+        Self::Pba,
+        Self::Planned,
+        Self::Dsat,
+    ];
+
     /// The name used on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
@@ -108,12 +127,13 @@ impl SchemeKind {
             Self::Ba => "ba",
             Self::Pba => "pba",
             Self::Planned => "planned",
+            Self::Dsat => "dsat",
         }
     }
 
     /// The scheme called `name` (as on the command line), if any.
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().chain([Self::Planned]).find(|k| k.name() == name)
+        Self::BUILT_IN.into_iter().find(|k| k.name() == name)
     }
 
     /// Builds the scheme; `inputs` carries PBA's correlation and the planned budgets (a

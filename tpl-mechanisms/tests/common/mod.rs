@@ -126,9 +126,10 @@ impl Trace {
     }
 }
 
-/// Whether a scheme named `name` runs a dissimilarity test at step t ≥ 2 (unless nullified).
+/// Whether a scheme named `name` runs a dissimilarity test at step t ≥ 2 (unless nullified;
+/// dsat at the steps whose window may still publish).
 pub fn tests_from_step_2(name: &str) -> bool {
-    matches!(name, "bd" | "ba" | "pba") || name.starts_with("ba-")
+    matches!(name, "bd" | "ba" | "pba" | "dsat") || name.starts_with("ba-")
 }
 
 /// The source for a [`Noise`] choice.
@@ -154,7 +155,7 @@ pub fn build(
 
 /// Feeds `stream` to `scheme` step by step, logging the draws of each step. For
 /// [`Noise::Adversarial`] the probe's script is replaced before each step by: one test draw
-/// ±1e9 if the scheme tests at that step (t ≥ 2 for bd/ba/pba), then d cell draws.
+/// ±1e9 if the scheme may test at that step (t ≥ 2 for bd/ba/pba/dsat), then d cell draws.
 pub fn drive(
     scheme: &mut dyn StreamScheme,
     handle: &Rc<RefCell<Probe>>,
