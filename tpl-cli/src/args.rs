@@ -61,7 +61,8 @@ pub struct ReleaseSetup {
     /// Stream scheme: laplace (event level), uniform, sample, bd, ba, pba (the correlation-aware
     /// absorption of Hemkumar et al. 2021, not the personalized one of Du et al. 2025; needs
     /// --backward and/or --forward), dsat (Li et al. 2015: sampling with an adaptive
-    /// threshold), or planned (needs --budgets).
+    /// threshold), fast (Fan and Xiong 2014: Kalman filtering and PID-controlled sampling), or
+    /// planned (needs --budgets).
     #[arg(long, value_parser = crate::release_report::parse_scheme)]
     pub scheme: SchemeKind,
     #[command(flatten)]

@@ -68,7 +68,7 @@ enum Command {
                             tpl allocate --strategy window --backward PB.csv --forward PF.csv --alpha 1 --horizon 288 --window 12"
     )]
     Allocate(allocate::AllocateArgs),
-    /// Release a count stream under a w-event scheme (laplace, uniform, sample, bd, ba, pba, dsat).
+    /// Release a count stream under a w-event scheme (laplace, uniform, sample, bd, ba, pba, dsat, fast).
     #[command(
         after_help = "Examples:\n  tpl release --counts counts.csv --scheme bd --epsilon 1 --window 10 --format json\n  \
                             tpl release --counts counts.csv --scheme pba --epsilon 1 --window 10 --backward PB.csv --forward PF.csv"

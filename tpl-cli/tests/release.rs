@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-const SCHEMES: [&str; 7] = ["laplace", "uniform", "sample", "bd", "ba", "pba", "dsat"];
+const SCHEMES: [&str; 8] = ["laplace", "uniform", "sample", "bd", "ba", "pba", "dsat", "fast"];
 
 /// A small integer stream: 40 steps × 3 cells with a drift, header like the data in `testdata/`.
 fn stream() -> String {

@@ -100,7 +100,8 @@ impl Eq for CustomStrategy {}
 #[non_exhaustive]
 pub enum Strategy {
     /// A built-in scheme of `tpl-mechanisms` (Kellaris et al., "Differentially private event
-    /// sequences over infinite streams"; Hemkumar et al. for PBA; Li et al. for DSAT).
+    /// sequences over infinite streams"; Hemkumar et al. for PBA; Li et al. for DSAT; Fan and
+    /// Xiong for FAST).
     Scheme(SchemeKind),
     /// TKDE Algorithm 7: TPL_t ≤ α for a stream of any length.
     UpperBound,
@@ -141,14 +142,14 @@ impl Strategy {
     /// The built-in strategies a comparison runs when named, beyond its default set
     /// [`Strategy::ALL`]: the schemes of the field's benchmark set that `tpl` adds
     /// ([`docs/w-event.md`](tpl_core::guide::w_event) §3.10 on).
-    pub const MORE: [Strategy; 1] = [Self::Scheme(SchemeKind::Dsat)];
+    pub const MORE: [Strategy; 2] = [Self::Scheme(SchemeKind::Dsat), Self::Scheme(SchemeKind::Fast)];
 
     /// The names of [`Strategy::ALL`], then of [`Strategy::MORE`], in order.
     pub fn names() -> Vec<&'static str> {
-        static BUILT_IN: [Strategy; 10] = {
+        static BUILT_IN: [Strategy; 11] = {
             let [a, b, c, d, e, f, g, h, i] = Strategy::ALL;
-            let [j] = Strategy::MORE;
-            [a, b, c, d, e, f, g, h, i, j]
+            let [j, k] = Strategy::MORE;
+            [a, b, c, d, e, f, g, h, i, j, k]
         };
         BUILT_IN.iter().map(Strategy::name).collect()
     }

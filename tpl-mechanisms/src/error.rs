@@ -200,6 +200,15 @@ pub enum MechError {
         /// Why it cannot be the scheme's.
         reason: String,
     },
+    /// A scheme's post-processing of its draw ([`crate::Step::publish_filtered`]) returned
+    /// something that is not one finite value per cell.
+    #[error("step {step}: the filtered release has {reason}")]
+    BadFilter {
+        /// 1-based step.
+        step: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A built-in scheme's parameter out of its range (e.g. [`crate::schemes::DsatConfig::check`]).
     #[error("{scheme}: parameter {name} = {} must be {range}", Short(*.value))]
     BadSchemeParameter {

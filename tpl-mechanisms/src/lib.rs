@@ -87,8 +87,8 @@ pub use scheme::{
 };
 /// The built-in schemes; their decision rules (`BdRule`, …) are in [`schemes`].
 pub use schemes::{
-    Ba, Bd, Dsat, DsatConfig, EventLaplace, Pba, PbaPool, Planned, Sample, SchemeInputs, SchemeKind, Uniform,
-    worth_publishing,
+    Ba, Bd, Dsat, DsatConfig, EventLaplace, Fast, FastConfig, Pba, PbaPool, Planned, Sample, SchemeInputs,
+    SchemeKind, Uniform, worth_publishing,
 };
 pub use spending::{EffectiveSpending, effective_spending};
 /// The error of `tpl-core` inside [`MechError::Core`], for matching on it.

@@ -613,6 +613,37 @@ impl<'a, M: Mechanism> Step<'a, M> {
         Ok(self.stream.publish(release, spent))
     }
 
+    /// Draws c_t with budget `spent.publication` as [`Step::publish`] does, and publishes
+    /// `filter(draw)` in its place: a post-processing of the draw and of earlier releases
+    /// (e.g. `fast`'s Kalman correction), which spends nothing more. The filtered vector must
+    /// have one finite value per cell.
+    ///
+    /// # Errors
+    /// As [`Step::publish`], and [`MechError::BadFilter`] for a filtered vector of the wrong
+    /// length or with a value that is not finite (the draw is spent then: the step fails).
+    pub fn publish_filtered(
+        self,
+        spent: StepBudget,
+        filter: impl FnOnce(&[f64]) -> Vec<f64>,
+    ) -> Result<StepOutcome> {
+        self.check_report(spent)?;
+        let (delta, p) = (self.params.sensitivity(), spent.publication);
+        check_privacy_map(&*self.mechanism, delta, p)?;
+        let draw = self.mechanism.release(self.counts, delta, p)?;
+        let release = filter(&draw);
+        let step = self.t();
+        if release.len() != draw.len() {
+            return Err(MechError::BadFilter {
+                step,
+                reason: format!("{} values for {} cells", release.len(), draw.len()),
+            });
+        }
+        if let Some(v) = release.iter().find(|v| !v.is_finite()) {
+            return Err(MechError::BadFilter { step, reason: format!("a value {v} that is not finite") });
+        }
+        Ok(self.stream.publish(release, spent))
+    }
+
     /// Repeats r_{t−1} and reports `spent` (what the tests cost, if any; no publication).
     ///
     /// # Errors

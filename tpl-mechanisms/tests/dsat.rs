@@ -1,76 +1,16 @@
-//! `dsat` ([`docs/w-event.md`](tpl_core::guide::w_event) §3.10): the conformance check and the
-//! exact window check over 600 seeded runs for every w ∈ {1, 5, 10, 40} and ε ∈ {0.1, 1, 10};
-//! its decisions against an independent reading of Algorithm 3 on scripted test answers; that
-//! no decision reads the counts except through a charged draw; and its parameters' checks.
+//! `dsat` ([`docs/w-event.md`](tpl_core::guide::w_event) §3.10): its budgets, its decisions
+//! against an independent reading of Algorithm 3, its parameters' checks, and that it is
+//! restored from its first step. What every scheme of the benchmark set must keep is in
+//! `benchmark_set.rs`.
 
 mod common;
 
 use common::*;
-use proptest::prelude::*;
-use tpl_mechanisms::test_util::{check_scheme, exact_windows_within};
-use tpl_mechanisms::{
-    Dsat, DsatConfig, MechError, Mechanism, Result as MechResult, SchemeKind, StreamScheme, WEventParams,
-    schemes::DsatRule,
-};
-
-/// A mechanism whose releases ignore the answer: value i of draw k is a fixed function of
-/// (seed, k, i). What a scheme decides over it can depend on the counts only through
-/// something other than a draw.
-#[derive(Debug)]
-struct Oblivious {
-    seed: u64,
-    draws: u64,
-}
-
-impl Mechanism for Oblivious {
-    fn name(&self) -> &str {
-        "oblivious"
-    }
-
-    fn validate(&self, _: &[f64]) -> MechResult<()> {
-        Ok(())
-    }
-
-    fn privacy_map(&self, d_in: f64, sensitivity: f64, budget: f64) -> MechResult<f64> {
-        Ok(d_in * budget / sensitivity)
-    }
-
-    fn sample(&mut self, answer: &[f64], _: f64, _: f64) -> MechResult<Vec<f64>> {
-        self.draws += 1;
-        let mut x = self.seed ^ self.draws.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        Ok((0..answer.len())
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x % 2000) as f64
-            })
-            .collect())
-    }
-}
+use tpl_mechanisms::test_util::exact_windows_within;
+use tpl_mechanisms::{Dsat, DsatConfig, Mechanism, StreamScheme, WEventParams, schemes::DsatRule};
 
 fn params(eps: f64, w: usize) -> WEventParams {
     WEventParams::new(eps, w, 2.0).unwrap()
-}
-
-#[test]
-fn dsat_conforms_and_keeps_every_window_within_epsilon_exactly() {
-    for w in [1, 5, 10, 40] {
-        for eps in [0.1, 1.0, 10.0] {
-            let p = params(eps, w);
-            let mut published = 0;
-            for seed in 0..600u64 {
-                let kind = STREAM_KINDS[seed as usize % STREAM_KINDS.len()];
-                let stream = make_stream(kind, 3 * w + 20, 1 + seed as usize % 4, seed);
-                let report = check_scheme(|m| Dsat::new(p, m), &stream, seed)
-                    .unwrap_or_else(|e| panic!("w = {w}, ε = {eps}, seed {seed}: {e}"));
-                assert!(report.resumable);
-                published += report.published;
-            }
-            // Some windows publish more than once: the test does decide.
-            assert!(published > 600, "w = {w}, ε = {eps}: {published} publications in 600 runs");
-        }
-    }
 }
 
 /// The budgets of §3.10 for the default parameters: C = ⌈0.15·w⌉, each test (1 − C/w)·ε/w,
@@ -151,36 +91,6 @@ fn dsat_publishes_where_algorithm_3_says() {
     assert!(decided[0] > 20 && decided[1] > 20, "tests that repeated and that published: {decided:?}");
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
-
-    /// Two streams of the same width, one mechanism whose releases ignore the counts: every
-    /// decision and every release is the same, so no decision read the counts but by a draw.
-    #[test]
-    fn dsat_reads_the_counts_only_through_its_draws(
-        seed in any::<u64>(),
-        w in 1usize..30,
-        d in 1usize..5,
-        a in any::<u64>(),
-        b in any::<u64>(),
-    ) {
-        let p = params(1.0, w);
-        let (sa, sb) = (make_stream(StreamKind::Random, 90, d, a), make_stream(StreamKind::Spikes, 90, d, b));
-        let mut x = Dsat::new(p, Oblivious { seed, draws: 0 });
-        let mut y = Dsat::new(p, Oblivious { seed, draws: 0 });
-        for (ca, cb) in sa.iter().zip(&sb) {
-            prop_assert_eq!(x.step(ca).unwrap(), y.step(cb).unwrap());
-        }
-    }
-}
-
-#[test]
-fn dsat_is_a_built_in_scheme_by_name() {
-    assert_eq!(SchemeKind::from_name("dsat"), Some(SchemeKind::Dsat));
-    assert!(SchemeKind::BUILT_IN.contains(&SchemeKind::Dsat));
-    assert!(!SchemeKind::ALL.contains(&SchemeKind::Dsat), "the default comparison set is unchanged");
-}
-
 #[test]
 fn out_of_range_parameters_are_refused_by_name() {
     let p = params(1.0, 10);
@@ -194,30 +104,11 @@ fn out_of_range_parameters_are_refused_by_name() {
         (DsatConfig { cap_ratio: 1.5, ..base }, "cap_ratio"),
         (DsatConfig { test_share: Some(1.0), ..base }, "test_share"),
     ] {
-        match DsatRule::new(&p, config) {
-            Err(e @ MechError::BadSchemeParameter { .. }) => {
-                assert!(e.to_string().contains(name), "{e}")
-            }
-            other => panic!("{name}: {other:?}"),
-        }
+        assert_refused_by_name(DsatRule::new(&p, config), name);
     }
     // k = 0 spends nothing on tests: each step of a window publishes until C have.
     let rule = DsatRule::new(&p, DsatConfig { test_share: Some(0.0), skip: 0, ..base }).unwrap();
     let mut s = tpl_mechanisms::Scheme::with_rule(p, Oblivious { seed: 3, draws: 0 }, rule);
     let pattern: Vec<bool> = (0..20).map(|_| s.step(&[5.0]).unwrap().published).collect();
     assert_eq!(pattern.iter().filter(|p| **p).count(), 4, "{pattern:?}");
-}
-
-/// Its threshold depends on every step: it is restored from the first, never resumed past a
-/// prefix (a durable stream then reads every step back).
-#[test]
-fn dsat_is_restored_from_its_first_step_and_refuses_to_skip() {
-    let p = params(1.0, 4);
-    let mut s = Dsat::new(p, Oblivious { seed: 1, draws: 0 });
-    let first = s.step(&[3.0, 4.0]).unwrap();
-    let mut fresh = Dsat::new(p, Oblivious { seed: 1, draws: 0 });
-    assert_eq!(fresh.memory(), None);
-    let err = fresh.resume(10, (1, &first)).unwrap_err();
-    assert!(matches!(err, MechError::BadRestore { .. }) && err.to_string().contains("first step"), "{err}");
-    assert_eq!(fresh.steps(), 0, "a refused resume changes nothing");
 }

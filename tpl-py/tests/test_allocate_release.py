@@ -102,7 +102,7 @@ def _check_release(got, expected):
     )
 
 
-@pytest.mark.parametrize("scheme", ["laplace", "uniform", "sample", "bd", "ba", "pba", "dsat"])
+@pytest.mark.parametrize("scheme", ["laplace", "uniform", "sample", "bd", "ba", "pba", "dsat", "fast"])
 def test_a_seeded_release_of_the_ais_week_equals_the_cli(repo_data, cli, scheme):
     args = ["--scheme", scheme, "--epsilon", "1", "--window", "10", "--seed", "7", "--interval", "0.9"]
     if scheme == "pba":

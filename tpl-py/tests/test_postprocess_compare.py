@@ -165,7 +165,7 @@ def test_compare_with_a_seed_equals_the_cli(repo_data, cli, ais):
     assert all(r["mre"] > 0 and r["mre_std"] >= 0 for r in got.rows if r["error"] is None)
 
 
-@pytest.mark.parametrize("schemes,runs", [("upper-bound,window", 1), ("dsat,bd", 2)])
+@pytest.mark.parametrize("schemes,runs", [("upper-bound,window", 1), ("dsat,bd,fast", 2)])
 def test_compare_of_named_schemes_equals_the_cli(repo_data, cli, ais, schemes, runs):
     d, counts, pb, pf = ais
     expected, _ = cli(
@@ -182,8 +182,8 @@ def test_compare_of_named_schemes_equals_the_cli(repo_data, cli, ais, schemes, r
         # A strategy that cannot run on this input says why.
         assert got.rows[0]["mae"] is None and "disjoint supports" in got.rows[0]["error"]
     else:
-        # dsat, run only when named, keeps every window within ε.
-        assert got.rows[0]["max_window_budget"] <= 1
+        # dsat and fast, run only when named, keep every window within ε.
+        assert got.rows[0]["max_window_budget"] <= 1 and got.rows[2]["max_window_budget"] <= 1
 
 
 def test_the_comparison_as_a_dataframe():

@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     pub matrices: Option<Vec<String>>,
     /// Schemes, comma-separated: laplace, uniform, sample, bd, ba, pba, planned (the window
-    /// allocator's budgets), dsat. Default: all but dsat.
+    /// allocator's budgets), dsat, fast. Default: all but dsat and fast.
     #[arg(long, value_delimiter = ',')]
     pub schemes: Option<Vec<String>>,
     /// Budgets ε per window. Default: 0.1,1,10.
@@ -90,7 +90,7 @@ pub struct Scheme {
 }
 
 /// Every scheme: the six w-event schemes, then `planned` (the window allocator's budgets
-/// released by the planned scheme), then those of the benchmark set (`dsat`).
+/// released by the planned scheme), then those of the benchmark set (`dsat`, `fast`).
 pub fn all_schemes() -> Vec<Scheme> {
     let kind = |k: tpl_mechanisms::SchemeKind| Scheme { label: k.name(), strategy: Strategy::Scheme(k) };
     let more = tpl_mechanisms::SchemeKind::BUILT_IN

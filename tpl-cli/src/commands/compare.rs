@@ -85,8 +85,9 @@ pub struct CompareArgs {
     pub wevent: WEventArgs,
     #[command(flatten)]
     pub correlation: CorrelationArgs,
-    /// Strategies, comma-separated (default: all but dsat): laplace, uniform, sample, bd, ba, pba
-    /// (Hemkumar et al. 2021), upper-bound, quantified, window, dsat (Li et al. 2015).
+    /// Strategies, comma-separated (default: all but dsat and fast): laplace, uniform, sample, bd,
+    /// ba, pba (Hemkumar et al. 2021), upper-bound, quantified, window, dsat (Li et al. 2015),
+    /// fast (Fan and Xiong 2014).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = Strategy::parse)]
     pub schemes: Option<Vec<Strategy>>,
     /// Leakage target α of the allocators (default: ε, so that `window` promises under

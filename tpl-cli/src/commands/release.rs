@@ -21,7 +21,8 @@ use crate::release_report::{MatricesUsed, ReleaseReport, Sampler, raw_intervals}
 const SCHEME_HELP: &str = "Stream scheme: laplace (event level), uniform, sample, bd, ba, pba (the correlation-aware \
                            absorption of Hemkumar et al. 2021, not the personalized one of Du et al. 2025; needs \
                            --backward and/or --forward: they decide whether its correlation pool is used), dsat \
-                           (Li et al. 2015: sampling with an adaptive threshold), or planned (needs --budgets)";
+                           (Li et al. 2015: sampling with an adaptive threshold), fast (Fan and Xiong 2014: Kalman \
+                           filtering and PID-controlled sampling), or planned (needs --budgets)";
 
 /// Arguments of `tpl release`.
 #[derive(Debug, Args)]

@@ -6,6 +6,7 @@
 mod ba;
 mod bd;
 mod dsat;
+mod fast;
 mod laplace;
 mod pba;
 mod planned;
@@ -15,6 +16,7 @@ mod uniform;
 pub use ba::{Ba, BaRule};
 pub use bd::{Bd, BdRule};
 pub use dsat::{Dsat, DsatConfig, DsatRule};
+pub use fast::{Fast, FastConfig, FastRule};
 pub use laplace::{EventLaplace, LaplaceRule};
 pub use pba::{Pba, PbaPool, PbaRule};
 pub use planned::{Planned, PlannedRule};
@@ -54,6 +56,7 @@ macro_rules! build {
             Self::Ba => Box::new(Ba::new(params, mechanism)),
             Self::Pba => Box::new(Pba::new(params, mechanism, inputs.pba_pool)),
             Self::Dsat => Box::new(Dsat::new(params, mechanism)),
+            Self::Fast => Box::new(Fast::new(params, mechanism)),
             Self::Planned => Box::new(Planned::new(params, mechanism, inputs.plan)?),
         })
     }};
@@ -79,6 +82,9 @@ pub enum SchemeKind {
     Planned,
     /// [`Dsat`]: Li et al. (CIKM 2015), with the parameters of [`DsatConfig::default`].
     Dsat,
+    /// [`Fast`]: Fan and Xiong (CIKM 2012, TKDE 2014) in its w-event form, with the parameters
+    /// of [`FastConfig::default`].
+    Fast,
 }
 
 /// What some schemes need beyond (ε, w, Δ) and the mechanism.
@@ -106,7 +112,7 @@ impl SchemeKind {
     /// Every built-in scheme: [`SchemeKind::ALL`], `planned`, then the schemes of the field's
     /// benchmark set that `tpl` adds to its own ([`docs/w-event.md`](tpl_core::guide::w_event)
     /// §3.10 on).
-    pub const BUILT_IN: [SchemeKind; 8] = [
+    pub const BUILT_IN: [SchemeKind; 9] = [
         Self::Laplace,
         Self::Uniform,
         Self::Sample,
@@ -115,6 +121,7 @@ impl SchemeKind {
         Self::Pba,
         Self::Planned,
         Self::Dsat,
+        Self::Fast,
     ];
 
     /// The name used on the command line and in reports.
@@ -128,6 +135,7 @@ impl SchemeKind {
             Self::Pba => "pba",
             Self::Planned => "planned",
             Self::Dsat => "dsat",
+            Self::Fast => "fast",
         }
     }
 

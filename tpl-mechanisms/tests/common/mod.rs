@@ -325,3 +325,48 @@ pub fn load_counts(path: &str) -> Vec<Vec<f64>> {
         })
         .collect()
 }
+
+/// A mechanism whose releases ignore the answer: value i of draw k is a fixed function of
+/// (seed, k, i). What a scheme decides over it can depend on the counts only through
+/// something other than a draw.
+#[derive(Debug)]
+pub struct Oblivious {
+    pub seed: u64,
+    pub draws: u64,
+}
+
+impl tpl_mechanisms::Mechanism for Oblivious {
+    fn name(&self) -> &str {
+        "oblivious"
+    }
+
+    fn validate(&self, _: &[f64]) -> tpl_mechanisms::Result<()> {
+        Ok(())
+    }
+
+    fn privacy_map(&self, d_in: f64, sensitivity: f64, budget: f64) -> tpl_mechanisms::Result<f64> {
+        Ok(d_in * budget / sensitivity)
+    }
+
+    fn sample(&mut self, answer: &[f64], _: f64, _: f64) -> tpl_mechanisms::Result<Vec<f64>> {
+        self.draws += 1;
+        let mut x = self.seed ^ self.draws.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        Ok((0..answer.len())
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x % 2000) as f64
+            })
+            .collect())
+    }
+}
+
+/// Asserts that a rule's constructor refused a parameter, naming it.
+#[track_caller]
+pub fn assert_refused_by_name<T: std::fmt::Debug>(built: Result<T, MechError>, name: &str) {
+    match built {
+        Err(e @ MechError::BadSchemeParameter { .. }) => assert!(e.to_string().contains(name), "{e}"),
+        other => panic!("{name}: {other:?}"),
+    }
+}

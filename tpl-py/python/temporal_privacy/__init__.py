@@ -93,7 +93,7 @@ __version__: str = _native.__version__
 # Type aliases of the annotations (MatrixLike follows MatrixFile, below).
 ArrayLike = npt.ArrayLike
 Strategy = Literal["upper-bound", "quantified", "window"]
-Scheme = Literal["laplace", "uniform", "sample", "bd", "ba", "pba", "planned", "dsat"]
+Scheme = Literal["laplace", "uniform", "sample", "bd", "ba", "pba", "planned", "dsat", "fast"]
 Estimator = Literal["map", "map-dbsec", "map-integer", "mle", "smooth", "kalman"]
 Sampler = Literal["discrete", "float", "secure"]
 
@@ -855,7 +855,7 @@ def allocate(
 # ---------------------------------------------------------------------------------------
 # Releases: tpl release.
 
-SCHEMES: tuple[str, ...] = ("laplace", "uniform", "sample", "bd", "ba", "pba", "planned", "dsat")
+SCHEMES: tuple[str, ...] = ("laplace", "uniform", "sample", "bd", "ba", "pba", "planned", "dsat", "fast")
 
 
 def release(
@@ -878,9 +878,11 @@ def release(
     (ε/w every step), ``"sample"`` (ε once per window), ``"bd"`` and ``"ba"`` (Kellaris et
     al.'s budget distribution and absorption), ``"pba"`` (the correlation-aware absorption of
     Hemkumar et al. 2021, not Du et al.'s Personalized Budget Absorption of 2025; needs
-    ``backward`` and/or ``forward``), ``"planned"`` (spends ``budgets``, one ε_t per step) and
+    ``backward`` and/or ``forward``), ``"planned"`` (spends ``budgets``, one ε_t per step),
     ``"dsat"`` (Li et al. 2015: at most ⌈0.15·w⌉ releases a window, sampled by a noisy
-    distance against an adaptive threshold; ``docs/w-event.md`` §3.10).
+    distance against an adaptive threshold; ``docs/w-event.md`` §3.10) and ``"fast"`` (Fan
+    and Xiong 2014: at most ⌊0.15·w⌋ samples a window, Kalman-corrected, at intervals set by
+    a PID controller; §3.11).
 
     The noise is the exact discrete Laplace mechanism, drawn from a CSPRNG seeded by the
     operating system: integer counts plus integer noise, never rounded by floating point.
@@ -888,7 +890,7 @@ def release(
     Args:
         counts: T × n array of counts (integers ≥ 0 within ±2⁵² for the discrete sampler;
             any integer or float dtype), one row per step.
-        scheme: one of ``laplace, uniform, sample, bd, ba, pba, planned, dsat``.
+        scheme: one of ``laplace, uniform, sample, bd, ba, pba, planned, dsat, fast``.
         epsilon: ε > 0 of every window of W steps (of every step for ``laplace``).
         window: W ≥ 1.
         sensitivity: the L1 sensitivity Δ > 0 of one step's counts (2: one person moving).
@@ -1101,7 +1103,7 @@ def compare(
 
     Strategies: the w-event schemes ``laplace, uniform, sample, bd, ba, pba`` and the
     allocators ``upper-bound, quantified, window`` (whose target is ``alpha``, default ε),
-    by default; ``dsat`` when named in ``schemes``.
+    by default; ``dsat`` and ``fast`` when named in ``schemes``.
     A strategy that cannot run on this input has ``None`` scores and its reason in ``error``.
 
     The matrices are the adversary's knowledge and the prior of post-processing: estimated
