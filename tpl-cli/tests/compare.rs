@@ -542,3 +542,56 @@ fn the_benchmark_schemes_are_compared_when_named_with_their_leakage() {
     let rows = default["rows"].as_array().unwrap();
     assert!(rows.iter().all(|r| r["strategy"] != "dsat" && r["strategy"] != "fast"), "not run by default");
 }
+
+/// `--suite standard` runs the field's standard comparison, in its order, on the two
+/// registry series kept for it: every w-event row keeps (W) and is scored (pba, which needs a
+/// matrix, says why it cannot run); the suite and --schemes exclude each other.
+#[test]
+fn the_standard_suite_runs_the_benchmark_set_on_the_registry_series() {
+    let standard = ["laplace", "uniform", "sample", "bd", "ba", "pba", "dsat", "fast"];
+    for (set, window) in [("us_unemployment_monthly", "40"), ("nyc_departures_hourly_2013", "24")] {
+        let counts = testdata(set, "counts.csv");
+        let out = json(&cmd(
+            "compare --suite standard --counts {} --epsilon 1 --window {} --runs 2 --seed 3",
+            &[&counts, window],
+        ));
+        let rows = out["rows"].as_array().unwrap();
+        let names: Vec<&str> = rows.iter().map(|r| r["strategy"].as_str().unwrap()).collect();
+        assert_eq!(names, standard, "{set}");
+        for r in &rows[1..] {
+            if r["strategy"] == "pba" {
+                // Without a correlation matrix pba says why it cannot run.
+                assert!(r["error"].as_str().is_some_and(|e| e.contains("matrix")), "{r}");
+                continue;
+            }
+            assert!(num(r, "max_window_budget") <= 1.0, "{set}: (W): {r}");
+            assert!(num(r, "mae") > 0.0 && num(r, "mre") > 0.0, "{set}: scored: {r}");
+        }
+    }
+    let counts = testdata("us_unemployment_monthly", "counts.csv");
+    usage_error(&[
+        "compare",
+        "--suite",
+        "standard",
+        "--schemes",
+        "bd",
+        "--counts",
+        &counts,
+        "--epsilon",
+        "1",
+        "--window",
+        "4",
+    ]);
+    let e = usage_error(&[
+        "compare",
+        "--suite",
+        "everything",
+        "--counts",
+        &counts,
+        "--epsilon",
+        "1",
+        "--window",
+        "4",
+    ]);
+    assert!(e.stderr.contains("standard"), "{}", e.stderr);
+}

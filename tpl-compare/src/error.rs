@@ -23,6 +23,12 @@ pub enum CompareError {
         /// The name given.
         name: String,
     },
+    /// A suite name that is none of [`Strategy::suite`]'s.
+    #[error("unknown suite {name:?}; one of: standard, default")]
+    UnknownSuite {
+        /// The name given.
+        name: String,
+    },
     /// A parameter of the comparison outside its domain; `name` is the parameter's name
     /// (`epsilon`, `window`, `alpha`, `sensitivity`, `runs`), `reason` what it must be.
     #[error("{name} {value}: {reason}")]

@@ -144,6 +144,33 @@ impl Strategy {
     /// ([`docs/w-event.md`](tpl_core::guide::w_event) §3.10 on).
     pub const MORE: [Strategy; 2] = [Self::Scheme(SchemeKind::Dsat), Self::Scheme(SchemeKind::Fast)];
 
+    /// The strategies of the suite called `name`: `standard`, the field's standard comparison
+    /// ([`docs/w-event.md`](tpl_core::guide::w_event) §3.12: the w-event schemes of the
+    /// benchmark set of Schäler et al., PVLDB 2023, that `tpl` implements, with `pba` and the
+    /// event-level reference `laplace` — the schemes of [`Strategy::ALL`], then
+    /// [`Strategy::MORE`]), or `default` ([`Strategy::ALL`], what a comparison runs when none
+    /// is named).
+    ///
+    /// # Errors
+    /// [`CompareError::UnknownSuite`] for any other name.
+    ///
+    /// ```
+    /// use tpl_compare::Strategy;
+    /// assert_eq!(Strategy::suite("standard")?.len(), 8);
+    /// assert!(Strategy::suite("everything").is_err());
+    /// # Ok::<(), tpl_compare::CompareError>(())
+    /// ```
+    pub fn suite(name: &str) -> Result<Vec<Strategy>> {
+        match name {
+            "standard" => {
+                let schemes = Self::ALL.into_iter().filter(|s| matches!(s, Self::Scheme(_)));
+                Ok(schemes.chain(Self::MORE).collect())
+            }
+            "default" => Ok(Self::ALL.to_vec()),
+            _ => Err(CompareError::UnknownSuite { name: name.to_owned() }),
+        }
+    }
+
     /// The names of [`Strategy::ALL`], then of [`Strategy::MORE`], in order.
     pub fn names() -> Vec<&'static str> {
         static BUILT_IN: [Strategy; 11] = {
@@ -207,5 +234,15 @@ mod tests {
         }
         let err = Strategy::parse("magic").unwrap_err().to_string();
         assert!(err.contains("\"magic\"") && err.contains("upper-bound"), "{err}");
+    }
+
+    #[test]
+    fn the_suites_are_the_standard_set_and_the_default_one() {
+        let names = |s: Vec<Strategy>| s.iter().map(|s| s.name().to_owned()).collect::<Vec<_>>();
+        let standard = names(Strategy::suite("standard").unwrap());
+        assert_eq!(standard, ["laplace", "uniform", "sample", "bd", "ba", "pba", "dsat", "fast"]);
+        assert_eq!(Strategy::suite("default").unwrap(), Strategy::ALL.to_vec());
+        let err = Strategy::suite("all").unwrap_err().to_string();
+        assert!(err.contains("\"all\"") && err.contains("standard"), "{err}");
     }
 }

@@ -62,7 +62,7 @@ impl NativeComparison {
 /// The comparison of `tpl compare` on counts and matrices given (not estimated here);
 /// `postprocess_default` says whether the estimator was the default.
 #[pyfunction]
-#[pyo3(signature = (counts, backward, forward, epsilon, window, sensitivity, schemes, alpha, runs, postprocess, postprocess_default, baseline, seed))]
+#[pyo3(signature = (counts, backward, forward, epsilon, window, sensitivity, schemes, suite, alpha, runs, postprocess, postprocess_default, baseline, seed))]
 #[allow(clippy::too_many_arguments)]
 fn compare<'py>(
     py: Python<'py>,
@@ -73,6 +73,7 @@ fn compare<'py>(
     window: usize,
     sensitivity: f64,
     schemes: Option<Vec<String>>,
+    suite: Option<&str>,
     alpha: Option<f64>,
     runs: usize,
     postprocess: Option<&str>,
@@ -80,11 +81,16 @@ fn compare<'py>(
     baseline: bool,
     seed: Option<u64>,
 ) -> PyResult<NativeComparison> {
-    let strategies = match schemes {
-        Some(names) => names.iter().map(|n| Strategy::parse(n)).collect::<Result<Vec<_>, _>>(),
-        None => Ok(Strategy::ALL.to_vec()),
-    }
-    .map_err(|e| error("schemes", e))?;
+    let strategies = match (schemes, suite) {
+        (Some(_), Some(_)) => return Err(TplError::new_err("schemes and suite: give one of them, not both")),
+        (Some(names), None) => names
+            .iter()
+            .map(|n| Strategy::parse(n))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| error("schemes", e))?,
+        (None, Some(name)) => Strategy::suite(name).map_err(|e| error("suite", e))?,
+        (None, None) => Strategy::ALL.to_vec(),
+    };
     let postprocess = postprocess
         .map(|name| match name.parse::<Estimator>() {
             Ok(

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import temporal_privacy as tp
-from conftest import AIS, AIS_MATRICES, AIS_SMOOTHED, EXAMPLES, ais_smoothed, read_counts, read_matrix, require_module, same_bits, without_provenance
+from conftest import AIS, AIS_MATRICES, ROOT, AIS_SMOOTHED, EXAMPLES, ais_smoothed, read_counts, read_matrix, require_module, same_bits, without_provenance
 
 STEPS = 300
 
@@ -184,6 +184,19 @@ def test_compare_of_named_schemes_equals_the_cli(repo_data, cli, ais, schemes, r
     else:
         # dsat and fast, run only when named, keep every window within ε.
         assert got.rows[0]["max_window_budget"] <= 1 and got.rows[2]["max_window_budget"] <= 1
+
+
+def test_the_standard_suite_equals_the_cli(repo_data, cli):
+    path = ROOT / "testdata" / "us_unemployment_monthly" / "counts.csv"
+    expected, _ = cli("compare", "--suite", "standard", "--counts", path, "--epsilon", "1", "--window", "40",
+                      "--runs", "2", "--seed", "5")
+    with pytest.warns(UserWarning):
+        got = tp.compare(read_counts(path), epsilon=1, window=40, runs=2, seed=5, suite="standard")
+    assert got.rows == expected["rows"]
+    assert [r["strategy"] for r in got.rows] == ["laplace", "uniform", "sample", "bd", "ba", "pba", "dsat", "fast"]
+    for kwargs, words in [({"suite": "everything"}, "suite"), ({"suite": "standard", "schemes": ["bd"]}, "not both")]:
+        with pytest.raises(tp.TplError, match=words):
+            tp.compare(read_counts(path)[:50], epsilon=1, window=4, runs=1, **kwargs)
 
 
 def test_the_comparison_as_a_dataframe():

@@ -90,6 +90,11 @@ pub struct CompareArgs {
     /// fast (Fan and Xiong 2014).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = Strategy::parse)]
     pub schemes: Option<Vec<Strategy>>,
+    /// A named set of strategies instead of --schemes: `standard`, the field's standard
+    /// comparison (laplace, uniform, sample, bd, ba, pba, dsat, fast; the benchmark's PeGaSus,
+    /// RescueDP and AdaPub are not implemented yet), or `default` (as without --schemes).
+    #[arg(long, value_name = "NAME", value_parser = Suite::parse, conflicts_with = "schemes")]
+    pub suite: Option<Suite>,
     /// Leakage target α of the allocators (default: ε, so that `window` promises under
     /// correlation what the w-event schemes promise without it).
     #[arg(long, value_name = "A", allow_negative_numbers = true, value_parser = tpl_io::text::finite_f64)]
@@ -118,13 +123,25 @@ pub struct CompareArgs {
     pub report: Option<PathBuf>,
 }
 
+/// The strategies of a suite named on the command line ([`Strategy::suite`]); one value,
+/// where a bare `Vec` would be taken for a list of values.
+#[derive(Debug, Clone)]
+pub struct Suite(Vec<Strategy>);
+
+impl Suite {
+    fn parse(name: &str) -> tpl_compare::Result<Self> {
+        Strategy::suite(name).map(Self)
+    }
+}
+
 /// Runs `tpl compare`.
 pub fn run(args: &CompareArgs) -> Result<ComparisonReport> {
     if let Some(path) = &args.report {
         check_report_path(path)?;
     }
     let inputs = read_inputs(args)?;
-    let strategies = args.schemes.clone().unwrap_or_else(|| Strategy::ALL.to_vec());
+    let suite = args.suite.as_ref().map(|s| s.0.clone());
+    let strategies = args.schemes.clone().or(suite).unwrap_or_else(|| Strategy::ALL.to_vec());
     let report = run_comparison(
         &inputs.truth,
         &inputs.correlation,

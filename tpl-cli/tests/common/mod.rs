@@ -342,7 +342,13 @@ pub fn parse_exact(field: &str) -> f64 {
 /// The path of `file` in the New York harbour week of `testdata/`.
 #[allow(dead_code)]
 pub fn week(file: &str) -> String {
-    format!("{}/../testdata/ais_nyharbor_week_5min/{file}", env!("CARGO_MANIFEST_DIR"))
+    testdata("ais_nyharbor_week_5min", file)
+}
+
+/// The path of `file` in the folder `set` of `testdata/`.
+#[allow(dead_code)]
+pub fn testdata(set: &str, file: &str) -> String {
+    format!("{}/../testdata/{set}/{file}", env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The rows of a JSON array of arrays of numbers (releases, estimates, a matrix).

@@ -1096,6 +1096,7 @@ def compare(
     alpha: Optional[float] = None,
     sensitivity: float = 2,
     baseline: bool = True,
+    suite: Optional[Literal["standard", "default"]] = None,
 ) -> Comparison:
     """Runs release strategies on one count stream and scores each on error and on the
     leakage the adversary's correlation really gives, realised (worst run) and guaranteed
@@ -1126,6 +1127,9 @@ def compare(
         sensitivity: Δ > 0.
         baseline: with ``postprocess``, also the ``+kalman`` rows (the Kalman smoother every
             accuracy figure is measured against); ``False`` leaves them out.
+        suite: instead of ``schemes``, a named set: ``"standard"``, the field's standard
+            comparison (``laplace, uniform, sample, bd, ba, pba, dsat, fast``), or
+            ``"default"`` (as without ``schemes``); as ``tpl compare --suite``.
 
     Returns:
         :class:`Comparison`; ``.rows`` is a list of dicts, ``.dataframe`` a pandas DataFrame.
@@ -1133,7 +1137,7 @@ def compare(
     Raises:
         TplError: counts that are not a T × n array of whole numbers ≥ 0, matrices that are
             not row-stochastic or do not fit the counts, a bad ε, window, runs, α or sensitivity,
-            an unknown strategy or post-processing.
+            an unknown strategy, suite or post-processing, both ``schemes`` and ``suite``.
 
     Example:
         >>> import numpy as np, temporal_privacy as tp
@@ -1168,7 +1172,11 @@ def compare(
         raise TplError(f"postprocess: True (smooth, the default) or a name: smooth, map, map-dbsec or kalman, got {postprocess!r}")
     if not isinstance(baseline, bool):
         raise TplError(f"baseline {baseline!r}: True or False")
-    native = _native.compare(c, pb, pf, e, w, d, schemes, a, r, postprocess, bool(postprocess_default), baseline, s)
+    if suite is not None and not isinstance(suite, str):
+        raise TplError(f"suite {suite!r}: a name, 'standard' or 'default'")
+    native = _native.compare(
+        c, pb, pf, e, w, d, schemes, suite, a, r, postprocess, bool(postprocess_default), baseline, s
+    )
     out = json.loads(native.json())
     out["version"] = __version__
     result = Comparison(**out, _report=native)
