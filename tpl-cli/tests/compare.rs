@@ -569,29 +569,12 @@ fn the_standard_suite_runs_the_benchmark_set_on_the_registry_series() {
         }
     }
     let counts = testdata("us_unemployment_monthly", "counts.csv");
-    usage_error(&[
-        "compare",
-        "--suite",
-        "standard",
-        "--schemes",
-        "bd",
-        "--counts",
-        &counts,
-        "--epsilon",
-        "1",
-        "--window",
-        "4",
-    ]);
-    let e = usage_error(&[
-        "compare",
-        "--suite",
-        "everything",
-        "--counts",
-        &counts,
-        "--epsilon",
-        "1",
-        "--window",
-        "4",
-    ]);
+    let refused = |extra: &[&str]| {
+        let mut args = cmd("compare --counts {} --epsilon 1 --window 4", &[&counts]);
+        args.extend_from_slice(extra);
+        usage_error(&args)
+    };
+    refused(&["--suite", "standard", "--schemes", "bd"]);
+    let e = refused(&["--suite", "everything"]);
     assert!(e.stderr.contains("standard"), "{}", e.stderr);
 }

@@ -154,9 +154,10 @@ pub trait StreamScheme {
     /// nothing after `steps` steps whose last publication was step `published.0`, with
     /// outcome `published.1`. Restoring the following steps with [`StreamScheme::restore`]
     /// then gives the state of restoring every step from the first, provided at least the
-    /// last w − 1 steps are restored (a scheme's state beyond its last release and its
-    /// last publication is the budgets of the last w − 1 steps): opening a stream of T steps
-    /// costs O(min(w, T)) instead of O(T).
+    /// last [`StreamScheme::memory`] steps are restored (a built-in scheme's state beyond its
+    /// last release and its last publication is the budgets of the last w − 1 steps): opening
+    /// a stream of T steps costs O(min(w, T)) instead of O(T). A scheme whose memory is
+    /// `None` refuses.
     ///
     /// # Errors
     /// [`MechError::BadRestore`] for a scheme that already processed steps, a publication
@@ -620,7 +621,7 @@ impl<'a, M: Mechanism> Step<'a, M> {
     ///
     /// # Errors
     /// As [`Step::publish`], and [`MechError::BadFilter`] for a filtered vector of the wrong
-    /// length or with a value that is not finite (the draw is spent then: the step fails).
+    /// length or with a value that is not finite (nothing is released then: the step fails).
     pub fn publish_filtered(
         self,
         spent: StepBudget,

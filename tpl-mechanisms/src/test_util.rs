@@ -13,7 +13,8 @@
 //! - every window keeps the [`PrivacyGuarantee`] in exact real arithmetic ([`Expansion`],
 //!   independent of the library's [`crate::WindowLedger`]);
 //! - a fresh scheme accepts the recorded steps back ([`StreamScheme::restore`]) and
-//!   [`StreamScheme::resume`] from the last publication, and refuses a record that spends
+//!   [`StreamScheme::resume`] from the last publication before its last
+//!   [`StreamScheme::memory`] steps (when its memory is bounded), and refuses a record that spends
 //!   more than its cap — unless it says it cannot be resumed at all
 //!   ([`StreamScheme::resumable`] false; it must then refuse every record).
 //!
@@ -138,7 +139,7 @@ pub fn check_scheme<S: StreamScheme>(
     if scheme.steps() != stream.len() {
         return Err(format!("the scheme counts {} steps after {}", scheme.steps(), stream.len()));
     }
-    let resumable = check_restore(&mut build, &outcomes, window)?;
+    let resumable = check_restore(&mut build, &outcomes)?;
     Ok(Conformance {
         steps: stream.len(),
         published: outcomes.iter().filter(|o| o.published).count(),
@@ -197,7 +198,6 @@ fn check_step(
 fn check_restore<S: StreamScheme>(
     build: &mut impl FnMut(CheckedMechanism) -> S,
     outcomes: &[StepOutcome],
-    window: usize,
 ) -> std::result::Result<bool, String> {
     let fresh = |build: &mut dyn FnMut(CheckedMechanism) -> S| {
         build(Audited::new(LaplaceMechanism::new(DiscreteLaplace::seeded(0))).0)
@@ -214,12 +214,12 @@ fn check_restore<S: StreamScheme>(
     for (i, o) in outcomes.iter().enumerate() {
         restored.restore(o).map_err(|e| format!("t = {}: the recorded step was refused: {e}", i + 1))?;
     }
-    // Skip to the last w − 1 steps (resuming from the last publication before them), then
-    // restore those.
+    // Skip to the last `memory` steps (resuming from the last publication before them), then
+    // restore those; a scheme whose memory is unbounded is only ever restored from its first
+    // step.
     let n = outcomes.len();
-    let start = n.saturating_sub(window.saturating_sub(1));
-    let skips = probe.memory().is_some();
-    if let Some(p) = outcomes[..start].iter().rposition(|o| o.published).filter(|_| skips) {
+    let start = probe.memory().map_or(0, |memory| n.saturating_sub(memory));
+    if let Some(p) = outcomes[..start].iter().rposition(|o| o.published) {
         let mut resumed = fresh(build);
         resumed.resume(start, (p + 1, &outcomes[p])).map_err(|e| format!("resume at step {}: {e}", p + 1))?;
         for (i, o) in outcomes.iter().enumerate().skip(start) {
