@@ -53,9 +53,17 @@ fn wait_for_steps(db: &str, steps: usize, child: &mut std::process::Child) {
     }
 }
 
+/// For `ba` (resumed past its prefix) and for `dsat` and `fast` (restored from their first
+/// step at every open).
 #[test]
 fn a_push_killed_at_random_instants_leaves_a_valid_ledger() {
-    let (scratch, db) = new_stream("stream-crash", "ba");
+    for scheme in ["ba", "dsat", "fast"] {
+        killed_at_random_instants(scheme);
+    }
+}
+
+fn killed_at_random_instants(scheme: &str) {
+    let (scratch, db) = new_stream(&format!("stream-crash-{scheme}"), scheme);
     let steps = 3000;
     let c = counts_file(&scratch, "c.csv", 0, steps, 8);
     let mut seen: Vec<Value> = Vec::new();
@@ -76,7 +84,11 @@ fn a_push_killed_at_random_instants_leaves_a_valid_ledger() {
         assert!(now.len() >= seen.len(), "steps are never lost");
         seen = now;
     }
-    assert!(!seen.is_empty() && seen.len() < steps, "the kills fell mid-stream: {} steps", seen.len());
+    assert!(
+        !seen.is_empty() && seen.len() < steps,
+        "{scheme}: the kills fell mid-stream: {} steps",
+        seen.len()
+    );
     // Re-pushing finishes the stream; stored steps spend nothing and keep their releases.
     let out = json(&["stream", "push", "--db", &db, "--counts", &c]);
     let replayed = out["replayed"].as_array().unwrap().iter().filter(|r| **r == true).count();
