@@ -97,8 +97,8 @@ pub struct DsatRule {
     test: f64,
     /// The publication budget, ε₂/C rounded down to the grid (w·test + C·publication ≤ ε).
     publication: f64,
-    /// [step total in grid units, 1 if it published] of the last w − 1 steps.
-    recent: RecentSpend<2>,
+    /// 1 for each of the last w − 1 steps that published.
+    recent: RecentSpend<1>,
     /// T̃, the threshold.
     threshold: f64,
 }
@@ -149,7 +149,7 @@ impl DsatRule {
     /// holds C publications); otherwise T̃ after the controller's move, which compares the
     /// window's sampling rate (publications over min(t, w) steps) with the target C/w.
     fn threshold_at(&self, params: &WEventParams, t: usize) -> Option<f64> {
-        let count = self.recent.sum(1);
+        let count = self.recent.sum(0);
         if t <= 1 + self.config.skip || count >= self.cap as u128 {
             return None;
         }
@@ -160,12 +160,12 @@ impl DsatRule {
         Some(if error <= 0.0 { (self.threshold - u).max(0.0) } else { (self.threshold + u).min(2.0) })
     }
 
-    /// Takes a step's spend into the window, and its threshold when it tested.
-    fn record(&mut self, params: &WEventParams, threshold: Option<f64>, spent: StepBudget, published: bool) {
+    /// Takes a step into the window's count of publications, and its threshold when it tested.
+    fn record(&mut self, threshold: Option<f64>, published: bool) {
         if let Some(th) = threshold {
             self.threshold = th;
         }
-        self.recent.push([params.grid().units(spent.total()), u128::from(published)]);
+        self.recent.push([u128::from(published)]);
     }
 }
 
@@ -182,13 +182,14 @@ impl DecisionRule for DsatRule {
         if t == 1 {
             let spent = StepBudget::fresh(p);
             let out = cx.publish(spent)?;
-            self.record(params, None, spent, true);
+            self.record(None, true);
             return Ok(out);
         }
         let threshold = self.threshold_at(params, t);
         let Some(th) = threshold.filter(|_| cx.can_publish(p)) else {
-            self.record(params, threshold, StepBudget::default(), false);
-            return cx.repeat(StepBudget::default());
+            let out = cx.repeat(StepBudget::default())?;
+            self.record(threshold, false);
+            return Ok(out);
         };
         let reach = if self.test > 0.0 {
             // Σ_j |c_j − r_j| over the last release's total: the distance of the two as
@@ -201,14 +202,15 @@ impl DecisionRule for DsatRule {
         };
         let spent = StepBudget { test: self.test, publication: if reach { p } else { 0.0 }, absorbed: 0.0 };
         let out = if reach { cx.publish(spent)? } else { cx.repeat(spent)? };
-        self.record(params, threshold, spent, reach);
+        self.record(threshold, reach);
         Ok(out)
     }
 
-    /// Replays the controller's move of [`DecisionRule::step`] and records the step's spend.
+    /// Replays the controller's move of [`DecisionRule::step`] and records whether the step
+    /// published.
     fn restore(&mut self, params: &WEventParams, t: usize, outcome: &StepOutcome) {
         let threshold = self.threshold_at(params, t);
-        self.record(params, threshold, outcome.spent, outcome.published);
+        self.record(threshold, outcome.published);
     }
 
     /// The threshold depends on every step since the first.
